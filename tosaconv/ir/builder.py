@@ -1,0 +1,92 @@
+"""The builder: appends ops to a graph, infers result types, stamps locations.
+
+Converters and passes create ops only through a :class:`Builder`. It checks
+operand counts against the op table, runs the op's shape rule, names the
+results after the source node, and stamps the current location (set with
+``with b.at(location):``), so every op says where it came from.
+"""
+from __future__ import annotations
+
+from contextlib import contextmanager
+
+import numpy as np
+
+from ..symbolic.scope import ExtentKind, SymbolInfo
+from . import attrs as A
+from .dtypes import DType
+from .graph import Graph, Operation, Value
+from .location import UNKNOWN_LOCATION, Location
+from .ops import Op, OpDef
+from .types import IndexType, TensorType
+
+
+class Builder:
+    def __init__(self, graph: Graph, location: Location = UNKNOWN_LOCATION):
+        self.graph = graph
+        self.location = location
+
+    @contextmanager
+    def at(self, location: Location):
+        saved, self.location = self.location, location
+        try:
+            yield self
+        finally:
+            self.location = saved
+
+    # -- the one entry point -----------------------------------------------------
+    def create(self, op: OpDef, operands=(), attrs=None, *, result_types=None, name=None) -> Operation:
+        operands = list(operands)
+        _check_arity(op, operands)
+        if attrs is None:
+            attrs = op.attrs()
+        if result_types is None:
+            result_types = op.shape_rule([v.type for v in operands], attrs)
+        base = name or self.location.name or op.name.lower()
+        results = [Value(self.graph.unique_name(base), t) for t in result_types]
+        operation = Operation(op, operands, results, attrs, self.location)
+        for r in results:
+            r.producer = operation
+        self.graph.ops.append(operation)
+        return operation
+
+    def emit(self, op: OpDef, *operands, attrs=None, name=None, result_type=None) -> Value:
+        """Create a single-result op and return its result."""
+        types = None if result_type is None else [result_type]
+        return self.create(op, operands, attrs, result_types=types, name=name).result
+
+    # -- conveniences ----------------------------------------------------------------
+    def const(self, array, dtype=None, name=None) -> Value:
+        arr = np.asarray(array) if dtype is None else np.asarray(array, dtype=dtype)
+        return self.emit(Op.CONST, attrs=A.ConstAttrs(arr), name=name)
+
+    def scalar_like(self, value, like: TensorType, name=None) -> Value:
+        """A constant of ``like``'s dtype and rank with every dim 1 (ready to broadcast)."""
+        arr = np.full((1,) * like.rank, value, dtype=like.dtype.numpy)
+        return self.const(arr, name=name)
+
+    def index(self, value: int) -> Value:
+        return self.emit(Op.INDEX_CONST, attrs=A.IndexConstAttrs(int(value)))
+
+    def get_dim(self, v: Value, axis: int) -> Value:
+        return self.emit(Op.GET_DIM, v, attrs=A.DimIndexAttrs(axis))
+
+    def extract_dim(self, v: Value, index: int) -> Value:
+        """An Index value read from tensor data: a new symbol whose extent is Unknown."""
+        name = self.graph.scope.fresh_name(f"{v.name}.{index}")
+        where = f"value of {self.location} element {index} (data-dependent)"
+        d = self.graph.scope.declare(SymbolInfo(name, where, ExtentKind.UNKNOWN))
+        return self.emit(Op.EXTRACT_DIM, v, attrs=A.DimIndexAttrs(index), result_type=IndexType(d))
+
+    def dims_to_tensor(self, dims, dtype: DType = DType.INT32) -> Value:
+        return self.emit(Op.DIMS_TO_TENSOR, *dims, attrs=A.DimsToTensorAttrs(dtype))
+
+
+def _check_arity(op: OpDef, operands: list):
+    fixed = [o for o in op.operands if not o.endswith("*")]
+    variadic = len(fixed) != len(op.operands)
+    if len(operands) < len(fixed) or (not variadic and len(operands) != len(fixed)):
+        raise TypeError(f"{op.name} takes {'at least ' if variadic else ''}{len(fixed)} operands, "
+                        f"got {len(operands)}")
+    for v in operands:
+        if not isinstance(v, Value):
+            raise TypeError(f"{op.name} operand {v!r} is not an IR value")

@@ -1,0 +1,95 @@
+"""The program: values, operations and the graph that owns them.
+
+A :class:`Graph` is one function: named inputs, an ordered (topological) list
+of :class:`Operation` s, named outputs, the symbol :class:`Scope` and the
+constraint :class:`Ledger`. Values are SSA: each is produced by exactly one op
+or is a graph input. Output names are the source model's output names.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Optional
+
+from ..symbolic.constraints import Ledger
+from ..symbolic.scope import Scope
+from .location import Location
+from .ops import OpDef
+from .types import TensorType
+
+
+@dataclass(eq=False)
+class Value:
+    name: str
+    type: object  # TensorType | IndexType
+    producer: Optional["Operation"] = None
+
+    def __repr__(self):
+        return f"%{self.name}: {self.type}"
+
+
+@dataclass(eq=False)
+class Operation:
+    op: OpDef
+    operands: list
+    results: list
+    attrs: object
+    location: Location
+
+    @property
+    def result(self) -> Value:
+        return self.results[0]
+
+    def __repr__(self):
+        ins = ", ".join("%" + v.name for v in self.operands)
+        return f"{self.op.name}({ins}) at {self.location}"
+
+
+@dataclass
+class Graph:
+    name: str = "main"
+    inputs: list = field(default_factory=list)
+    outputs: list = field(default_factory=list)      # list[Value]
+    output_names: list = field(default_factory=list)  # the source model's names, same order
+    ops: list = field(default_factory=list)
+    scope: Scope = field(default_factory=Scope)
+    ledger: Ledger = field(default_factory=Ledger)
+    source: str = ""                                  # e.g. "model.onnx (opset 17)"
+    _names: set = field(default_factory=set, repr=False)
+
+    def unique_name(self, base: str) -> str:
+        name, n = base, 1
+        while name in self._names:
+            n += 1
+            name = f"{base}_{n}"
+        self._names.add(name)
+        return name
+
+    def add_input(self, name: str, type_: TensorType) -> Value:
+        if name in self._names:
+            raise ValueError(f"duplicate value name {name!r}")
+        self._names.add(name)
+        v = Value(name, type_)
+        self.inputs.append(v)
+        return v
+
+    def set_outputs(self, values, names):
+        self.outputs = list(values)
+        self.output_names = list(names)
+
+    def users(self) -> dict:
+        """Map from value name to the operations that use it."""
+        out: dict = {}
+        for op in self.ops:
+            for v in op.operands:
+                out.setdefault(v.name, []).append(op)
+        return out
+
+    def histogram(self) -> dict:
+        counts: dict = {}
+        for op in self.ops:
+            counts[op.op.name] = counts.get(op.op.name, 0) + 1
+        return counts
+
+    def copy_shell(self) -> "Graph":
+        """An empty graph that shares this one's name, scope and ledger."""
+        return Graph(name=self.name, scope=self.scope, ledger=self.ledger, source=self.source)

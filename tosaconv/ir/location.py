@@ -1,0 +1,40 @@
+"""Source locations stamped on every op.
+
+A :class:`Location` names the source node (op type and node name, as the
+model spells them) that an IR op came from. Ops made by fusing several source
+nodes keep all of their locations. Diagnostics use the location to say where.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Location:
+    op_type: str
+    name: str
+    source: str = "onnx"
+    fused: tuple = ()
+
+    def __str__(self) -> str:
+        if self.fused:
+            return " + ".join(str(f) for f in self.fused)
+        return f"{self.op_type} '{self.name}'"
+
+    def parts(self) -> tuple:
+        """The plain locations this one stands for."""
+        return self.fused or (self,)
+
+    @staticmethod
+    def fuse(locations) -> "Location":
+        parts = []
+        for loc in locations:
+            for p in loc.parts():
+                if p not in parts:
+                    parts.append(p)
+        if len(parts) == 1:
+            return parts[0]
+        return Location(parts[0].op_type, parts[0].name, parts[0].source, tuple(parts))
+
+
+UNKNOWN_LOCATION = Location("?", "?", "internal")

@@ -1,0 +1,328 @@
+"""Shape rules: result types from operand types and attributes.
+
+Each rule is a pure function ``rule(types, attrs) -> list[ValueType]``. Rules
+raise :class:`ShapeRuleError` for impossible shapes; they never consult
+bindings and never guess. Broadcasting follows seed 002: only a literal 1
+broadcasts statically, a static size c > 1 against a symbol gives c, and two
+different symbols give ``max(a, b)``, which is exact under the broadcastable
+constraint the broadcast-check pass records.
+"""
+from __future__ import annotations
+
+from ..symbolic.expr import Dim, add, dmax, floordiv, is_static, mul, product, same, sub
+from .dtypes import DType
+from .types import IndexType, TensorType
+
+
+class ShapeRuleError(ValueError):
+    """Operand types or attributes that no binding could make valid."""
+
+
+def broadcast_dim(a: Dim, b: Dim) -> Dim:
+    if same(a, b) or same(b, 1):
+        return a
+    if same(a, 1):
+        return b
+    if is_static(a) and is_static(b):
+        raise ShapeRuleError(f"dims {a} and {b} cannot be broadcast (only a literal 1 broadcasts)")
+    if is_static(a):
+        return a
+    if is_static(b):
+        return b
+    return dmax(a, b)
+
+
+def broadcast_shapes(shapes) -> tuple:
+    rank = max(len(s) for s in shapes)
+    padded = [(1,) * (rank - len(s)) + tuple(s) for s in shapes]
+    out = []
+    for axis in range(rank):
+        d = padded[0][axis]
+        for s in padded[1:]:
+            try:
+                d = broadcast_dim(d, s[axis])
+            except ShapeRuleError as e:
+                raise ShapeRuleError(
+                    f"shapes {' and '.join(_shape_text(s) for s in shapes)} are not broadcast-compatible "
+                    f"at axis {axis}: {e}") from None
+        out.append(d)
+    return tuple(out)
+
+
+def _shape_text(shape) -> str:
+    return "<" + "x".join(str(d) for d in shape) + ">"
+
+
+def _tensors(types):
+    return [t for t in types if isinstance(t, TensorType)]
+
+
+def same_as_first(types, attrs):
+    return [types[0]]
+
+
+def elementwise(types, attrs):
+    return [TensorType(types[0].dtype, broadcast_shapes([t.shape for t in types]))]
+
+
+def elementwise_bool(types, attrs):
+    return [TensorType(DType.BOOL, broadcast_shapes([t.shape for t in types]))]
+
+
+def elementwise_mul(types, attrs):
+    dtype = types[0].dtype
+    if dtype in (DType.INT8, DType.INT16):
+        dtype = DType.INT32
+    return [TensorType(dtype, broadcast_shapes([t.shape for t in types]))]
+
+
+def select(types, attrs):
+    return [TensorType(types[1].dtype, broadcast_shapes([t.shape for t in types]))]
+
+
+def cast(types, attrs):
+    return [types[0].with_dtype(attrs.dtype)]
+
+
+def const(types, attrs):
+    from .dtypes import from_numpy
+    return [TensorType(from_numpy(attrs.values.dtype), tuple(int(d) for d in attrs.values.shape))]
+
+
+def table(types, attrs):
+    out = DType.INT8 if types[0].dtype == DType.INT8 else DType.INT32
+    return [types[0].with_dtype(out)]
+
+
+def rescale(types, attrs):
+    return [types[0]]  # the builder passes the output dtype via result_dtype
+
+
+def reduce_axis(types, attrs):
+    t = types[0]
+    _check_axis(attrs.axis, t.rank)
+    shape = list(t.shape)
+    shape[attrs.axis] = 1
+    return [t.with_shape(shape)]
+
+
+def argmax(types, attrs):
+    t = types[0]
+    _check_axis(attrs.axis, t.rank)
+    return [TensorType(DType.INT32, t.shape[:attrs.axis] + t.shape[attrs.axis + 1:])]
+
+
+def _check_axis(axis: int, rank: int):
+    if not 0 <= axis < max(rank, 1):
+        raise ShapeRuleError(f"axis {axis} is out of range for rank {rank}")
+
+
+def concat(types, attrs):
+    first = types[0]
+    _check_axis(attrs.axis, first.rank)
+    total: Dim = 0
+    for t in types:
+        if t.rank != first.rank:
+            raise ShapeRuleError("CONCAT operands must have equal ranks")
+        total = add(total, t.shape[attrs.axis])
+    shape = list(first.shape)
+    shape[attrs.axis] = total
+    return [first.with_shape(shape)]
+
+
+def transpose(types, attrs):
+    t = types[0]
+    if sorted(attrs.perms) != list(range(t.rank)):
+        raise ShapeRuleError(f"perms {list(attrs.perms)} is not a permutation of rank {t.rank}")
+    return [t.with_shape([t.shape[p] for p in attrs.perms])]
+
+
+def reshape(types, attrs):
+    t, symbols = types[0], types[1:]
+    dims, k = [], 0
+    for d in attrs.new_shape:
+        if d == -1:
+            if k >= len(symbols):
+                raise ShapeRuleError("RESHAPE has fewer shape_symbols than -1 entries in new_shape")
+            dims.append(symbols[k].value)
+            k += 1
+        elif d < 0:
+            raise ShapeRuleError(f"RESHAPE new_shape entry {d} is invalid")
+        else:
+            dims.append(d)
+    if k != len(symbols):
+        raise ShapeRuleError("RESHAPE has more shape_symbols than -1 entries in new_shape")
+    _check_elements(t.shape, dims)
+    return [t.with_shape(dims)]
+
+
+def _check_elements(src, dst):
+    a, b = product(src), product(dst)
+    if is_static(a) and is_static(b) and a != b:
+        raise ShapeRuleError(f"cannot reshape {a} elements into {_shape_text(dst)} ({b} elements)")
+
+
+def slice_(types, attrs):
+    t = types[0]
+    if len(attrs.start) != t.rank or len(attrs.size) != t.rank:
+        raise ShapeRuleError("SLICE start and size must have one entry per dim")
+    return [t.with_shape(attrs.size)]
+
+
+def pad(types, attrs):
+    t = types[0]
+    p = attrs.padding
+    if len(p) != 2 * t.rank:
+        raise ShapeRuleError("PAD padding must have two entries per dim")
+    return [t.with_shape([add(add(d, p[2 * i]), p[2 * i + 1]) for i, d in enumerate(t.shape)])]
+
+
+def tile(types, attrs):
+    t = types[0]
+    return [t.with_shape([mul(d, m) for d, m in zip(t.shape, attrs.multiples)])]
+
+
+def reverse(types, attrs):
+    _check_axis(attrs.axis, types[0].rank)
+    return [types[0]]
+
+
+def matmul(types, attrs):
+    a, b = types[0], types[1]
+    if a.rank != 3 or b.rank != 3:
+        raise ShapeRuleError("MATMUL operands must be rank 3 ([N,H,C] x [N,C,W])")
+    dtype = DType.INT32 if a.dtype == DType.INT8 else (DType.INT48 if a.dtype == DType.INT16 else a.dtype)
+    return [TensorType(dtype, (broadcast_dim(a.shape[0], b.shape[0]), a.shape[1], b.shape[2]))]
+
+
+def _out_dim(size: Dim, k: int, pad_a: int, pad_b: int, stride: int, dilation: int = 1) -> Dim:
+    span = (k - 1) * dilation + 1
+    return add(floordiv(sub(add(size, pad_a + pad_b), span), stride), 1)
+
+
+def _acc_out(dtype: DType, acc: DType) -> DType:
+    if dtype.is_float:
+        return dtype
+    return DType.INT48 if acc == DType.INT48 else DType.INT32
+
+
+def conv2d(types, attrs):
+    x, w = types[0], types[1]
+    n, h, wd, _ = x.shape
+    o, kh, kw, _ = w.shape
+    oh = _out_dim(h, kh, attrs.pad[0], attrs.pad[1], attrs.stride[0], attrs.dilation[0])
+    ow = _out_dim(wd, kw, attrs.pad[2], attrs.pad[3], attrs.stride[1], attrs.dilation[1])
+    return [TensorType(_acc_out(x.dtype, attrs.acc_type), (n, oh, ow, o))]
+
+
+def depthwise_conv2d(types, attrs):
+    x, w = types[0], types[1]
+    n, h, wd, c = x.shape
+    kh, kw, _, m = w.shape
+    oh = _out_dim(h, kh, attrs.pad[0], attrs.pad[1], attrs.stride[0], attrs.dilation[0])
+    ow = _out_dim(wd, kw, attrs.pad[2], attrs.pad[3], attrs.stride[1], attrs.dilation[1])
+    return [TensorType(_acc_out(x.dtype, attrs.acc_type), (n, oh, ow, mul(c, m)))]
+
+
+def transpose_conv2d(types, attrs):
+    x, w = types[0], types[1]
+    n, h, wd, _ = x.shape
+    o, kh, kw, _ = w.shape
+    oh = add(mul(sub(h, 1), attrs.stride[0]), attrs.out_pad[0] + attrs.out_pad[1] + kh)
+    ow = add(mul(sub(wd, 1), attrs.stride[1]), attrs.out_pad[2] + attrs.out_pad[3] + kw)
+    return [TensorType(_acc_out(x.dtype, attrs.acc_type), (n, oh, ow, o))]
+
+
+def pool2d(types, attrs):
+    x = types[0]
+    n, h, w, c = x.shape
+    oh = _out_dim(h, attrs.kernel[0], attrs.pad[0], attrs.pad[1], attrs.stride[0])
+    ow = _out_dim(w, attrs.kernel[1], attrs.pad[2], attrs.pad[3], attrs.stride[1])
+    return [x.with_shape((n, oh, ow, c))]
+
+
+def resize(types, attrs):
+    x = types[0]
+    n, h, w, c = x.shape
+    sy_n, sy_d, sx_n, sx_d = attrs.scale
+    oh = add(floordiv(add(mul(sub(h, 1), sy_n), attrs.border[0] - attrs.offset[0]), sy_d), 1)
+    ow = add(floordiv(add(mul(sub(w, 1), sx_n), attrs.border[1] - attrs.offset[1]), sx_d), 1)
+    return [x.with_shape((n, oh, ow, c))]
+
+
+def gather(types, attrs):
+    values, indices = types[0], types[1]
+    return [values.with_shape((values.shape[0], indices.shape[1], values.shape[2]))]
+
+
+def scatter(types, attrs):
+    return [types[0]]
+
+
+# -- helper ops ----------------------------------------------------------------
+
+def index_const(types, attrs):
+    return [IndexType(attrs.value)]
+
+
+def get_dim(types, attrs):
+    t = types[0]
+    _check_axis(attrs.dim_index, t.rank)
+    return [IndexType(t.shape[attrs.dim_index])]
+
+
+def dims_to_tensor(types, attrs):
+    return [TensorType(attrs.dtype, (len(types),))]
+
+
+def _sorted_unique(indices) -> bool:
+    return list(indices) == sorted(set(indices))
+
+
+def expand_dims(types, attrs):
+    t = types[0]
+    if not _sorted_unique(attrs.indices):
+        raise ShapeRuleError("EXPAND_DIMS indices must be sorted and unique")
+    shape = list(t.shape)
+    for i in attrs.indices:
+        shape.insert(i, 1)
+    return [t.with_shape(shape)]
+
+
+def collapse_dims(types, attrs):
+    t = types[0]
+    if not _sorted_unique(attrs.indices):
+        raise ShapeRuleError("COLLAPSE_DIMS indices must be sorted and unique")
+    for i in attrs.indices:
+        if not same(t.shape[i], 1):
+            raise ShapeRuleError(f"COLLAPSE_DIMS can only remove a literal 1, not dim {i} = {t.shape[i]}")
+    return [t.with_shape([d for i, d in enumerate(t.shape) if i not in attrs.indices])]
+
+
+def index_binary(fn):
+    def rule(types, attrs):
+        return [IndexType(fn(types[0].value, types[1].value))]
+    return rule
+
+
+def dyn_slice(types, attrs):
+    t = types[0]
+    r = t.rank
+    if len(types) != 1 + 2 * r:
+        raise ShapeRuleError(f"DYN_SLICE on rank {r} takes {r} start and {r} size indices")
+    return [t.with_shape([s.value for s in types[1 + r:]])]
+
+
+def dyn_tile(types, attrs):
+    t = types[0]
+    if len(types) != 1 + t.rank:
+        raise ShapeRuleError(f"DYN_TILE on rank {t.rank} takes {t.rank} multiples")
+    return [t.with_shape([mul(d, m.value) for d, m in zip(t.shape, types[1:])])]
+
+
+def iota(types, attrs):
+    return [TensorType(attrs.dtype, (types[0].value,))]
+
+
+def extract_dim_rule(types, attrs):
+    raise AssertionError("EXTRACT_DIM results are typed by the builder (data-dependent value)")

@@ -1,0 +1,78 @@
+"""Value types: ranked tensors with symbolic dims, and Index scalars.
+
+A :class:`TensorType` has a fixed rank; each dim is an ``int`` or a symbolic
+:class:`~tosaconv.symbolic.expr.Expr`. An :class:`IndexType` is the seed's
+Dimension Value: an int64 scalar whose value is known as a dim expression
+(a constant, a symbol, or arithmetic over symbols).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..symbolic.expr import Dim, dim_str, free_symbols, is_static, subs
+from .dtypes import DType
+
+
+@dataclass(frozen=True)
+class TensorType:
+    dtype: DType
+    shape: tuple
+
+    @property
+    def rank(self) -> int:
+        return len(self.shape)
+
+    @property
+    def is_static(self) -> bool:
+        return all(is_static(d) for d in self.shape)
+
+    def symbols(self) -> frozenset:
+        out = frozenset()
+        for d in self.shape:
+            out |= free_symbols(d)
+        return out
+
+    def subs(self, env: dict) -> "TensorType":
+        return TensorType(self.dtype, tuple(subs(d, env) for d in self.shape))
+
+    def with_shape(self, shape) -> "TensorType":
+        return TensorType(self.dtype, tuple(shape))
+
+    def with_dtype(self, dtype: DType) -> "TensorType":
+        return TensorType(dtype, self.shape)
+
+    def static_shape(self) -> tuple:
+        if not self.is_static:
+            raise ValueError(f"shape {self} is not static")
+        return tuple(int(d) for d in self.shape)
+
+    def __str__(self):
+        dims = "x".join(_dim_text(d) for d in self.shape)
+        return f"tensor<{dims + 'x' if dims else ''}{self.dtype.value}>"
+
+
+def _dim_text(d: Dim) -> str:
+    return str(d) if is_static(d) else "[" + dim_str(d) + "]"
+
+
+@dataclass(frozen=True)
+class IndexType:
+    value: Dim
+
+    dtype = DType.INDEX
+
+    @property
+    def is_static(self) -> bool:
+        return is_static(self.value)
+
+    def symbols(self) -> frozenset:
+        return free_symbols(self.value)
+
+    def subs(self, env: dict) -> "IndexType":
+        return IndexType(subs(self.value, env))
+
+    def __str__(self):
+        return f"index<{dim_str(self.value)}>"
+
+
+ValueType = TensorType | IndexType

@@ -1,0 +1,441 @@
+"""Symbolic dimension expressions in a closed, normalized algebra.
+
+A dimension is a plain ``int`` or an :class:`Expr`. Expressions are integer
+polynomials over *atoms*: symbols (``batch``, ``input_ids.1``) and the
+non-polynomial operations floordiv, mod, min and max. Every constructor
+normalizes, so ``2*seq`` and ``seq+seq`` are the same object structurally and
+print the same, and an expression that folds to a constant comes back as a
+plain ``int``. Symbols are >= 1, which lets interval bounds decide many
+comparisons; a comparison that cannot be decided raises
+:class:`InconclusiveDimension` instead of guessing.
+"""
+from __future__ import annotations
+
+import math
+import re
+from typing import Union
+
+Dim = Union[int, "Expr"]
+INF = math.inf
+
+
+class InconclusiveDimension(Exception):
+    """A comparison between symbolic dims whose answer depends on the bindings."""
+
+
+class Atom:
+    """A leaf of a polynomial: a symbol or an irreducible operation."""
+
+    __slots__ = ("kind", "args", "key")
+
+    def __init__(self, kind: str, args: tuple):
+        self.kind = kind
+        self.args = args
+        self.key = kind + ":" + (args[0] if kind == "sym" else ",".join(_key(a) for a in args))
+
+    def __eq__(self, other):
+        return isinstance(other, Atom) and self.key == other.key
+
+    def __hash__(self):
+        return hash(self.key)
+
+    def __str__(self):
+        if self.kind == "sym":
+            return format_symbol(self.args[0])
+        return f"{self.kind}({', '.join(str(a) for a in self.args)})"
+
+
+_PLAIN_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.]*\Z")
+_RESERVED = {"floordiv", "mod", "min", "max"}
+
+
+def format_symbol(name: str) -> str:
+    """A symbol name as printed: bare when it is a plain identifier, else quoted."""
+    if _PLAIN_NAME.match(name) and name not in _RESERVED:
+        return name
+    return '"' + name.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def _key(d: Dim) -> str:
+    return str(d) if isinstance(d, int) else "(" + d.key + ")"
+
+
+class Expr:
+    """A non-constant polynomial with integer coefficients over atoms.
+
+    ``terms`` maps a monomial (a sorted tuple of ``(atom, power)``) to its
+    coefficient; the constant term uses the empty monomial.
+    """
+
+    __slots__ = ("terms", "key", "_hash")
+
+    def __init__(self, terms: dict):
+        self.terms = terms
+        self.key = ";".join(f"{c}*{'.'.join(a.key + '^' + str(p) for a, p in m)}"
+                            for m, c in sorted(terms.items(), key=_term_order))
+        self._hash = hash(self.key)
+
+    # -- structure -----------------------------------------------------
+    def atoms(self) -> set:
+        return {a for m in self.terms for a, _ in m}
+
+    def free_symbols(self) -> frozenset:
+        out = set()
+        for a in self.atoms():
+            out |= {a.args[0]} if a.kind == "sym" else set().union(*(free_symbols(x) for x in a.args))
+        return frozenset(out)
+
+    def subs(self, env: dict) -> Dim:
+        """Replace symbols by dims from ``env`` (names not in env stay)."""
+        total: Dim = 0
+        for mono, coeff in self.terms.items():
+            term: Dim = coeff
+            for atom, power in mono:
+                value = _subs_atom(atom, env)
+                for _ in range(power):
+                    term = mul(term, value)
+            total = add(total, term)
+        return total
+
+    # -- arithmetic ----------------------------------------------------
+    def __add__(self, o): return add(self, o)
+    def __radd__(self, o): return add(o, self)
+    def __sub__(self, o): return add(self, mul(-1, o))
+    def __rsub__(self, o): return add(o, mul(-1, self))
+    def __mul__(self, o): return mul(self, o)
+    def __rmul__(self, o): return mul(o, self)
+    def __neg__(self): return mul(-1, self)
+    def __floordiv__(self, o): return floordiv(self, o)
+    def __rfloordiv__(self, o): return floordiv(o, self)
+    def __mod__(self, o): return mod(self, o)
+    def __rmod__(self, o): return mod(o, self)
+
+    # -- comparisons: decided by bounds, or raise --------------------------
+    def __eq__(self, o):
+        if not isinstance(o, (int, Expr)):
+            return NotImplemented
+        return _decide_eq(sub(self, o))
+
+    def __ne__(self, o):
+        r = self.__eq__(o)
+        return r if r is NotImplemented else not r
+
+    def __lt__(self, o): return _decide_pos(sub(o, self), strict=True)
+    def __le__(self, o): return _decide_pos(sub(o, self), strict=False)
+    def __gt__(self, o): return _decide_pos(sub(self, o), strict=True)
+    def __ge__(self, o): return _decide_pos(sub(self, o), strict=False)
+
+    def __bool__(self):
+        raise InconclusiveDimension(f"the truth value of symbolic dim '{self}' is undefined")
+
+    def __hash__(self):
+        return self._hash
+
+    def __int__(self):
+        raise InconclusiveDimension(f"symbolic dim '{self}' has no integer value until it is bound")
+
+    __index__ = __int__
+
+    def __repr__(self):
+        return f"Expr({self})"
+
+    def __str__(self):
+        parts = []
+        for mono, coeff in sorted(self.terms.items(), key=_term_order):
+            body = "*".join(str(a) if p == 1 else "*".join([str(a)] * p) for a, p in mono)
+            mag = abs(coeff)
+            text = body if (mag == 1 and body) else (f"{mag}*{body}" if body else str(mag))
+            parts.append(("-" if coeff < 0 else "+", text))
+        sign, first = parts[0]
+        out = ("-" if sign == "-" else "") + first
+        for sign, text in parts[1:]:
+            out += f" {sign} {text}"
+        return out
+
+
+def _term_order(item):
+    mono, _ = item
+    degree = sum(p for _, p in mono)
+    return (-degree if mono else 1, tuple((a.key, p) for a, p in mono))
+
+
+def _subs_atom(atom: Atom, env: dict) -> Dim:
+    if atom.kind == "sym":
+        name = atom.args[0]
+        return env[name] if name in env else Expr({((atom, 1),): 1})
+    args = [a.subs(env) if isinstance(a, Expr) else a for a in atom.args]
+    return _ATOM_OPS[atom.kind](*args)
+
+
+# -- constructors ---------------------------------------------------------
+
+def sym(name: str) -> Expr:
+    """The symbol ``name`` as an expression."""
+    return Expr({((Atom("sym", (name,)), 1),): 1})
+
+
+def _poly(d: Dim) -> dict:
+    if isinstance(d, Expr):
+        return d.terms
+    if isinstance(d, (int,)) and not isinstance(d, bool):
+        return {(): int(d)} if d else {}
+    if hasattr(d, "__index__"):
+        return _poly(int(d))
+    raise TypeError(f"not a dimension: {d!r}")
+
+
+def _make(terms: dict) -> Dim:
+    terms = {m: c for m, c in terms.items() if c}
+    if not terms:
+        return 0
+    if list(terms) == [()]:
+        return terms[()]
+    return Expr(terms)
+
+
+def add(a: Dim, b: Dim) -> Dim:
+    out = dict(_poly(a))
+    for m, c in _poly(b).items():
+        out[m] = out.get(m, 0) + c
+    return _make(out)
+
+
+def sub(a: Dim, b: Dim) -> Dim:
+    return add(a, mul(-1, b))
+
+
+def _mono_mul(m1: tuple, m2: tuple) -> tuple:
+    powers = {}
+    for atom, p in m1 + m2:
+        powers[atom] = powers.get(atom, 0) + p
+    return tuple(sorted(powers.items(), key=lambda ap: ap[0].key))
+
+
+def mul(a: Dim, b: Dim) -> Dim:
+    out: dict = {}
+    for m1, c1 in _poly(a).items():
+        for m2, c2 in _poly(b).items():
+            m = _mono_mul(m1, m2)
+            out[m] = out.get(m, 0) + c1 * c2
+    return _make(out)
+
+
+def _split_divisible(a: Dim, d: int) -> tuple:
+    """Split ``a`` into (quotient of the terms divisible by d, remainder terms)."""
+    q, r = {}, {}
+    for m, c in _poly(a).items():
+        if c % d == 0:
+            q[m] = c // d
+        else:
+            r[m] = c
+    return _make(q), _make(r)
+
+
+def floordiv(a: Dim, b: Dim) -> Dim:
+    if isinstance(b, int):
+        if b == 0:
+            raise ZeroDivisionError("floordiv of a dimension by zero")
+        if isinstance(a, int):
+            return a // b
+        if b < 0:
+            return floordiv(mul(-1, a), -b)
+        g = _content_gcd(a, b)
+        if g > 1:
+            return floordiv(_scale_down(a, g), b // g)
+        q, r = _split_divisible(a, b)
+        if isinstance(r, int):
+            return add(q, r // b)
+        lo, hi = bounds(r)
+        if lo >= 0 and hi < b:
+            return q
+        return add(q, _atom_expr("floordiv", (r, b)))
+    if isinstance(a, Expr) and _decide_eq_or_none(sub(a, b)) is True:
+        return 1
+    quotient = _exact_quotient(a, b)
+    if quotient is not None:
+        return quotient
+    return _atom_expr("floordiv", (a, b))
+
+
+def _content_gcd(a: Dim, d: int) -> int:
+    """gcd of ``d`` and every coefficient of ``a``."""
+    g = abs(d)
+    for c in _poly(a).values():
+        g = math.gcd(g, c)
+    return g
+
+
+def _scale_down(a: Dim, g: int) -> Dim:
+    return _make({m: c // g for m, c in _poly(a).items()})
+
+
+def _exact_quotient(a: Dim, b: Expr):
+    """``a / b`` when b is a single monomial dividing every term of a."""
+    if len(b.terms) != 1:
+        return None
+    (bm, bc), = b.terms.items()
+    out = {}
+    for m, c in _poly(a).items():
+        powers = dict(m)
+        for atom, p in bm:
+            if powers.get(atom, 0) < p:
+                return None
+            powers[atom] -= p
+        if c % bc:
+            return None
+        key = tuple(sorted(((x, p) for x, p in powers.items() if p), key=lambda ap: ap[0].key))
+        out[key] = out.get(key, 0) + c // bc
+    return _make(out)
+
+
+def mod(a: Dim, b: Dim) -> Dim:
+    if isinstance(b, int):
+        if b == 0:
+            raise ZeroDivisionError("mod of a dimension by zero")
+        if isinstance(a, int):
+            return a % b
+        g = _content_gcd(a, abs(b))
+        if g > 1 and b > 0:
+            return mul(g, mod(_scale_down(a, g), b // g))
+        _, r = _split_divisible(a, abs(b))
+        if isinstance(r, int):
+            return r % b
+        lo, hi = bounds(r)
+        if b > 0 and lo >= 0 and hi < b:
+            return r
+        return _atom_expr("mod", (r, b))
+    if _exact_quotient(a, b) is not None:
+        return 0
+    return _atom_expr("mod", (a, b))
+
+
+def dmin(a: Dim, b: Dim) -> Dim:
+    if isinstance(a, int) and isinstance(b, int):
+        return min(a, b)
+    d = sub(b, a)
+    lo, hi = bounds(d)
+    if lo >= 0:
+        return a
+    if hi <= 0:
+        return b
+    return _atom_expr("min", tuple(sorted((a, b), key=_key)))
+
+
+def dmax(a: Dim, b: Dim) -> Dim:
+    if isinstance(a, int) and isinstance(b, int):
+        return max(a, b)
+    d = sub(b, a)
+    lo, hi = bounds(d)
+    if lo >= 0:
+        return b
+    if hi <= 0:
+        return a
+    return _atom_expr("max", tuple(sorted((a, b), key=_key)))
+
+
+_ATOM_OPS = {"floordiv": floordiv, "mod": mod, "min": dmin, "max": dmax}
+
+
+def _atom_expr(kind: str, args: tuple) -> Expr:
+    return Expr({((Atom(kind, args), 1),): 1})
+
+
+# -- bounds and decisions ---------------------------------------------------
+
+def bounds(d: Dim) -> tuple:
+    """Interval ``(lo, hi)`` of ``d`` over all symbol values >= 1."""
+    if isinstance(d, int):
+        return (d, d)
+    lo_total, hi_total = 0, 0
+    for mono, coeff in d.terms.items():
+        lo, hi = 1, 1
+        for atom, p in mono:
+            alo, ahi = _atom_bounds(atom)
+            for _ in range(p):
+                lo, hi = _imul((lo, hi), (alo, ahi))
+        lo, hi = _imul((lo, hi), (coeff, coeff))
+        lo_total, hi_total = lo_total + lo, hi_total + hi
+    return lo_total, hi_total
+
+
+def _imul(x: tuple, y: tuple) -> tuple:
+    prods = []
+    for p in x:
+        for q in y:
+            prods.append(0 if (p == 0 or q == 0) else p * q)
+    return min(prods), max(prods)
+
+
+def _atom_bounds(atom: Atom) -> tuple:
+    if atom.kind == "sym":
+        return (1, INF)
+    a, b = atom.args
+    (alo, ahi), (blo, bhi) = bounds(a), bounds(b)
+    if atom.kind == "min":
+        return (min(alo, blo), min(ahi, bhi))
+    if atom.kind == "max":
+        return (max(alo, blo), max(ahi, bhi))
+    if atom.kind == "mod" and isinstance(b, int) and b > 0:
+        return (0, b - 1)
+    if atom.kind == "floordiv" and isinstance(b, int) and b > 0:
+        return (math.floor(alo / b) if alo != -INF else -INF, math.floor(ahi / b) if ahi != INF else INF)
+    if atom.kind == "floordiv" and blo >= 1 and alo >= 0:
+        return (0, ahi)
+    return (-INF, INF)
+
+
+def _decide_eq_or_none(d: Dim):
+    if isinstance(d, int):
+        return d == 0
+    lo, hi = bounds(d)
+    if lo > 0 or hi < 0:
+        return False
+    return None
+
+
+def _decide_eq(d: Dim) -> bool:
+    r = _decide_eq_or_none(d)
+    if r is None:
+        raise InconclusiveDimension(f"cannot decide whether {d} == 0 before the symbols are bound")
+    return r
+
+
+def _decide_pos(d: Dim, strict: bool) -> bool:
+    lo, hi = bounds(d)
+    if (lo > 0) if strict else (lo >= 0):
+        return True
+    if (hi <= 0) if strict else (hi < 0):
+        return False
+    raise InconclusiveDimension(f"cannot decide the sign of {d} before the symbols are bound")
+
+
+# -- helpers over Dim -----------------------------------------------------
+
+def is_static(d: Dim) -> bool:
+    return isinstance(d, int)
+
+
+def free_symbols(d: Dim) -> frozenset:
+    return d.free_symbols() if isinstance(d, Expr) else frozenset()
+
+
+def subs(d: Dim, env: dict) -> Dim:
+    return d.subs(env) if isinstance(d, Expr) else d
+
+
+def same(a: Dim, b: Dim) -> bool:
+    """Structural identity: True only when a and b are the same normal form."""
+    if isinstance(a, int) and isinstance(b, int):
+        return a == b
+    return isinstance(a, Expr) and isinstance(b, Expr) and a.key == b.key
+
+
+def dim_str(d: Dim) -> str:
+    return str(d)
+
+
+def product(dims) -> Dim:
+    out: Dim = 1
+    for d in dims:
+        out = mul(out, d)
+    return out

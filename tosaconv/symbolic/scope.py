@@ -1,0 +1,119 @@
+"""The symbol scope: the symbol table and three-valued decisions.
+
+Code never branches on ``==`` between symbolic dims; it asks the scope,
+``scope.prove(a, Rel.EQ, b)``, and gets :data:`Decision.YES`, ``NO`` or
+``UNKNOWN``. The scope also knows each symbol's origin (which tensor and axis
+or which op made it) and the strength of what is known about it: ``Exact``
+symbols come from inputs and denote true sizes, ``UpperBound`` symbols come
+from data-dependent ops that are known not to exceed a bound, and ``Unknown``
+ones carry no useful bound (seed 003).
+"""
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from typing import Optional
+
+from .expr import Dim, bounds, free_symbols, sub, subs, sym
+
+
+class Decision(enum.Enum):
+    YES = "yes"
+    NO = "no"
+    UNKNOWN = "unknown"
+
+
+class Rel(enum.Enum):
+    EQ = "=="
+    NE = "!="
+    LT = "<"
+    LE = "<="
+    GT = ">"
+    GE = ">="
+
+
+class ExtentKind(enum.Enum):
+    EXACT = "Exact"
+    UPPER_BOUND = "UpperBound"
+    UNKNOWN = "Unknown"
+
+
+@dataclass(frozen=True)
+class SymbolInfo:
+    """One symbol: where it came from and how much is known about it.
+
+    ``origin`` is human text such as ``input 'input_ids' axis 1`` or
+    ``NonZero 'nz' output axis 1``; ``bound`` is the upper bound expression for
+    an UpperBound symbol.
+    """
+
+    name: str
+    origin: str
+    kind: ExtentKind = ExtentKind.EXACT
+    bound: Optional[Dim] = None
+    input_name: Optional[str] = None
+    axis: Optional[int] = None
+
+
+@dataclass
+class Scope:
+    """Symbol table plus the decision procedure over dims."""
+
+    symbols: dict = field(default_factory=dict)
+
+    def declare(self, info: SymbolInfo) -> Dim:
+        """Add a symbol (idempotent for the same name) and return it as a dim."""
+        self.symbols.setdefault(info.name, info)
+        return sym(info.name)
+
+    def fresh_name(self, base: str) -> str:
+        """A symbol name derived from ``base`` that is not taken yet."""
+        name, n = base, 1
+        while name in self.symbols:
+            n += 1
+            name = f"{base}#{n}"
+        return name
+
+    def prove(self, a: Dim, rel: Rel, b: Dim) -> Decision:
+        """Decide ``a rel b`` for every binding of the symbols (all >= 1)."""
+        lo, hi = bounds(sub(a, b))
+        yes, no = _REL_TABLE[rel](lo, hi)
+        if yes:
+            return Decision.YES
+        if no:
+            return Decision.NO
+        return Decision.UNKNOWN
+
+    def extent_kind(self, d: Dim) -> ExtentKind:
+        """The weakest guarantee among the symbols that ``d`` mentions."""
+        kinds = {self.symbols[s].kind for s in free_symbols(d) if s in self.symbols}
+        for k in (ExtentKind.UNKNOWN, ExtentKind.UPPER_BOUND):
+            if k in kinds:
+                return k
+        return ExtentKind.EXACT
+
+    def specialize(self, bindings: dict) -> dict:
+        """Values for every symbol that the bindings determine."""
+        return {n: v for n, v in bindings.items() if n in self.symbols}
+
+    def evaluate(self, d: Dim, bindings: dict) -> Dim:
+        return subs(d, bindings)
+
+
+def _rel_eq(lo, hi):
+    return (lo == 0 and hi == 0), (lo > 0 or hi < 0)
+
+
+def _rel_ne(lo, hi):
+    yes, no = _rel_eq(lo, hi)
+    return no, yes
+
+
+_REL_TABLE = {
+    Rel.EQ: _rel_eq,
+    Rel.NE: _rel_ne,
+    Rel.LT: lambda lo, hi: (hi < 0, lo >= 0),
+    Rel.LE: lambda lo, hi: (hi <= 0, lo > 0),
+    Rel.GT: lambda lo, hi: (lo > 0, hi <= 0),
+    Rel.GE: lambda lo, hi: (lo >= 0, hi < 0),
+}
