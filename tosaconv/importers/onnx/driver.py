@@ -1,0 +1,168 @@
+"""The ONNX import driver: model file in, symbolic IR graph out.
+
+It reads the model (with a clear error for truncated or foreign files),
+upgrades opsets older than 11 with ``onnx.version_converter``, declares one
+symbol per unknown input dim (``dim_param`` names, else ``<input>.<axis>``),
+lists *every* unsupported op before converting anything, then runs each
+node's converter at that node's location. Converters raise plain errors; this
+loop turns them into diagnostics that say where.
+"""
+from __future__ import annotations
+
+import os
+from collections import OrderedDict
+
+import onnx
+from google.protobuf.message import DecodeError
+
+from ...diagnostics import ConversionError, Diagnostic, ShapeError
+from ...ir.dtypes import DType
+from ...ir.graph import Graph
+from ...ir.location import Location
+from ...ir.ops import Op
+from ...ir.shape_rules import ShapeRuleError
+from ...ir.types import TensorType
+from ...symbolic.constraints import ConstraintFailed
+from ...symbolic.scope import SymbolInfo
+from . import ops as _ops  # noqa: F401  (registers the converters)
+from .context import ImportContext, ShapeTensor
+from .reader import ConvertError, NodeReader
+from .registry import op_version, resolve
+
+MIN_OPSET, MAX_OPSET = 11, 21
+
+_ELEM_TYPES = {
+    onnx.TensorProto.FLOAT: DType.FP32, onnx.TensorProto.FLOAT16: DType.FP16,
+    onnx.TensorProto.INT64: DType.INT32, onnx.TensorProto.INT32: DType.INT32,
+    onnx.TensorProto.INT16: DType.INT16, onnx.TensorProto.INT8: DType.INT8,
+    onnx.TensorProto.BOOL: DType.BOOL, onnx.TensorProto.DOUBLE: DType.FP32,
+}
+
+
+def import_onnx(path: str) -> Graph:
+    model = _load(path)
+    model = _upgrade(model, path)
+    opset = _default_opset(model)
+    _check_supported(model.graph, opset, path)
+    graph = Graph(source=f"{os.path.basename(path)} (ONNX opset {opset})")
+    initializers = {t.name: t for t in model.graph.initializer}
+    ctx = ImportContext(graph, opset, initializers)
+    _declare_inputs(ctx, model.graph, initializers)
+    for node in model.graph.node:
+        _convert_node(ctx, NodeReader(node, opset, node.domain))
+    _set_outputs(ctx, model.graph)
+    return graph
+
+
+def _load(path: str) -> onnx.ModelProto:
+    try:
+        model = onnx.load(path)
+    except (DecodeError, ValueError, RuntimeError, OSError) as e:
+        raise ConversionError.one(
+            "E-MODEL-READ", f"cannot read '{path}' as an ONNX model: {e}",
+            hint="check that the file is a complete .onnx model (a truncated download fails like this)") from None
+    if model.ir_version <= 0 or not model.HasField("graph") or not model.opset_import:
+        raise ConversionError.one(
+            "E-MODEL-READ", f"'{path}' is not an ONNX model (no IR version, graph or opset import)",
+            hint="check that the file is a complete .onnx model")
+    return model
+
+
+def _default_opset(model: onnx.ModelProto) -> int:
+    for o in model.opset_import:
+        if o.domain in ("", "ai.onnx"):
+            return o.version
+    raise ConversionError.one("E-MODEL-READ", "the model imports no version of the default ONNX op set")
+
+
+def _upgrade(model: onnx.ModelProto, path: str) -> onnx.ModelProto:
+    opset = _default_opset(model)
+    if opset >= MIN_OPSET:
+        return model
+    try:
+        from onnx import version_converter
+        return version_converter.convert_version(model, MIN_OPSET)
+    except Exception as e:  # the converter raises many unrelated types
+        raise ConversionError.one(
+            "E-OPSET", f"'{path}' uses ONNX opset {opset}; upgrading it to opset {MIN_OPSET} failed: {e}",
+            hint=f"re-export the model with opset {MIN_OPSET} to {MAX_OPSET}") from None
+
+
+def _check_supported(g: onnx.GraphProto, opset: int, path: str):
+    missing: "OrderedDict[tuple, list]" = OrderedDict()
+    for node in g.node:
+        if resolve(node.op_type, opset, node.domain) is None:
+            key = (node.domain or "ai.onnx", node.op_type)
+            missing.setdefault(key, []).append(node.name or (node.output[0] if node.output else "?"))
+    if not missing:
+        return
+    diags = []
+    for (domain, op_type), names in missing.items():
+        version = op_version(op_type, opset, "" if domain == "ai.onnx" else domain)
+        what = f"version {version}" if version else "not an op of this opset"
+        diags.append(Diagnostic(
+            "E-UNSUPPORTED-OP", f"unsupported op {op_type} ({domain}, {what}): {len(names)} node(s)",
+            Location(op_type, names[0]), notes=(f"first node: '{names[0]}'",),
+            hint="run 'tosaconv ops' for the supported list"))
+    raise ConversionError(diags)
+
+
+def _declare_inputs(ctx: ImportContext, g: onnx.GraphProto, initializers: dict):
+    for vi in g.input:
+        if vi.name in initializers:
+            continue
+        tt = vi.type.tensor_type
+        if tt.elem_type not in _ELEM_TYPES:
+            raise ConversionError.one(
+                "E-INPUT-TYPE", f"input '{vi.name}' has element type "
+                f"{onnx.TensorProto.DataType.Name(tt.elem_type)}, which TOSA has no tensors for")
+        if not tt.HasField("shape"):
+            raise ConversionError.one("E-INPUT-RANK", f"input '{vi.name}' has no rank; tosaconv needs fixed ranks",
+                                      hint="export the model with a shaped input")
+        shape = tuple(_input_dim(ctx, vi.name, axis, d) for axis, d in enumerate(tt.shape.dim))
+        ctx.values[vi.name] = ctx.graph.add_input(vi.name, TensorType(_ELEM_TYPES[tt.elem_type], shape))
+
+
+def _input_dim(ctx: ImportContext, input_name: str, axis: int, d):
+    if d.HasField("dim_value") and d.dim_value > 0:
+        return d.dim_value
+    name = d.dim_param if d.HasField("dim_param") and d.dim_param else f"{input_name}.{axis}"
+    origin = f"input '{input_name}' axis {axis}"
+    return ctx.graph.scope.declare(SymbolInfo(name, origin, input_name=input_name, axis=axis))
+
+
+def _convert_node(ctx: ImportContext, node: NodeReader):
+    fn = resolve(node.op_type, ctx.opset, node.node.domain)
+    loc = node.location
+    with ctx.b.at(loc):
+        try:
+            results = fn(ctx, node)
+        except ConvertError as e:
+            raise ConversionError.one("E-CONVERT", f"cannot convert {loc}: {e}", loc) from None
+        except ShapeRuleError as e:
+            raise ShapeError.one("E-SHAPE", f"shape error at {loc}: {e}", loc) from None
+        except ConstraintFailed as e:
+            raise ShapeError.one("E-CONSTRAINT", f"shape error at {loc}: {e}", loc,
+                                 notes=(e.constraint.provenance.reason,)) from None
+        except Exception as e:
+            e.add_note(f"while converting {loc}")
+            raise
+    if not isinstance(results, (list, tuple)):
+        results = [results]
+    for name, value in zip(node.outputs, results):
+        if name and value is not None:
+            ctx.values[name] = value
+
+
+def _set_outputs(ctx: ImportContext, g: onnx.GraphProto):
+    values, names = [], []
+    with ctx.b.at(Location("output", "graph outputs")):
+        for vi in g.output:
+            if not ctx.has(vi.name):
+                raise ConversionError.one("E-MODEL-READ", f"graph output '{vi.name}' is never produced")
+            v = ctx.tensor(vi.name)
+            if isinstance(ctx.values.get(vi.name), ShapeTensor) or v.producer is None or v in values:
+                v = ctx.b.emit(Op.IDENTITY, v, name=vi.name)
+            values.append(v)
+            names.append(vi.name)
+    ctx.graph.set_outputs(values, names)

@@ -1,0 +1,95 @@
+"""Helpers shared by the ONNX converters: index values, reshapes, axes.
+
+``index_for(ctx, expr)`` turns a symbolic dim expression into IR Index values
+(GET_DIM of the input that defines each symbol, then INDEX_* arithmetic), so
+a converter can compute an output size with the dim algebra and still hand
+RESHAPE or DYN_SLICE a real Dimension Value. ``reshape`` builds a RESHAPE that
+spells every output dim: literal ints stay in ``new_shape`` and each symbolic
+dim becomes a ``-1`` with its Index value in ``shape_symbols``.
+"""
+from __future__ import annotations
+
+from ....ir import attrs as A
+from ....ir.graph import Value
+from ....ir.ops import Op
+from ....symbolic.constraints import Kind
+from ....symbolic.expr import Dim, Expr, product, same
+from ..reader import ConvertError
+
+_ATOM_OPS = {"floordiv": Op.INDEX_FLOORDIV, "mod": Op.INDEX_MOD, "min": Op.INDEX_MIN, "max": Op.INDEX_MAX}
+
+
+def norm_axis(axis: int, rank: int) -> int:
+    a = axis + rank if axis < 0 else axis
+    if not 0 <= a < max(rank, 1):
+        raise ConvertError(f"axis {axis} is out of range for rank {rank}")
+    return a
+
+
+def index_op(ctx, op, a: Value, b: Value) -> Value:
+    """An INDEX_* op, or an INDEX_CONST when the result is already a constant."""
+    value = op.index_fn(a.type.value, b.type.value)
+    if isinstance(value, int):
+        return ctx.b.index(value)
+    return ctx.b.emit(op, a, b)
+
+
+def index_for(ctx, d: Dim) -> Value:
+    """IR Index value(s) computing the dim expression ``d``."""
+    if isinstance(d, int):
+        return ctx.b.index(d)
+    total = None
+    for mono, coeff in d.terms.items():
+        term = ctx.b.index(coeff) if (coeff != 1 or not mono) else None
+        for atom, power in mono:
+            for _ in range(power):
+                v = _atom_value(ctx, atom)
+                term = v if term is None else index_op(ctx, Op.INDEX_MUL, term, v)
+        total = term if total is None else index_op(ctx, Op.INDEX_ADD, total, term)
+    return total
+
+
+def _atom_value(ctx, atom) -> Value:
+    if atom.kind == "sym":
+        return symbol_value(ctx, atom.args[0])
+    a, b = (index_for(ctx, x) for x in atom.args)
+    return index_op(ctx, _ATOM_OPS[atom.kind], a, b)
+
+
+def symbol_value(ctx, name: str) -> Value:
+    """The Index value of a symbol: GET_DIM of the input it names, or its EXTRACT_DIM."""
+    if name in ctx.symbol_values:
+        return ctx.symbol_values[name]
+    info = ctx.graph.scope.symbols.get(name)
+    if info is None or info.input_name is None:
+        raise ConvertError(f"symbol '{name}' has no value in the program to compute sizes from")
+    source = next(v for v in ctx.graph.inputs if v.name == info.input_name)
+    return ctx.b.get_dim(source, info.axis)
+
+
+def reshape(ctx, x: Value, dims) -> Value:
+    """RESHAPE ``x`` to ``dims`` (ints, Exprs, or Index Values), recording the element-count fact."""
+    values = [d.type.value if isinstance(d, Value) else d for d in dims]
+    if len(values) == x.type.rank and all(same(a, b) for a, b in zip(values, x.type.shape)):
+        return x
+    ctx.require(Kind.EQ, product(x.type.shape), product(values), "reshape keeps the number of elements")
+    new_shape, symbols = [], []
+    for d, v in zip(dims, values):
+        if isinstance(v, int):
+            new_shape.append(v)
+        else:
+            new_shape.append(-1)
+            symbols.append(d if isinstance(d, Value) else index_for(ctx, v))
+    return ctx.b.emit(Op.RESHAPE, x, *symbols, attrs=A.ReshapeAttrs(tuple(new_shape)))
+
+
+def expand_leading(ctx, x: Value, rank: int) -> Value:
+    """Prepend 1s to ``x`` until it has ``rank`` dims (EXPAND_DIMS)."""
+    extra = rank - x.type.rank
+    if extra <= 0:
+        return x
+    return ctx.b.emit(Op.EXPAND_DIMS, x, attrs=A.IndicesAttrs(tuple(range(extra))))
+
+
+def is_symbolic(d: Dim) -> bool:
+    return isinstance(d, Expr)

@@ -1,0 +1,218 @@
+"""Converters for ONNX elementwise ops: arithmetic, math, activations,
+comparisons, logic, Where and Cast.
+
+Arithmetic on shape tensors (``Shape -> Mul -> Reshape``) stays index
+arithmetic on Index values; everything else maps to TOSA elementwise ops.
+Operands keep ONNX's numpy-style ranks here; the rank-equalization pass makes
+them equal and the broadcast-check pass records the ledger entries.
+"""
+from __future__ import annotations
+
+import numpy as np
+import onnx
+
+from ....ir import attrs as A
+from ....ir.dtypes import DType
+from ....ir.ops import Op
+from ..context import ShapeTensor
+from ..reader import ConvertError
+from ..registry import converter
+from .common import index_op
+
+FLOAT_MAX = float(np.finfo(np.float32).max)
+
+
+def _both(ctx, node):
+    return ctx.tensor(node.inputs[0]), ctx.tensor(node.inputs[1])
+
+
+def _shape_args(ctx, node):
+    """Both operands as ShapeTensors when this is index arithmetic, else None."""
+    if not any(isinstance(ctx.values.get(n), ShapeTensor) for n in node.inputs[:2]):
+        return None
+    sts = [ctx.shape_tensor(n) for n in node.inputs[:2]]
+    return sts if all(s is not None for s in sts) else None
+
+
+def _index_elementwise(ctx, op, a: ShapeTensor, b: ShapeTensor) -> ShapeTensor:
+    n = max(len(a.dims), len(b.dims))
+    if len(a.dims) not in (1, n) or len(b.dims) not in (1, n):
+        raise ConvertError("shape arithmetic on vectors of different lengths")
+    pick = lambda st, i: st.dims[0] if len(st.dims) == 1 else st.dims[i]  # noqa: E731
+    return ShapeTensor([index_op(ctx, op, pick(a, i), pick(b, i)) for i in range(n)],
+                       scalar=a.scalar and b.scalar)
+
+
+def _arith(index_op_def, tensor_fn):
+    def convert(ctx, node):
+        sts = _shape_args(ctx, node)
+        if sts is not None:
+            return _index_elementwise(ctx, index_op_def, *sts)
+        return tensor_fn(ctx, *_both(ctx, node))
+    return convert
+
+
+def _mul(ctx, a, b):
+    return ctx.b.emit(Op.MUL, a, b, attrs=A.MulAttrs(0))
+
+
+def _div(ctx, a, b):
+    if a.type.dtype.is_float:
+        return _mul(ctx, a, ctx.b.emit(Op.RECIPROCAL, b))
+    return ctx.b.emit(Op.INTDIV, a, b)
+
+
+converter("Add", since=7)(_arith(Op.INDEX_ADD, lambda ctx, a, b: ctx.b.emit(Op.ADD, a, b)))
+converter("Sub", since=7)(_arith(Op.INDEX_SUB, lambda ctx, a, b: ctx.b.emit(Op.SUB, a, b)))
+converter("Mul", since=7)(_arith(Op.INDEX_MUL, _mul))
+converter("Div", since=7)(_arith(Op.INDEX_FLOORDIV, _div))
+
+
+def _variadic(op, index_op_def):
+    def convert(ctx, node):
+        names = [n for n in node.inputs if n]
+        if all(isinstance(ctx.values.get(n), ShapeTensor) or ctx.shape_tensor(n) for n in names) and \
+                any(isinstance(ctx.values.get(n), ShapeTensor) for n in names):
+            out = ctx.shape_tensor(names[0])
+            for n in names[1:]:
+                out = _index_elementwise(ctx, index_op_def, out, ctx.shape_tensor(n))
+            return out
+        out = ctx.tensor(names[0])
+        for n in names[1:]:
+            out = ctx.b.emit(op, out, ctx.tensor(n))
+        return out
+    return convert
+
+
+converter("Min", since=8)(_variadic(Op.MINIMUM, Op.INDEX_MIN))
+converter("Max", since=8)(_variadic(Op.MAXIMUM, Op.INDEX_MAX))
+
+
+def _unary(op):
+    def convert(ctx, node):
+        return ctx.b.emit(op, ctx.tensor(node.inputs[0]))
+    return convert
+
+
+for _onnx, _op in (("Reciprocal", Op.RECIPROCAL), ("Exp", Op.EXP), ("Log", Op.LOG), ("Abs", Op.ABS),
+                   ("Sigmoid", Op.SIGMOID), ("Tanh", Op.TANH), ("Erf", Op.ERF), ("Not", Op.LOGICAL_NOT),
+                   ("Floor", Op.FLOOR), ("Ceil", Op.CEIL), ("Sin", Op.SIN), ("Cos", Op.COS)):
+    converter(_onnx, since=6)(_unary(_op))
+
+
+@converter("Neg", since=6)
+def convert_neg(ctx, node):
+    return ctx.b.emit(Op.NEGATE, ctx.tensor(node.inputs[0]), attrs=A.NegateAttrs(0, 0))
+
+
+@converter("Sqrt", since=6)
+def convert_sqrt(ctx, node):
+    return sqrt(ctx, ctx.tensor(node.inputs[0]))
+
+
+def sqrt(ctx, x):
+    return ctx.b.emit(Op.RECIPROCAL, ctx.b.emit(Op.RSQRT, x))
+
+
+@converter("Relu", since=6)
+def convert_relu(ctx, node):
+    x = ctx.tensor(node.inputs[0])
+    hi = FLOAT_MAX if x.type.dtype.is_float else int(np.iinfo(x.type.dtype.numpy).max)
+    return ctx.b.emit(Op.CLAMP, x, attrs=A.ClampAttrs(_typed(0, x), _typed(hi, x)))
+
+
+def _typed(v, x):
+    return float(v) if x.type.dtype.is_float else int(v)
+
+
+@converter("LeakyRelu", since=6)
+def convert_leaky_relu(ctx, node):
+    x = ctx.tensor(node.inputs[0])
+    alpha = ctx.b.scalar_like(node.attr("alpha"), x.type)
+    positive = ctx.b.emit(Op.GREATER_EQUAL, x, ctx.b.scalar_like(0, x.type))
+    return ctx.b.emit(Op.SELECT, positive, x, _mul(ctx, x, alpha))
+
+
+@converter("Clip", since=11)
+def convert_clip(ctx, node):
+    x = ctx.tensor(node.inputs[0])
+    lo, hi = ctx.const(node.input(1)), ctx.const(node.input(2))
+    if (node.input(1) is None or lo is not None) and (node.input(2) is None or hi is not None):
+        info = np.finfo(np.float32) if x.type.dtype.is_float else np.iinfo(x.type.dtype.numpy)
+        lo_v = info.min if lo is None else lo.item()
+        hi_v = info.max if hi is None else hi.item()
+        return ctx.b.emit(Op.CLAMP, x, attrs=A.ClampAttrs(_typed(lo_v, x), _typed(hi_v, x)))
+    if node.input(1):
+        x = ctx.b.emit(Op.MAXIMUM, x, ctx.tensor(node.input(1)))
+    if node.input(2):
+        x = ctx.b.emit(Op.MINIMUM, x, ctx.tensor(node.input(2)))
+    return x
+
+
+@converter("Pow", since=7)
+def convert_pow(ctx, node):
+    x = ctx.tensor(node.inputs[0])
+    e = ctx.const(node.inputs[1])
+    if e is not None and e.size == 1:
+        special = _pow_special(ctx, x, float(e.reshape(-1)[0]))
+        if special is not None:
+            return special
+    return ctx.b.emit(Op.POW, x, ctx.tensor(node.inputs[1]))
+
+
+def _pow_special(ctx, x, e: float):
+    """Exponents TOSA POW handles poorly (POW is undefined for negative bases)."""
+    if e == 1.0:
+        return x
+    if e == 2.0:
+        return _mul(ctx, x, x)
+    if e == 3.0:
+        return _mul(ctx, _mul(ctx, x, x), x)
+    if e == 0.5:
+        return sqrt(ctx, x)
+    if e == -1.0:
+        return ctx.b.emit(Op.RECIPROCAL, x)
+    return None
+
+
+@converter("Where", since=9)
+def convert_where(ctx, node):
+    c, a, b = (ctx.tensor(n) for n in node.inputs[:3])
+    return ctx.b.emit(Op.SELECT, c, a, b)
+
+
+@converter("Equal", since=7)
+def convert_equal(ctx, node):
+    return ctx.b.emit(Op.EQUAL, *_both(ctx, node))
+
+
+@converter("Greater", since=7)
+def convert_greater(ctx, node):
+    return ctx.b.emit(Op.GREATER, *_both(ctx, node))
+
+
+@converter("Less", since=7)
+def convert_less(ctx, node):
+    a, b = _both(ctx, node)
+    return ctx.b.emit(Op.GREATER, b, a)
+
+
+_CAST_TARGETS = {
+    onnx.TensorProto.FLOAT: DType.FP32, onnx.TensorProto.DOUBLE: DType.FP32,
+    onnx.TensorProto.FLOAT16: DType.FP16, onnx.TensorProto.INT64: DType.INT32,
+    onnx.TensorProto.INT32: DType.INT32, onnx.TensorProto.INT16: DType.INT16,
+    onnx.TensorProto.INT8: DType.INT8, onnx.TensorProto.BOOL: DType.BOOL,
+}
+
+
+@converter("Cast", since=6)
+def convert_cast(ctx, node):
+    to = node.attr("to")
+    if to not in _CAST_TARGETS:
+        raise ConvertError(f"Cast to {onnx.TensorProto.DataType.Name(to)} has no TOSA equivalent")
+    st = ctx.values.get(node.inputs[0])
+    if isinstance(st, ShapeTensor) and _CAST_TARGETS[to] in (DType.INT32, DType.INT16):
+        return st
+    x = ctx.tensor(node.inputs[0])
+    target = _CAST_TARGETS[to]
+    return x if x.type.dtype is target else ctx.b.emit(Op.CAST, x, attrs=A.CastAttrs(target))

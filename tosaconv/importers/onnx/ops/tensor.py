@@ -1,0 +1,278 @@
+"""Converters for ONNX data-movement ops: Gather, Unsqueeze, Squeeze, Concat,
+Slice, Split and Transpose.
+
+Each works on shape tensors (lists of Index values) when its inputs are
+shape-like, which is how exporters compute reshape targets, and on data
+tensors otherwise. Data Slice with symbolic bounds becomes DYN_SLICE with
+Index operands; Squeeze/Unsqueeze use the seed's COLLAPSE_DIMS/EXPAND_DIMS.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ....ir import attrs as A
+from ....ir.ops import Op
+from ....symbolic.constraints import Kind
+from ....symbolic.expr import Expr, dmax, dmin, floordiv, product, same
+from ..context import ShapeTensor
+from ..reader import ConvertError
+from ..registry import converter
+from .common import index_for, norm_axis, reshape
+
+BIG = 2 ** 31 - 1
+
+
+def _axes(ctx, node, input_index: int, since: int):
+    """Axes from the attribute (older opsets) or the input (opset >= since)."""
+    if node.version >= since:
+        name = node.input(input_index)
+        if name is None:
+            return None
+        c = ctx.const(name)
+        if c is None:
+            raise ConvertError(f"axes input '{name}' must be a constant")
+        return tuple(int(a) for a in c.reshape(-1))
+    axes = node.attr("axes", None)
+    return None if axes is None else tuple(axes)
+
+
+# -- Gather ---------------------------------------------------------------------
+
+@converter("Gather", since=1)
+def convert_gather(ctx, node):
+    data = ctx.shape_tensor(node.inputs[0])
+    idx = ctx.const(node.inputs[1])
+    if data is not None and idx is not None and not data.scalar:
+        picked = [data.dims[int(i) + (len(data.dims) if i < 0 else 0)] for i in idx.reshape(-1)]
+        return ShapeTensor(picked, scalar=idx.ndim == 0)
+    return _gather_tensor(ctx, node)
+
+
+def _gather_tensor(ctx, node):
+    x = ctx.tensor(node.inputs[0])
+    axis = norm_axis(node.attr("axis"), x.type.rank)
+    shape = x.type.shape
+    idx_const = ctx.const(node.inputs[1])
+    if idx_const is not None and idx_const.ndim == 0:
+        return _gather_one(ctx, x, axis, int(idx_const))
+    indices = _runtime_indices(ctx, node.inputs[1], shape[axis])
+    outer, inner = product(shape[:axis]), product(shape[axis + 1:])
+    values = reshape(ctx, x, [outer, shape[axis], inner])
+    w = product(indices.type.shape)
+    flat = reshape(ctx, indices, [1, w])
+    if not same(outer, 1):
+        flat = _tile_rows(ctx, flat, outer)
+    g = ctx.b.emit(Op.GATHER, values, flat)
+    return reshape(ctx, g, list(shape[:axis]) + list(indices.type.shape) + list(shape[axis + 1:]))
+
+
+def _tile_rows(ctx, flat, outer):
+    if isinstance(outer, int):
+        return ctx.b.emit(Op.TILE, flat, attrs=A.TileAttrs((outer, 1)))
+    return ctx.b.emit(Op.DYN_TILE, flat, index_for(ctx, outer), ctx.b.index(1))
+
+
+def _runtime_indices(ctx, name, k):
+    """Indices as INT32 with negative entries wrapped (ONNX allows -k..k-1)."""
+    c = ctx.const(name)
+    if c is not None and isinstance(k, int):
+        return ctx.b.const(np.where(c < 0, c + k, c).astype(np.int32))
+    idx = ctx.tensor(name)
+    zero = ctx.b.scalar_like(0, idx.type)
+    neg = ctx.b.emit(Op.GREATER, zero, idx)
+    kt = ctx.b.dims_to_tensor([index_for(ctx, k)])
+    kt = reshape(ctx, kt, [1] * idx.type.rank) if idx.type.rank != 1 else kt
+    return ctx.b.emit(Op.SELECT, neg, ctx.b.emit(Op.ADD, idx, kt), idx)
+
+
+def _gather_one(ctx, x, axis, i):
+    """Gather of a single constant index: SLICE then drop the axis."""
+    k = x.type.shape[axis]
+    start = i + k if i < 0 else i
+    starts = [0] * x.type.rank
+    starts[axis] = start
+    sizes = list(x.type.shape)
+    sizes[axis] = 1
+    s = _slice(ctx, x, starts, sizes)
+    return reshape(ctx, s, [d for j, d in enumerate(sizes) if j != axis])
+
+
+# -- Unsqueeze / Squeeze -------------------------------------------------------------
+
+@converter("Unsqueeze", since=1)
+def convert_unsqueeze(ctx, node):
+    axes = _axes(ctx, node, 1, 13)
+    st = ctx.shape_tensor(node.inputs[0])
+    if st is not None and st.scalar and axes in ((0,), (-1,)):
+        return ShapeTensor(st.dims)
+    x = ctx.tensor(node.inputs[0])
+    out_rank = x.type.rank + len(axes)
+    indices = tuple(sorted(norm_axis(a, out_rank) for a in axes))
+    return ctx.b.emit(Op.EXPAND_DIMS, x, attrs=A.IndicesAttrs(indices))
+
+
+@converter("Squeeze", since=1)
+def convert_squeeze(ctx, node):
+    axes = _axes(ctx, node, 1, 13)
+    st = ctx.shape_tensor(node.inputs[0])
+    if st is not None and not st.scalar and len(st.dims) == 1:
+        return ShapeTensor(st.dims, scalar=True)
+    x = ctx.tensor(node.inputs[0])
+    shape = x.type.shape
+    if axes is None:
+        axes = [i for i, d in enumerate(shape) if same(d, 1)]
+        for d in shape:
+            if isinstance(d, Expr):
+                ctx.require(Kind.GE, d, 2, "Squeeze without axes keeps this dim, so it must not be 1")
+    axes = sorted(norm_axis(a, x.type.rank) for a in axes)
+    if all(same(shape[a], 1) for a in axes):
+        return ctx.b.emit(Op.COLLAPSE_DIMS, x, attrs=A.IndicesAttrs(tuple(axes)))
+    for a in axes:
+        ctx.require(Kind.EQ, shape[a], 1, "Squeeze removes only dims of size 1")
+    return reshape(ctx, x, [d for i, d in enumerate(shape) if i not in axes])
+
+
+# -- Concat ------------------------------------------------------------------------
+
+@converter("Concat", since=1)
+def convert_concat(ctx, node):
+    names = [n for n in node.inputs if n]
+    shapes = [ctx.shape_tensor(n) for n in names]
+    if all(s is not None and not s.scalar for s in shapes):
+        return ShapeTensor([d for s in shapes for d in s.dims])
+    xs = [ctx.tensor(n) for n in names]
+    axis = norm_axis(node.attr("axis"), xs[0].type.rank)
+    for x in xs[1:]:
+        for i, (a, b) in enumerate(zip(xs[0].type.shape, x.type.shape)):
+            if i != axis:
+                ctx.require(Kind.EQ, a, b, f"Concat operands agree on dim {i}")
+    xs = [x for x in xs if not same(x.type.shape[axis], 0)]
+    return xs[0] if len(xs) == 1 else ctx.b.emit(Op.CONCAT, *xs, attrs=A.AxisAttrs(axis))
+
+
+# -- Slice ----------------------------------------------------------------------------
+
+@converter("Slice", since=10)
+def convert_slice(ctx, node):
+    st = ctx.shape_tensor(node.inputs[0])
+    starts, ends = (ctx.const(node.input(i)) for i in (1, 2))
+    axes, steps = (ctx.const(node.input(i)) for i in (3, 4))
+    if st is not None and not st.scalar and starts is not None and ends is not None:
+        return _slice_shape_tensor(st, starts, ends, axes, steps)
+    x = ctx.tensor(node.inputs[0])
+    rank = x.type.rank
+    b_starts = ctx.dims(node.inputs[1]).dims
+    b_ends = ctx.dims(node.inputs[2]).dims
+    axes = list(range(len(b_starts))) if node.input(3) is None else _const_list(ctx, node.input(3))
+    steps = [1] * len(axes) if node.input(4) is None else _const_list(ctx, node.input(4))
+    starts0, sizes = [0] * rank, list(x.type.shape)
+    for s, e, a, step in zip(b_starts, b_ends, axes, steps):
+        a = norm_axis(a, rank)
+        if step != 1:
+            return _strided(ctx, x, node)
+        starts0[a], sizes[a] = _clamp(x.type.shape[a], s.type.value, e.type.value)
+    return _slice(ctx, x, starts0, sizes)
+
+
+def _const_list(ctx, name):
+    c = ctx.const(name)
+    if c is None:
+        raise ConvertError(f"'{name}' must be a constant")
+    return [int(v) for v in c.reshape(-1)]
+
+
+def _clamp(dim, start, end):
+    """ONNX Slice bounds for step 1: negative wrap, clamp to [0, dim]; returns (start, size)."""
+    def fix(v):
+        if isinstance(v, int) and v >= BIG:
+            return dim
+        if isinstance(v, int) and v <= -BIG:
+            return 0
+        if isinstance(v, int) and v < 0:
+            return dmax(dim + v, 0)
+        return dmin(v, dim)
+    s, e = fix(start), fix(end)
+    return s, dmax(e - s, 0)
+
+
+def _slice(ctx, x, starts, sizes):
+    if all(same(s, 0) for s in starts) and all(same(a, b) for a, b in zip(sizes, x.type.shape)):
+        return x
+    if all(isinstance(v, int) for v in list(starts) + list(sizes)):
+        return ctx.b.emit(Op.SLICE, x, attrs=A.SliceAttrs(tuple(starts), tuple(sizes)))
+    operands = [index_for(ctx, v) for v in list(starts) + list(sizes)]
+    return ctx.b.emit(Op.DYN_SLICE, x, *operands)
+
+
+def _strided(ctx, x, node):
+    """Slice with steps other than 1, on static dims: a GATHER of the chosen indices per axis."""
+    rank = x.type.rank
+    if not x.type.is_static:
+        raise ConvertError("Slice with a step other than 1 needs static input dims")
+    shape = x.type.static_shape()
+    slicer = [slice(None)] * rank
+    axes = _const_list(ctx, node.input(3)) if node.input(3) else list(range(len(_const_list(ctx, node.input(1)))))
+    for s, e, a, st in zip(_const_list(ctx, node.input(1)), _const_list(ctx, node.input(2)), axes,
+                           _const_list(ctx, node.input(4))):
+        slicer[norm_axis(a, rank)] = slice(s, e, st)
+    index_grid = np.arange(int(np.prod(shape))).reshape(shape)[tuple(slicer)]
+    flat = reshape(ctx, x, [1, int(np.prod(shape)), 1])
+    idx = ctx.b.const(index_grid.reshape(1, -1).astype(np.int32))
+    g = ctx.b.emit(Op.GATHER, flat, idx)
+    return reshape(ctx, g, list(index_grid.shape))
+
+
+def _slice_shape_tensor(st, starts, ends, axes, steps):
+    if axes is not None and [int(a) for a in axes.reshape(-1)] not in ([0], [-1]):
+        raise ConvertError("Slice of a shape tensor must slice axis 0")
+    step = 1 if steps is None else int(steps.reshape(-1)[0])
+    s, e = int(starts.reshape(-1)[0]), int(ends.reshape(-1)[0])
+    n = len(st.dims)
+    s = max(min(s, n), -n - 1)
+    e = max(min(e, n), -n - 1)
+    return ShapeTensor(st.dims[slice(s, e, step)])
+
+
+# -- Split / Transpose --------------------------------------------------------------
+
+@converter("Split", since=2)
+def convert_split(ctx, node):
+    x = ctx.tensor(node.inputs[0])
+    axis = norm_axis(node.attr("axis"), x.type.rank)
+    dim = x.type.shape[axis]
+    sizes = _split_sizes(ctx, node, dim)
+    outs, offset = [], 0
+    for size in sizes:
+        starts = [0] * x.type.rank
+        starts[axis] = offset
+        shape = list(x.type.shape)
+        shape[axis] = size
+        outs.append(_slice(ctx, x, starts, shape))
+        offset = offset + size
+    return outs
+
+
+def _split_sizes(ctx, node, dim):
+    split = ctx.const(node.input(1)) if node.version >= 13 else node.attr("split", None)
+    n = len(node.outputs)
+    if split is not None:
+        sizes = [int(s) for s in np.asarray(split).reshape(-1)]
+        ctx.require(Kind.EQ, dim, sum(sizes), "Split sizes add up to the split dim")
+        return sizes
+    if node.version >= 18 and node.has("num_outputs"):
+        n = node.attr("num_outputs")
+    if isinstance(dim, int):
+        chunk = -(-dim // n)
+        return [min(chunk, dim - i * chunk) for i in range(n)]
+    ctx.require(Kind.DIVISIBLE, dim, n, "Split into equal parts needs a divisible dim")
+    return [floordiv(dim, n)] * n
+
+
+@converter("Transpose", since=1)
+def convert_transpose(ctx, node):
+    x = ctx.tensor(node.inputs[0])
+    perm = node.attr("perm", None)
+    perm = tuple(reversed(range(x.type.rank))) if perm is None else tuple(perm)
+    if perm == tuple(range(x.type.rank)):
+        return x
+    return ctx.b.emit(Op.TRANSPOSE, x, attrs=A.TransposeAttrs(perm))
