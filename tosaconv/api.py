@@ -1,0 +1,161 @@
+"""The Python API: what the command line and Python users call.
+
+``load`` reads a model (.onnx imports and runs the pass pipeline; .tosair
+parses the text IR; .tosa reads a flatbuffer), ``specialize`` binds symbols
+and returns a static program, ``emit`` writes TOSA 1.0 bytes, ``run``
+executes a program with the numpy interpreter, ``describe`` gathers what
+``tosaconv inspect`` shows. Every failure is a
+:class:`~tosaconv.diagnostics.TosaconvError` with diagnostics.
+"""
+from __future__ import annotations
+
+import os
+
+import numpy as np
+
+from .diagnostics import ConversionError, ShapeError
+from .ir.graph import Graph
+from .ir.types import TensorType
+from .passes import needed_symbols, run_pipeline
+from .passes import specialize as _specialize
+from .symbolic.expr import dim_str, free_symbols, subs
+
+
+def load(path: str) -> Graph:
+    """Read a model or program file into an IR graph (symbolic for models)."""
+    kind = _kind(path)
+    if kind == "onnx":
+        from .importers.onnx.driver import import_onnx
+        return run_pipeline(import_onnx(path))
+    if kind == "tosair":
+        return _parse_tosair(path)
+    return _read_tosa(path)
+
+
+def _kind(path: str) -> str:
+    ext = os.path.splitext(path)[1].lower()
+    if ext in (".onnx", ".tosair", ".tosa"):
+        return ext[1:]
+    raise ConversionError.one("E-FORMAT", f"'{path}': unknown file type '{ext or '(none)'}'",
+                              hint="tosaconv reads .onnx models, .tosair programs and .tosa flatbuffers")
+
+
+def _parse_tosair(path: str) -> Graph:
+    from .ir.parser import ParseError, parse_graph
+    try:
+        with open(path, encoding="utf-8") as f:
+            return parse_graph(f.read())
+    except (ParseError, UnicodeDecodeError) as e:
+        raise ConversionError.one("E-TOSAIR", f"cannot parse '{path}': {e}") from None
+
+
+def _read_tosa(path: str) -> Graph:
+    from .emit import ReadError, read_tosa
+    try:
+        with open(path, "rb") as f:
+            return read_tosa(f.read())
+    except ReadError as e:
+        raise ConversionError.one("E-TOSA-READ", f"cannot read '{path}': {e}") from None
+
+
+def specialize(graph: Graph, bindings: dict) -> Graph:
+    """Bind every symbol and return the static program (raises ShapeError)."""
+    return _specialize(graph, bindings)
+
+
+def emit(graph: Graph) -> bytes:
+    """The TOSA 1.0 flatbuffer of a static program."""
+    from .emit import EmitError, write_tosa
+    try:
+        return write_tosa(graph)
+    except EmitError as e:
+        raise ConversionError.one("E-EMIT", str(e), getattr(e, "location", None)) from None
+
+
+def print_ir(graph: Graph) -> str:
+    from .ir.printer import print_graph
+    return print_graph(graph)
+
+
+def run(graph: Graph, inputs: dict, bindings: dict | None = None) -> dict:
+    """Run the numpy reference interpreter; symbols bind from the inputs' shapes."""
+    from .interpreter import InputError, KernelError, evaluate
+    try:
+        return evaluate(graph, inputs, bindings)
+    except InputError as e:
+        raise ShapeError.one("E-INPUT", str(e), hint="check the arrays given with --inputs") from None
+    except KernelError as e:
+        raise ConversionError.one("E-RUN", str(e), getattr(e, "location", None)) from None
+
+
+def solve_bindings(graph: Graph, shapes: dict) -> dict:
+    """Symbol values from whole input shapes (``{"x": (2, 16)}``)."""
+    from .interpreter import InputError, bind_from_shapes
+    unknown = [n for n in shapes if n not in {v.name for v in graph.inputs}]
+    if unknown:
+        names = ", ".join(v.name for v in graph.inputs)
+        raise ShapeError.one("E-INPUT", f"the model has no input named {', '.join(map(repr, unknown))}",
+                             hint=f"its inputs are: {names}")
+    try:
+        return bind_from_shapes(graph, {k: tuple(v) for k, v in shapes.items()})
+    except InputError as e:
+        raise ShapeError.one("E-INPUT-SHAPE", str(e)) from None
+
+
+def random_inputs(graph: Graph, bindings: dict, seed: int = 0) -> dict:
+    """Deterministic random inputs for every graph input at the bound shapes."""
+    rng = np.random.default_rng(seed)
+    out = {}
+    for v in graph.inputs:
+        shape = tuple(int(subs(d, bindings)) for d in v.type.shape)
+        out[v.name] = _random_array(rng, v.type, shape)
+    return out
+
+
+def _random_array(rng, t: TensorType, shape: tuple) -> np.ndarray:
+    if t.dtype.is_float:
+        return rng.standard_normal(shape).astype(t.dtype.numpy)
+    if t.dtype.name == "BOOL":
+        return rng.integers(0, 2, shape).astype(np.bool_)
+    info = np.iinfo(t.dtype.numpy)
+    return rng.integers(max(info.min, -128), min(info.max, 127) + 1, shape).astype(t.dtype.numpy)
+
+
+def describe(graph: Graph) -> dict:
+    """Everything ``tosaconv inspect`` shows, as plain data."""
+    return {
+        "source": graph.source,
+        "inputs": [_value_info(v.name, v.type) for v in graph.inputs],
+        "outputs": [_value_info(n, v.type) for n, v in zip(graph.output_names, graph.outputs)],
+        "symbols": [_symbol_info(i) for i in graph.scope.symbols.values()],
+        "needed_symbols": needed_symbols(graph),
+        "constraints": [_constraint_info(c) for c in graph.ledger.entries],
+        "histogram": _histogram(graph),
+        "op_count": len(graph.ops),
+    }
+
+
+def _value_info(name, t) -> dict:
+    return {"name": name, "dtype": t.dtype.value, "shape": [d if isinstance(d, int) else dim_str(d) for d in t.shape],
+            "symbols": sorted(t.symbols())}
+
+
+def _symbol_info(info) -> dict:
+    return {"name": info.name, "origin": info.origin, "extent": info.kind.value,
+            "bound": None if info.bound is None else dim_str(info.bound)}
+
+
+def _constraint_info(c) -> dict:
+    p = c.provenance
+    return {"constraint": c.text(), "kind": c.kind.value, "op_type": p.op_type, "node": p.node,
+            "reason": p.reason, "symbols": sorted(free_symbols(c.lhs) | free_symbols(c.rhs))}
+
+
+def _histogram(graph: Graph) -> dict:
+    """source op type -> {TOSA op -> count}."""
+    out: dict = {}
+    for op in graph.ops:
+        for loc in op.location.parts():
+            row = out.setdefault(loc.op_type, {})
+            row[op.op.name] = row.get(op.op.name, 0) + 1
+    return out

@@ -1,0 +1,31 @@
+"""Broadcast checks (seed 002): record what each elementwise op assumes.
+
+After rank equalization, each axis of a BROADCASTABLE op either matches
+provably, or has a literal 1 (a static broadcast), or pairs dims that only a
+binding can decide. For those, the ledger gets ``broadcastable(a, b)`` with
+the op's location, checked when the symbols are bound: bound to 1 it
+broadcasts, bound to the same size it does not, anything else is an error
+naming this op.
+"""
+from __future__ import annotations
+
+from ..ir.ops import Trait
+from ..symbolic.constraints import Kind, Provenance
+
+
+def check_broadcasts(graph) -> bool:
+    for op in graph.ops:
+        if op.op.has(Trait.BROADCASTABLE) and len(op.operands) > 1:
+            _record(graph, op)
+    return False
+
+
+def _record(graph, op):
+    shapes = [v.type.shape for v in op.operands]
+    loc = op.location
+    for axis in range(len(shapes[0])):
+        reason = f"operands of {op.op.name} broadcast at axis {axis}"
+        for i in range(len(shapes)):
+            for j in range(i + 1, len(shapes)):
+                graph.ledger.require(Kind.BROADCASTABLE, shapes[i][axis], shapes[j][axis],
+                                     Provenance(loc.op_type, loc.name, reason), graph.scope)

@@ -1,0 +1,57 @@
+"""Constant folding: ops whose operands are all constants become constants.
+
+Tensor ops over CONST operands are evaluated with the interpreter's own
+kernels (so folding can never disagree with a run) and replaced by a CONST;
+shape helper ops whose Index value is already a plain int become
+INDEX_CONST. Results larger than ``MAX_FOLD_ELEMENTS`` are left alone so a
+TILE of a small constant does not bloat the file.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..interpreter.registry import KernelContext, kernel_for
+from ..ir import attrs as A
+from ..ir.ops import Op, Trait
+from ..ir.types import IndexType, TensorType
+from .rewrite import rewrite
+
+MAX_FOLD_ELEMENTS = 1 << 22
+
+
+def fold_constants(graph) -> bool:
+    return rewrite(graph, _visit)
+
+
+def _visit(op, b):
+    if op.op.has(Trait.CONSTANT) or not op.op.has(Trait.PURE):
+        return None
+    if len(op.results) == 1 and isinstance(op.result.type, IndexType) and op.result.type.is_static:
+        return [b.index(op.result.type.value)]
+    if not op.operands or not all(_is_const(v) for v in op.operands):
+        return None
+    if any(isinstance(r.type, TensorType) and not _small(r.type) for r in op.results):
+        return None
+    args = [_const_value(v) for v in op.operands]
+    out = kernel_for(op.op)(op, args, KernelContext())
+    return [_as_const(b, r, value) for r, value in zip(op.results, out)]
+
+
+def _is_const(v) -> bool:
+    return v.producer is not None and v.producer.op in (Op.CONST, Op.INDEX_CONST)
+
+
+def _const_value(v):
+    attrs = v.producer.attrs
+    return attrs.values if v.producer.op is Op.CONST else attrs.value
+
+
+def _small(t: TensorType) -> bool:
+    return t.is_static and int(np.prod(t.static_shape(), dtype=np.int64)) <= MAX_FOLD_ELEMENTS
+
+
+def _as_const(b, result, value):
+    if isinstance(result.type, IndexType):
+        return b.index(int(value))
+    arr = np.asarray(value, dtype=result.type.dtype.numpy).reshape(result.type.static_shape())
+    return b.emit(Op.CONST, attrs=A.ConstAttrs(arr), name=result.name)

@@ -1,0 +1,106 @@
+"""Decay rules: how each helper and data-dependent op becomes static TOSA.
+
+Once every Index operand is a constant, GET_DIM/INDEX_*/EXTRACT_DIM become
+INDEX_CONST, DIMS_TO_TENSOR and IOTA become CONST, EXPAND_DIMS/COLLAPSE_DIMS
+and RESHAPE with shape_symbols become a static RESHAPE, DYN_SLICE becomes
+SLICE and DYN_TILE becomes TILE. A rule returns the replacement values, or
+raises :class:`DataDependentDim` when an operand still is not constant.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..ir import attrs as A
+from ..ir.ops import Op
+
+_RULES: dict = {}
+
+
+class DataDependentDim(Exception):
+    """An Index operand that binding the symbols did not make constant."""
+
+    def __init__(self, op, message):
+        self.op = op
+        super().__init__(message)
+
+
+def decays(op_def):
+    def register(fn):
+        if op_def.name in _RULES:
+            raise ValueError(f"two decay rules for {op_def.name}")
+        _RULES[op_def.name] = fn
+        return fn
+    return register
+
+
+def rule_for(op_def):
+    return _RULES.get(op_def.name)
+
+
+def index_value(op, v) -> int:
+    value = v.type.value
+    if not isinstance(value, int):
+        raise DataDependentDim(op, f"{op.op.name} at {op.location} needs dim value '{value}', "
+                                   "which the bindings do not determine")
+    return value
+
+
+@decays(Op.RESHAPE)
+def decay_reshape(op, operands, b, env):
+    values = iter(index_value(op, v) for v in operands[1:])
+    shape = tuple(next(values) if d == -1 else d for d in op.attrs.new_shape)
+    return [b.emit(Op.RESHAPE, operands[0], attrs=A.ReshapeAttrs(shape))]
+
+
+@decays(Op.EXPAND_DIMS)
+def decay_expand_dims(op, operands, b, env):
+    return [_static_reshape(b, op, operands[0])]
+
+
+@decays(Op.COLLAPSE_DIMS)
+def decay_collapse_dims(op, operands, b, env):
+    return [_static_reshape(b, op, operands[0])]
+
+
+def _static_reshape(b, op, x):
+    shape = op.op.shape_rule([x.type], op.attrs)[0].shape
+    return b.emit(Op.RESHAPE, x, attrs=A.ReshapeAttrs(tuple(shape)))
+
+
+@decays(Op.DYN_SLICE)
+def decay_dyn_slice(op, operands, b, env):
+    x = operands[0]
+    r = x.type.rank
+    idx = [index_value(op, v) for v in operands[1:]]
+    return [b.emit(Op.SLICE, x, attrs=A.SliceAttrs(tuple(idx[:r]), tuple(idx[r:])))]
+
+
+@decays(Op.DYN_TILE)
+def decay_dyn_tile(op, operands, b, env):
+    multiples = tuple(index_value(op, v) for v in operands[1:])
+    if all(m == 1 for m in multiples):
+        return [operands[0]]
+    return [b.emit(Op.TILE, operands[0], attrs=A.TileAttrs(multiples))]
+
+
+@decays(Op.IOTA)
+def decay_iota(op, operands, b, env):
+    n = index_value(op, operands[0])
+    return [b.const(np.arange(n, dtype=op.attrs.dtype.numpy))]
+
+
+@decays(Op.DIMS_TO_TENSOR)
+def decay_dims_to_tensor(op, operands, b, env):
+    values = [index_value(op, v) for v in operands]
+    return [b.const(np.array(values, dtype=op.attrs.dtype.numpy))]
+
+
+@decays(Op.EXTRACT_DIM)
+def decay_extract_dim(op, operands, b, env):
+    src = operands[0]
+    if src.producer is None or src.producer.op is not Op.CONST:
+        raise DataDependentDim(op, f"EXTRACT_DIM at {op.location} reads a size from tensor data "
+                                   f"('{src.name}') that is only known when the model runs")
+    value = int(np.asarray(src.producer.attrs.values).reshape(-1)[op.attrs.dim_index])
+    env[next(iter(op.result.type.symbols()))] = value
+    return [b.index(value)]

@@ -1,0 +1,46 @@
+"""The pass manager and the default pipeline, as one visible list.
+
+Each pass is a function ``graph -> bool`` (True when it changed something).
+The manager runs them in order and verifies the IR after every pass, so a
+pass that breaks an invariant is caught at that pass, by name.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+from ..ir.verifier import verify
+from .broadcast_check import check_broadcasts
+from .constant_fold import fold_constants
+from .dce import eliminate_dead_code
+from .rank_equalization import equalize_ranks
+from .transpose_cancel import cancel_transposes
+
+
+class PassError(Exception):
+    """A pass left the IR invalid: an internal bug, reported with the pass name."""
+
+
+@dataclass(frozen=True)
+class Pass:
+    name: str
+    run: Callable
+    equal_ranks_after: bool = False
+
+
+DEFAULT_PIPELINE = [
+    Pass("rank-equalization", equalize_ranks, equal_ranks_after=True),
+    Pass("broadcast-check", check_broadcasts, equal_ranks_after=True),
+    Pass("constant-fold", fold_constants, equal_ranks_after=True),
+    Pass("transpose-cancel", cancel_transposes, equal_ranks_after=True),
+    Pass("dead-code", eliminate_dead_code, equal_ranks_after=True),
+]
+
+
+def run_pipeline(graph, pipeline=None, *, require_static=False):
+    for p in pipeline or DEFAULT_PIPELINE:
+        p.run(graph)
+        problems = verify(graph, require_equal_ranks=p.equal_ranks_after, require_static=require_static)
+        if problems:
+            raise PassError(f"IR invalid after pass '{p.name}': " + "; ".join(problems[:5]))
+    return graph

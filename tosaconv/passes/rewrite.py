@@ -1,0 +1,31 @@
+"""In-place graph rewriting shared by the passes.
+
+``rewrite(graph, visit)`` walks the ops in order with operands already
+remapped to their replacements. ``visit(op, b)`` may emit new ops through the
+builder ``b`` (stamped with the op's location) and return replacement values
+for the op's results, or return None to keep the op. Dead-code elimination is
+a separate pass, so a visit never has to clean up after itself.
+"""
+from __future__ import annotations
+
+from ..ir.builder import Builder
+
+
+def rewrite(graph, visit) -> bool:
+    """Apply ``visit`` to every op; True when anything was replaced."""
+    old_ops, graph.ops = graph.ops, []
+    b = Builder(graph)
+    replaced: dict = {}
+    changed = False
+    for op in old_ops:
+        op.operands = [replaced.get(id(v), v) for v in op.operands]
+        with b.at(op.location):
+            out = visit(op, b)
+        if out is None:
+            graph.ops.append(op)
+            continue
+        changed = True
+        for old, new in zip(op.results, out):
+            replaced[id(old)] = new
+    graph.outputs = [replaced.get(id(v), v) for v in graph.outputs]
+    return changed

@@ -1,0 +1,103 @@
+"""Specialization: fix every symbol from bindings and decay to static TOSA.
+
+Steps: every input symbol must be bound (each missing one is reported with
+its origin and the ``--bind`` to add); every ledger constraint is checked
+against the bindings (each violation reports the constraint, the values and
+the op that recorded it); then the program is rebuilt op by op with
+substituted types, folding constants as it goes, so helper ops collapse to
+constants and each data-dependent op decays through its rule in
+:mod:`~tosaconv.passes.decay`. The result is verified to be static.
+"""
+from __future__ import annotations
+
+from ..diagnostics import Diagnostic, ShapeError
+from ..ir.builder import Builder
+from ..ir.graph import Graph
+from ..ir.shape_rules import ShapeRuleError
+from . import constant_fold
+from .decay import DataDependentDim, rule_for
+from .dce import eliminate_dead_code
+from .manager import DEFAULT_PIPELINE, run_pipeline
+
+
+def specialize(graph: Graph, bindings: dict) -> Graph:
+    env = {k: int(v) for k, v in bindings.items()}
+    _check_bound(graph, env)
+    _check_ledger(graph, env)
+    static = _rebuild(graph, env)
+    _check_ledger(graph, env)
+    eliminate_dead_code(static)
+    return run_pipeline(static, [p for p in DEFAULT_PIPELINE if p.name != "broadcast-check"],
+                        require_static=True)
+
+
+def needed_symbols(graph: Graph) -> list:
+    """Symbols the inputs' shapes mention (the ones a user must bind)."""
+    out = []
+    for v in graph.inputs:
+        for s in sorted(v.type.symbols()):
+            if s not in out:
+                out.append(s)
+    return out
+
+
+def _check_bound(graph: Graph, env: dict):
+    diags = []
+    for name in needed_symbols(graph):
+        if name in env:
+            continue
+        info = graph.scope.symbols.get(name)
+        origin = info.origin if info else "the program"
+        diags.append(Diagnostic("E-UNBOUND-SYMBOL", f"symbol '{name}' is not bound (from {origin})",
+                                hint=f"add --bind {name}=N"))
+    if diags:
+        raise ShapeError(diags)
+
+
+def _check_ledger(graph: Graph, env: dict):
+    violations = graph.ledger.check(env)
+    if violations:
+        raise ShapeError([Diagnostic(
+            "E-CONSTRAINT", v.message(), _loc(v.constraint.provenance),
+            notes=(f"recorded by {v.constraint.provenance.where()}: {v.constraint.provenance.reason}",),
+            hint="choose bindings that satisfy the constraint") for v in violations])
+
+
+def _loc(p):
+    from ..ir.location import Location
+    return Location(p.op_type, p.node)
+
+
+def _rebuild(graph: Graph, env: dict) -> Graph:
+    new = graph.copy_shell()
+    mapping = {}
+    for v in graph.inputs:
+        mapping[id(v)] = new.add_input(v.name, v.type.subs(env))
+    b = Builder(new)
+    for op in graph.ops:
+        operands = [mapping[id(v)] for v in op.operands]
+        with b.at(op.location):
+            results = _rebuild_op(op, operands, b, env)
+        for old, r in zip(op.results, results):
+            mapping[id(old)] = r
+    new.set_outputs([mapping[id(v)] for v in graph.outputs], graph.output_names)
+    return new
+
+
+def _rebuild_op(op, operands, b, env) -> list:
+    rule = rule_for(op.op)
+    try:
+        if rule is not None:
+            return rule(op, operands, b, env)
+        new_op = b.create(op.op, operands, op.attrs)
+    except DataDependentDim as e:
+        raise ShapeError.one("E-DATA-DEPENDENT", str(e), op.location,
+                             hint="this dim depends on tensor values; tosaconv cannot make it static") from None
+    except ShapeRuleError as e:
+        raise ShapeError.one("E-SHAPE", f"shape error at {op.location} after binding: {e}", op.location) from None
+    position = len(b.graph.ops) - 1
+    folded = constant_fold._visit(new_op, b)
+    if folded is None:
+        return new_op.results
+    del b.graph.ops[position]
+    return folded

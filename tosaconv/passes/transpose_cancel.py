@@ -1,0 +1,70 @@
+"""Layout cleanup: sink TRANSPOSEs through elementwise ops and cancel pairs.
+
+Converters for NCHW ops (Conv, pools, Resize) wrap each TOSA NHWC op in a
+transpose pair, locally. This pass composes back-to-back transposes (a pair
+that cancels disappears) and moves a transpose below an elementwise op whose
+other operands are the same transpose or constants (constants are permuted
+at compile time), so ``conv -> relu -> conv`` keeps no transposes between the
+convolutions.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..ir import attrs as A
+from ..ir.ops import Op, Trait
+from .rewrite import rewrite
+
+MAX_ROUNDS = 32
+
+
+def cancel_transposes(graph) -> bool:
+    changed = False
+    for _ in range(MAX_ROUNDS):
+        if not rewrite(graph, _visit):
+            break
+        changed = True
+        from .dce import eliminate_dead_code
+        eliminate_dead_code(graph)
+    return changed
+
+
+def _perm_of(v):
+    p = v.producer
+    return p.attrs.perms if p is not None and p.op is Op.TRANSPOSE else None
+
+
+def _visit(op, b):
+    if op.op is Op.TRANSPOSE:
+        return _compose(op, b)
+    if op.op.has(Trait.ELEMENTWISE) and op.op.has(Trait.BROADCASTABLE):
+        return _sink(op, b)
+    return None
+
+
+def _compose(op, b):
+    inner = _perm_of(op.operands[0])
+    if inner is None:
+        return None
+    perm = tuple(inner[p] for p in op.attrs.perms)
+    src = op.operands[0].producer.operands[0]
+    if perm == tuple(range(len(perm))):
+        return [src]
+    return [b.emit(Op.TRANSPOSE, src, attrs=A.TransposeAttrs(perm))]
+
+
+def _sink(op, b):
+    perms = {_perm_of(v) for v in op.operands if v.producer is None or v.producer.op is not Op.CONST}
+    if len(perms) != 1 or None in perms:
+        return None
+    perm = perms.pop()
+    inverse = tuple(int(i) for i in np.argsort(perm))
+    operands = [_undo(b, v, inverse) for v in op.operands]
+    inner = b.create(op.op, operands, op.attrs).result
+    return [b.emit(Op.TRANSPOSE, inner, attrs=A.TransposeAttrs(perm))]
+
+
+def _undo(b, v, inverse):
+    if v.producer is not None and v.producer.op is Op.CONST:
+        return b.const(np.ascontiguousarray(np.transpose(v.producer.attrs.values, inverse)))
+    return v.producer.operands[0]
