@@ -169,6 +169,7 @@ class RescaleAttrs:
     per_channel: bool = False
     input_unsigned: bool = False
     output_unsigned: bool = False
+    output_dtype: DType = DType.INT8  # the result element type (TOSA carries it on the output tensor)
 
 
 # -- shape helper and data-dependent ops (seed 001) --------------------------

@@ -95,7 +95,7 @@ def table(types, attrs):
 
 
 def rescale(types, attrs):
-    return [types[0]]  # the builder passes the output dtype via result_dtype
+    return [types[0].with_dtype(attrs.output_dtype)]
 
 
 def reduce_axis(types, attrs):

@@ -9,14 +9,25 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..symbolic.expr import Dim, dim_str, free_symbols, is_static, subs
+from ..symbolic.expr import Dim, Expr, dim_str, free_symbols, is_static, same, subs
 from .dtypes import DType
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class TensorType:
     dtype: DType
     shape: tuple
+
+    def __post_init__(self):
+        object.__setattr__(self, "shape", tuple(d if isinstance(d, Expr) else int(d) for d in self.shape))
+
+    def __eq__(self, other):
+        """Structural identity (dims compared in normal form, never by deciding ``==``)."""
+        return (isinstance(other, TensorType) and self.dtype == other.dtype and self.rank == other.rank
+                and all(same(a, b) for a, b in zip(self.shape, other.shape)))
+
+    def __hash__(self):
+        return hash((self.dtype, tuple(str(d) for d in self.shape)))
 
     @property
     def rank(self) -> int:
@@ -55,11 +66,21 @@ def _dim_text(d: Dim) -> str:
     return str(d) if is_static(d) else "[" + dim_str(d) + "]"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class IndexType:
     value: Dim
 
     dtype = DType.INDEX
+
+    def __post_init__(self):
+        if not isinstance(self.value, Expr):
+            object.__setattr__(self, "value", int(self.value))
+
+    def __eq__(self, other):
+        return isinstance(other, IndexType) and same(self.value, other.value)
+
+    def __hash__(self):
+        return hash(str(self.value))
 
     @property
     def is_static(self) -> bool:

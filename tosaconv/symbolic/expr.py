@@ -31,7 +31,7 @@ class Atom:
     def __init__(self, kind: str, args: tuple):
         self.kind = kind
         self.args = args
-        self.key = kind + ":" + (args[0] if kind == "sym" else ",".join(_key(a) for a in args))
+        self.key = kind + ":" + (repr(args[0]) if kind == "sym" else ",".join(_key(a) for a in args))
 
     def __eq__(self, other):
         return isinstance(other, Atom) and self.key == other.key

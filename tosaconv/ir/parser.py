@@ -1,0 +1,450 @@
+"""Parse ``.tosair`` text (what :mod:`.printer` writes) back into a Graph.
+
+A small recursive-descent parser over a character cursor that knows line and
+column, so every error is a :class:`ParseError` that says where and what was
+expected; malformed text never escapes as a raw exception. Attributes are read
+generically from the field types of the op's attribute dataclass, dims with
+:func:`~tosaconv.symbolic.parse.parse_dim`. Each op's printed result types are
+checked against its shape rule (:func:`.verifier.type_problems`), so a parsed
+graph always verifies; EXTRACT_DIM's data-dependent type is taken as printed.
+"""
+from __future__ import annotations
+
+import base64
+import json
+import math
+import re
+from dataclasses import MISSING, fields
+
+import numpy as np
+
+from ..symbolic.constraints import Constraint, Kind, Provenance
+from ..symbolic.parse import DimSyntaxError, parse_dim
+from ..symbolic.scope import ExtentKind, SymbolInfo
+from .dtypes import DType
+from .graph import Graph, Operation, Value
+from .location import Location
+from .ops import OPS
+from .printer import FORMAT_VERSION, field_types
+from .types import IndexType, TensorType
+from .verifier import arity_problem, type_problems
+
+_STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.DOTALL)
+_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_.]*")
+_BARE_VALUE = re.compile(r"[A-Za-z0-9_.]+")
+_OP_NAME = re.compile(r"[A-Z][A-Z0-9_]*\b")
+_INT = re.compile(r"-?\d+(?![\w.])")
+_DIGITS = re.compile(r"-?\d+")  # a static dim in a tensor type, directly followed by 'x'
+_FLOAT = re.compile(r"-?(?:inf|nan|\d+(?:\.\d+)?(?:[eE][-+]?\d+)?)(?![\w.])")
+_BOOL = re.compile(r"(?:true|false)(?![\w.])")
+_ARRAY_DTYPE = re.compile(r"bool|([iuf])(8|16|32|64)")
+_SPACE = re.compile(r"(?:\s+|//[^\n]*)*")
+_JSON = json.JSONDecoder(strict=False)  # strings are JSON literals; raw control characters are allowed
+
+
+class ParseError(ValueError):
+    """Malformed ``.tosair`` text; ``line`` and ``column`` are 1-based."""
+
+    def __init__(self, message: str, line: int, column: int):
+        self.message, self.line, self.column = message, line, column
+        super().__init__(f"line {line}, column {column}: {message}")
+
+
+def parse_graph(text: str) -> Graph:
+    """The graph that ``text`` describes (see :func:`.printer.print_graph`)."""
+    return _Parser(text).graph_()
+
+
+class _Cursor:
+    """Position in the text plus the lexical pieces: words, strings, numbers, dims."""
+
+    def __init__(self, text: str):
+        self.text, self.pos = text, 0
+
+    def error(self, message: str, pos: int | None = None) -> ParseError:
+        pos = self.pos if pos is None else pos
+        line = self.text.count("\n", 0, pos) + 1
+        return ParseError(message, line, pos - self.text.rfind("\n", 0, pos))
+
+    def found(self) -> str:
+        m = re.compile(r"\S{1,24}").match(self.text, self.pos)
+        return f"found {m.group()!r}" if m else "found the end of the text"
+
+    def skip(self):
+        self.pos = _SPACE.match(self.text, self.pos).end()
+
+    def peek(self, s: str) -> bool:
+        self.skip()
+        return self.text.startswith(s, self.pos)
+
+    def eat(self, s: str) -> bool:
+        if self.peek(s):
+            self.pos += len(s)
+            return True
+        return False
+
+    def expect(self, s: str, where: str = ""):
+        if not self.eat(s):
+            raise self.error(f"expected '{s}'{' ' + where if where else ''}, {self.found()}")
+
+    def keyword(self, word: str) -> bool:
+        self.skip()
+        if re.compile(re.escape(word) + r"(?![\w.])").match(self.text, self.pos):
+            self.pos += len(word)
+            return True
+        return False
+
+    def expect_keyword(self, word: str, where: str = ""):
+        if not self.keyword(word):
+            raise self.error(f"expected '{word}'{' ' + where if where else ''}, {self.found()}")
+
+    def match(self, pattern, what: str, skip: bool = True) -> str:
+        if skip:
+            self.skip()
+        m = pattern.match(self.text, self.pos)
+        if not m:
+            raise self.error(f"expected {what}, {self.found()}")
+        self.pos = m.end()
+        return m.group()
+
+    def string(self, what: str = "a quoted string", skip: bool = True) -> str:
+        if skip:
+            self.skip()
+        start, m = self.pos, _STRING.match(self.text, self.pos)
+        if not m:
+            quote = self.text.startswith('"', start)
+            raise self.error("unterminated string" if quote else f"expected {what}, {self.found()}")
+        self.pos = m.end()
+        try:
+            return _JSON.decode(m.group())
+        except ValueError as e:
+            raise self.error(f"invalid escape in string: {e.msg}", start) from None
+
+    def listing(self, item, close: str, what: str) -> list:
+        """``item()`` repeated, separated by commas, up to the ``close`` token."""
+        out = []
+        while not self.eat(close):
+            if out:
+                self.expect(",", f"between {what}")
+            out.append(item())
+        return out
+
+    def word(self, what: str) -> str:
+        return self.string(what) if self.peek('"') else self.match(_IDENT, what)
+
+    def integer(self, what: str) -> int:
+        return int(self.match(_INT, what))
+
+    def value_name(self) -> tuple:
+        """``(name, position)`` of a ``%name`` or ``%"quoted name"``."""
+        self.skip()
+        start = self.pos
+        if not self.text.startswith("%", start):
+            raise self.error(f"expected a value name such as %x, {self.found()}")
+        self.pos += 1
+        if self.text.startswith('"', self.pos):
+            return self.string(skip=False), start
+        return self.match(_BARE_VALUE, "a value name after '%'", skip=False), start
+
+    def dim(self, stops: str, what: str):
+        """A dim expression running up to the first of ``stops`` outside parentheses and quotes."""
+        self.skip()
+        start, end = self.pos, self._dim_end(stops)
+        source, self.pos = self.text[start:end], end
+        if not source.strip():
+            raise self.error(f"expected {what}, {self.found()}")
+        try:
+            return parse_dim(source)
+        except (DimSyntaxError, ZeroDivisionError, RecursionError) as e:
+            shown = source.strip() if len(source) < 60 else source.strip()[:57] + "..."
+            raise self.error(f"invalid {what} {shown!r}: {e}", start) from None
+
+    def _dim_end(self, stops: str) -> int:
+        i, depth = self.pos, 0
+        while i < len(self.text) and self.text[i] != "\n":
+            c = self.text[i]
+            if c == '"':
+                m = _STRING.match(self.text, i)
+                if not m:
+                    raise self.error("unterminated string", i)
+                i = m.end()
+                continue
+            if depth <= 0 and c in stops:
+                break
+            depth += (c == "(") - (c == ")")
+            i += 1
+        return i
+
+
+class _Parser(_Cursor):
+    """The grammar: header, symbols, constraints, then one func."""
+
+    def __init__(self, text: str):
+        super().__init__(text)
+        self.graph = Graph()
+        self.env: dict = {}  # value name -> Value
+
+    def graph_(self) -> Graph:
+        self.expect_keyword("tosair", "at the start of the text")
+        self.skip()
+        version_pos = self.pos
+        if self.integer("the format version") != FORMAT_VERSION:
+            raise self.error(f"unsupported tosair version (this reader knows {FORMAT_VERSION})", version_pos)
+        while not self.keyword("func"):
+            self.directive()
+        self.func()
+        self.skip()
+        if self.pos != len(self.text):
+            raise self.error(f"unexpected text after the end of the func, {self.found()}")
+        return self.graph
+
+    def directive(self):
+        if self.keyword("source"):
+            self.graph.source = self.string("the source description")
+        elif self.keyword("symbol"):
+            self.symbol()
+        elif self.keyword("constraint"):
+            self.constraint()
+        else:
+            raise self.error(f"expected 'source', 'symbol', 'constraint' or 'func', {self.found()}")
+
+    def symbol(self):
+        self.skip()
+        start, name = self.pos, self.word("a symbol name")
+        if name in self.graph.scope.symbols:
+            raise self.error(f"symbol {name!r} is declared twice", start)
+        self.expect(":", "after the symbol name")
+        kind = self.enum(ExtentKind, "an extent kind (Exact, UpperBound or Unknown)")
+        bound = self.dim(")", "the bound") if self.eat("(") else None
+        if bound is not None:
+            self.expect(")", "after the bound")
+        input_name = self.value_name()[0] if self.keyword("input") else None
+        axis = self.integer("an axis") if self.keyword("axis") else None
+        self.expect_keyword("origin", "(the symbol's origin)")
+        origin = self.string("the origin text")
+        self.graph.scope.symbols[name] = SymbolInfo(name, origin, kind, bound, input_name, axis)
+
+    def constraint(self):
+        kind = self.enum(Kind, "a constraint kind (" + ", ".join(k.value for k in Kind) + ")")
+        self.expect("(", "after the constraint kind")
+        lhs = self.dim(",", "the left-hand dim")
+        self.expect(",", "between the constraint's dims")
+        rhs = self.dim(")", "the right-hand dim")
+        self.expect(")", "after the constraint's dims")
+        self.expect_keyword("at", "(the constraint's provenance)")
+        op_type, node = self.word("the source op type"), self.string("the source node name")
+        self.expect_keyword("reason", "(why the constraint was recorded)")
+        provenance = Provenance(op_type, node, self.string("the reason text"))
+        self.graph.ledger.entries.append(Constraint(kind, lhs, rhs, provenance))
+
+    def enum(self, enum_type, what: str):
+        self.skip()
+        start, text = self.pos, self.match(_IDENT, what)
+        try:
+            return enum_type(text)
+        except ValueError:
+            raise self.error(f"expected {what}, found {text!r}", start) from None
+
+    # -- the func ----------------------------------------------------------------
+    def func(self):
+        self.expect("@", "before the func name")
+        self.graph.name = self.word("the func name")
+        self.expect("(", "after the func name")
+        self.listing(self.func_input, ")", "func inputs")
+        self.expect("{", "to open the func body")
+        while not self.keyword("return"):
+            self.operation()
+        self.return_()
+        self.expect("}", "to close the func body")
+
+    def func_input(self):
+        name, pos = self.value_name()
+        self.expect(":", "after the input name")
+        self.define(name, pos)
+        self.env[name] = self.graph.add_input(name, self.type_())
+
+    def define(self, name: str, pos: int):
+        if name in self.env:
+            raise self.error(f"value %{name} is defined twice", pos)
+
+    def use(self) -> Value:
+        name, pos = self.value_name()
+        if name not in self.env:
+            raise self.error(f"value %{name} is used before it is defined", pos)
+        return self.env[name]
+
+    def return_(self):
+        items = [self.return_item()] if self.peek("%") else []
+        while items and self.eat(","):
+            items.append(self.return_item())
+        self.graph.set_outputs([v for v, _ in items], [n for _, n in items])
+
+    def return_item(self) -> tuple:
+        value = self.use()
+        self.expect_keyword("as", "after the returned value")
+        return value, self.word("the output name")
+
+    def operation(self):
+        """``%a = OP(%x, ...) {attrs} : types loc(...)``, checked against the op table."""
+        self.skip()
+        start, results = self.pos, self.result_names()
+        self.skip()
+        name_pos, name = self.pos, self.match(_OP_NAME, "an op name")
+        if name not in OPS:
+            raise self.error(f"unknown op {name!r}", name_pos)
+        op = OPS[name]
+        self.expect("(", "after the op name")
+        operands = self.listing(self.use, ")", "operands")
+        attrs = self.attrs(op, name_pos)
+        types = self.result_types(len(results)) if results else []
+        location = self.location()
+        self.check_op(op, operands, attrs, types, start)
+        self.append(Operation(op, operands, [Value(n, t) for (n, _), t in zip(results, types)], attrs, location),
+                    [pos for _, pos in results])
+
+    def result_names(self) -> list:
+        if not self.peek("%"):
+            return []
+        names = [self.value_name()]
+        while self.eat(","):
+            names.append(self.value_name())
+        self.expect("=", "after the result names")
+        return names
+
+    def append(self, operation: Operation, positions: list):
+        for v, pos in zip(operation.results, positions):
+            self.define(v.name, pos)
+            self.graph.unique_name(v.name)  # reserve it, so later passes never reuse the name
+            v.producer, self.env[v.name] = operation, v
+        self.graph.ops.append(operation)
+
+    def result_types(self, count: int) -> list:
+        self.expect(":", "before the result types")
+        types = [self.type_()]
+        while len(types) < count:
+            self.expect(",", f"({count} result types)")
+            types.append(self.type_())
+        return types
+
+    def check_op(self, op, operands, attrs, types, start):
+        problem = arity_problem(op, len(operands))
+        problems = [problem] if problem else type_problems(op, [v.type for v in operands], attrs, types)
+        if problems:
+            raise self.error("; ".join(problems), start)
+
+    # -- attributes ------------------------------------------------------------------
+    def attrs(self, op, name_pos: int):
+        """The op's attribute dataclass, each field read by its declared type."""
+        values = {}
+        if self.eat("{"):
+            self.listing(lambda: self.attr_item(op, values), "}", "attributes")
+        missing = [f.name for f in fields(op.attrs) if f.name not in values
+                   and f.default is MISSING and f.default_factory is MISSING]
+        if missing:
+            raise self.error(f"{op.name} needs attribute(s) {', '.join(missing)}", name_pos)
+        return op.attrs(**values)
+
+    def attr_item(self, op, values: dict):
+        kinds = dict(field_types(op.attrs))
+        self.skip()
+        pos, name = self.pos, self.match(_IDENT, "an attribute name")
+        if name not in kinds or name in values:
+            raise self.error(f"{op.name} has no attribute {name!r} (or it is given twice); "
+                             f"its attributes are: {', '.join(kinds) or 'none'}", pos)
+        self.expect("=", f"after attribute {name}")
+        values[name] = getattr(self, _ATTR_READERS[kinds[name]])()
+
+    def int_(self) -> int:
+        return self.integer("an integer")
+
+    def bool_(self) -> bool:
+        return self.match(_BOOL, "true or false") == "true"
+
+    def dtype_(self) -> DType:
+        return self.enum(DType, "an element type such as f32")
+
+    def float_(self):
+        text = self.match(_FLOAT, "a number")
+        return int(text) if _INT.fullmatch(text) else float(text)
+
+    def dims(self) -> tuple:
+        self.expect("[", "to open the list")
+        return tuple(self.listing(lambda: self.dim(",]", "a dim"), "]", "list items"))
+
+    def dense(self) -> np.ndarray:
+        self.expect("dense<", "(a dense constant)")
+        start = self.pos
+        m = _ARRAY_DTYPE.fullmatch(self.match(_IDENT, "an element type such as f32"))
+        if not m:
+            raise self.error("expected an element type: bool, i8..i64, u8..u64 or f16..f64", start)
+        dtype = np.dtype("bool" if m.group() == "bool" else f"<{m.group(1)}{int(m.group(2)) // 8}")
+        self.skip()
+        shape_pos, shape = self.pos, self.dims()
+        if any(not isinstance(d, int) or d < 0 for d in shape):
+            raise self.error("a dense constant's shape must be non-negative integers", shape_pos)
+        self.expect_keyword("base64", "before the constant data")
+        return self.array_data(dtype, shape)
+
+    def array_data(self, dtype, shape) -> np.ndarray:
+        self.skip()
+        start, text = self.pos, self.string("the base64 data")
+        self.expect(">", "to close the dense constant")
+        try:
+            data = base64.b64decode(text, validate=True)
+        except ValueError:
+            raise self.error("the constant data is not valid base64", start) from None
+        if len(data) != math.prod(shape) * dtype.itemsize:
+            raise self.error(f"the constant data has {len(data)} bytes; shape {list(shape)} of "
+                             f"{dtype} needs {math.prod(shape) * dtype.itemsize}", start)
+        return np.frombuffer(data, dtype=dtype).reshape(shape).copy()
+
+    # -- types and locations -----------------------------------------------------------
+    def type_(self):
+        if self.eat("index<"):
+            value = self.dim(">", "an index value")
+            self.expect(">", "to close the index type")
+            return IndexType(value)
+        self.expect("tensor<", "(a type: tensor<...> or index<...>)")
+        shape = self.tensor_dims()
+        dtype = self.dtype_()
+        self.expect(">", "to close the tensor type")
+        return TensorType(dtype, shape)
+
+    def tensor_dims(self) -> tuple:
+        """``[batch]x64x`` ...: each dim (bracketed when symbolic) followed by 'x'."""
+        shape = []
+        while True:
+            if self.eat("["):
+                shape.append(self.dim("]", "a dim"))
+                self.expect("]", "after a symbolic dim")
+            elif _DIGITS.match(self.text, self.pos):  # eat() above skipped the spaces
+                shape.append(int(self.match(_DIGITS, "a dim")))
+            else:
+                return tuple(shape)
+            self.expect("x", "after a dim")
+
+    def location(self) -> Location:
+        self.expect("loc(", "(the op's source location)")
+        loc = self.location_body()
+        self.expect(")", "to close the location")
+        return loc
+
+    def location_body(self) -> Location:
+        head = None if self.peek("fused[") else self.plain_location()
+        if not self.eat("fused["):
+            return head
+        parts = [self.location_body()]
+        while self.eat(","):
+            parts.append(self.location_body())
+        self.expect("]", "to close the fused locations")
+        head = head or parts[0]
+        return Location(head.op_type, head.name, head.source, tuple(parts))
+
+    def plain_location(self) -> Location:
+        source = self.word("the location's source (onnx, tflite, internal)")
+        op_type = self.word("the source op type")
+        return Location(op_type, self.string("the source node name"), source)
+
+
+_ATTR_READERS = {int: "int_", float: "float_", bool: "bool_", str: "string", DType: "dtype_",
+                 tuple: "dims", np.ndarray: "dense"}

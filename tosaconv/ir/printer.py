@@ -1,0 +1,188 @@
+"""Print a graph as ``.tosair`` text: the readable, parsable form of the IR.
+
+The text is what ``tosaconv import`` writes and ``--ir`` dumps, so a person
+debugging a conversion must be able to read it, and :mod:`.parser` must read
+it back to an equivalent graph. It is MLIR-flavoured: a ``tosair 1`` header,
+the source, the symbol table, the constraint ledger, then one ``func`` with one
+op per line (``%y = RESHAPE(%x, %d0) {new_shape = [-1, 16]} : tensor<...>
+loc(onnx Reshape "r")``). Attributes are printed generically from the field
+types of the op's attribute dataclass (:func:`field_types`), so no op needs
+printing code of its own. Human text (symbol origins, constraint reasons, node
+names) is always a quoted string, never a comment, because it must round-trip.
+Output is deterministic: it depends only on the graph.
+"""
+from __future__ import annotations
+
+import base64
+import functools
+import json
+import re
+from dataclasses import fields
+from typing import get_type_hints
+
+import numpy as np
+
+from ..symbolic.expr import dim_str, format_symbol
+from .dtypes import DType
+from .location import Location
+
+FORMAT_VERSION = 1
+PREVIEW_LIMIT = 8  # constants with at most this many elements also show their values in a comment
+
+_BARE_VALUE = re.compile(r"[A-Za-z0-9_.]+\Z")
+_BARE_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_.]*\Z")
+_ARRAY_KINDS = {"b": "bool", "i": "i", "u": "u", "f": "f"}
+
+
+@functools.lru_cache(maxsize=None)
+def field_types(attrs_class: type) -> tuple:
+    """``(name, type)`` of each field of an attribute dataclass, in declaration order."""
+    hints = get_type_hints(attrs_class)
+    return tuple((f.name, hints[f.name]) for f in fields(attrs_class))
+
+
+def quote(text: str) -> str:
+    """A double-quoted string literal (JSON escapes), kept on one line."""
+    return json.dumps(text, ensure_ascii=False)
+
+
+def value_ref(name: str) -> str:
+    """``%name`` bare when it is a simple name, else ``%"quoted"`` (ONNX names hold ``/ : .``)."""
+    return "%" + (name if _BARE_VALUE.match(name) else quote(name))
+
+
+def word(text: str) -> str:
+    """An identifier-like string (op types, output names, sources): bare when plain, else quoted."""
+    return text if _BARE_WORD.match(text) else quote(text)
+
+
+def array_dtype_name(dtype: np.dtype) -> str:
+    """``f32``, ``i64``, ``u8``, ``bool``: the numpy element type of a dense constant."""
+    dtype = np.dtype(dtype)
+    if dtype.kind not in _ARRAY_KINDS:
+        raise TypeError(f"a dense constant cannot hold elements of type {dtype}")
+    if dtype.kind == "b":
+        return "bool"
+    return f"{_ARRAY_KINDS[dtype.kind]}{dtype.itemsize * 8}"
+
+
+# -- attribute values, by declared field type ------------------------------------
+
+def _int_text(v) -> str:
+    return str(int(v))
+
+
+def _float_text(v) -> str:
+    # An int stored in a float field stays an int (an integer CLAMP's bounds), so the type survives.
+    if isinstance(v, (int, np.integer)) and not isinstance(v, bool):
+        return str(int(v))
+    return repr(float(v))
+
+
+def _bool_text(v) -> str:
+    return "true" if v else "false"
+
+
+def _dims_text(v) -> str:
+    return "[" + ", ".join(dim_str(d) for d in v) + "]"
+
+
+def dense_text(array: np.ndarray) -> str:
+    """``dense<f32 [2, 3] base64 "...">``: little-endian bytes, bools as one byte each."""
+    array = np.asarray(array)
+    little = np.ascontiguousarray(array, dtype=array.dtype.newbyteorder("<"))
+    data = base64.b64encode(little.tobytes()).decode("ascii")
+    return f'dense<{array_dtype_name(array.dtype)} {_dims_text(array.shape)} base64 "{data}">'
+
+
+_VALUE_TEXT = {
+    int: _int_text, float: _float_text, bool: _bool_text, str: quote,
+    DType: lambda v: v.value, tuple: _dims_text, np.ndarray: dense_text,
+}
+
+
+def attr_value_text(field_type: type, value) -> str:
+    if field_type not in _VALUE_TEXT:
+        raise TypeError(f"attribute fields of type {field_type!r} have no text form")
+    return _VALUE_TEXT[field_type](value)
+
+
+def attrs_text(attrs) -> str:
+    """`` {name = value, ...}`` in declaration order, or ``""`` for an attribute class without fields."""
+    items = [f"{name} = {attr_value_text(t, getattr(attrs, name))}" for name, t in field_types(type(attrs))]
+    return " {" + ", ".join(items) + "}" if items else ""
+
+
+# -- locations, symbols, constraints ---------------------------------------------
+
+def location_text(loc: Location) -> str:
+    return f"loc({_location_body(loc)})"
+
+
+def _location_body(loc: Location) -> str:
+    plain = f"{word(loc.source)} {word(loc.op_type)} {quote(loc.name)}"
+    if not loc.fused:
+        return plain
+    parts = "fused[" + ", ".join(_location_body(p) for p in loc.fused) + "]"
+    first = loc.fused[0]
+    if (first.source, first.op_type, first.name) == (loc.source, loc.op_type, loc.name):
+        return parts  # the usual case (Location.fuse): the head is the first part
+    return f"{plain} {parts}"
+
+
+def symbol_text(info) -> str:
+    kind = info.kind.value + ("" if info.bound is None else f"({dim_str(info.bound)})")
+    out = f"symbol {format_symbol(info.name)} : {kind}"
+    if info.input_name is not None:
+        out += f" input {value_ref(info.input_name)}"
+    if info.axis is not None:
+        out += f" axis {info.axis}"
+    return out + f" origin {quote(info.origin)}"
+
+
+def constraint_text(c) -> str:
+    p = c.provenance
+    return (f"constraint {c.kind.value}({dim_str(c.lhs)}, {dim_str(c.rhs)}) "
+            f"at {word(p.op_type)} {quote(p.node)} reason {quote(p.reason)}")
+
+
+# -- ops and the graph ---------------------------------------------------------------
+
+def _preview(attrs) -> str:
+    for name, t in field_types(type(attrs)):
+        array = getattr(attrs, name)
+        if t is np.ndarray and np.asarray(array).size <= PREVIEW_LIMIT:
+            return f"  // {np.asarray(array).tolist()}"
+    return ""
+
+
+def op_text(op) -> str:
+    results = ", ".join(value_ref(v.name) for v in op.results)
+    operands = ", ".join(value_ref(v.name) for v in op.operands)
+    out = (f"{results} = " if results else "") + f"{op.op.name}({operands}){attrs_text(op.attrs)}"
+    if op.results:
+        out += " : " + ", ".join(str(v.type) for v in op.results)
+    return out + " " + location_text(op.location) + _preview(op.attrs)
+
+
+def _signature(graph) -> str:
+    inputs = ", ".join(f"{value_ref(v.name)}: {v.type}" for v in graph.inputs)
+    return f"func @{word(graph.name)}({inputs}) {{"
+
+
+def _return(graph) -> str:
+    items = [f"{value_ref(v.name)} as {word(n)}" for v, n in zip(graph.outputs, graph.output_names)]
+    return "  return" + (" " + ", ".join(items) if items else "")
+
+
+def print_graph(graph) -> str:
+    """The ``.tosair`` text of ``graph`` (ends with a newline)."""
+    lines = [f"tosair {FORMAT_VERSION}"]
+    if graph.source:
+        lines.append(f"source {quote(graph.source)}")
+    lines += [symbol_text(info) for info in graph.scope.symbols.values()]
+    lines += [constraint_text(c) for c in graph.ledger.entries]
+    lines.append(_signature(graph))
+    lines += ["  " + op_text(op) for op in graph.ops]
+    lines += [_return(graph), "}"]
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,170 @@
+"""The IR verifier: structural checks that the pass manager runs after every pass.
+
+:func:`verify` returns every problem it finds as text (empty when the graph is
+fine); :func:`check` raises :class:`VerifyError` carrying all of them. It
+checks SSA (each operand is a graph input or the result of an earlier op, no
+value is defined twice, the outputs are defined), operand counts and attribute
+classes against the op table, and that every result type is what the op's
+shape rule gives (EXTRACT_DIM's result is data-dependent, so only its kind is
+checked). Optional checks: equal operand ranks for broadcastable ops (after
+rank equalization) and a fully static program (before emission). Types are
+compared structurally with :func:`same_type`, because ``==`` on symbolic dims
+raises when the answer depends on the bindings.
+"""
+from __future__ import annotations
+
+from ..symbolic.expr import InconclusiveDimension, is_static, same
+from .ops import Op, OpDef, Trait
+from .printer import field_types
+from .types import IndexType, TensorType
+
+# A shape rule that rejects its operands may fail in any of these ways; all of them are type errors.
+RULE_ERRORS = (ValueError, TypeError, AttributeError, IndexError, KeyError, ZeroDivisionError,
+               InconclusiveDimension)
+
+
+class VerifyError(Exception):
+    """The graph breaks IR invariants; ``problems`` lists them all."""
+
+    def __init__(self, problems: list):
+        self.problems = list(problems)
+        super().__init__("IR verification failed:\n" + "\n".join("  " + p for p in self.problems))
+
+
+def same_type(a, b) -> bool:
+    """Structural type identity (same dtype, rank and normal-form dims)."""
+    if isinstance(a, TensorType) and isinstance(b, TensorType):
+        return (a.dtype == b.dtype and a.rank == b.rank
+                and all(same(x, y) for x, y in zip(a.shape, b.shape)))
+    return isinstance(a, IndexType) and isinstance(b, IndexType) and same(a.value, b.value)
+
+
+def arity_problem(op: OpDef, count: int):
+    """Why ``count`` operands do not fit ``op`` (None when they do)."""
+    fixed = sum(1 for o in op.operands if not o.endswith("*"))
+    variadic = fixed != len(op.operands)
+    if count < fixed or (not variadic and count != fixed):
+        plural = "" if fixed == 1 else "s"
+        return f"{op.name} takes {'at least ' if variadic else ''}{fixed} operand{plural}, got {count}"
+    return None
+
+
+def type_problems(op: OpDef, operand_types: list, attrs, result_types: list) -> list:
+    """Differences between ``result_types`` and what ``op``'s shape rule gives."""
+    if op is Op.EXTRACT_DIM:
+        ok = len(result_types) == 1 and isinstance(result_types[0], IndexType)
+        return [] if ok else ["EXTRACT_DIM must have one index result"]
+    try:
+        expected = op.shape_rule(list(operand_types), attrs)
+    except RULE_ERRORS as e:
+        return [f"the shape rule of {op.name} rejects the operands: {e}"]
+    if len(expected) != len(result_types):
+        return [f"{op.name} has {len(result_types)} results, the shape rule gives {len(expected)}"]
+    return [f"result {i} has type {got}, but the shape rule of {op.name} gives {want}"
+            for i, (got, want) in enumerate(zip(result_types, expected)) if not same_type(got, want)]
+
+
+def verify(graph, *, require_equal_ranks: bool = False, require_static: bool = False) -> list:
+    """Every problem found in ``graph``, as text; an empty list when it is well formed."""
+    problems = _ssa_problems(graph)
+    for i, op in enumerate(graph.ops):
+        found = _op_problems(op)
+        if require_equal_ranks:
+            found += _rank_problems(op)
+        if require_static:
+            found += _static_problems(op)
+        problems += [_where(i, op) + p for p in found]
+    if require_static:
+        problems += [f"graph input {v.name!r}: {p}" for v in graph.inputs for p in _static_type_problems(v.type)]
+    return problems
+
+
+def check(graph, **options) -> None:
+    """Raise :class:`VerifyError` with every problem when ``graph`` is not well formed."""
+    problems = verify(graph, **options)
+    if problems:
+        raise VerifyError(problems)
+
+
+# -- SSA ---------------------------------------------------------------------------
+
+class _Definitions:
+    """The values defined so far while walking the graph in order."""
+
+    def __init__(self, graph):
+        self.produced = {id(r) for op in graph.ops for r in op.results}
+        self.ids, self.names, self.problems = set(), set(), []
+
+    def define(self, value, what: str):
+        if id(value) in self.ids or value.name in self.names:
+            self.problems.append(f"{what} defines %{value.name}, which is already defined")
+        self.ids.add(id(value))
+        self.names.add(value.name)
+
+    def use(self, value, where: str):
+        if id(value) not in self.ids:
+            why = "used before it is defined" if id(value) in self.produced else "not defined in the graph"
+            self.problems.append(f"{where} %{value.name} is {why}")
+
+
+def _ssa_problems(graph) -> list:
+    defs = _Definitions(graph)
+    for v in graph.inputs:
+        defs.define(v, "graph input")
+    for i, op in enumerate(graph.ops):
+        for k, v in enumerate(op.operands):
+            defs.use(v, f"{_where(i, op)}operand {k}")
+        for r in op.results:
+            defs.define(r, f"op {i} {op.op.name}")
+    return defs.problems + _output_problems(graph, defs.ids)
+
+
+def _where(i: int, op) -> str:
+    return f"op {i} {op.op.name} at {op.location}: "
+
+
+def _output_problems(graph, defined: set) -> list:
+    problems = [f"output {k} %{v.name} is not defined in the graph"
+                for k, v in enumerate(graph.outputs) if id(v) not in defined]
+    if len(graph.output_names) != len(graph.outputs):
+        problems.append(f"{len(graph.outputs)} outputs but {len(graph.output_names)} output names")
+    return problems
+
+
+# -- per-op checks ---------------------------------------------------------------------
+
+def _op_problems(op) -> list:
+    arity = arity_problem(op.op, len(op.operands))
+    if arity:
+        return [arity]
+    if not isinstance(op.attrs, op.op.attrs):
+        return [f"attributes are {type(op.attrs).__name__}, expected {op.op.attrs.__name__}"]
+    return type_problems(op.op, [v.type for v in op.operands], op.attrs, [r.type for r in op.results])
+
+
+def _rank_problems(op) -> list:
+    if not op.op.has(Trait.BROADCASTABLE):
+        return []
+    ranks = [v.type.rank for v in op.operands if isinstance(v.type, TensorType)]
+    if len(set(ranks)) > 1:
+        return [f"operand ranks {ranks} differ (rank equalization must run first)"]
+    return []
+
+
+def _static_problems(op) -> list:
+    problems = [] if op.op.tosa is not None else ["is a helper op with no TOSA form; it must decay first"]
+    for name, t in field_types(op.op.attrs):
+        value = getattr(op.attrs, name, ())
+        if t is tuple and not all(is_static(d) for d in value):
+            problems.append(f"attribute {name} = {[str(d) for d in value]} is symbolic")
+    for r in op.results:
+        problems += [f"result %{r.name}: {p}" for p in _static_type_problems(r.type)]
+    return problems
+
+
+def _static_type_problems(t) -> list:
+    if isinstance(t, TensorType) and not t.is_static:
+        return [f"type {t} has symbolic dims"]
+    if isinstance(t, IndexType) and not t.is_static:
+        return [f"index value {t} is symbolic"]
+    return []
