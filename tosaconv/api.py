@@ -106,6 +106,10 @@ def random_inputs(graph: Graph, bindings: dict, seed: int = 0) -> dict:
     """Deterministic random inputs for every graph input at the bound shapes."""
     rng = np.random.default_rng(seed)
     out = {}
+    missing = [s for s in needed_symbols(graph) if s not in bindings]
+    if missing:
+        raise ShapeError.one("E-UNBOUND-SYMBOL", f"random inputs need every symbol bound; unbound: {', '.join(missing)}",
+                             hint=" ".join(f"--bind {s}=N" for s in missing))
     for v in graph.inputs:
         shape = tuple(int(subs(d, bindings)) for d in v.type.shape)
         out[v.name] = _random_array(rng, v.type, shape)

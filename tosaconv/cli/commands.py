@@ -1,0 +1,106 @@
+"""``tosaconv import``, ``specialize`` and ``run``: the single steps of the pipeline.
+
+``import`` writes the symbolic program as ``.tosair`` text (no bindings
+needed); ``specialize`` binds symbols and writes a static ``.tosa``; ``run``
+executes a model, a ``.tosair`` or a ``.tosa`` with the numpy reference
+interpreter and writes the inputs and outputs as an ``.npz``. Each accepts
+``--json``, and ``specialize`` and ``run`` also ``--report``.
+"""
+from __future__ import annotations
+
+import os
+
+import click
+
+from ..fileio import npz_bytes, sha256_file
+from ..report import ReportData, dumps, run_section
+from . import steps
+from .common import IN_PATH, MODEL_PATH, OUT_PATH, Outcome, binding_options, check_outputs, guarded, output_options
+
+_REPORT = click.option("--report", "report_path", type=OUT_PATH, metavar="REPORT.json",
+                       help="Write the JSON report here.")
+
+
+@click.command("import")
+@click.argument("model", type=MODEL_PATH)
+@click.option("-o", "--output", required=True, type=OUT_PATH, metavar="OUT.tosair", help="The text IR to write.")
+@output_options
+@guarded
+def import_(session, model, output) -> Outcome:
+    """Import MODEL and write the symbolic program (symbols, ledger, ops) as text."""
+    check_outputs(model, output=output)
+    data = ReportData("import", model, sha256_file(model), clock=session.clock)
+    data.graph = steps.load_model(session, model)
+    text = steps.print_ir(session, data.graph)
+    data.histogram = steps.histogram(data.graph)
+    data.written = [session.write(output, text.encode("utf-8"), "tosair")]
+    summary = (f"imported {os.path.basename(model)} → {output}: {steps.plural(len(data.graph.ops), 'op')}, "
+               f"{steps.plural(len(data.graph.scope.symbols), 'symbol')}, "
+               f"{steps.plural(len(data.graph.ledger.entries), 'constraint')} in {session.clock.total():.2f} s")
+    return Outcome(data.document(), summary)
+
+
+@click.command("specialize")
+@click.argument("model", type=MODEL_PATH, metavar="IN.tosair|MODEL")
+@binding_options
+@click.option("--inputs", "inputs_path", type=IN_PATH, metavar="IN.npz",
+              help="Bind symbols from these arrays' shapes.")
+@click.option("-o", "--output", required=True, type=OUT_PATH, metavar="OUT.tosa", help="The TOSA file to write.")
+@_REPORT
+@output_options
+@guarded
+def specialize(session, model, binds, binding_files, input_shapes, inputs_path, output, report_path) -> Outcome:
+    """Bind the symbols of a .tosair program (or a model) and write static TOSA 1.0."""
+    check_outputs(model, output=output, report=report_path)
+    sources = steps.binding_sources(binds, binding_files, input_shapes, inputs_path)
+    data = ReportData("specialize", model, sha256_file(model), clock=session.clock)
+    data.graph = steps.load_model(session, model)
+    data.bindings = steps.bind(session, data.graph, sources)
+    data.static = steps.specialize(session, data.graph, data.bindings)
+    blob = steps.emit(session, data.static)
+    data.histogram = steps.histogram(data.graph)
+    data.written = [session.write(output, blob, "tosa")]
+    summary = (f"specialized {os.path.basename(model)} → {output}: {steps.plural(len(data.static.ops), 'op')}, "
+               f"{steps.bindings_text(data.bindings)} in {session.clock.total():.2f} s")
+    return _with_report(session, data, report_path, summary)
+
+
+@click.command("run")
+@click.argument("file", type=MODEL_PATH, metavar="FILE")
+@binding_options
+@click.option("--inputs", "inputs_path", type=IN_PATH, metavar="IN.npz", help="Input arrays by input name.")
+@click.option("--seed", default=0, show_default=True, type=click.IntRange(min=0),
+              help="Seed of the random inputs used without --inputs.")
+@click.option("-o", "--output", required=True, type=OUT_PATH, metavar="OUT.npz",
+              help="Where to write the inputs and outputs.")
+@_REPORT
+@output_options
+@guarded
+def run(session, file, binds, binding_files, input_shapes, inputs_path, seed, output, report_path) -> Outcome:
+    """Run FILE (.onnx, .tosair or .tosa) with the numpy reference interpreter.
+
+    On a symbolic program, symbols are bound from the input arrays' shapes (and
+    any bindings given). Without --inputs, deterministic random inputs from
+    --seed are used (which needs every symbol bound). The .npz holds the inputs
+    and the outputs under their own names, as 'tosaconv convert' writes them.
+    """
+    check_outputs(file, output=output, report=report_path)
+    sources = steps.binding_sources(binds, binding_files, input_shapes, inputs_path)
+    data = ReportData("run", file, sha256_file(file), clock=session.clock)
+    data.graph = steps.load_model(session, file)
+    data.bindings = steps.bind(session, data.graph, sources)
+    inputs, origin = steps.pick_inputs(data.graph, data.bindings, sources, seed)
+    outputs = steps.run(session, data.graph, inputs, data.bindings.values())
+    data.run = run_section(inputs, outputs, origin, output)
+    data.histogram = steps.histogram(data.graph)
+    data.written = [session.write(output, npz_bytes(steps.npz_arrays(inputs, outputs)), "npz")]
+    summary = (f"ran {os.path.basename(file)} → {output}: {steps.names_text(outputs, 'output')}, "
+               f"inputs {origin}, in {session.clock.total():.2f} s")
+    return _with_report(session, data, report_path, summary)
+
+
+def _with_report(session, data: ReportData, report_path, summary: str) -> Outcome:
+    doc = data.document()
+    if report_path:
+        session.write(report_path, dumps(doc).encode("utf-8"), "report")
+    return Outcome(doc, summary)

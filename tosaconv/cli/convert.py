@@ -1,0 +1,87 @@
+"""``tosaconv convert``: model in, static TOSA 1.0 flatbuffer out, optionally run.
+
+The whole job in one command: load (import and pass pipeline), collect the
+bindings, specialize, emit, and with ``--run`` or ``--outputs`` run the numpy
+reference interpreter on the static program. Every output (``.tosa``,
+``--ir``, the ``.npz``, ``--report``) is staged and appears only when all of
+them were produced.
+"""
+from __future__ import annotations
+
+import os
+
+import click
+
+from ..fileio import npz_bytes, sha256_file
+from ..report import ReportData, dumps, run_section
+from . import steps
+from .common import IN_PATH, MODEL_PATH, OUT_PATH, Outcome, binding_options, check_outputs, guarded, output_options
+
+HELP = """Convert MODEL (.onnx, .tosair or .tosa) to a static TOSA 1.0 flatbuffer OUT.tosa.
+
+Symbols are bound from --bind, --bindings, --input-shape and the shapes of the
+arrays in --inputs; every constraint of the ledger is checked. With --run or
+--outputs the numpy reference interpreter runs the static program: on the
+arrays of --inputs, or else on deterministic random inputs from --seed. The
+.npz it writes holds the inputs and the outputs under their own names (an
+input whose name is also an output's, with a different value, is saved as
+'input:NAME'). --run without --outputs writes OUT.npz next to OUT.tosa (the
+same path with the suffix .npz). Outputs are written atomically, and only if
+every step succeeded.
+"""
+
+
+@click.command("convert", help=HELP)
+@click.argument("model", type=MODEL_PATH)
+@click.option("-o", "--output", required=True, type=OUT_PATH, metavar="OUT.tosa", help="The TOSA file to write.")
+@binding_options
+@click.option("--ir", "ir_path", type=OUT_PATH, metavar="OUT.tosair",
+              help="Also write the symbolic program (after the pass pipeline) as text.")
+@click.option("--run", "do_run", is_flag=True,
+              help="Run the static program; without --outputs, writes OUT.npz next to OUT.tosa.")
+@click.option("--inputs", "inputs_path", type=IN_PATH, metavar="IN.npz",
+              help="Input arrays by input name (their shapes also bind symbols).")
+@click.option("--outputs", "outputs_path", type=OUT_PATH, metavar="OUT.npz",
+              help="Run, and write the inputs and outputs here.")
+@click.option("--seed", default=0, show_default=True, type=click.IntRange(min=0),
+              help="Seed of the random inputs used without --inputs.")
+@click.option("--report", "report_path", type=OUT_PATH, metavar="REPORT.json", help="Write the JSON report here.")
+@output_options
+@guarded
+def convert(session, model, output, binds, binding_files, input_shapes, ir_path, do_run, inputs_path,
+            outputs_path, seed, report_path) -> Outcome:
+    npz_path = outputs_path or (os.path.splitext(output)[0] + ".npz" if do_run else None)
+    check_outputs(model, output=output, ir=ir_path, outputs=npz_path, report=report_path)
+    sources = steps.binding_sources(binds, binding_files, input_shapes, inputs_path)
+    data = ReportData("convert", model, sha256_file(model), clock=session.clock)
+    data.graph = steps.load_model(session, model)
+    data.bindings = steps.bind(session, data.graph, sources)
+    data.static = steps.specialize(session, data.graph, data.bindings)
+    files = {output: (steps.emit(session, data.static), "tosa")}
+    if ir_path:
+        files[ir_path] = (steps.print_ir(session, data.graph).encode("utf-8"), "tosair")
+    if npz_path:
+        files[npz_path] = (_run(session, data, sources, seed, npz_path), "npz")
+    return _finish(session, data, files, report_path, output)
+
+
+def _run(session, data: ReportData, sources, seed: int, npz_path: str) -> bytes:
+    inputs, origin = steps.pick_inputs(data.graph, data.bindings, sources, seed)
+    outputs = steps.run(session, data.static, inputs)
+    data.run = run_section(inputs, outputs, origin, npz_path)
+    return npz_bytes(steps.npz_arrays(inputs, outputs))
+
+
+def _finish(session, data: ReportData, files: dict, report_path, output: str) -> Outcome:
+    """Stage every output (the report last, so it can list the others) and summarize."""
+    data.histogram = steps.histogram(data.graph)
+    data.written = [session.write(path, blob, kind) for path, (blob, kind) in files.items()]
+    doc = data.document()
+    if report_path:
+        session.write(report_path, dumps(doc).encode("utf-8"), "report")
+    n_files = len(files) + bool(report_path)
+    summary = (f"converted {os.path.basename(data.model_path)} → {output}: "
+               f"{steps.plural(len(data.static.ops), 'op')}, {steps.bindings_text(data.bindings)}, "
+               f"{steps.plural(n_files, 'file')} written in {session.clock.total():.2f} s")
+    return Outcome(doc, summary)
+

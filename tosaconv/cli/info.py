@@ -1,0 +1,42 @@
+"""``tosaconv inspect`` and ``tosaconv ops``: what a program holds, and what can be imported.
+
+``inspect`` shows a model's or program's inputs and outputs with their
+symbolic shapes, the symbol table, the constraint ledger with provenance and
+the op histogram (source op → TOSA ops) as tables, or the same data as one
+JSON document. ``ops`` lists the ONNX ops the importer converts.
+"""
+from __future__ import annotations
+
+import click
+
+from .. import api
+from ..diagnostics.render import show_inspect, show_ops
+from . import steps
+from .common import MODEL_PATH, Outcome, guarded, output_options
+
+
+@click.command("inspect")
+@click.argument("file", type=MODEL_PATH, metavar="FILE")
+@output_options
+@guarded
+def inspect(session, file) -> Outcome:
+    """Show FILE's inputs, outputs, symbols, constraint ledger and op histogram."""
+    info = api.describe(steps.load_model(session, file))
+    doc = {"ok": True, "exit_code": 0, "command": "inspect", "file": file, **info}
+    return Outcome(doc, show=lambda renderer: show_inspect(renderer, info))
+
+
+@click.command("ops")
+@output_options
+@guarded
+def ops(session) -> Outcome:
+    """List the ONNX ops tosaconv converts (domain, and the first op version handled)."""
+    rows = supported_ops()
+    doc = {"ok": True, "exit_code": 0, "command": "ops", "ops": rows}
+    return Outcome(doc, show=lambda renderer: show_ops(renderer, rows))
+
+
+def supported_ops() -> list:
+    from ..importers.onnx import ops as _converters  # noqa: F401  (registers every converter)
+    from ..importers.onnx.registry import supported_ops as registered
+    return [{"op_type": op, "domain": domain or "ai.onnx", "since": since} for domain, op, since in registered()]

@@ -1,0 +1,138 @@
+"""The steps commands are made of: each calls the library once, inside a timed stage.
+
+Commands compose these (load, bind, specialize, emit, pick inputs, run) and
+stay short. The ``.npz`` key convention lives here too: graph inputs are
+saved under their own names and outputs under theirs; a name that is both
+(an ONNX graph that passes an input straight through) is stored once when
+the arrays are equal, and otherwise the output keeps the name and the input
+is saved as ``input:<name>``.
+"""
+from __future__ import annotations
+
+import os
+from types import SimpleNamespace
+
+import numpy as np
+
+from .. import api
+from ..bindings import BindingSet, BindingSources, collect
+from ..diagnostics import Diagnostic, ShapeError
+from ..fileio import load_npz
+
+INPUT_PREFIX = "input:"
+
+
+def load_model(session, path: str):
+    with session.stage("load", f"loading {os.path.basename(path)}"):
+        return api.load(path)
+
+
+def binding_sources(binds, binding_files, input_shapes, inputs_path) -> BindingSources:
+    arrays = load_npz(inputs_path) if inputs_path else {}
+    return BindingSources(tuple(binds), tuple(binding_files), tuple(input_shapes), arrays, inputs_path or "")
+
+
+def bind(session, graph, sources: BindingSources) -> BindingSet:
+    with session.stage("bindings", "collecting bindings"):
+        return collect(graph, sources, solve_input)
+
+
+def solve_input(graph, shapes: dict) -> dict:
+    """``api.solve_bindings`` for some of the inputs only.
+
+    The api wants a shape for every input; a one-input view of the graph lets
+    each ``--input-shape`` and each array be solved, and attributed, on its own.
+    """
+    view = SimpleNamespace(inputs=[v for v in graph.inputs if v.name in shapes])
+    return api.solve_bindings(view, shapes)
+
+
+def specialize(session, graph, bindings: BindingSet):
+    with session.stage("specialize", "specializing"):
+        return api.specialize(graph, bindings.values())
+
+
+def emit(session, static) -> bytes:
+    with session.stage("emit", "writing TOSA"):
+        return api.emit(static)
+
+
+def print_ir(session, graph) -> str:
+    with session.stage("print-ir", "printing IR"):
+        return api.print_ir(graph)
+
+
+def histogram(graph) -> dict:
+    """Source op type → {TOSA op → count}, as ``inspect`` shows it."""
+    return api.describe(graph)["histogram"]
+
+
+def pick_inputs(graph, bindings: BindingSet, sources: BindingSources, seed: int) -> tuple:
+    """The run's input arrays and where they came from (``--inputs`` or random from the seed)."""
+    if not sources.arrays_path:
+        _require_bound(graph, bindings.values())
+        return api.random_inputs(graph, bindings.values(), seed), f"random (seed {seed})"
+    names = [v.name for v in graph.inputs]
+    missing = [n for n in names if n not in sources.arrays]
+    if missing:
+        raise ShapeError([Diagnostic(
+            "E-INPUT-MISSING", f"'{sources.arrays_path}' has no array for model input '{name}'",
+            notes=(f"arrays in the file: {', '.join(sorted(sources.arrays)) or 'none'}",
+                   f"the model's inputs: {', '.join(names)}"),
+            hint="save every input under its own name, e.g. numpy.savez(path, **{name: array})")
+            for name in missing])
+    return {n: sources.arrays[n] for n in names}, sources.arrays_path
+
+
+def _require_bound(graph, values: dict):
+    """Random inputs need every input symbol bound (api.random_inputs does not check)."""
+    unbound = sorted({s for v in graph.inputs for s in v.type.symbols()} - set(values))
+    if unbound:
+        raise ShapeError([Diagnostic(
+            "E-UNBOUND-SYMBOL", f"symbol '{name}' is not bound (from {_origin(graph, name)})",
+            notes=("random inputs need a size for every input dim",),
+            hint=f"add --bind {name}=N, or give the arrays with --inputs") for name in unbound])
+
+
+def _origin(graph, name: str) -> str:
+    info = graph.scope.symbols.get(name)
+    return info.origin if info is not None else "the program"
+
+
+def run(session, graph, inputs: dict, bindings: dict | None = None) -> dict:
+    with session.stage("run", "running the reference interpreter"):
+        return api.run(graph, inputs, bindings or None)
+
+
+def npz_arrays(inputs: dict, outputs: dict) -> dict:
+    """Inputs and outputs under their own names (see the module docstring for clashes)."""
+    arrays = dict(outputs)
+    for name, array in inputs.items():
+        if name not in arrays:
+            arrays[name] = array
+        elif not _same_array(arrays[name], array):
+            arrays[INPUT_PREFIX + name] = array
+    return arrays
+
+
+def _same_array(a, b) -> bool:
+    a, b = np.asarray(a), np.asarray(b)
+    return a.shape == b.shape and a.dtype == b.dtype and np.array_equal(a, b, equal_nan=a.dtype.kind in "fc")
+
+
+def bindings_text(bindings: BindingSet) -> str:
+    if not len(bindings):
+        return "no symbols bound"
+    listed = ", ".join(f"{b.name}={b.value}" for b in bindings)
+    return f"{len(bindings)} symbol{'s' if len(bindings) != 1 else ''} bound ({listed})"
+
+
+def names_text(names, word: str, limit: int = 4) -> str:
+    """``2 outputs (y, z)``; only the count when there are more than ``limit``."""
+    names = list(names)
+    listed = f" ({', '.join(names)})" if 0 < len(names) <= limit else ""
+    return plural(len(names), word) + listed
+
+
+def plural(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"

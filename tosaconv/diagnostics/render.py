@@ -1,0 +1,194 @@
+"""Rendering diagnostics and results: rich for people, JSON for scripts.
+
+This is the only module of the library that imports rich. A
+:class:`Renderer` sends human text about failures to stderr and results to
+stdout; in JSON mode it prints exactly one JSON document on stdout (success
+or failure) and nothing else anywhere on stdout. Colour follows rich's
+terminal detection; ``NO_COLOR`` switches off all styling. All user-supplied
+text goes through :class:`rich.text.Text`, never markup, so a shape such as
+``tensor<[batch]x3xf32>`` prints as written. A progress display appears on
+stderr only for work that takes longer than a second, and only when stderr is
+a terminal.
+"""
+from __future__ import annotations
+
+import json
+import os
+import sys
+import threading
+import time
+
+from rich.console import Console
+from rich.progress import Progress, ProgressColumn, SpinnerColumn, TextColumn
+from rich.table import Table
+from rich.text import Text
+
+from . import Diagnostic
+
+PROGRESS_DELAY_S = 1.0
+
+
+def _console(stderr: bool) -> Console:
+    # file=None makes rich look up sys.stdout/sys.stderr at print time (test runners swap them).
+    # NO_COLOR switches off every ANSI style, bold included, so logs stay plain text.
+    plain = bool(os.environ.get("NO_COLOR"))
+    return Console(stderr=stderr, color_system=None if plain else "auto", no_color=plain, highlight=False)
+
+
+class Renderer:
+    """Where and how one command's results and diagnostics are shown."""
+
+    def __init__(self, json_mode: bool = False, quiet: bool = False):
+        self.json_mode = json_mode
+        self.quiet = quiet
+        self.out = _console(stderr=False)
+        self.err = _console(stderr=True)
+
+    def document(self, doc: dict):
+        """The one JSON document of a ``--json`` run, on stdout."""
+        sys.stdout.write(json.dumps(doc, indent=2, default=str, allow_nan=False) + "\n")
+        sys.stdout.flush()
+
+    def diagnostics(self, diags, exit_code: int):
+        """A failure: the JSON document in JSON mode, else every diagnostic on stderr."""
+        if self.json_mode:
+            self.document({"ok": False, "exit_code": exit_code, "diagnostics": [d.to_json() for d in diags]})
+            return
+        for d in diags:
+            self.err.print(diagnostic_text(d), soft_wrap=True)
+
+    def plain_error(self, line: str):
+        """One unadorned line on stderr (the internal-error report)."""
+        self.err.print(Text(line), soft_wrap=True)
+
+    def summary(self, line: str):
+        """The one-line success summary (suppressed by -q and --json)."""
+        if not (self.quiet or self.json_mode):
+            self.out.print(Text(line), soft_wrap=True)
+
+    def progress(self) -> "DelayedProgress":
+        enabled = not (self.quiet or self.json_mode) and self.err.is_terminal
+        return DelayedProgress(self.err, enabled)
+
+
+def diagnostic_text(d: Diagnostic) -> Text:
+    """``error[CODE]: message`` followed by where, notes and hint, one per line."""
+    style = {"error": "bold red", "warning": "bold yellow"}.get(d.severity.value, "bold")
+    text = Text.assemble((f"{d.severity.value}[{d.code}]", style), ": ", (d.message, "bold"))
+    if d.location is not None:
+        text.append_text(Text.assemble("\n  ", ("at", "cyan"), f": {d.location}"))
+    for note in d.notes:
+        text.append_text(Text.assemble("\n  ", ("note", "cyan"), f": {note}"))
+    if d.hint:
+        text.append_text(Text.assemble("\n  ", ("hint", "green"), f": {d.hint}"))
+    return text
+
+
+def table(title: str, columns, rows) -> Table:
+    """A rich table of plain-text cells."""
+    t = Table(title=title, title_justify="left", title_style="bold")
+    for column in columns:
+        t.add_column(column, overflow="fold")
+    for row in rows:
+        t.add_row(*(Text("" if cell is None else str(cell)) for cell in row))
+    if not t.row_count:
+        t.caption = "(none)"
+    return t
+
+
+class _SinceColumn(ProgressColumn):
+    """Seconds since the command started (the display itself appears a second late)."""
+
+    def __init__(self, start: float):
+        super().__init__()
+        self._start = start
+
+    def render(self, task) -> Text:
+        return Text(f"{time.perf_counter() - self._start:.1f} s", style="yellow")
+
+
+class DelayedProgress:
+    """A transient spinner with the current stage, shown only once work passes one second."""
+
+    def __init__(self, console: Console, enabled: bool, delay: float = PROGRESS_DELAY_S):
+        self._console, self._enabled, self._delay = console, enabled, delay
+        self._lock = threading.Lock()
+        self._timer = None
+        self._progress = None
+        self._task = None
+        self._label = ""
+        self._t0 = time.perf_counter()
+
+    def __enter__(self):
+        if self._enabled:
+            self._timer = threading.Timer(self._delay, self._start)
+            self._timer.daemon = True
+            self._timer.start()
+        return self
+
+    def _start(self):
+        with self._lock:
+            if self._timer is None:
+                return
+            self._progress = Progress(SpinnerColumn(), TextColumn("{task.description}"),
+                                      _SinceColumn(self._t0), console=self._console, transient=True)
+            self._task = self._progress.add_task(self._label, total=None)
+            self._progress.start()
+
+    def update(self, label: str):
+        with self._lock:
+            self._label = label
+            if self._progress is not None:
+                self._progress.update(self._task, description=label)
+
+    def __exit__(self, *exc):
+        with self._lock:
+            if self._timer is not None:
+                self._timer.cancel()
+                self._timer = None
+            if self._progress is not None:
+                self._progress.stop()
+                self._progress = None
+        return False
+
+
+def _shape_text(shape) -> str:
+    if isinstance(shape, (list, tuple)):
+        return "[" + ", ".join(str(d) for d in shape) + "]"
+    return str(shape)
+
+
+def _get(row: dict, *keys):
+    return tuple(row.get(k) for k in keys)
+
+
+def inspect_tables(info: dict) -> list:
+    """The tables of ``tosaconv inspect`` for the data of ``api.describe``."""
+    values = [(kind, *_get(v, "name", "dtype"), _shape_text(v.get("shape")))
+              for kind in ("inputs", "outputs") for v in info.get(kind, [])]
+    symbols = [_get(s, "name", "extent", "origin", "bound") for s in info.get("symbols", [])]
+    constraints = [(i, *_get(c, "constraint", "op_type", "node", "reason"))
+                   for i, c in enumerate(info.get("constraints", []), 1)]
+    histogram = [(src, ", ".join(f"{op} ×{n}" for op, n in sorted(ops.items())))
+                 for src, ops in sorted(info.get("histogram", {}).items())]
+    return [
+        table("Inputs and outputs", ("", "name", "dtype", "shape"), values),
+        table("Symbols", ("name", "extent", "origin", "bound"), symbols),
+        table("Constraint ledger", ("#", "constraint", "op", "node", "reason"), constraints),
+        table("Op histogram", ("source op", "TOSA ops"), histogram),
+    ]
+
+
+def show_inspect(renderer: Renderer, info: dict):
+    renderer.out.print(Text.assemble(("source: ", "bold"), str(info.get("source", "?"))), soft_wrap=True)
+    for t in inspect_tables(info):
+        renderer.out.print(t)
+    needed = info.get("needed_symbols") or []
+    binds = " ".join(f"--bind {name}=N" for name in needed) or "nothing to bind (every input dim is static)"
+    renderer.out.print(Text(f"{info.get('op_count', '?')} ops; to specialize: {binds}"), soft_wrap=True)
+
+
+def show_ops(renderer: Renderer, rows: list):
+    renderer.out.print(table("Supported ONNX ops", ("op", "domain", "since opset"),
+                             [(r["op_type"], r["domain"], r["since"]) for r in rows]))
+    renderer.out.print(Text(f"{len(rows)} ops"))

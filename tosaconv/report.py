@@ -1,0 +1,133 @@
+"""The JSON report of a command: what was converted, how, and what was written.
+
+``tosaconv convert --report REPORT.json`` writes this document, and ``--json``
+prints the same document on stdout. It records the model (path, sha256,
+source format), every binding with the source it came from, the symbol
+table, every constraint of the ledger with the values it was checked at, the
+op histogram (source op → TOSA ops), the files written with their sha256,
+the wall time of each stage, and a summary of each array of a reference run.
+``schemas/report.schema.json`` describes it; scripts may rely on every field
+that schema marks required. :class:`StageClock` measures the stages.
+"""
+from __future__ import annotations
+
+import json
+import time
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from importlib import metadata
+from typing import Optional
+
+import numpy as np
+
+from .symbolic.expr import dim_str, free_symbols, subs
+
+REPORT_SCHEMA_VERSION = 1
+
+
+def tool_version() -> str:
+    try:
+        return metadata.version("tosaconv")
+    except metadata.PackageNotFoundError:
+        return "unknown"
+
+
+def dumps(doc: dict) -> str:
+    """The report as JSON text (stable key order, as built)."""
+    return json.dumps(doc, indent=2, default=str) + "\n"
+
+
+@dataclass
+class StageClock:
+    """Wall time per named stage, in the order the stages ran."""
+
+    stages: list = field(default_factory=list)   # (name, seconds)
+    _start: float = field(default_factory=time.perf_counter)
+
+    @contextmanager
+    def measure(self, name: str):
+        t0 = time.perf_counter()
+        try:
+            yield
+        finally:
+            self.stages.append((name, time.perf_counter() - t0))
+
+    def total(self) -> float:
+        return time.perf_counter() - self._start
+
+
+@dataclass
+class ReportData:
+    """What a command learned along the way; ``document`` turns it into the report."""
+
+    command: str
+    model_path: str
+    model_sha256: str
+    graph: object = None                  # the loaded (symbolic or static) Graph
+    static: object = None                 # the specialized Graph, if any
+    bindings: object = None               # tosaconv.bindings.BindingSet
+    histogram: dict = field(default_factory=dict)
+    written: list = field(default_factory=list)    # fileio.WrittenFile
+    run: Optional[dict] = None
+    clock: StageClock = field(default_factory=StageClock)
+
+    def document(self) -> dict:
+        values = self.bindings.values() if self.bindings is not None else {}
+        return {
+            "ok": True, "exit_code": 0, "schema_version": REPORT_SCHEMA_VERSION,
+            "tool": {"name": "tosaconv", "version": tool_version()},
+            "command": self.command,
+            "model": {"path": self.model_path, "sha256": self.model_sha256,
+                      "source": getattr(self.graph, "source", "") or ""},
+            "bindings": [{"name": b.name, "value": b.value, "source": b.source} for b in self.bindings or ()],
+            "symbols": symbols_section(self.graph, self.bindings),
+            "constraints": [constraint_entry(c, values) for c in self.graph.ledger.entries],
+            "op_histogram": self.histogram,
+            "static_ops": dict(sorted(self.static.histogram().items())) if self.static is not None else None,
+            "outputs_written": [{"path": w.path, "kind": w.kind, "bytes": w.size, "sha256": w.sha256}
+                                for w in self.written],
+            "timings": {"stages": [{"stage": n, "seconds": round(s, 6)} for n, s in self.clock.stages],
+                        "total_seconds": round(self.clock.total(), 6)},
+            "run": self.run,
+        }
+
+
+def symbols_section(graph, bindings) -> list:
+    bound = bindings.by_name if bindings is not None else {}
+    out = []
+    for name, info in graph.scope.symbols.items():
+        b = bound.get(name)
+        out.append({"name": name, "origin": info.origin, "kind": info.kind.value,
+                    "bound": None if info.bound is None else dim_str(info.bound),
+                    "value": None if b is None else b.value, "source": None if b is None else b.source})
+    return out
+
+
+def constraint_entry(c, values: dict) -> dict:
+    """One ledger entry with its provenance and, when every symbol is bound, its values."""
+    checked = free_symbols(c.lhs) | free_symbols(c.rhs) <= set(values)
+    lhs = subs(c.lhs, values) if checked else None
+    rhs = subs(c.rhs, values) if checked else None
+    return {"text": c.text(), "kind": c.kind.value, "op_type": c.provenance.op_type,
+            "node": c.provenance.node, "reason": c.provenance.reason,
+            "lhs_value": lhs, "rhs_value": rhs, "holds": c.holds(lhs, rhs) if checked else None}
+
+
+def array_summary(name: str, array, origin: str = "") -> dict:
+    """Name, shape, dtype and finite statistics of one array (JSON-safe: no NaN)."""
+    a = np.asarray(array)
+    entry = {"name": name, "shape": list(a.shape), "dtype": str(a.dtype)}
+    if origin:
+        entry["origin"] = origin
+    numeric = a.astype(np.float64) if a.size else a
+    finite = numeric[np.isfinite(numeric)] if a.size else numeric
+    entry["nonfinite"] = int(a.size - finite.size)
+    entry.update({k: (float(f(finite)) if finite.size else None)
+                  for k, f in (("min", np.min), ("max", np.max), ("mean", np.mean))})
+    return entry
+
+
+def run_section(inputs: dict, outputs: dict, origin: str, npz_path: str) -> dict:
+    return {"npz": npz_path,
+            "inputs": [array_summary(n, a, origin) for n, a in inputs.items()],
+            "outputs": [array_summary(n, a) for n, a in outputs.items()]}
