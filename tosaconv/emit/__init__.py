@@ -1,0 +1,15 @@
+"""TOSA 1.0 flatbuffers: write a static IR graph as a ``.tosa`` file and read one back.
+
+:func:`write_tosa` lowers a fully static graph (no symbolic dims, no helper
+ops) to the official wire format: zero points, shifts, shapes and tables become
+CONST / CONST_SHAPE operands, constants carry little-endian data, and every op
+keeps its source location. :func:`read_tosa` reads our files and the official
+tools' (versions 1.0.0 and the 1.1.0 draft) and folds those operands back into
+typed attributes. The byte layout is described by ``schemas/tosa.fbs``;
+:class:`EmitError` and :class:`ReadError` report what cannot be written or read.
+"""
+from .errors import EmitError, ReadError
+from .reader import read_tosa
+from .writer import write_tosa
+
+__all__ = ["write_tosa", "read_tosa", "EmitError", "ReadError"]

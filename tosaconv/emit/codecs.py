@@ -1,0 +1,253 @@
+"""One codec per op: IR attributes ↔ TOSA 1.0 constant operands + attribute table.
+
+``encode(attrs, ins, out)`` returns the extra operands (:class:`Param`, in the
+spec's operand order, after the data operands) and the attribute table's
+fields by name. ``decode(fields, params, ins, out)`` is its inverse: it gets
+the folded constant operands by role. ``ins`` are the data operands' tensor
+types and ``out`` the result type, since some operand dtypes (zero points) and
+attributes (CAST's target) live there. :data:`CODECS` maps op names to codecs;
+the op names of the IR and of TOSA are the same.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..ir import attrs as A
+from ..ir.dtypes import DType
+from . import params as P
+from .codec_base import Codec, nan_code, nan_name
+from .layout_codecs import LAYOUT_CODECS
+from .schema import ROUNDING_MODES
+from .tensor_data import from_le_bytes, to_le_bytes
+
+CODECS: dict = {}
+
+
+def _register(names: str, codec):
+    for name in names.split():
+        if name in CODECS:
+            raise ValueError(f"codec for {name} registered twice")
+        CODECS[name] = codec
+
+
+class NanCodec(Codec):
+    def encode(self, attrs, ins, out):
+        return [], {"nan_mode": nan_code(attrs)}
+
+    def decode(self, fields, params, ins, out):
+        return A.NanModeAttrs(nan_name(fields))
+
+
+class AxisCodec(Codec):
+    def encode(self, attrs, ins, out):
+        return [], {"axis": attrs.axis}
+
+    def decode(self, fields, params, ins, out):
+        return A.AxisAttrs(fields.get("axis", 0))
+
+
+class AxisNanCodec(Codec):
+    def encode(self, attrs, ins, out):
+        return [], {"axis": attrs.axis, "nan_mode": nan_code(attrs)}
+
+    def decode(self, fields, params, ins, out):
+        return A.AxisNanAttrs(fields.get("axis", 0), nan_name(fields))
+
+
+class ShiftCodec(Codec):
+    def encode(self, attrs, ins, out):
+        return [], {"round": attrs.round}
+
+    def decode(self, fields, params, ins, out):
+        return A.ArithmeticRightShiftAttrs(fields.get("round", False))
+
+
+class MulCodec(Codec):
+    roles = ("shift",)
+
+    def encode(self, attrs, ins, out):
+        return [P.scalar_param("shift", attrs.shift, DType.INT8)], {}
+
+    def decode(self, fields, params, ins, out):
+        return A.MulAttrs(P.int_value(params["shift"], "shift"))
+
+
+class NegateCodec(Codec):
+    roles = ("input_zp", "output_zp")
+
+    def encode(self, attrs, ins, out):
+        return [P.scalar_param("input_zp", attrs.input_zp, ins[0].dtype),
+                P.scalar_param("output_zp", attrs.output_zp, out.dtype)], {}
+
+    def decode(self, fields, params, ins, out):
+        return A.NegateAttrs(P.int_value(params["input_zp"], "input_zp"),
+                             P.int_value(params["output_zp"], "output_zp"))
+
+
+class ClampCodec(Codec):
+    def encode(self, attrs, ins, out):
+        dtype = ins[0].dtype
+        return [], {"min_val": _bound_bytes(attrs.min_val, dtype, "min_val"),
+                    "max_val": _bound_bytes(attrs.max_val, dtype, "max_val"), "nan_mode": nan_code(attrs)}
+
+    def decode(self, fields, params, ins, out):
+        dtype = ins[0].dtype
+        return A.ClampAttrs(_bound_value(fields.get("min_val"), dtype, "min_val"),
+                            _bound_value(fields.get("max_val"), dtype, "max_val"), nan_name(fields))
+
+
+def _bound_bytes(value, dtype: DType, role: str) -> bytes:
+    if not dtype.is_float and not float(value).is_integer():
+        raise ValueError(f"CLAMP {role} {value} is not an integer but the input is {dtype.name}")
+    arr = np.array([value], dtype=np.float64 if dtype.is_float else np.int64)
+    return to_le_bytes(arr, dtype).tobytes()
+
+
+def _bound_value(data, dtype: DType, role: str):
+    if data is None:
+        raise ValueError(f"CLAMP has no {role}")
+    value = from_le_bytes(data, dtype, (1,))[0]
+    return float(value) if dtype.is_float else int(value)
+
+
+class CastCodec(Codec):
+    def encode(self, attrs, ins, out):
+        if attrs.dtype != out.dtype:
+            raise ValueError(f"CAST to {attrs.dtype.name} has a {out.dtype.name} result")
+        return [], {}
+
+    def decode(self, fields, params, ins, out):
+        return A.CastAttrs(out.dtype)
+
+
+class TableCodec(Codec):
+    roles = ("table",)
+
+    def encode(self, attrs, ins, out):
+        return [P.Param("table", ins[0].dtype, np.asarray(attrs.table).reshape(-1))], {}
+
+    def decode(self, fields, params, ins, out):
+        return A.TableAttrs(params["table"])
+
+
+class RescaleCodec(Codec):
+    roles = ("multiplier", "shift", "input_zp", "output_zp")
+
+    def encode(self, attrs, ins, out):
+        mult_type = DType.INT32 if attrs.scale32 else DType.INT16
+        if len(attrs.multiplier) != len(attrs.shift):
+            raise ValueError("RESCALE multiplier and shift differ in length")
+        params = [P.vector_param("multiplier", attrs.multiplier, mult_type),
+                  P.vector_param("shift", attrs.shift, DType.INT8),
+                  P.scalar_param("input_zp", attrs.input_zp, ins[0].dtype, attrs.input_unsigned),
+                  P.scalar_param("output_zp", attrs.output_zp, out.dtype, attrs.output_unsigned)]
+        fields = {"scale32": attrs.scale32, "per_channel": attrs.per_channel,
+                  "rounding_mode": P.enum_code(ROUNDING_MODES, attrs.rounding_mode, "rounding_mode"),
+                  "input_unsigned": attrs.input_unsigned, "output_unsigned": attrs.output_unsigned}
+        return params, fields
+
+    def decode(self, fields, params, ins, out):
+        in_u, out_u = fields.get("input_unsigned", False), fields.get("output_unsigned", False)
+        return A.RescaleAttrs(
+            P.int_tuple(params["multiplier"]), P.int_tuple(params["shift"]),
+            P.int_value(params["input_zp"], "input_zp", in_u),
+            P.int_value(params["output_zp"], "output_zp", out_u),
+            fields.get("scale32", False),
+            P.enum_name(ROUNDING_MODES, fields.get("rounding_mode", 0), "rounding_mode", "SINGLE_ROUND"),
+            fields.get("per_channel", False), in_u, out_u, out.dtype)
+
+
+class MatMulCodec(Codec):
+    roles = ("a_zp", "b_zp")
+
+    def encode(self, attrs, ins, out):
+        return [P.scalar_param("a_zp", attrs.a_zp, ins[0].dtype),
+                P.scalar_param("b_zp", attrs.b_zp, ins[1].dtype)], {}
+
+    def decode(self, fields, params, ins, out):
+        return A.MatMulAttrs(P.int_value(params["a_zp"], "a_zp"), P.int_value(params["b_zp"], "b_zp"))
+
+
+def _conv_zps(attrs, ins) -> list:
+    return [P.scalar_param("input_zp", attrs.input_zp, ins[0].dtype),
+            P.scalar_param("weight_zp", attrs.weight_zp, ins[1].dtype)]
+
+
+def _zps(params) -> tuple:
+    return P.int_value(params["input_zp"], "input_zp"), P.int_value(params["weight_zp"], "weight_zp")
+
+
+class ConvCodec(Codec):
+    roles = ("input_zp", "weight_zp")
+
+    def encode(self, attrs, ins, out):
+        fields = {"pad": attrs.pad, "stride": attrs.stride, "dilation": attrs.dilation,
+                  "local_bound": attrs.local_bound, "acc_type": P.acc_code(attrs.acc_type)}
+        return _conv_zps(attrs, ins), fields
+
+    def decode(self, fields, params, ins, out):
+        return A.Conv2dAttrs(fields.get("pad", ()), fields.get("stride", ()), fields.get("dilation", ()),
+                             P.acc_dtype(fields.get("acc_type", 0)), *_zps(params),
+                             fields.get("local_bound", False))
+
+
+class TransposeConvCodec(Codec):
+    roles = ("input_zp", "weight_zp")
+
+    def encode(self, attrs, ins, out):
+        fields = {"out_pad": attrs.out_pad, "stride": attrs.stride,
+                  "local_bound": attrs.local_bound, "acc_type": P.acc_code(attrs.acc_type)}
+        return _conv_zps(attrs, ins), fields
+
+    def decode(self, fields, params, ins, out):
+        return A.TransposeConv2dAttrs(fields.get("out_pad", ()), fields.get("stride", ()),
+                                      P.acc_dtype(fields.get("acc_type", 0)), *_zps(params),
+                                      fields.get("local_bound", False))
+
+
+class AvgPoolCodec(Codec):
+    roles = ("input_zp", "output_zp")
+
+    def encode(self, attrs, ins, out):
+        params = [P.scalar_param("input_zp", attrs.input_zp, ins[0].dtype),
+                  P.scalar_param("output_zp", attrs.output_zp, out.dtype)]
+        return params, {"kernel": attrs.kernel, "stride": attrs.stride, "pad": attrs.pad,
+                        "acc_type": P.acc_code(attrs.acc_type)}
+
+    def decode(self, fields, params, ins, out):
+        return A.AvgPool2dAttrs(fields.get("kernel", ()), fields.get("stride", ()), fields.get("pad", ()),
+                                P.acc_dtype(fields.get("acc_type", 0)),
+                                P.int_value(params["input_zp"], "input_zp"),
+                                P.int_value(params["output_zp"], "output_zp"))
+
+
+class MaxPoolCodec(Codec):
+    def encode(self, attrs, ins, out):
+        return [], {"kernel": attrs.kernel, "stride": attrs.stride, "pad": attrs.pad, "nan_mode": nan_code(attrs)}
+
+    def decode(self, fields, params, ins, out):
+        return A.MaxPool2dAttrs(fields.get("kernel", ()), fields.get("stride", ()), fields.get("pad", ()),
+                                nan_name(fields))
+
+
+_register("ABS BITWISE_NOT CEIL CLZ COS EXP FLOOR LOG LOGICAL_NOT RECIPROCAL RSQRT SIN ERF SIGMOID TANH "
+          "ADD SUB INTDIV POW BITWISE_AND BITWISE_OR BITWISE_XOR LOGICAL_AND LOGICAL_OR LOGICAL_XOR "
+          "LOGICAL_LEFT_SHIFT LOGICAL_RIGHT_SHIFT EQUAL GREATER GREATER_EQUAL SELECT GATHER SCATTER IDENTITY",
+          Codec())
+_register("MAXIMUM MINIMUM", NanCodec())
+_register("ARITHMETIC_RIGHT_SHIFT", ShiftCodec())
+_register("MUL", MulCodec())
+_register("NEGATE", NegateCodec())
+_register("CLAMP", ClampCodec())
+_register("CAST", CastCodec())
+_register("TABLE", TableCodec())
+_register("RESCALE", RescaleCodec())
+_register("ARGMAX REDUCE_MAX REDUCE_MIN", AxisNanCodec())
+_register("REDUCE_ALL REDUCE_ANY REDUCE_PRODUCT REDUCE_SUM CONCAT REVERSE", AxisCodec())
+_register("MATMUL", MatMulCodec())
+_register("CONV2D DEPTHWISE_CONV2D", ConvCodec())
+_register("TRANSPOSE_CONV2D", TransposeConvCodec())
+_register("AVG_POOL2D", AvgPoolCodec())
+_register("MAX_POOL2D", MaxPoolCodec())
+for _name, _codec in LAYOUT_CODECS.items():
+    _register(_name, _codec)

@@ -1,0 +1,153 @@
+"""Read a TOSA flatbuffer into an IR graph: :func:`read_tosa`.
+
+Reads our own files and those of the official tools (``tosa-opt
+--tosa-serialize``). Constant operands that TOSA 1.0 uses for parameters
+(zero points, shifts, shapes, tables, rescale factors) are folded back into
+the consuming op's typed attributes, and their CONST / CONST_SHAPE producers
+disappear; a CONST that feeds a real data operand (weights, a bias) or a graph
+output stays a CONST op with its array. Values keep their tensor names and
+every op gets ``Location(<TOSA op>, <location text or output name>, "tosa")``.
+Anything that cannot be mapped raises :class:`ReadError`.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..ir import attrs as A
+from ..ir.builder import Builder
+from ..ir.graph import Graph
+from ..ir.location import Location
+from ..ir.ops import OPS, Op
+from ..ir.types import TensorType
+from .codecs import CODECS
+from .deserialize import deserialize
+from .errors import ReadError
+from .tensor_data import from_le_bytes
+
+_CONSTANT_OPS = ("CONST", "CONST_SHAPE")
+
+
+def read_tosa(data) -> Graph:
+    """The IR graph of a ``.tosa`` file's bytes (raises :class:`ReadError`)."""
+    return _Lifting(deserialize(data)).run()
+
+
+class _Lifting:
+    def __init__(self, block):
+        self.block = block
+        self.tensors = {t.name: t for t in block.tensors}
+        self.shapes = {s.name: s for s in block.shapes}
+        self.consts: dict = {}
+        self.values: dict = {}
+        self.graph = Graph()
+        self.builder = Builder(self.graph)
+        self.kept_consts = self._consts_used_as_values()
+
+    def run(self) -> Graph:
+        for name in self.block.inputs:
+            self.values[name] = self.graph.add_input(name, self._type(name))
+        for op in self.block.ops:
+            self._lift(op)
+        outputs = [self._value(name, "graph output") for name in self.block.outputs]
+        self.graph.set_outputs(outputs, list(self.block.outputs))
+        return self.graph
+
+    def _consts_used_as_values(self) -> set:
+        """CONST outputs that must stay ops: used as data, as an output, or not used at all."""
+        as_data, as_param = set(self.block.outputs), set()
+        for op in self.block.ops:
+            if op.op in _CONSTANT_OPS:
+                continue
+            n = _data_count(op)
+            as_data.update(op.inputs[:n])
+            as_param.update(op.inputs[n:])
+        return {op.outputs[0] for op in self.block.ops if op.op == "CONST" and op.outputs
+                and (op.outputs[0] in as_data or op.outputs[0] not in as_param)}
+
+    def _lift(self, op):
+        if len(op.outputs) != 1:
+            raise ReadError(f"{op.op} has {len(op.outputs)} outputs; expected one")
+        if op.op == "CONST":
+            self._const(op)
+        elif op.op == "CONST_SHAPE":
+            self._const_shape(op)
+        else:
+            self._compute(op)
+
+    def _const(self, op):
+        name = op.outputs[0]
+        type_ = self._type(name)
+        rec = self.tensors[name]
+        if rec.data is None:
+            raise ReadError(f"CONST '{name}' has no data")
+        try:
+            values = from_le_bytes(rec.data, type_.dtype, type_.shape)
+        except ValueError as e:
+            raise ReadError(f"CONST '{name}': {e}") from None
+        self.consts[name] = values
+        if name in self.kept_consts:
+            self._create(op, Op.CONST, [], A.ConstAttrs(values), type_)
+
+    def _const_shape(self, op):
+        name = op.outputs[0]
+        if name not in self.shapes:
+            raise ReadError(f"CONST_SHAPE output '{name}' is not in the block's shapes")
+        try:
+            self.consts[name] = np.array(self.shapes[name].values(), dtype=np.int64)
+        except ValueError as e:
+            raise ReadError(str(e)) from None
+
+    def _compute(self, op):
+        codec, opdef = CODECS[op.op], OPS[op.op]
+        n = _data_count(op)
+        operands = [self._value(name, f"operand of {op.op}") for name in op.inputs[:n]]
+        params = {role: self._param(op, role, name) for role, name in zip(codec.roles, op.inputs[n:])}
+        out = self._type(op.outputs[0])
+        try:
+            attrs = codec.decode(op.fields, params, [v.type for v in operands], out)
+        except ValueError as e:
+            raise ReadError(f"{op.op} '{op.outputs[0]}': {e}") from None
+        self._create(op, opdef, operands, attrs, out)
+
+    def _create(self, op, opdef, operands, attrs, out: TensorType):
+        name = op.outputs[0]
+        text = op.location if op.location is not None else name
+        with self.builder.at(Location(op.op, text, source="tosa")):
+            try:
+                result = self.builder.create(opdef, operands, attrs, result_types=[out], name=name).result
+            except TypeError as e:
+                raise ReadError(f"{op.op} '{name}': {e}") from None
+        self.values[name] = result
+
+    def _param(self, op, role: str, name: str) -> np.ndarray:
+        if name not in self.consts:
+            raise ReadError(f"{op.op} '{op.outputs[0]}': operand {role} ('{name}') is not a constant; "
+                            f"only constant {role} operands can be read")
+        return self.consts[name]
+
+    def _value(self, name: str, what: str):
+        if name not in self.values:
+            raise ReadError(f"{what} '{name}' is not defined before its use")
+        return self.values[name]
+
+    def _type(self, name: str) -> TensorType:
+        rec = self.tensors.get(name)
+        if rec is None:
+            where = "a shape value" if name in self.shapes else "missing from the block's tensors"
+            raise ReadError(f"tensor '{name}' is {where}")
+        if rec.dtype is None:
+            raise ReadError(f"tensor '{name}' has element type code {rec.type_code}, which the IR lacks")
+        if any(d < 0 for d in rec.shape):
+            raise ReadError(f"tensor '{name}' has a dynamic shape {list(rec.shape)}; run infer_shapes first")
+        return TensorType(rec.dtype, tuple(rec.shape))
+
+
+def _data_count(op) -> int:
+    """How many leading inputs of ``op`` are data; the rest are constant parameters."""
+    if op.op not in CODECS or op.op not in OPS:
+        raise ReadError(f"TOSA op {op.op} is not supported by the reader")
+    n = len(op.inputs) - len(CODECS[op.op].roles)
+    if n < 1:
+        raise ReadError(f"{op.op} '{op.outputs[0] if op.outputs else '?'}' has {len(op.inputs)} inputs; "
+                        f"expected data operands plus {', '.join(CODECS[op.op].roles) or 'nothing'}")
+    return n

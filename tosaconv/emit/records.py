@@ -1,0 +1,61 @@
+"""The TOSA block as plain records: the middle ground of writer and reader.
+
+Writing goes IR graph → :class:`BlockRecord` (``writer.py`` lowers zero
+points, shifts and shapes to constant operands and names every tensor) →
+bytes (``serialize.py``). Reading runs the other way: bytes → records
+(``deserialize.py``) → IR graph (``reader.py`` folds the constant operands
+back into attributes). Records mirror the flatbuffer tables one to one, with
+enum values already decoded to names and data kept as flat ``uint8`` arrays.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Optional
+
+import numpy as np
+
+from ..ir.dtypes import DType
+
+
+@dataclass
+class TensorRecord:
+    name: str
+    shape: tuple
+    dtype: Optional[DType]          # None: a type the IR has no counterpart for
+    data: Optional[np.ndarray] = None  # flat uint8, little-endian; constants only
+    type_code: int = 0
+
+
+@dataclass
+class ShapeRecord:
+    name: str
+    rank: int
+    data: Optional[np.ndarray] = None  # flat uint8: ``rank`` int64 LE values
+
+    def values(self) -> tuple:
+        if self.data is None or self.data.size < 8 * self.rank:
+            raise ValueError(f"shape {self.name!r} has no data for its {self.rank} values")
+        return tuple(int(v) for v in self.data[:8 * self.rank].view("<i8"))
+
+
+@dataclass
+class OpRecord:
+    op: str                 # TOSA op name, e.g. "CONV2D"
+    fields: dict            # attribute table fields by name (raw: ints, bools, tuples, bytes)
+    inputs: list
+    outputs: list
+    location: Optional[str] = None
+
+
+@dataclass
+class BlockRecord:
+    name: str = "main"
+    ops: list = field(default_factory=list)
+    tensors: list = field(default_factory=list)
+    shapes: list = field(default_factory=list)
+    inputs: list = field(default_factory=list)
+    outputs: list = field(default_factory=list)
+
+    def data_bytes(self) -> int:
+        """Total size of the constant data (to size the flatbuffer builder once)."""
+        return sum(r.data.size for r in self.tensors + self.shapes if r.data is not None)

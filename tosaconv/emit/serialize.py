@@ -1,0 +1,168 @@
+"""Serialize a :class:`BlockRecord` as a TOSA flatbuffer with ``flatbuffers.Builder``.
+
+Tables are written bottom-up (children before parents, as flatbuffers
+requires) in a fixed order, so the same records always give the same bytes.
+Slots come from ``schema.py``. Constant data is not copied more than needed:
+the builder is sized up front so it never regrows, and each array's ``uint8``
+view goes in through a single ``tobytes``, 8-byte aligned as the schema's
+``force_align`` asks. Scalars equal to their schema default are left out, as
+flatbuffers does.
+"""
+from __future__ import annotations
+
+import flatbuffers
+import numpy as np
+
+from . import schema as S
+from .records import BlockRecord, OpRecord, ShapeRecord, TensorRecord
+
+_MAX_BYTES = 2**31 - 2**20  # flatbuffers' 2 GB limit, with room for the tables
+
+
+def serialize(block: BlockRecord) -> bytes:
+    """The flatbuffer bytes of a one-region, one-block TOSA 1.0 graph."""
+    b = flatbuffers.Builder(_size_estimate(block))
+    regions = _offsets(b, [_region(b, _block(b, block))])
+    version = _version(b)
+    b.StartObject(S.GraphSlot.COUNT)
+    b.PrependUOffsetTRelativeSlot(S.GraphSlot.VERSION, version, 0)
+    b.PrependUOffsetTRelativeSlot(S.GraphSlot.REGIONS, regions, 0)
+    b.Finish(b.EndObject(), S.FILE_IDENTIFIER)
+    return bytes(memoryview(b.Bytes)[b.Head():])  # one copy (Output() would make two)
+
+
+def _size_estimate(block: BlockRecord) -> int:
+    """Enough room that the builder never regrows (each regrowth copies all data written so far)."""
+    records = len(block.ops) + len(block.tensors) + len(block.shapes)
+    names = sum(len(t.name) for t in block.tensors + block.shapes)
+    return min(block.data_bytes() + 512 * records + 4 * names + 65536, flatbuffers.Builder.MAX_BUFFER_SIZE)
+
+
+def too_big(block: BlockRecord) -> bool:
+    return block.data_bytes() > _MAX_BYTES
+
+
+def _region(b, block: int) -> int:
+    # The official tools name the one region and its block "main"; the reference model requires it.
+    name, blocks = b.CreateString("main"), _offsets(b, [block])
+    b.StartObject(S.RegionSlot.COUNT)
+    b.PrependUOffsetTRelativeSlot(S.RegionSlot.NAME, name, 0)
+    b.PrependUOffsetTRelativeSlot(S.RegionSlot.BLOCKS, blocks, 0)
+    return b.EndObject()
+
+
+def _version(b) -> int:
+    major, minor, patch, draft = S.WRITE_VERSION
+    b.StartObject(S.VersionSlot.COUNT)
+    b.PrependInt32Slot(S.VersionSlot.MAJOR, major, -1)
+    b.PrependInt32Slot(S.VersionSlot.MINOR, minor, -1)
+    b.PrependInt32Slot(S.VersionSlot.PATCH, patch, -1)
+    b.PrependBoolSlot(S.VersionSlot.DRAFT, draft, True)
+    return b.EndObject()
+
+
+def _block(b, block: BlockRecord) -> int:
+    tensors = _offsets(b, [_tensor(b, t) for t in block.tensors])
+    shapes = _offsets(b, [_shape(b, s) for s in block.shapes])
+    operators = _offsets(b, [_operator(b, op) for op in block.ops])
+    inputs, outputs = _strings(b, block.inputs), _strings(b, block.outputs)
+    name = b.CreateString(block.name)
+    b.StartObject(S.BlockSlot.COUNT)
+    b.PrependUOffsetTRelativeSlot(S.BlockSlot.NAME, name, 0)
+    b.PrependUOffsetTRelativeSlot(S.BlockSlot.OPERATORS, operators, 0)
+    b.PrependUOffsetTRelativeSlot(S.BlockSlot.TENSORS, tensors, 0)
+    b.PrependUOffsetTRelativeSlot(S.BlockSlot.INPUTS, inputs, 0)
+    b.PrependUOffsetTRelativeSlot(S.BlockSlot.OUTPUTS, outputs, 0)
+    b.PrependUOffsetTRelativeSlot(S.BlockSlot.SHAPES, shapes, 0)
+    return b.EndObject()
+
+
+def _tensor(b, t: TensorRecord) -> int:
+    data = None if t.data is None else _aligned_bytes(b, t.data)
+    shape = _int32s(b, t.shape)
+    name = b.CreateString(t.name)
+    b.StartObject(S.TensorSlot.COUNT)
+    b.PrependUOffsetTRelativeSlot(S.TensorSlot.NAME, name, 0)
+    b.PrependUOffsetTRelativeSlot(S.TensorSlot.SHAPE, shape, 0)
+    b.PrependUint32Slot(S.TensorSlot.TYPE, t.type_code or S.dtype_code(t.dtype), 0)
+    if data is not None:
+        b.PrependUOffsetTRelativeSlot(S.TensorSlot.DATA, data, 0)
+    return b.EndObject()
+
+
+def _shape(b, s: ShapeRecord) -> int:
+    data = None if s.data is None else _aligned_bytes(b, s.data)
+    name = b.CreateString(s.name)
+    b.StartObject(S.ShapeSlot.COUNT)
+    b.PrependUOffsetTRelativeSlot(S.ShapeSlot.NAME, name, 0)
+    b.PrependUint32Slot(S.ShapeSlot.RANK, s.rank, 0)
+    if data is not None:
+        b.PrependUOffsetTRelativeSlot(S.ShapeSlot.DATA, data, 0)
+    return b.EndObject()
+
+
+def _operator(b, op: OpRecord) -> int:
+    attribute = _attribute(b, op.op, op.fields)
+    inputs, outputs = _strings(b, op.inputs), _strings(b, op.outputs)
+    location = None
+    if op.location is not None:
+        text = b.CreateString(op.location)
+        b.StartObject(S.LocationSlot.COUNT)
+        b.PrependUOffsetTRelativeSlot(S.LocationSlot.TEXT, text, 0)
+        location = b.EndObject()
+    code = S.OP_CODE[op.op]
+    b.StartObject(S.OperatorSlot.COUNT)
+    b.PrependUint32Slot(S.OperatorSlot.OP, code, 0)
+    b.PrependUint8Slot(S.OperatorSlot.ATTRIBUTE_TYPE, code, 0)  # union member N belongs to op N
+    b.PrependUOffsetTRelativeSlot(S.OperatorSlot.ATTRIBUTE, attribute, 0)
+    b.PrependUOffsetTRelativeSlot(S.OperatorSlot.INPUTS, inputs, 0)
+    b.PrependUOffsetTRelativeSlot(S.OperatorSlot.OUTPUTS, outputs, 0)
+    if location is not None:
+        b.PrependUOffsetTRelativeSlot(S.OperatorSlot.LOCATION, location, 0)
+    return b.EndObject()
+
+
+def _attribute(b, op_name: str, fields: dict) -> int:
+    layout = S.attr_layout(op_name)
+    vectors = {name: _field_vector(b, kind, fields[name])
+               for name, kind in layout if kind in (S.INT32_VEC, S.BYTES) and name in fields}
+    b.StartObject(len(layout))
+    for slot, (name, kind) in enumerate(layout):
+        if name in vectors:
+            b.PrependUOffsetTRelativeSlot(slot, vectors[name], 0)
+        elif name in fields and kind == S.BOOL:
+            b.PrependBoolSlot(slot, bool(fields[name]), False)
+        elif name in fields and kind == S.INT32:
+            b.PrependInt32Slot(slot, int(fields[name]), 0)
+        elif name in fields and kind == S.ENUM:
+            b.PrependUint32Slot(slot, int(fields[name]), 0)
+    return b.EndObject()
+
+
+def _field_vector(b, kind: str, value) -> int:
+    if kind == S.INT32_VEC:
+        return _int32s(b, value)
+    return _aligned_bytes(b, np.frombuffer(bytes(value), dtype=np.uint8))
+
+
+def _aligned_bytes(b, data: np.ndarray) -> int:
+    # Pad first so the bytes end up 8-byte aligned (force_align: 8); the vector's
+    # own 4-byte alignment is then already met. ``tobytes`` is the one copy made
+    # (CreateNumpyVector would copy a uint8 array twice).
+    b.Prep(8, data.size)
+    return b.CreateByteVector(data.tobytes())
+
+
+def _int32s(b, values) -> int:
+    return b.CreateNumpyVector(np.asarray([int(v) for v in values], dtype="<i4"))
+
+
+def _strings(b, strings) -> int:
+    return _offsets(b, [b.CreateString(s) for s in strings])
+
+
+def _offsets(b, offsets: list) -> int:
+    b.StartVector(4, len(offsets), 4)
+    for off in reversed(offsets):
+        b.PrependUOffsetTRelative(off)
+    return b.EndVector()

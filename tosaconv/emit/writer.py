@@ -1,0 +1,149 @@
+"""Write a static IR graph as a TOSA 1.0 flatbuffer: :func:`write_tosa`.
+
+Lowering turns the IR into block records. Every value gets a unique tensor
+name (graph inputs and outputs keep the source model's names; others keep
+their IR name, suffixed on a clash). Each op's attributes pass through its
+codec: parameters TOSA 1.0 wants as operands become CONST / CONST_SHAPE ops
+placed just before the op, named ``<result>/<role>``. An output that is a
+graph input, or a value returned twice, is copied through an IDENTITY so
+every output tensor has its own name. Operator locations are
+``str(op.location)``, except that a location read from a ``.tosa`` is
+written back verbatim, so reading and rewriting a file changes nothing.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..ir.location import Location
+from ..ir.ops import Op
+from ..ir.types import TensorType
+from .codecs import CODECS
+from .errors import EmitError
+from .records import BlockRecord, OpRecord, ShapeRecord, TensorRecord
+from .serialize import serialize, too_big
+from .tensor_data import to_le_bytes
+from .tensor_names import assign_names
+
+
+def write_tosa(graph) -> bytes:
+    """The ``.tosa`` bytes of a static graph (raises :class:`EmitError` naming the offending op)."""
+    block = _Lowering(graph).run()
+    if too_big(block):
+        raise EmitError(f"constant data of {block.data_bytes()} bytes exceeds the 2 GB flatbuffer limit")
+    return serialize(block)
+
+
+def location_text(loc: Location) -> str:
+    if loc.fused:
+        return " + ".join(location_text(p) for p in loc.fused)
+    return loc.name if loc.source == "tosa" else str(loc)
+
+
+class _Lowering:
+    def __init__(self, graph):
+        self.graph = graph
+        self.block = BlockRecord()
+        self.names, self.copies = assign_names(graph)
+        self.defined = set()
+
+    def run(self) -> BlockRecord:
+        self._inputs()
+        for op in self.graph.ops:
+            self._lower(op)
+        for value, out_name in self.copies:
+            self._identity(value, out_name)
+        for value in self.graph.outputs:
+            if value not in self.defined:
+                raise EmitError(f"graph output value '{value.name}' is not produced by any op")
+        self.block.outputs = list(self.graph.output_names)
+        return self.block
+
+    def _inputs(self):
+        # A symbolic input is reported at its first user, which has a source location.
+        users = self.graph.users()
+        for v in self.graph.inputs:
+            first = users.get(v.name, [None])[0]
+            what = f"graph input '{v.name}'" + (f" (first used by {first.op.name})" if first else "")
+            self._add_tensor(v.name, _static_type(v, what, first and first.location))
+            self.defined.add(v)
+        self.block.inputs = [v.name for v in self.graph.inputs]
+
+    def _lower(self, op):
+        if op.op.tosa is None:
+            raise EmitError(f"cannot emit {op.op.name}: it is a shape-helper or data-dependent op with no "
+                            f"TOSA counterpart; specialize the graph so it folds away first", op.location)
+        ins = [self._operand(op, v) for v in op.operands]
+        if len(op.results) != 1:
+            raise EmitError(f"cannot emit {op.op.name}: it has {len(op.results)} results", op.location)
+        out = _static_type(op.result, f"result of {op.op.name}", op.location)
+        try:
+            if op.op is Op.CONST:
+                self._const(op, out)
+            else:
+                self._op(op, ins, out)
+        except ValueError as e:
+            raise EmitError(f"cannot emit {op.op.name}: {e}", op.location) from None
+        self.defined.add(op.result)
+
+    def _operand(self, op, v) -> TensorType:
+        if v not in self.defined:
+            raise EmitError(f"cannot emit {op.op.name}: operand '{v.name}' is not defined before it",
+                            op.location)
+        return _static_type(v, f"operand '{v.name}' of {op.op.name}", op.location)
+
+    def _const(self, op, out: TensorType):
+        name = self.names[op.result]
+        values = np.asarray(op.attrs.values)
+        if values.size != math.prod(out.shape):
+            raise ValueError(f"values of shape {list(values.shape)} do not fill {out}")
+        self._add_tensor(name, out, to_le_bytes(values, out.dtype))
+        self._add_op("CONST", {}, [], [name], location_text(op.location))
+
+    def _op(self, op, ins: list, out: TensorType):
+        codec = CODECS.get(op.op.tosa)
+        if codec is None:
+            raise ValueError("the emitter has no encoder for it")
+        params, fields = codec.encode(op.attrs, ins, out)
+        out_name = self.names[op.result]
+        inputs = [self.names[v] for v in op.operands]
+        inputs += [self._param(out_name, p, op.location) for p in params]
+        self._add_tensor(out_name, out)
+        self._add_op(op.op.tosa, fields, inputs, [out_name], location_text(op.location))
+
+    def _param(self, owner: str, param, location) -> str:
+        name = self.names.fresh(f"{owner}/{param.role}")
+        text = location_text(location)
+        if param.dtype is None:
+            data = np.ascontiguousarray(param.values, dtype="<i8").view(np.uint8)
+            self.block.shapes.append(ShapeRecord(name, int(param.values.size), data))
+            self._add_op("CONST_SHAPE", {}, [], [name], text)
+        else:
+            shape = (int(param.values.size),)
+            self._add_tensor(name, TensorType(param.dtype, shape), to_le_bytes(param.values, param.dtype))
+            self._add_op("CONST", {}, [], [name], text)
+        return name
+
+    def _identity(self, value, out_name: str):
+        self._add_tensor(out_name, value.type)
+        text = f"IDENTITY '{out_name}'"
+        self._add_op("IDENTITY", {}, [self.names[value]], [out_name], text)
+
+    def _add_tensor(self, name: str, type_: TensorType, data=None):
+        self.block.tensors.append(TensorRecord(name, type_.shape, type_.dtype, data))
+
+    def _add_op(self, op: str, fields: dict, inputs: list, outputs: list, location: str):
+        self.block.ops.append(OpRecord(op, fields, inputs, outputs, location))
+
+
+def _static_type(value, what: str, location) -> TensorType:
+    t = value.type
+    if not isinstance(t, TensorType):
+        raise EmitError(f"{what} is an Index value ({t}); helper ops must fold away before emission",
+                        location)
+    # numpy integer dims count as static here, though ir's is_static() only accepts int.
+    if not all(isinstance(d, (int, np.integer)) for d in t.shape):
+        raise EmitError(f"{what} has symbolic type {t}; bind its symbols (specialize) before emission",
+                        location)
+    return TensorType(t.dtype, tuple(int(d) for d in t.shape))
