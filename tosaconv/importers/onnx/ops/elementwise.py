@@ -97,7 +97,7 @@ def _unary(op):
 for _onnx, _op in (("Reciprocal", Op.RECIPROCAL), ("Exp", Op.EXP), ("Log", Op.LOG), ("Abs", Op.ABS),
                    ("Sigmoid", Op.SIGMOID), ("Tanh", Op.TANH), ("Erf", Op.ERF), ("Not", Op.LOGICAL_NOT),
                    ("Floor", Op.FLOOR), ("Ceil", Op.CEIL), ("Sin", Op.SIN), ("Cos", Op.COS)):
-    converter(_onnx, since=6)(_unary(_op))
+    converter(_onnx, since=1)(_unary(_op))
 
 
 @converter("Neg", since=6)
@@ -215,4 +215,14 @@ def convert_cast(ctx, node):
         return st
     x = ctx.tensor(node.inputs[0])
     target = _CAST_TARGETS[to]
-    return x if x.type.dtype is target else ctx.b.emit(Op.CAST, x, attrs=A.CastAttrs(target))
+    if x.type.dtype is target:
+        return x
+    if x.type.dtype.is_float and target.is_int:
+        x = _truncate(ctx, x)
+    return ctx.b.emit(Op.CAST, x, attrs=A.CastAttrs(target))
+
+
+def _truncate(ctx, x):
+    """ONNX float->int casts truncate toward zero; TOSA CAST rounds to nearest even."""
+    positive = ctx.b.emit(Op.GREATER_EQUAL, x, ctx.b.scalar_like(0, x.type))
+    return ctx.b.emit(Op.SELECT, positive, ctx.b.emit(Op.FLOOR, x), ctx.b.emit(Op.CEIL, x))

@@ -26,10 +26,15 @@ from .common import expand_leading, index_for, norm_axis, reshape
 def convert_shape(ctx, node):
     x = ctx.tensor(node.inputs[0])
     rank = x.type.rank
-    start = norm_axis(node.attr("start", 0), rank + 1) if rank else 0
-    end = node.attr("end", None)
-    end = rank if end is None else min(max(end + rank if end < 0 else end, 0), rank)
+    start, end = node.attr("start", 0), node.attr("end", None)
+    start = _clamp_axis(start, rank)
+    end = rank if end is None else _clamp_axis(end, rank)
     return ShapeTensor([ctx.dim_value(x, i) for i in range(start, end)])
+
+
+def _clamp_axis(a: int, rank: int) -> int:
+    """Shape's start/end: negative counts from the back, then clamps to [0, rank]."""
+    return min(max(a + rank if a < 0 else a, 0), rank)
 
 
 @converter("Size", since=1)
@@ -83,7 +88,10 @@ def _inferred_dim(ctx, x, others):
 @converter("Flatten", since=1)
 def convert_flatten(ctx, node):
     x = ctx.tensor(node.inputs[0])
-    axis = norm_axis(node.attr("axis"), x.type.rank + 1)
+    axis = node.attr("axis")
+    axis = axis + x.type.rank if axis < 0 else axis
+    if not 0 <= axis <= x.type.rank:
+        raise ConvertError(f"Flatten axis {node.attr('axis')} is out of range for rank {x.type.rank}")
     shape = x.type.shape
     return reshape(ctx, x, [product(shape[:axis]), product(shape[axis:])])
 

@@ -1,0 +1,27 @@
+"""Kernels of the TOSA chapter "Comparison Operators": EQUAL, GREATER, GREATER_EQUAL.
+
+The result is a bool tensor of the broadcast shape. numpy's comparisons
+already give what the spec's floating-point table requires: any comparison
+with a NaN is false, and +0.0 equals -0.0.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..ir.ops import Op
+from .registry import kernel
+
+
+@kernel(Op.EQUAL)
+def equal(op, args, ctx):
+    return [np.equal(args[0], args[1])]
+
+
+@kernel(Op.GREATER)
+def greater(op, args, ctx):
+    return [np.greater(args[0], args[1])]
+
+
+@kernel(Op.GREATER_EQUAL)
+def greater_equal(op, args, ctx):
+    return [np.greater_equal(args[0], args[1])]

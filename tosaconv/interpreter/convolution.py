@@ -1,0 +1,104 @@
+"""Convolution kernels of the TOSA chapter "Tensor Operators": CONV2D, DEPTHWISE_CONV2D, TRANSPOSE_CONV2D.
+
+Layouts are the spec's: NHWC input, CONV2D and TRANSPOSE_CONV2D weights OHWI,
+DEPTHWISE_CONV2D weights ``[KH, KW, C, M]`` with output channel ``c*M + m``;
+``pad`` and ``out_pad`` are ``[top, bottom, left, right]``. Zero points are
+subtracted before padding, so padded positions contribute nothing, as in the
+pseudocode where out-of-range taps read a value of 0. The bias is added to
+the accumulator and the sum narrowed to the result type (float32 to the float
+type; int64 to int32 or int48, truncating, since overflow is unpredictable).
+TRANSPOSE_CONV2D scatters each input pixel's products into a full-size buffer
+and then applies ``out_pad``, cropping where it is negative.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..ir.ops import Op
+from .numeric import as_int64, f32, float_result, in_dtype, out_dtype, wrap
+from .registry import kernel
+from .windows import blas_type, centered, check_window, out_size, pad_hw, rows, taps
+
+
+def _finish(op, acc: np.ndarray, bias: np.ndarray) -> np.ndarray:
+    """Add the bias (one value or one per output channel) and narrow to the result type."""
+    dtype = out_dtype(op)
+    if dtype.is_float:
+        return float_result(acc + f32(bias), dtype)
+    return wrap(np.rint(acc).astype(np.int64) + as_int64(bias), dtype)
+
+
+def _weights(op, w: np.ndarray) -> np.ndarray:
+    return blas_type(centered(w, op.attrs.weight_zp, "weight", in_dtype(op, 1)))
+
+
+def _input(op, x: np.ndarray) -> np.ndarray:
+    return blas_type(centered(x, op.attrs.input_zp, "input", in_dtype(op)))
+
+
+def _output_hw(x, kernel_hw, a) -> tuple:
+    check_window(a.pad, a.stride, a.dilation)
+    oh = out_size(x.shape[1], kernel_hw[0], a.pad[0], a.pad[1], a.stride[0], a.dilation[0])
+    ow = out_size(x.shape[2], kernel_hw[1], a.pad[2], a.pad[3], a.stride[1], a.dilation[1])
+    if oh < 1 or ow < 1:
+        raise ValueError(f"the kernel {list(kernel_hw)} does not fit the padded input {list(x.shape[1:3])}")
+    return oh, ow
+
+
+@kernel(Op.CONV2D)
+def conv2d(op, args, ctx):
+    x, w, bias = args
+    a = op.attrs
+    oh, ow = _output_hw(x, w.shape[1:3], a)
+    padded = pad_hw(_input(op, x), a.pad)
+    weights = _weights(op, w)
+    acc = np.zeros((x.shape[0] * oh * ow, w.shape[0]), dtype=padded.dtype)
+    for ky, kx, view in taps(padded, w.shape[1:3], (oh, ow), a.stride, a.dilation):
+        acc += rows(view) @ weights[:, ky, kx, :].T
+    return [_finish(op, acc.reshape(x.shape[0], oh, ow, w.shape[0]), bias)]
+
+
+@kernel(Op.DEPTHWISE_CONV2D)
+def depthwise_conv2d(op, args, ctx):
+    x, w, bias = args
+    a = op.attrs
+    kh, kw, c, m = w.shape
+    oh, ow = _output_hw(x, (kh, kw), a)
+    padded = pad_hw(_input(op, x), a.pad)
+    weights = _weights(op, w)
+    acc = np.zeros((x.shape[0], oh, ow, c, m), dtype=padded.dtype)
+    for ky, kx, view in taps(padded, (kh, kw), (oh, ow), a.stride, a.dilation):
+        acc += view[..., :, None] * weights[ky, kx]
+    return [_finish(op, acc.reshape(x.shape[0], oh, ow, c * m), bias)]
+
+
+@kernel(Op.TRANSPOSE_CONV2D)
+def transpose_conv2d(op, args, ctx):
+    x, w, bias = args
+    a = op.attrs
+    n, ih, iw, _ = x.shape
+    oc, kh, kw, _ = w.shape
+    _check_transpose(a, kh, kw)
+    sy, sx = a.stride
+    data = rows(_input(op, x))
+    weights = _weights(op, w)
+    full = np.zeros((n, (ih - 1) * sy + kh, (iw - 1) * sx + kw, oc), dtype=data.dtype)
+    for ky in range(kh):
+        for kx in range(kw):
+            products = (data @ weights[:, ky, kx, :].T).reshape(n, ih, iw, oc)
+            full[:, ky:ky + (ih - 1) * sy + 1:sy, kx:kx + (iw - 1) * sx + 1:sx, :] += products
+    return [_finish(op, _apply_out_pad(full, a.out_pad), bias)]
+
+
+def _check_transpose(a, kh: int, kw: int):
+    top, bottom, left, right = a.out_pad
+    if min(a.stride) < 1 or min(top, bottom) <= -kh or min(left, right) <= -kw:
+        raise ValueError(f"TRANSPOSE_CONV2D needs stride >= 1 and out_pad above -kernel size, "
+                         f"got stride={list(a.stride)}, out_pad={list(a.out_pad)}, kernel={[kh, kw]}")
+
+
+def _apply_out_pad(full: np.ndarray, out_pad) -> np.ndarray:
+    """Output row ``oy`` is full-buffer row ``oy - top``: pad with zeros where out_pad > 0, crop where < 0."""
+    top, bottom, left, right = (int(p) for p in out_pad)
+    full = full[:, max(-top, 0):full.shape[1] - max(-bottom, 0), max(-left, 0):full.shape[2] - max(-right, 0)]
+    return pad_hw(full, (max(top, 0), max(bottom, 0), max(left, 0), max(right, 0)))

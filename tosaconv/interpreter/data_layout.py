@@ -1,0 +1,92 @@
+"""Kernels of the TOSA chapter "Data Layout": CONCAT, PAD, RESHAPE, REVERSE, SLICE, TILE, TRANSPOSE, IDENTITY.
+
+These move data without computing. RESHAPE, REVERSE, SLICE, TRANSPOSE and
+IDENTITY return numpy views where possible (no kernel writes into an operand,
+so sharing memory is safe). A RESHAPE with ``shape_symbols`` operands takes
+each ``-1`` of ``new_shape`` from the next Index operand, in order (seed 001);
+nothing is inferred. :func:`slice_array` and :func:`tile_array` are shared
+with the data-dependent DYN_SLICE and DYN_TILE.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..ir.ops import Op
+from .registry import kernel
+
+
+@kernel(Op.CONCAT)
+def concat(op, args, ctx):
+    return [np.concatenate(args, axis=op.attrs.axis)]
+
+
+@kernel(Op.PAD)
+def pad(op, args, ctx):
+    x, padding = args[0], op.attrs.padding
+    if len(padding) != 2 * x.ndim or min(padding, default=0) < 0:
+        raise ValueError(f"PAD needs two non-negative entries per dim of a rank {x.ndim} input, "
+                         f"got {list(padding)}")
+    pairs = [(padding[2 * i], padding[2 * i + 1]) for i in range(x.ndim)]
+    return [np.pad(x, pairs, mode="constant", constant_values=x.dtype.type(op.attrs.pad_const))]
+
+
+@kernel(Op.RESHAPE)
+def reshape(op, args, ctx):
+    x = args[0]
+    shape = resolve_shape(op.attrs.new_shape, list(args[1:]))
+    if int(np.prod(shape)) != x.size:
+        raise ValueError(f"cannot reshape {list(x.shape)} ({x.size} elements) into {shape}")
+    return [x.reshape(shape)]
+
+
+def resolve_shape(new_shape, symbols: list) -> list:
+    """``new_shape`` with each -1 replaced by the next shape_symbols value, in order."""
+    values = iter(symbols)
+    shape = [int(next(values, -1)) if d == -1 else int(d) for d in new_shape]
+    if new_shape.count(-1) != len(symbols) or min(shape, default=0) < 0:
+        raise ValueError(f"RESHAPE new_shape {list(new_shape)} has {list(new_shape).count(-1)} -1 entries "
+                         f"but {len(symbols)} shape_symbols (resolved shape {shape})")
+    return shape
+
+
+@kernel(Op.REVERSE)
+def reverse(op, args, ctx):
+    return [np.flip(args[0], axis=op.attrs.axis)]
+
+
+def slice_array(x: np.ndarray, start, size) -> np.ndarray:
+    """``x[start : start + size]`` on every axis, with the spec's bounds checks."""
+    start, size = [int(s) for s in start], [int(s) for s in size]
+    if len(start) != x.ndim or len(size) != x.ndim:
+        raise ValueError(f"slice start {start} and size {size} need one entry per dim of rank {x.ndim}")
+    for axis, (s, n, d) in enumerate(zip(start, size, x.shape)):
+        if s < 0 or n <= 0 or s + n > d:
+            raise ValueError(f"slice start {s} size {n} is out of bounds for axis {axis} of size {d}")
+    return x[tuple(slice(s, s + n) for s, n in zip(start, size))]
+
+
+@kernel(Op.SLICE)
+def slice_(op, args, ctx):
+    return [slice_array(args[0], op.attrs.start, op.attrs.size)]
+
+
+def tile_array(x: np.ndarray, multiples) -> np.ndarray:
+    multiples = [int(m) for m in multiples]
+    if len(multiples) != x.ndim or min(multiples, default=1) < 1:
+        raise ValueError(f"tile multiples {multiples} need one positive entry per dim of rank {x.ndim}")
+    return np.tile(x, multiples)
+
+
+@kernel(Op.TILE)
+def tile(op, args, ctx):
+    return [tile_array(args[0], op.attrs.multiples)]
+
+
+@kernel(Op.TRANSPOSE)
+def transpose(op, args, ctx):
+    return [np.transpose(args[0], op.attrs.perms)]
+
+
+@kernel(Op.IDENTITY)
+def identity(op, args, ctx):
+    return [args[0]]

@@ -1,0 +1,148 @@
+"""Kernels of the TOSA chapter "Elementwise Binary Operators" (TABLE has its own module).
+
+Operands broadcast size-1 dims (the IR equalizes ranks first; numpy
+broadcasting is accepted anyway). Integer arithmetic is done in int64 and
+truncated to the result type, the spec's ``static_cast``; overflow is
+unpredictable in the spec, so no check is spent on it. MUL with a shift uses
+the int64 product and the ``1 << (shift - 1)`` rounding term; INTDIV
+truncates toward zero; shifts reject amounts outside ``[0, bits - 1]``, which
+the spec leaves unpredictable.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..ir.dtypes import DType
+from ..ir.ops import Op
+from .numeric import as_int64, f32, float_result, in_dtype, out_dtype, wrap
+from .registry import kernel
+
+
+def _float_op(op, a, b, fn) -> np.ndarray:
+    with np.errstate(all="ignore"):
+        return float_result(fn(f32(a), f32(b)), out_dtype(op))
+
+
+def _arith(op, args, fn) -> list:
+    """``fn`` in float32 for float types, else in int64 truncated to the result type."""
+    a, b = args
+    dtype = out_dtype(op)
+    if dtype.is_float:
+        return [_float_op(op, a, b, fn)]
+    return [wrap(fn(as_int64(a), as_int64(b)), dtype)]
+
+
+@kernel(Op.ADD)
+def add(op, args, ctx):
+    return _arith(op, args, np.add)
+
+
+@kernel(Op.SUB)
+def sub(op, args, ctx):
+    return _arith(op, args, np.subtract)
+
+
+@kernel(Op.POW)
+def pow_(op, args, ctx):
+    return [_float_op(op, args[0], args[1], np.power)]
+
+
+@kernel(Op.MUL)
+def mul(op, args, ctx):
+    a, b = args
+    shift, dtype = op.attrs.shift, out_dtype(op)
+    if dtype.is_float:
+        return [_float_op(op, a, b, np.multiply)]
+    if not 0 <= shift <= 63 or (shift and in_dtype(op) != DType.INT32):
+        raise ValueError(f"MUL shift must be 0 (or 0..63 for int32 operands), got {shift}")
+    product = as_int64(a) * as_int64(b)
+    if shift > 0:
+        product = (product + (np.int64(1) << (shift - 1))) >> shift
+    return [wrap(product, dtype)]
+
+
+@kernel(Op.INTDIV)
+def intdiv(op, args, ctx):
+    a, b = as_int64(args[0]), as_int64(args[1])
+    if np.any(b == 0):
+        raise ValueError("INTDIV by zero")
+    quotient = (np.abs(a) // np.abs(b)) * (np.sign(a) * np.sign(b))   # truncates toward zero
+    return [wrap(quotient, out_dtype(op))]
+
+
+@kernel(Op.MAXIMUM)
+def maximum(op, args, ctx):
+    a, b = args
+    if np.asarray(a).dtype.kind == "f" and op.attrs.nan_mode == "IGNORE":
+        return [np.fmax(a, b)]
+    return [np.maximum(a, b)]
+
+
+@kernel(Op.MINIMUM)
+def minimum(op, args, ctx):
+    a, b = args
+    if np.asarray(a).dtype.kind == "f" and op.attrs.nan_mode == "IGNORE":
+        return [np.fmin(a, b)]
+    return [np.minimum(a, b)]
+
+
+@kernel(Op.BITWISE_AND)
+def bitwise_and(op, args, ctx):
+    return [np.bitwise_and(args[0], args[1])]
+
+
+@kernel(Op.BITWISE_OR)
+def bitwise_or(op, args, ctx):
+    return [np.bitwise_or(args[0], args[1])]
+
+
+@kernel(Op.BITWISE_XOR)
+def bitwise_xor(op, args, ctx):
+    return [np.bitwise_xor(args[0], args[1])]
+
+
+@kernel(Op.LOGICAL_AND)
+def logical_and(op, args, ctx):
+    return [np.logical_and(args[0], args[1])]
+
+
+@kernel(Op.LOGICAL_OR)
+def logical_or(op, args, ctx):
+    return [np.logical_or(args[0], args[1])]
+
+
+@kernel(Op.LOGICAL_XOR)
+def logical_xor(op, args, ctx):
+    return [np.logical_xor(args[0], args[1])]
+
+
+def _shift_amount(op, amount) -> np.ndarray:
+    amount, bits = as_int64(amount), out_dtype(op).bits
+    if amount.size and (amount.min() < 0 or amount.max() >= bits):
+        raise ValueError(f"{op.op.name} shift amounts must be in [0, {bits - 1}] for "
+                         f"{out_dtype(op).value} data, got {amount.min()}..{amount.max()}")
+    return amount
+
+
+@kernel(Op.LOGICAL_LEFT_SHIFT)
+def logical_left_shift(op, args, ctx):
+    amount = _shift_amount(op, args[1])
+    return [wrap(as_int64(args[0]) << amount, out_dtype(op))]
+
+
+@kernel(Op.LOGICAL_RIGHT_SHIFT)
+def logical_right_shift(op, args, ctx):
+    amount = _shift_amount(op, args[1])
+    unsigned = as_int64(args[0]) & ((1 << out_dtype(op).bits) - 1)   # zero_extend, then shift
+    return [wrap(unsigned >> amount, out_dtype(op))]
+
+
+@kernel(Op.ARITHMETIC_RIGHT_SHIFT)
+def arithmetic_right_shift(op, args, ctx):
+    value, amount = as_int64(args[0]), _shift_amount(op, args[1])
+    result = value >> amount
+    if op.attrs.round:
+        # Round half up: add the last bit shifted out, when anything was shifted out.
+        last_out = (value >> np.maximum(amount - 1, 0)) & 1
+        result = result + np.where(amount > 0, last_out, 0)
+    return [wrap(result, out_dtype(op))]

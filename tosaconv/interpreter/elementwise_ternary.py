@@ -1,0 +1,17 @@
+"""Kernels of the TOSA chapter "Elementwise Ternary Operators": SELECT.
+
+SELECT picks ``input2`` where the bool ``input1`` is true and ``input3``
+elsewhere, broadcasting size-1 dims of all three operands.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..ir.ops import Op
+from .registry import kernel
+
+
+@kernel(Op.SELECT)
+def select(op, args, ctx):
+    condition, on_true, on_false = args
+    return [np.where(np.asarray(condition, dtype=bool), on_true, on_false)]

@@ -1,0 +1,101 @@
+"""Kernels of the TOSA chapter "Elementwise Unary Operators".
+
+ABS, BITWISE_NOT, CEIL, CLZ, COS, EXP, FLOOR, LOG, LOGICAL_NOT, NEGATE,
+RECIPROCAL, RSQRT and SIN. Float ops compute in float32 and narrow to the
+result type; special values (log of 0 or a negative, 1/0) follow IEEE, which
+is what the spec's floating-point table asks for, so numpy's warnings are
+silenced. Integer NEGATE applies its zero points in an int32 accumulator and
+saturates, as in the pseudocode.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..ir.dtypes import DType
+from ..ir.ops import Op
+from .numeric import as_int64, bit_length, f32, float_result, out_dtype, saturate, wrap
+from .registry import kernel
+
+
+def float_map(op, x, fn) -> np.ndarray:
+    """Apply ``fn`` to float32 ``x`` and narrow to the op's result type."""
+    with np.errstate(all="ignore"):
+        return float_result(fn(f32(x)), out_dtype(op))
+
+
+@kernel(Op.ABS)
+def abs_(op, args, ctx):
+    x = args[0]
+    if out_dtype(op).is_float:
+        return [float_map(op, x, np.abs)]   # also turns -0.0 into +0.0
+    return [wrap(np.abs(as_int64(x)), out_dtype(op))]
+
+
+@kernel(Op.BITWISE_NOT)
+def bitwise_not(op, args, ctx):
+    return [np.invert(args[0])]
+
+
+@kernel(Op.CEIL)
+def ceil(op, args, ctx):
+    return [float_map(op, args[0], np.ceil)]
+
+
+@kernel(Op.FLOOR)
+def floor(op, args, ctx):
+    return [float_map(op, args[0], np.floor)]
+
+
+@kernel(Op.CLZ)
+def clz(op, args, ctx):
+    bits = out_dtype(op).bits
+    unsigned = as_int64(args[0]) & ((1 << bits) - 1)
+    return [wrap(bits - bit_length(unsigned), out_dtype(op))]
+
+
+@kernel(Op.COS)
+def cos(op, args, ctx):
+    return [float_map(op, args[0], np.cos)]
+
+
+@kernel(Op.SIN)
+def sin(op, args, ctx):
+    return [float_map(op, args[0], np.sin)]
+
+
+@kernel(Op.EXP)
+def exp(op, args, ctx):
+    return [float_map(op, args[0], np.exp)]
+
+
+@kernel(Op.LOG)
+def log(op, args, ctx):
+    return [float_map(op, args[0], np.log)]
+
+
+@kernel(Op.RECIPROCAL)
+def reciprocal(op, args, ctx):
+    return [float_map(op, args[0], lambda x: np.float32(1.0) / x)]
+
+
+@kernel(Op.RSQRT)
+def rsqrt(op, args, ctx):
+    return [float_map(op, args[0], lambda x: np.float32(1.0) / np.sqrt(x))]
+
+
+@kernel(Op.LOGICAL_NOT)
+def logical_not(op, args, ctx):
+    return [np.logical_not(args[0])]
+
+
+@kernel(Op.NEGATE)
+def negate(op, args, ctx):
+    x, dtype = args[0], out_dtype(op)
+    if dtype.is_float:
+        return [float_map(op, x, np.negative)]
+    input_zp, output_zp = op.attrs.input_zp, op.attrs.output_zp
+    if dtype != DType.INT8 and (input_zp or output_zp):
+        raise ValueError(f"NEGATE zero points must be 0 for {dtype.value} data, "
+                         f"got input_zp={input_zp}, output_zp={output_zp}")
+    value = -(as_int64(x) - input_zp) + output_zp
+    return [saturate(value, dtype)]

@@ -1,0 +1,93 @@
+"""Numeric helpers shared by the kernels: result types, integer wrap and saturation, float rounding.
+
+Integer kernels compute in int64 (every TOSA 1.0 intermediate fits) and then
+narrow with :func:`wrap` (two's complement truncation, the spec's
+``static_cast``/``truncate``) or :func:`saturate` (the spec's ``apply_clip_s``
+followed by a cast). Float kernels compute in float32 and narrow with
+:func:`float_result`, which also rounds BF16 values (stored as float32,
+because numpy has no bfloat16) to bfloat16 precision.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..ir.dtypes import DType
+
+
+def out_dtype(op, index: int = 0) -> DType:
+    """The IR element type of result ``index`` of ``op``."""
+    return op.results[index].type.dtype
+
+
+def in_dtype(op, index: int = 0) -> DType:
+    """The IR element type of operand ``index`` of ``op`` (its array may be stored wider)."""
+    return op.operands[index].type.dtype
+
+
+def int_range(dtype: DType, unsigned: bool = False) -> tuple:
+    """``(minimum, maximum)`` of an integer type, read as signed or unsigned."""
+    bits = dtype.bits
+    if unsigned:
+        return 0, (1 << bits) - 1
+    return -(1 << (bits - 1)), (1 << (bits - 1)) - 1
+
+
+def as_int64(x) -> np.ndarray:
+    return np.asarray(x).astype(np.int64, copy=False)
+
+
+def wrap(x, dtype: DType) -> np.ndarray:
+    """Keep the low ``dtype.bits`` bits of integer ``x``, read as signed (two's complement)."""
+    x = as_int64(x)
+    if dtype in (DType.INT48, DType.INT4):
+        half = np.int64(1 << (dtype.bits - 1))
+        mask = np.int64((1 << dtype.bits) - 1)
+        return (((x + half) & mask) - half).astype(dtype.numpy)
+    return x.astype(dtype.numpy)
+
+
+def saturate(x, dtype: DType, unsigned: bool = False) -> np.ndarray:
+    """Clip integer ``x`` to the range of ``dtype`` and store it in ``dtype``'s numpy type.
+
+    An unsigned result keeps its bit pattern in the signed storage type (200 as
+    an unsigned 8-bit value is stored as int8 -56), as TOSA has no unsigned dtypes.
+    """
+    lo, hi = int_range(dtype, unsigned)
+    return wrap(np.clip(as_int64(x), lo, hi), dtype)
+
+
+def f32(x) -> np.ndarray:
+    """``x`` as float32 (a no-op for float32 arrays), the precision float kernels compute in."""
+    return np.asarray(x).astype(np.float32, copy=False)
+
+
+def round_bf16(x: np.ndarray) -> np.ndarray:
+    """Round float32 values to the nearest bfloat16 (ties to even), kept in float32 storage."""
+    bits = np.ascontiguousarray(x, dtype=np.float32).view(np.uint32)
+    lsb = (bits >> np.uint32(16)) & np.uint32(1)
+    rounded = (bits + np.uint32(0x7FFF) + lsb) & np.uint32(0xFFFF0000)
+    out = rounded.view(np.float32)
+    return np.where(np.isnan(x), np.float32(np.nan), out)
+
+
+def float_result(x, dtype: DType) -> np.ndarray:
+    """A float32 result narrowed to the IR float type ``dtype``."""
+    x = np.asarray(x)
+    with np.errstate(over="ignore"):      # overflow to infinity is the specified result
+        if dtype == DType.BF16:
+            return round_bf16(x.astype(np.float32, copy=False))
+        return x.astype(dtype.numpy, copy=False)
+
+
+def bit_length(x) -> np.ndarray:
+    """Number of significant bits of each non-negative integer below 2**53 (0 for 0)."""
+    _, exponent = np.frexp(np.asarray(x, dtype=np.float64))
+    return exponent.astype(np.int64)
+
+
+def check_range(x, lo: int, hi: int, what: str):
+    """Raise ValueError when an integer array has values outside ``[lo, hi]``."""
+    x = np.asarray(x)
+    if x.size and (x.min() < lo or x.max() > hi):
+        bad = x[(x < lo) | (x > hi)].flat[0]
+        raise ValueError(f"{what} must be in [{lo}, {hi}], got {bad}")

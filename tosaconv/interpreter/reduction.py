@@ -1,0 +1,69 @@
+"""Kernels of the TOSA chapter "Reduction Operators".
+
+REDUCE_ALL, REDUCE_ANY, REDUCE_MAX, REDUCE_MIN, REDUCE_PRODUCT and
+REDUCE_SUM reduce one axis and keep it with size 1. Float sums and products
+accumulate in float32; integer sums accumulate in int64 and truncate to the
+int32 result (overflow is unpredictable in the spec). REDUCE_MAX/MIN with
+``nan_mode`` PROPAGATE return NaN if any element is NaN; with IGNORE they skip
+NaNs and return NaN only when every element is NaN, which is what starting
+the spec's accumulator at NaN and applying ``apply_max_s`` gives.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..ir.ops import Op
+from .numeric import as_int64, f32, float_result, out_dtype, wrap
+from .registry import kernel
+
+
+def _axis(op, x) -> int:
+    axis = op.attrs.axis
+    if not 0 <= axis < max(np.ndim(x), 1):
+        raise ValueError(f"axis {axis} is out of range for a rank {np.ndim(x)} input")
+    return axis
+
+
+@kernel(Op.REDUCE_ALL)
+def reduce_all(op, args, ctx):
+    return [np.all(args[0], axis=_axis(op, args[0]), keepdims=True)]
+
+
+@kernel(Op.REDUCE_ANY)
+def reduce_any(op, args, ctx):
+    return [np.any(args[0], axis=_axis(op, args[0]), keepdims=True)]
+
+
+def _extreme(op, x, propagating, ignoring):
+    axis = _axis(op, x)
+    if np.asarray(x).dtype.kind == "f" and op.attrs.nan_mode == "IGNORE":
+        return ignoring.reduce(x, axis=axis, keepdims=True)
+    return propagating(x, axis=axis, keepdims=True)
+
+
+@kernel(Op.REDUCE_MAX)
+def reduce_max(op, args, ctx):
+    return [_extreme(op, args[0], np.max, np.fmax)]
+
+
+@kernel(Op.REDUCE_MIN)
+def reduce_min(op, args, ctx):
+    return [_extreme(op, args[0], np.min, np.fmin)]
+
+
+def _accumulate(op, x, fn):
+    axis, dtype = _axis(op, x), out_dtype(op)
+    if dtype.is_float:
+        with np.errstate(all="ignore"):
+            return float_result(fn(f32(x), axis=axis, keepdims=True, dtype=np.float32), dtype)
+    return wrap(fn(as_int64(x), axis=axis, keepdims=True), dtype)
+
+
+@kernel(Op.REDUCE_SUM)
+def reduce_sum(op, args, ctx):
+    return [_accumulate(op, args[0], np.sum)]
+
+
+@kernel(Op.REDUCE_PRODUCT)
+def reduce_product(op, args, ctx):
+    return [_accumulate(op, args[0], np.prod)]

@@ -1,0 +1,129 @@
+"""Kernels of the seed's shape helper and data-dependent ops (seed 001; never in a static ``.tosa``).
+
+Index values are plain Python ints at run time. INDEX_CONST, GET_DIM and
+EXTRACT_DIM make them; INDEX_ADD/SUB/MUL/FLOORDIV/MOD/MIN/MAX combine them
+with floor semantics (Python's ``//`` and ``%``, matching the dim algebra);
+DIMS_TO_TENSOR packs them into a 1-D tensor. EXPAND_DIMS and COLLAPSE_DIMS
+are reshapes that add or remove literal 1s. DYN_SLICE, DYN_TILE and IOTA are
+the data-dependent SLICE, TILE and a range, with their sizes as Index operands.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..ir.ops import Op
+from .data_layout import slice_array, tile_array
+from .numeric import check_range
+from .registry import kernel
+
+
+@kernel(Op.INDEX_CONST)
+def index_const(op, args, ctx):
+    return [int(op.attrs.value)]
+
+
+@kernel(Op.GET_DIM)
+def get_dim(op, args, ctx):
+    x, axis = args[0], op.attrs.dim_index
+    if not 0 <= axis < np.ndim(x):
+        raise ValueError(f"dim_index {axis} is out of range for a rank {np.ndim(x)} input")
+    return [int(np.shape(x)[axis])]
+
+
+@kernel(Op.EXTRACT_DIM)
+def extract_dim(op, args, ctx):
+    x, index = np.asarray(args[0]), op.attrs.dim_index
+    if x.ndim != 1 or not 0 <= index < x.shape[0]:
+        raise ValueError(f"EXTRACT_DIM needs a 1-D input with element {index}, got shape {list(x.shape)}")
+    return [int(x[index])]
+
+
+@kernel(Op.DIMS_TO_TENSOR)
+def dims_to_tensor(op, args, ctx):
+    dtype = op.attrs.dtype.numpy
+    values = np.array([int(d) for d in args], dtype=np.int64)
+    info = np.iinfo(dtype)
+    check_range(values, int(info.min), int(info.max), f"DIMS_TO_TENSOR values for {dtype}")
+    return [values.astype(dtype)]
+
+
+@kernel(Op.EXPAND_DIMS)
+def expand_dims(op, args, ctx):
+    shape = list(np.shape(args[0]))
+    for i in op.attrs.indices:
+        shape.insert(i, 1)
+    return [np.reshape(args[0], shape)]
+
+
+@kernel(Op.COLLAPSE_DIMS)
+def collapse_dims(op, args, ctx):
+    shape = np.shape(args[0])
+    drop = set(op.attrs.indices)
+    if any(shape[i] != 1 for i in drop):
+        raise ValueError(f"COLLAPSE_DIMS can only remove size-1 dims; dims {sorted(drop)} of {list(shape)}")
+    return [np.reshape(args[0], [d for i, d in enumerate(shape) if i not in drop])]
+
+
+@kernel(Op.INDEX_ADD)
+def index_add(op, args, ctx):
+    return [args[0] + args[1]]
+
+
+@kernel(Op.INDEX_SUB)
+def index_sub(op, args, ctx):
+    return [args[0] - args[1]]
+
+
+@kernel(Op.INDEX_MUL)
+def index_mul(op, args, ctx):
+    return [args[0] * args[1]]
+
+
+@kernel(Op.INDEX_FLOORDIV)
+def index_floordiv(op, args, ctx):
+    _nonzero_divisor(op, args[1])
+    return [args[0] // args[1]]
+
+
+@kernel(Op.INDEX_MOD)
+def index_mod(op, args, ctx):
+    _nonzero_divisor(op, args[1])
+    return [args[0] % args[1]]
+
+
+def _nonzero_divisor(op, divisor: int):
+    if divisor == 0:
+        raise ValueError(f"{op.op.name} by zero")
+
+
+@kernel(Op.INDEX_MIN)
+def index_min(op, args, ctx):
+    return [min(args[0], args[1])]
+
+
+@kernel(Op.INDEX_MAX)
+def index_max(op, args, ctx):
+    return [max(args[0], args[1])]
+
+
+@kernel(Op.DYN_SLICE)
+def dyn_slice(op, args, ctx):
+    x = args[0]
+    rank = np.ndim(x)
+    if len(args) != 1 + 2 * rank:
+        raise ValueError(f"DYN_SLICE on rank {rank} takes {rank} start and {rank} size indices, "
+                         f"got {len(args) - 1} indices")
+    return [slice_array(x, args[1:1 + rank], args[1 + rank:])]
+
+
+@kernel(Op.DYN_TILE)
+def dyn_tile(op, args, ctx):
+    return [tile_array(args[0], args[1:])]
+
+
+@kernel(Op.IOTA)
+def iota(op, args, ctx):
+    length = int(args[0])
+    if length < 0:
+        raise ValueError(f"IOTA length must be >= 0, got {length}")
+    return [np.arange(length, dtype=op.attrs.dtype.numpy)]

@@ -1,0 +1,99 @@
+"""Kernels of the TOSA chapter "Tensor Operators": ARGMAX, MATMUL, AVG_POOL2D, MAX_POOL2D.
+
+(The convolutions of the same chapter are in :mod:`.convolution`.) ARGMAX
+drops the axis and returns the first index of the maximum; with ``nan_mode``
+PROPAGATE the first NaN wins, with IGNORE NaNs are skipped (index 0 when all
+are NaN). MATMUL multiplies ``[N,H,C] x [N,C,W]`` after subtracting zero
+points, through BLAS: float32 for float data, float64 (exact) for integer
+data. Pools only count input positions, never padding: AVG_POOL2D divides by
+the number of valid taps (integer data via ``reciprocal_scale`` and
+``apply_scale_32``, then the output zero point and saturation), and
+MAX_POOL2D pads with a value that can never win.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..ir.dtypes import DType
+from ..ir.ops import Op
+from .fixed_point import apply_scale_32, reciprocal_scale
+from .numeric import f32, float_result, in_dtype, int_range, out_dtype, saturate, wrap
+from .registry import kernel
+from .windows import blas_type, centered, check_window, out_size, pad_hw, taps
+
+
+@kernel(Op.ARGMAX)
+def argmax(op, args, ctx):
+    x, axis = np.asarray(args[0]), op.attrs.axis
+    if x.dtype.kind != "f":
+        index = np.argmax(x, axis=axis)
+    elif op.attrs.nan_mode == "IGNORE":
+        best = np.fmax.reduce(x, axis=axis, keepdims=True)        # NaN only where all are NaN
+        index = np.argmax(x == best, axis=axis)                   # first match; 0 if none
+    else:
+        nan = np.isnan(x)
+        index = np.where(nan.any(axis=axis), np.argmax(nan, axis=axis), np.argmax(x, axis=axis))
+    return [index.astype(out_dtype(op).numpy)]
+
+
+@kernel(Op.MATMUL)
+def matmul(op, args, ctx):
+    a, b = args
+    lhs = blas_type(centered(a, op.attrs.a_zp, "A", in_dtype(op, 0)))
+    rhs = blas_type(centered(b, op.attrs.b_zp, "B", in_dtype(op, 1)))
+    product = np.matmul(lhs, rhs)
+    dtype = out_dtype(op)
+    if dtype.is_float:
+        return [float_result(product, dtype)]
+    return [wrap(np.rint(product).astype(np.int64), dtype)]
+
+
+def _pool_output(x, a) -> tuple:
+    check_window(a.pad, a.stride)
+    (kh, kw), (top, bottom, left, right) = a.kernel, a.pad
+    if min(kh, kw) < 1 or max(top, bottom) >= kh or max(left, right) >= kw:
+        raise ValueError(f"pool kernel {list(a.kernel)} must be >= 1 and larger than every pad {list(a.pad)}")
+    oh = out_size(x.shape[1], kh, top, bottom, a.stride[0])
+    ow = out_size(x.shape[2], kw, left, right, a.stride[1])
+    return oh, ow
+
+
+def _valid_counts(size: int, out: int, k: int, pad_before: int, stride: int) -> np.ndarray:
+    """For each output position, how many of the k taps land inside the input."""
+    start = np.arange(out, dtype=np.int64) * stride - pad_before
+    return np.minimum(start + k, size) - np.maximum(start, 0)
+
+
+@kernel(Op.AVG_POOL2D)
+def avg_pool2d(op, args, ctx):
+    x, a = args[0], op.attrs
+    oh, ow = _pool_output(x, a)
+    data = centered(x, a.input_zp, "input", in_dtype(op))
+    acc = np.zeros((x.shape[0], oh, ow, x.shape[3]), dtype=data.dtype)
+    for _, _, view in taps(pad_hw(data, a.pad), a.kernel, (oh, ow), a.stride):
+        acc += view
+    count = np.outer(_valid_counts(x.shape[1], oh, a.kernel[0], a.pad[0], a.stride[0]),
+                     _valid_counts(x.shape[2], ow, a.kernel[1], a.pad[2], a.stride[1]))[:, :, None]
+    dtype = out_dtype(op)
+    if dtype.is_float:
+        return [float_result(acc / f32(count), dtype)]
+    if a.output_zp and dtype != DType.INT8:
+        raise ValueError(f"output zero point must be 0 for {dtype.value} data, got {a.output_zp}")
+    multiplier, shift = reciprocal_scale(count)
+    return [saturate(apply_scale_32(acc, multiplier, shift) + a.output_zp, dtype)]
+
+
+@kernel(Op.MAX_POOL2D)
+def max_pool2d(op, args, ctx):
+    x, a = args[0], op.attrs
+    oh, ow = _pool_output(x, a)
+    ignore_nan = x.dtype.kind == "f" and a.nan_mode == "IGNORE"
+    if x.dtype.kind == "f":
+        fill = np.nan if ignore_nan else -np.inf
+    else:
+        fill = int_range(out_dtype(op))[0]
+    combine = np.fmax if ignore_nan else np.maximum
+    acc = None
+    for _, _, view in taps(pad_hw(x, a.pad, fill), a.kernel, (oh, ow), a.stride):
+        acc = view.copy() if acc is None else combine(acc, view, out=acc)
+    return [acc]

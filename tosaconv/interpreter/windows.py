@@ -1,0 +1,73 @@
+"""Sliding-window machinery shared by the convolution and pooling kernels.
+
+The kernels never loop over pixels. They pad the NHWC input once and visit
+each kernel tap ``(ky, kx)`` as a strided view of the padded input, shaped
+like the output (``view[n, oy, ox, c] = padded[n, oy*sy + ky*dy, ox*sx + kx*dx, c]``),
+so a 3x3 convolution is nine matrix products over all pixels at once. The
+helpers here also centre operands on their zero points and pick the type the
+products run in: float32 for float data, float64 for integer data (int8 and
+int16 products summed in float64 are exact far beyond any real kernel size,
+and float64 goes through BLAS where int64 would not).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..ir.dtypes import DType
+from .numeric import as_int64, f32
+
+
+def out_size(size: int, k: int, pad_a: int, pad_b: int, stride: int, dilation: int = 1) -> int:
+    """Output length along one axis (the spec's OH/OW formula).
+
+    The spec requires the division to be exact; here it floors, as the IR's
+    shape rules do, which only means trailing padding is never read.
+    """
+    return (size - 1 + pad_a + pad_b - (k - 1) * dilation) // stride + 1
+
+
+def check_window(pad, stride, dilation=(1, 1)):
+    if min(pad) < 0 or min(stride) < 1 or min(dilation) < 1:
+        raise ValueError(f"need pad >= 0, stride >= 1 and dilation >= 1, got pad={list(pad)}, "
+                         f"stride={list(stride)}, dilation={list(dilation)}")
+
+
+def pad_hw(x: np.ndarray, pad, value=0) -> np.ndarray:
+    """Pad the H and W axes of an NHWC array by ``[top, bottom, left, right]``."""
+    top, bottom, left, right = (int(p) for p in pad)
+    if not (top or bottom or left or right):
+        return x
+    return np.pad(x, ((0, 0), (top, bottom), (left, right), (0, 0)), constant_values=value)
+
+
+def taps(padded: np.ndarray, kernel, out_hw, stride, dilation=(1, 1)):
+    """Yield ``(ky, kx, view)`` for every kernel tap; ``view`` has the output's N, H, W."""
+    (kh, kw), (oh, ow), (sy, sx), (dy, dx) = kernel, out_hw, stride, dilation
+    for ky in range(kh):
+        for kx in range(kw):
+            y0, x0 = ky * dy, kx * dx
+            yield ky, kx, padded[:, y0:y0 + (oh - 1) * sy + 1:sy, x0:x0 + (ow - 1) * sx + 1:sx, :]
+
+
+def centered(x: np.ndarray, zp: int, what: str, dtype: DType) -> np.ndarray:
+    """``x - zp`` in the compute type: float32 for float data, int64 for integer data.
+
+    ``dtype`` is the operand's IR type; only int8 data may have a zero point.
+    """
+    x = np.asarray(x)
+    if zp and dtype != DType.INT8:
+        raise ValueError(f"{what} zero point must be 0 for {dtype.value} data, got {zp}")
+    if x.dtype.kind == "f":
+        return f32(x)
+    return as_int64(x) - int(zp)
+
+
+def blas_type(x: np.ndarray) -> np.ndarray:
+    """float32 stays; integer data goes to float64, where its products and sums are exact."""
+    return x if x.dtype == np.float32 else x.astype(np.float64)
+
+
+def rows(x: np.ndarray) -> np.ndarray:
+    """An NHWC array as a ``[N*H*W, C]`` matrix (copies a strided view)."""
+    return x.reshape(-1, x.shape[-1])
+
