@@ -126,6 +126,9 @@ def _declare_inputs(ctx: ImportContext, g: onnx.GraphProto, initializers: dict):
 def _input_dim(ctx: ImportContext, input_name: str, axis: int, d):
     if d.HasField("dim_value") and d.dim_value > 0:
         return d.dim_value
+    if d.HasField("dim_value") and d.dim_value == 0 and not d.HasField("dim_param"):
+        raise ConversionError.one(
+            "E-INPUT-SHAPE", f"input '{input_name}' axis {axis} has size 0; TOSA requires every dim to be >= 1")
     name = d.dim_param if d.HasField("dim_param") and d.dim_param else f"{input_name}.{axis}"
     origin = f"input '{input_name}' axis {axis}"
     return ctx.graph.scope.declare(SymbolInfo(name, origin, input_name=input_name, axis=axis))

@@ -4,3 +4,5 @@ Importing this package registers every converter (each module is listed
 explicitly; there is no scanning).
 """
 from . import elementwise, shape, tensor  # noqa: F401
+from . import normalize, reduce  # noqa: F401
+from . import conv, matmul, pool, resize  # noqa: F401

@@ -196,6 +196,11 @@ def _clamp(dim, start, end):
 
 
 def _slice(ctx, x, starts, sizes):
+    for axis, size in enumerate(sizes):
+        if isinstance(size, int) and size <= 0:
+            raise ConvertError(f"the slice is empty on axis {axis}; TOSA requires every dim to be >= 1")
+        if isinstance(size, Expr):
+            ctx.require(Kind.GE, size, 1, f"slice on axis {axis} must not be empty (TOSA dims are >= 1)")
     if all(same(s, 0) for s in starts) and all(same(a, b) for a, b in zip(sizes, x.type.shape)):
         return x
     if all(isinstance(v, int) for v in list(starts) + list(sizes)):

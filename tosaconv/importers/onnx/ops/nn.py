@@ -1,0 +1,207 @@
+"""Shared geometry of the NCHW windowed-op converters (Conv, ConvTranspose, pools).
+
+ONNX computes these ops in NCHW and floors the output size; TOSA computes in
+NHWC and requires ``in + pads - span`` to divide by the stride exactly. The
+converters therefore wrap each TOSA op in a local TRANSPOSE pair (a later pass
+cancels neighbouring pairs), lift 1-D ops to 2-D with an H of 1, and *fit* the
+input per spatial axis: the end pad shrinks to what the last window touches,
+input rows no window touches are sliced off, and when that amount depends on
+a symbol (a stride above 1 on a symbolic size) the end pad is appended with
+an explicit PAD and the input is cut with DYN_SLICE to exactly the rows the
+windows cover. The TOSA op's own shape rule then gives ONNX's output size.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional
+
+import numpy as np
+
+from ....ir import attrs as A
+from ....ir.ops import Op
+from ....symbolic.constraints import Kind
+from ....symbolic.expr import Dim, add, dmax, floordiv, mul, same, sub
+from ..reader import ConvertError
+from .common import index_for, reshape
+
+TO_NHWC, TO_NCHW = (0, 2, 3, 1), (0, 3, 1, 2)
+
+
+def to_nhwc(ctx, x):
+    return ctx.b.emit(Op.TRANSPOSE, x, attrs=A.TransposeAttrs(TO_NHWC))
+
+
+def to_nchw(ctx, x):
+    return ctx.b.emit(Op.TRANSPOSE, x, attrs=A.TransposeAttrs(TO_NCHW))
+
+
+def lift_1d(ctx, x, what: str):
+    """``[N, C, L]`` becomes ``[N, C, 1, L]``; 2-D inputs pass through; other ranks are refused."""
+    if x.type.rank == 4:
+        return x
+    if x.type.rank != 3:
+        raise ConvertError(f"{what} supports 1-D and 2-D inputs (rank 3 or 4), not rank {x.type.rank}")
+    n, c, length = x.type.shape
+    return reshape(ctx, x, [n, c, 1, length])
+
+
+def drop_1d(ctx, y, rank: int):
+    """Undo :func:`lift_1d` on an NCHW result."""
+    if rank == 4:
+        return y
+    n, c, _, length = y.type.shape
+    return reshape(ctx, y, [n, c, length])
+
+
+def spatial(values, rank: int, fill) -> tuple:
+    """An ONNX per-axis attribute as a 2-D (H, W) tuple; a 1-D op gets ``fill`` for H."""
+    values = tuple(int(v) for v in values)
+    return values if rank == 4 else (fill,) + values
+
+
+@dataclass(frozen=True)
+class Window:
+    """ONNX's window attributes, lifted to 2-D (H, W)."""
+
+    kernel: tuple
+    stride: tuple
+    dilation: tuple
+    begin: tuple
+    end: tuple
+    auto_pad: str
+    ceil_mode: bool = False
+    rank: int = 4
+
+    def span(self, axis: int) -> int:
+        return (self.kernel[axis] - 1) * self.dilation[axis] + 1
+
+    def onnx_axis(self, axis: int) -> int:
+        """The ONNX input axis of lifted spatial axis 0 (H) or 1 (W)."""
+        return axis + self.rank - 2
+
+
+def read_window(node, rank: int, kernel, ceil_mode: bool = False) -> Window:
+    n = len(kernel)
+    strides = node.attr("strides", None) or (1,) * n
+    dilations = node.attr("dilations", None) or (1,) * n
+    pads = node.attr("pads", None) or (0,) * (2 * n)
+    if len(pads) != 2 * n or len(strides) != n or len(dilations) != n:
+        raise ConvertError(f"pads/strides/dilations do not match a {n}-D kernel {list(kernel)}")
+    auto_pad = node.attr("auto_pad", "NOTSET")
+    return Window(spatial(kernel, rank, 1), spatial(strides, rank, 1), spatial(dilations, rank, 1),
+                  spatial(pads[:n], rank, 0), spatial(pads[n:], rank, 0), auto_pad, ceil_mode, rank)
+
+
+@dataclass(frozen=True)
+class Geometry:
+    """One spatial axis in ONNX's terms: output size, begin pad, end pad, and the most
+    end padding the windows can need (ceil mode may need up to stride-1 more than ``end``)."""
+
+    out: Dim
+    begin: int
+    end: Dim
+    bound: int
+
+
+def geometry(ctx, size: Dim, w: Window, axis: int) -> Geometry:
+    """ONNX's output size and pads for one axis (auto_pad, explicit pads, ceil mode)."""
+    k, s = w.span(axis), w.stride[axis]
+    if w.auto_pad in ("SAME_UPPER", "SAME_LOWER"):
+        return _same_geometry(size, k, s, w.auto_pad == "SAME_UPPER", w.onnx_axis(axis))
+    if w.auto_pad not in ("NOTSET", "VALID"):
+        raise ConvertError(f"auto_pad '{w.auto_pad}' is not one of NOTSET, VALID, SAME_UPPER, SAME_LOWER")
+    b, e = (0, 0) if w.auto_pad == "VALID" else (w.begin[axis], w.end[axis])
+    ctx.require(Kind.GE, add(size, b + e), k, f"input axis {w.onnx_axis(axis)} plus padding covers the window")
+    if not w.ceil_mode:
+        return Geometry(add(floordiv(sub(add(size, b + e), k), s), 1), b, e, e)
+    out = add(floordiv(sub(add(size, b + e + s - 1), k), s), 1)
+    return Geometry(_last_window_inside(out, size, b, e, k, s), b, e, e + s - 1)
+
+
+def _last_window_inside(out: Dim, size: Dim, begin: int, end: int, k: int, s: int) -> Dim:
+    """Ceil mode drops a last window that would start in the end padding (ONNX and ORT agree).
+
+    (out-1)*s is below size+begin+s-(k-end), so with s <= k-end the rule never fires."""
+    if isinstance(out, int) and isinstance(size, int):
+        return out - 1 if (out - 1) * s >= size + begin else out
+    if s <= k - end:
+        return out
+    raise ConvertError(f"ceil_mode with stride {s} > window {k} - end pad {end} on a symbolic size: "
+                       "whether the last window is dropped depends on the size; bind the symbol first")
+
+
+def _same_geometry(size: Dim, k: int, s: int, upper: bool, axis: int) -> Geometry:
+    """SAME padding: out = ceil(size / s), total pad (out-1)*s + k - size split begin/end."""
+    out = floordiv(add(size, s - 1), s)
+    if isinstance(size, int):
+        total = max(0, (out - 1) * s + k - size)
+        begin = total // 2 if upper else total - total // 2
+        return Geometry(out, begin, total - begin, total - begin)
+    lo, hi = max(0, k - s), k - 1   # the total pad for any size
+    begins = {t // 2 if upper else t - t // 2 for t in (lo, hi)}
+    if len(begins) != 1:
+        raise ConvertError(
+            f"SAME padding on symbolic input axis {axis} (size {size}) with stride {s} and window {k}: "
+            f"the begin pad is {min(begins)} or {max(begins)} depending on the size modulo {s}, and TOSA "
+            "pads are static; bind the symbol (--bind) or export with explicit pads")
+    begin = begins.pop()
+    end = sub(dmax(0, sub(add(mul(sub(out, 1), s), k), size)), begin)
+    return Geometry(out, begin, end, hi - begin)
+
+
+@dataclass(frozen=True)
+class Fit:
+    """How one axis meets TOSA: the op's pads, rows appended by PAD, rows kept by a slice."""
+
+    pad: tuple
+    append: int = 0
+    keep: Optional[Dim] = None
+
+
+def fit(size: Dim, span: int, stride: int, g: Geometry) -> Fit:
+    """Pads and input cuts so that (size + pads - span) divides by the stride exactly."""
+    extent = add(mul(sub(g.out, 1), stride), span)     # rows the windows cover, begin pad included
+    tail = sub(sub(extent, g.begin), size)            # end pad the op needs; < 0 means unused rows
+    if isinstance(tail, int):
+        return Fit((g.begin, tail)) if tail >= 0 else Fit((g.begin, 0), 0, add(size, tail))
+    return Fit((g.begin, 0), g.bound, sub(extent, g.begin))
+
+
+def apply_fits(ctx, x, fits, pad_value: float):
+    """Apply the appends and cuts of the H and W fits to an NHWC tensor; returns (x, TOSA pad)."""
+    if any(f.append for f in fits):
+        padding = (0, 0, 0, fits[0].append, 0, fits[1].append, 0, 0)
+        x = ctx.b.emit(Op.PAD, x, attrs=A.PadAttrs(padding, pad_value))
+    if any(f.keep is not None for f in fits):
+        n, h, w, c = x.type.shape
+        sizes = [n, _pick(fits[0].keep, h), _pick(fits[1].keep, w), c]
+        x = slice_nhwc(ctx, x, [0, 0, 0, 0], sizes)
+    return x, fits[0].pad + fits[1].pad
+
+
+def _pick(keep, size):
+    return size if keep is None else keep
+
+
+def slice_nhwc(ctx, x, starts, sizes):
+    """SLICE when every start and size is static, else DYN_SLICE with Index operands."""
+    if all(same(s, 0) for s in starts) and all(same(a, b) for a, b in zip(sizes, x.type.shape)):
+        return x
+    if all(isinstance(v, int) for v in list(starts) + list(sizes)):
+        return ctx.b.emit(Op.SLICE, x, attrs=A.SliceAttrs(tuple(starts), tuple(sizes)))
+    operands = [index_for(ctx, v) for v in list(starts) + list(sizes)]
+    return ctx.b.emit(Op.DYN_SLICE, x, *operands)
+
+
+def fit_window(ctx, x_nhwc, w: Window, pad_value: float):
+    """ONNX's geometry for both spatial axes, fitted and applied; returns (x, TOSA pad)."""
+    hw = x_nhwc.type.shape[1:3]
+    fits = [fit(hw[i], w.span(i), w.stride[i], geometry(ctx, hw[i], w, i)) for i in range(2)]
+    return apply_fits(ctx, x_nhwc, fits, pad_value)
+
+
+def lowest(dtype) -> float:
+    """The value that never wins a max (padding for MAX_POOL2D done by an explicit PAD)."""
+    if dtype.is_float:
+        return float("-inf")
+    return float(np.iinfo(dtype.numpy).min)

@@ -1,0 +1,149 @@
+"""Converters for ONNX MaxPool, AveragePool and GlobalAveragePool (1-D and 2-D, NCHW).
+
+MaxPool and AveragePool become TRANSPOSE, MAX_POOL2D / AVG_POOL2D, TRANSPOSE,
+with pads, strides, ceil_mode and auto_pad fitted by :mod:`.nn`. TOSA's
+AVG_POOL2D never counts padding, which is ONNX's ``count_include_pad=0``; for
+``count_include_pad=1`` the pads are applied first as zeros by a PAD, so they
+count as input, and only ceil mode's extra end padding (which ONNX and ORT do
+not count either) stays in the pool. When a symbolic size needs an explicit
+end PAD (which AVG_POOL2D would count), the result is divided by the same
+pool of a ones tensor, so the counts cancel. Pool dilations, MaxPool's
+Indices output and pads as large as the kernel have no TOSA form and are
+refused.
+GlobalAveragePool with static H, W is one AVG_POOL2D; with symbolic sizes it
+is REDUCE_SUM over the spatial axes times 1/(H*W), where H*W is an Index value
+turned into data (DIMS_TO_TENSOR, CAST, RECIPROCAL): a mean over a dynamic
+axis divides by the bound size.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ....ir import attrs as A
+from ....ir.dtypes import DType
+from ....ir.ops import Op
+from ....symbolic.expr import product
+from ..reader import ConvertError
+from ..registry import converter
+from .common import index_for, reshape
+from .nn import (Geometry, Window, apply_fits, drop_1d, fit, geometry, lift_1d, lowest, read_window, to_nchw,
+                 to_nhwc)
+
+
+def _window(node, rank: int) -> Window:
+    kernel = node.attr("kernel_shape")
+    dilations = node.attr("dilations", None) or ()
+    if any(d != 1 for d in dilations):
+        raise ConvertError(f"{node.op_type} with dilations {list(dilations)} is not supported: "
+                           "TOSA pools have no dilation")
+    if rank - 2 != len(kernel):
+        raise ConvertError(f"{node.op_type} kernel_shape {list(kernel)} does not match input rank {rank}")
+    return read_window(node, rank, kernel, bool(node.attr("ceil_mode", 0)))
+
+
+def _check_pads(node, pad, w: Window):
+    kernel = (w.kernel[0], w.kernel[0], w.kernel[1], w.kernel[1])
+    if any(p >= k for p, k in zip(pad, kernel)):
+        raise ConvertError(f"{node.op_type} pads {list(pad)} (top, bottom, left, right) must be smaller than "
+                           f"the kernel {list(w.kernel)}: TOSA pools read at least one input value per window")
+
+
+def _fits(x_nhwc, w: Window, geoms):
+    hw = x_nhwc.type.shape[1:3]
+    return [fit(hw[i], w.span(i), w.stride[i], geoms[i]) for i in range(2)]
+
+
+@converter("MaxPool", since=1)
+def convert_max_pool(ctx, node):
+    if len(node.outputs) > 1 and node.outputs[1]:
+        raise ConvertError("MaxPool's Indices output is not supported: TOSA MAX_POOL2D returns values only")
+    x = ctx.tensor(node.inputs[0])
+    w = _window(node, x.type.rank)
+    nhwc = to_nhwc(ctx, lift_1d(ctx, x, node.op_type))
+    geoms = [geometry(ctx, nhwc.type.shape[1 + i], w, i) for i in range(2)]
+    nhwc, pad = apply_fits(ctx, nhwc, _fits(nhwc, w, geoms), lowest(x.type.dtype))
+    _check_pads(node, pad, w)
+    y = ctx.b.emit(Op.MAX_POOL2D, nhwc, attrs=A.MaxPool2dAttrs(w.kernel, w.stride, pad))
+    return drop_1d(ctx, to_nchw(ctx, y), x.type.rank)
+
+
+@converter("AveragePool", since=1)
+def convert_average_pool(ctx, node):
+    x = ctx.tensor(node.inputs[0])
+    if not x.type.dtype.is_float:
+        raise ConvertError(f"AveragePool on {x.type.dtype.value} data is not supported")
+    w = _window(node, x.type.rank)
+    nhwc = to_nhwc(ctx, lift_1d(ctx, x, node.op_type))
+    geoms = [geometry(ctx, nhwc.type.shape[1 + i], w, i) for i in range(2)]
+    counted = _counted_pads(geoms) if node.attr("count_include_pad") else None
+    if counted is not None:
+        nhwc = _pad_hw(ctx, nhwc, counted, 0.0)
+        geoms = [Geometry(g.out, 0, 0, g.bound - g.end) for g in geoms]
+    fits = _fits(nhwc, w, geoms)
+    if any(f.append for f in fits):
+        y = _average_by_ratio(ctx, node, nhwc, w, fits, counted)
+    else:
+        y = _average(ctx, node, nhwc, w, fits)
+    return drop_1d(ctx, to_nchw(ctx, y), x.type.rank)
+
+
+def _counted_pads(geoms) -> tuple:
+    """count_include_pad=1: ONNX's pads become real zeros, (top, bottom, left, right)."""
+    if not all(isinstance(g.end, int) for g in geoms):
+        raise ConvertError("AveragePool with count_include_pad=1 and SAME padding on a symbolic size with "
+                           "stride above 1: the counted end pad depends on the size; bind the symbol first")
+    return (geoms[0].begin, geoms[0].end, geoms[1].begin, geoms[1].end)
+
+
+def _pad_hw(ctx, x, pads, value: float):
+    if not any(pads):
+        return x
+    return ctx.b.emit(Op.PAD, x, attrs=A.PadAttrs((0, 0) + tuple(pads) + (0, 0), value))
+
+
+def _average(ctx, node, x, w: Window, fits):
+    x, pad = apply_fits(ctx, x, fits, 0.0)
+    _check_pads(node, pad, w)
+    return ctx.b.emit(Op.AVG_POOL2D, x, attrs=_avg_attrs(w, pad))
+
+
+def _average_by_ratio(ctx, node, x, w: Window, fits, counted):
+    """The end pad is appended as zeros, which AVG_POOL2D would count: divide by the same pool
+    of a ones tensor (ones where ONNX counts, zeros where it does not), so the counts cancel."""
+    n, h, wd, c = x.type.shape
+    if counted is not None:
+        h, wd = h - counted[0] - counted[1], wd - counted[2] - counted[3]
+    ones = ctx.b.const(np.ones((1, 1, 1, 1), x.type.dtype.numpy))
+    ones = ctx.b.emit(Op.DYN_TILE, ones, *[index_for(ctx, d) for d in (1, h, wd, 1)])
+    ones = _pad_hw(ctx, ones, counted or (0, 0, 0, 0), 1.0)
+    total, valid = _average(ctx, node, x, w, fits), _average(ctx, node, ones, w, fits)
+    return ctx.b.emit(Op.MUL, total, ctx.b.emit(Op.RECIPROCAL, valid), attrs=A.MulAttrs(0))
+
+
+def _avg_attrs(w: Window, pad) -> A.AvgPool2dAttrs:
+    return A.AvgPool2dAttrs(w.kernel, w.stride, pad, DType.FP32)
+
+
+@converter("GlobalAveragePool", since=1)
+def convert_global_average_pool(ctx, node):
+    x = ctx.tensor(node.inputs[0])
+    if x.type.rank < 3 or not x.type.dtype.is_float:
+        raise ConvertError("GlobalAveragePool needs a float input of rank 3 or more")
+    spatial = x.type.shape[2:]
+    if x.type.rank == 4 and all(isinstance(d, int) for d in spatial):
+        attrs = A.AvgPool2dAttrs(tuple(spatial), (1, 1), (0, 0, 0, 0), DType.FP32)
+        return to_nchw(ctx, ctx.b.emit(Op.AVG_POOL2D, to_nhwc(ctx, x), attrs=attrs))
+    total = x
+    for axis in range(2, x.type.rank):
+        total = ctx.b.emit(Op.REDUCE_SUM, total, attrs=A.AxisAttrs(axis))
+    return ctx.b.emit(Op.MUL, total, _inverse_count(ctx, product(spatial), x), attrs=A.MulAttrs(0))
+
+
+def _inverse_count(ctx, count, x):
+    """1/count as a tensor of x's rank: a constant, or computed from the Index value of count."""
+    ones = [1] * x.type.rank
+    if isinstance(count, int):
+        return ctx.b.const(np.full(ones, 1.0 / count, dtype=x.type.dtype.numpy))
+    n = ctx.b.dims_to_tensor([index_for(ctx, count)], DType.INT32)
+    inverse = ctx.b.emit(Op.RECIPROCAL, ctx.b.emit(Op.CAST, n, attrs=A.CastAttrs(x.type.dtype)))
+    return reshape(ctx, inverse, ones)

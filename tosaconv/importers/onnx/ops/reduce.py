@@ -1,0 +1,149 @@
+"""Converters for ONNX reductions: ReduceSum, ReduceMean, ReduceMax, ReduceMin
+and ReduceProd, in every version (axes as an attribute before opset 13 for
+ReduceSum and 18 for the others, as a constant input after; ``keepdims``;
+``noop_with_empty_axes``).
+
+A TOSA reduction reduces one axis and keeps it as 1, so a multi-axis ONNX
+reduction is a chain of them, and ``keepdims=0`` drops the reduced axes with
+COLLAPSE_DIMS (they are literal 1s by then, so no size has to be computed).
+ReduceMean is REDUCE_SUM times 1/count: a constant when the reduced dims are
+static, and otherwise the count's Index value turned into a tensor, so a mean
+over a dynamic axis divides by the size the symbol is bound to. ``reduce_chain``,
+``mean_over`` and ``mean_divisor`` are shared with the normalization converters.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ....ir import attrs as A
+from ....ir.dtypes import DType
+from ....ir.ops import Op
+from ....symbolic.expr import product, same
+from ..reader import ConvertError
+from ..registry import converter
+from .common import index_for, norm_axis, reshape
+
+# The opset version from which each op takes its axes as input 1 instead of an attribute.
+_AXES_INPUT_SINCE = {"ReduceSum": 13, "ReduceMean": 18, "ReduceMax": 18, "ReduceMin": 18, "ReduceProd": 18}
+
+# Bool reductions (ReduceMax/ReduceMin accept bool from opset 20) are TOSA's logical ones.
+_BOOL_OPS = {Op.REDUCE_MAX: Op.REDUCE_ANY, Op.REDUCE_MIN: Op.REDUCE_ALL}
+
+
+def reduce_chain(ctx, op, x, axes):
+    """Reduce ``x`` over each of ``axes`` with the one-axis TOSA op ``op``, keeping them as 1.
+
+    Axes that are a literal 1 already need no op: every reduction of one element is that element.
+    """
+    if x.type.dtype is DType.BOOL:
+        op = _BOOL_OPS.get(op, op)
+    for axis in (a for a in axes if not same(x.type.shape[a], 1)):
+        attrs = A.AxisNanAttrs(axis) if op in (Op.REDUCE_MAX, Op.REDUCE_MIN) else A.AxisAttrs(axis)
+        x = ctx.b.emit(op, x, attrs=attrs)
+    return x
+
+
+def mean_over(ctx, x, axes, divisor=None):
+    """The mean of ``x`` over ``axes``, which stay as 1s: REDUCE_SUM, then times 1/count.
+
+    ``divisor`` is a value from :func:`mean_divisor` for the same dims, so that
+    several means over one block (LayerNormalization) share one count.
+    """
+    total = reduce_chain(ctx, Op.REDUCE_SUM, x, axes)
+    if divisor is None:
+        divisor = mean_divisor(ctx, x, axes)
+    if x.type.dtype.is_float:
+        return ctx.b.emit(Op.MUL, total, divisor, attrs=A.MulAttrs(0))
+    return ctx.b.emit(Op.INTDIV, total, divisor)
+
+
+def mean_divisor(ctx, x, axes):
+    """What a sum over ``axes`` of x is scaled by: 1/count for floats, count for integers (INTDIV)."""
+    count = product(x.type.shape[a] for a in axes)
+    like = x.type
+    if not like.dtype.is_float:
+        return _count_tensor(ctx, count, like)
+    if isinstance(count, int):
+        return ctx.b.scalar_like(1.0 / count, like)
+    return ctx.b.emit(Op.RECIPROCAL, _count_tensor(ctx, count, like))
+
+
+def _count_tensor(ctx, count, like):
+    """``count`` (a dim expression) as a tensor of ``like``'s dtype with every dim 1."""
+    if isinstance(count, int):
+        return ctx.b.scalar_like(count, like)
+    t = ctx.b.dims_to_tensor([index_for(ctx, count)])
+    if like.dtype is not DType.INT32:
+        t = ctx.b.emit(Op.CAST, t, attrs=A.CastAttrs(like.dtype))
+    return reshape(ctx, t, [1] * like.rank)
+
+
+def _drop_axes(ctx, x, axes):
+    """Remove reduced axes (literal 1s) from ``x``."""
+    if not axes:
+        return x
+    return ctx.b.emit(Op.COLLAPSE_DIMS, x, attrs=A.IndicesAttrs(tuple(sorted(axes))))
+
+
+def _reduce_axes(ctx, node, rank: int):
+    """The sorted axes ``node`` reduces, or None when it is a no-op (empty axes, noop_with_empty_axes=1)."""
+    axes = _given_axes(ctx, node)
+    if not axes:
+        # Versions before ReduceSum-13 / Reduce*-18 have no such attribute: empty axes reduce all.
+        if node.attr("noop_with_empty_axes", 0):
+            return None
+        return list(range(rank))
+    return sorted({norm_axis(int(a), rank) for a in axes})
+
+
+def _given_axes(ctx, node):
+    """Axes from the attribute (older versions) or from constant input 1; () when not given."""
+    if node.version < _AXES_INPUT_SINCE[node.op_type]:
+        return tuple(node.attr("axes", None) or ())
+    name = node.input(1)
+    if name is None:
+        return ()
+    c = ctx.const(name)
+    if c is None:
+        raise ConvertError(f"axes input '{name}' must be a constant (the output shape depends on it)")
+    return tuple(int(a) for a in np.asarray(c).reshape(-1))
+
+
+def _reduce(ctx, node, reducer):
+    x = ctx.tensor(node.inputs[0])
+    if x.type.rank == 0:
+        return x    # a scalar has nothing to reduce
+    axes = _reduce_axes(ctx, node, x.type.rank)
+    if axes is None:
+        return x
+    y = reducer(ctx, x, axes)
+    return y if node.attr("keepdims") else _drop_axes(ctx, y, axes)
+
+
+def _with(op):
+    return lambda ctx, x, axes: reduce_chain(ctx, op, x, axes)
+
+
+@converter("ReduceSum", since=1)
+def convert_reduce_sum(ctx, node):
+    return _reduce(ctx, node, _with(Op.REDUCE_SUM))
+
+
+@converter("ReduceMean", since=1)
+def convert_reduce_mean(ctx, node):
+    return _reduce(ctx, node, mean_over)
+
+
+@converter("ReduceMax", since=1)
+def convert_reduce_max(ctx, node):
+    return _reduce(ctx, node, _with(Op.REDUCE_MAX))
+
+
+@converter("ReduceMin", since=1)
+def convert_reduce_min(ctx, node):
+    return _reduce(ctx, node, _with(Op.REDUCE_MIN))
+
+
+@converter("ReduceProd", since=1)
+def convert_reduce_prod(ctx, node):
+    return _reduce(ctx, node, _with(Op.REDUCE_PRODUCT))
