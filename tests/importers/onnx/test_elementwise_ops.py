@@ -162,3 +162,31 @@ def test_cast(src, dst, feeds):
 def test_cast_float_to_int_truncates_toward_zero():
     model = one_node("Cast", [info("x", F32, [6])], [_y(I32)], opset=13, to=I32)
     check_with_onnxruntime(model, [{"x": np.array([2.5, -2.5, 1.7, -1.7, 0.5, 3.5], np.float32)}])
+
+
+@pytest.mark.parametrize("exponent", [0.0, 1.0, 2.0, 3.0, 4.0, -1.0, -2.0, 0.5])
+def test_pow_with_constant_exponent_handles_negative_bases(exponent, tmp_path):
+    """TOSA POW is undefined for negative bases, so small integer exponents must not use it."""
+    import onnx
+    import onnxruntime as ort
+    from onnx import TensorProto as T
+    from onnx import helper as h
+    from onnx import numpy_helper
+
+    import tosaconv.api as api
+
+    x_info = h.make_tensor_value_info("x", T.FLOAT, ["n"])
+    y_info = h.make_tensor_value_info("y", T.FLOAT, ["n"])
+    e = numpy_helper.from_array(np.array(exponent, np.float32), "e")
+    g = h.make_graph([h.make_node("Pow", ["x", "e"], ["y"], name="pow")], "g", [x_info], [y_info], [e])
+    model = h.make_model(g, opset_imports=[h.make_opsetid("", 17)])
+    model.ir_version = 10
+    path = str(tmp_path / "pow.onnx")
+    onnx.save(model, path)
+    x = np.array([-2.5, -1.0, 0.5, 1.5, 3.0], np.float32)
+    if exponent == 0.5 or exponent < 0:
+        x = np.abs(x) + 0.25
+    graph = api.load(path)
+    assert "POW" not in {op.op.name for op in graph.ops}
+    want = ort.InferenceSession(path, providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
+    np.testing.assert_allclose(api.run(graph, {"x": x})["y"], want, rtol=1e-5, atol=1e-6)

@@ -20,6 +20,7 @@ from ..registry import converter
 from .common import index_op
 
 FLOAT_MAX = float(np.finfo(np.float32).max)
+MAX_POW_BY_MUL = 8   # integer exponents up to this become repeated MUL
 
 
 def _both(ctx, node):
@@ -161,18 +162,18 @@ def convert_pow(ctx, node):
 
 
 def _pow_special(ctx, x, e: float):
-    """Exponents TOSA POW handles poorly (POW is undefined for negative bases)."""
-    if e == 1.0:
-        return x
-    if e == 2.0:
-        return _mul(ctx, x, x)
-    if e == 3.0:
-        return _mul(ctx, _mul(ctx, x, x), x)
+    """Exponents TOSA POW handles poorly (POW is undefined for negative bases): 0.5 and small integers."""
     if e == 0.5:
         return sqrt(ctx, x)
-    if e == -1.0:
-        return ctx.b.emit(Op.RECIPROCAL, x)
-    return None
+    if e != int(e) or abs(e) > MAX_POW_BY_MUL:
+        return None
+    if e == 0:
+        return ctx.b.emit(Op.ADD, ctx.b.emit(Op.MUL, x, ctx.b.scalar_like(0, x.type), attrs=A.MulAttrs(0)),
+                          ctx.b.scalar_like(1, x.type))
+    out = x
+    for _ in range(abs(int(e)) - 1):
+        out = _mul(ctx, out, x)
+    return ctx.b.emit(Op.RECIPROCAL, out) if e < 0 else out
 
 
 @converter("Where", since=9)
