@@ -93,3 +93,18 @@ def expand_leading(ctx, x: Value, rank: int) -> Value:
 
 def is_symbolic(d: Dim) -> bool:
     return isinstance(d, Expr)
+
+
+def slice_(ctx, x, starts, sizes):
+    """SLICE when every start and size is static, else DYN_SLICE with Index operands (never empty)."""
+    for axis, size in enumerate(sizes):
+        if isinstance(size, int) and size <= 0:
+            raise ConvertError(f"the slice is empty on axis {axis}; TOSA requires every dim to be >= 1")
+        if isinstance(size, Expr):
+            ctx.require(Kind.GE, size, 1, f"slice on axis {axis} must not be empty (TOSA dims are >= 1)")
+    if all(same(s, 0) for s in starts) and all(same(a, b) for a, b in zip(sizes, x.type.shape)):
+        return x
+    if all(isinstance(v, int) for v in list(starts) + list(sizes)):
+        return ctx.b.emit(Op.SLICE, x, attrs=A.SliceAttrs(tuple(starts), tuple(sizes)))
+    operands = [index_for(ctx, v) for v in list(starts) + list(sizes)]
+    return ctx.b.emit(Op.DYN_SLICE, x, *operands)

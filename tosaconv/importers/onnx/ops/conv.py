@@ -21,8 +21,8 @@ from ....symbolic.constraints import Kind
 from ....symbolic.expr import mul, sub
 from ..reader import ConvertError
 from ..registry import converter
-from .common import reshape
-from .nn import drop_1d, fit_window, lift_1d, read_window, slice_nhwc, spatial, to_nchw, to_nhwc
+from .common import reshape, slice_
+from .nn import drop_1d, fit_window, lift_1d, read_window, spatial, to_nchw, to_nhwc
 
 
 def _acc_type(x) -> DType:
@@ -119,7 +119,7 @@ def _conv(ctx, x, w, bias, attrs):
 
 def _channels(ctx, x, start: int, count: int):
     n, h, w, _ = x.type.shape
-    return slice_nhwc(ctx, x, [0, 0, 0, start], [n, h, w, count])
+    return slice_(ctx, x, [0, 0, 0, start], [n, h, w, count])
 
 
 # -- ConvTranspose ------------------------------------------------------------------
@@ -194,4 +194,4 @@ def _cut(ctx, y, cut):
         return y
     n, h, w, c = y.type.shape
     sizes = [n, sub(h, cut[0] + cut[1]), sub(w, cut[2] + cut[3]), c]
-    return slice_nhwc(ctx, y, [0, cut[0], cut[2], 0], sizes)
+    return slice_(ctx, y, [0, cut[0], cut[2], 0], sizes)

@@ -20,9 +20,9 @@ import numpy as np
 from ....ir import attrs as A
 from ....ir.ops import Op
 from ....symbolic.constraints import Kind
-from ....symbolic.expr import Dim, add, dmax, floordiv, mul, same, sub
+from ....symbolic.expr import Dim, add, dmax, floordiv, mul, sub
 from ..reader import ConvertError
-from .common import index_for, reshape
+from .common import reshape, slice_
 
 TO_NHWC, TO_NCHW = (0, 2, 3, 1), (0, 3, 1, 2)
 
@@ -175,22 +175,12 @@ def apply_fits(ctx, x, fits, pad_value: float):
     if any(f.keep is not None for f in fits):
         n, h, w, c = x.type.shape
         sizes = [n, _pick(fits[0].keep, h), _pick(fits[1].keep, w), c]
-        x = slice_nhwc(ctx, x, [0, 0, 0, 0], sizes)
+        x = slice_(ctx, x, [0, 0, 0, 0], sizes)
     return x, fits[0].pad + fits[1].pad
 
 
 def _pick(keep, size):
     return size if keep is None else keep
-
-
-def slice_nhwc(ctx, x, starts, sizes):
-    """SLICE when every start and size is static, else DYN_SLICE with Index operands."""
-    if all(same(s, 0) for s in starts) and all(same(a, b) for a, b in zip(sizes, x.type.shape)):
-        return x
-    if all(isinstance(v, int) for v in list(starts) + list(sizes)):
-        return ctx.b.emit(Op.SLICE, x, attrs=A.SliceAttrs(tuple(starts), tuple(sizes)))
-    operands = [index_for(ctx, v) for v in list(starts) + list(sizes)]
-    return ctx.b.emit(Op.DYN_SLICE, x, *operands)
 
 
 def fit_window(ctx, x_nhwc, w: Window, pad_value: float):

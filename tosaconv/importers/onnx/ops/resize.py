@@ -31,7 +31,8 @@ from ....symbolic.constraints import Kind
 from ....symbolic.expr import Dim, add, floordiv, mul, same, sub
 from ..reader import ConvertError
 from ..registry import converter
-from .nn import slice_nhwc, to_nchw, to_nhwc
+from .common import slice_
+from .nn import to_nchw, to_nhwc
 
 MAX_SCALE_N = 1 << 11   # TOSA: scale_n <= 2048
 IDENTITY = (1, 1, 0, 0)  # (scale_n, scale_d, offset, border) of an axis that does not change
@@ -335,7 +336,7 @@ def _repeat_first(ctx, y, axis: int, count: Dim):
     """Every output along ``axis`` reads element 0: SLICE it and TILE it ``count`` times."""
     sizes = list(y.type.shape)
     sizes[axis] = 1
-    first = slice_nhwc(ctx, y, [0, 0, 0, 0], sizes)
+    first = slice_(ctx, y, [0, 0, 0, 0], sizes)
     if not isinstance(count, int):
         raise ConvertError("Resize repeating one element needs a static output size")
     multiples = [1, 1, 1, 1]

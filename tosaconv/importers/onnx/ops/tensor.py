@@ -17,7 +17,7 @@ from ....symbolic.expr import Expr, dmax, dmin, floordiv, product, same
 from ..context import ShapeTensor
 from ..reader import ConvertError
 from ..registry import converter
-from .common import index_for, norm_axis, reshape
+from .common import index_for, norm_axis, reshape, slice_
 
 BIG = 2 ** 31 - 1
 
@@ -93,7 +93,7 @@ def _gather_one(ctx, x, axis, i):
     starts[axis] = start
     sizes = list(x.type.shape)
     sizes[axis] = 1
-    s = _slice(ctx, x, starts, sizes)
+    s = slice_(ctx, x, starts, sizes)
     return reshape(ctx, s, [d for j, d in enumerate(sizes) if j != axis])
 
 
@@ -153,7 +153,7 @@ def convert_concat(ctx, node):
 # -- Slice ----------------------------------------------------------------------------
 
 @converter("Slice", since=10)
-def convert_slice(ctx, node):
+def convertslice_(ctx, node):
     st = ctx.shape_tensor(node.inputs[0])
     starts, ends = (ctx.const(node.input(i)) for i in (1, 2))
     axes, steps = (ctx.const(node.input(i)) for i in (3, 4))
@@ -171,7 +171,7 @@ def convert_slice(ctx, node):
         if step != 1:
             return _strided(ctx, x, node)
         starts0[a], sizes[a] = _clamp(x.type.shape[a], s.type.value, e.type.value)
-    return _slice(ctx, x, starts0, sizes)
+    return slice_(ctx, x, starts0, sizes)
 
 
 def _const_list(ctx, name):
@@ -193,20 +193,6 @@ def _clamp(dim, start, end):
         return dmin(v, dim)
     s, e = fix(start), fix(end)
     return s, dmax(e - s, 0)
-
-
-def _slice(ctx, x, starts, sizes):
-    for axis, size in enumerate(sizes):
-        if isinstance(size, int) and size <= 0:
-            raise ConvertError(f"the slice is empty on axis {axis}; TOSA requires every dim to be >= 1")
-        if isinstance(size, Expr):
-            ctx.require(Kind.GE, size, 1, f"slice on axis {axis} must not be empty (TOSA dims are >= 1)")
-    if all(same(s, 0) for s in starts) and all(same(a, b) for a, b in zip(sizes, x.type.shape)):
-        return x
-    if all(isinstance(v, int) for v in list(starts) + list(sizes)):
-        return ctx.b.emit(Op.SLICE, x, attrs=A.SliceAttrs(tuple(starts), tuple(sizes)))
-    operands = [index_for(ctx, v) for v in list(starts) + list(sizes)]
-    return ctx.b.emit(Op.DYN_SLICE, x, *operands)
 
 
 def _strided(ctx, x, node):
@@ -252,7 +238,7 @@ def convert_split(ctx, node):
         starts[axis] = offset
         shape = list(x.type.shape)
         shape[axis] = size
-        outs.append(_slice(ctx, x, starts, shape))
+        outs.append(slice_(ctx, x, starts, shape))
         offset = offset + size
     return outs
 
