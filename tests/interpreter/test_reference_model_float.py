@@ -2,7 +2,7 @@
 
 The spec bounds float error rather than fixing bits, so values compare within
 a tolerance far tighter than the spec's bounds; NaN-mode behaviour and
-indices compare exactly. Tests skip when tosa-tools is not installed.
+indices compare exactly. Tests fail when tosa-tools (a test extra) is missing.
 """
 from __future__ import annotations
 

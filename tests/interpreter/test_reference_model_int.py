@@ -1,7 +1,7 @@
 """Cross-check integer kernels against the official TOSA reference model, bit for bit.
 
 Each test runs one op through our evaluator and through ``tosa_reference_model``
-(from tosa-tools; the tests skip without it) on seeded random data, and
+(from tosa-tools, a test extra) on seeded random data, and
 requires identical integers. This checks our reading of the spec against
 the spec's own implementation rather than against itself.
 """
