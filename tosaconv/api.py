@@ -89,7 +89,7 @@ def run(graph: Graph, inputs: dict, bindings: dict | None = None) -> dict:
 
 
 def solve_bindings(graph: Graph, shapes: dict) -> dict:
-    """Symbol values from whole input shapes (``{"x": (2, 16)}``)."""
+    """Symbol values from whole input shapes (``{"x": (2, 16)}``; any subset of the inputs)."""
     from .interpreter import InputError, bind_from_shapes
     unknown = [n for n in shapes if n not in {v.name for v in graph.inputs}]
     if unknown:
@@ -97,7 +97,7 @@ def solve_bindings(graph: Graph, shapes: dict) -> dict:
         raise ShapeError.one("E-INPUT", f"the model has no input named {', '.join(map(repr, unknown))}",
                              hint=f"its inputs are: {names}")
     try:
-        return bind_from_shapes(graph, {k: tuple(v) for k, v in shapes.items()})
+        return bind_from_shapes(graph, {k: tuple(v) for k, v in shapes.items()}, require_all=False)
     except InputError as e:
         raise ShapeError.one("E-INPUT-SHAPE", str(e)) from None
 

@@ -10,7 +10,6 @@ is saved as ``input:<name>``.
 from __future__ import annotations
 
 import os
-from types import SimpleNamespace
 
 import numpy as np
 
@@ -38,13 +37,8 @@ def bind(session, graph, sources: BindingSources) -> BindingSet:
 
 
 def solve_input(graph, shapes: dict) -> dict:
-    """``api.solve_bindings`` for some of the inputs only.
-
-    The api wants a shape for every input; a one-input view of the graph lets
-    each ``--input-shape`` and each array be solved, and attributed, on its own.
-    """
-    view = SimpleNamespace(inputs=[v for v in graph.inputs if v.name in shapes])
-    return api.solve_bindings(view, shapes)
+    """``api.solve_bindings`` for the inputs whose shapes were given."""
+    return api.solve_bindings(graph, shapes)
 
 
 def specialize(session, graph, bindings: BindingSet):

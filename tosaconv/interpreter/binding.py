@@ -25,11 +25,16 @@ def check_rank(value, shape: tuple):
                          input_name=value.name)
 
 
-def bind_from_shapes(graph, shapes: dict, bindings: Optional[dict] = None) -> dict:
-    """Symbol values implied by ``shapes`` (input name -> shape tuple), merged with ``bindings``."""
+def bind_from_shapes(graph, shapes: dict, bindings: Optional[dict] = None, require_all: bool = True) -> dict:
+    """Symbol values implied by ``shapes`` (input name -> shape tuple), merged with ``bindings``.
+
+    With ``require_all`` every graph input needs a shape (a run); without it only the given inputs
+    are solved (``--input-shape`` for some inputs).
+    """
     env = {name: int(v) for name, v in (bindings or {}).items()}
     origin = {name: "the given bindings" for name in env}
-    for value in graph.inputs:
+    inputs = [v for v in graph.inputs if require_all or v.name in shapes]
+    for value in inputs:
         if value.name not in shapes:
             raise InputError(f"no shape given for input '{value.name}' ({value.type})", input_name=value.name)
         check_rank(value, tuple(shapes[value.name]))
@@ -45,6 +50,8 @@ def bind_from_shapes(graph, shapes: dict, bindings: Optional[dict] = None) -> di
 
 def _input_dims(graph, shapes: dict):
     for value in graph.inputs:
+        if value.name not in shapes:
+            continue
         for axis, (dim, size) in enumerate(zip(value.type.shape, shapes[value.name])):
             yield value, axis, dim, int(size)
 

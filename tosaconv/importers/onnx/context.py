@@ -48,7 +48,8 @@ class ImportContext:
         self.initializers = initializers      # name -> TensorProto
         self.values: dict = {}                # onnx name -> Value | ShapeTensor
         self._const_cache: dict = {}
-        self.symbol_values: dict = {}         # data-dependent symbol name -> its EXTRACT_DIM value
+        self.symbol_values: dict = {}         # symbol name -> its Index value (GET_DIM or EXTRACT_DIM)
+        self.index_cache: dict = {}           # dim expression key -> Index value computing it
 
     # -- lookups -----------------------------------------------------------------
     def has(self, name: Optional[str]) -> bool:

@@ -83,9 +83,11 @@ def _upgrade(model: onnx.ModelProto, path: str) -> onnx.ModelProto:
         from onnx import version_converter
         return version_converter.convert_version(model, MIN_OPSET)
     except Exception as e:  # the converter raises many unrelated types
+        unknown = sorted({n.op_type for n in model.graph.node if op_version(n.op_type, opset, n.domain) is None})
+        notes = (f"ops ONNX does not define at opset {opset}: {', '.join(unknown)}",) if unknown else ()
         raise ConversionError.one(
             "E-OPSET", f"'{path}' uses ONNX opset {opset}; upgrading it to opset {MIN_OPSET} failed: {e}",
-            hint=f"re-export the model with opset {MIN_OPSET} to {MAX_OPSET}") from None
+            notes=notes, hint=f"re-export the model with opset {MIN_OPSET} to {MAX_OPSET}") from None
 
 
 def _check_supported(g: onnx.GraphProto, opset: int, path: str):

@@ -35,9 +35,15 @@ def index_op(ctx, op, a: Value, b: Value) -> Value:
 
 
 def index_for(ctx, d: Dim) -> Value:
-    """IR Index value(s) computing the dim expression ``d``."""
+    """IR Index value(s) computing the dim expression ``d`` (each expression is built once per import)."""
     if isinstance(d, int):
         return ctx.b.index(d)
+    if d.key not in ctx.index_cache:
+        ctx.index_cache[d.key] = _build_index(ctx, d)
+    return ctx.index_cache[d.key]
+
+
+def _build_index(ctx, d) -> Value:
     total = None
     for mono, coeff in d.terms.items():
         term = ctx.b.index(coeff) if (coeff != 1 or not mono) else None
@@ -64,7 +70,8 @@ def symbol_value(ctx, name: str) -> Value:
     if info is None or info.input_name is None:
         raise ConvertError(f"symbol '{name}' has no value in the program to compute sizes from")
     source = next(v for v in ctx.graph.inputs if v.name == info.input_name)
-    return ctx.b.get_dim(source, info.axis)
+    ctx.symbol_values[name] = ctx.b.get_dim(source, info.axis)
+    return ctx.symbol_values[name]
 
 
 def reshape(ctx, x: Value, dims) -> Value:
