@@ -11,15 +11,12 @@ graph always verifies; EXTRACT_DIM's data-dependent type is taken as printed.
 from __future__ import annotations
 
 import base64
-import json
 import math
-import re
 from dataclasses import MISSING, fields
 
 import numpy as np
 
 from ..symbolic.constraints import Constraint, Kind, Provenance
-from ..symbolic.parse import DimSyntaxError, parse_dim
 from ..symbolic.scope import ExtentKind, SymbolInfo
 from .dtypes import DType
 from .graph import Graph, Operation, Value
@@ -28,155 +25,15 @@ from .ops import OPS
 from .printer import FORMAT_VERSION, field_types
 from .types import IndexType, TensorType
 from .verifier import arity_problem, type_problems
-
-_STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.DOTALL)
-_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_.]*")
-_BARE_VALUE = re.compile(r"[A-Za-z0-9_.]+")
-_OP_NAME = re.compile(r"[A-Z][A-Z0-9_]*\b")
-_INT = re.compile(r"-?\d+(?![\w.])")
-_DIGITS = re.compile(r"-?\d+")  # a static dim in a tensor type, directly followed by 'x'
-_FLOAT = re.compile(r"-?(?:inf|nan|\d+(?:\.\d+)?(?:[eE][-+]?\d+)?)(?![\w.])")
-_BOOL = re.compile(r"(?:true|false)(?![\w.])")
-_ARRAY_DTYPE = re.compile(r"bool|([iuf])(8|16|32|64)")
-_SPACE = re.compile(r"(?:\s+|//[^\n]*)*")
-_JSON = json.JSONDecoder(strict=False)  # strings are JSON literals; raw control characters are allowed
-
-
-class ParseError(ValueError):
-    """Malformed ``.tosair`` text; ``line`` and ``column`` are 1-based."""
-
-    def __init__(self, message: str, line: int, column: int):
-        self.message, self.line, self.column = message, line, column
-        super().__init__(f"line {line}, column {column}: {message}")
-
+from .lexer import ParseError  # noqa: F401  (re-exported: part of the parser's API)
+from .lexer import Cursor, IDENT, OP_NAME, INT, DIGITS, FLOAT, BOOL, ARRAY_DTYPE
 
 def parse_graph(text: str) -> Graph:
     """The graph that ``text`` describes (see :func:`.printer.print_graph`)."""
     return _Parser(text).graph_()
 
 
-class _Cursor:
-    """Position in the text plus the lexical pieces: words, strings, numbers, dims."""
-
-    def __init__(self, text: str):
-        self.text, self.pos = text, 0
-
-    def error(self, message: str, pos: int | None = None) -> ParseError:
-        pos = self.pos if pos is None else pos
-        line = self.text.count("\n", 0, pos) + 1
-        return ParseError(message, line, pos - self.text.rfind("\n", 0, pos))
-
-    def found(self) -> str:
-        m = re.compile(r"\S{1,24}").match(self.text, self.pos)
-        return f"found {m.group()!r}" if m else "found the end of the text"
-
-    def skip(self):
-        self.pos = _SPACE.match(self.text, self.pos).end()
-
-    def peek(self, s: str) -> bool:
-        self.skip()
-        return self.text.startswith(s, self.pos)
-
-    def eat(self, s: str) -> bool:
-        if self.peek(s):
-            self.pos += len(s)
-            return True
-        return False
-
-    def expect(self, s: str, where: str = ""):
-        if not self.eat(s):
-            raise self.error(f"expected '{s}'{' ' + where if where else ''}, {self.found()}")
-
-    def keyword(self, word: str) -> bool:
-        self.skip()
-        if re.compile(re.escape(word) + r"(?![\w.])").match(self.text, self.pos):
-            self.pos += len(word)
-            return True
-        return False
-
-    def expect_keyword(self, word: str, where: str = ""):
-        if not self.keyword(word):
-            raise self.error(f"expected '{word}'{' ' + where if where else ''}, {self.found()}")
-
-    def match(self, pattern, what: str, skip: bool = True) -> str:
-        if skip:
-            self.skip()
-        m = pattern.match(self.text, self.pos)
-        if not m:
-            raise self.error(f"expected {what}, {self.found()}")
-        self.pos = m.end()
-        return m.group()
-
-    def string(self, what: str = "a quoted string", skip: bool = True) -> str:
-        if skip:
-            self.skip()
-        start, m = self.pos, _STRING.match(self.text, self.pos)
-        if not m:
-            quote = self.text.startswith('"', start)
-            raise self.error("unterminated string" if quote else f"expected {what}, {self.found()}")
-        self.pos = m.end()
-        try:
-            return _JSON.decode(m.group())
-        except ValueError as e:
-            raise self.error(f"invalid escape in string: {e.msg}", start) from None
-
-    def listing(self, item, close: str, what: str) -> list:
-        """``item()`` repeated, separated by commas, up to the ``close`` token."""
-        out = []
-        while not self.eat(close):
-            if out:
-                self.expect(",", f"between {what}")
-            out.append(item())
-        return out
-
-    def word(self, what: str) -> str:
-        return self.string(what) if self.peek('"') else self.match(_IDENT, what)
-
-    def integer(self, what: str) -> int:
-        return int(self.match(_INT, what))
-
-    def value_name(self) -> tuple:
-        """``(name, position)`` of a ``%name`` or ``%"quoted name"``."""
-        self.skip()
-        start = self.pos
-        if not self.text.startswith("%", start):
-            raise self.error(f"expected a value name such as %x, {self.found()}")
-        self.pos += 1
-        if self.text.startswith('"', self.pos):
-            return self.string(skip=False), start
-        return self.match(_BARE_VALUE, "a value name after '%'", skip=False), start
-
-    def dim(self, stops: str, what: str):
-        """A dim expression running up to the first of ``stops`` outside parentheses and quotes."""
-        self.skip()
-        start, end = self.pos, self._dim_end(stops)
-        source, self.pos = self.text[start:end], end
-        if not source.strip():
-            raise self.error(f"expected {what}, {self.found()}")
-        try:
-            return parse_dim(source)
-        except (DimSyntaxError, ZeroDivisionError, RecursionError) as e:
-            shown = source.strip() if len(source) < 60 else source.strip()[:57] + "..."
-            raise self.error(f"invalid {what} {shown!r}: {e}", start) from None
-
-    def _dim_end(self, stops: str) -> int:
-        i, depth = self.pos, 0
-        while i < len(self.text) and self.text[i] != "\n":
-            c = self.text[i]
-            if c == '"':
-                m = _STRING.match(self.text, i)
-                if not m:
-                    raise self.error("unterminated string", i)
-                i = m.end()
-                continue
-            if depth <= 0 and c in stops:
-                break
-            depth += (c == "(") - (c == ")")
-            i += 1
-        return i
-
-
-class _Parser(_Cursor):
+class _Parser(Cursor):
     """The grammar: header, symbols, constraints, then one func."""
 
     def __init__(self, text: str):
@@ -239,7 +96,7 @@ class _Parser(_Cursor):
 
     def enum(self, enum_type, what: str):
         self.skip()
-        start, text = self.pos, self.match(_IDENT, what)
+        start, text = self.pos, self.match(IDENT, what)
         try:
             return enum_type(text)
         except ValueError:
@@ -289,7 +146,7 @@ class _Parser(_Cursor):
         self.skip()
         start, results = self.pos, self.result_names()
         self.skip()
-        name_pos, name = self.pos, self.match(_OP_NAME, "an op name")
+        name_pos, name = self.pos, self.match(OP_NAME, "an op name")
         if name not in OPS:
             raise self.error(f"unknown op {name!r}", name_pos)
         op = OPS[name]
@@ -347,7 +204,7 @@ class _Parser(_Cursor):
     def attr_item(self, op, values: dict):
         kinds = dict(field_types(op.attrs))
         self.skip()
-        pos, name = self.pos, self.match(_IDENT, "an attribute name")
+        pos, name = self.pos, self.match(IDENT, "an attribute name")
         if name not in kinds or name in values:
             raise self.error(f"{op.name} has no attribute {name!r} (or it is given twice); "
                              f"its attributes are: {', '.join(kinds) or 'none'}", pos)
@@ -358,14 +215,14 @@ class _Parser(_Cursor):
         return self.integer("an integer")
 
     def bool_(self) -> bool:
-        return self.match(_BOOL, "true or false") == "true"
+        return self.match(BOOL, "true or false") == "true"
 
     def dtype_(self) -> DType:
         return self.enum(DType, "an element type such as f32")
 
     def float_(self):
-        text = self.match(_FLOAT, "a number")
-        return int(text) if _INT.fullmatch(text) else float(text)
+        text = self.match(FLOAT, "a number")
+        return int(text) if INT.fullmatch(text) else float(text)
 
     def dims(self) -> tuple:
         self.expect("[", "to open the list")
@@ -374,7 +231,7 @@ class _Parser(_Cursor):
     def dense(self) -> np.ndarray:
         self.expect("dense<", "(a dense constant)")
         start = self.pos
-        m = _ARRAY_DTYPE.fullmatch(self.match(_IDENT, "an element type such as f32"))
+        m = ARRAY_DTYPE.fullmatch(self.match(IDENT, "an element type such as f32"))
         if not m:
             raise self.error("expected an element type: bool, i8..i64, u8..u64 or f16..f64", start)
         dtype = np.dtype("bool" if m.group() == "bool" else f"<{m.group(1)}{int(m.group(2)) // 8}")
@@ -417,8 +274,8 @@ class _Parser(_Cursor):
             if self.eat("["):
                 shape.append(self.dim("]", "a dim"))
                 self.expect("]", "after a symbolic dim")
-            elif _DIGITS.match(self.text, self.pos):  # eat() above skipped the spaces
-                shape.append(int(self.match(_DIGITS, "a dim")))
+            elif DIGITS.match(self.text, self.pos):  # eat() above skipped the spaces
+                shape.append(int(self.match(DIGITS, "a dim")))
             else:
                 return tuple(shape)
             self.expect("x", "after a dim")
