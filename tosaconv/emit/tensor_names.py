@@ -9,6 +9,8 @@ graph twice gives the same bytes.
 """
 from __future__ import annotations
 
+from ..ir.graph import fresh_name
+
 from .errors import EmitError
 
 
@@ -30,12 +32,7 @@ class TensorNames:
         self._used.add(name)
 
     def fresh(self, base: str) -> str:
-        name, n = base, 1
-        while name in self._used:
-            n += 1
-            name = f"{base}_{n}"
-        self._used.add(name)
-        return name
+        return fresh_name(base, self._used)
 
 
 def assign_names(graph):

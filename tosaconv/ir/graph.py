@@ -17,6 +17,16 @@ from .ops import OpDef
 from .types import TensorType
 
 
+def fresh_name(base: str, used: set) -> str:
+    """``base``, or ``base_2``, ``base_3``... whichever is not in ``used``; records it as used."""
+    name, n = base, 1
+    while name in used:
+        n += 1
+        name = f"{base}_{n}"
+    used.add(name)
+    return name
+
+
 @dataclass(eq=False)
 class Value:
     name: str
@@ -57,12 +67,7 @@ class Graph:
     _names: set = field(default_factory=set, repr=False)
 
     def unique_name(self, base: str) -> str:
-        name, n = base, 1
-        while name in self._names:
-            n += 1
-            name = f"{base}_{n}"
-        self._names.add(name)
-        return name
+        return fresh_name(base, self._names)
 
     def add_input(self, name: str, type_: TensorType) -> Value:
         if name in self._names:

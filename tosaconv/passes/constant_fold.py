@@ -20,10 +20,11 @@ MAX_FOLD_ELEMENTS = 1 << 22
 
 
 def fold_constants(graph) -> bool:
-    return rewrite(graph, _visit)
+    return rewrite(graph, fold_op)
 
 
-def _visit(op, b):
+def fold_op(op, b):
+    """Replacement constants for ``op`` when it folds, else None (also used op by op by specialize)."""
     if op.op.has(Trait.CONSTANT) or not op.op.has(Trait.PURE):
         return None
     if len(op.results) == 1 and isinstance(op.result.type, IndexType) and op.result.type.is_static:

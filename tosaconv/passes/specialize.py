@@ -13,10 +13,11 @@ from __future__ import annotations
 from ..diagnostics import Diagnostic, ShapeError
 from ..ir.builder import Builder
 from ..ir.graph import Graph
+from ..ir.location import Location
 from ..ir.shape_rules import ShapeRuleError
 from . import constant_fold
-from .decay import DataDependentDim, rule_for
 from .dce import eliminate_dead_code
+from .decay import DataDependentDim, rule_for
 from .manager import DEFAULT_PIPELINE, run_pipeline
 
 
@@ -26,6 +27,7 @@ def specialize(graph: Graph, bindings: dict) -> Graph:
     _check_ledger(graph, env)
     static = _rebuild(graph, env)
     _check_ledger(graph, env)
+    # Dead INDEX_CONSTs must go before the pipeline: its verifier demands a static program after every pass.
     eliminate_dead_code(static)
     return run_pipeline(static, [p for p in DEFAULT_PIPELINE if p.name != "broadcast-check"],
                         require_static=True)
@@ -58,14 +60,9 @@ def _check_ledger(graph: Graph, env: dict):
     violations = graph.ledger.check(env)
     if violations:
         raise ShapeError([Diagnostic(
-            "E-CONSTRAINT", v.message(), _loc(v.constraint.provenance),
+            "E-CONSTRAINT", v.message(), Location(v.constraint.provenance.op_type, v.constraint.provenance.node),
             notes=(f"recorded by {v.constraint.provenance.where()}: {v.constraint.provenance.reason}",),
             hint="choose bindings that satisfy the constraint") for v in violations])
-
-
-def _loc(p):
-    from ..ir.location import Location
-    return Location(p.op_type, p.node)
 
 
 def _rebuild(graph: Graph, env: dict) -> Graph:
@@ -96,7 +93,7 @@ def _rebuild_op(op, operands, b, env) -> list:
     except ShapeRuleError as e:
         raise ShapeError.one("E-SHAPE", f"shape error at {op.location} after binding: {e}", op.location) from None
     position = len(b.graph.ops) - 1
-    folded = constant_fold._visit(new_op, b)
+    folded = constant_fold.fold_op(new_op, b)
     if folded is None:
         return new_op.results
     del b.graph.ops[position]

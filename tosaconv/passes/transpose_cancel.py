@@ -13,6 +13,7 @@ import numpy as np
 
 from ..ir import attrs as A
 from ..ir.ops import Op, Trait
+from .dce import eliminate_dead_code
 from .rewrite import rewrite
 
 MAX_ROUNDS = 32
@@ -24,7 +25,6 @@ def cancel_transposes(graph) -> bool:
         if not rewrite(graph, _visit):
             break
         changed = True
-        from .dce import eliminate_dead_code
         eliminate_dead_code(graph)
     return changed
 
