@@ -208,6 +208,15 @@ def test_ledger_require_records_only_unproven_facts(kind, lhs, rhs, expected, re
     assert len(ledger.entries) == recorded
 
 
+def test_ledger_skips_facts_a_recorded_equality_implies():
+    ledger = Ledger()
+    ledger.require(Kind.EQ, s, b, WHY, Scope())
+    ledger.require(Kind.BROADCASTABLE, b, s, WHY, Scope())  # implied by s == b, in either order
+    ledger.require(Kind.EQ, b, s, WHY, Scope())
+    ledger.require(Kind.GE, s, b, WHY, Scope())             # not implied: a different kind of fact
+    assert [c.text() for c in ledger.entries] == ["s == b", "s >= b"]
+
+
 @pytest.mark.parametrize("kind, lhs, rhs, text", [
     (Kind.EQ, 2, 4, "2 == 4 can never hold (Add operands broadcast)"),
     (Kind.BROADCASTABLE, 2, 4, "broadcastable(2, 4) can never hold"),

@@ -2,7 +2,8 @@
 
 TOSA elementwise ops require every operand to have the result's rank. An
 operand of lower rank is expanded with leading 1s by EXPAND_DIMS, which is
-exact for any symbolic dims and decays to a static RESHAPE once bound. Only
+exact for any symbolic dims and decays to a static RESHAPE once bound (a static
+operand gets the static RESHAPE at once). Only
 a literal 1 then broadcasts; symbolic dims are checked by broadcast_check.
 """
 from __future__ import annotations
@@ -30,4 +31,6 @@ def _expand(b, v, rank):
     extra = rank - v.type.rank
     if extra == 0:
         return v
+    if v.type.is_static:
+        return b.emit(Op.RESHAPE, v, attrs=A.ReshapeAttrs((1,) * extra + tuple(v.type.shape)))
     return b.emit(Op.EXPAND_DIMS, v, attrs=A.IndicesAttrs(tuple(range(extra))))

@@ -113,13 +113,20 @@ class Ledger:
         decision = self._decide(kind, a, b, scope)
         if decision is Decision.NO:
             raise ConstraintFailed(c)
-        if decision is Decision.UNKNOWN and not any(self._same(c, e) for e in self.entries):
+        if decision is Decision.UNKNOWN and not any(self._implies(e, c) for e in self.entries):
             self.entries.append(c)
         return decision
 
     @staticmethod
-    def _same(x: Constraint, y: Constraint) -> bool:
-        return x.kind is y.kind and same(x.lhs, y.lhs) and same(x.rhs, y.rhs)
+    def _implies(known: Constraint, new: Constraint) -> bool:
+        """Whether recorded ``known`` already implies ``new`` (same pair; eq implies broadcastable)."""
+        symmetric = (Kind.EQ, Kind.BROADCASTABLE)
+        pairs = [(known.lhs, known.rhs)]
+        if known.kind in symmetric:
+            pairs.append((known.rhs, known.lhs))
+        if not any(same(a, new.lhs) and same(b, new.rhs) for a, b in pairs):
+            return False
+        return known.kind is new.kind or (known.kind is Kind.EQ and new.kind is Kind.BROADCASTABLE)
 
     def check(self, bindings: dict) -> list:
         """All violations under ``bindings`` (constraints whose symbols are all bound)."""

@@ -22,7 +22,8 @@ import onnx
 import onnxruntime as ort
 from onnx import TensorProto, helper, numpy_helper
 
-from tosaconv.importers.onnx.driver import import_onnx
+from tosaconv import api
+from tosaconv.emit import read_tosa
 from tosaconv.interpreter import evaluate
 
 RTOL, ATOL = 1e-4, 1e-5              # tosaconv against onnxruntime
@@ -73,7 +74,7 @@ def convert(model: onnx.ModelProto):
     with tempfile.TemporaryDirectory() as d:
         path = os.path.join(d, "model.onnx")
         onnx.save(model, path)
-        return import_onnx(path)
+        return api.load(path)
 
 
 def run_graph(graph, feeds: dict) -> list:
@@ -207,17 +208,47 @@ def freeze_shape_operands(model: onnx.ModelProto, feeds: dict) -> tuple:
     return model, {k: v for k, v in feeds.items() if k not in frozen}
 
 
-def run_node_case(case):
-    """Import and evaluate one node case and compare with its expected outputs."""
+def run_node_case(case, reference_workdir=None):
+    """Run one node case the way a user's model goes, and compare with its expected outputs.
+
+    Import; bind the symbols from the case's input shapes; specialize to static TOSA; emit the
+    TOSA 1.0 flatbuffer and read it back; run the read-back program with the numpy interpreter.
+    With ``reference_workdir``, the official reference model also runs the emitted ``.tosa`` and
+    must agree with the numpy run. Returns the static program.
+    """
     inputs, outputs = case_arrays(case)
     feeds = {vi.name: a for vi, a in zip(case.model.graph.input, inputs)}
     model, feeds = freeze_shape_operands(case.model, feeds)
     graph = convert(model)
-    got = run_graph(graph, feeds)
+    static, tosa = specialize_and_emit(graph, {k: np.shape(v) for k, v in feeds.items()})
+    got = run_graph(read_tosa(tosa), feeds)
+    if reference_workdir is not None:
+        check_reference_model(tosa, static, feeds, got, reference_workdir)
     rtol, atol = max(CASE_RTOL, case.rtol), max(CASE_ATOL, case.atol)
     assert len(got) == len(outputs)
     for i, (g, w) in enumerate(zip(got, outputs)):
         assert_close(g, w, rtol, atol, f"{case.name} output {i}")
+    return static
+
+
+def specialize_and_emit(graph, shapes: dict) -> tuple:
+    """(static program, .tosa bytes) for ``graph`` at the bindings the input ``shapes`` imply."""
+    static = api.specialize(graph, api.solve_bindings(graph, shapes))
+    return static, api.emit(static)
+
+
+def check_reference_model(tosa: bytes, static, feeds: dict, got: list, workdir):
+    """The official reference model, running ``tosa`` on ``feeds``, agrees with our numpy outputs."""
+    from tests.tosa_tools import run_reference_model  # noqa: PLC0415 (tests/ is not a package on sys.path for scripts)
+    ir_feeds = {v.name: _narrow(feeds[v.name], v.type.dtype.numpy) for v in static.inputs}
+    ref = run_reference_model(tosa, ir_feeds, static.output_names, workdir)
+    for name, g in zip(static.output_names, got):
+        r = np.asarray(ref[name])
+        if g.dtype.kind == "f":
+            np.testing.assert_allclose(r.astype(np.float64), g.astype(np.float64), rtol=1e-5, atol=1e-6,
+                                       equal_nan=True, err_msg=f"reference model vs numpy: {name}")
+        else:
+            np.testing.assert_array_equal(r.astype(g.dtype), g, err_msg=f"reference model vs numpy: {name}")
 
 
 def run_or_refuse(case):
