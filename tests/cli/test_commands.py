@@ -4,6 +4,8 @@ from __future__ import annotations
 import json
 
 import numpy as np
+import onnx
+import onnx.defs
 import pytest
 
 from .test_convert import BIND, report_validator
@@ -91,6 +93,10 @@ def test_ops_lists_supported_ops(cli):
     report_validator().validate(doc)
     names = {o["op_type"] for o in doc["ops"]}
     assert {"Add", "Relu", "Reshape"} <= names and "Det" not in names
+    add = next(o for o in doc["ops"] if o["op_type"] == "Add")
+    schema_versions = {onnx.defs.get_schema("Add", opset).since_version for opset in range(11, 22)}
+    assert add["opsets"] == [11, 21] and add["versions"] == sorted(schema_versions)
+    assert "11-21" in r.stdout
 
 
 @pytest.mark.parametrize("args", [

@@ -30,7 +30,7 @@ def inspect(session, file) -> Outcome:
 @output_options
 @guarded
 def ops(session) -> Outcome:
-    """List the ONNX ops tosaconv converts (domain, and the first op version handled)."""
+    """List the ONNX ops tosaconv converts, with the model opsets and op versions each covers."""
     rows = supported_ops()
     doc = {"ok": True, "exit_code": 0, "command": "ops", "ops": rows}
     return Outcome(doc, show=lambda renderer: show_ops(renderer, rows))
@@ -38,5 +38,6 @@ def ops(session) -> Outcome:
 
 def supported_ops() -> list:
     from ..importers.onnx import ops as _converters  # noqa: F401  (registers every converter)
-    from ..importers.onnx.registry import supported_ops as registered
-    return [{"op_type": op, "domain": domain or "ai.onnx", "since": since} for domain, op, since in registered()]
+    from ..importers.onnx.driver import MAX_OPSET, MIN_OPSET
+    from ..importers.onnx.registry import support_table
+    return support_table(MIN_OPSET, MAX_OPSET)

@@ -189,6 +189,7 @@ def show_inspect(renderer: Renderer, info: dict):
 
 
 def show_ops(renderer: Renderer, rows: list):
-    renderer.out.print(table("Supported ONNX ops", ("op", "domain", "since opset"),
-                             [(r["op_type"], r["domain"], r["since"]) for r in rows]))
-    renderer.out.print(Text(f"{len(rows)} ops"))
+    renderer.out.print(table("Supported ONNX ops", ("op", "domain", "model opsets", "op versions"),
+                             [(r["op_type"], r["domain"], "{}-{}".format(*r["opsets"]),
+                               ", ".join(map(str, r["versions"]))) for r in rows]))
+    renderer.out.print(Text(f"{len(rows)} ops; models with an older opset are upgraded first"))

@@ -47,3 +47,17 @@ def resolve(op_type: str, opset: int, domain: str = "") -> Optional[Callable]:
 def supported_ops() -> list:
     """``(domain, op_type, first version)`` for every registered converter."""
     return sorted((d, op, entries[0][0]) for (d, op), entries in _REGISTRY.items())
+
+
+def support_table(min_opset: int, max_opset: int) -> list:
+    """One row per registered op: the model opsets in ``[min_opset, max_opset]`` it converts at,
+    and the op's schema versions those opsets select (from ``onnx.defs``)."""
+    rows = []
+    for (domain, op_type), entries in sorted(_REGISTRY.items()):
+        opsets = [o for o in range(min_opset, max_opset + 1) if resolve(op_type, o, domain)]
+        if not opsets:
+            continue
+        versions = sorted({op_version(op_type, o, domain) for o in opsets})
+        rows.append({"op_type": op_type, "domain": domain or "ai.onnx", "since": entries[0][0],
+                     "opsets": [opsets[0], opsets[-1]], "versions": versions})
+    return rows
