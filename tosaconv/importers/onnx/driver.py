@@ -26,6 +26,7 @@ from ...symbolic.constraints import ConstraintFailed
 from ...symbolic.scope import SymbolInfo
 from . import ops as _ops  # noqa: F401  (registers the converters)
 from .context import ImportContext, ShapeTensor
+from .external_data import load_external_data
 from .reader import ConvertError, NodeReader
 from .registry import op_version, resolve
 
@@ -56,7 +57,7 @@ def import_onnx(path: str) -> Graph:
 
 def _load(path: str) -> onnx.ModelProto:
     try:
-        model = onnx.load(path)
+        model = onnx.load(path, load_external_data=False)
     except (DecodeError, ValueError, RuntimeError, OSError) as e:
         raise ConversionError.one(
             "E-MODEL-READ", f"cannot read '{path}' as an ONNX model: {e}",
@@ -65,6 +66,7 @@ def _load(path: str) -> onnx.ModelProto:
         raise ConversionError.one(
             "E-MODEL-READ", f"'{path}' is not an ONNX model (no IR version, graph or opset import)",
             hint="check that the file is a complete .onnx model")
+    load_external_data(model, path)
     return model
 
 

@@ -1,0 +1,53 @@
+"""External data: weights an ``.onnx`` keeps in side files, read only from the model's directory.
+
+A tensor stored outside the model names a ``location`` relative to the model
+file. Before reading any of it, every location is resolved (symlinks
+included) and must lie inside the model's own directory, name a regular
+file, and hold the tensor's ``offset`` + ``length`` bytes. A model cannot
+make tosaconv read ``../../etc/passwd`` or an absolute path; each refusal
+names the tensor, the location and why.
+"""
+from __future__ import annotations
+
+import os
+
+import onnx
+from onnx import external_data_helper
+
+from ...diagnostics import ConversionError
+
+
+def load_external_data(model: onnx.ModelProto, path: str) -> None:
+    """Check every external tensor of ``model`` (read from ``path``), then load their data in place."""
+    base = os.path.dirname(os.path.abspath(path))
+    tensors = [t for t in external_data_helper._get_all_tensors(model)
+               if external_data_helper.uses_external_data(t)]
+    for t in tensors:
+        _check(t, base, path)
+    if tensors:
+        external_data_helper.load_external_data_for_model(model, base)
+
+
+def _check(tensor: onnx.TensorProto, base: str, path: str) -> None:
+    info = {e.key: e.value for e in tensor.external_data}
+    location = info.get("location", "")
+    where = f"tensor '{tensor.name}' of '{path}' stores its data in '{location}'"
+    if not location or os.path.isabs(location):
+        _fail(f"{where}, which is not a path relative to the model's directory")
+    real_base = os.path.realpath(base)
+    target = os.path.realpath(os.path.join(base, location))
+    if os.path.commonpath([real_base, target]) != real_base:
+        _fail(f"{where}, which resolves to '{target}', outside the model's directory '{real_base}'",
+              hint="tosaconv reads external data only from the model's own directory; move the file there")
+    if not os.path.isfile(target):
+        _fail(f"{where}, which does not exist or is not a regular file",
+              hint="copy the model's data files next to the .onnx file")
+    offset, length = int(info.get("offset", 0) or 0), info.get("length")
+    size = os.path.getsize(target)
+    end = offset + (int(length) if length is not None else 0)
+    if offset > size or end > size:
+        _fail(f"{where} at bytes {offset}..{end}, but the file has only {size} bytes (truncated?)")
+
+
+def _fail(message: str, hint: str = "check the model's external data files") -> None:
+    raise ConversionError.one("E-EXTERNAL-DATA", message, hint=hint)
