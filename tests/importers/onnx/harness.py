@@ -113,16 +113,25 @@ def _kind(a: np.ndarray) -> str:
     return {"u": "i"}.get(a.dtype.kind, a.dtype.kind)
 
 
-def check_with_onnxruntime(model: onnx.ModelProto, feed_sets, rtol: float = RTOL, atol: float = ATOL):
-    """Convert once, then compare with onnxruntime on every feed dict (e.g. several bindings)."""
+def check_with_onnxruntime(model: onnx.ModelProto, feed_sets, rtol: float = RTOL, atol: float = ATOL,
+                           specialized: bool = True):
+    """Convert once, then compare with onnxruntime on every feed dict (e.g. several bindings).
+
+    Both the symbolic program (symbols bound from the feeds) and, unless ``specialized`` is False,
+    the static program specialized at the feeds' shapes, emitted as TOSA 1.0 and read back, must
+    match. Pass ``specialized=False`` only for programs whose shapes depend on input data.
+    """
     graph = convert(model)
     for feeds in feed_sets:
         want = run_onnxruntime(model, feeds)
-        got = run_graph(graph, feeds)
-        assert len(got) == len(want)
-        for i, (g, w) in enumerate(zip(got, want)):
-            shapes = {k: np.shape(v) for k, v in feeds.items()}
-            assert_close(g, w, rtol, atol, f"output {i} with input shapes {shapes}")
+        shapes = {k: np.shape(v) for k, v in feeds.items()}
+        static_run = run_graph(read_tosa(specialize_and_emit(graph, shapes)[1]), feeds) if specialized else None
+        for how, got in (("symbolic program", run_graph(graph, feeds)), ("emitted static .tosa", static_run)):
+            if got is None:
+                continue
+            assert len(got) == len(want)
+            for i, (g, w) in enumerate(zip(got, want)):
+                assert_close(g, w, rtol, atol, f"{how}: output {i} with input shapes {shapes}")
     return graph
 
 
