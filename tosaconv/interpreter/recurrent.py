@@ -1,0 +1,39 @@
+"""Kernel of RECURRENT (ONNX LSTM/GRU/RNN kept whole while the sequence length is a symbol).
+
+The kernel is deliberately not a second implementation of the cell math: it
+builds the static program that :func:`tosaconv.passes.decay_recurrent.unroll`
+makes for these concrete input shapes (the same code specialization uses)
+and evaluates it with the ordinary TOSA kernels. A symbolic program therefore
+runs exactly what its specialized form would. Unrolled programs are cached
+by attributes and input types, so running a model twice unrolls once.
+"""
+from __future__ import annotations
+
+import functools
+
+from ..ir.builder import Builder
+from ..ir.graph import Graph
+from ..ir.ops import Op
+from ..ir.types import TensorType
+from .evaluator import evaluate
+from .registry import kernel
+
+
+@kernel(Op.RECURRENT)
+def recurrent(op, args, ctx):
+    signature = tuple((v.type.dtype, tuple(a.shape)) for v, a in zip(op.operands, args))
+    graph = unrolled_program(op.attrs, signature)
+    outputs = evaluate(graph, {v.name: a for v, a in zip(graph.inputs, args)})
+    return [outputs[name] for name in graph.output_names]
+
+
+@functools.lru_cache(maxsize=16)
+def unrolled_program(attrs, signature: tuple) -> Graph:
+    """The static program of one RECURRENT op for operands of ``signature`` ((dtype, shape) each)."""
+    # Imported here: the passes import the interpreter (constant folding runs its kernels).
+    from ..passes.decay_recurrent import unroll  # noqa: PLC0415
+    graph = Graph(name="recurrent")
+    inputs = [graph.add_input(f"operand{i}", TensorType(dtype, shape)) for i, (dtype, shape) in enumerate(signature)]
+    results = unroll(Builder(graph), attrs, inputs)
+    graph.set_outputs(results, [f"result{i}" for i in range(len(results))])
+    return graph
