@@ -1,0 +1,120 @@
+"""Index arithmetic shared by the indexing converters (GatherElements, GatherND,
+Scatter*, TopK, CumSum, Trilu, OneHot, EyeLike, ReverseSequence, NonZero).
+
+TOSA has no iota, sort or scan, so these converters build index tensors out of
+ranges (a CONST when the length is known at import, else an IOTA of the
+length's Index value), compare them with EQUAL/GREATER, and feed the result to
+SELECT, the reductions or GATHER/SCATTER. Every helper keeps explicit ranks
+(size-1 axes where a tensor broadcasts), so no broadcast has to be guessed.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ....ir import attrs as A
+from ....ir.dtypes import DType
+from ....ir.ops import Op
+from ..reader import ConvertError
+from .common import index_for, reshape
+
+I32 = DType.INT32
+
+
+def along(shape_rank: int, axis: int, d) -> list:
+    """A shape of ``shape_rank`` dims that is ``d`` on ``axis`` and 1 elsewhere."""
+    dims = [1] * shape_rank
+    dims[axis] = d
+    return dims
+
+
+def arange(ctx, n, rank: int = 1, axis: int = 0):
+    """INT32 ``[0, n)`` laid along ``axis`` of a rank-``rank`` tensor (other dims 1)."""
+    if isinstance(n, int):
+        return ctx.b.const(np.arange(n, dtype=np.int32).reshape(along(rank, axis, n)))
+    iota = ctx.b.emit(Op.IOTA, index_for(ctx, n), attrs=A.IotaAttrs(I32))
+    return reshape(ctx, iota, along(rank, axis, n)) if rank != 1 else iota
+
+
+def dim_tensor(ctx, d, rank: int):
+    """An INT32 tensor with every dim 1 holding the dim value ``d`` (a constant when static)."""
+    if isinstance(d, int):
+        return ctx.b.const(np.full((1,) * rank, d, dtype=np.int32))
+    t = ctx.b.dims_to_tensor([index_for(ctx, d)], I32)
+    return reshape(ctx, t, [1] * rank)
+
+
+def scalar(ctx, value, dtype: DType, rank: int):
+    """A constant of ``dtype`` with every dim 1."""
+    return ctx.b.const(np.full((1,) * rank, value, dtype=dtype.numpy))
+
+
+def as_int32(ctx, idx):
+    """Index tensors as INT32 (ONNX int64 already is; int16/int8 indices are widened)."""
+    if idx.type.dtype is I32:
+        return idx
+    if not idx.type.dtype.is_int:
+        raise ConvertError(f"indices of type {idx.type.dtype.value} are not supported; ONNX indices are integers")
+    return ctx.b.emit(Op.CAST, idx, attrs=A.CastAttrs(I32))
+
+
+def wrap_negative(ctx, idx, dim):
+    """ONNX's negative indices count from the end: ``idx + dim`` where ``idx < 0`` (in idx's own type)."""
+    rank, dtype = idx.type.rank, idx.type.dtype
+    size = dim_tensor(ctx, dim, rank)
+    if dtype is not I32:
+        size = ctx.b.emit(Op.CAST, size, attrs=A.CastAttrs(dtype))
+    negative = ctx.b.emit(Op.GREATER, scalar(ctx, 0, dtype, rank), idx)
+    return ctx.b.emit(Op.SELECT, negative, ctx.b.emit(Op.ADD, idx, size), idx)
+
+
+def transpose(ctx, x, perm):
+    perm = tuple(perm)
+    if perm == tuple(range(len(perm))):
+        return x
+    return ctx.b.emit(Op.TRANSPOSE, x, attrs=A.TransposeAttrs(perm))
+
+
+def axis_last(rank: int, axis: int) -> tuple:
+    """The permutation that moves ``axis`` to the end."""
+    return tuple(i for i in range(rank) if i != axis) + (axis,)
+
+
+def inverse(perm) -> tuple:
+    out = [0] * len(perm)
+    for i, p in enumerate(perm):
+        out[p] = i
+    return tuple(out)
+
+
+def fill(ctx, value, dtype: DType, dims):
+    """A tensor of ``dims`` (ints or dim expressions) filled with ``value``."""
+    if all(isinstance(d, int) for d in dims):
+        return ctx.b.const(np.full(tuple(dims), value, dtype=dtype.numpy))
+    base = scalar(ctx, value, dtype, len(dims))
+    return ctx.b.emit(Op.DYN_TILE, base, *[index_for(ctx, d) for d in dims])
+
+
+def select_reduce(ctx, mask, values, identity, op, axis: int):
+    """``op`` over ``axis`` of ``values`` where ``mask`` holds, ``identity`` elsewhere (one TOSA reduction)."""
+    filler = scalar(ctx, identity, values.type.dtype, max(mask.type.rank, values.type.rank))
+    chosen = ctx.b.emit(Op.SELECT, mask, values, filler)
+    attrs = A.AxisNanAttrs(axis) if op in (Op.REDUCE_MAX, Op.REDUCE_MIN) else A.AxisAttrs(axis)
+    return ctx.b.emit(op, chosen, attrs=attrs)
+
+
+def extremes(dtype: DType) -> tuple:
+    """The lowest and highest value of ``dtype`` (infinities for floats)."""
+    if dtype.is_float:
+        return -np.inf, np.inf
+    if dtype is DType.BOOL:
+        return False, True
+    info = np.iinfo(dtype.numpy)
+    return int(info.min), int(info.max)
+
+
+def gather_safe(ctx, x):
+    """GATHER/SCATTER take no bool tensors: carry bools as INT8. Returns (value, undo)."""
+    if x.type.dtype is not DType.BOOL:
+        return x, lambda v: v
+    as_i8 = ctx.b.emit(Op.CAST, x, attrs=A.CastAttrs(DType.INT8))
+    return as_i8, lambda v: ctx.b.emit(Op.CAST, v, attrs=A.CastAttrs(DType.BOOL))

@@ -1,0 +1,142 @@
+"""Converters for ONNX GatherElements, GatherND and ReverseSequence, built on
+TOSA GATHER (``values[N,K,C]`` read at ``indices[N,W]``).
+
+GatherElements flattens the data to ``[1, size, 1]`` and computes each output
+element's flat offset: its own coordinates (ranges) on the other axes, the
+wrapped index on the gather axis, times the data's strides. GatherND views the
+data as ``[batch, indexed dims, rest]`` and folds the last index axis into one
+row number (wrapped components times strides, REDUCE_SUM). ReverseSequence
+moves batch and time to the front and gathers row ``len-1-t`` for ``t < len``.
+Negative indices wrap as ONNX defines (``i + dim``); indices out of range are
+an error at run time (the interpreter's GATHER checks them).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ....ir import attrs as A
+from ....ir.ops import Op
+from ....symbolic.constraints import Kind
+from ....symbolic.expr import product
+from ..reader import ConvertError
+from ..registry import converter
+from .common import index_for, norm_axis, reshape
+from .index_math import I32, arange, as_int32, dim_tensor, gather_safe, inverse, transpose, wrap_negative
+
+
+def element_offsets(ctx, shape, idx, axis: int):
+    """Flat offsets into a tensor of ``shape`` for GatherElements-style ``idx`` along ``axis``."""
+    rank = len(shape)
+    total = None
+    for j in range(rank):
+        coord = wrap_negative(ctx, idx, shape[axis]) if j == axis else arange(ctx, idx.type.shape[j], rank, j)
+        stride = product(shape[j + 1:])
+        if not (isinstance(stride, int) and stride == 1):
+            coord = ctx.b.emit(Op.MUL, coord, dim_tensor(ctx, stride, rank), attrs=A.MulAttrs(0))
+        total = coord if total is None else ctx.b.emit(Op.ADD, total, coord)
+    return total
+
+
+def elements_like(ctx, data, idx, axis: int, what: str):
+    """Check GatherElements/ScatterElements operands: equal ranks, index dims within the data's."""
+    if idx.type.rank != data.type.rank:
+        raise ConvertError(f"{what} indices have rank {idx.type.rank}, the data rank {data.type.rank}")
+    for j, (d, i) in enumerate(zip(data.type.shape, idx.type.shape)):
+        if j != axis:
+            ctx.require(Kind.GE, d, i, f"{what} indices fit inside the data on axis {j}")
+
+
+@converter("GatherElements", since=11)
+def convert_gather_elements(ctx, node):
+    data = ctx.tensor(node.inputs[0])
+    idx = as_int32(ctx, ctx.tensor(node.inputs[1]))
+    axis = norm_axis(node.attr("axis"), data.type.rank)
+    elements_like(ctx, data, idx, axis, "GatherElements")
+    offsets = element_offsets(ctx, data.type.shape, idx, axis)
+    values, undo = gather_safe(ctx, data)
+    table = reshape(ctx, values, [1, product(data.type.shape), 1])
+    rows = reshape(ctx, offsets, [1, product(idx.type.shape)])
+    return reshape(ctx, undo(ctx.b.emit(Op.GATHER, table, rows)), list(idx.type.shape))
+
+
+def dims_vector(ctx, dims, rank: int):
+    """An INT32 tensor ``[1, ..., 1, len(dims)]`` holding the dim values ``dims``."""
+    if all(isinstance(d, int) for d in dims):
+        return ctx.b.const(np.array(dims, dtype=np.int32).reshape((1,) * (rank - 1) + (len(dims),)))
+    t = ctx.b.dims_to_tensor([index_for(ctx, d) for d in dims], I32)
+    return reshape(ctx, t, [1] * (rank - 1) + [len(dims)])
+
+
+def nd_rows(ctx, idx, dims):
+    """Row numbers ``[..., 1]`` of ND indices ``[..., k]`` into a ``dims`` block (wrapped, row-major)."""
+    rank = idx.type.rank
+    zero = ctx.b.const(np.zeros((1,) * rank, np.int32))
+    negative = ctx.b.emit(Op.GREATER, zero, idx)
+    idx = ctx.b.emit(Op.SELECT, negative, ctx.b.emit(Op.ADD, idx, dims_vector(ctx, dims, rank)), idx)
+    strides = [product(dims[t + 1:]) for t in range(len(dims))]
+    if len(dims) > 1:
+        idx = ctx.b.emit(Op.MUL, idx, dims_vector(ctx, strides, rank), attrs=A.MulAttrs(0))
+        idx = ctx.b.emit(Op.REDUCE_SUM, idx, attrs=A.AxisAttrs(rank - 1))
+    return idx
+
+
+def nd_layout(ctx, data, idx, batch_dims: int, what: str):
+    """(k, batch dims, indexed dims, rest dims) of a GatherND/ScatterND pair, with checks."""
+    k = idx.type.shape[-1] if idx.type.rank else None
+    if not isinstance(k, int):
+        raise ConvertError(f"{what} needs the last dim of its indices to be static")
+    if k < 1 or batch_dims + k > data.type.rank or batch_dims >= idx.type.rank:
+        raise ConvertError(f"{what} indices of depth {k} with batch_dims {batch_dims} do not fit data of "
+                           f"rank {data.type.rank}")
+    for j in range(batch_dims):
+        ctx.require(Kind.EQ, data.type.shape[j], idx.type.shape[j], f"{what} batch dim {j} of data and indices")
+    shape = list(data.type.shape)
+    return k, shape[:batch_dims], shape[batch_dims:batch_dims + k], shape[batch_dims + k:]
+
+
+@converter("GatherND", since=11)
+def convert_gather_nd(ctx, node):
+    data = ctx.tensor(node.inputs[0])
+    idx = as_int32(ctx, ctx.tensor(node.inputs[1]))
+    b = node.attr("batch_dims", 0)
+    k, batch, indexed, rest = nd_layout(ctx, data, idx, b, "GatherND")
+    mid = list(idx.type.shape[b:-1])
+    rows = reshape(ctx, nd_rows(ctx, idx, indexed), [product(batch), product(mid)])
+    values, undo = gather_safe(ctx, data)
+    table = reshape(ctx, values, [product(batch), product(indexed), product(rest)])
+    g = undo(ctx.b.emit(Op.GATHER, table, rows))
+    return reshape(ctx, g, batch + mid + rest)
+
+
+@converter("ReverseSequence", since=10)
+def convert_reverse_sequence(ctx, node):
+    x = ctx.tensor(node.inputs[0])
+    lens = as_int32(ctx, ctx.tensor(node.inputs[1]))
+    rank = x.type.rank
+    b_axis, t_axis = norm_axis(node.attr("batch_axis"), rank), norm_axis(node.attr("time_axis"), rank)
+    if rank < 2 or b_axis == t_axis:
+        raise ConvertError("ReverseSequence needs a rank >= 2 input with different batch and time axes")
+    perm = (b_axis, t_axis) + tuple(i for i in range(rank) if i not in (b_axis, t_axis))
+    moved = transpose(ctx, x, perm)
+    batch, time, *rest = moved.type.shape
+    ctx.require(Kind.EQ, lens.type.shape[0], batch, "ReverseSequence has one length per batch entry")
+    t = arange(ctx, time, 2, 1)
+    length = reshape(ctx, lens, [batch, 1])
+    inside = ctx.b.emit(Op.GREATER, length, t)
+    flipped = ctx.b.emit(Op.SUB, ctx.b.emit(Op.SUB, length, ctx.b.const(np.ones((1, 1), np.int32))), t)
+    rows = ctx.b.emit(Op.SELECT, inside, flipped, t)
+    values, undo = gather_safe(ctx, moved)
+    g = undo(ctx.b.emit(Op.GATHER, reshape(ctx, values, [batch, time, product(rest)]), rows))
+    return transpose(ctx, reshape(ctx, g, [batch, time, *rest]), inverse(perm))
+
+
+
+def take(ctx, x, axis: int, idx):
+    """Rows ``idx`` (1-D INT32, already in range) of ``x`` along ``axis``: one GATHER with the axis in front."""
+    perm = (axis,) + tuple(i for i in range(x.type.rank) if i != axis)
+    moved = transpose(ctx, x, perm)
+    n, *rest = moved.type.shape
+    w = idx.type.shape[0]
+    values, undo = gather_safe(ctx, moved)
+    g = ctx.b.emit(Op.GATHER, reshape(ctx, values, [1, n, product(rest)]), reshape(ctx, idx, [1, w]))
+    return transpose(ctx, reshape(ctx, undo(g), [w, *rest]), inverse(perm))

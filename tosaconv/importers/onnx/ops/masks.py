@@ -1,0 +1,149 @@
+"""Converters for ONNX ops that are a mask over index ranges: Trilu, EyeLike,
+OneHot and CumSum.
+
+Each compares ranges (a CONST when the length is known at import, an IOTA of
+the length's Index value otherwise) with GREATER_EQUAL/EQUAL and SELECTs.
+Trilu keeps ``col - row >= k`` (upper) or ``<= k`` (lower); EyeLike is
+``col - row == k`` (a plain constant when the shape is static); OneHot
+compares the wrapped indices with ``0..depth-1`` on the new axis (float
+indices as floats, as onnxruntime and the ONNX reference do). CumSum is a
+triangular mask between output position ``i`` and source position ``j`` on
+two adjacent axes (``j <= i``, ``j < i`` when exclusive, mirrored when
+reverse) followed by one REDUCE_SUM over ``j``; it costs ``n²`` elements per
+row but is exact for integers and stays valid with symbolic dims.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ....ir import attrs as A
+from ....ir.dtypes import DType
+from ....ir.ops import Op
+from ..reader import ConvertError
+from ..registry import converter
+from .common import norm_axis, reshape
+from .elementwise import _CAST_TARGETS
+from .index_math import I32, arange, as_int32, scalar, select_reduce, wrap_negative
+
+
+def _diagonal_offsets(ctx, rows, cols, rank: int):
+    """INT32 ``col - row`` over the last two of ``rank`` dims (other dims 1)."""
+    return ctx.b.emit(Op.SUB, arange(ctx, cols, rank, rank - 1), arange(ctx, rows, rank, rank - 2))
+
+
+def _int_operand(ctx, name, rank: int):
+    """A scalar int operand as an INT32 tensor with every dim 1 (a constant when known)."""
+    c = ctx.const(name)
+    if c is not None:
+        return scalar(ctx, int(np.asarray(c).reshape(-1)[0]), I32, rank)
+    return reshape(ctx, as_int32(ctx, ctx.tensor(name)), [1] * rank)
+
+
+@converter("Trilu", since=14)
+def convert_trilu(ctx, node):
+    x = ctx.tensor(node.inputs[0])
+    rank = x.type.rank
+    if rank < 2:
+        raise ConvertError(f"Trilu needs a rank >= 2 input, got rank {rank}")
+    k = scalar(ctx, 0, I32, rank) if node.input(1) is None else _int_operand(ctx, node.input(1), rank)
+    offsets = _diagonal_offsets(ctx, x.type.shape[-2], x.type.shape[-1], rank)
+    keep = (ctx.b.emit(Op.GREATER_EQUAL, offsets, k) if node.attr("upper")
+            else ctx.b.emit(Op.GREATER_EQUAL, k, offsets))
+    return ctx.b.emit(Op.SELECT, keep, x, scalar(ctx, 0, x.type.dtype, rank))
+
+
+@converter("EyeLike", since=9)
+def convert_eye_like(ctx, node):
+    x = ctx.tensor(node.inputs[0])
+    if x.type.rank != 2:
+        raise ConvertError(f"EyeLike needs a rank 2 input, got rank {x.type.rank}")
+    dtype = _dtype(node.attr("dtype", None), x.type.dtype)
+    k = node.attr("k")
+    rows, cols = x.type.shape
+    if isinstance(rows, int) and isinstance(cols, int):
+        return ctx.b.const(np.eye(rows, cols, k, dtype=dtype.numpy))
+    on = ctx.b.emit(Op.EQUAL, _diagonal_offsets(ctx, rows, cols, 2), scalar(ctx, k, I32, 2))
+    if dtype is DType.BOOL:
+        return on
+    return ctx.b.emit(Op.SELECT, on, scalar(ctx, 1, dtype, 2), scalar(ctx, 0, dtype, 2))
+
+
+def _dtype(onnx_type, default: DType) -> DType:
+    if onnx_type is None:
+        return default
+    if onnx_type not in _CAST_TARGETS:
+        raise ConvertError(f"EyeLike dtype {onnx_type} has no TOSA equivalent")
+    return _CAST_TARGETS[onnx_type]
+
+
+# ONNX types TOSA has no tensors for, as the importer narrows them.
+_NARROW = {np.dtype(np.int64): np.dtype(np.int32), np.dtype(np.float64): np.dtype(np.float32)}
+
+
+@converter("OneHot", since=9)
+def convert_one_hot(ctx, node):
+    idx = ctx.tensor(node.inputs[0])
+    if not idx.type.dtype.is_float:
+        idx = as_int32(ctx, idx)
+    depth = _depth(ctx, node.inputs[1])
+    rank = idx.type.rank + 1
+    axis = norm_axis(node.attr("axis"), rank)
+    idx = wrap_negative(ctx, idx, depth)
+    shape = list(idx.type.shape)
+    on_axis = reshape(ctx, idx, shape[:axis] + [1] + shape[axis:])
+    hot = ctx.b.emit(Op.EQUAL, on_axis, _positions(ctx, depth, rank, axis, idx.type.dtype))
+    off, on = _off_on(ctx, node.inputs[2], rank)
+    return ctx.b.emit(Op.SELECT, hot, on, off)
+
+
+def _positions(ctx, depth, rank: int, axis: int, dtype: DType):
+    """``0..depth-1`` along ``axis`` in the indices' type: float indices that are not whole never match."""
+    positions = arange(ctx, depth, rank, axis)
+    return positions if dtype is I32 else ctx.b.emit(Op.CAST, positions, attrs=A.CastAttrs(dtype))
+
+
+def _depth(ctx, name):
+    c = ctx.const(name)
+    if c is not None:
+        depth = int(np.asarray(c).reshape(-1)[0])
+    else:
+        st = ctx.shape_tensor(name)
+        if st is None:
+            raise ConvertError(f"OneHot depth '{name}' must be known at import (a constant or computed from "
+                               "shapes): it is the size of the output")
+        depth = st.dims[0].type.value
+    if isinstance(depth, int) and depth < 1:
+        raise ConvertError(f"OneHot depth {depth} gives an empty output; TOSA requires every dim to be >= 1")
+    return depth
+
+
+def _off_on(ctx, name, rank: int):
+    """The [off, on] pair as two tensors with every dim 1."""
+    c = ctx.const(name)
+    if c is not None:
+        c = np.asarray(c).reshape(-1)
+        dtype = _NARROW.get(c.dtype, c.dtype)
+        return tuple(ctx.b.const(np.full((1,) * rank, v, dtype=dtype)) for v in c[:2])
+    values = ctx.tensor(name)
+    pair = reshape(ctx, values, [2])
+    picks = [ctx.b.emit(Op.SLICE, pair, attrs=A.SliceAttrs((i,), (1,))) for i in (0, 1)]
+    return tuple(reshape(ctx, p, [1] * rank) for p in picks)
+
+
+@converter("CumSum", since=11)
+def convert_cumsum(ctx, node):
+    x = ctx.tensor(node.inputs[0])
+    axis_c = ctx.const(node.inputs[1])
+    if axis_c is None:
+        raise ConvertError(f"CumSum axis input '{node.inputs[1]}' must be a constant")
+    rank = x.type.rank
+    axis = norm_axis(int(np.asarray(axis_c).reshape(-1)[0]), rank)
+    shape = list(x.type.shape)
+    n = shape[axis]
+    out_pos, src_pos = arange(ctx, n, rank + 1, axis), arange(ctx, n, rank + 1, axis + 1)
+    first, second = (src_pos, out_pos) if node.attr("reverse") else (out_pos, src_pos)
+    taken = ctx.b.emit(Op.GREATER if node.attr("exclusive") else Op.GREATER_EQUAL, first, second)
+    source = reshape(ctx, x, shape[:axis] + [1] + shape[axis:])
+    sums = select_reduce(ctx, taken, source, 0, Op.REDUCE_SUM, axis + 1)
+    return reshape(ctx, sums, shape)
+

@@ -1,0 +1,169 @@
+"""Converters for ONNX Pad (modes constant, edge, reflect, wrap) and Tile.
+
+Pad amounts must be known at import (TOSA PAD takes constant padding). Pads
+come from the ``pads`` attribute before opset 11 and from input 1 after,
+optionally restricted to the ``axes`` of input 3 (opset 18). Negative pads
+crop: the input is SLICEd first, then padded. ``constant`` is one TOSA PAD;
+a ``constant_value`` only known at run time pads with 0 and then SELECTs the
+value where a padded all-true mask is false. ``edge``, ``reflect`` and
+``wrap`` build each padded axis as a CONCAT of slices of the input (TILEd
+edge rows, REVERSEd inner rows, or the opposite end), which stays valid with
+symbolic dims; the ledger records that reflect pads stay below the dim and
+wrap pads do not exceed it. Tile is TILE, or DYN_TILE when the repeats are
+computed from shapes.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ....ir import attrs as A
+from ....ir.dtypes import DType
+from ....ir.ops import Op
+from ....symbolic.constraints import Kind
+from ..reader import ConvertError
+from ..registry import converter
+from .common import norm_axis, slice_
+from .index_math import fill
+
+MODES = ("constant", "edge", "reflect", "wrap")
+
+
+@converter("Pad", since=2)
+def convert_pad(ctx, node):
+    x = ctx.tensor(node.inputs[0])
+    mode = node.attr("mode")
+    if mode not in MODES:
+        raise ConvertError(f"Pad mode '{mode}' is not one of {', '.join(MODES)}")
+    before, after = _pads(ctx, node, x.type.rank)
+    x = _crop(ctx, x, before, after)
+    before, after = [max(p, 0) for p in before], [max(p, 0) for p in after]
+    if not any(before) and not any(after):
+        return x
+    if mode == "constant":
+        return _constant(ctx, node, x, before, after)
+    for axis, (lo, hi) in enumerate(zip(before, after)):
+        if lo or hi:
+            x = _pad_axis(ctx, x, axis, lo, hi, mode)
+    return x
+
+
+def _pads(ctx, node, rank: int) -> tuple:
+    """Per-axis (before, after) pad amounts as ints."""
+    raw = node.attr("pads") if node.version < 11 else _const_ints(ctx, node.input(1), "pads")
+    axes = list(range(rank))
+    if node.version >= 18 and node.input(3) is not None:
+        axes = [norm_axis(a, rank) for a in _const_ints(ctx, node.input(3), "axes")]
+    if len(raw) != 2 * len(axes):
+        raise ConvertError(f"Pad has {len(raw)} pad amounts for {len(axes)} axes (it needs two per axis)")
+    before, after = [0] * rank, [0] * rank
+    for i, a in enumerate(axes):
+        before[a], after[a] = int(raw[i]), int(raw[len(axes) + i])
+    return before, after
+
+
+def _const_ints(ctx, name, what: str) -> list:
+    c = ctx.const(name)
+    if c is None:
+        raise ConvertError(f"Pad {what} input '{name}' must be a constant: TOSA PAD takes constant padding "
+                           "(pad amounts computed at run time or from symbolic dims are not supported)")
+    return [int(v) for v in np.asarray(c).reshape(-1)]
+
+
+def _crop(ctx, x, before, after):
+    """Negative pads remove elements: a SLICE of what is left (which must not be empty)."""
+    if min(before + after) >= 0:
+        return x
+    starts, sizes = [], []
+    for axis, (lo, hi) in enumerate(zip(before, after)):
+        cut_lo, cut_hi = max(-lo, 0), max(-hi, 0)
+        starts.append(cut_lo)
+        sizes.append(x.type.shape[axis] - cut_lo - cut_hi)
+    return slice_(ctx, x, starts, sizes)
+
+
+def _constant(ctx, node, x, before, after):
+    padding = tuple(p for pair in zip(before, after) for p in pair)
+    if node.version < 11:
+        value = node.attr("value")
+    else:
+        name = node.input(2)
+        value = 0 if name is None else ctx.const(name)
+        if value is None:
+            return _runtime_constant(ctx, x, padding, ctx.tensor(name))
+    value = np.asarray(value).reshape(-1)[0].item()
+    return ctx.b.emit(Op.PAD, x, attrs=A.PadAttrs(padding, _typed(value, x.type.dtype)))
+
+
+def _typed(value, dtype: DType):
+    """The pad value as PadAttrs carries it: a float for float data, else an int (bools as 0/1)."""
+    return float(value) if dtype.is_float else int(value)
+
+
+def _runtime_constant(ctx, x, padding, value):
+    """The pad value is data: pad with 0, then SELECT ``value`` where a padded true mask is false."""
+    padded = ctx.b.emit(Op.PAD, x, attrs=A.PadAttrs(padding, _typed(0, x.type.dtype)))
+    inside = fill(ctx, True, DType.BOOL, x.type.shape)
+    mask = ctx.b.emit(Op.PAD, inside, attrs=A.PadAttrs(padding, 0))
+    if value.type.rank != x.type.rank:
+        value = ctx.b.emit(Op.RESHAPE, value, attrs=A.ReshapeAttrs((1,) * x.type.rank))
+    return ctx.b.emit(Op.SELECT, mask, padded, value)
+
+
+def _pad_axis(ctx, x, axis, lo: int, hi: int, mode: str):
+    n = x.type.shape[axis]
+    if mode == "reflect":
+        ctx.require(Kind.GE, n - 1, max(lo, hi), f"reflect Pad of {max(lo, hi)} needs a dim of at least "
+                    f"{max(lo, hi) + 1} on axis {axis}")
+    if mode == "wrap":
+        ctx.require(Kind.GE, n, max(lo, hi), f"wrap Pad of {max(lo, hi)} needs a dim of at least "
+                    f"{max(lo, hi)} on axis {axis}")
+    parts = []
+    if lo:
+        parts.append(_side(ctx, x, axis, lo, mode, front=True))
+    parts.append(x)
+    if hi:
+        parts.append(_side(ctx, x, axis, hi, mode, front=False))
+    return ctx.b.emit(Op.CONCAT, *parts, attrs=A.AxisAttrs(axis))
+
+
+def _side(ctx, x, axis, p: int, mode: str, front: bool):
+    """The ``p`` rows added before (``front``) or after ``x`` on ``axis``."""
+    n = x.type.shape[axis]
+    if mode == "edge":
+        row = _rows(ctx, x, axis, 0 if front else n - 1, 1)
+        return row if p == 1 else ctx.b.emit(Op.TILE, row, attrs=A.TileAttrs(_unit(x.type.rank, axis, p)))
+    if mode == "reflect":
+        rows = _rows(ctx, x, axis, 1 if front else n - 1 - p, p)
+        return rows if p == 1 else ctx.b.emit(Op.REVERSE, rows, attrs=A.AxisAttrs(axis))
+    return _rows(ctx, x, axis, n - p if front else 0, p)     # wrap: the opposite end
+
+
+def _rows(ctx, x, axis, start, size):
+    starts = [0] * x.type.rank
+    starts[axis] = start
+    sizes = list(x.type.shape)
+    sizes[axis] = size
+    return slice_(ctx, x, starts, sizes)
+
+
+def _unit(rank: int, axis: int, value: int) -> tuple:
+    out = [1] * rank
+    out[axis] = value
+    return tuple(out)
+
+
+@converter("Tile", since=6)
+def convert_tile(ctx, node):
+    x = ctx.tensor(node.inputs[0])
+    repeats = ctx.dims(node.inputs[1]).dims
+    if len(repeats) != x.type.rank:
+        raise ConvertError(f"Tile has {len(repeats)} repeats for a rank {x.type.rank} input")
+    values = [r.type.value for r in repeats]
+    if any(isinstance(v, int) and v < 1 for v in values):
+        raise ConvertError(f"Tile repeats {values} include a count below 1; TOSA requires every dim to be >= 1")
+    if all(isinstance(v, int) for v in values):
+        return x if all(v == 1 for v in values) else ctx.b.emit(Op.TILE, x, attrs=A.TileAttrs(tuple(values)))
+    for axis, v in enumerate(values):
+        if not isinstance(v, int):
+            ctx.require(Kind.GE, v, 1, f"Tile repeats on axis {axis} must be >= 1 (TOSA dims are >= 1)")
+    return ctx.b.emit(Op.DYN_TILE, x, *repeats)
