@@ -1,8 +1,9 @@
-"""The onnx package's node test cases for Softmax, LogSoftmax,
-LayerNormalization and BatchNormalization, imported and evaluated by
-tosaconv and compared with the cases' expected outputs. BatchNormalization
-in training mode is out of scope by design: those cases must be rejected
-with a conversion error that says so.
+"""The onnx package's node test cases for Softmax, LogSoftmax, Hardmax,
+LayerNormalization, BatchNormalization, InstanceNormalization,
+GroupNormalization, LpNormalization and MeanVarianceNormalization,
+imported and evaluated by tosaconv and compared with the cases' expected
+outputs. BatchNormalization in training mode is out of scope by design:
+those cases must be rejected with a conversion error that says so.
 """
 from __future__ import annotations
 
@@ -12,7 +13,8 @@ from tosaconv.diagnostics import ConversionError
 
 from .harness import convert, node_cases, run_or_refuse
 
-OPS = ["Softmax", "LogSoftmax", "LayerNormalization", "BatchNormalization"]
+OPS = ["Softmax", "LogSoftmax", "LayerNormalization", "BatchNormalization", "InstanceNormalization",
+       "GroupNormalization", "LpNormalization", "MeanVarianceNormalization", "Hardmax"]
 CASES = [c for op in OPS for c in node_cases(op)]
 
 

@@ -1,7 +1,9 @@
 """The onnx package's node test cases for ReduceSum, ReduceMean, ReduceMax,
-ReduceMin and ReduceProd, imported and evaluated by tosaconv and compared
-with the cases' expected outputs. Their axes inputs are frozen into
-initializers by the harness (tosaconv needs axes at import time).
+ReduceMin, ReduceProd, ReduceL1, ReduceL2, ReduceLogSum, ReduceLogSumExp,
+ReduceSumSquare, ArgMax, ArgMin and GlobalMaxPool, imported and evaluated
+by tosaconv and compared with the cases' expected outputs. Their axes
+inputs are frozen into initializers by the harness (tosaconv needs axes at
+import time).
 """
 from __future__ import annotations
 
@@ -9,7 +11,8 @@ import pytest
 
 from .harness import node_cases, run_or_refuse
 
-OPS = ["ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd"]
+OPS = ["ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL1", "ReduceL2", "ReduceLogSum",
+       "ReduceLogSumExp", "ReduceSumSquare", "ArgMax", "ArgMin", "GlobalMaxPool"]
 CASES = [c for op in OPS for c in node_cases(op)]
 
 

@@ -1,8 +1,10 @@
 """Converters for ONNX elementwise ops: arithmetic, math, activations,
-comparisons, logic, Where and Cast.
+comparisons, logic, Where and Cast, and the variadic Min, Max, Sum and Mean.
 
 Arithmetic on shape tensors (``Shape -> Mul -> Reshape``) stays index
-arithmetic on Index values; everything else maps to TOSA elementwise ops.
+arithmetic on Index values; everything else maps to TOSA elementwise ops,
+through the helpers of :mod:`.typed` where TOSA lacks an operand type
+(int8/int16 arithmetic and comparisons, int32 clamps, bool equality).
 Operands keep ONNX's numpy-style ranks here; the rank-equalization pass makes
 them equal and the broadcast-check pass records the ledger entries.
 """
@@ -18,6 +20,7 @@ from ..context import ShapeTensor
 from ..reader import ConvertError
 from ..registry import converter
 from .common import index_op
+from .typed import clamp, compare, int32_op, mul
 
 FLOAT_MAX = float(np.finfo(np.float32).max)
 MAX_POW_BY_MUL = 8   # integer exponents up to this become repeated MUL
@@ -44,28 +47,28 @@ def _index_elementwise(ctx, op, a: ShapeTensor, b: ShapeTensor) -> ShapeTensor:
                        scalar=a.scalar and b.scalar)
 
 
+def index_arith(ctx, node, index_op_def):
+    """``node`` as index arithmetic on its two ShapeTensor operands, or None when it is tensor math."""
+    sts = _shape_args(ctx, node)
+    return None if sts is None else _index_elementwise(ctx, index_op_def, *sts)
+
+
 def _arith(index_op_def, tensor_fn):
     def convert(ctx, node):
-        sts = _shape_args(ctx, node)
-        if sts is not None:
-            return _index_elementwise(ctx, index_op_def, *sts)
-        return tensor_fn(ctx, *_both(ctx, node))
+        result = index_arith(ctx, node, index_op_def)
+        return result if result is not None else tensor_fn(ctx, *_both(ctx, node))
     return convert
-
-
-def _mul(ctx, a, b):
-    return ctx.b.emit(Op.MUL, a, b, attrs=A.MulAttrs(0))
 
 
 def _div(ctx, a, b):
     if a.type.dtype.is_float:
-        return _mul(ctx, a, ctx.b.emit(Op.RECIPROCAL, b))
-    return ctx.b.emit(Op.INTDIV, a, b)
+        return mul(ctx, a, ctx.b.emit(Op.RECIPROCAL, b))
+    return int32_op(ctx, Op.INTDIV, a, b)
 
 
-converter("Add", since=7)(_arith(Op.INDEX_ADD, lambda ctx, a, b: ctx.b.emit(Op.ADD, a, b)))
-converter("Sub", since=7)(_arith(Op.INDEX_SUB, lambda ctx, a, b: ctx.b.emit(Op.SUB, a, b)))
-converter("Mul", since=7)(_arith(Op.INDEX_MUL, _mul))
+converter("Add", since=7)(_arith(Op.INDEX_ADD, lambda ctx, a, b: int32_op(ctx, Op.ADD, a, b)))
+converter("Sub", since=7)(_arith(Op.INDEX_SUB, lambda ctx, a, b: int32_op(ctx, Op.SUB, a, b)))
+converter("Mul", since=7)(_arith(Op.INDEX_MUL, mul))
 converter("Div", since=7)(_arith(Op.INDEX_FLOORDIV, _div))
 
 
@@ -80,13 +83,24 @@ def _variadic(op, index_op_def):
             return out
         out = ctx.tensor(names[0])
         for n in names[1:]:
-            out = ctx.b.emit(op, out, ctx.tensor(n))
+            out = int32_op(ctx, op, out, ctx.tensor(n))
         return out
     return convert
 
 
 converter("Min", since=8)(_variadic(Op.MINIMUM, Op.INDEX_MIN))
 converter("Max", since=8)(_variadic(Op.MAXIMUM, Op.INDEX_MAX))
+converter("Sum", since=8)(_variadic(Op.ADD, Op.INDEX_ADD))
+
+
+@converter("Mean", since=8)
+def convert_mean(ctx, node):
+    """The Sum of the inputs times 1/count (ONNX defines Mean for floating point only)."""
+    total = _variadic(Op.ADD, Op.INDEX_ADD)(ctx, node)
+    count = len([n for n in node.inputs if n])
+    if count == 1:
+        return total
+    return mul(ctx, total, ctx.b.scalar_like(1.0 / count, total.type))
 
 
 def _unary(op):
@@ -119,11 +133,7 @@ def sqrt(ctx, x):
 def convert_relu(ctx, node):
     x = ctx.tensor(node.inputs[0])
     hi = FLOAT_MAX if x.type.dtype.is_float else int(np.iinfo(x.type.dtype.numpy).max)
-    return ctx.b.emit(Op.CLAMP, x, attrs=A.ClampAttrs(_typed(0, x), _typed(hi, x)))
-
-
-def _typed(v, x):
-    return float(v) if x.type.dtype.is_float else int(v)
+    return clamp(ctx, x, 0, hi)
 
 
 @converter("LeakyRelu", since=6)
@@ -131,7 +141,7 @@ def convert_leaky_relu(ctx, node):
     x = ctx.tensor(node.inputs[0])
     alpha = ctx.b.scalar_like(node.attr("alpha"), x.type)
     positive = ctx.b.emit(Op.GREATER_EQUAL, x, ctx.b.scalar_like(0, x.type))
-    return ctx.b.emit(Op.SELECT, positive, x, _mul(ctx, x, alpha))
+    return ctx.b.emit(Op.SELECT, positive, x, mul(ctx, x, alpha))
 
 
 @converter("Clip", since=11)
@@ -142,11 +152,11 @@ def convert_clip(ctx, node):
         info = np.finfo(np.float32) if x.type.dtype.is_float else np.iinfo(x.type.dtype.numpy)
         lo_v = info.min if lo is None else lo.item()
         hi_v = info.max if hi is None else hi.item()
-        return ctx.b.emit(Op.CLAMP, x, attrs=A.ClampAttrs(_typed(lo_v, x), _typed(hi_v, x)))
+        return clamp(ctx, x, lo_v, hi_v)
     if node.input(1):
-        x = ctx.b.emit(Op.MAXIMUM, x, ctx.tensor(node.input(1)))
+        x = int32_op(ctx, Op.MAXIMUM, x, ctx.tensor(node.input(1)))
     if node.input(2):
-        x = ctx.b.emit(Op.MINIMUM, x, ctx.tensor(node.input(2)))
+        x = int32_op(ctx, Op.MINIMUM, x, ctx.tensor(node.input(2)))
     return x
 
 
@@ -158,21 +168,30 @@ def convert_pow(ctx, node):
         special = _pow_special(ctx, x, float(e.reshape(-1)[0]))
         if special is not None:
             return special
-    return ctx.b.emit(Op.POW, x, ctx.tensor(node.inputs[1]))
+    return _float_pow(ctx, x, ctx.tensor(node.inputs[1]))
+
+
+def _float_pow(ctx, x, e):
+    """POW in floating point: an exponent of another type is cast to the base's type, and an
+    integer base is raised in float32 and rounded back (exact while the result fits 24 bits)."""
+    base = x if x.type.dtype.is_float else ctx.b.emit(Op.CAST, x, attrs=A.CastAttrs(DType.FP32))
+    if e.type.dtype is not base.type.dtype:
+        e = ctx.b.emit(Op.CAST, e, attrs=A.CastAttrs(base.type.dtype))
+    y = ctx.b.emit(Op.POW, base, e)
+    return y if y.type.dtype is x.type.dtype else ctx.b.emit(Op.CAST, y, attrs=A.CastAttrs(x.type.dtype))
 
 
 def _pow_special(ctx, x, e: float):
     """Exponents TOSA POW handles poorly (POW is undefined for negative bases): 0.5 and small integers."""
     if e == 0.5:
         return sqrt(ctx, x)
-    if e != int(e) or abs(e) > MAX_POW_BY_MUL:
+    if e != int(e) or abs(e) > MAX_POW_BY_MUL or (e < 0 and not x.type.dtype.is_float):
         return None
     if e == 0:
-        return ctx.b.emit(Op.ADD, ctx.b.emit(Op.MUL, x, ctx.b.scalar_like(0, x.type), attrs=A.MulAttrs(0)),
-                          ctx.b.scalar_like(1, x.type))
+        return int32_op(ctx, Op.ADD, mul(ctx, x, ctx.b.scalar_like(0, x.type)), ctx.b.scalar_like(1, x.type))
     out = x
     for _ in range(abs(int(e)) - 1):
-        out = _mul(ctx, out, x)
+        out = mul(ctx, out, x)
     return ctx.b.emit(Op.RECIPROCAL, out) if e < 0 else out
 
 
@@ -184,18 +203,18 @@ def convert_where(ctx, node):
 
 @converter("Equal", since=7)
 def convert_equal(ctx, node):
-    return ctx.b.emit(Op.EQUAL, *_both(ctx, node))
+    return compare(ctx, Op.EQUAL, *_both(ctx, node))
 
 
 @converter("Greater", since=7)
 def convert_greater(ctx, node):
-    return ctx.b.emit(Op.GREATER, *_both(ctx, node))
+    return compare(ctx, Op.GREATER, *_both(ctx, node))
 
 
 @converter("Less", since=7)
 def convert_less(ctx, node):
     a, b = _both(ctx, node)
-    return ctx.b.emit(Op.GREATER, b, a)
+    return compare(ctx, Op.GREATER, b, a)
 
 
 _CAST_TARGETS = {
@@ -219,11 +238,11 @@ def convert_cast(ctx, node):
     if x.type.dtype is target:
         return x
     if x.type.dtype.is_float and target.is_int:
-        x = _truncate(ctx, x)
+        x = truncate(ctx, x)
     return ctx.b.emit(Op.CAST, x, attrs=A.CastAttrs(target))
 
 
-def _truncate(ctx, x):
+def truncate(ctx, x):
     """ONNX float->int casts truncate toward zero; TOSA CAST rounds to nearest even."""
     positive = ctx.b.emit(Op.GREATER_EQUAL, x, ctx.b.scalar_like(0, x.type))
     return ctx.b.emit(Op.SELECT, positive, ctx.b.emit(Op.FLOOR, x), ctx.b.emit(Op.CEIL, x))

@@ -7,7 +7,9 @@ RECIPROCAL, MUL. Before opset 13 ONNX normalizes over the flattened block of
 dims ``axis..rank-1``; reducing over each of those axes in turn gives exactly
 that without reshaping through a product of symbolic dims. LayerNormalization
 computes the mean and variance with the reductions of :mod:`.reduce` and also
-returns them (Mean and InvStdDev are intermediates it computes anyway).
+returns them (Mean and InvStdDev are intermediates it computes anyway);
+``standardize`` is that step, shared with the instance and group
+normalizations of :mod:`.norms`.
 BatchNormalization folds its statistics into one scale and one shift, with
 numpy at import time when they are constants, and with IR ops otherwise.
 """
@@ -22,11 +24,8 @@ from ....symbolic.constraints import Kind
 from ..reader import ConvertError
 from ..registry import converter
 from .common import norm_axis, reshape
+from .typed import mul as _mul
 from .reduce import mean_divisor, mean_over, reduce_chain
-
-
-def _mul(ctx, a, b):
-    return ctx.b.emit(Op.MUL, a, b, attrs=A.MulAttrs(0))
 
 
 def _shifted_exp(ctx, x, axes):
@@ -58,27 +57,33 @@ def convert_log_softmax(ctx, node):
 
 # -- LayerNormalization ---------------------------------------------------------
 
-def _cast(ctx, x, dtype: DType):
+def cast_to(ctx, x, dtype: DType):
     return x if x.type.dtype is dtype else ctx.b.emit(Op.CAST, x, attrs=A.CastAttrs(dtype))
 
 
-def _stash_dtype(node, x) -> DType:
+def stash_dtype(node, x) -> DType:
     """The computation type: float32 when stash_type=1 (the default), else the input's type."""
     return DType.FP32 if node.attr("stash_type") == 1 and x.type.dtype.is_float else x.type.dtype
+
+
+def standardize(ctx, x, axes, epsilon: float):
+    """``((x - mean) * rsqrt(var + epsilon), mean, rsqrt(var + epsilon))`` over ``axes`` (kept as 1s);
+    the variance is the mean of the squared deviations, which is never negative."""
+    divisor = mean_divisor(ctx, x, axes)
+    mean = mean_over(ctx, x, axes, divisor)
+    centered = ctx.b.emit(Op.SUB, x, mean)
+    var = mean_over(ctx, _mul(ctx, centered, centered), axes, divisor)
+    inv_std = ctx.b.emit(Op.RSQRT, ctx.b.emit(Op.ADD, var, ctx.b.scalar_like(epsilon, var.type)))
+    return _mul(ctx, centered, inv_std), mean, inv_std
 
 
 @converter("LayerNormalization", since=17)
 def convert_layer_normalization(ctx, node):
     x = ctx.tensor(node.inputs[0])
     axes = list(range(norm_axis(node.attr("axis"), x.type.rank), x.type.rank))
-    xs = _cast(ctx, x, _stash_dtype(node, x))
-    divisor = mean_divisor(ctx, xs, axes)
-    mean = mean_over(ctx, xs, axes, divisor)
-    centered = ctx.b.emit(Op.SUB, xs, mean)
-    var = mean_over(ctx, _mul(ctx, centered, centered), axes, divisor)
-    eps = ctx.b.scalar_like(node.attr("epsilon"), var.type)
-    inv_std = ctx.b.emit(Op.RSQRT, ctx.b.emit(Op.ADD, var, eps))
-    y = _mul(ctx, _cast(ctx, _mul(ctx, centered, inv_std), x.type.dtype), ctx.tensor(node.inputs[1]))
+    xs = cast_to(ctx, x, stash_dtype(node, x))
+    normalized, mean, inv_std = standardize(ctx, xs, axes, node.attr("epsilon"))
+    y = _mul(ctx, cast_to(ctx, normalized, x.type.dtype), ctx.tensor(node.inputs[1]))
     if node.input(2):
         y = ctx.b.emit(Op.ADD, y, ctx.tensor(node.input(2)))
     return [y, mean, inv_std]
@@ -102,9 +107,9 @@ def convert_batch_normalization(ctx, node):
     return ctx.b.emit(Op.ADD, _mul(ctx, x, scale), shift)
 
 
-def _channel_shape(ctx, x, channels) -> list:
+def channel_shape(ctx, x, channels, what: str = "BatchNormalization statistics") -> list:
     """``[1, C, 1, ...]`` at x's rank, after recording that x has C channels."""
-    ctx.require(Kind.EQ, x.type.shape[1], channels, "BatchNormalization statistics have one entry per channel")
+    ctx.require(Kind.EQ, x.type.shape[1], channels, f"{what} have one entry per channel")
     return [1, channels] + [1] * (x.type.rank - 2)
 
 
@@ -113,7 +118,7 @@ def _folded_constants(ctx, x, stats, eps: float):
     gamma, beta, mean, var = (np.asarray(s, dtype=np.float64).reshape(-1) for s in stats)
     scale = gamma / np.sqrt(var + eps)
     shift = beta - mean * scale
-    shape = _channel_shape(ctx, x, scale.shape[0])
+    shape = channel_shape(ctx, x, scale.shape[0])
     dtype = x.type.dtype.numpy
     return (ctx.b.const(scale.reshape(shape).astype(dtype), name=f"{ctx.b.location.name}.scale"),
             ctx.b.const(shift.reshape(shape).astype(dtype), name=f"{ctx.b.location.name}.shift"))
@@ -121,9 +126,9 @@ def _folded_constants(ctx, x, stats, eps: float):
 
 def _folded_values(ctx, x, node, eps: float):
     """The same folding with IR ops, for statistics computed at run time."""
-    gamma, beta, mean, var = (_cast(ctx, ctx.tensor(n), x.type.dtype) for n in node.inputs[1:5])
+    gamma, beta, mean, var = (cast_to(ctx, ctx.tensor(n), x.type.dtype) for n in node.inputs[1:5])
     inv_std = ctx.b.emit(Op.RSQRT, ctx.b.emit(Op.ADD, var, ctx.b.scalar_like(eps, var.type)))
     scale = _mul(ctx, gamma, inv_std)
     shift = ctx.b.emit(Op.SUB, beta, _mul(ctx, mean, scale))
-    shape = _channel_shape(ctx, x, scale.type.shape[0])
+    shape = channel_shape(ctx, x, scale.type.shape[0])
     return reshape(ctx, scale, shape), reshape(ctx, shift, shape)

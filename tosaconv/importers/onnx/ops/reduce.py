@@ -1,7 +1,9 @@
-"""Converters for ONNX reductions: ReduceSum, ReduceMean, ReduceMax, ReduceMin
-and ReduceProd, in every version (axes as an attribute before opset 13 for
+"""Converters for ONNX reductions: ReduceSum, ReduceMean, ReduceMax, ReduceMin,
+ReduceProd, ReduceL1, ReduceL2, ReduceLogSum, ReduceLogSumExp and
+ReduceSumSquare, in every version (axes as an attribute before opset 13 for
 ReduceSum and 18 for the others, as a constant input after; ``keepdims``;
-``noop_with_empty_axes``).
+``noop_with_empty_axes``), and GlobalMaxPool (a REDUCE_MAX over the spatial
+axes).
 
 A TOSA reduction reduces one axis and keeps it as 1, so a multi-axis ONNX
 reduction is a chain of them, and ``keepdims=0`` drops the reduced axes with
@@ -10,6 +12,8 @@ ReduceMean is REDUCE_SUM times 1/count: a constant when the reduced dims are
 static, and otherwise the count's Index value turned into a tensor, so a mean
 over a dynamic axis divides by the size the symbol is bound to. ``reduce_chain``,
 ``mean_over`` and ``mean_divisor`` are shared with the normalization converters.
+ReduceL1/L2/LogSum/SumSquare are an elementwise step around REDUCE_SUM, and
+ReduceLogSumExp subtracts the max before EXP so that large inputs do not overflow.
 """
 from __future__ import annotations
 
@@ -22,9 +26,13 @@ from ....symbolic.expr import product, same
 from ..reader import ConvertError
 from ..registry import converter
 from .common import index_for, norm_axis, reshape
+from .elementwise import truncate
+from .typed import mul
 
 # The opset version from which each op takes its axes as input 1 instead of an attribute.
-_AXES_INPUT_SINCE = {"ReduceSum": 13, "ReduceMean": 18, "ReduceMax": 18, "ReduceMin": 18, "ReduceProd": 18}
+_AXES_INPUT_SINCE = {"ReduceSum": 13, "ReduceMean": 18, "ReduceMax": 18, "ReduceMin": 18, "ReduceProd": 18,
+                     "ReduceL1": 18, "ReduceL2": 18, "ReduceLogSum": 18, "ReduceLogSumExp": 18,
+                     "ReduceSumSquare": 18}
 
 # Bool reductions (ReduceMax/ReduceMin accept bool from opset 20) are TOSA's logical ones.
 _BOOL_OPS = {Op.REDUCE_MAX: Op.REDUCE_ANY, Op.REDUCE_MIN: Op.REDUCE_ALL}
@@ -62,13 +70,13 @@ def mean_divisor(ctx, x, axes):
     count = product(x.type.shape[a] for a in axes)
     like = x.type
     if not like.dtype.is_float:
-        return _count_tensor(ctx, count, like)
+        return count_tensor(ctx, count, like)
     if isinstance(count, int):
         return ctx.b.scalar_like(1.0 / count, like)
-    return ctx.b.emit(Op.RECIPROCAL, _count_tensor(ctx, count, like))
+    return ctx.b.emit(Op.RECIPROCAL, count_tensor(ctx, count, like))
 
 
-def _count_tensor(ctx, count, like):
+def count_tensor(ctx, count, like):
     """``count`` (a dim expression) as a tensor of ``like``'s dtype with every dim 1."""
     if isinstance(count, int):
         return ctx.b.scalar_like(count, like)
@@ -109,13 +117,14 @@ def _given_axes(ctx, node):
     return tuple(int(a) for a in np.asarray(c).reshape(-1))
 
 
-def _reduce(ctx, node, reducer):
+def _reduce(ctx, node, reducer, composite: bool = False):
+    """Reduce with ``reducer(ctx, x, axes)``. A no-op reduction (a scalar, or empty axes with
+    noop_with_empty_axes) returns x, or for a ``composite`` reducer (ReduceL2, ReduceLogSum...)
+    its elementwise part: the reducer over no axes, as the ONNX reference and onnxruntime compute."""
     x = ctx.tensor(node.inputs[0])
-    if x.type.rank == 0:
-        return x    # a scalar has nothing to reduce
-    axes = _reduce_axes(ctx, node, x.type.rank)
+    axes = _reduce_axes(ctx, node, x.type.rank) if x.type.rank else None
     if axes is None:
-        return x
+        return reducer(ctx, x, []) if composite else x
     y = reducer(ctx, x, axes)
     return y if node.attr("keepdims") else _drop_axes(ctx, y, axes)
 
@@ -147,3 +156,60 @@ def convert_reduce_min(ctx, node):
 @converter("ReduceProd", since=1)
 def convert_reduce_prod(ctx, node):
     return _reduce(ctx, node, _with(Op.REDUCE_PRODUCT))
+
+
+# -- reductions composed of an elementwise part and REDUCE_SUM / REDUCE_MAX ---------------
+
+def _via_float(fn):
+    """Integer data is reduced in float32 and truncated back toward zero, as onnxruntime does
+    (TOSA has EXP, LOG and RSQRT for floating point only)."""
+    def reducer(ctx, x, axes):
+        if x.type.dtype.is_float:
+            return fn(ctx, x, axes)
+        y = fn(ctx, ctx.b.emit(Op.CAST, x, attrs=A.CastAttrs(DType.FP32)), axes)
+        return ctx.b.emit(Op.CAST, truncate(ctx, y), attrs=A.CastAttrs(x.type.dtype))
+    return reducer
+
+
+def _sum(ctx, x, axes):
+    return reduce_chain(ctx, Op.REDUCE_SUM, x, axes)
+
+
+def _sum_square(ctx, x, axes):
+    return _sum(ctx, mul(ctx, x, x), axes)
+
+
+def _l1(ctx, x, axes):
+    return _sum(ctx, ctx.b.emit(Op.ABS, x), axes)
+
+
+def _l2(ctx, x, axes):
+    return ctx.b.emit(Op.RECIPROCAL, ctx.b.emit(Op.RSQRT, _sum_square(ctx, x, axes)))
+
+
+def _log_sum(ctx, x, axes):
+    return ctx.b.emit(Op.LOG, _sum(ctx, x, axes))
+
+
+def _log_sum_exp(ctx, x, axes):
+    """``log(sum(exp(x - m))) + m`` with m the max over ``axes``, or 0 where the max is not finite
+    (so an infinite or NaN max gives inf or NaN rather than inf - inf)."""
+    m = reduce_chain(ctx, Op.REDUCE_MAX, x, axes)
+    finite = ctx.b.emit(Op.EQUAL, ctx.b.emit(Op.SUB, m, m), ctx.b.scalar_like(0, m.type))
+    m = ctx.b.emit(Op.SELECT, finite, m, ctx.b.scalar_like(0, m.type))
+    total = _sum(ctx, ctx.b.emit(Op.EXP, ctx.b.emit(Op.SUB, x, m)), axes)
+    return ctx.b.emit(Op.ADD, ctx.b.emit(Op.LOG, total), m)
+
+
+for _name, _fn in (("ReduceL1", _l1), ("ReduceL2", _via_float(_l2)), ("ReduceLogSum", _via_float(_log_sum)),
+                   ("ReduceLogSumExp", _via_float(_log_sum_exp)), ("ReduceSumSquare", _sum_square)):
+    converter(_name, since=1)(lambda ctx, node, fn=_fn: _reduce(ctx, node, fn, composite=True))
+
+
+@converter("GlobalMaxPool", since=1)
+def convert_global_max_pool(ctx, node):
+    """The max over every spatial axis (2 and up) of an [N, C, ...] input, kept as 1s."""
+    x = ctx.tensor(node.inputs[0])
+    if x.type.rank < 3:
+        raise ConvertError(f"GlobalMaxPool needs an [N, C, spatial...] input, got rank {x.type.rank}")
+    return reduce_chain(ctx, Op.REDUCE_MAX, x, list(range(2, x.type.rank)))
