@@ -105,3 +105,18 @@ def test_position_ids_from_range_over_seq_gathered_from_a_table():
     model = make_model(nodes, [info("tokens", F32, ["batch", "seq", 8])], [info("y", F32, None)], inits, opset=13)
     graph = _check(model, [{"tokens": rand(b, s, 8, seed=s)} for b, s in ((1, 1), (2, 9), (3, 16))])
     assert any(op.op.has(Trait.DATA_DEPENDENT) or op.op.has(Trait.SHAPE_HELPER) for op in graph.ops)
+
+
+def test_paddle_reshape_of_a_shape_element_to_a_scalar_keeps_it_symbolic():
+    """Paddle2ONNX (PP-OCR rec): Slice(Shape) -> Squeeze -> Reshape(d, []) -> Unsqueeze ->
+    Concat([0, 1, d, 120]) -> Reshape, where the 0 copies the input's batch dim."""
+    nodes = [_n("Shape", ["x"], ["shp"]), _n("Slice", ["shp", "s1", "s2"], ["w1"]),
+             _n("Squeeze", ["w1", "ax0"], ["w"]), _n("Reshape", ["w", "empty"], ["ws"]),
+             _n("Unsqueeze", ["ws", "ax0"], ["wv"]), _n("Concat", ["zero", "one", "wv", "c"], ["target"], axis=0),
+             _n("Reshape", ["x", "target"], ["y"])]
+    inits = [const("s1", np.array([1], np.int64)), const("s2", np.array([2], np.int64)),
+             const("ax0", np.array([0], np.int64)), const("empty", np.zeros(0, np.int64)),
+             const("zero", np.array([0], np.int64)), const("one", np.array([1], np.int64)),
+             const("c", np.array([6], np.int64))]
+    model = make_model(nodes, [info("x", F32, ["n", "w", 6])], [info("y", F32, None)], inits, opset=13)
+    _check(model, [{"x": rand(n, w, 6, seed=w)} for n, w in ((1, 3), (2, 8))])

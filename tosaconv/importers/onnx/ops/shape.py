@@ -65,6 +65,9 @@ def convert_constant(ctx, node):
 
 @converter("Reshape", since=5)
 def convert_reshape(ctx, node):
+    st = _reshaped_shape_tensor(ctx, node)
+    if st is not None:
+        return st
     x = ctx.tensor(node.inputs[0])
     entries = ctx.dims(node.inputs[1]).dims
     allowzero = node.attr("allowzero", 0) if node.version >= 14 else 0
@@ -76,6 +79,19 @@ def convert_reshape(ctx, node):
     if holes:
         dims[holes[0]] = _inferred_dim(ctx, x, [d for i, d in enumerate(dims) if i != holes[0]])
     return reshape(ctx, x, dims)
+
+
+def _reshaped_shape_tensor(ctx, node):
+    """A shape tensor reshaped between a scalar and a vector (Paddle2ONNX writes ``Reshape(d, [])``)
+    stays a ShapeTensor, so the dims it carries keep their symbolic values."""
+    st = ctx.shape_tensor(node.inputs[0])
+    target = ctx.const(node.inputs[1])
+    if st is None or target is None or len(st.dims) != 1 or np.asarray(target).size > 1:
+        return None
+    target = np.asarray(target).reshape(-1)
+    if target.size == 0:
+        return ShapeTensor(st.dims, scalar=True)
+    return ShapeTensor(st.dims) if int(target[0]) in (1, -1, 0) else None
 
 
 def _inferred_dim(ctx, x, others):
