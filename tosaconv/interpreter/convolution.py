@@ -1,6 +1,8 @@
-"""Convolution kernels of the TOSA chapter "Tensor Operators": CONV2D, DEPTHWISE_CONV2D, TRANSPOSE_CONV2D.
+"""Convolution kernels of the TOSA chapter "Tensor Operators": CONV2D, CONV3D, DEPTHWISE_CONV2D,
+TRANSPOSE_CONV2D.
 
-Layouts are the spec's: NHWC input, CONV2D and TRANSPOSE_CONV2D weights OHWI,
+Layouts are the spec's: NHWC input (NDHWC for CONV3D, weights ``[O, KD, KH, KW, I]``),
+CONV2D and TRANSPOSE_CONV2D weights OHWI,
 DEPTHWISE_CONV2D weights ``[KH, KW, C, M]`` with output channel ``c*M + m``;
 ``pad`` and ``out_pad`` are ``[top, bottom, left, right]``. Zero points are
 subtracted before padding, so padded positions contribute nothing, as in the
@@ -56,6 +58,31 @@ def conv2d(op, args, ctx):
     for ky, kx, view in taps(padded, w.shape[1:3], (oh, ow), a.stride, a.dilation):
         acc += rows(view) @ weights[:, ky, kx, :].T
     return [_finish(op, acc.reshape(x.shape[0], oh, ow, w.shape[0]), bias)]
+
+
+@kernel(Op.CONV3D)
+def conv3d(op, args, ctx):
+    x, w, bias = args
+    a = op.attrs
+    check_window(a.pad, a.stride, a.dilation)
+    out = [out_size(x.shape[1 + i], w.shape[1 + i], a.pad[2 * i], a.pad[2 * i + 1], a.stride[i], a.dilation[i])
+           for i in range(3)]
+    if min(out) < 1:
+        raise ValueError(f"the kernel {list(w.shape[1:4])} does not fit the padded input {list(x.shape[1:4])}")
+    pads = [(int(a.pad[2 * i]), int(a.pad[2 * i + 1])) for i in range(3)]
+    padded = np.pad(_input(op, x), [(0, 0), *pads, (0, 0)])
+    weights = _weights(op, w)
+    acc = np.zeros((x.shape[0] * int(np.prod(out)), w.shape[0]), dtype=padded.dtype)
+    for k in np.ndindex(*w.shape[1:4]):
+        view = padded[(slice(None),) + tuple(_tap(k[i], a.dilation[i], out[i], a.stride[i]) for i in range(3))]
+        acc += rows(view) @ weights[(slice(None),) + k].T
+    return [_finish(op, acc.reshape(x.shape[0], *out, w.shape[0]), bias)]
+
+
+def _tap(k: int, dilation: int, out: int, stride: int) -> slice:
+    """The input positions kernel tap ``k`` reads for every output position along one axis."""
+    start = k * dilation
+    return slice(start, start + (out - 1) * stride + 1, stride)
 
 
 @kernel(Op.DEPTHWISE_CONV2D)

@@ -2,7 +2,8 @@
 depthwise (multiplier 1 and 2) and grouped convolutions, pads, strides,
 dilations, every auto_pad, with and without bias, constant and run-time
 weights, ConvTranspose output_padding and output_shape, each on symbolic
-input dims run at two shapes. Also the IR they become (TOSA ops in NHWC
+input dims run at two shapes (3-D, ConvTranspose groups and dilations are in
+test_nn_conv3d.py). Also the IR they become (TOSA ops in NHWC
 between a TRANSPOSE pair, weights transposed at import, DYN_SLICE fitting a
 stride on a symbolic size), where ONNX's reference and onnxruntime disagree,
 and the conversion errors for what TOSA cannot express.
@@ -197,9 +198,8 @@ UNSUPPORTED = [
      "SAME padding on symbolic input axis 2 .* begin pad is 0 or 1"),
     ("Conv", SYM_2D, (6, 4, 2, 2), dict(strides=[2, 2], auto_pad="SAME_LOWER"),
      "SAME padding on symbolic input axis 2 .* begin pad is 0 or 1"),
-    ("Conv", ["N", 4, 5, 5, 5], (6, 4, 3, 3, 3), dict(), "1-D and 2-D inputs .* not rank 5"),
-    ("ConvTranspose", SYM_2D, (4, 3, 3, 3), dict(group=2), "group=2 is not supported"),
-    ("ConvTranspose", SYM_2D, (4, 3, 3, 3), dict(dilations=[2, 2]), "no dilation"),
+    ("Conv", ["N", 4, 5, 5, 5, 5], (6, 4, 3, 3, 3, 3), dict(), "1-D, 2-D and 3-D inputs .* not rank 6"),
+    ("ConvTranspose", SYM_2D, (3, 3, 3, 3), dict(group=2), "3 input channels cannot be split into 2 groups"),
     ("ConvTranspose", SYM_2D, (4, 3, 3, 3), dict(strides=[2, 2], output_shape=[15, 17]),
      "output_shape on symbolic input axis 2"),
 ]

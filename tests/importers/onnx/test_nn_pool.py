@@ -4,7 +4,8 @@ symbolic input dims run at two shapes where the op allows it (static shapes
 where the answer depends on the size). Also the IR they become (the pool in
 NHWC between a TRANSPOSE pair; count_include_pad=1 as a zero PAD first; a
 symbolic GlobalAveragePool as REDUCE_SUM times 1/(H*W) computed from the
-bound sizes) and the conversion errors for what TOSA cannot express.
+bound sizes) and the conversion errors for what TOSA cannot express. 3-D
+pools, dilations, MaxPool's Indices and LpPool are in test_nn_pool_separable.py.
 """
 from __future__ import annotations
 
@@ -158,9 +159,6 @@ def test_global_average_pool_symbolic_divides_by_the_bound_size():
 # -- what TOSA cannot express ---------------------------------------------------------------
 
 UNSUPPORTED = [
-    ("MaxPool", SYM, dict(kernel_shape=[3, 3], dilations=[2, 2]), "no dilation"),
-    ("AveragePool", SYM, dict(kernel_shape=[3, 3], dilations=[2, 2]), "no dilation"),
-    ("MaxPool", ["N", 3, 4, 4, 4], dict(kernel_shape=[2, 2, 2]), "not rank 5"),
     ("MaxPool", SYM, dict(kernel_shape=[3, 3], strides=[2, 2], auto_pad="SAME_UPPER"), "begin pad is 0 or 1"),
     ("MaxPool", [1, 3, 8, 8], dict(kernel_shape=[2, 2], pads=[2, 2, 2, 2]), "must be smaller than the kernel"),
     ("MaxPool", SYM, dict(kernel_shape=[2, 2], strides=[3, 3], ceil_mode=1), "last window"),
@@ -174,10 +172,3 @@ def test_unsupported_is_a_conversion_error(op, dims, attrs, message):
     with pytest.raises(ConversionError, match=message) as err:
         convert(_pool(op, dims, **attrs))
     assert err.value.diagnostics[0].code == "E-CONVERT"
-
-
-def test_max_pool_indices_output_is_refused():
-    model = one_node("MaxPool", [info("x", F32, SYM)], [info("y", F32, None), info("i", 7, None)],
-                     kernel_shape=[2, 2])
-    with pytest.raises(ConversionError, match="Indices output"):
-        convert(model)

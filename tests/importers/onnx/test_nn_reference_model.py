@@ -3,7 +3,8 @@ two bindings, emitted as TOSA 1.0, run by the official reference model and
 compared with onnxruntime. This is where TOSA's own rules are checked that
 the numpy interpreter does not enforce: exact division of the window sizes
 by the stride (the fitted pads and DYN_SLICE cuts), pads smaller than pool
-kernels, and RESIZE's scale/offset/border limits.
+kernels, RESIZE's scale/offset/border limits, CONV3D, and the interpolation
+matrices of cubic Resize.
 """
 from __future__ import annotations
 
@@ -18,6 +19,8 @@ from .harness import F32, assert_close, const, convert, info, make_model, rand, 
 
 SYM = ["N", 4, "H", "W"]
 SHAPES = [(1, 4, 7, 9), (2, 4, 8, 6)]
+SYM_3D = ["N", 4, "D", "H", "W"]
+SHAPES_BY_RANK = {3: [(1, 4, 11), (2, 4, 16)], 4: SHAPES, 5: [(1, 4, 5, 6, 7), (2, 4, 6, 5, 4)]}
 
 
 def _weights(*shape):
@@ -43,6 +46,21 @@ MODELS = {
     "resize_linear_x2x3": ("Resize", SYM, _resize_inputs([1, 1, 2, 3]), dict(mode="linear")),
     "resize_nearest_floor": ("Resize", SYM, _resize_inputs([1, 1, 2, 2]),
                              dict(mode="nearest", nearest_mode="floor", coordinate_transformation_mode="asymmetric")),
+    # interpolation matrices (INTERP_MATRIX on symbolic H, W decays to a CONST) and MATMUL
+    "resize_cubic_x2": ("Resize", SYM, _resize_inputs([1, 1, 2, 2]), dict(mode="cubic")),
+    "resize_cubic_align_corners": ("Resize", SYM, _resize_inputs([1, 1, 2, 3]),
+                                   dict(mode="cubic", coordinate_transformation_mode="align_corners")),
+    "conv3d_group_stride": ("Conv", SYM_3D, _weights(6, 2, 3, 3, 3), dict(group=2, strides=[2, 1, 2],
+                                                                           pads=[1, 1, 1, 1, 0, 1])),
+    "conv_transpose_3d": ("ConvTranspose", SYM_3D, [const("W", rand(4, 3, 3, 2, 3, seed=1))],
+                          dict(strides=[2, 1, 2], pads=[1, 0, 1, 1, 0, 1], output_padding=[1, 0, 0])),
+    "conv_transpose_group_dilation": ("ConvTranspose", SYM, [const("W", rand(4, 3, 3, 3, seed=1))],
+                                      dict(group=2, dilations=[2, 2], strides=[2, 2])),
+    "max_pool_3d_dilated": ("MaxPool", SYM_3D, [], dict(kernel_shape=[2, 2, 2], dilations=[1, 2, 1],
+                                                        strides=[1, 2, 1])),
+    "avg_pool_3d_include": ("AveragePool", SYM_3D, [], dict(kernel_shape=[3, 3, 3], strides=[2, 1, 2],
+                                                            pads=[1, 1, 1, 1, 1, 1], count_include_pad=1)),
+    "lp_pool_3d": ("LpPool", SYM_3D, [], dict(kernel_shape=[2, 2, 2], p=3)),
 }
 
 
@@ -63,7 +81,7 @@ def _check(model, feeds, tmp_path):
 @pytest.mark.parametrize("name", sorted(MODELS))
 def test_reference_model_agrees_with_onnxruntime(name, tmp_path):
     op, dims, inits, attrs = MODELS[name]
-    shapes = [(1, 4, 11), (2, 4, 16)] if len(dims) == 3 else SHAPES
+    shapes = SHAPES_BY_RANK[len(dims)]
     _check(_one_op(op, dims, inits, attrs), [{"x": rand(*s, seed=i)} for i, s in enumerate(shapes)], tmp_path)
 
 

@@ -5,7 +5,8 @@ scales and sizes (constant, or computed from the input's shape), opsets 11,
 dims run at two shapes. Where onnxruntime and ONNX's own reference disagree
 (the fractional output length of align_corners, float ties of a non-dyadic
 scale) the reference is the judge. Also the TOSA RESIZE parameters for common
-cases and the conversion errors for what TOSA RESIZE cannot express.
+cases, and the conversion errors for integer data TOSA RESIZE cannot take (it
+has no interpolation-matrix fallback; test_nn_resize_matrix.py covers floats).
 """
 from __future__ import annotations
 
@@ -155,29 +156,19 @@ def test_follows_the_onnx_reference_where_onnxruntime_differs(scales, attrs):
     assert_close(run_graph(convert(model), {"x": x})[0], want, 1e-5, 1e-6)
 
 
-# -- what TOSA cannot express ------------------------------------------------------------------
+# -- refusals (test_nn_resize_matrix.py covers what the interpolation matrices take over) -------------------
 
-UNSUPPORTED = [
-    (SYM, dict(scales=[1, 1, 2, 2], mode="cubic"), "mode 'cubic' is not supported"),
-    ([1, 3, 5, 7], dict(scales=[1, 1, 2, 2], coordinate_transformation_mode="tf_crop_and_resize"),
-     "tf_crop_and_resize"),
-    ([1, 3, 8, 8], dict(scales=[1, 1, 0.5, 0.5], mode="linear", antialias=1), "antialias"),
-    (SYM, dict(scales=[1, 2, 2, 2]), "batch or channel axis"),
-    (SYM, dict(scales=[1, 1, 1.5, 2]), "border depends on the size"),
-    (SYM, dict(scales=[1, 1, 2, 2], coordinate_transformation_mode="align_corners"), "needs a static input size"),
-    ([1, 3, 5, 7], dict(scales=[1, 1, 0.3333, 2]), "not a fraction"),
-    ([1, 3, 5, 7], dict(scales=[1, 1, 4, 2], coordinate_transformation_mode="asymmetric", nearest_mode="ceil"),
-     "reads past the last input pixel"),
-    ([1, 3, 64, 64], dict(sizes=[1, 3, 2, 2]), "16x or more"),
-]
-
-
-@pytest.mark.parametrize("dims,attrs,message", UNSUPPORTED, ids=lambda v: str(v)[:50])
-def test_unsupported_is_a_conversion_error(dims, attrs, message):
-    scales, sizes = attrs.pop("scales", None), attrs.pop("sizes", None)
-    with pytest.raises(ConversionError, match=message) as err:
-        convert(_resize(dims, scales, sizes, **attrs))
+def test_align_corners_on_integer_data_needs_a_static_size():
+    with pytest.raises(ConversionError, match="align_corners needs a static input size") as err:
+        convert(_resize(SYM, [1, 1, 2, 2], elem=I32, coordinate_transformation_mode="align_corners"))
     assert err.value.diagnostics[0].location.name == "resize"
+
+
+def test_nearest_reading_past_the_last_pixel_on_integer_data():
+    model = _resize([1, 3, 5, 7], [1, 1, 4, 2], elem=I32, coordinate_transformation_mode="asymmetric",
+                    nearest_mode="ceil")
+    with pytest.raises(ConversionError, match="reads past the last input pixel"):
+        convert(model)
 
 
 def test_linear_integer_data_is_refused():

@@ -1,15 +1,17 @@
-"""Converters for ONNX MaxPool, AveragePool and GlobalAveragePool (1-D and 2-D, NCHW).
+"""Converters for ONNX MaxPool, AveragePool, LpPool and GlobalAveragePool (NCHW).
 
-MaxPool and AveragePool become TRANSPOSE, MAX_POOL2D / AVG_POOL2D, TRANSPOSE,
+1-D and 2-D MaxPool and AveragePool without dilations (and MaxPool without
+its Indices output) become TRANSPOSE, MAX_POOL2D / AVG_POOL2D, TRANSPOSE,
 with pads, strides, ceil_mode and auto_pad fitted by :mod:`.nn`. TOSA's
 AVG_POOL2D never counts padding, which is ONNX's ``count_include_pad=0``; for
 ``count_include_pad=1`` the pads are applied first as zeros by a PAD, so they
 count as input, and only ceil mode's extra end padding (which ONNX and ORT do
 not count either) stays in the pool. When a symbolic size needs an explicit
 end PAD (which AVG_POOL2D would count), the result is divided by the same
-pool of a ones tensor, so the counts cancel. Pool dilations, MaxPool's
-Indices output and pads as large as the kernel have no TOSA form and are
-refused.
+pool of a ones tensor, so the counts cancel. Pads as large as the kernel are
+refused there. 3-D pools, dilations, the Indices output and LpPool (the p-th
+root of the sum of ``|x|^p``) are pooled one axis at a time by
+:mod:`.pool_separable`.
 GlobalAveragePool with static H, W is one AVG_POOL2D; with symbolic sizes it
 is REDUCE_SUM over the spatial axes times 1/(H*W), where H*W is an Index value
 turned into data (DIMS_TO_TENSOR, CAST, RECIPROCAL): a mean over a dynamic
@@ -25,6 +27,7 @@ from ....ir.ops import Op
 from ....symbolic.expr import product
 from ..reader import ConvertError
 from ..registry import converter
+from . import pool_separable as sep
 from .common import index_for, reshape
 from .nn import (Geometry, Window, apply_fits, drop_1d, fit, geometry, lift_1d, lowest, read_window, to_nchw,
                  to_nhwc)
@@ -32,13 +35,30 @@ from .nn import (Geometry, Window, apply_fits, drop_1d, fit, geometry, lift_1d, 
 
 def _window(node, rank: int) -> Window:
     kernel = node.attr("kernel_shape")
-    dilations = node.attr("dilations", None) or ()
-    if any(d != 1 for d in dilations):
-        raise ConvertError(f"{node.op_type} with dilations {list(dilations)} is not supported: "
-                           "TOSA pools have no dilation")
     if rank - 2 != len(kernel):
         raise ConvertError(f"{node.op_type} kernel_shape {list(kernel)} does not match input rank {rank}")
-    return read_window(node, rank, kernel, bool(node.attr("ceil_mode", 0)))
+    return read_window(node, rank, kernel, _ceil_mode(node))
+
+
+def _ceil_mode(node) -> bool:
+    return bool(node.attr("ceil_mode", 0))
+
+
+def _native(node, x) -> bool:
+    """1-D and 2-D pools without dilation map onto TOSA's 2-D pools."""
+    dilations = node.attr("dilations", None) or ()
+    return x.type.rank in (3, 4) and all(d == 1 for d in dilations)
+
+
+def _axis_pools(ctx, node, x) -> list:
+    if x.type.rank < 3:
+        raise ConvertError(f"{node.op_type} needs an input of rank 3 or more (N, C, spatial), not {x.type.rank}")
+    dilations = node.attr("dilations", None) or ()
+    if node.attr("auto_pad", "NOTSET").startswith("SAME") and any(d != 1 for d in dilations):
+        raise ConvertError(f"{node.op_type} with auto_pad {node.attr('auto_pad')} and dilations {list(dilations)} "
+                           "is not supported: onnxruntime pads for the undilated kernel and ONNX's reference "
+                           "leaves output rows unset, so the result is ill-defined; export with explicit pads")
+    return sep.axis_pools(ctx, node, x, node.attr("kernel_shape"), _ceil_mode(node))
 
 
 def _check_pads(node, pad, w: Window):
@@ -55,9 +75,11 @@ def _fits(x_nhwc, w: Window, geoms):
 
 @converter("MaxPool", since=1)
 def convert_max_pool(ctx, node):
-    if len(node.outputs) > 1 and node.outputs[1]:
-        raise ConvertError("MaxPool's Indices output is not supported: TOSA MAX_POOL2D returns values only")
     x = ctx.tensor(node.inputs[0])
+    if len(node.outputs) > 1 and node.outputs[1]:
+        return list(sep.max_pool_with_indices(ctx, x, _axis_pools(ctx, node, x), node.attr("storage_order", 0)))
+    if not _native(node, x):
+        return sep.max_pool(ctx, x, _axis_pools(ctx, node, x))
     w = _window(node, x.type.rank)
     nhwc = to_nhwc(ctx, lift_1d(ctx, x, node.op_type))
     geoms = [geometry(ctx, nhwc.type.shape[1 + i], w, i) for i in range(2)]
@@ -72,6 +94,8 @@ def convert_average_pool(ctx, node):
     x = ctx.tensor(node.inputs[0])
     if not x.type.dtype.is_float:
         raise ConvertError(f"AveragePool on {x.type.dtype.value} data is not supported")
+    if not _native(node, x):
+        return sep.average_pool(ctx, x, _axis_pools(ctx, node, x), bool(node.attr("count_include_pad")))
     w = _window(node, x.type.rank)
     nhwc = to_nhwc(ctx, lift_1d(ctx, x, node.op_type))
     geoms = [geometry(ctx, nhwc.type.shape[1 + i], w, i) for i in range(2)]
@@ -147,3 +171,36 @@ def _inverse_count(ctx, count, x):
     n = ctx.b.dims_to_tensor([index_for(ctx, count)], DType.INT32)
     inverse = ctx.b.emit(Op.RECIPROCAL, ctx.b.emit(Op.CAST, n, attrs=A.CastAttrs(x.type.dtype)))
     return reshape(ctx, inverse, ones)
+
+
+@converter("LpPool", since=2)
+def convert_lp_pool(ctx, node):
+    x = ctx.tensor(node.inputs[0])
+    p = _lp_order(node, x)
+    return _root(ctx, sep.sum_pool(ctx, _abs_power(ctx, x, p), _axis_pools(ctx, node, x)), p)
+
+
+def _lp_order(node, x) -> int:
+    if x.type.rank < 3 or not x.type.dtype.is_float:
+        raise ConvertError(f"{node.op_type} needs a float input of rank 3 or more")
+    p = node.attr("p", 2)
+    if p < 1 or p != int(p):
+        raise ConvertError(f"{node.op_type} p={p} is not supported (p must be an integer >= 1)")
+    return int(p)
+
+
+def _abs_power(ctx, x, p: int):
+    """|x|^p: ABS, MUL for p = 2, else POW (TOSA POW needs a base >= 0)."""
+    if p == 2:
+        return ctx.b.emit(Op.MUL, x, x, attrs=A.MulAttrs(0))
+    magnitude = ctx.b.emit(Op.ABS, x)
+    return magnitude if p == 1 else ctx.b.emit(Op.POW, magnitude, ctx.b.scalar_like(float(p), x.type))
+
+
+def _root(ctx, total, p: int):
+    """The p-th root of a sum of |x|^p (>= 0): RECIPROCAL(RSQRT) for p = 2, else POW(1/p)."""
+    if p == 1:
+        return total
+    if p == 2:
+        return ctx.b.emit(Op.RECIPROCAL, ctx.b.emit(Op.RSQRT, total))
+    return ctx.b.emit(Op.POW, total, ctx.b.scalar_like(1.0 / p, total.type))

@@ -1,0 +1,134 @@
+"""The converter for ONNX ConvTranspose (1-D, 2-D and 3-D, NCHW) to TOSA.
+
+1-D and 2-D: TRANSPOSE to NHWC, one TRANSPOSE_CONV2D per group (weights
+``[C_in, O/group, KH, KW]`` become OHWI per group; groups are input-channel
+slices joined by CONCAT), TRANSPOSE back. TOSA's ``out_pad = [-top, -bottom +
+output_padding_h, -left, -right + output_padding_w]``; ONNX's pads, SAME
+auto_pad and ``output_shape`` are all turned into those (begin, end) crops,
+and a crop of a kernel size or more, which out_pad cannot express, is cut by a
+SLICE afterwards. Dilations dilate the kernel itself (zeros between its taps,
+:func:`~.conv_weights.dilate`), which is exact, so the kernel size in every
+formula is ``(k-1)*d + 1``. 3-D goes through CONV3D (:mod:`.conv3d`). A missing
+bias becomes zeros.
+"""
+from __future__ import annotations
+
+from ....ir import attrs as A
+from ....ir.ops import Op
+from ....symbolic.constraints import Kind
+from ....symbolic.expr import mul, sub
+from ..reader import ConvertError
+from ..registry import converter
+from .common import slice_
+from .conv3d import conv_transpose3d
+from .conv_weights import acc_type, as_value, bias, dilate, rearrange, rows, shape_of, weight
+from .nn import drop_1d, lift_1d, to_nchw, to_nhwc
+
+
+@converter("ConvTranspose", since=1)
+def convert_conv_transpose(ctx, node):
+    x = ctx.tensor(node.inputs[0])
+    rank, dtype, acc = x.type.rank, x.type.dtype, acc_type(x)
+    if rank not in (3, 4, 5):
+        raise ConvertError(f"ConvTranspose supports 1-D, 2-D and 3-D inputs (rank 3 to 5), not rank {rank}")
+    w = weight(ctx, node.inputs[1], dtype, rank)
+    c_in, out_per_group = shape_of(w)[:2]
+    group = node.attr("group")
+    if c_in % group:
+        raise ConvertError(f"ConvTranspose weight with {c_in} input channels cannot be split into {group} groups")
+    ctx.require(Kind.EQ, x.type.shape[1], c_in, "ConvTranspose input channels = weight dim 0")
+    n = max(rank, 4) - 2
+    stride, dilation, extra = (_lifted(node.attr(a, None), rank, n, fill) for a, fill in
+                               (("strides", 1), ("dilations", 1), ("output_padding", 0)))
+    for i, d in enumerate(dilation):
+        w = dilate(ctx, w, 2 + i, d)
+    span = shape_of(w)[2:]
+    sizes = ((1,) if rank == 3 else ()) + tuple(x.type.shape[2:])
+    crops = _crops(node, rank, sizes, span, stride, extra)
+    b = bias(ctx, node, out_per_group * group, dtype)
+    if rank == 5:
+        return conv_transpose3d(ctx, x, w, b, group, stride, (1, 1, 1), crops, extra, acc)
+    nhwc = to_nhwc(ctx, lift_1d(ctx, x, "ConvTranspose"))
+    out_pad, cut = _out_pad(crops, extra, span)
+    attrs = A.TransposeConv2dAttrs(out_pad, stride, acc)
+    y = _grouped(ctx, nhwc, w, b, group, attrs)
+    return drop_1d(ctx, to_nchw(ctx, _cut(ctx, y, cut)), rank)
+
+
+def _lifted(values, rank: int, n: int, fill: int) -> tuple:
+    """A per-axis attribute with ``n`` entries (a lifted 1-D op gets ``fill`` for H)."""
+    values = tuple(int(v) for v in values) if values else (fill,) * (rank - 2)
+    if len(values) != rank - 2:
+        raise ConvertError(f"ConvTranspose attribute {list(values)} does not have {rank - 2} entries")
+    return (fill,) * (n - len(values)) + values
+
+
+def _grouped(ctx, x, w, b, group: int, attrs):
+    c_in, out_per_group, kh, kw = shape_of(w)
+    per_group = c_in // group
+    parts = []
+    for g in range(group):
+        xs = x if group == 1 else _channels(ctx, x, g * per_group, per_group)
+        wg = rearrange(ctx, rows(ctx, w, g * per_group, per_group), (per_group, out_per_group, kh, kw), (1, 2, 3, 0))
+        bg = as_value(ctx, rows(ctx, b, g * out_per_group, out_per_group))
+        parts.append(ctx.b.emit(Op.TRANSPOSE_CONV2D, xs, wg, bg, attrs=attrs))
+    return parts[0] if group == 1 else ctx.b.emit(Op.CONCAT, *parts, attrs=A.AxisAttrs(3))
+
+
+def _channels(ctx, x, start: int, count: int):
+    n, h, w, _ = x.type.shape
+    return slice_(ctx, x, [0, 0, 0, start], [n, h, w, count])
+
+
+def _crops(node, rank: int, sizes, span, stride, extra) -> list:
+    """(begin, end) rows ONNX removes from the full transposed-convolution output, per axis."""
+    n = len(sizes)
+    auto_pad = node.attr("auto_pad", "NOTSET")
+    output_shape = node.attr("output_shape", None)
+    if output_shape:
+        targets = _lifted(output_shape[-(rank - 2):], rank, n, 1)
+        return [_from_target(sizes[i], span[i], stride[i], extra[i], targets[i], auto_pad, i + rank - n)
+                for i in range(n)]
+    if auto_pad in ("SAME_UPPER", "SAME_LOWER"):
+        return [_split_total(extra[i] + span[i] - stride[i], auto_pad == "SAME_UPPER") for i in range(n)]
+    if auto_pad == "VALID":
+        return [(0, 0)] * n
+    pads = node.attr("pads", None) or (0,) * (2 * (rank - 2))
+    if len(pads) != 2 * (rank - 2):
+        raise ConvertError(f"ConvTranspose pads {list(pads)} do not have {2 * (rank - 2)} entries")
+    begin, end = _lifted(pads[:rank - 2], rank, n, 0), _lifted(pads[rank - 2:], rank, n, 0)
+    return list(zip(begin, end))
+
+
+def _from_target(size, k: int, s: int, extra: int, target: int, auto_pad: str, axis: int) -> tuple:
+    total = sub(mul(sub(size, 1), s) + extra + k, target)
+    if not isinstance(total, int):
+        raise ConvertError(f"ConvTranspose output_shape on symbolic input axis {axis}: "
+                           "the pads depend on the size; bind the symbol first")
+    return _split_total(total, auto_pad == "SAME_UPPER")
+
+
+def _split_total(total: int, upper: bool) -> tuple:
+    """ONNX (and its reference, flooring): SAME_UPPER puts the odd pad at the end, otherwise at
+    the beginning. A negative total grows the output there, with rows that hold just the bias."""
+    small, large = total // 2, total - total // 2
+    return (small, large) if upper else (large, small)
+
+
+def _out_pad(crops, extra, kernel) -> tuple:
+    """TOSA out_pad, clamped above -kernel; what the clamp leaves is cut afterwards."""
+    pads, cut = [], []
+    for (begin, end), e, k in zip(crops, extra, kernel):
+        for p in (-begin, e - end):
+            pads.append(max(p, 1 - k))
+            cut.append(max(p, 1 - k) - p)
+    return tuple(pads), tuple(cut)
+
+
+def _cut(ctx, y, cut):
+    """Remove rows that out_pad could not crop (a pad of a kernel size or more)."""
+    if not any(cut):
+        return y
+    n, h, w, c = y.type.shape
+    sizes = [n, sub(h, cut[0] + cut[1]), sub(w, cut[2] + cut[3]), c]
+    return slice_(ctx, y, [0, cut[0], cut[2], 0], sizes)

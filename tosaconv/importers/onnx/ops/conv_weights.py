@@ -1,0 +1,99 @@
+"""Convolution weights and biases for the Conv and ConvTranspose converters.
+
+A weight is a numpy array when it is an initializer (rearranged once, in
+numpy, at import) or an IR value when it is computed or fed at run time
+(rearranged with TRANSPOSE, RESHAPE, SLICE, PAD and REVERSE ops); every
+helper here takes either. 1-D weights are lifted to 2-D with a kernel height
+of 1. ConvTranspose's dilation is applied to the kernel itself: zeros between
+its taps, which is exact.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ....ir import attrs as A
+from ....ir.dtypes import DType
+from ....ir.ops import Op
+from ..reader import ConvertError
+from .common import reshape, slice_
+
+
+def acc_type(x) -> DType:
+    if not x.type.dtype.is_float:
+        raise ConvertError(f"{x.type.dtype.value} convolution is not supported (ONNX Conv is float-only; "
+                           "quantized models use ConvInteger or QLinearConv)")
+    return DType.FP32
+
+
+def weight(ctx, name: str, dtype, rank: int):
+    """The weight as a numpy array when constant, else as an IR value; rank 3 is lifted to 4-D."""
+    w = ctx.const(name)
+    if w is not None:
+        w = w.astype(dtype.numpy)
+        return w[:, :, None, :] if rank == 3 else w
+    v = ctx.tensor(name)
+    if not v.type.is_static:
+        raise ConvertError(f"weight '{name}' has symbolic dims {v.type}; convolution weights need a static shape")
+    return reshape(ctx, v, [*v.type.shape[:2], 1, v.type.shape[2]]) if rank == 3 else v
+
+
+def shape_of(w) -> tuple:
+    return tuple(w.shape) if isinstance(w, np.ndarray) else tuple(w.type.shape)
+
+
+def as_value(ctx, v):
+    return ctx.b.const(v) if isinstance(v, np.ndarray) else v
+
+
+def rearrange(ctx, w, shape, perm):
+    """Reshape then transpose a weight: in numpy for constants, with IR ops otherwise."""
+    if isinstance(w, np.ndarray):
+        return ctx.b.const(np.ascontiguousarray(w.reshape(shape).transpose(perm)))
+    return ctx.b.emit(Op.TRANSPOSE, reshape(ctx, w, shape), attrs=A.TransposeAttrs(tuple(perm)))
+
+
+def rows(ctx, w, start: int, count: int):
+    """Rows ``start:start+count`` of the leading axis of a weight or bias."""
+    if isinstance(w, np.ndarray):
+        return w[start:start + count]
+    shape = list(w.type.shape)
+    if start == 0 and count == shape[0]:
+        return w
+    return ctx.b.emit(Op.SLICE, w, attrs=A.SliceAttrs((start,) + (0,) * (len(shape) - 1),
+                                                      (count, *shape[1:])))
+
+
+def bias(ctx, node, out_channels: int, dtype):
+    name = node.input(2)
+    if name is None:
+        return np.zeros((out_channels,), dtype.numpy)
+    c = ctx.const(name)
+    return c.astype(dtype.numpy) if c is not None else ctx.tensor(name)
+
+
+def dilate(ctx, w, axis: int, d: int):
+    """Insert ``d - 1`` zeros between the taps along ``axis``: kernel size k becomes (k-1)*d + 1."""
+    if d == 1:
+        return w
+    shape = list(shape_of(w))
+    k = shape[axis]
+    if isinstance(w, np.ndarray):
+        out = np.zeros(shape[:axis] + [(k - 1) * d + 1] + shape[axis + 1:], w.dtype)
+        out[(slice(None),) * axis + (slice(None, None, d),)] = w
+        return out
+    spread = reshape(ctx, w, shape[:axis + 1] + [1] + shape[axis + 1:])
+    padding = [0] * (2 * (len(shape) + 1))
+    padding[2 * (axis + 1) + 1] = d - 1
+    spread = ctx.b.emit(Op.PAD, spread, attrs=A.PadAttrs(tuple(padding), 0.0))
+    spread = reshape(ctx, spread, shape[:axis] + [k * d] + shape[axis + 1:])
+    sizes = shape[:axis] + [(k - 1) * d + 1] + shape[axis + 1:]
+    return slice_(ctx, spread, [0] * len(shape), sizes)
+
+
+def flip(ctx, w, axes):
+    """Reverse ``w`` along each of ``axes`` (a transposed convolution's kernel, as a correlation)."""
+    if isinstance(w, np.ndarray):
+        return np.ascontiguousarray(np.flip(w, axis=tuple(axes)))
+    for axis in axes:
+        w = ctx.b.emit(Op.REVERSE, w, attrs=A.AxisAttrs(axis))
+    return w

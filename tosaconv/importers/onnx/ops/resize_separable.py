@@ -1,0 +1,105 @@
+"""Resize as one interpolation-matrix MATMUL per resized axis (what TOSA RESIZE cannot express).
+
+ONNX Resize is separable: along each axis, every output is a fixed weighted
+sum of the inputs, so the axis is resized by a ``[in, out]`` weight matrix
+(:func:`~tosaconv.interpreter.interpolation.interpolation_weights`, computed
+exactly as ONNX's reference computes its coefficients). The axis is moved
+last with a TRANSPOSE when it is not, the tensor is reshaped to
+``[1, rows, in]`` and multiplied by the ``[1, in, out]`` matrix: a CONST when
+both sizes are static, else an INTERP_MATRIX helper op that decays to that
+CONST once the symbols are bound. Axes are resized from the innermost to the
+outermost, as the reference nests them, so tf_crop_and_resize's
+extrapolation (outputs outside the region of interest have an all-zero
+weight row, and an ADD puts the extrapolation value there) composes the same
+way. Identity axes are skipped; float data only.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ....interpreter.interpolation import interpolation_weights
+from ....ir import attrs as A
+from ....ir.ops import Op
+from ....symbolic.expr import product, same
+from ..reader import ConvertError
+from .common import index_for, reshape
+
+
+def separable_resize(ctx, node, x, mode: str, axes, order):
+    """Resize ``x`` along ``order`` (the resized axes, outermost first); ``axes`` holds every axis's sizes."""
+    if not x.type.dtype.is_float:
+        raise ConvertError(f"{mode} Resize of {x.type.dtype.value} data has no TOSA RESIZE form here, and the "
+                           "interpolation-matrix form needs float data")
+    rank = x.type.rank
+    rois = _rois(ctx, node, order) if _ctm(node) == "tf_crop_and_resize" else {}
+    y, layout = x, list(range(rank))
+    for a in reversed(order):
+        step = _weights(ctx, node, mode, axes[a], rois.get(a), x.type.dtype, a)
+        if step is not None:
+            y, layout = _apply(ctx, y, layout, a, axes[a], *step)
+    if layout != list(range(rank)):
+        y = ctx.b.emit(Op.TRANSPOSE, y, attrs=A.TransposeAttrs(tuple(layout.index(i) for i in range(rank))))
+    return y
+
+
+def _ctm(node) -> str:
+    return node.attr("coordinate_transformation_mode")
+
+
+def _attrs(node, mode: str, axis, dtype) -> A.InterpMatrixAttrs:
+    static = isinstance(axis.size, int) and isinstance(axis.out, int)
+    if axis.by_sizes and not static:      # out / in, computed once the sizes are known
+        scale, scale_dtype = 0.0, "float64"
+    else:
+        scale, scale_dtype = float(axis.ref_scale), axis.ref_scale.dtype.name
+    antialias = bool(node.version >= 18 and node.attr("antialias")) and mode != "nearest"
+    return A.InterpMatrixAttrs(mode, _ctm(node), node.attr("nearest_mode"), float(node.attr("cubic_coeff_a")),
+                               bool(node.attr("exclude_outside")), antialias, scale, scale_dtype, dtype)
+
+
+def _weights(ctx, node, mode: str, axis, roi, dtype, index: int):
+    """(the ``[1, in, out]`` weight value, the extrapolation row values or None), or None for an identity."""
+    whole = roi is None or (float(roi[0]) == 0 and float(roi[1]) == 1)
+    if whole and same(axis.size, axis.out) and (axis.scale is None or axis.scale == 1):
+        return None       # an unchanged axis: identity weights in every mode (onnxruntime skips it too)
+    attrs = _attrs(node, mode, axis, dtype)
+    if isinstance(axis.size, int) and isinstance(axis.out, int):
+        weights, outside = interpolation_weights(axis.size, axis.out, attrs, roi)
+        if not outside.any() and axis.size == axis.out and np.array_equal(weights, np.eye(axis.size)):
+            return None
+        extra = np.where(outside, node.attr("extrapolation_value"), 0.0) if outside.any() else None
+        return ctx.b.const(np.ascontiguousarray(weights.T[None]).astype(dtype.numpy)), extra
+    if roi is not None:
+        raise ConvertError(f"Resize tf_crop_and_resize on axis {index} of symbolic size {axis.size}: which outputs "
+                           "take the extrapolation value depends on the size; bind the symbol first")
+    sizes = index_for(ctx, axis.size), index_for(ctx, axis.out)
+    return ctx.b.emit(Op.INTERP_MATRIX, *sizes, attrs=attrs), None
+
+
+def _apply(ctx, y, layout, index: int, axis, weights, extra):
+    """Resize ``index`` (an original axis) of ``y``, whose axes are ``layout``: move it last, MATMUL."""
+    pos = layout.index(index)
+    if pos != len(layout) - 1:
+        perm = [i for i in range(len(layout)) if i != pos] + [pos]
+        y = ctx.b.emit(Op.TRANSPOSE, y, attrs=A.TransposeAttrs(tuple(perm)))
+        layout = [layout[p] for p in perm]
+    lead = list(y.type.shape[:-1])
+    rows = reshape(ctx, y, [1, product(lead), axis.size])
+    y = reshape(ctx, ctx.b.emit(Op.MATMUL, rows, weights, attrs=A.MatMulAttrs()), lead + [axis.out])
+    if extra is not None:
+        shape = [1] * len(lead) + [len(extra)]
+        y = ctx.b.emit(Op.ADD, y, ctx.b.const(extra.reshape(shape).astype(y.type.dtype.numpy)))
+    return y, layout
+
+
+def _rois(ctx, node, order) -> dict:
+    """tf_crop_and_resize's region of interest per axis: (start, end) in the roi tensor's type."""
+    name = node.input(1)
+    roi = ctx.const(name) if name else None
+    if roi is None or roi.size == 0:
+        raise ConvertError("Resize tf_crop_and_resize needs a constant roi input")
+    flat = roi.reshape(-1)
+    if flat.size != 2 * len(order):
+        raise ConvertError(f"Resize roi has {flat.size} values; tf_crop_and_resize needs {2 * len(order)} "
+                           "(a start and an end per resized axis)")
+    return {a: (flat[i], flat[len(order) + i]) for i, a in enumerate(order)}
