@@ -1,0 +1,290 @@
+"""The integer cores of the QDQ folding: int32 accumulators for CONV2D, DEPTHWISE_CONV2D, MATMUL,
+an ADD of two dequantized tensors, and a lone DequantizeLinear.
+
+A core is *planned* first (numpy and checks only; :class:`NoFold` when its
+operands are not in a form the folding handles) and *emitted* after, so a
+refused fold leaves no ops behind. ``Plan.scale`` is the real value of one
+accumulator unit: a scalar, or one value per output channel (the last axis of
+the core's result). Operands are traced from the core back through layout
+ops to the DequantizeLinear results they came from; the same layout ops are
+replayed on the integer data (a PAD then pads with the zero point, which is
+what a float 0 is). Constant weights are rearranged in numpy, together with
+their per-element scales and zero points, so per-axis quantization on any
+ONNX axis lands on the right TOSA channel, or is found not to.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Callable, Optional
+
+import numpy as np
+
+from ....ir import attrs as A
+from ....ir.dtypes import DType
+from ....ir.graph import Value
+from ....ir.ops import Op
+from ....ir.types import TensorType
+from ...quant_scale import ScaleError, multiplier_shift
+from .qparams import broadcast, is_value
+from .qtypes import QTensor, rescale, signed_value, state
+
+LAYOUT = (Op.TRANSPOSE, Op.RESHAPE, Op.IDENTITY)
+INPUT_LAYOUT = LAYOUT + (Op.PAD, Op.SLICE, Op.DYN_SLICE, Op.TILE, Op.DYN_TILE)
+ADD_HEADROOM = 20     # bits the ADD core gives each rescaled input (as TFLite's int8 ADD does)
+DQ_HEADROOM = 16      # bits a lone DequantizeLinear core keeps below one input unit
+WEIGHT_CHANNEL_AXES = {Op.CONV2D: (0,), Op.DEPTHWISE_CONV2D: (2, 3), Op.MATMUL: (2,)}
+
+
+class NoFold(Exception):
+    """The float ops are not in a form the folding handles (the message says why)."""
+
+
+@dataclass
+class Operand:
+    record: object        # the DQRecord of the DequantizeLinear result
+    ops: list             # layout ops from that result to the core operand, in order
+
+
+@dataclass
+class Activation:
+    operand: Operand
+    scale: float
+    zp: Optional[int]     # signed-form zero point; None when known only at run time
+
+
+@dataclass
+class Weights:
+    scale: np.ndarray                    # per output channel, or a scalar
+    signed: Optional[np.ndarray] = None  # constant data in signed form, in the core's layout
+    zps: Optional[np.ndarray] = None     # their signed-form zero points, element by element
+    runtime: Optional[Activation] = None
+
+    @property
+    def zp(self) -> Optional[int]:
+        """The one zero point for TOSA (None: known only at run time, or no int8 form exists)."""
+        if self.runtime is not None:
+            return self.runtime.zp
+        if np.all(self.zps == self.zps.flat[0]):
+            return int(self.zps.flat[0])
+        return 0 if _fits(self.signed - self.zps, np.int8) else None
+
+    def int8(self) -> np.ndarray:
+        uniform = np.all(self.zps == self.zps.flat[0])
+        return (self.signed if uniform else self.signed - self.zps).astype(np.int8)
+
+
+def _fits(arr: np.ndarray, dtype) -> bool:
+    info = np.iinfo(dtype)
+    return bool(arr.min() >= info.min and arr.max() <= info.max)
+
+
+@dataclass
+class Plan:
+    scale: np.ndarray
+    emit: Callable[[], Value]
+
+
+def trace(ctx, v: Value, allowed=INPUT_LAYOUT) -> Operand:
+    ops, dq = [], state(ctx).dq
+    while v not in dq:
+        p = v.producer
+        if p is None or p.op not in allowed:
+            raise NoFold(_not_dequantized(p))
+        ops.append(p)
+        v = p.operands[0]
+    return Operand(dq[v], ops[::-1])
+
+
+def _not_dequantized(p) -> str:
+    return f"an operand is not a DequantizeLinear result (it comes from {p.op.name if p else 'a graph input'})"
+
+
+def replay(ctx, v: Value, ops, pad_value: int = 0) -> Value:
+    for op in ops:
+        attrs = A.PadAttrs(op.attrs.padding, float(pad_value)) if op.op is Op.PAD else op.attrs
+        v = ctx.b.emit(op.op, v, *op.operands[1:], attrs=attrs)
+    return v
+
+
+def replay_numpy(arr: np.ndarray, ops) -> np.ndarray:
+    for op in ops:
+        if op.op is Op.TRANSPOSE:
+            arr = np.transpose(arr, op.attrs.perms)
+        elif op.op is Op.RESHAPE and op.result.type.is_static:
+            arr = arr.reshape(op.result.type.static_shape())
+        elif op.op is not Op.IDENTITY:
+            raise NoFold(f"constant data goes through {op.op.name}")
+    return arr
+
+
+# -- operands -------------------------------------------------------------------------
+
+def activation(operand: Operand, runtime_zp: bool = False) -> Activation:
+    rec = operand.record
+    p, qt = rec.params, rec.data.qtype
+    if qt.bits != 8:
+        raise NoFold(f"{qt.name} data (the integer ops take 8-bit data)")
+    if p.axis is not None or p.block_size:
+        raise NoFold("an activation has per-axis scales or zero points (TOSA takes one zero point)")
+    if is_value(p.scale):
+        raise NoFold("an activation scale is known only at run time")
+    if is_value(p.zero_point) and not runtime_zp:
+        raise NoFold("an activation zero point is known only at run time")
+    if is_value(p.zero_point):
+        return Activation(operand, float(p.scale.reshape(-1)[0]), None)
+    z = 0 if p.zero_point is None else int(p.zero_point.reshape(-1)[0])
+    return Activation(operand, float(p.scale.reshape(-1)[0]), z - qt.offset)
+
+
+def emit_activation(ctx, act: Activation) -> Value:
+    """The int8 operand in signed form, with the layout ops replayed (PAD pads with the zero point)."""
+    return replay(ctx, signed_value(ctx, act.operand.record.data), act.operand.ops, act.zp)
+
+
+def emit_centered16(ctx, act: Activation) -> Value:
+    """``x - zero_point`` as int16 (exact), then the layout ops: for zero points known only at run time."""
+    rec = act.operand.record
+    x = _int32(ctx, signed_value(ctx, rec.data))
+    if act.zp is None:
+        z = _int32(ctx, signed_value(ctx, QTensor(rec.data.qtype, value=rec.params.zero_point)))
+        x = ctx.b.emit(Op.SUB, x, z)
+    elif act.zp:
+        x = ctx.b.emit(Op.SUB, x, ctx.b.scalar_like(act.zp, x.type))
+    return replay(ctx, ctx.b.emit(Op.CAST, x, attrs=A.CastAttrs(DType.INT16)), act.operand.ops)
+
+
+def _int32(ctx, v: Value) -> Value:
+    return ctx.b.emit(Op.CAST, v, attrs=A.CastAttrs(DType.INT32))
+
+
+def weights(ctx, operand: Operand, channel_axes: tuple) -> Weights:
+    rec = operand.record
+    p, qt, data = rec.params, rec.data.qtype, rec.data.const
+    if data is None:
+        act = activation(operand, runtime_zp=True)
+        return Weights(np.float64(act.scale), runtime=act)
+    if qt.bits != 8 or is_value(p.scale) or is_value(p.zero_point):
+        raise NoFold("weights are not 8-bit with constant scales and zero points")
+    data_type = TensorType(qt.dtype, data.shape)
+    scale = replay_numpy(np.broadcast_to(broadcast(ctx, p.scale, p, data_type), data.shape), operand.ops)
+    zp = np.zeros((), np.int64) if p.zero_point is None else p.zero_point
+    zp = replay_numpy(np.broadcast_to(broadcast(ctx, zp, p, data_type), data.shape), operand.ops)
+    signed = replay_numpy(data, operand.ops) - qt.offset
+    return Weights(channel_vector(scale, channel_axes), signed, zp - qt.offset)
+
+
+def channel_vector(arr: np.ndarray, axes: tuple) -> np.ndarray:
+    """The values of ``arr`` along ``axes`` (flattened), which must not vary along any other axis."""
+    other = tuple(i for i in range(arr.ndim) if i not in axes)
+    first = arr[tuple(0 if i in other else slice(None) for i in range(arr.ndim))]
+    if not np.array_equal(np.broadcast_to(np.expand_dims(first, other), arr.shape), arr):
+        raise NoFold("weight scales vary along an axis that is not an output channel")
+    vector = np.asarray(first, dtype=np.float64).reshape(-1)
+    return np.float64(vector[0]) if np.all(vector == vector[0]) else vector
+
+
+def emit_weights(ctx, w: Weights, wide: bool = False) -> Value:
+    """The weights as int8 (signed form, zero point ``w.zp``) or, ``wide``, as centered int16."""
+    if w.runtime is not None:
+        return emit_centered16(ctx, w.runtime) if wide else emit_activation(ctx, w.runtime)
+    if wide:
+        return ctx.b.const((w.signed - w.zps).astype(np.int16))
+    return ctx.b.const(w.int8())
+
+
+# -- constant real values (biases) ------------------------------------------------------
+
+def const_real(ctx, v: Value) -> np.ndarray:
+    """The float value of ``v`` when it is a constant or a DequantizeLinear of constants."""
+    if v.producer is not None and v.producer.op is Op.CONST:
+        return np.asarray(v.producer.attrs.values, dtype=np.float64)
+    operand = trace(ctx, v, LAYOUT)
+    rec = operand.record
+    p, data = rec.params, rec.data.const
+    if data is None or is_value(p.scale) or is_value(p.zero_point):
+        raise NoFold("a bias is not constant")
+    data_type = TensorType(rec.data.qtype.dtype, data.shape)
+    zp = 0 if p.zero_point is None else broadcast(ctx, p.zero_point, p, data_type)
+    real = (data - zp).astype(np.float32) * broadcast(ctx, p.scale, p, data_type)
+    return replay_numpy(real.astype(np.float64), operand.ops)
+
+
+def quantize_bias(real: np.ndarray, scale: np.ndarray) -> np.ndarray:
+    """``real`` in accumulator units, as int32 (the scale broadcasts along the last axis)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        q = np.rint(real / scale)
+    if not np.all(np.isfinite(q)) or q.min(initial=0) < -(1 << 31) or q.max(initial=0) >= 1 << 31:
+        raise NoFold("a bias does not fit int32 accumulator units")
+    return q.astype(np.int32)
+
+
+def check_scales(scales):
+    try:
+        for s in np.reshape(scales, -1):
+            multiplier_shift(s)
+    except ScaleError as e:
+        raise NoFold(str(e)) from None
+
+
+# -- cores --------------------------------------------------------------------------------
+
+def plan_core(ctx, core) -> Plan:
+    if isinstance(core, Value):
+        return _dq_plan(ctx, core)
+    if core.op is Op.MATMUL:
+        return _matmul_plan(ctx, core)
+    if core.op is Op.ADD:
+        return _add_plan(ctx, core)
+    return _conv_plan(ctx, core)
+
+
+def _dq_plan(ctx, v: Value) -> Plan:
+    act = activation(Operand(state(ctx).dq[v], []))
+    unit = 2.0 ** DQ_HEADROOM
+    return Plan(np.float64(act.scale / unit), lambda: rescale(
+        ctx, signed_value(ctx, act.operand.record.data), unit, DType.INT32, input_zp=act.zp))
+
+
+def _conv_plan(ctx, op) -> Plan:
+    x, w, b = op.operands
+    act = activation(trace(ctx, x))
+    wt = weights(ctx, trace(ctx, w), WEIGHT_CHANNEL_AXES[op.op])
+    if wt.zp is None:
+        raise NoFold("the weight zero point is known only at run time, or per-channel zero points leave "
+                     "centered weights outside int8 (TOSA convolutions take one zero point)")
+    scale = act.scale * wt.scale
+    channels = op.result.type.shape[-1]
+    bias = np.broadcast_to(quantize_bias(const_real(ctx, b), scale), (channels,))
+
+    def emit():
+        attrs = replace(op.attrs, acc_type=DType.INT32, input_zp=act.zp, weight_zp=wt.zp)
+        return ctx.b.emit(op.op, emit_activation(ctx, act), emit_weights(ctx, wt),
+                          ctx.b.const(np.ascontiguousarray(bias)), attrs=attrs)
+    return Plan(scale, emit)
+
+
+def _matmul_plan(ctx, op) -> Plan:
+    act = activation(trace(ctx, op.operands[0]), runtime_zp=True)
+    wt = weights(ctx, trace(ctx, op.operands[1]), WEIGHT_CHANNEL_AXES[Op.MATMUL])
+    wide = act.zp is None or wt.zp is None
+
+    def emit():
+        if not wide:
+            return ctx.b.emit(Op.MATMUL, emit_activation(ctx, act), emit_weights(ctx, wt),
+                              attrs=A.MatMulAttrs(act.zp, wt.zp))
+        acc48 = ctx.b.emit(Op.MATMUL, emit_centered16(ctx, act), emit_weights(ctx, wt, wide=True))
+        return rescale(ctx, acc48, 1.0, DType.INT32)
+    return Plan(act.scale * wt.scale, emit)
+
+
+def _add_plan(ctx, op) -> Plan:
+    a, b = (activation(trace(ctx, v)) for v in op.operands)
+    twice_max = 2.0 * max(a.scale, b.scale)
+    unit = twice_max / 2.0 ** ADD_HEADROOM
+    check_scales([a.scale / unit, b.scale / unit])
+
+    def emit():
+        a32, b32 = (rescale(ctx, emit_activation(ctx, t), t.scale / unit, DType.INT32, input_zp=t.zp)
+                    for t in (a, b))
+        return ctx.b.emit(Op.ADD, a32, b32)
+    return Plan(np.float64(unit), emit)

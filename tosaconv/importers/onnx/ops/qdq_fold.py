@@ -1,0 +1,192 @@
+"""QDQ folding: ``DequantizeLinear -> Conv / MatMul / Gemm / Add -> QuantizeLinear`` as integer TOSA.
+
+**Where it lives, and why.** The folding runs inside the QuantizeLinear
+converter and looks *behind*, at the IR its float operand was built from; it
+is neither a look-ahead in the DequantizeLinear converter nor an IR pass.
+
+* The import context does not hold the ONNX graph, so no converter can see
+  its consumers; a QuantizeLinear does see what produced its operand.
+* By then the Conv/MatMul/Gemm converters have made every layout decision:
+  NCHW to NHWC transposes, pads fitted to TOSA's exact-division rule, depthwise
+  detection, Gemm's transposes and alpha/beta. Folding that IR replays those
+  decisions on integers instead of re-deriving them, so the integer program
+  has exactly the float program's geometry, symbolic dims included.
+* The match is exact rather than heuristic: every DequantizeLinear records
+  what its result was computed from (:mod:`.qtypes`), so no CAST/SUB/MUL chain
+  is ever *guessed* to be a dequantization, as an IR pass over such patterns
+  would have to, and the real scales and zero points are at hand.
+* Anything else (scales known only at run time, grouped convolutions,
+  per-axis activations, 16-bit data...) keeps the float QuantizeLinear, which
+  is always correct; float ops nobody uses then fall to dead-code elimination.
+
+**Numbers.** The core's int32 accumulator ``acc = sum((x - zx) * (w - zw))``
+(CONV2D / DEPTHWISE_CONV2D / MATMUL with their zero points) stands for
+``S * acc`` with ``S = sx * sw`` (per output channel for per-axis weights).
+A float or dequantized bias becomes ``rint(b / S)`` in int32 (exact for an
+int32 bias dequantized with scale ``sx * sw``); a positive constant factor
+(Gemm's alpha) multiplies ``S``; a constant added later (Gemm's C) is added in
+int32 the same way. The result is ``RESCALE(acc, S / sy)`` with output zero
+point ``zy`` (multiplier and shift from :mod:`...quant_scale`, SINGLE_ROUND:
+it rounds half up where ONNX's float path rounds half to even, and the
+32-bit multiplier carries a relative error below 2**-31, so results can
+differ from a float computation by one unit). The accumulator is clamped to
+the range ``apply_scale_32`` accepts when the shift is small; any value
+beyond it saturates anyway. A Relu or Clip just before the QuantizeLinear is
+an int8 CLAMP of the quantized result. An Add of two dequantized tensors
+rescales both to int32 with 20 bits of headroom, adds, and rescales to the
+output, as TFLite's int8 ADD does. Unsigned data is used in shifted signed form.
+"""
+from __future__ import annotations
+
+from typing import Optional
+
+import numpy as np
+
+from ....ir import attrs as A
+from ....ir.dtypes import DType
+from ....ir.ops import Op
+from ....symbolic.expr import same
+from ...quant_scale import clamp_is_exact, multipliers_shifts, value_bounds
+from ..reader import ConvertError
+from .qdq_core import LAYOUT, NoFold, check_scales, const_real, plan_core, quantize_bias, replay
+from .qtypes import QParams, QType, clamp_int32, rescale, state, stored_from_signed
+
+CORES = (Op.CONV2D, Op.DEPTHWISE_CONV2D, Op.MATMUL)
+
+
+def fold_quantize(ctx, x, params: QParams, qtype: QType) -> Optional[object]:
+    """The integer form of QuantizeLinear(x), or None when x is not a foldable QDQ pattern."""
+    if qtype.bits != 8 or params.axis is not None or params.block_size or not params.is_const:
+        return None
+    y_scale = float(params.scale.reshape(-1)[0])
+    y_zp = (0 if params.zero_point is None else int(params.zero_point.reshape(-1)[0])) - qtype.offset
+    try:
+        core, post = _walk(ctx, x)
+        plan = plan_core(ctx, core)
+        steps, scale, rest = _plan_post(ctx, post, plan.scale)
+        check_scales(scale / y_scale)
+        if not clamp_is_exact(*multipliers_shifts(scale / y_scale), 8):
+            raise NoFold("the accumulator cannot be clamped to RESCALE's input range without changing results")
+    except NoFold:
+        return None
+    acc = _emit_steps(ctx, plan.emit(), steps)
+    y = rescale(ctx, _clamp_for_rescale(ctx, acc, scale / y_scale), scale / y_scale, DType.INT8,
+                output_zp=y_zp)
+    for op in rest:
+        y = _quantized_clamp(ctx, y, op.attrs, y_scale, y_zp) if op.op is Op.CLAMP else replay(ctx, y, [op])
+    return stored_from_signed(ctx, y, qtype)
+
+
+def _quantized_clamp(ctx, y, attrs, y_scale: float, y_zp: int):
+    """A float CLAMP (Relu, Clip) just before QuantizeLinear, as an int8 CLAMP of the quantized value:
+    rounding is monotonic, so ``q(clamp(v, lo, hi)) = clamp(q(v), q(lo), q(hi))``."""
+    bounds = [np.clip(np.rint(np.float64(b) / y_scale) + y_zp, -128, 127) for b in (attrs.min_val, attrs.max_val)]
+    lo, hi = (int(b) for b in bounds)
+    if lo == -128 and hi == 127:
+        return y
+    return ctx.b.emit(Op.CLAMP, y, attrs=A.ClampAttrs(lo, hi))
+
+
+def integer_accumulator(ctx, x, what: str):
+    """The exact int32 result of an integer op (ConvInteger, MatMulInteger) built as float ops on x."""
+    try:
+        core, post = _walk(ctx, x)
+        plan = plan_core(ctx, core)
+        if any(op.op not in LAYOUT for op, _ in post) or not np.all(plan.scale == 1.0):
+            raise NoFold("the result is not a plain accumulator")
+    except NoFold as e:
+        raise ConvertError(f"{what} cannot be expressed with TOSA integer ops: {e}") from None
+    return replay(ctx, plan.emit(), [op for op, _ in post])
+
+
+# -- matching -------------------------------------------------------------------------
+
+def _walk(ctx, x):
+    """From the QuantizeLinear operand back to the core: (core, [(op, index of the chain operand)])."""
+    post, v, dq = [], x, state(ctx).dq
+    while v not in dq:
+        p = v.producer
+        if p is None:
+            raise NoFold("the operand is a graph input")
+        if p.op in CORES:
+            return p, post[::-1]
+        if p.op in LAYOUT or p.op is Op.CLAMP:
+            post.append((p, 0))
+            v = p.operands[0]
+            continue
+        if p.op is Op.CONCAT:
+            raise NoFold("a grouped convolution (one CONV2D per group, then CONCAT) is not folded")
+        if p.op not in (Op.MUL, Op.ADD):
+            raise NoFold(f"the result is computed by {p.op.name}, not by a convolution, matmul or add")
+        side = _constant_side(ctx, p)
+        if side is None and p.op is Op.ADD:
+            return p, post[::-1]          # an Add of two dequantized tensors
+        if side is None:
+            raise NoFold("a MUL of two computed tensors")
+        post.append((p, 1 - side))
+        v = p.operands[1 - side]
+    return v, post[::-1]
+
+
+def _constant_side(ctx, op):
+    for i in (1, 0):
+        try:
+            const_real(ctx, op.operands[i])
+            return i
+        except NoFold:
+            continue
+    return None
+
+
+def _plan_post(ctx, post, scale):
+    """Turn the ops after the core into int32 steps; returns (steps, final scale, layout ops for after RESCALE)."""
+    arithmetic = [i for i, (op, _) in enumerate(post) if op.op in (Op.MUL, Op.ADD)]
+    last = arithmetic[-1] if arithmetic else -1
+    if any(op.op is Op.CLAMP for op, _ in post[:last + 1]):
+        raise NoFold("a clamp (Relu, Clip) before an addition or multiplication")
+    steps = []
+    for op, chain in post[:last + 1]:
+        other = op.operands[1 - chain] if op.op in (Op.MUL, Op.ADD) else None
+        if op.op in LAYOUT:
+            if np.ndim(scale) and not _keeps_last_axis(op):
+                raise NoFold("a per-channel accumulator loses its channel axis before a bias")
+            steps.append(op)
+        elif op.op is Op.MUL:
+            scale = scale * _positive_factor(ctx, other)
+        else:
+            steps.append(quantize_bias(const_real(ctx, other), scale))
+    return steps, scale, [op for op, _ in post[last + 1:]]
+
+
+def _positive_factor(ctx, v) -> float:
+    real = const_real(ctx, v)
+    if real.size != 1 or not np.isfinite(real).all() or real.reshape(-1)[0] <= 0:
+        raise NoFold("a MUL by something other than a positive scalar constant")
+    return float(real.reshape(-1)[0])
+
+
+def _keeps_last_axis(op) -> bool:
+    if op.op is Op.TRANSPOSE:
+        return op.attrs.perms[-1] == len(op.attrs.perms) - 1
+    if op.op is Op.RESHAPE:
+        a, b = op.operands[0].type.shape, op.result.type.shape
+        return bool(a) and bool(b) and same(a[-1], b[-1])
+    return True
+
+
+def _emit_steps(ctx, acc, steps):
+    for step in steps:
+        if isinstance(step, np.ndarray):
+            acc = ctx.b.emit(Op.ADD, acc, ctx.b.const(step))
+        else:
+            acc = replay(ctx, acc, [step])
+    return acc
+
+
+def _clamp_for_rescale(ctx, acc, scales):
+    """Clamp int32 ``acc`` into the input range ``apply_scale_32`` requires (a no-op for large shifts)."""
+    lo, hi = value_bounds(multipliers_shifts(scales)[1])
+    if lo <= -(1 << 31) and hi >= (1 << 31) - 1:
+        return acc
+    return clamp_int32(ctx, acc, lo, hi)
+
