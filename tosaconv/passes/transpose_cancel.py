@@ -4,7 +4,7 @@ Converters for NCHW ops (Conv, pools, Resize) wrap each TOSA NHWC op in a
 transpose pair, locally. This pass composes back-to-back transposes (a pair
 that cancels disappears) and moves a transpose below an elementwise op whose
 other operands are the same transpose or constants (constants are permuted
-at compile time), so ``conv -> relu -> conv`` keeps no transposes between the
+at compile time; per-channel RESCALE is axis-dependent and stays put), so ``conv -> relu -> conv`` keeps no transposes between the
 convolutions.
 """
 from __future__ import annotations
@@ -37,9 +37,15 @@ def _perm_of(v):
 def _visit(op, b):
     if op.op is Op.TRANSPOSE:
         return _compose(op, b)
-    if op.op.has(Trait.ELEMENTWISE) and op.op.has(Trait.BROADCASTABLE):
+    if op.op.has(Trait.ELEMENTWISE) and op.op.has(Trait.BROADCASTABLE) and not _axis_dependent(op):
         return _sink(op, b)
     return None
+
+
+def _axis_dependent(op) -> bool:
+    """A per-channel RESCALE applies its i-th multiplier along the last axis: moving a
+    transpose across it would pair values with the wrong channel's scale."""
+    return bool(getattr(op.attrs, "per_channel", False))
 
 
 def _compose(op, b):
