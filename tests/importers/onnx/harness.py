@@ -38,6 +38,9 @@ SHAPE_OPERANDS = {
     "Reshape": (1,), "Expand": (1,), "ConstantOfShape": (0,), "Range": (0, 1, 2), "Tile": (1,),
     "Squeeze": (1,), "Unsqueeze": (1,), "Split": (1,), "Slice": (1, 2, 3, 4), "Pad": (1, 2, 3),
     "Resize": (1, 2, 3),
+    "Upsample": (1,),
+    "TopK": (1,), "CumSum": (1,), "Trilu": (1,), "OneHot": (1,),
+    "Loop": (0, 1),  # the trip count and initial condition fix the iteration count (the scan outputs' length)
 }
 
 
@@ -165,6 +168,8 @@ def case_arrays(case) -> tuple:
 
 
 def _as_array(a) -> np.ndarray:
+    if isinstance(a, list):
+        return a  # a sequence value (no TOSA form; tosaconv must refuse the model, not crash here)
     return numpy_helper.to_array(a) if isinstance(a, onnx.TensorProto) else np.asarray(a)
 
 
@@ -217,6 +222,15 @@ def freeze_shape_operands(model: onnx.ModelProto, feeds: dict) -> tuple:
     return model, {k: v for k, v in feeds.items() if k not in frozen}
 
 
+# Cases whose expected data contradicts the operator's definition: they are compared with
+# onnxruntime instead (and say why; test_quant_node_cases.py checks the difference exactly).
+SPEC_CONTRADICTED = {
+    f"test_qlinearmatmul_{d}_int8_{f}": "the expected data wraps out-of-range results (-236 stored as 20); "
+                                        "ONNX specifies saturation, which onnxruntime and tosaconv do"
+    for d in ("2D", "3D") for f in ("float32", "float16")
+}
+
+
 def run_node_case(case, reference_workdir=None):
     """Run one node case the way a user's model goes, and compare with its expected outputs.
 
@@ -233,6 +247,8 @@ def run_node_case(case, reference_workdir=None):
     got = run_graph(read_tosa(tosa), feeds)
     if reference_workdir is not None:
         check_reference_model(tosa, static, feeds, got, reference_workdir)
+    if case.name in SPEC_CONTRADICTED:
+        outputs = run_onnxruntime(model, feeds)
     rtol, atol = max(CASE_RTOL, case.rtol), max(CASE_ATOL, case.atol)
     assert len(got) == len(outputs)
     for i, (g, w) in enumerate(zip(got, outputs)):
