@@ -19,7 +19,7 @@ from tosaconv.ir.graph import Graph
 from tosaconv.ir.location import UNKNOWN_LOCATION, Location
 from tosaconv.ir.ops import Op
 from tosaconv.ir.printer import field_types
-from tosaconv.ir.types import TensorType
+from tosaconv.ir.types import IndexType, TensorType
 from tosaconv.ir.verifier import same_type
 from tosaconv.symbolic.constraints import Constraint, Kind, Provenance
 from tosaconv.symbolic.expr import floordiv, same, sym
@@ -177,13 +177,53 @@ def build_empty() -> Graph:
     return Graph()
 
 
+def build_regions() -> Graph:
+    """Control flow: a COND_IF whose branches keep their own ledgers, one of them holding an IF on
+    a captured Index value, next to a LOOP whose body has an iteration symbol."""
+    g = Graph()
+    n = g.scope.declare(SymbolInfo("n", "input 'x' axis 0", input_name="x", axis=0))
+    it = g.scope.declare(SymbolInfo("loop.iteration", "iteration", ExtentKind.UPPER_BOUND, n))
+    x, c = g.add_input("x", tensor(F32, n, 3)), g.add_input("c", tensor(DType.BOOL))
+    b = Builder(g, at("If", "if"))
+    d = b.get_dim(x, 0)
+    then_g, else_g = _branch(g, "then", Op.ADD, n, d), _branch(g, "else", Op.SUB, n, None)
+    y = b.create(Op.COND_IF, [c, x, d], A.CondIfAttrs(then_g, else_g)).result
+    body = g.region_shell("body")
+    body.add_input("loop.iteration", IndexType(it))
+    acc = body.add_input("acc", tensor(F32, n, 3))
+    body.set_outputs([acc, acc], ["acc", "slice"])
+    attrs = A.LoopAttrs(body, 1, (), (), (1,), (1,), (n,))
+    z = b.create(Op.LOOP, [d, y], attrs, name="loop").results
+    g.set_outputs([y] + z, ["y", "acc", "stack"])
+    return g
+
+
+def _branch(g, name, op, n, d):
+    r = g.region_shell(name)
+    a, k = r.add_input("a", tensor(F32, n, 3)), r.add_input("k", IndexType(n))
+    r.ledger.entries.append(Constraint(Kind.GE, n, 2, Provenance("If", "if", f"{name} branch")))
+    b = Builder(r, at("If", name))
+    y = b.emit(op, a, a)
+    if d is not None:
+        inner = [r.region_shell(f"inner_{s}") for s in ("then", "else")]
+        for region, value in zip(inner, (1.0, 2.0)):
+            v, rb = region.add_input("y", tensor(F32, n, 3)), Builder(region, at("If", "inner"))
+            region.set_outputs([rb.emit(Op.ADD, v, rb.const(np.full((1, 3), value, np.float32)))], ["v"])
+        y = b.create(Op.IF, [b.emit(Op.INDEX_MOD, k, b.index(2)), y], A.CondIfAttrs(*inner)).result
+    r.set_outputs([y], ["out"])
+    return r
+
+
 ALL = [build_tiny, build_every_field_type, build_floats, build_weird_names, build_symbols_and_ledger,
-       build_locations, build_constants, build_helpers, build_empty]
+       build_locations, build_constants, build_helpers, build_empty, build_regions]
 
 
 # -- structural equivalence -------------------------------------------------------------
 
 def _same_value(field_type, a, b) -> bool:
+    if field_type is Graph:
+        assert_equivalent(a, b)
+        return True
     if field_type is np.ndarray:
         return a.dtype == b.dtype and a.shape == b.shape and a.tobytes() == b.tobytes()
     if field_type is tuple:

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from tosaconv.ir.dtypes import DType
+from tosaconv.ir.graph import Graph
 from tosaconv.ir.ops import OPS
 from tosaconv.ir.parser import parse_graph
 from tosaconv.ir.printer import dense_text, field_types, print_graph, value_ref, word
@@ -43,7 +44,7 @@ def test_printing_is_deterministic(build):
 def test_graphs_cover_every_attribute_field_type():
     in_table = {t for op in OPS.values() for _, t in field_types(op.attrs)}
     covered = {t for build in ALL for op in build().ops for _, t in field_types(op.op.attrs)}
-    assert in_table == covered == {int, float, bool, str, DType, tuple, np.ndarray}
+    assert in_table == covered == {int, float, bool, str, DType, tuple, np.ndarray, Graph}
 
 
 GOLDEN = '''\

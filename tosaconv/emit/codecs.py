@@ -191,6 +191,20 @@ class ConvCodec(Codec):
                              fields.get("local_bound", False))
 
 
+class Conv3dCodec(ConvCodec):
+    """CONV3D: CONV2D's operands and table, with three-axis stride and dilation and six pads."""
+
+    def decode(self, fields, params, ins, out):
+        return A.Conv3dAttrs(fields.get("pad", ()), fields.get("stride", ()), fields.get("dilation", ()),
+                             P.acc_dtype(fields.get("acc_type", 0)), *_zps(params),
+                             fields.get("local_bound", False))
+
+
+class RegionCodec(Codec):
+    """COND_IF / WHILE_LOOP: no constant operands; the writer lowers the regions and fills the table
+    with their names, and the reader lifts them back (neither goes through this codec's tables)."""
+
+
 class TransposeConvCodec(Codec):
     roles = ("input_zp", "weight_zp")
 
@@ -246,6 +260,8 @@ _register("ARGMAX REDUCE_MAX REDUCE_MIN", AxisNanCodec())
 _register("REDUCE_ALL REDUCE_ANY REDUCE_PRODUCT REDUCE_SUM CONCAT REVERSE", AxisCodec())
 _register("MATMUL", MatMulCodec())
 _register("CONV2D DEPTHWISE_CONV2D", ConvCodec())
+_register("CONV3D", Conv3dCodec())
+_register("COND_IF WHILE_LOOP", RegionCodec())
 _register("TRANSPOSE_CONV2D", TransposeConvCodec())
 _register("AVG_POOL2D", AvgPoolCodec())
 _register("MAX_POOL2D", MaxPoolCodec())

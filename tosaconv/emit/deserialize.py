@@ -1,9 +1,10 @@
 """Parse TOSA flatbuffer bytes into a :class:`BlockRecord`, checking as it goes.
 
 It accepts what our writer and the official tools write: identifier ``TOSA``,
-version 1.0.0 (final) or 1.1.0 (draft), and one region holding one block
-(the official tools call both ``main``; several blocks only occur with control
-flow, which we do not map). Every read is bounds-checked by :mod:`fbread`, so
+version 1.0.0 (final) or 1.1.0 (draft), and regions of one block each: the
+first is the program (the official tools call it and its block ``main``), the
+others are the graphs of COND_IF and WHILE_LOOP, returned by name in the main
+record's ``regions``. Every read is bounds-checked by :mod:`fbread`, so
 a damaged file gives a :class:`ReadError` that says what is wrong.
 """
 from __future__ import annotations
@@ -27,7 +28,16 @@ def deserialize(data) -> BlockRecord:
         raise ReadError(f"not a TOSA flatbuffer: file identifier is {ident!r}, expected b'TOSA'")
     root = buf.root()
     _check_version(root.table(S.GraphSlot.VERSION, "Version"))
-    return _block(_only(root.tables(S.GraphSlot.REGIONS, "TosaRegion"), "region"))
+    regions = root.tables(S.GraphSlot.REGIONS, "TosaRegion")
+    if not regions:
+        raise ReadError("the file has no region")
+    main = _block(regions[0])
+    for region in regions[1:]:
+        name = region.string(S.RegionSlot.NAME)
+        if name in main.regions or name == regions[0].string(S.RegionSlot.NAME):
+            raise ReadError(f"the file has two regions named '{name}'")
+        main.regions[name] = _block(region)
+    return main
 
 
 def _check_version(v: Table):
@@ -45,8 +55,7 @@ def _only(tables: list, what: str):
     if not tables:
         raise ReadError(f"the file has no {what}")
     if len(tables) > 1:
-        raise ReadError(f"the file has {len(tables)} {what}s; only single-{what} programs "
-                        f"(no control flow) are supported")
+        raise ReadError(f"a region has {len(tables)} {what}s; only one-{what} regions are supported")
     return tables[0]
 
 
@@ -97,7 +106,7 @@ def _fields(op_name: str, attr: Table) -> dict:
     if attr is None:
         return {}
     readers = {S.INT32: attr.i32, S.BOOL: attr.boolean, S.ENUM: attr.u32,
-               S.INT32_VEC: attr.int32s, S.BYTES: attr.raw_bytes}
+               S.INT32_VEC: attr.int32s, S.BYTES: attr.raw_bytes, S.STRING: lambda slot: attr.string(slot, None)}
     fields = {}
     for slot, (name, kind) in enumerate(S.attr_layout(op_name)):
         value = readers[kind](slot)

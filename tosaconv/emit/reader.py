@@ -7,6 +7,7 @@ the consuming op's typed attributes, and their CONST / CONST_SHAPE producers
 disappear; a CONST that feeds a real data operand (weights, a bias) or a graph
 output stays a CONST op with its array. Values keep their tensor names and
 every op gets ``Location(<TOSA op>, <location text or output name>, "tosa")``.
+COND_IF and WHILE_LOOP get their named regions back as region graphs.
 Anything that cannot be mapped raises :class:`ReadError`.
 """
 from __future__ import annotations
@@ -19,12 +20,14 @@ from ..ir.graph import Graph
 from ..ir.location import Location
 from ..ir.ops import OPS, Op
 from ..ir.types import TensorType
+from . import schema as S
 from .codecs import CODECS
 from .deserialize import deserialize
 from .errors import ReadError
 from .tensor_data import from_le_bytes
 
 _CONSTANT_OPS = ("CONST", "CONST_SHAPE")
+_REGION_OPS = ("COND_IF", "WHILE_LOOP")
 
 
 def read_tosa(data) -> Graph:
@@ -33,13 +36,14 @@ def read_tosa(data) -> Graph:
 
 
 class _Lifting:
-    def __init__(self, block):
+    def __init__(self, block, regions=None):
         self.block = block
+        self.regions = block.regions if regions is None else regions   # the file's regions, by name
         self.tensors = {t.name: t for t in block.tensors}
         self.shapes = {s.name: s for s in block.shapes}
         self.consts: dict = {}
         self.values: dict = {}
-        self.graph = Graph()
+        self.graph = Graph(name=block.name if regions is not None else "main")
         self.builder = Builder(self.graph)
         self.kept_consts = self._consts_used_as_values()
 
@@ -65,6 +69,8 @@ class _Lifting:
                 and (op.outputs[0] in as_data or op.outputs[0] not in as_param)}
 
     def _lift(self, op):
+        if op.op in _REGION_OPS:
+            return self._region_op(op)
         if len(op.outputs) != 1:
             raise ReadError(f"{op.op} has {len(op.outputs)} outputs; expected one")
         if op.op == "CONST":
@@ -73,6 +79,23 @@ class _Lifting:
             self._const_shape(op)
         else:
             self._compute(op)
+
+    def _region_op(self, op):
+        """COND_IF / WHILE_LOOP: lift each region its attribute table names into a region graph."""
+        graphs = {}
+        for field, _ in S.attr_layout(op.op):
+            name = op.fields.get(field)
+            if name not in self.regions:
+                raise ReadError(f"{op.op} '{op.outputs[0] if op.outputs else '?'}' names {field} '{name}', "
+                                "which is not a region of the file")
+            graphs[field] = _Lifting(self.regions[name], self.regions).run()
+        opdef = OPS[op.op]
+        operands = [self._value(name, f"operand of {op.op}") for name in op.inputs]
+        types = [self._type(name) for name in op.outputs]
+        with self.builder.at(Location(op.op, op.location or op.outputs[0], source="tosa")):
+            results = self.builder.create(opdef, operands, opdef.attrs(**graphs), result_types=types,
+                                          name=op.outputs[0]).results
+        self.values.update(zip(op.outputs, results))
 
     def _const(self, op):
         name = op.outputs[0]

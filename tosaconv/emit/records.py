@@ -6,6 +6,9 @@ bytes (``serialize.py``). Reading runs the other way: bytes → records
 (``deserialize.py``) → IR graph (``reader.py`` folds the constant operands
 back into attributes). Records mirror the flatbuffer tables one to one, with
 enum values already decoded to names and data kept as flat ``uint8`` arrays.
+A program with control flow has more regions than ``main`` (one block each,
+named by the COND_IF / WHILE_LOOP ops that use them); the main block record
+holds them in ``regions``.
 """
 from __future__ import annotations
 
@@ -55,7 +58,13 @@ class BlockRecord:
     shapes: list = field(default_factory=list)
     inputs: list = field(default_factory=list)
     outputs: list = field(default_factory=list)
+    regions: dict = field(default_factory=dict)  # the main block only: the file's other regions, by name
 
     def data_bytes(self) -> int:
         """Total size of the constant data (to size the flatbuffer builder once)."""
-        return sum(r.data.size for r in self.tensors + self.shapes if r.data is not None)
+        own = sum(r.data.size for r in self.tensors + self.shapes if r.data is not None)
+        return own + sum(b.data_bytes() for b in self.regions.values())
+
+    def record_count(self) -> int:
+        return len(self.ops) + len(self.tensors) + len(self.shapes) + \
+            sum(b.record_count() for b in self.regions.values())

@@ -93,6 +93,7 @@ class LocationSlot:
 
 # Field kinds of attribute tables.
 INT32, BOOL, ENUM, INT32_VEC, BYTES = "int32", "bool", "enum", "int32[]", "ubyte[]"
+STRING = "string"  # a region's name (COND_IF and WHILE_LOOP name their graphs)
 
 _CONV = (("pad", INT32_VEC), ("stride", INT32_VEC), ("dilation", INT32_VEC),
          ("local_bound", BOOL), ("acc_type", ENUM))
@@ -129,6 +130,8 @@ ATTR_LAYOUTS = {
     "RESCALE": (("scale32", BOOL), ("rounding_mode", ENUM), ("per_channel", BOOL),
                 ("input_unsigned", BOOL), ("output_unsigned", BOOL)),
     "DIM": _AXIS,
+    "COND_IF": (("then_graph", STRING), ("else_graph", STRING)),
+    "WHILE_LOOP": (("cond_graph", STRING), ("body_graph", STRING)),
     "ASSERT_EQUAL_SHAPE": (("allow_broadcast", BOOL),),
 }
 

@@ -20,9 +20,11 @@ _MAX_BYTES = 2**31 - 2**20  # flatbuffers' 2 GB limit, with room for the tables
 
 
 def serialize(block: BlockRecord) -> bytes:
-    """The flatbuffer bytes of a one-region, one-block TOSA 1.0 graph."""
+    """The flatbuffer bytes of a TOSA 1.0 graph: region ``main`` with ``block``, then its other regions
+    (the then/else and cond/body graphs of control flow), one block each."""
     b = flatbuffers.Builder(_size_estimate(block))
-    regions = _offsets(b, [_region(b, _block(b, block))])
+    named = [("main", block)] + sorted(block.regions.items())
+    regions = _offsets(b, [_region(b, name, _block(b, blk)) for name, blk in named])
     version = _version(b)
     b.StartObject(S.GraphSlot.COUNT)
     b.PrependUOffsetTRelativeSlot(S.GraphSlot.VERSION, version, 0)
@@ -33,8 +35,8 @@ def serialize(block: BlockRecord) -> bytes:
 
 def _size_estimate(block: BlockRecord) -> int:
     """Enough room that the builder never regrows (each regrowth copies all data written so far)."""
-    records = len(block.ops) + len(block.tensors) + len(block.shapes)
-    names = sum(len(t.name) for t in block.tensors + block.shapes)
+    records = block.record_count()
+    names = sum(len(t.name) for blk in [block, *block.regions.values()] for t in blk.tensors + blk.shapes)
     return min(block.data_bytes() + 512 * records + 4 * names + 65536, flatbuffers.Builder.MAX_BUFFER_SIZE)
 
 
@@ -42,9 +44,9 @@ def too_big(block: BlockRecord) -> bool:
     return block.data_bytes() > _MAX_BYTES
 
 
-def _region(b, block: int) -> int:
-    # The official tools name the one region and its block "main"; the reference model requires it.
-    name, blocks = b.CreateString("main"), _offsets(b, [block])
+def _region(b, region_name: str, block: int) -> int:
+    # The official tools name the first region and its block "main"; the reference model requires it.
+    name, blocks = b.CreateString(region_name), _offsets(b, [block])
     b.StartObject(S.RegionSlot.COUNT)
     b.PrependUOffsetTRelativeSlot(S.RegionSlot.NAME, name, 0)
     b.PrependUOffsetTRelativeSlot(S.RegionSlot.BLOCKS, blocks, 0)
@@ -125,7 +127,7 @@ def _operator(b, op: OpRecord) -> int:
 def _attribute(b, op_name: str, fields: dict) -> int:
     layout = S.attr_layout(op_name)
     vectors = {name: _field_vector(b, kind, fields[name])
-               for name, kind in layout if kind in (S.INT32_VEC, S.BYTES) and name in fields}
+               for name, kind in layout if kind in (S.INT32_VEC, S.BYTES, S.STRING) and name in fields}
     b.StartObject(len(layout))
     for slot, (name, kind) in enumerate(layout):
         if name in vectors:
@@ -142,6 +144,8 @@ def _attribute(b, op_name: str, fields: dict) -> int:
 def _field_vector(b, kind: str, value) -> int:
     if kind == S.INT32_VEC:
         return _int32s(b, value)
+    if kind == S.STRING:
+        return b.CreateString(value)
     return _aligned_bytes(b, np.frombuffer(bytes(value), dtype=np.uint8))
 
 

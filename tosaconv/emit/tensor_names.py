@@ -5,7 +5,8 @@ keep their names and each output tensor is named after its graph output.
 Every other value keeps its IR name unless that clashes with a name already
 taken, in which case it gets ``_2``, ``_3``... Names depend only on the graph's
 order and names, never on object identity or dict order, so writing the same
-graph twice gives the same bytes.
+graph twice gives the same bytes. The values of regions (control flow) take
+fresh names from the same pool, so names are unique across the whole file.
 """
 from __future__ import annotations
 
@@ -53,6 +54,26 @@ def assign_names(graph):
             if r not in names:
                 names.bind(r, names.fresh(r.name))
     return names, copies
+
+
+def assign_region_names(graph, names: TensorNames):
+    """Names for a region's values, fresh in the file-wide pool (the reference model wants tensor
+    names unique across regions); returns ``(copies, output tensor names)`` as above."""
+    for v in graph.inputs:
+        names.bind(v, names.fresh(v.name))
+    copies, outputs = [], []
+    for value, out_name in zip(graph.outputs, graph.output_names):
+        name = names.fresh(out_name)
+        if value in names:      # a region input, or a value returned twice: copied
+            copies.append((value, name))
+        else:
+            names.bind(value, name)
+        outputs.append(name)
+    for op in graph.ops:
+        for r in op.results:
+            if r not in names:
+                names.bind(r, names.fresh(r.name))
+    return copies, outputs
 
 
 def _check_outputs(graph):

@@ -9,6 +9,8 @@ graph input, or a value returned twice, is copied through an IDENTITY so
 every output tensor has its own name. Operator locations are
 ``str(op.location)``, except that a location read from a ``.tosa`` is
 written back verbatim, so reading and rewriting a file changes nothing.
+A COND_IF or WHILE_LOOP lowers each of its regions to a region of the file
+(one block, named ``<result>/<attribute>``), which its attribute table names.
 """
 from __future__ import annotations
 
@@ -16,15 +18,16 @@ import math
 
 import numpy as np
 
+from ..ir.graph import op_regions
 from ..ir.location import Location
-from ..ir.ops import Op
+from ..ir.ops import Op, Trait
 from ..ir.types import TensorType
 from .codecs import CODECS
 from .errors import EmitError
 from .records import BlockRecord, OpRecord, ShapeRecord, TensorRecord
 from .serialize import serialize, too_big
 from .tensor_data import to_le_bytes
-from .tensor_names import assign_names
+from .tensor_names import assign_names, assign_region_names
 
 
 def write_tosa(graph) -> bytes:
@@ -42,10 +45,15 @@ def location_text(loc: Location) -> str:
 
 
 class _Lowering:
-    def __init__(self, graph):
+    def __init__(self, graph, parent=None, region_name: str = "main"):
         self.graph = graph
-        self.block = BlockRecord()
-        self.names, self.copies = assign_names(graph)
+        self.block = BlockRecord(name=region_name)
+        if parent is None:
+            self.names, self.copies = assign_names(graph)
+            self.out_names, self.regions = list(graph.output_names), self.block.regions
+        else:
+            self.names, self.regions = parent.names, parent.regions
+            self.copies, self.out_names = assign_region_names(graph, self.names)
         self.defined = set()
 
     def run(self) -> BlockRecord:
@@ -57,7 +65,7 @@ class _Lowering:
         for value in self.graph.outputs:
             if value not in self.defined:
                 raise EmitError(f"graph output value '{value.name}' is not produced by any op")
-        self.block.outputs = list(self.graph.output_names)
+        self.block.outputs = list(self.out_names)
         return self.block
 
     def _inputs(self):
@@ -66,15 +74,17 @@ class _Lowering:
         for v in self.graph.inputs:
             first = users.get(v.name, [None])[0]
             what = f"graph input '{v.name}'" + (f" (first used by {first.op.name})" if first else "")
-            self._add_tensor(v.name, _static_type(v, what, first and first.location))
+            self._add_tensor(self.names[v], _static_type(v, what, first and first.location))
             self.defined.add(v)
-        self.block.inputs = [v.name for v in self.graph.inputs]
+        self.block.inputs = [self.names[v] for v in self.graph.inputs]
 
     def _lower(self, op):
         if op.op.tosa is None:
             raise EmitError(f"cannot emit {op.op.name}: it is a shape-helper or data-dependent op with no "
                             f"TOSA counterpart; specialize the graph so it folds away first", op.location)
         ins = [self._operand(op, v) for v in op.operands]
+        if op.op.has(Trait.REGION):
+            return self._region_op(op)
         if len(op.results) != 1:
             raise EmitError(f"cannot emit {op.op.name}: it has {len(op.results)} results", op.location)
         out = _static_type(op.result, f"result of {op.op.name}", op.location)
@@ -111,6 +121,20 @@ class _Lowering:
         inputs += [self._param(out_name, p, op.location) for p in params]
         self._add_tensor(out_name, out)
         self._add_op(op.op.tosa, fields, inputs, [out_name], location_text(op.location))
+
+    def _region_op(self, op):
+        """COND_IF / WHILE_LOOP: each region becomes a region of the file, named in the attribute."""
+        outs = [self.names[r] for r in op.results]
+        graph_names = {}
+        for field, region in op_regions(op):
+            name = self.names.fresh(f"{outs[0]}/{field}")
+            self.regions[name] = _Lowering(region, self, name).run()
+            graph_names[field] = name
+        for r, name in zip(op.results, outs):
+            self._add_tensor(name, _static_type(r, f"result of {op.op.name}", op.location))
+        self._add_op(op.op.tosa, graph_names, [self.names[v] for v in op.operands], outs,
+                     location_text(op.location))
+        self.defined.update(op.results)
 
     def _param(self, owner: str, param, location) -> str:
         name = self.names.fresh(f"{owner}/{param.role}")

@@ -8,7 +8,8 @@ and its source location. Each result is checked against its IR type (dtype
 and, once the symbols are bound, shape); an Index result typed by a still
 unbound symbol (EXTRACT_DIM's data-dependent value) binds it. A value is
 dropped as soon as its last user has run, so a big model never holds every
-activation at once.
+activation at once. :func:`run_region` is the same loop for a control-flow
+op's region; the control-flow kernels call it.
 """
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from typing import Optional
 
 import numpy as np
 
+from ..ir.graph import walk_graphs
 from ..ir.types import IndexType
 from ..symbolic.expr import dim_str, is_static, subs
 from .binding import bare_symbol, bind_from_shapes
@@ -31,7 +33,28 @@ def evaluate(graph, inputs: dict, bindings: Optional[dict] = None) -> dict:
     values = prepare_inputs(graph, inputs)
     env = bind_from_shapes(graph, {name: a.shape for name, a in values.items()}, bindings)
     _check_constraints(graph, env)
-    ctx = KernelContext(env)
+    _run_ops(graph, values, KernelContext(env))
+    return {name: _as_array(values[v.name]) for name, v in zip(graph.output_names, graph.outputs)}
+
+
+def run_region(graph, args: list, bindings: dict) -> list:
+    """Run a region (a control-flow op's graph) on its input values under the enclosing bindings.
+
+    ``args`` are arrays and Index ints, one per region input; each is checked against its type (an
+    Index input may bind a data-dependent symbol, such as a loop's iteration number). The region's
+    own ledger is checked, since its facts hold only when it runs. Returns the output values.
+    """
+    env = dict(bindings)
+    if len(args) != len(graph.inputs):
+        raise ValueError(f"region @{graph.name} takes {len(graph.inputs)} inputs, got {len(args)}")
+    values = {v.name: _conform(v, a, env) for v, a in zip(graph.inputs, args)}
+    _check_constraints(graph, env, f"region @{graph.name}")
+    _run_ops(graph, values, KernelContext(env))
+    return [values[v.name] for v in graph.outputs]
+
+
+def _run_ops(graph, values: dict, ctx: KernelContext):
+    """Run every op of ``graph`` in order on ``values`` (name -> value), dropping dead values."""
     release = _release_schedule(graph)
     for step, op in enumerate(graph.ops):
         args = [values[v.name] for v in op.operands]
@@ -39,13 +62,12 @@ def evaluate(graph, inputs: dict, bindings: Optional[dict] = None) -> dict:
             values[value.name] = result
         for name in release[step]:
             del values[name]
-    return {name: _as_array(values[v.name]) for name, v in zip(graph.output_names, graph.outputs)}
 
 
 def _check_kernels(graph):
     """Report every op without a kernel at once, with counts and first locations."""
     missing, first = Counter(), {}
-    for op in graph.ops:
+    for op in (op for g in walk_graphs(graph) for op in g.ops):
         if kernel_for(op.op) is None:
             missing[op.op.name] += 1
             first.setdefault(op.op.name, op.location)
@@ -55,13 +77,13 @@ def _check_kernels(graph):
                           location=first[min(missing)], op_name=min(missing))
 
 
-def _check_constraints(graph, env: dict):
-    """Every ledger fact the model relies on must hold for these input shapes."""
+def _check_constraints(graph, env: dict, what: str = "the model"):
+    """Every ledger fact the model (or a region) relies on must hold for these input shapes."""
     violations = graph.ledger.check(env)
     if violations:
         lines = [f"{v.message()} [{v.constraint.provenance.where()}: {v.constraint.provenance.reason}]"
                  for v in violations]
-        raise InputError("the input shapes break constraints the model relies on: " + "; ".join(lines))
+        raise InputError(f"the input shapes break constraints {what} relies on: " + "; ".join(lines))
 
 
 def _release_schedule(graph) -> list:

@@ -199,6 +199,124 @@ class IotaAttrs:
     dtype: DType
 
 
+@dataclass(frozen=True)
+class InterpMatrixAttrs:
+    """INTERP_MATRIX: ONNX Resize's 1-D interpolation weights for one axis, as a ``[1, in, out]`` tensor.
+
+    ``scale`` is ONNX's scale for the axis (0.0: ``out / in``, when Resize was given sizes), held as
+    the reference holds it (``scale_dtype`` float32 for a ``scales`` input, float64 otherwise).
+    """
+
+    mode: str                  # nearest | linear | cubic
+    coordinate_mode: str       # ONNX coordinate_transformation_mode (not tf_crop_and_resize)
+    nearest_mode: str
+    cubic_a: float
+    exclude_outside: bool
+    antialias: bool
+    scale: float
+    scale_dtype: str
+    dtype: DType
+
+
+@dataclass(frozen=True)
+class Conv3dAttrs:
+    pad: tuple        # [d0, d1, top, bottom, left, right]
+    stride: tuple     # [d, y, x]
+    dilation: tuple   # [d, y, x]
+    acc_type: DType
+    input_zp: int = 0
+    weight_zp: int = 0
+    local_bound: bool = False
+
+
+@dataclass(frozen=True)
+class RecurrentAttrs:
+    """ONNX LSTM/GRU/RNN as one data-dependent op (unrolled by :mod:`tosaconv.passes.decay_recurrent`).
+
+    ``cell`` is LSTM, GRU or RNN; ``direction`` forward, reverse or bidirectional; ``layout`` ONNX's
+    (0: [seq, batch, ...], 1: [batch, seq, ...]). ``activations`` lists every function of every
+    direction in ONNX order (f, g[, h] for the forward direction, then the reverse one), each as
+    ``Name(alpha,beta)`` joined by ``;`` with the importer's resolved alpha and beta (see
+    :func:`activations_text`). ``clip`` 0 means no clipping. The ``has_*`` flags say which optional
+    operands follow X, W and R, in ONNX order: B, sequence_lens, initial_h, initial_c, P.
+    """
+
+    cell: str
+    direction: str
+    hidden_size: int
+    activations: str
+    clip: float = 0.0
+    input_forget: bool = False
+    linear_before_reset: bool = False
+    layout: int = 0
+    has_bias: bool = False
+    has_sequence_lens: bool = False
+    has_initial_h: bool = False
+    has_initial_c: bool = False
+    has_peepholes: bool = False
+
+
+def activations_text(items) -> str:
+    """``RecurrentAttrs.activations`` from ``(name, alpha, beta)`` triples."""
+    return ";".join(f"{name}({float(alpha)!r},{float(beta)!r})" for name, alpha, beta in items)
+
+
+def parse_activations(text: str) -> list:
+    """The ``(name, alpha, beta)`` triples of ``RecurrentAttrs.activations``."""
+    out = []
+    for item in text.split(";"):
+        name, _, args = item.partition("(")
+        alpha, beta = (float(v) for v in args.rstrip(")").split(","))
+        out.append((name, alpha, beta))
+    return out
+
+
 def attr_items(attrs) -> list:
     """``(name, value)`` pairs of an attribute dataclass, in declaration order."""
     return [(f.name, getattr(attrs, f.name)) for f in fields(attrs)]
+
+
+# -- control flow: ops that hold regions (IR graphs isolated from above) -----------
+from .graph import Graph  # noqa: E402  (graph.py imports nothing of the op table, so no cycle)
+
+
+@dataclass(frozen=True, eq=False)
+class CondIfAttrs:
+    """COND_IF (tensor condition) and IF (Index condition): inputs are the op's operands after the condition."""
+
+    then_graph: Graph
+    else_graph: Graph
+
+
+@dataclass(frozen=True, eq=False)
+class WhileLoopAttrs:
+    cond_graph: Graph
+    body_graph: Graph
+
+
+@dataclass(frozen=True, eq=False)
+class LoopAttrs:
+    """LOOP (ONNX Loop and Scan until the trip count is bound): the body runs ``iterations`` times.
+
+    Operands: trip_count (Index), the initial condition when ``has_cond``, ``num_state`` loop-carried
+    values, one tensor per scan input, then captured values. Body inputs: the iteration number
+    (Index), the condition when ``has_cond``, the state, one slice per scan input, the captures. Body
+    outputs: the condition when ``has_cond``, the state, one slice per scan output. ``*_reverse``
+    entries are 1 for a scan that runs from the end of its axis.
+    """
+
+    body: Graph
+    num_state: int
+    scan_input_axes: tuple
+    scan_input_reverse: tuple
+    scan_output_axes: tuple
+    scan_output_reverse: tuple
+    iterations: tuple          # one dim: how many iterations run (the scan outputs' length)
+    has_cond: bool = False
+
+
+@dataclass(frozen=True)
+class NonZeroAttrs:
+    """``count`` names the symbol of the result's second dim: how many elements are non-zero."""
+
+    count: str

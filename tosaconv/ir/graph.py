@@ -4,17 +4,23 @@ A :class:`Graph` is one function: named inputs, an ordered (topological) list
 of :class:`Operation` s, named outputs, the symbol :class:`Scope` and the
 constraint :class:`Ledger`. Values are SSA: each is produced by exactly one op
 or is a graph input. Output names are the source model's output names.
+Control-flow ops hold *regions*: Graphs stored in their attributes, isolated
+from above (a region sees only its own inputs, so every outer value it uses is
+an operand of the op), sharing the symbol scope but keeping their own ledger.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Optional
+import functools
+from dataclasses import dataclass, field, fields
+from typing import TYPE_CHECKING, Optional
 
 from ..symbolic.constraints import Ledger
 from ..symbolic.scope import Scope
 from .location import Location
-from .ops import OpDef
 from .types import TensorType
+
+if TYPE_CHECKING:  # the op table's attribute classes hold Graphs (regions), so no runtime import
+    from .ops import OpDef
 
 
 def fresh_name(base: str, used: set) -> str:
@@ -98,3 +104,27 @@ class Graph:
     def copy_shell(self) -> "Graph":
         """An empty graph that shares this one's name, scope and ledger."""
         return Graph(name=self.name, scope=self.scope, ledger=self.ledger, source=self.source)
+
+    def region_shell(self, name: str) -> "Graph":
+        """An empty region graph: it shares this graph's symbols but keeps its own ledger, because
+        a region's facts hold only when it runs (a branch that is not taken assumes nothing)."""
+        return Graph(name=name, scope=self.scope)
+
+
+@functools.lru_cache(maxsize=None)
+def _field_names(attrs_class: type) -> tuple:
+    return tuple(f.name for f in fields(attrs_class))
+
+
+def op_regions(op) -> list:
+    """``(attribute name, Graph)`` for every region ``op`` holds, in field order (none for most ops)."""
+    return [(name, getattr(op.attrs, name)) for name in _field_names(type(op.attrs))
+            if isinstance(getattr(op.attrs, name), Graph)]
+
+
+def walk_graphs(graph):
+    """``graph`` and every region nested in it, outermost first."""
+    yield graph
+    for op in graph.ops:
+        for _, region in op_regions(op):
+            yield from walk_graphs(region)

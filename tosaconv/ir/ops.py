@@ -29,6 +29,7 @@ class Trait(enum.Enum):
     CONSTANT = "constant"
     LAYOUT = "layout"                # moves data without computing
     PURE = "pure"                    # no side effects: dead results may be dropped
+    REGION = "region"                # holds regions (Graphs in its attributes); passes recurse into them
 
 
 @dataclass(frozen=True)
@@ -96,6 +97,7 @@ _define("SELECT", "input1 input2 input3", A.NoAttrs, {E, B, TER}, R.select)
 _define("ARGMAX", "input", A.AxisNanAttrs, set(), R.argmax)
 _define("MATMUL", "a b", A.MatMulAttrs, set(), R.matmul)
 _define("CONV2D", "input weight bias", A.Conv2dAttrs, set(), R.conv2d)
+_define("CONV3D", "input weight bias", A.Conv3dAttrs, set(), R.conv3d)
 _define("DEPTHWISE_CONV2D", "input weight bias", A.Conv2dAttrs, set(), R.depthwise_conv2d)
 _define("TRANSPOSE_CONV2D", "input weight bias", A.TransposeConv2dAttrs, set(), R.transpose_conv2d)
 _define("AVG_POOL2D", "input", A.AvgPool2dAttrs, set(), R.pool2d)
@@ -137,16 +139,15 @@ DD = Trait.DATA_DEPENDENT
 _define("DYN_SLICE", "input start* size*", A.NoAttrs, {DD}, R.dyn_slice, tosa=None)
 _define("DYN_TILE", "input multiples*", A.NoAttrs, {DD}, R.dyn_tile, tosa=None)
 _define("IOTA", "length", A.IotaAttrs, {DD}, R.iota, tosa=None)
+_define("INTERP_MATRIX", "in_size out_size", A.InterpMatrixAttrs, {DD}, R.interp_matrix, tosa=None)
+_define("RECURRENT", "x w r optional*", A.RecurrentAttrs, {DD}, R.recurrent, tosa=None)
 
 
 # TOSA ops we deliberately do not produce yet, with the reason (the completeness test reads this).
 UNSUPPORTED_TOSA = {
-    "CONV3D": "no importer produces 3-D convolutions yet",
     "FFT2D": "no importer produces FFTs yet",
     "RFFT2D": "no importer produces FFTs yet",
     "CUSTOM": "custom ops are rejected at import",
-    "COND_IF": "control flow is a later issue",
-    "WHILE_LOOP": "control flow is a later issue",
     "VARIABLE": "stateful models are a later issue",
     "VARIABLE_WRITE": "stateful models are a later issue",
     "VARIABLE_READ": "stateful models are a later issue",
@@ -155,3 +156,17 @@ UNSUPPORTED_TOSA = {
 
 def by_trait(trait: Trait) -> list:
     return [op for op in OPS.values() if op.has(trait)]
+
+
+# -- control flow: ops holding regions (ONNX If/Loop/Scan; see region_rules.py) -----------
+from . import region_rules as RR  # noqa: E402
+
+RG = Trait.REGION
+_define("COND_IF", "condition inputs*", A.CondIfAttrs, {RG}, RR.cond_if)
+_define("WHILE_LOOP", "inputs*", A.WhileLoopAttrs, {RG}, RR.while_loop)
+_define("IF", "condition inputs*", A.CondIfAttrs, {RG, DD}, RR.index_if, tosa=None)
+_define("LOOP", "trip_count inputs*", A.LoopAttrs, {RG, DD}, RR.loop, tosa=None)
+
+
+# -- data-dependent ops whose result extent is a symbol (UpperBound); appended ------------
+_define("NONZERO", "input", A.NonZeroAttrs, {DD}, R.nonzero, tosa=None)

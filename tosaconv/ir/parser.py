@@ -7,6 +7,8 @@ generically from the field types of the op's attribute dataclass, dims with
 :func:`~tosaconv.symbolic.parse.parse_dim`. Each op's printed result types are
 checked against its shape rule (:func:`.verifier.type_problems`), so a parsed
 graph always verifies; EXTRACT_DIM's data-dependent type is taken as printed.
+A region (a control-flow op's graph-valued attribute) is parsed like the func,
+with its own value names and ledger, sharing the symbol table.
 """
 from __future__ import annotations
 
@@ -109,10 +111,32 @@ class _Parser(Cursor):
         self.expect("(", "after the func name")
         self.listing(self.func_input, ")", "func inputs")
         self.expect("{", "to open the func body")
+        self.body("the func body")
+
+    def body(self, what: str):
+        """Ops up to the ``return``, then the closing brace."""
         while not self.keyword("return"):
             self.operation()
         self.return_()
-        self.expect("}", "to close the func body")
+        self.expect("}", f"to close {what}")
+
+    def region_(self) -> Graph:
+        """``graph @name(%in: type, ...) { constraints ops return }``: a region, isolated from above."""
+        self.expect_keyword("graph", "(a region)")
+        outer = self.graph, self.env
+        self.graph, self.env = self.graph.region_shell(""), {}
+        try:
+            self.expect("@", "before the region name")
+            self.graph.name = self.word("the region name")
+            self.expect("(", "after the region name")
+            self.listing(self.func_input, ")", "region inputs")
+            self.expect("{", "to open the region")
+            while self.keyword("constraint"):
+                self.constraint()
+            self.body(f"region @{self.graph.name}")
+            return self.graph
+        finally:
+            self.graph, self.env = outer
 
     def func_input(self):
         name, pos = self.value_name()
@@ -304,4 +328,4 @@ class _Parser(Cursor):
 
 
 _ATTR_READERS = {int: "int_", float: "float_", bool: "bool_", str: "string", DType: "dtype_",
-                 tuple: "dims", np.ndarray: "dense"}
+                 tuple: "dims", np.ndarray: "dense", Graph: "region_"}

@@ -5,7 +5,9 @@ debugging a conversion must be able to read it, and :mod:`.parser` must read
 it back to an equivalent graph. It is MLIR-flavoured: a ``tosair 1`` header,
 the source, the symbol table, the constraint ledger, then one ``func`` with one
 op per line (``%y = RESHAPE(%x, %d0) {new_shape = [-1, 16]} : tensor<...>
-loc(onnx Reshape "r")``). Attributes are printed generically from the field
+loc(onnx Reshape "r")``). A control-flow op's regions are attribute values
+(``then_graph = graph @then(%a: ...) { ... }``) printed over several lines,
+each with its own constraints, ops and ``return``. Attributes are printed generically from the field
 types of the op's attribute dataclass (:func:`field_types`), so no op needs
 printing code of its own. Human text (symbol origins, constraint reasons, node
 names) is always a quoted string, never a comment, because it must round-trip.
@@ -24,6 +26,7 @@ import numpy as np
 
 from ..symbolic.expr import dim_str, format_symbol
 from .dtypes import DType
+from .graph import Graph
 from .location import Location
 
 FORMAT_VERSION = 1
@@ -95,9 +98,17 @@ def dense_text(array: np.ndarray) -> str:
     return f'dense<{array_dtype_name(array.dtype)} {_dims_text(array.shape)} base64 "{data}">'
 
 
+def region_text(graph) -> str:
+    """``graph @name(%in: type, ...) {`` constraints, ops, return ``}``: a region, over several lines."""
+    lines = [f"graph {_signature(graph)}"]
+    lines += ["  " + constraint_text(c) for c in graph.ledger.entries]
+    lines += _body(graph) + ["}"]
+    return "\n".join(lines)
+
+
 _VALUE_TEXT = {
     int: _int_text, float: _float_text, bool: _bool_text, str: quote,
-    DType: lambda v: v.value, tuple: _dims_text, np.ndarray: dense_text,
+    DType: lambda v: v.value, tuple: _dims_text, np.ndarray: dense_text, Graph: region_text,
 }
 
 
@@ -167,7 +178,12 @@ def op_text(op) -> str:
 
 def _signature(graph) -> str:
     inputs = ", ".join(f"{value_ref(v.name)}: {v.type}" for v in graph.inputs)
-    return f"func @{word(graph.name)}({inputs}) {{"
+    return f"@{word(graph.name)}({inputs}) {{"
+
+
+def _body(graph) -> list:
+    """The ops and the return line, indented by two spaces (a region's lines one level more)."""
+    return ["  " + op_text(op).replace("\n", "\n  ") for op in graph.ops] + [_return(graph)]
 
 
 def _return(graph) -> str:
@@ -182,7 +198,6 @@ def print_graph(graph) -> str:
         lines.append(f"source {quote(graph.source)}")
     lines += [symbol_text(info) for info in graph.scope.symbols.values()]
     lines += [constraint_text(c) for c in graph.ledger.entries]
-    lines.append(_signature(graph))
-    lines += ["  " + op_text(op) for op in graph.ops]
-    lines += [_return(graph), "}"]
+    lines.append("func " + _signature(graph))
+    lines += _body(graph) + ["}"]
     return "\n".join(lines) + "\n"

@@ -326,3 +326,43 @@ def iota(types, attrs):
 
 def extract_dim_rule(types, attrs):
     raise AssertionError("EXTRACT_DIM results are typed by the builder (data-dependent value)")
+
+
+def recurrent(types, attrs):
+    """RECURRENT (ONNX LSTM/GRU/RNN): Y, Y_h and, for LSTM, Y_c in the op's layout."""
+    x, w = types[0], types[1]
+    if x.rank != 3 or w.rank != 3:
+        raise ShapeRuleError(f"RECURRENT takes a rank 3 X and W, got {_shape_text(x.shape)} and {_shape_text(w.shape)}")
+    seq, batch = (x.shape[1], x.shape[0]) if attrs.layout else (x.shape[0], x.shape[1])
+    dirs, hidden = (2 if attrs.direction == "bidirectional" else 1), attrs.hidden_size
+    y = (batch, seq, dirs, hidden) if attrs.layout else (seq, dirs, batch, hidden)
+    state = TensorType(x.dtype, (batch, dirs, hidden) if attrs.layout else (dirs, batch, hidden))
+    return [TensorType(x.dtype, y), state] + ([state] if attrs.cell == "LSTM" else [])
+
+
+def conv3d(types, attrs):
+    """CONV3D: input [N, D, H, W, C], weight [O, KD, KH, KW, C]; pad [d0, d1, top, bottom, left, right]."""
+    x, w = types[0], types[1]
+    if x.rank != 5 or w.rank != 5:
+        raise ShapeRuleError(f"CONV3D takes a rank 5 input and weight, got {_shape_text(x.shape)} and "
+                             f"{_shape_text(w.shape)}")
+    n, spatial, o = x.shape[0], x.shape[1:4], w.shape[0]
+    out = [_out_dim(spatial[i], w.shape[1 + i], attrs.pad[2 * i], attrs.pad[2 * i + 1], attrs.stride[i],
+                    attrs.dilation[i]) for i in range(3)]
+    return [TensorType(_acc_out(x.dtype, attrs.acc_type), (n, *out, o))]
+
+
+def interp_matrix(types, attrs):
+    """INTERP_MATRIX: the ``[1, in, out]`` weights of a 1-D resize (a MATMUL's right operand)."""
+    return [TensorType(attrs.dtype, (1, types[0].value, types[1].value))]
+
+
+from ..symbolic.expr import sym as _sym  # noqa: E402  (appended with NONZERO's rule)
+
+
+def nonzero(types, attrs):
+    """NONZERO: ``[rank, count]`` INT32 coordinates; ``count`` is the data-dependent symbol its attrs name."""
+    t = types[0]
+    if t.rank < 1:
+        raise ShapeRuleError("NONZERO needs an input of rank >= 1")
+    return [TensorType(DType.INT32, (t.rank, _sym(attrs.count)))]

@@ -6,16 +6,19 @@ checks SSA (each operand is a graph input or the result of an earlier op, no
 value is defined twice, the outputs are defined), operand counts and attribute
 classes against the op table, and that every result type is what the op's
 shape rule gives (EXTRACT_DIM's result is data-dependent, so only its kind is
-checked). Optional checks: equal operand ranks for broadcastable ops (after
-rank equalization) and a fully static program (before emission). Types are
+checked); each region of a control-flow op is verified as a graph of its own.
+Optional checks: equal operand ranks for broadcastable ops (after rank
+equalization) and a fully static program (before emission). Types are
 compared structurally with :func:`same_type`, because ``==`` on symbolic dims
 raises when the answer depends on the bindings.
 """
 from __future__ import annotations
 
-from ..symbolic.expr import InconclusiveDimension, is_static, same
+from ..symbolic.expr import InconclusiveDimension, is_static
+from .graph import op_regions
 from .ops import Op, OpDef, Trait
 from .printer import field_types
+from .region_rules import same_type  # noqa: F401  (part of the verifier's API)
 from .types import IndexType, TensorType
 
 # A shape rule that rejects its operands may fail in any of these ways; all of them are type errors.
@@ -29,14 +32,6 @@ class VerifyError(Exception):
     def __init__(self, problems: list):
         self.problems = list(problems)
         super().__init__("IR verification failed:\n" + "\n".join("  " + p for p in self.problems))
-
-
-def same_type(a, b) -> bool:
-    """Structural type identity (same dtype, rank and normal-form dims)."""
-    if isinstance(a, TensorType) and isinstance(b, TensorType):
-        return (a.dtype == b.dtype and a.rank == b.rank
-                and all(same(x, y) for x, y in zip(a.shape, b.shape)))
-    return isinstance(a, IndexType) and isinstance(b, IndexType) and same(a.value, b.value)
 
 
 def arity_problem(op: OpDef, count: int):
@@ -73,10 +68,17 @@ def verify(graph, *, require_equal_ranks: bool = False, require_static: bool = F
             found += _rank_problems(op)
         if require_static:
             found += _static_problems(op)
+        found += _region_problems(op, require_equal_ranks=require_equal_ranks, require_static=require_static)
         problems += [_where(i, op) + p for p in found]
     if require_static:
         problems += [f"graph input {v.name!r}: {p}" for v in graph.inputs for p in _static_type_problems(v.type)]
     return problems
+
+
+def _region_problems(op, **options) -> list:
+    """A region is verified like a graph (it is isolated from above), with the same options."""
+    return [f"in {name} @{region.name}: {p}" for name, region in op_regions(op)
+            for p in verify(region, **options)]
 
 
 def check(graph, **options) -> None:

@@ -104,3 +104,19 @@ def decay_extract_dim(op, operands, b, env):
     value = int(np.asarray(src.producer.attrs.values).reshape(-1)[op.attrs.dim_index])
     env[next(iter(op.result.type.symbols()))] = value
     return [b.index(value)]
+
+
+from . import decay_recurrent  # noqa: E402,F401  (registers the RECURRENT rule; it imports this module)
+
+
+@decays(Op.INTERP_MATRIX)
+def decay_interp_matrix(op, operands, b, env):
+    from ..interpreter.interpolation import interp_matrix
+    sizes = [index_value(op, v) for v in operands]
+    return [b.const(interp_matrix(op, sizes, None)[0])]
+
+
+from . import decay_data  # noqa: E402,F401  (registers the rules of size-from-data ops)
+
+
+from . import decay_control  # noqa: E402,F401  (registers the control-flow rules: inline, unroll, regions)

@@ -2,13 +2,15 @@
 
 Each pass is a function ``graph -> bool`` (True when it changed something).
 The manager runs them in order and verifies the IR after every pass, so a
-pass that breaks an invariant is caught at that pass, by name.
+pass that breaks an invariant is caught at that pass, by name. Each pass also
+runs inside every region of a control-flow op (:func:`run_everywhere`).
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Callable
 
+from ..ir.graph import op_regions
 from ..ir.verifier import verify
 from .broadcast_check import check_broadcasts
 from .constant_fold import fold_constants
@@ -39,8 +41,22 @@ DEFAULT_PIPELINE = [
 
 def run_pipeline(graph, pipeline=None, *, require_static=False):
     for p in pipeline or DEFAULT_PIPELINE:
-        p.run(graph)
+        run_everywhere(p.run, graph)
         problems = verify(graph, require_equal_ranks=p.equal_ranks_after, require_static=require_static)
         if problems:
             raise PassError(f"IR invalid after pass '{p.name}': " + "; ".join(problems[:5]))
     return graph
+
+
+def run_everywhere(run: Callable, graph) -> bool:
+    """Run a pass on every region (innermost first), then on ``graph`` itself.
+
+    Regions are isolated from above, so each is a graph of its own to every pass: rank equalization
+    and constant folding work inside a branch or loop body as they do outside, and the broadcast
+    checks of a region go to the region's own ledger (they hold only when it runs).
+    """
+    changed = False
+    for op in list(graph.ops):
+        for _, region in op_regions(op):
+            changed |= bool(run_everywhere(run, region))
+    return bool(run(graph)) or changed

@@ -6,27 +6,25 @@ against the bindings (each violation reports the constraint, the values and
 the op that recorded it); then the program is rebuilt op by op with
 substituted types, folding constants as it goes, so helper ops collapse to
 constants and each data-dependent op decays through its rule in
-:mod:`~tosaconv.passes.decay`. The result is verified to be static.
+:mod:`~tosaconv.passes.decay` (:mod:`.rebuild` does the op-by-op work, which
+the control-flow rules reuse for regions). The result is verified to be static.
 """
 from __future__ import annotations
 
 from ..diagnostics import Diagnostic, ShapeError
 from ..ir.builder import Builder
 from ..ir.graph import Graph
-from ..ir.location import Location
-from ..ir.shape_rules import ShapeRuleError
-from . import constant_fold
 from .dce import eliminate_dead_code
-from .decay import DataDependentDim, rule_for
 from .manager import DEFAULT_PIPELINE, run_pipeline
+from .rebuild import check_ledger, rebuild_ops
 
 
 def specialize(graph: Graph, bindings: dict) -> Graph:
     env = {k: int(v) for k, v in bindings.items()}
     _check_bound(graph, env)
-    _check_ledger(graph, env)
+    check_ledger(graph, env)
     static = _rebuild(graph, env)
-    _check_ledger(graph, env)
+    check_ledger(graph, env)
     # Dead INDEX_CONSTs must go before the pipeline: its verifier demands a static program after every pass.
     eliminate_dead_code(static)
     return run_pipeline(static, [p for p in DEFAULT_PIPELINE if p.name != "broadcast-check"],
@@ -56,45 +54,11 @@ def _check_bound(graph: Graph, env: dict):
         raise ShapeError(diags)
 
 
-def _check_ledger(graph: Graph, env: dict):
-    violations = graph.ledger.check(env)
-    if violations:
-        raise ShapeError([Diagnostic(
-            "E-CONSTRAINT", v.message(), Location(v.constraint.provenance.op_type, v.constraint.provenance.node),
-            notes=(f"recorded by {v.constraint.provenance.where()}: {v.constraint.provenance.reason}",),
-            hint="choose bindings that satisfy the constraint") for v in violations])
-
-
 def _rebuild(graph: Graph, env: dict) -> Graph:
     new = graph.copy_shell()
     mapping = {}
     for v in graph.inputs:
         mapping[id(v)] = new.add_input(v.name, v.type.subs(env))
-    b = Builder(new)
-    for op in graph.ops:
-        operands = [mapping[id(v)] for v in op.operands]
-        with b.at(op.location):
-            results = _rebuild_op(op, operands, b, env)
-        for old, r in zip(op.results, results):
-            mapping[id(old)] = r
+    rebuild_ops(graph, Builder(new), env, mapping)
     new.set_outputs([mapping[id(v)] for v in graph.outputs], graph.output_names)
     return new
-
-
-def _rebuild_op(op, operands, b, env) -> list:
-    rule = rule_for(op.op)
-    try:
-        if rule is not None:
-            return rule(op, operands, b, env)
-        new_op = b.create(op.op, operands, op.attrs)
-    except DataDependentDim as e:
-        raise ShapeError.one("E-DATA-DEPENDENT", str(e), op.location,
-                             hint="this dim depends on tensor values; tosaconv cannot make it static") from None
-    except ShapeRuleError as e:
-        raise ShapeError.one("E-SHAPE", f"shape error at {op.location} after binding: {e}", op.location) from None
-    position = len(b.graph.ops) - 1
-    folded = constant_fold.fold_op(new_op, b)
-    if folded is None:
-        return new_op.results
-    del b.graph.ops[position]
-    return folded

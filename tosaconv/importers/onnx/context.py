@@ -100,6 +100,31 @@ class ImportContext:
     def rank(self, name: str) -> int:
         return self.type_of(name).rank
 
+    def lookup(self, name: str):
+        """What ``name`` holds: a Value, a ShapeTensor, or an import-time constant (numpy array)."""
+        v = self.values.get(name)
+        if v is not None:
+            return v
+        c = self.const(name)
+        if c is None:
+            raise ConvertError(f"'{name}' is not produced by any earlier node or initializer")
+        return c
+
+    def bind(self, name: str, held):
+        """Give ``name`` what :meth:`lookup` returned for another name (a subgraph input, a result)."""
+        if isinstance(held, np.ndarray):
+            self.set_const(name, held)
+        else:
+            self.values[name] = held
+
+    def to_tensor(self, held) -> Value:
+        """What :meth:`lookup` returned, as an IR tensor value."""
+        if isinstance(held, Value):
+            return held
+        if isinstance(held, ShapeTensor):
+            return self._materialize("", held)
+        return self.b.const(_narrow(np.asarray(held)))
+
     def _materialize(self, name: str, st: ShapeTensor) -> Value:
         with self.b.at(self.b.location):
             t = self.b.dims_to_tensor(st.dims) if st.dims else self.b.const(np.zeros((0,), np.int32))

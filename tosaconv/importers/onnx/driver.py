@@ -1,11 +1,14 @@
 """The ONNX import driver: model file in, symbolic IR graph out.
 
 It reads the model (with a clear error for truncated or foreign files),
-upgrades opsets older than 11 with ``onnx.version_converter``, declares one
+upgrades opsets older than 11 with ``onnx.version_converter`` (Scan version 8
+through :mod:`.scan8`, which the converter would get wrong), declares one
 symbol per unknown input dim (``dim_param`` names, else ``<input>.<axis>``),
-lists *every* unsupported op before converting anything, then runs each
-node's converter at that node's location. Converters raise plain errors; this
-loop turns them into diagnostics that say where.
+lists *every* unsupported op before converting anything (subgraphs of If,
+Loop and Scan included), then runs each node's converter at that node's
+location (:func:`convert_nodes`, which converters call again for subgraphs).
+Converters raise plain errors; this loop turns them into diagnostics that say
+where.
 """
 from __future__ import annotations
 
@@ -25,6 +28,7 @@ from ...ir.types import TensorType
 from ...symbolic.constraints import ConstraintFailed
 from ...symbolic.scope import SymbolInfo
 from . import ops as _ops  # noqa: F401  (registers the converters)
+from . import scan8
 from .context import ImportContext, ShapeTensor
 from .external_data import load_external_data
 from .reader import ConvertError, NodeReader
@@ -49,10 +53,15 @@ def import_onnx(path: str) -> Graph:
     initializers = {t.name: t for t in model.graph.initializer}
     ctx = ImportContext(graph, opset, initializers)
     _declare_inputs(ctx, model.graph, initializers)
-    for node in model.graph.node:
-        _convert_node(ctx, NodeReader(node, opset, node.domain))
+    convert_nodes(ctx, model.graph.node)
     _set_outputs(ctx, model.graph)
     return graph
+
+
+def convert_nodes(ctx: ImportContext, nodes):
+    """Convert ``nodes`` in order in ``ctx`` (the model's graph, or a subgraph's child context)."""
+    for node in nodes:
+        _convert_node(ctx, NodeReader(node, ctx.opset, node.domain))
 
 
 def _load(path: str) -> onnx.ModelProto:
@@ -81,20 +90,24 @@ def _upgrade(model: onnx.ModelProto, path: str) -> onnx.ModelProto:
     opset = _default_opset(model)
     if opset >= MIN_OPSET:
         return model
+    parked = opset < 9 and scan8.park(model, _all_nodes(model.graph))
     try:
         from onnx import version_converter
-        return version_converter.convert_version(model, MIN_OPSET)
+        upgraded = version_converter.convert_version(model, MIN_OPSET)
     except Exception as e:  # the converter raises many unrelated types
         unknown = sorted({n.op_type for n in model.graph.node if op_version(n.op_type, opset, n.domain) is None})
         notes = (f"ops ONNX does not define at opset {opset}: {', '.join(unknown)}",) if unknown else ()
         raise ConversionError.one(
             "E-OPSET", f"'{path}' uses ONNX opset {opset}; upgrading it to opset {MIN_OPSET} failed: {e}",
             notes=notes, hint=f"re-export the model with opset {MIN_OPSET} to {MAX_OPSET}") from None
+    if parked:  # onnx.version_converter would drop Scan 8's batch axis; see scan8.py
+        scan8.unpark(upgraded, _all_nodes(upgraded.graph), opset, path)
+    return upgraded
 
 
 def _check_supported(g: onnx.GraphProto, opset: int, path: str):
     missing: "OrderedDict[tuple, list]" = OrderedDict()
-    for node in g.node:
+    for node in _all_nodes(g):
         if resolve(node.op_type, opset, node.domain) is None:
             key = (node.domain or "ai.onnx", node.op_type)
             missing.setdefault(key, []).append(node.name or (node.output[0] if node.output else "?"))
@@ -109,6 +122,16 @@ def _check_supported(g: onnx.GraphProto, opset: int, path: str):
             Location(op_type, names[0]), notes=(f"first node: '{names[0]}'",),
             hint="run 'tosaconv ops' for the supported list"))
     raise ConversionError(diags)
+
+
+def _all_nodes(g: onnx.GraphProto):
+    """Every node of ``g`` and of the subgraphs (If branches, Loop and Scan bodies) nested in it."""
+    for node in g.node:
+        yield node
+        for a in node.attribute:
+            for sub in ([a.g] if a.type == onnx.AttributeProto.GRAPH else
+                        a.graphs if a.type == onnx.AttributeProto.GRAPHS else []):
+                yield from _all_nodes(sub)
 
 
 def _declare_inputs(ctx: ImportContext, g: onnx.GraphProto, initializers: dict):

@@ -6,3 +6,9 @@ explicitly; there is no scanning).
 from . import elementwise, shape, tensor  # noqa: F401
 from . import normalize, reduce  # noqa: F401
 from . import conv, matmul, pool, resize  # noqa: F401
+from . import conv_transpose  # noqa: F401
+from . import recurrent  # noqa: F401
+from . import activation, argmax, arith, logic, norms  # noqa: F401
+from . import einsum, indexing, layout, masks, nonzero, pad, scatter, topk  # noqa: F401
+from . import dynamic_quant, qlinear, quant  # noqa: F401
+from . import control, loops  # noqa: F401

@@ -1,0 +1,145 @@
+"""The ONNX If converter, and helpers the Loop and Scan converters share.
+
+An If whose condition is an import-time constant, or that the scope proves
+from shapes (``Shape(x)[1] > 4`` with ``x`` of dim 6), is decided here: only
+the taken branch is converted, inline, so its shape tensors and constants stay
+what they are. A condition that only the bindings decide becomes an IF helper
+op holding both branches as regions; it decays to the taken branch when the
+graph is specialized, and its results have the merged type
+``c*then + (1-c)*else`` (exact for either branch). A condition computed from
+tensor data becomes TOSA COND_IF, whose branches must return the same types.
+Sequence and optional values have no TOSA form; their ops are refused as
+unsupported before conversion starts.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ....ir import attrs as A
+from ....ir.dtypes import DType
+from ....ir.ops import Op
+from ....ir.region_rules import same_type
+from ..context import ShapeTensor
+from ..reader import ConvertError
+from ..registry import converter
+from ..subgraph import InlineContext, RegionContext, convert_body
+from .common import index_for, reshape
+from .condition import decide
+
+
+@converter("If", since=1)
+def convert_if(ctx, node):
+    branches = (node.attr("then_branch"), node.attr("else_branch"))
+    for body, what in zip(branches, ("then_branch", "else_branch")):
+        if len(body.output) != len(node.outputs):
+            raise ConvertError(f"{what} returns {len(body.output)} values for {len(node.outputs)} outputs")
+    decision = decide(ctx, node.inputs[0])
+    if decision is True or decision is False:
+        return results(ctx, node, inline_body(ctx, branches[0 if decision else 1], {}))
+    if decision is None:
+        return _cond_if(ctx, node, branches)
+    return _index_if(ctx, node, decision, branches)
+
+
+def inline_body(ctx, body, bindings: dict) -> list:
+    """Convert ``body`` into the current graph with its inputs bound; what each output holds."""
+    child = InlineContext(ctx, body)
+    for name, held in bindings.items():
+        child.bind(name, held)
+    convert_body(child, body)
+    return [child.lookup(o.name) for o in body.output]
+
+
+def results(ctx, node, helds: list) -> list:
+    """Converter results: constants are recorded under the output names, the rest returned."""
+    out = []
+    for name, held in zip(node.outputs, helds):
+        if isinstance(held, np.ndarray) and name:
+            ctx.set_const(name, held)
+            held = None
+        out.append(held)
+    return out
+
+
+def as_const(held):
+    """An import-time constant's array, or None."""
+    if isinstance(held, np.ndarray):
+        return held
+    if isinstance(held, ShapeTensor) and all(isinstance(d, int) for d in held.values()):
+        vals = held.values()
+        return np.array(vals[0] if held.scalar else vals, dtype=np.int64)
+    p = getattr(held, "producer", None)
+    return p.attrs.values if p is not None and p.op is Op.CONST else None
+
+
+def bool_scalar(ctx, v, what: str):
+    """``v`` as the rank-0 bool tensor TOSA conditions are."""
+    if v.type.dtype is not DType.BOOL or not all(isinstance(d, int) and d == 1 for d in v.type.shape):
+        raise ConvertError(f"{what} must be a one-element bool tensor, got {v.type}")
+    return reshape(ctx, v, [])
+
+
+# -- If on a condition the bindings decide, or on tensor data ----------------------------
+
+def _branch_regions(ctx, branches, keep_shapes: bool) -> tuple:
+    """Both branches as regions taking one operand list; per output, the ShapeTensor length kept."""
+    regions = [RegionContext(ctx, body, name) for body, name in zip(branches, ("then", "else"))]
+    outs = []
+    for r, body in zip(regions, branches):
+        convert_body(r, body)
+        outs.append([r.lookup(o.name) for o in body.output])
+    kept = [_kept_shape(a, b) if keep_shapes else None for a, b in zip(*outs)]
+    for r, body, helds in zip(regions, branches, outs):
+        flat = [d for held, k in zip(helds, kept) for d in (held.dims if k else [r.to_tensor(held)])]
+        r.graph.set_outputs(flat, [f"{o.name}.{i}" if k else o.name for o, k in zip(body.output, kept)
+                                   for i in range(k[0] if k else 1)])
+    operands = _union(regions[0].captures + regions[1].captures)
+    for r in regions:
+        r.align_captures(operands)
+    return regions, operands, kept
+
+
+def _kept_shape(a, b):
+    """Both branches return shape tensors of one form: keep them as Index values ((length, scalar))."""
+    if isinstance(a, ShapeTensor) and isinstance(b, ShapeTensor) and len(a.dims) == len(b.dims) \
+            and a.scalar == b.scalar and a.dims:
+        return len(a.dims), a.scalar
+    return None
+
+
+def _union(values: list) -> list:
+    seen, out = set(), []
+    for v in values:
+        if id(v) not in seen:
+            seen.add(id(v))
+            out.append(v)
+    return out
+
+
+def _index_if(ctx, node, condition, branches):
+    regions, operands, kept = _branch_regions(ctx, branches, keep_shapes=True)
+    cond = index_for(ctx, condition)
+    attrs = A.CondIfAttrs(regions[0].graph, regions[1].graph)
+    return _regroup(ctx.b.create(Op.IF, [cond] + operands, attrs).results, kept)
+
+
+def _regroup(values: list, kept: list) -> list:
+    out, i = [], 0
+    for k in kept:
+        n = k[0] if k else 1
+        out.append(ShapeTensor(values[i:i + n], scalar=k[1]) if k else values[i])
+        i += n
+    return out
+
+
+def _cond_if(ctx, node, branches):
+    cond = bool_scalar(ctx, ctx.tensor(node.inputs[0]), f"the condition '{node.inputs[0]}'")
+    regions, operands, _ = _branch_regions(ctx, branches, keep_shapes=False)
+    types = [[v.type for v in r.graph.outputs] for r in regions]
+    for name, a, b in zip(node.outputs, *types):
+        if not same_type(a, b):
+            raise ConvertError(
+                f"the branches return {a} and {b} for '{name}'; the condition '{node.inputs[0]}' is computed "
+                "from tensor data, and TOSA COND_IF needs both branches to return the same shape")
+    attrs = A.CondIfAttrs(regions[0].graph, regions[1].graph)
+    return ctx.b.create(Op.COND_IF, [cond] + operands, attrs).results

@@ -1,0 +1,65 @@
+"""Rebuilding ops under bindings: the engine of specialization, shared with the region rules.
+
+:func:`rebuild_ops` re-creates a graph's ops, in order, through a builder with
+the symbols of ``env`` substituted: each op's result types are recomputed from
+its new operands, constants fold as they appear (so helper ops collapse), and
+an op with a decay rule (:mod:`.decay`) goes through it. The control-flow rules
+call it again to inline a region into the enclosing graph, to unroll a loop
+body once per iteration, or to rebuild a region as a static region.
+"""
+from __future__ import annotations
+
+from ..diagnostics import Diagnostic, ShapeError
+from ..ir.location import Location
+from ..ir.shape_rules import ShapeRuleError
+from . import constant_fold
+
+
+def rebuild_ops(graph, b, env: dict, mapping: dict):
+    """Re-create ``graph``'s ops through ``b``; ``mapping`` (id of old value -> new value) must hold
+    the inputs and receives every result."""
+    for op in graph.ops:
+        operands = [mapping[id(v)] for v in op.operands]
+        with b.at(op.location):
+            results = rebuild_op(op, operands, b, env)
+        for old, r in zip(op.results, results):
+            mapping[id(old)] = r
+
+
+def rebuild_op(op, operands, b, env) -> list:
+    from .decay import DataDependentDim, rule_for  # decay imports the region rules, which import this
+    rule = rule_for(op.op)
+    try:
+        if rule is not None:
+            results = rule(op, operands, b, env)
+            last = b.graph.ops[-1] if b.graph.ops else None
+            if len(results) == 1 and last is not None and results[0].producer is last:
+                return _fold_last(b) or results   # a decayed op on constants is a constant (a loop's condition)
+            return results
+        b.create(op.op, operands, op.attrs)
+    except DataDependentDim as e:
+        raise ShapeError.one("E-DATA-DEPENDENT", str(e), op.location,
+                             hint="this dim depends on tensor values; tosaconv cannot make it static") from None
+    except ShapeRuleError as e:
+        raise ShapeError.one("E-SHAPE", f"shape error at {op.location} after binding: {e}", op.location) from None
+    return _fold_last(b) or b.graph.ops[-1].results
+
+
+def _fold_last(b):
+    """Replace the op just built by its constant value when it folds; the replacement, or None."""
+    position = len(b.graph.ops) - 1
+    folded = constant_fold.fold_op(b.graph.ops[position], b)
+    if folded is not None:
+        del b.graph.ops[position]
+    return folded
+
+
+def check_ledger(graph, env: dict, what: str = ""):
+    """Raise a ShapeError listing every constraint of ``graph``'s ledger that ``env`` violates."""
+    violations = graph.ledger.check(env)
+    if violations:
+        raise ShapeError([Diagnostic(
+            "E-CONSTRAINT", what + v.message(),
+            Location(v.constraint.provenance.op_type, v.constraint.provenance.node),
+            notes=(f"recorded by {v.constraint.provenance.where()}: {v.constraint.provenance.reason}",),
+            hint="choose bindings that satisfy the constraint") for v in violations])

@@ -1,0 +1,127 @@
+"""Lowering a LOOP that cannot be unrolled to TOSA WHILE_LOOP.
+
+A Loop whose condition is computed from tensor data, or whose trip count is
+too large to unroll, runs as a WHILE_LOOP when it has no scan outputs (their
+length would be data-dependent). The loop carries an int32 iteration counter,
+the condition, the state and the tensors the body captured; the cond graph
+is ``counter < trip_count and cond``; the body graph is the LOOP body rebuilt
+under the bindings, with the iteration number, which the LOOP body reads as
+an Index value, turned into int32 tensor arithmetic. A body that uses the
+iteration number as a size (a slice bound, a reshape) cannot be static, and
+is refused.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..ir import attrs as A
+from ..ir.builder import Builder
+from ..ir.dtypes import DType
+from ..ir.graph import Graph
+from ..ir.ops import Op
+from ..ir.region_rules import iteration_symbol
+from ..ir.types import IndexType
+from ..ir.verifier import verify
+from .dce import eliminate_dead_code
+from .decay import DataDependentDim, index_value
+from .rebuild import rebuild_op
+
+_TENSOR_OPS = {Op.INDEX_ADD: (Op.ADD, A.NoAttrs()), Op.INDEX_SUB: (Op.SUB, A.NoAttrs()),
+               Op.INDEX_MUL: (Op.MUL, A.MulAttrs(0)), Op.INDEX_MIN: (Op.MINIMUM, A.NanModeAttrs()),
+               Op.INDEX_MAX: (Op.MAXIMUM, A.NanModeAttrs())}
+
+
+class _Iteration:
+    """An Index value computed from the iteration number: an int32 tensor of shape [1] at run time."""
+
+    def __init__(self, tensor):
+        self.tensor = tensor
+
+
+def lower_to_while(op, b, env: dict, start: int, trip: int, cond, state: list, captured: list) -> list:
+    """Iterations ``start`` to ``trip - 1`` of LOOP ``op`` (while ``cond`` holds) as one WHILE_LOOP;
+    returns the final state."""
+    index_caps = {i: index_value(op, v) for i, v in enumerate(captured) if isinstance(v.type, IndexType)}
+    tensors = [v for i, v in enumerate(captured) if i not in index_caps]
+    cond = cond if cond is not None else b.const(np.array(True))
+    carried = [b.const(np.array(start, np.int32)), cond] + list(state) + tensors
+    types = [v.type for v in carried]
+    body = _body_graph(op, env, types, len(captured), index_caps)
+    loop = b.create(Op.WHILE_LOOP, carried, A.WhileLoopAttrs(_cond_graph(op, types, trip), body))
+    return loop.results[2:2 + len(state)]
+
+
+def _cond_graph(op, types: list, trip: int):
+    g = _shell("cond", types)
+    b = Builder(g, op.location)
+    more = b.emit(Op.GREATER, b.const(np.array(trip, np.int32)), g.inputs[0])
+    g.set_outputs([b.emit(Op.LOGICAL_AND, more, g.inputs[1])], ["cond"])
+    return g
+
+
+def _shell(name: str, types: list):
+    g = Graph(name=name)
+    for i, t in enumerate(types):
+        g.add_input(f"{name}_in{i}", t)
+    return g
+
+
+def _body_graph(op, env: dict, types: list, n_captured: int, index_caps: dict):
+    a, g = op.attrs, _shell("body", types)
+    b = Builder(g, op.location)
+    counter, cond_in = g.inputs[0], g.inputs[1]
+    state_in = g.inputs[2:2 + a.num_state]
+    caps_in = iter(g.inputs[2 + a.num_state:])
+    caps = [b.index(index_caps[i]) if i in index_caps else next(caps_in) for i in range(n_captured)]
+    one = b.const(np.array(1, np.int32))
+    nxt = b.emit(Op.ADD, counter, one)
+    region = a.body
+    head = [_Iteration(b.emit(Op.RESHAPE, nxt, attrs=A.ReshapeAttrs((1,))))] + ([cond_in] if a.has_cond else [])
+    mapping = {id(v): o for v, o in zip(region.inputs, head + list(state_in) + caps)}
+    _rebuild_body(op, region, b, env, mapping)
+    outs = [mapping[id(v)] for v in region.outputs]
+    cond_out = outs[0] if a.has_cond else cond_in
+    state_out = outs[int(a.has_cond):int(a.has_cond) + a.num_state]
+    g.set_outputs([nxt, cond_out] + state_out + list(g.inputs[2 + a.num_state:]),
+                  [f"out{i}" for i in range(len(types))])
+    eliminate_dead_code(g)
+    _check_static(op, g)
+    return g
+
+
+def _rebuild_body(op, region, b, env, mapping):
+    symbol = iteration_symbol(region)
+    if any(symbol in c.symbols() for c in region.ledger.entries):
+        raise DataDependentDim(op, f"{op.location} checks sizes that depend on the iteration number, which a "
+                                   "WHILE_LOOP cannot do")
+    for inner in region.ops:
+        operands = [mapping[id(v)] for v in inner.operands]
+        with b.at(inner.location):
+            if any(isinstance(v, _Iteration) for v in operands):
+                results = [_translate(op, inner, operands, b)]
+            else:
+                results = rebuild_op(inner, operands, b, env)
+        for old, new in zip(inner.results, results):
+            mapping[id(old)] = new
+
+
+def _translate(op, inner, operands, b):
+    """An op on the iteration number, as int32 tensor arithmetic (or a refusal)."""
+    if inner.op not in _TENSOR_OPS and inner.op is not Op.DIMS_TO_TENSOR:
+        raise DataDependentDim(op, f"{op.location} runs a data-dependent number of iterations (a WHILE_LOOP), "
+                                   f"but its body uses the iteration number as a size ({inner.op.name} at "
+                                   f"{inner.location}), which a TOSA loop body cannot do")
+    tensors = [v.tensor if isinstance(v, _Iteration) else b.const(np.array([index_value(op, v)], np.int32))
+               for v in operands]
+    if inner.op in _TENSOR_OPS:
+        tensor_op, attrs = _TENSOR_OPS[inner.op]
+        return _Iteration(b.emit(tensor_op, *tensors, attrs=attrs))
+    t = tensors[0] if len(tensors) == 1 else b.emit(Op.CONCAT, *tensors, attrs=A.AxisAttrs(0))
+    return t if inner.attrs.dtype is DType.INT32 else b.emit(Op.CAST, t, attrs=A.CastAttrs(inner.attrs.dtype))
+
+
+def _check_static(op, g):
+    problems = verify(g, require_static=True)
+    if problems:
+        raise DataDependentDim(op, f"{op.location} would run as a WHILE_LOOP, but its body's shapes depend on "
+                                   f"the iteration: {problems[0]}")
