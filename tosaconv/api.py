@@ -1,6 +1,6 @@
 """The Python API: what the command line and Python users call.
 
-``load`` reads a model (.onnx imports and runs the pass pipeline; .tosair
+``load`` reads a model (.onnx and .tflite import and runs the pass pipeline; .tosair
 parses the text IR; .tosa reads a flatbuffer), ``specialize`` binds symbols
 and returns a static program, ``emit`` writes TOSA 1.0 bytes, ``run``
 executes a program with the numpy interpreter, ``describe`` gathers what
@@ -27,6 +27,9 @@ def load(path: str) -> Graph:
     if kind == "onnx":
         from .importers.onnx.driver import import_onnx
         return run_pipeline(import_onnx(path))
+    if kind == "tflite":
+        from .importers.tflite.driver import import_tflite
+        return run_pipeline(import_tflite(path))
     if kind == "tosair":
         return _parse_tosair(path)
     return _read_tosa(path)
@@ -34,10 +37,10 @@ def load(path: str) -> Graph:
 
 def _kind(path: str) -> str:
     ext = os.path.splitext(path)[1].lower()
-    if ext in (".onnx", ".tosair", ".tosa"):
+    if ext in (".onnx", ".tflite", ".tosair", ".tosa"):
         return ext[1:]
     raise ConversionError.one("E-FORMAT", f"'{path}': unknown file type '{ext or '(none)'}'",
-                              hint="tosaconv reads .onnx models, .tosair programs and .tosa flatbuffers")
+                              hint="tosaconv reads .onnx and .tflite models, .tosair programs and .tosa flatbuffers")
 
 
 def _parse_tosair(path: str) -> Graph:

@@ -1,0 +1,141 @@
+"""Bad inputs (truncated and foreign files, custom and unsupported ops, listed
+with counts, exit 3 without a traceback), signature names, and one run of the
+official TOSA reference model on a specialized generated model."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from tosaconv.diagnostics import ConversionError, TosaconvError
+from tests.importers.onnx.harness import check_reference_model, run_graph, specialize_and_emit
+from tests.importers.tflite.harness import ModelBuilder, convert, rand, run_litert
+from tests.importers.tflite.test_sample_models import GEN
+from tosaconv.emit import read_tosa
+
+
+def _write(tmp_path, data: bytes, name="m.tflite") -> str:
+    path = os.path.join(tmp_path, name)
+    with open(path, "wb") as f:
+        f.write(data)
+    return path
+
+
+def _cli(*args):
+    return subprocess.run([sys.executable, "-m", "tosaconv", *args], capture_output=True, text=True, timeout=120)
+
+
+@pytest.mark.parametrize("cut", [12, 100, 600])
+def test_truncated_file_is_a_clear_error(cut):
+    with pytest.raises(ConversionError, match="cannot read .* as a TFLite model"):
+        convert(GEN.small_cnn(batch=1)[:cut])
+
+
+def test_garbage_file_exits_3_without_traceback(tmp_path):
+    path = _write(tmp_path, b"\x00" * 4 + b"TFL3" + bytes(range(256)) * 4)
+    proc = _cli("inspect", path)
+    assert proc.returncode == 3, proc.stderr
+    assert "Traceback" not in proc.stderr + proc.stdout
+    assert "TFLite" in proc.stderr + proc.stdout
+
+
+def _custom_and_unsupported() -> bytes:
+    m = ModelBuilder()
+    x = m.input("x", [1, 4])
+    a, b, c, d = (m.tensor(n, [1, 4]) for n in "abcd")
+    m.custom_op("MyFancyOp", [x], [a])
+    m.custom_op("MyFancyOp", [a], [b])
+    m.op("HASHTABLE_LOOKUP", [b], [c])
+    m.op("ADD", [c, x], [d], "AddOptions")
+    m.output(d)
+    return m.finish()
+
+
+def test_custom_and_unsupported_ops_are_all_listed_with_counts():
+    with pytest.raises(TosaconvError) as err:
+        convert(_custom_and_unsupported())
+    messages = [diag.message for diag in err.value.diagnostics]
+    assert any("custom op 'MyFancyOp'" in m and "2 op(s)" in m for m in messages), messages
+    assert any("unsupported op HASHTABLE_LOOKUP" in m and "1 op(s)" in m for m in messages), messages
+    assert err.value.exit_code == 3
+
+
+def test_cli_lists_custom_op_exit_3(tmp_path):
+    proc = _cli("convert", _write(tmp_path, _custom_and_unsupported()), "-o", os.path.join(tmp_path, "o.tosa"))
+    assert proc.returncode == 3
+    assert "MyFancyOp" in proc.stderr + proc.stdout and "Traceback" not in proc.stderr
+
+
+def test_quantized_dequantize_is_refused_clearly():
+    m = ModelBuilder()
+    x = m.input("x", [1, 4])
+    q = m.const("q", np.array([[1, 2, 3, 4]], np.int8), quant=([0.5], [0], 0))
+    dq, y = m.tensor("dq", [1, 4]), m.tensor("y", [1, 4])
+    m.op("DEQUANTIZE", [q], [dq])
+    m.op("ADD", [x, dq], [y], "AddOptions")
+    m.output(y)
+    with pytest.raises(ConversionError, match="DEQUANTIZE of INT8 .* not supported yet"):
+        convert(m.finish())
+
+
+def test_signature_names_name_inputs_and_outputs():
+    m = ModelBuilder()
+    x = m.input("serving_default_x:0", [1, 4], signature=[-1, 4])
+    y = m.tensor("StatefulPartitionedCall:0", [1, 4], signature=[-1, 4])
+    m.op("RELU", [x], [y])
+    m.output(y)
+    m.sign(["pixels"], ["scores"])
+    data = m.finish()
+    graph = convert(data)
+    assert [v.name for v in graph.inputs] == ["pixels"] and graph.output_names == ["scores"]
+    assert "pixels.0" in graph.scope.symbols
+    feeds = rand(3, 4)
+    np.testing.assert_allclose(run_graph(graph, {"pixels": feeds})[0],
+                               run_litert(data, {"serving_default_x:0": feeds})[0])
+
+
+def test_densify_sparse_constant():
+    """A 4x4 CSR constant (dim 0 dense, dim 1 sparse) behind DENSIFY, added to the input."""
+    import flatbuffers  # noqa: F401
+    from tosaconv.importers.tflite.sparse import densify
+    dense = np.array([[0, 1, 0, 0], [0, 0, 0, 0], [2, 0, 0, 3], [0, 0, 4, 0]], np.float32)
+
+    class Meta:
+        def __init__(self, fmt, size=0, seg=None, idx=None):
+            self.fmt, self.size, self.seg, self.idx = fmt, size, seg, idx
+
+        def Format(self): return self.fmt
+        def DenseSize(self): return self.size
+        def ArraySegmentsType(self): return 0
+        def ArraySegments(self): return None
+        def ArrayIndicesType(self): return 0
+        def ArrayIndices(self): return None
+
+    class Sparsity:
+        def TraversalOrderIsNone(self): return True
+        def BlockMapIsNone(self): return True
+        def DimMetadataLength(self): return 2
+        def DimMetadata(self, i): return [Meta(0, 4), Meta(1)][i]
+
+    import tosaconv.importers.tflite.sparse as sp
+    vectors = {0: np.array([0, 1, 1, 3, 4]), 1: np.array([1, 0, 3, 2])}
+    original = sp._index_vector
+    calls = iter([vectors[0], vectors[1]] * 8)
+    sp._index_vector = lambda kind, table: next(calls)
+    try:
+        got = densify(np.array([1, 2, 3, 4], np.float32), (4, 4), Sparsity(), "w")
+    finally:
+        sp._index_vector = original
+    np.testing.assert_array_equal(got, dense)
+
+
+def test_reference_model_runs_specialized_sample(tmp_path):
+    graph = convert(GEN.small_cnn())
+    feeds = {"image": rand(2, 16, 16, 3)}
+    static, tosa = specialize_and_emit(graph, {"image": (2, 16, 16, 3)})
+    got = run_graph(read_tosa(tosa), feeds)
+    np.testing.assert_allclose(got[0], run_litert(GEN.small_cnn(), feeds)[0], rtol=1e-4, atol=1e-5)
+    check_reference_model(tosa, static, feeds, got, tmp_path / "ref")

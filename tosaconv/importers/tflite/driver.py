@@ -1,0 +1,146 @@
+"""The TFLite import driver: .tflite file in, symbolic IR graph out.
+
+It reads the model (a clear error for truncated or foreign files), lists
+*every* unsupported op of the main subgraph (builtin and custom, with counts
+and the first op's location) before converting anything, declares one symbol
+per dynamic input dim (``shape_signature`` -1 dims become
+``<input>.<axis>``), names inputs and outputs after the signature def when
+the model has one, then runs each op's converter at that op's location.
+Other subgraphs (bodies of IF, WHILE and CALL_ONCE) are not read yet: the
+ops that use them are unsupported, so the listing refuses such models.
+"""
+from __future__ import annotations
+
+import os
+from collections import OrderedDict
+
+from ...diagnostics import ConversionError, Diagnostic, ShapeError
+from ...ir.dtypes import DType
+from ...ir.graph import Graph
+from ...ir.location import Location
+from ...ir.ops import Op
+from ...ir.shape_rules import ShapeRuleError
+from ...ir.types import TensorType
+from ...symbolic.constraints import ConstraintFailed
+from ...symbolic.scope import SymbolInfo
+from . import ops as _ops  # noqa: F401  (registers the converters)
+from .context import ShapeTensor, TfliteContext
+from .node import OpReader
+from .reader import NUMPY_TYPES, ConvertError, ModelReadError, TfliteModel, read_model
+from .registry import resolve
+
+INPUT_TYPES = {"FLOAT32": DType.FP32, "FLOAT16": DType.FP16, "INT32": DType.INT32, "INT64": DType.INT32,
+               "INT16": DType.INT16, "INT8": DType.INT8, "BOOL": DType.BOOL}
+
+
+def import_tflite(path: str) -> Graph:
+    model = _load(path)
+    _check_supported(model)
+    graph = Graph(source=f"{os.path.basename(path)} (TFLite schema {model.version})")
+    ctx = TfliteContext(graph, model)
+    _declare_inputs(ctx, model)
+    for op in model.ops:
+        _convert_op(ctx, op)
+    _set_outputs(ctx, model)
+    return graph
+
+
+def _load(path: str) -> TfliteModel:
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+        return read_model(data)
+    except (OSError, ModelReadError) as e:
+        raise ConversionError.one(
+            "E-MODEL-READ", f"cannot read '{path}' as a TFLite model: {e}",
+            hint="check that the file is a complete .tflite flatbuffer (a truncated download fails like this)") from None
+
+
+def _check_supported(model: TfliteModel):
+    missing: "OrderedDict[tuple, list]" = OrderedDict()
+    keys = [t.name for t in model.tensors]
+    for op in model.ops:
+        if op.custom or resolve(op.op_type) is None:
+            name = keys[op.outputs[0]] if op.outputs else f"op_{op.index}"
+            missing.setdefault((op.custom, op.op_type), []).append(name)
+    if not missing:
+        return
+    diags = []
+    for (custom, op_type), names in missing.items():
+        what = f"custom op '{op_type}'" if custom else f"unsupported op {op_type}"
+        loc = Location("CUSTOM" if custom else op_type, names[0], source="tflite")
+        hint = ("custom ops have no TOSA form; re-export the model with builtin ops" if custom
+                else "run 'tosaconv ops' for the supported list")
+        diags.append(Diagnostic("E-UNSUPPORTED-OP", f"{what} (TFLite): {len(names)} op(s)", loc,
+                                notes=(f"first op: '{names[0]}'",), hint=hint))
+    raise ConversionError(diags)
+
+
+def _declare_inputs(ctx: TfliteContext, model: TfliteModel):
+    for index in model.inputs:
+        t = model.tensors[index]
+        key = ctx.keys[index]
+        if t.type_name not in INPUT_TYPES:
+            hint = ("quantized (uint8) models are not supported yet" if t.type_name == "UINT8" else None)
+            raise ConversionError.one("E-INPUT-TYPE", f"input '{t.name}' has type {t.type_name}, which TOSA has "
+                                      "no tensors for", hint=hint)
+        name = model.input_names.get(index, key)
+        dims = t.signature if t.signature is not None and len(t.signature) == len(t.shape) else t.shape
+        shape = tuple(_input_dim(ctx, name, axis, d) for axis, d in enumerate(dims))
+        ctx.values[key] = ctx.graph.add_input(name, TensorType(INPUT_TYPES[t.type_name], shape))
+
+
+def _input_dim(ctx: TfliteContext, input_name: str, axis: int, d: int):
+    if d > 0:
+        return d
+    if d == 0:
+        raise ConversionError.one(
+            "E-INPUT-SHAPE", f"input '{input_name}' axis {axis} has size 0; TOSA requires every dim to be >= 1")
+    origin = f"input '{input_name}' axis {axis}"
+    return ctx.graph.scope.declare(SymbolInfo(f"{input_name}.{axis}", origin, input_name=input_name, axis=axis))
+
+
+def _convert_op(ctx: TfliteContext, op):
+    entry = resolve(op.op_type)
+    loc = Location(op.op_type, "?", source="tflite")
+    with ctx.b.at(loc):
+        try:
+            node = OpReader(op, ctx.keys, ctx.model.tensors, entry.options)
+            loc = node.location
+            ctx.b.location = loc
+            results = entry.fn(ctx, node)
+        except ConvertError as e:
+            raise ConversionError.one("E-CONVERT", f"cannot convert {loc}: {e}", loc) from None
+        except ShapeRuleError as e:
+            raise ShapeError.one("E-SHAPE", f"shape error at {loc}: {e}", loc) from None
+        except ConstraintFailed as e:
+            raise ShapeError.one("E-CONSTRAINT", f"shape error at {loc}: {e}", loc,
+                                 notes=(e.constraint.provenance.reason,)) from None
+        except Exception as e:
+            e.add_note(f"while converting {loc}")
+            raise
+    if not isinstance(results, (list, tuple)):
+        results = [results]
+    for key, value in zip(node.outputs, results):
+        if value is not None:
+            ctx.values[key] = value
+
+
+def _set_outputs(ctx: TfliteContext, model: TfliteModel):
+    values, names = [], []
+    with ctx.b.at(Location("output", "graph outputs", source="tflite")):
+        for index in model.outputs:
+            key = ctx.keys[index]
+            if not ctx.has(key):
+                raise ConversionError.one("E-MODEL-READ", f"graph output '{key}' is never produced")
+            v = ctx.tensor(key)
+            name = model.output_names.get(index, key)
+            if isinstance(ctx.values.get(key), ShapeTensor) or v.producer is None or v in values \
+                    or v.producer.op is Op.CONST:
+                v = ctx.b.emit(Op.IDENTITY, v, name=name)
+            values.append(v)
+            names.append(name)
+    ctx.graph.set_outputs(values, names)
+
+
+__all__ = ["import_tflite", "NUMPY_TYPES"]

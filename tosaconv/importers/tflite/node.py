@@ -1,0 +1,81 @@
+"""Typed access to one TFLite operator: its operands and its builtin options.
+
+``OpReader.opt("StrideW")`` calls the generated accessor of the op's options
+table; when the model omits the table, an empty table of the same type is
+read instead, so every default is the schema's own. Vector fields come back
+as tuples of ints. Operands are the context's tensor keys (``None`` for an
+optional input given as -1).
+"""
+from __future__ import annotations
+
+import functools
+
+import flatbuffers
+import numpy as np
+import tflite
+
+from ...ir.location import Location
+from .reader import ConvertError, OpInfo, TensorInfo
+
+_OPTION_TYPES = {v: k for k, v in vars(tflite.BuiltinOptions).items() if not k.startswith("_")}
+
+
+@functools.lru_cache(maxsize=None)
+def _empty_table(options: str):
+    """A default-valued options table of class ``options`` (every field absent)."""
+    b = flatbuffers.Builder(16)
+    getattr(tflite, f"{options}Start")(b)
+    b.Finish(getattr(tflite, f"{options}End")(b))
+    obj = getattr(tflite, options)()
+    buf = b.Output()
+    obj.Init(buf, flatbuffers.encode.Get(flatbuffers.packer.uoffset, buf, 0))
+    return obj
+
+
+class OpReader:
+    def __init__(self, op: OpInfo, keys: list, tensors: list, options: str | None):
+        self.info = op
+        self.op_type = op.op_type
+        self.inputs = [keys[i] if i >= 0 else None for i in op.inputs]
+        self.outputs = [keys[i] for i in op.outputs]
+        self.input_infos = [tensors[i] if i >= 0 else None for i in op.inputs]
+        self.output_infos: list[TensorInfo] = [tensors[i] for i in op.outputs]
+        self._options = self._read_options(options)
+
+    @property
+    def name(self) -> str:
+        return self.output_infos[0].name if self.output_infos else f"op_{self.info.index}"
+
+    @property
+    def location(self) -> Location:
+        return Location(self.op_type, self.name, source="tflite")
+
+    @property
+    def version(self) -> int:
+        return self.info.version
+
+    def input(self, i: int):
+        """Key of input ``i``, or None when absent or left out (-1)."""
+        return self.inputs[i] if i < len(self.inputs) else None
+
+    def opt(self, field: str):
+        if self._options is None:
+            raise ConvertError(f"{self.op_type} has no options table to read '{field}' from")
+        vector = getattr(self._options, f"{field}AsNumpy", None)
+        if vector is not None:
+            arr = vector()
+            return () if isinstance(arr, int) else tuple(int(x) for x in np.asarray(arr).reshape(-1))
+        return getattr(self._options, field)()
+
+    def _read_options(self, options: str | None):
+        if options is None:
+            return None
+        table = self.info.options
+        if table is None:
+            return _empty_table(options)
+        got = _OPTION_TYPES.get(self.info.options_type)
+        if got != options:
+            raise ConvertError(f"{self.op_type} carries {got or 'unknown'} options where {options} were expected")
+        obj = getattr(tflite, options)()
+        obj.Init(table.Bytes, table.Pos)
+        return obj

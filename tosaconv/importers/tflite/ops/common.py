@@ -1,0 +1,82 @@
+"""Helpers shared by the TFLite converters: fused activations, float checks, padding.
+
+``fused(ctx, node, y)`` applies an op's ``fused_activation_function``:
+RELU, RELU_N1_TO_1 and RELU6 clamp (what TFLite's CalculateActivationRange
+gives every kernel); TANH and SIGN_BIT leave the values as they are, because
+that function gives them no bounds and these kernels apply nothing else.
+``activation`` (used where TFLite applies the function itself) also has TANH
+and SIGN_BIT (``x < 0 ? 1 : 0``).
+``window(...)`` turns TFLite's SAME/VALID padding into the ONNX importer's
+:class:`~tosaconv.importers.onnx.ops.nn.Window` with SAME_UPPER (TFLite's
+``ComputePaddingWithOffset`` puts the odd extra pad at the end, like ONNX's
+SAME_UPPER), so the shared geometry code fits symbolic H and W the same way.
+"""
+from __future__ import annotations
+
+import numpy as np
+import tflite
+
+from ....ir.dtypes import DType
+from ....ir.ops import Op
+from ...onnx.ops.nn import Window
+from ...onnx.ops.typed import clamp
+from ..reader import ConvertError
+
+ACT = tflite.ActivationFunctionType
+_ACT_NAMES = {v: k for k, v in vars(ACT).items() if not k.startswith("_")}
+FLOAT_MAX = float(np.finfo(np.float32).max)
+
+
+def fused(ctx, node, y, field: str = "FusedActivationFunction"):
+    """The fused activation of an arithmetic, convolution, pooling or fully connected op.
+
+    TFLite's kernels for these ops only clamp to CalculateActivationRange's bounds, which are the
+    full float range for TANH and SIGN_BIT (tensorflow/lite/kernels/kernel_util.h), so LiteRT
+    ignores those two here; tosaconv follows the kernels rather than the enum's name."""
+    act = node.opt(field)
+    return y if act in (ACT.TANH, ACT.SIGN_BIT) else activation(ctx, y, act)
+
+
+def activation(ctx, y, act: int):
+    if act == ACT.NONE:
+        return y
+    if act == ACT.RELU:
+        return clamp(ctx, y, 0, FLOAT_MAX if y.type.dtype.is_float else int(np.iinfo(np.int32).max))
+    if act == ACT.RELU_N1_TO_1:
+        return clamp(ctx, y, -1, 1)
+    if act == ACT.RELU6:
+        return clamp(ctx, y, 0, 6)
+    if act == ACT.TANH:
+        return ctx.b.emit(Op.TANH, y)
+    if act == ACT.SIGN_BIT:
+        negative = ctx.b.emit(Op.GREATER, ctx.b.scalar_like(0, y.type), y)
+        return ctx.b.emit(Op.SELECT, negative, ctx.b.scalar_like(1, y.type), ctx.b.scalar_like(0, y.type))
+    raise ConvertError(f"fused activation {_ACT_NAMES.get(act, act)} is not supported")
+
+
+def float_input(ctx, node, i: int = 0):
+    """Input ``i`` as a tensor, refusing the quantized form (a later phase)."""
+    x = ctx.tensor(node.inputs[i])
+    info = node.input_infos[i]
+    if info is not None and info.quant is not None and not x.type.dtype.is_float:
+        raise ConvertError(f"quantized {node.op_type} ({x.type.dtype.value} with scale/zero point) is not "
+                           "supported yet; only float models convert")
+    return x
+
+
+def require_float(node, x):
+    if not x.type.dtype.is_float:
+        raise ConvertError(f"{node.op_type} on {x.type.dtype.value} data is not supported (float only)")
+    return x
+
+
+def window(node, kernel, stride, dilation=(1, 1)) -> Window:
+    padding = node.opt("Padding")
+    if padding not in (tflite.Padding.SAME, tflite.Padding.VALID):
+        raise ConvertError(f"padding {padding} is neither SAME nor VALID")
+    auto = "SAME_UPPER" if padding == tflite.Padding.SAME else "VALID"
+    return Window(tuple(kernel), tuple(stride), tuple(dilation), (0, 0), (0, 0), auto, False, 4)
+
+
+def float_dtype(x) -> DType:
+    return x.type.dtype if x.type.dtype.is_float else DType.FP32

@@ -1,0 +1,191 @@
+"""Converters for TFLite elementwise ops: arithmetic (with fused activations),
+math, comparisons, logic, SELECT and CAST.
+
+ADD, SUB and MUL of shape tensors (``SHAPE -> MUL -> RESHAPE``) stay index
+arithmetic, through the ONNX importer's ``index_arith``. Float DIV is MUL by
+RECIPROCAL; int32 DIV truncates (TFLite's reference kernel is C++ ``/``),
+which is TOSA's INTDIV. FLOOR_DIV and FLOOR_MOD correct the truncated
+quotient toward negative infinity as TFLite's kernels do.
+"""
+from __future__ import annotations
+
+from ....ir import attrs as A
+from ....ir.dtypes import DType
+from ....ir.ops import Op
+from ...onnx.ops.elementwise import index_arith, sqrt, truncate
+from ...onnx.ops.typed import compare, int32_op, mul
+from ..reader import ConvertError
+from ..registry import converter
+from .common import fused
+
+
+def _both(ctx, node):
+    return ctx.tensor(node.inputs[0]), ctx.tensor(node.inputs[1])
+
+
+def _arith(index_op_def, tensor_fn, options):
+    def convert(ctx, node):
+        if index_op_def is not None:
+            st = index_arith(ctx, node, index_op_def)
+            if st is not None:
+                return st
+        return fused(ctx, node, tensor_fn(ctx, *_both(ctx, node)))
+    return options, convert
+
+
+def _div(ctx, a, b):
+    if a.type.dtype.is_float:
+        return mul(ctx, a, ctx.b.emit(Op.RECIPROCAL, b))
+    return int32_op(ctx, Op.INTDIV, a, b)
+
+
+for _name, (_opts, _fn) in {
+        "ADD": _arith(Op.INDEX_ADD, lambda ctx, a, b: int32_op(ctx, Op.ADD, a, b), "AddOptions"),
+        "SUB": _arith(Op.INDEX_SUB, lambda ctx, a, b: int32_op(ctx, Op.SUB, a, b), "SubOptions"),
+        "MUL": _arith(Op.INDEX_MUL, mul, "MulOptions"),
+        "DIV": _arith(None, _div, "DivOptions")}.items():
+    converter(_name, options=_opts)(_fn)
+
+
+def _binary(fn):
+    def convert(ctx, node):
+        return fn(ctx, *_both(ctx, node))
+    return convert
+
+
+converter("MAXIMUM")(_binary(lambda ctx, a, b: int32_op(ctx, Op.MAXIMUM, a, b, attrs=A.NanModeAttrs())))
+converter("MINIMUM")(_binary(lambda ctx, a, b: int32_op(ctx, Op.MINIMUM, a, b, attrs=A.NanModeAttrs())))
+converter("EQUAL")(_binary(lambda ctx, a, b: compare(ctx, Op.EQUAL, a, b)))
+converter("NOT_EQUAL")(_binary(lambda ctx, a, b: ctx.b.emit(Op.LOGICAL_NOT, compare(ctx, Op.EQUAL, a, b))))
+converter("GREATER")(_binary(lambda ctx, a, b: compare(ctx, Op.GREATER, a, b)))
+converter("GREATER_EQUAL")(_binary(lambda ctx, a, b: compare(ctx, Op.GREATER_EQUAL, a, b)))
+converter("LESS")(_binary(lambda ctx, a, b: compare(ctx, Op.GREATER, b, a)))
+converter("LESS_EQUAL")(_binary(lambda ctx, a, b: compare(ctx, Op.GREATER_EQUAL, b, a)))
+converter("LOGICAL_AND")(_binary(lambda ctx, a, b: ctx.b.emit(Op.LOGICAL_AND, a, b)))
+converter("LOGICAL_OR")(_binary(lambda ctx, a, b: ctx.b.emit(Op.LOGICAL_OR, a, b)))
+
+
+@converter("SQUARED_DIFFERENCE")
+def convert_squared_difference(ctx, node):
+    d = int32_op(ctx, Op.SUB, *_both(ctx, node))
+    return mul(ctx, d, d)
+
+
+@converter("POW")
+def convert_pow(ctx, node):
+    a, b = _both(ctx, node)
+    if not a.type.dtype.is_float:
+        raise ConvertError("integer POW is not supported (TOSA POW is float-only)")
+    return ctx.b.emit(Op.POW, a, b)
+
+
+@converter("FLOOR_DIV")
+def convert_floor_div(ctx, node):
+    a, b = _both(ctx, node)
+    if a.type.dtype.is_float:
+        return ctx.b.emit(Op.FLOOR, _div(ctx, a, b))
+    q = int32_op(ctx, Op.INTDIV, a, b)
+    r = int32_op(ctx, Op.SUB, a, mul(ctx, q, b))
+    return int32_op(ctx, Op.SUB, q, _floor_fix(ctx, r, b, q.type))
+
+
+@converter("FLOOR_MOD")
+def convert_floor_mod(ctx, node):
+    a, b = _both(ctx, node)
+    if a.type.dtype.is_float:
+        r = ctx.b.emit(Op.SUB, a, mul(ctx, truncate(ctx, _div(ctx, a, b)), b))
+    else:
+        r = int32_op(ctx, Op.SUB, a, mul(ctx, int32_op(ctx, Op.INTDIV, a, b), b))
+    fix = _floor_fix(ctx, r, b, r.type)
+    return int32_op(ctx, Op.ADD, r, mul(ctx, fix, b))
+
+
+def _floor_fix(ctx, r, b, like):
+    """1 where a truncated remainder ``r`` is nonzero with a sign other than the divisor's, else 0."""
+    zero = ctx.b.scalar_like(0, r.type)
+    r_neg = compare(ctx, Op.GREATER, zero, r)
+    b_neg = compare(ctx, Op.GREATER, ctx.b.scalar_like(0, b.type), b)
+    nonzero = ctx.b.emit(Op.LOGICAL_NOT, compare(ctx, Op.EQUAL, r, zero))
+    wrong = ctx.b.emit(Op.LOGICAL_AND, nonzero, ctx.b.emit(Op.LOGICAL_XOR, r_neg, b_neg))
+    return ctx.b.emit(Op.SELECT, wrong, ctx.b.scalar_like(1, like), ctx.b.scalar_like(0, like))
+
+
+def _unary(op):
+    def convert(ctx, node):
+        return ctx.b.emit(op, ctx.tensor(node.inputs[0]))
+    return convert
+
+
+for _name, _op in (("EXP", Op.EXP), ("LOG", Op.LOG), ("ABS", Op.ABS), ("FLOOR", Op.FLOOR), ("CEIL", Op.CEIL),
+                   ("SIN", Op.SIN), ("COS", Op.COS), ("RSQRT", Op.RSQRT), ("LOGICAL_NOT", Op.LOGICAL_NOT)):
+    converter(_name)(_unary(_op))
+
+
+@converter("NEG")
+def convert_neg(ctx, node):
+    return ctx.b.emit(Op.NEGATE, ctx.tensor(node.inputs[0]), attrs=A.NegateAttrs(0, 0))
+
+
+@converter("SQRT")
+def convert_sqrt(ctx, node):
+    return sqrt(ctx, ctx.tensor(node.inputs[0]))
+
+
+@converter("SQUARE")
+def convert_square(ctx, node):
+    x = ctx.tensor(node.inputs[0])
+    return mul(ctx, x, x)
+
+
+@converter("ROUND")
+def convert_round(ctx, node):
+    """TFLite ROUND rounds half to even (the reference kernel's RoundToNearest)."""
+    x = ctx.tensor(node.inputs[0])
+    floor = ctx.b.emit(Op.FLOOR, x)
+    frac = ctx.b.emit(Op.SUB, x, floor)
+    half = ctx.b.scalar_like(0.5, x.type)
+    up = ctx.b.emit(Op.GREATER, frac, half)
+    tie = ctx.b.emit(Op.EQUAL, frac, half)
+    odd_floor = _is_odd(ctx, floor)
+    bump = ctx.b.emit(Op.LOGICAL_OR, up, ctx.b.emit(Op.LOGICAL_AND, tie, odd_floor))
+    return ctx.b.emit(Op.SELECT, bump, ctx.b.emit(Op.ADD, floor, ctx.b.scalar_like(1.0, x.type)), floor)
+
+
+def _is_odd(ctx, whole):
+    halved = mul(ctx, whole, ctx.b.scalar_like(0.5, whole.type))
+    return ctx.b.emit(Op.GREATER, halved, ctx.b.emit(Op.FLOOR, halved))
+
+
+@converter("SELECT", "SELECT_V2")
+def convert_select(ctx, node):
+    c, a, b = (ctx.tensor(n) for n in node.inputs[:3])
+    return ctx.b.emit(Op.SELECT, c, a, b)
+
+
+_CAST = {"FLOAT32": DType.FP32, "FLOAT16": DType.FP16, "INT32": DType.INT32, "INT64": DType.INT32,
+         "INT16": DType.INT16, "INT8": DType.INT8, "BOOL": DType.BOOL}
+
+
+@converter("CAST")
+def convert_cast(ctx, node):
+    target_name = node.output_infos[0].type_name
+    if target_name not in _CAST:
+        raise ConvertError(f"CAST to {target_name} has no TOSA equivalent")
+    target = _CAST[target_name]
+    x = ctx.tensor(node.inputs[0])
+    if x.type.dtype is target:
+        return x
+    if target is DType.BOOL:
+        return ctx.b.emit(Op.LOGICAL_NOT, compare(ctx, Op.EQUAL, x, ctx.b.scalar_like(0, x.type)))
+    if x.type.dtype.is_float and target.is_int:
+        x = truncate(ctx, x)     # TFLite's cast is static_cast (truncation); TOSA CAST rounds
+    return ctx.b.emit(Op.CAST, x, attrs=A.CastAttrs(target))
+
+
+@converter("ADD_N")
+def convert_add_n(ctx, node):
+    out = ctx.tensor(node.inputs[0])
+    for key in node.inputs[1:]:
+        out = int32_op(ctx, Op.ADD, out, ctx.tensor(key))
+    return out
+

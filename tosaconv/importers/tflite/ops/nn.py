@@ -1,0 +1,169 @@
+"""Converters for TFLite's NHWC windowed ops and products: CONV_2D,
+DEPTHWISE_CONV_2D, AVERAGE_POOL_2D, MAX_POOL_2D, FULLY_CONNECTED and
+BATCH_MATMUL.
+
+TFLite is NHWC already, so no TRANSPOSE pairs: CONV_2D's OHWI filter is TOSA
+CONV2D's weight as is, and DEPTHWISE_CONV_2D's ``[1, KH, KW, C*M]`` filter is
+reshaped to TOSA's ``[KH, KW, C, M]`` (output channel ``c*M + m`` in both).
+SAME/VALID padding goes through the ONNX importer's window geometry
+(:func:`~tosaconv.importers.onnx.ops.nn.fit_window`), which records ledger
+facts and fits symbolic H/W exactly as TFLite computes its pads.
+FULLY_CONNECTED flattens the input to ``[-1, K]`` and multiplies by the
+transposed ``[O, K]`` weights; ``keep_num_dims`` keeps the leading dims.
+"""
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import numpy as np
+
+from ....ir import attrs as A
+from ....ir.dtypes import DType
+from ....ir.ops import Op
+from ....symbolic.constraints import Kind
+from ....symbolic.expr import floordiv, product
+from ...onnx.ops import pool as onnx_pool
+from ...onnx.ops.common import reshape
+from ...onnx.ops.matmul import matmul
+from ...onnx.ops.nn import geometry
+from ...onnx.ops.nn import fit_window
+from ..reader import ConvertError
+from ..registry import converter
+from .common import float_input, fused, require_float, window
+
+
+def _weight(ctx, node, i: int, dtype: DType):
+    """Filter or weights: a numpy array when constant (the usual case), else the IR value."""
+    w = ctx.const(node.inputs[i])
+    if w is not None:
+        return np.asarray(w).astype(dtype.numpy)
+    v = ctx.tensor(node.inputs[i])
+    if not v.type.is_static:
+        raise ConvertError(f"{node.op_type} weights with symbolic dims {v.type} are not supported")
+    return v
+
+
+def _shape(w) -> tuple:
+    return tuple(w.shape) if isinstance(w, np.ndarray) else tuple(w.type.shape)
+
+
+def _bias(ctx, node, i: int, channels: int, dtype: DType):
+    key = node.input(i)
+    if key is None:
+        return ctx.b.const(np.zeros((channels,), dtype.numpy))
+    c = ctx.const(key)
+    return ctx.b.const(np.asarray(c).astype(dtype.numpy)) if c is not None else ctx.tensor(key)
+
+
+def _value(ctx, w):
+    return ctx.b.const(np.ascontiguousarray(w)) if isinstance(w, np.ndarray) else w
+
+
+def _conv_common(ctx, node, x, kernel):
+    stride = (node.opt("StrideH"), node.opt("StrideW"))
+    dilation = (node.opt("DilationHFactor"), node.opt("DilationWFactor"))
+    x, pad = fit_window(ctx, x, window(node, kernel, stride, dilation), 0.0)
+    return x, A.Conv2dAttrs(pad, stride, dilation, DType.FP32)
+
+
+@converter("CONV_2D", options="Conv2DOptions")
+def convert_conv_2d(ctx, node):
+    x = require_float(node, float_input(ctx, node))
+    w = _weight(ctx, node, 1, x.type.dtype)
+    o, kh, kw, i = _shape(w)
+    if x.type.rank != 4:
+        raise ConvertError(f"CONV_2D needs a rank-4 NHWC input, not rank {x.type.rank}")
+    if not isinstance(x.type.shape[3], int) or x.type.shape[3] != i:
+        ctx.require(Kind.EQ, x.type.shape[3], i, "CONV_2D input channels = filter channels")
+    b = _bias(ctx, node, 2, o, x.type.dtype)
+    x, attrs = _conv_common(ctx, node, x, (kh, kw))
+    return fused(ctx, node, ctx.b.emit(Op.CONV2D, x, _value(ctx, w), b, attrs=attrs))
+
+
+@converter("DEPTHWISE_CONV_2D", options="DepthwiseConv2DOptions")
+def convert_depthwise_conv_2d(ctx, node):
+    x = require_float(node, float_input(ctx, node))
+    w = _weight(ctx, node, 1, x.type.dtype)
+    _, kh, kw, cm = _shape(w)
+    c = x.type.shape[3]
+    if not isinstance(c, int) or cm % c:
+        raise ConvertError(f"DEPTHWISE_CONV_2D filter has {cm} channels, not a multiple of the input's {c}")
+    m = cm // c
+    if isinstance(w, np.ndarray):
+        dw = ctx.b.const(np.ascontiguousarray(w.reshape(kh, kw, c, m)))
+    else:
+        dw = reshape(ctx, w, [kh, kw, c, m])
+    b = _bias(ctx, node, 2, cm, x.type.dtype)
+    x, attrs = _conv_common(ctx, node, x, (kh, kw))
+    return fused(ctx, node, ctx.b.emit(Op.DEPTHWISE_CONV2D, x, dw, b, attrs=attrs))
+
+
+def _pool_window(node):
+    kernel = (node.opt("FilterHeight"), node.opt("FilterWidth"))
+    return window(node, kernel, (node.opt("StrideH"), node.opt("StrideW")))
+
+
+def _pool_fits(ctx, x, w):
+    geoms = [geometry(ctx, x.type.shape[1 + i], w, i) for i in range(2)]
+    return onnx_pool._fits(x, w, geoms)
+
+
+@converter("MAX_POOL_2D", options="Pool2DOptions")
+def convert_max_pool_2d(ctx, node):
+    x = float_input(ctx, node)
+    w = _pool_window(node)
+    x, pad = onnx_pool.apply_fits(ctx, x, _pool_fits(ctx, x, w), float("-inf"))
+    y = ctx.b.emit(Op.MAX_POOL2D, x, attrs=A.MaxPool2dAttrs(w.kernel, w.stride, pad))
+    return fused(ctx, node, y)
+
+
+@converter("AVERAGE_POOL_2D", options="Pool2DOptions")
+def convert_average_pool_2d(ctx, node):
+    """TFLite divides by the number of in-bounds taps, which is TOSA AVG_POOL2D (pads never count)."""
+    x = require_float(node, float_input(ctx, node))
+    w = _pool_window(node)
+    fits = _pool_fits(ctx, x, w)
+    named = SimpleNamespace(op_type=node.op_type)
+    if any(f.append for f in fits):
+        y = onnx_pool._average_by_ratio(ctx, named, x, w, fits, None)
+    else:
+        y = onnx_pool._average(ctx, named, x, w, fits)
+    return fused(ctx, node, y)
+
+
+@converter("FULLY_CONNECTED", options="FullyConnectedOptions")
+def convert_fully_connected(ctx, node):
+    x = require_float(node, float_input(ctx, node))
+    w = _weight(ctx, node, 1, x.type.dtype)
+    if len(_shape(w)) != 2:
+        raise ConvertError(f"FULLY_CONNECTED weights must be 2-D [out, in], not {list(_shape(w))}")
+    o, k = _shape(w)
+    total = product(x.type.shape)
+    ctx.require(Kind.DIVISIBLE, total, k, "FULLY_CONNECTED input size divides by the weights' input size")
+    rows = floordiv(total, k)
+    flat = reshape(ctx, x, [rows, k])
+    wt = ctx.b.const(np.ascontiguousarray(w.T)) if isinstance(w, np.ndarray) else \
+        ctx.b.emit(Op.TRANSPOSE, w, attrs=A.TransposeAttrs((1, 0)))
+    y = ctx.b.emit(Op.ADD, matmul(ctx, flat, wt), _bias(ctx, node, 2, o, x.type.dtype))
+    y = fused(ctx, node, y)
+    if node.opt("KeepNumDims"):
+        ctx.require(Kind.EQ, x.type.shape[-1], k, "FULLY_CONNECTED keep_num_dims needs the last dim = input size")
+        return reshape(ctx, y, [*x.type.shape[:-1], o])
+    return y
+
+
+@converter("BATCH_MATMUL", options="BatchMatMulOptions")
+def convert_batch_matmul(ctx, node):
+    a, b = ctx.tensor(node.inputs[0]), ctx.tensor(node.inputs[1])
+    require_float(node, a)
+    if node.opt("AdjX"):
+        a = _swap_last(ctx, a)
+    if node.opt("AdjY"):
+        b = _swap_last(ctx, b)
+    return matmul(ctx, a, b)
+
+
+def _swap_last(ctx, x):
+    perm = list(range(x.type.rank))
+    perm[-1], perm[-2] = perm[-2], perm[-1]
+    return ctx.b.emit(Op.TRANSPOSE, x, attrs=A.TransposeAttrs(tuple(perm)))

@@ -1,0 +1,172 @@
+"""Converters for TFLite's shape ops: SHAPE, RESHAPE, PACK, UNPACK, SQUEEZE,
+EXPAND_DIMS, CONCATENATION, TRANSPOSE, DEQUANTIZE (float16 weights) and DENSIFY.
+
+SHAPE gives a ShapeTensor of Index values (GET_DIM for symbolic dims), and
+PACK of scalar shape elements, CONCATENATION of shape vectors and RESHAPE's
+shape operand keep them as Index values, so a ``SHAPE -> STRIDED_SLICE ->
+PACK -> RESHAPE`` chain becomes a RESHAPE with explicit ``shape_symbols``
+that decays to a static RESHAPE once the symbols are bound. A ``-1`` entry is
+resolved here (element count divided by the other entries), never left to
+the backend.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ....ir import attrs as A
+from ....ir.dtypes import DType
+from ....ir.ops import Op
+from ....symbolic.constraints import Kind
+from ....symbolic.expr import same
+from ...onnx.ops.common import norm_axis, reshape, slice_
+from ...onnx.ops.shape import _inferred_dim
+from ..context import ShapeTensor
+from ..reader import ConvertError
+from ..registry import converter
+from .common import activation
+
+
+@converter("SHAPE", options="ShapeOptions")
+def convert_shape(ctx, node):
+    x = ctx.tensor(node.inputs[0])
+    return ShapeTensor([ctx.dim_value(x, i) for i in range(x.type.rank)])
+
+
+@converter("RESHAPE", options="ReshapeOptions")
+def convert_reshape(ctx, node):
+    st = ctx.shape_tensor(node.inputs[0])
+    if isinstance(ctx.values.get(node.inputs[0]), ShapeTensor):
+        target = _target(ctx, node)
+        if len(target) <= 1:
+            return ShapeTensor(st.dims, scalar=len(target) == 0)
+    x = ctx.tensor(node.inputs[0])
+    dims = list(_target(ctx, node))
+    holes = [i for i, d in enumerate(dims) if same(d.type.value, -1)]
+    if len(holes) > 1:
+        raise ConvertError("RESHAPE target has more than one -1 entry")
+    if holes:
+        dims[holes[0]] = _inferred_dim(ctx, x, [d for i, d in enumerate(dims) if i != holes[0]])
+    return reshape(ctx, x, dims)
+
+
+def _target(ctx, node) -> list:
+    """The new shape as Index values: input 1 when given (a shape tensor or constant), else the option."""
+    key = node.input(1)
+    if key is not None:
+        return list(ctx.dims(key).dims)
+    return [ctx.b.index(v) for v in node.opt("NewShape")]
+
+
+@converter("PACK", options="PackOptions")
+def convert_pack(ctx, node):
+    keys = node.inputs
+    shapes = [ctx.shape_tensor(k) for k in keys]
+    if node.opt("Axis") in (0, -1) and all(s is not None and s.scalar for s in shapes) and \
+            any(isinstance(ctx.values.get(k), ShapeTensor) for k in keys):
+        return ShapeTensor([s.dims[0] for s in shapes])
+    xs = [ctx.tensor(k) for k in keys]
+    axis = norm_axis(node.opt("Axis"), xs[0].type.rank + 1)
+    xs = [ctx.b.emit(Op.EXPAND_DIMS, x, attrs=A.IndicesAttrs((axis,))) for x in xs]
+    return xs[0] if len(xs) == 1 else ctx.b.emit(Op.CONCAT, *xs, attrs=A.AxisAttrs(axis))
+
+
+@converter("UNPACK", options="UnpackOptions")
+def convert_unpack(ctx, node):
+    st = ctx.values.get(node.inputs[0])
+    if isinstance(st, ShapeTensor) and not st.scalar:
+        return [ShapeTensor([d], scalar=True) for d in st.dims]
+    x = ctx.tensor(node.inputs[0])
+    axis = norm_axis(node.opt("Axis"), x.type.rank)
+    count = x.type.shape[axis]
+    if not isinstance(count, int):
+        raise ConvertError(f"UNPACK along axis {axis} of symbolic size {count} is not supported")
+    outs = []
+    for i in range(count):
+        starts = [0] * x.type.rank
+        starts[axis] = i
+        sizes = list(x.type.shape)
+        sizes[axis] = 1
+        part = slice_(ctx, x, starts, sizes)
+        outs.append(ctx.b.emit(Op.COLLAPSE_DIMS, part, attrs=A.IndicesAttrs((axis,))))
+    return outs
+
+
+@converter("SQUEEZE", options="SqueezeOptions")
+def convert_squeeze(ctx, node):
+    x = ctx.tensor(node.inputs[0])
+    axes = node.opt("SqueezeDims")
+    if not axes:
+        axes = [i for i, d in enumerate(x.type.shape) if same(d, 1)]
+    axes = tuple(sorted(norm_axis(a, x.type.rank) for a in axes))
+    for a in axes:
+        if not same(x.type.shape[a], 1):
+            ctx.require(Kind.EQ, x.type.shape[a], 1, "SQUEEZE removes only dims of size 1")
+            return reshape(ctx, x, [d for i, d in enumerate(x.type.shape) if i not in axes])
+    return ctx.b.emit(Op.COLLAPSE_DIMS, x, attrs=A.IndicesAttrs(axes)) if axes else x
+
+
+@converter("EXPAND_DIMS")
+def convert_expand_dims(ctx, node):
+    axis = ctx.const(node.inputs[1])
+    if axis is None:
+        raise ConvertError("EXPAND_DIMS needs a constant axis")
+    st = ctx.values.get(node.inputs[0])
+    if isinstance(st, ShapeTensor) and st.scalar:
+        return ShapeTensor(st.dims)
+    x = ctx.tensor(node.inputs[0])
+    a = norm_axis(int(np.asarray(axis).reshape(-1)[0]), x.type.rank + 1)
+    return ctx.b.emit(Op.EXPAND_DIMS, x, attrs=A.IndicesAttrs((a,)))
+
+
+@converter("CONCATENATION", options="ConcatenationOptions")
+def convert_concatenation(ctx, node):
+    keys = node.inputs
+    shapes = [ctx.shape_tensor(k) for k in keys]
+    if all(s is not None and not s.scalar for s in shapes) and \
+            any(isinstance(ctx.values.get(k), ShapeTensor) for k in keys):
+        return ShapeTensor([d for s in shapes for d in s.dims])
+    xs = [ctx.tensor(k) for k in keys]
+    axis = norm_axis(node.opt("Axis"), xs[0].type.rank)
+    for x in xs[1:]:
+        for i, (a, b) in enumerate(zip(xs[0].type.shape, x.type.shape)):
+            if i != axis:
+                ctx.require(Kind.EQ, a, b, f"CONCATENATION operands agree on dim {i}")
+    y = xs[0] if len(xs) == 1 else ctx.b.emit(Op.CONCAT, *xs, attrs=A.AxisAttrs(axis))
+    return activation(ctx, y, node.opt("FusedActivationFunction"))
+
+
+@converter("TRANSPOSE")
+def convert_transpose(ctx, node):
+    x = ctx.tensor(node.inputs[0])
+    perm = ctx.const(node.inputs[1])
+    if perm is None:
+        raise ConvertError("TRANSPOSE needs a constant permutation")
+    perm = tuple(int(p) for p in np.asarray(perm).reshape(-1))
+    if perm == tuple(range(x.type.rank)):
+        return x
+    return ctx.b.emit(Op.TRANSPOSE, x, attrs=A.TransposeAttrs(perm))
+
+
+@converter("DEQUANTIZE")
+def convert_dequantize(ctx, node):
+    """float16 weights behind DEQUANTIZE fold to a float32 constant; int8 dequantization is a later phase."""
+    c = ctx.const(node.inputs[0])
+    info = node.input_infos[0]
+    if info.type_name == "FLOAT16":
+        if c is not None:
+            ctx.set_const(node.outputs[0], np.asarray(c, np.float32))
+            return None
+        return ctx.b.emit(Op.CAST, ctx.tensor(node.inputs[0]), attrs=A.CastAttrs(DType.FP32))
+    raise ConvertError(f"DEQUANTIZE of {info.type_name} (quantized) tensors is not supported yet; "
+                       "only float16 weights dequantize")
+
+
+@converter("DENSIFY", options="DensifyOptions")
+def convert_densify(ctx, node):
+    """The reader already densified the sparse constant, so DENSIFY passes it on."""
+    c = ctx.const(node.inputs[0])
+    if c is None:
+        raise ConvertError("DENSIFY of a tensor computed at run time is not supported (only sparse constants)")
+    ctx.set_const(node.outputs[0], c)
+    return None
+

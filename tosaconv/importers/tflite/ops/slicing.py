@@ -1,0 +1,227 @@
+"""Converters for TFLite's slicing ops: STRIDED_SLICE (every mask), SLICE,
+SPLIT, SPLIT_V, PAD, PADV2 and the reductions MEAN, SUM, REDUCE_MAX,
+REDUCE_MIN and REDUCE_PROD.
+
+STRIDED_SLICE is resolved into a *dense spec* the way TensorFlow's
+``BuildDenseSpec`` does (ellipsis expands to the dims no other entry names,
+new-axis entries insert a 1, shrink-axis entries take one element and drop
+the dim). On a shape tensor it slices the Index values, so
+``SHAPE -> STRIDED_SLICE`` keeps symbolic dims. On a tensor with symbolic
+dims, a bound is only allowed where it needs no clamping against the size
+(masked, or a start >= 0 with stride 1). MEAN over a symbolic axis divides by
+the bound size (the ONNX importer's ``mean_over``).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ....ir import attrs as A
+from ....ir.ops import Op
+from ....symbolic.constraints import Kind
+from ....symbolic.expr import sub
+from ...onnx.ops.common import norm_axis, reshape, slice_
+from ...onnx.ops.reduce import mean_over, reduce_chain
+from ..context import ShapeTensor
+from ..reader import ConvertError
+from ..registry import converter
+
+
+def _ints(ctx, key, what: str) -> list:
+    c = ctx.const(key)
+    if c is None:
+        raise ConvertError(f"{what} must be a constant")
+    return [int(v) for v in np.asarray(c).reshape(-1)]
+
+
+def _bit(mask: int, i: int) -> bool:
+    return bool(mask >> i & 1)
+
+
+def _dense_spec(node, rank: int, begin, end, strides):
+    """(per-input-dim (begin, end, stride, begin_masked, end_masked, shrink), output layout)."""
+    ell, new, shrink = node.opt("EllipsisMask"), node.opt("NewAxisMask"), node.opt("ShrinkAxisMask")
+    bm, em = node.opt("BeginMask"), node.opt("EndMask")
+    n = len(begin)
+    named = sum(1 for i in range(n) if not _bit(new, i) and not _bit(ell, i))
+    dims, layout = [], []       # layout: ("dim", index) | ("new",)
+    has_ellipsis = any(_bit(ell, i) for i in range(n))
+    for i in range(n):
+        if _bit(ell, i):
+            for _ in range(rank - named):
+                layout.append(("dim", len(dims)))
+                dims.append((0, 0, 1, True, True, False))
+        elif _bit(new, i):
+            layout.append(("new",))
+        else:
+            if not _bit(shrink, i):
+                layout.append(("dim", len(dims)))
+            dims.append((begin[i], end[i], strides[i], _bit(bm, i), _bit(em, i), _bit(shrink, i)))
+    if not has_ellipsis:
+        while len(dims) < rank:
+            layout.append(("dim", len(dims)))
+            dims.append((0, 0, 1, True, True, False))
+    if len(dims) != rank:
+        raise ConvertError(f"STRIDED_SLICE names {len(dims)} dims of a rank-{rank} input")
+    return dims, layout
+
+
+def _static_range(size: int, spec) -> range:
+    b, e, s, bmask, emask, shrink = spec
+    if s == 0:
+        raise ConvertError("STRIDED_SLICE stride 0")
+    if shrink:
+        b = b + size if b < 0 else b
+        return range(b, b + 1)
+    lo, hi = (0, size) if s > 0 else (-1, size - 1)
+    def fix(v, masked, default):
+        if masked:
+            return default
+        v = v + size if v < 0 else v
+        return min(max(v, lo), hi)
+    start = fix(b, bmask, 0 if s > 0 else size - 1)
+    stop = fix(e, emask, size if s > 0 else -1)
+    return range(start, stop, s)
+
+
+@converter("STRIDED_SLICE", options="StridedSliceOptions")
+def convert_strided_slice(ctx, node):
+    begin, end = _ints(ctx, node.inputs[1], "STRIDED_SLICE begin"), _ints(ctx, node.inputs[2], "STRIDED_SLICE end")
+    strides = _ints(ctx, node.inputs[3], "STRIDED_SLICE strides") if node.input(3) else [1] * len(begin)
+    if node.opt("Offset"):
+        end = [b + e for b, e in zip(begin, end)]
+    st = ctx.values.get(node.inputs[0])
+    if isinstance(st, ShapeTensor) and not st.scalar:
+        dims, layout = _dense_spec(node, 1, begin, end, strides)
+        picked = [st.dims[i] for i in _static_range(len(st.dims), dims[0])]
+        if dims[0][5]:
+            return ShapeTensor(picked, scalar=True)
+        return ShapeTensor(picked)
+    x = ctx.tensor(node.inputs[0])
+    dims, layout = _dense_spec(node, x.type.rank, begin, end, strides)
+    y = _slice_dims(ctx, x, dims)
+    shape = [1 if kind[0] == "new" else y.type.shape[kind[1]] for kind in layout]
+    return reshape(ctx, y, shape)
+
+
+def _slice_dims(ctx, x, dims):
+    starts, sizes, steps = [], [], []
+    for axis, spec in enumerate(dims):
+        size = x.type.shape[axis]
+        if isinstance(size, int):
+            r = _static_range(size, spec)
+            if len(r) == 0:
+                raise ConvertError(f"STRIDED_SLICE is empty on axis {axis}; TOSA requires every dim to be >= 1")
+            starts.append(r.start if r.step > 0 else r[-1])
+            sizes.append(len(r) if r.step == 1 or r.step == -1 else r[-1] - r.start + 1 if r.step > 0
+                         else r.start - r[-1] + 1)
+            steps.append(r.step)
+            continue
+        b, e, s, bmask, emask, shrink = spec
+        if s != 1 or (not bmask and b < 0) or (not emask and not shrink):
+            raise ConvertError(f"STRIDED_SLICE on symbolic axis {axis} (size {size}) needs stride 1, a start >= 0 "
+                               "and a masked end (other bounds clamp against the size); bind the symbol first")
+        start = 0 if bmask else b
+        starts.append(start)
+        sizes.append(1 if shrink else sub(size, start))
+        steps.append(1)
+    y = slice_(ctx, x, starts, sizes)
+    for axis, step in enumerate(steps):
+        if step == 1:
+            continue
+        if step < 0:
+            y = ctx.b.emit(Op.REVERSE, y, attrs=A.AxisAttrs(axis))
+        y = _every(ctx, y, axis, abs(step))
+    return y
+
+
+def _every(ctx, x, axis: int, step: int):
+    """Every ``step``-th element along ``axis`` (static sizes): pad to a multiple, reshape, take index 0."""
+    shape = list(x.type.shape)
+    n = shape[axis]
+    if step == 1 or n == 1:
+        return x
+    count = -(-n // step)
+    padding = [0] * (2 * len(shape))
+    padding[2 * axis + 1] = count * step - n
+    if count * step != n:
+        x = ctx.b.emit(Op.PAD, x, attrs=A.PadAttrs(tuple(padding), 0.0))
+    split = reshape(ctx, x, shape[:axis] + [count, step] + shape[axis + 1:])
+    first = slice_(ctx, split, [0] * (len(shape) + 1), shape[:axis] + [count, 1] + shape[axis + 1:])
+    return reshape(ctx, first, shape[:axis] + [count] + shape[axis + 1:])
+
+
+@converter("SLICE")
+def convert_slice(ctx, node):
+    x = ctx.tensor(node.inputs[0])
+    begin, size = _ints(ctx, node.inputs[1], "SLICE begin"), _ints(ctx, node.inputs[2], "SLICE size")
+    sizes = [sub(x.type.shape[i], begin[i]) if s == -1 else s for i, s in enumerate(size)]
+    return slice_(ctx, x, begin, sizes)
+
+
+def _split_at(ctx, x, axis: int, sizes):
+    outs, offset = [], 0
+    for size in sizes:
+        starts = [0] * x.type.rank
+        starts[axis] = offset
+        shape = list(x.type.shape)
+        shape[axis] = size
+        outs.append(slice_(ctx, x, starts, shape))
+        offset = offset + size
+    return outs
+
+
+@converter("SPLIT", options="SplitOptions")
+def convert_split(ctx, node):
+    x = ctx.tensor(node.inputs[1])
+    axis = norm_axis(_ints(ctx, node.inputs[0], "SPLIT axis")[0], x.type.rank)
+    n, dim = node.opt("NumSplits"), x.type.shape[axis]
+    if not isinstance(dim, int) or dim % n:
+        raise ConvertError(f"SPLIT of axis {axis} (size {dim}) into {n} equal parts needs a static, divisible size")
+    return _split_at(ctx, x, axis, [dim // n] * n)
+
+
+@converter("SPLIT_V", options="SplitVOptions")
+def convert_split_v(ctx, node):
+    x = ctx.tensor(node.inputs[0])
+    sizes = _ints(ctx, node.inputs[1], "SPLIT_V size_splits")
+    axis = norm_axis(_ints(ctx, node.inputs[2], "SPLIT_V axis")[0], x.type.rank)
+    if -1 in sizes:
+        sizes[sizes.index(-1)] = sub(x.type.shape[axis], sum(s for s in sizes if s != -1))
+    else:
+        ctx.require(Kind.EQ, x.type.shape[axis], sum(sizes), "SPLIT_V sizes add up to the split dim")
+    return _split_at(ctx, x, axis, sizes)
+
+
+@converter("PAD", "PADV2")
+def convert_pad(ctx, node):
+    x = ctx.tensor(node.inputs[0])
+    pads = _ints(ctx, node.inputs[1], f"{node.op_type} paddings")
+    value = 0.0
+    if node.input(2) is not None:
+        value = float(np.asarray(_const(ctx, node.inputs[2], "PADV2 constant_values")).reshape(-1)[0])
+    if not any(pads):
+        return x
+    return ctx.b.emit(Op.PAD, x, attrs=A.PadAttrs(tuple(pads), value))
+
+
+def _const(ctx, key, what):
+    c = ctx.const(key)
+    if c is None:
+        raise ConvertError(f"{what} must be a constant")
+    return c
+
+
+def _reduce(op):
+    def convert(ctx, node):
+        x = ctx.tensor(node.inputs[0])
+        axes = sorted({norm_axis(a, x.type.rank) for a in _ints(ctx, node.inputs[1], f"{node.op_type} axes")})
+        y = mean_over(ctx, x, axes) if op is None else reduce_chain(ctx, op, x, axes)
+        if node.opt("KeepDims") or not axes:
+            return y
+        return ctx.b.emit(Op.COLLAPSE_DIMS, y, attrs=A.IndicesAttrs(tuple(axes)))
+    return convert
+
+
+for _name, _op in (("MEAN", None), ("SUM", Op.REDUCE_SUM), ("REDUCE_MAX", Op.REDUCE_MAX),
+                   ("REDUCE_MIN", Op.REDUCE_MIN), ("REDUCE_PROD", Op.REDUCE_PRODUCT)):
+    converter(_name, options="ReducerOptions")(_reduce(_op))

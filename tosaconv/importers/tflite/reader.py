@@ -1,0 +1,213 @@
+"""Reading a .tflite flatbuffer into plain Python records.
+
+The ``tflite`` package is the schema's generated Python code (pure Python, no
+TensorFlow); it reads lazily, so a truncated or foreign file only fails when
+a field is touched. :func:`read_model` therefore walks the whole main
+subgraph once, inside one error guard, and returns :class:`TfliteModel`:
+tensors (dtype, shape, ``shape_signature``, quantization parameters, constant
+data as zero-copy ``np.frombuffer`` views of the file), operators (builtin
+name or custom code, version, inputs, outputs, options table) and the
+signature def's input and output names. Sparse constants are densified here
+(:mod:`.sparse`), so DENSIFY is a plain pass-through later.
+"""
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass, field
+from typing import Optional
+
+import numpy as np
+import tflite
+from tflite.utils import BUILTIN_OPCODE2NAME
+
+from ..onnx.reader import ConvertError  # noqa: F401  (one error type for every importer's converters)
+from .sparse import SparseError, densify
+
+# TFLite tensor types and the numpy dtype of their buffers.
+NUMPY_TYPES = {
+    tflite.TensorType.FLOAT32: np.float32, tflite.TensorType.FLOAT16: np.float16,
+    tflite.TensorType.FLOAT64: np.float64, tflite.TensorType.INT32: np.int32,
+    tflite.TensorType.INT64: np.int64, tflite.TensorType.INT16: np.int16,
+    tflite.TensorType.INT8: np.int8, tflite.TensorType.UINT8: np.uint8,
+    tflite.TensorType.BOOL: np.bool_, tflite.TensorType.UINT16: np.uint16,
+    tflite.TensorType.UINT32: np.uint32, tflite.TensorType.UINT64: np.uint64,
+}
+TYPE_NAMES = {v: k for k, v in vars(tflite.TensorType).items() if not k.startswith("_")}
+CUSTOM = tflite.BuiltinOperator.CUSTOM
+
+
+class ModelReadError(Exception):
+    """The file is not a readable TFLite model."""
+
+
+@dataclass(frozen=True)
+class QuantParams:
+    """A tensor's quantization: per-tensor (one scale) or per-channel along ``axis``."""
+
+    scale: np.ndarray
+    zero_point: np.ndarray
+    axis: int = 0
+
+    @property
+    def per_channel(self) -> bool:
+        return self.scale.size > 1
+
+
+@dataclass
+class TensorInfo:
+    index: int
+    name: str
+    type: int                        # tflite.TensorType
+    shape: tuple
+    signature: Optional[tuple]       # shape_signature (-1 = dynamic), when the model has one
+    data: Optional[np.ndarray] = None
+    quant: Optional[QuantParams] = None
+    is_variable: bool = False
+
+    @property
+    def type_name(self) -> str:
+        return TYPE_NAMES.get(self.type, str(self.type))
+
+
+@dataclass
+class OpInfo:
+    index: int
+    op_type: str                     # builtin name, or the custom code for CUSTOM ops
+    custom: bool
+    version: int
+    inputs: list                     # tensor indices; -1 = optional input left out
+    outputs: list
+    options: object = None           # flatbuffers Table of the builtin options, or None
+    options_type: int = 0
+
+
+@dataclass
+class TfliteModel:
+    tensors: list
+    ops: list
+    inputs: list
+    outputs: list
+    input_names: dict = field(default_factory=dict)    # tensor index -> signature name
+    output_names: dict = field(default_factory=dict)
+    subgraphs: int = 1
+    version: int = 3
+
+
+def read_model(data: bytes) -> TfliteModel:
+    if len(data) < 8 or data[4:8] != b"TFL3":
+        raise ModelReadError("the file has no TFLite identifier ('TFL3' at byte 4)")
+    try:
+        return _read(data)
+    except SparseError as e:
+        raise ModelReadError(str(e)) from None
+    except (struct.error, IndexError, ValueError, TypeError, UnicodeDecodeError, OverflowError) as e:
+        raise ModelReadError(f"the flatbuffer is damaged or truncated ({type(e).__name__}: {e})") from None
+
+
+def _read(data: bytes) -> TfliteModel:
+    model = tflite.Model.GetRootAs(data, 0)
+    if model.SubgraphsLength() < 1:
+        raise ModelReadError("the model has no subgraph")
+    sg = model.Subgraphs(0)
+    buffers = [_buffer(model.Buffers(i), data) for i in range(model.BuffersLength())]
+    codes = [_opcode(model.OperatorCodes(i)) for i in range(model.OperatorCodesLength())]
+    tensors = [_tensor(sg.Tensors(i), i, buffers) for i in range(sg.TensorsLength())]
+    ops = [_op(sg.Operators(i), i, codes) for i in range(sg.OperatorsLength())]
+    inputs = [int(i) for i in _ints(sg.InputsAsNumpy())]
+    outputs = [int(i) for i in _ints(sg.OutputsAsNumpy())]
+    for i in inputs + outputs + [t for op in ops for t in op.inputs + op.outputs if t >= 0]:
+        if not 0 <= i < len(tensors):
+            raise ModelReadError(f"tensor index {i} is out of range ({len(tensors)} tensors)")
+    result = TfliteModel(tensors, ops, inputs, outputs, subgraphs=model.SubgraphsLength(),
+                         version=model.Version())
+    _read_signature(model, result)
+    return result
+
+
+def _ints(arr) -> np.ndarray:
+    """A flatbuffers int vector (the generated code returns 0 for an absent vector)."""
+    return np.zeros((0,), np.int32) if isinstance(arr, int) else arr
+
+
+def _buffer(buf, data: bytes) -> Optional[np.ndarray]:
+    """The bytes of one buffer: a view into the file (inline, or at an offset for >2 GB models)."""
+    if buf is None:
+        return None
+    if buf.Offset() > 1:
+        start, size = buf.Offset(), buf.Size()
+        if start + size > len(data):
+            raise ModelReadError(f"a buffer at offset {start} of {size} bytes runs past the end of the file")
+        return np.frombuffer(data, np.uint8, count=size, offset=start)
+    if buf.DataIsNone() or buf.DataLength() == 0:
+        return None
+    return buf.DataAsNumpy()
+
+
+def _opcode(code) -> tuple:
+    builtin = max(code.BuiltinCode(), code.DeprecatedBuiltinCode())
+    if builtin == CUSTOM:
+        custom = code.CustomCode()
+        return (custom.decode("utf-8", errors="replace") if custom else "?", True, code.Version())
+    return (BUILTIN_OPCODE2NAME.get(builtin, f"BUILTIN_{builtin}"), False, code.Version())
+
+
+def _tensor(t, index: int, buffers: list) -> TensorInfo:
+    name = (t.Name() or b"").decode("utf-8", errors="replace") or f"tensor_{index}"
+    shape = tuple(int(d) for d in _ints(t.ShapeAsNumpy()))
+    signature = None if t.ShapeSignatureIsNone() else tuple(int(d) for d in _ints(t.ShapeSignatureAsNumpy()))
+    info = TensorInfo(index, name, t.Type(), shape, signature, quant=_quant(t.Quantization()),
+                      is_variable=t.IsVariable())
+    raw = buffers[t.Buffer()] if 0 < t.Buffer() < len(buffers) else None
+    if raw is not None:
+        info.data = _typed_data(info, raw, t.Sparsity())
+    return info
+
+
+def _typed_data(info: TensorInfo, raw: np.ndarray, sparsity) -> np.ndarray:
+    if info.type not in NUMPY_TYPES:
+        raise ModelReadError(f"constant tensor '{info.name}' has type {info.type_name}, which tosaconv cannot read")
+    dtype = np.dtype(NUMPY_TYPES[info.type])
+    if raw.size % dtype.itemsize:
+        raise ModelReadError(f"constant tensor '{info.name}' has {raw.size} bytes, not a whole number of "
+                             f"{dtype.name} values")
+    values = raw.view(dtype)           # zero-copy: a view of the file's bytes
+    if sparsity is not None:
+        return densify(values, info.shape, sparsity, info.name)
+    if values.size != int(np.prod(info.shape, dtype=np.int64)):
+        raise ModelReadError(f"constant tensor '{info.name}' has {values.size} values for shape {list(info.shape)}")
+    return values.reshape(info.shape)
+
+
+def _quant(q) -> Optional[QuantParams]:
+    if q is None or q.ScaleIsNone() or q.ScaleLength() == 0:
+        return None
+    scale = np.asarray(q.ScaleAsNumpy(), np.float32)
+    zp = np.asarray(_ints(q.ZeroPointAsNumpy()), np.int64)
+    if zp.size == 0:
+        zp = np.zeros(scale.shape, np.int64)
+    return QuantParams(scale, zp, q.QuantizedDimension())
+
+
+def _op(op, index: int, codes: list) -> OpInfo:
+    idx = op.OpcodeIndex()
+    if not 0 <= idx < len(codes):
+        raise ModelReadError(f"operator {index} uses opcode index {idx}, but the model has {len(codes)} codes")
+    name, custom, version = codes[idx]
+    inputs = [int(i) for i in _ints(op.InputsAsNumpy())]
+    outputs = [int(i) for i in _ints(op.OutputsAsNumpy())]
+    return OpInfo(index, name, custom, version, inputs, outputs, op.BuiltinOptions(), op.BuiltinOptionsType())
+
+
+def _read_signature(model, result: TfliteModel):
+    """Names from the first signature def whose subgraph is the main one."""
+    for i in range(model.SignatureDefsLength()):
+        sig = model.SignatureDefs(i)
+        if sig.SubgraphIndex() != 0:
+            continue
+        for j in range(sig.InputsLength()):
+            m = sig.Inputs(j)
+            result.input_names[m.TensorIndex()] = m.Name().decode("utf-8", errors="replace")
+        for j in range(sig.OutputsLength()):
+            m = sig.Outputs(j)
+            result.output_names[m.TensorIndex()] = m.Name().decode("utf-8", errors="replace")
+        return

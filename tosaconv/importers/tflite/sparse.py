@@ -1,0 +1,71 @@
+"""Densifying a sparse TFLite constant (the input of DENSIFY) at import.
+
+TFLite stores a sparse tensor as a tree of levels (``dim_metadata``), one per
+dim of the blocked shape in ``traversal_order``: the tensor's own dims (a
+blocked dim counts ``size / block`` outer positions) followed by one level per
+entry of ``block_map`` (the inner position inside a block). A DENSE level
+enumerates ``dense_size`` children; a SPARSE_CSR level lists, for parent
+``p``, the children ``array_indices[array_segments[p]:array_segments[p+1]]``.
+The leaf positions number the stored values in order. This follows TFLite's
+``FormatConverter`` (tensorflow/lite/kernels/internal/utils/sparsity_format_converter.cc).
+"""
+from __future__ import annotations
+
+import numpy as np
+import tflite
+
+
+class SparseError(ValueError):
+    """Sparsity parameters that do not describe the tensor."""
+
+
+def _index_vector(kind: int, table) -> np.ndarray:
+    if table is None or kind == tflite.SparseIndexVector.NONE:
+        return np.zeros((0,), np.int64)
+    cls = {tflite.SparseIndexVector.Int32Vector: tflite.Int32Vector,
+           tflite.SparseIndexVector.Uint16Vector: tflite.Uint16Vector,
+           tflite.SparseIndexVector.Uint8Vector: tflite.Uint8Vector}[kind]
+    vec = cls()
+    vec.Init(table.Bytes, table.Pos)
+    values = vec.ValuesAsNumpy()
+    return np.zeros((0,), np.int64) if isinstance(values, int) else values.astype(np.int64)
+
+
+def densify(values: np.ndarray, shape: tuple, sparsity, name: str) -> np.ndarray:
+    rank = len(shape)
+    order = [int(x) for x in np.atleast_1d(sparsity.TraversalOrderAsNumpy())] \
+        if not sparsity.TraversalOrderIsNone() else list(range(rank))
+    block_map = [int(x) for x in np.atleast_1d(sparsity.BlockMapAsNumpy())] \
+        if not sparsity.BlockMapIsNone() else []
+    levels = [sparsity.DimMetadata(i) for i in range(sparsity.DimMetadataLength())]
+    if len(levels) != rank + len(block_map) or sorted(order) != list(range(len(levels))):
+        raise SparseError(f"sparse tensor '{name}': {len(levels)} dim metadata entries and traversal order "
+                          f"{order} do not fit rank {rank} with block map {block_map}")
+    block_size = {block_map[j]: levels[order.index(rank + j)].DenseSize() for j in range(len(block_map))}
+    out = np.zeros(shape, values.dtype)
+    coords = [0] * len(levels)
+
+    def visit(level: int, parent: int):
+        if level == len(levels):
+            dense = [coords[d] * block_size.get(d, 1) for d in range(rank)]
+            for j, d in enumerate(block_map):
+                dense[d] += coords[rank + j]
+            if parent >= values.size:
+                raise SparseError(f"sparse tensor '{name}' has fewer values than its indices need")
+            out[tuple(dense)] = values[parent]
+            return
+        meta, dim = levels[level], order[level]
+        if meta.Format() == tflite.DimensionType.DENSE:
+            size = meta.DenseSize()
+            for i in range(size):
+                coords[dim] = i
+                visit(level + 1, parent * size + i)
+            return
+        segments = _index_vector(meta.ArraySegmentsType(), meta.ArraySegments())
+        indices = _index_vector(meta.ArrayIndicesType(), meta.ArrayIndices())
+        for k in range(int(segments[parent]), int(segments[parent + 1])):
+            coords[dim] = int(indices[k])
+            visit(level + 1, k)
+
+    visit(0, 0)
+    return out
