@@ -6,7 +6,11 @@ import json
 import numpy as np
 import pytest
 
+from onnx import TensorProto, helper
+
 from tosaconv.fileio import npz_bytes
+
+from .conftest import save_model, tensor
 
 
 def assert_clean_failure(r, code: int):
@@ -51,6 +55,20 @@ def test_every_unsupported_op_is_listed_with_count_and_first_node(cli, unsupport
     assert "det_b" not in r.stderr
     doc = json.loads(cli("convert", unsupported_model, "-o", "m.tosa", "--json").stdout)
     assert [d["location"]["name"] for d in doc["diagnostics"]] == ["det_a", "mn0"]
+
+
+def test_unsupported_ops_inside_subgraphs_are_counted_too(cli, tmp_path):
+    branch = lambda name, out: helper.make_graph(  # noqa: E731
+        [helper.make_node("Det", ["x"], [out], name=name)], name, [], [tensor(out, None)])
+    nodes = [helper.make_node("If", ["c"], ["y"], name="if0", then_branch=branch("det_then", "d"),
+                              else_branch=branch("det_else", "e")),
+             helper.make_node("Multinomial", ["p"], ["s"], name="mn0")]
+    model = save_model(tmp_path / "nested.onnx", nodes,
+                       [tensor("c", [], TensorProto.BOOL), tensor("x", [3, 3]), tensor("p", [1, 3])],
+                       [tensor("y", None), tensor("s", None, TensorProto.INT32)])
+    r = cli("convert", model, "-o", "m.tosa")
+    assert_clean_failure(r, 3)
+    assert "Det" in r.stderr and "2 node" in r.stderr and "Multinomial" in r.stderr and "1 node" in r.stderr
 
 
 @pytest.mark.parametrize("content", ["truncated", "garbage", "empty", "text"])
