@@ -18,17 +18,16 @@ from collections import OrderedDict
 import onnx
 from google.protobuf.message import DecodeError
 
-from ...diagnostics import ConversionError, Diagnostic, ShapeError
+from ...diagnostics import ConversionError, Diagnostic
 from ...ir.dtypes import DType
 from ...ir.graph import Graph
 from ...ir.location import Location
 from ...ir.ops import Op
-from ...ir.shape_rules import ShapeRuleError
 from ...ir.types import TensorType
-from ...symbolic.constraints import ConstraintFailed
 from ...symbolic.scope import SymbolInfo
 from . import ops as _ops  # noqa: F401  (registers the converters)
 from . import scan8
+from ..errors import converting
 from .context import ImportContext, ShapeTensor
 from .external_data import load_external_data
 from .reader import ConvertError, NodeReader
@@ -164,19 +163,8 @@ def _input_dim(ctx: ImportContext, input_name: str, axis: int, d):
 def _convert_node(ctx: ImportContext, node: NodeReader):
     fn = resolve(node.op_type, ctx.opset, node.node.domain)
     loc = node.location
-    with ctx.b.at(loc):
-        try:
-            results = fn(ctx, node)
-        except ConvertError as e:
-            raise ConversionError.one("E-CONVERT", f"cannot convert {loc}: {e}", loc) from None
-        except ShapeRuleError as e:
-            raise ShapeError.one("E-SHAPE", f"shape error at {loc}: {e}", loc) from None
-        except ConstraintFailed as e:
-            raise ShapeError.one("E-CONSTRAINT", f"shape error at {loc}: {e}", loc,
-                                 notes=(e.constraint.provenance.reason,)) from None
-        except Exception as e:
-            e.add_note(f"while converting {loc}")
-            raise
+    with ctx.b.at(loc), converting(loc, ConvertError):
+        results = fn(ctx, node)
     if not isinstance(results, (list, tuple)):
         results = [results]
     for name, value in zip(node.outputs, results):

@@ -14,16 +14,15 @@ from __future__ import annotations
 import os
 from collections import OrderedDict
 
-from ...diagnostics import ConversionError, Diagnostic, ShapeError
+from ...diagnostics import ConversionError, Diagnostic
 from ...ir.dtypes import DType
 from ...ir.graph import Graph
 from ...ir.location import Location
 from ...ir.ops import Op
-from ...ir.shape_rules import ShapeRuleError
 from ...ir.types import TensorType
-from ...symbolic.constraints import ConstraintFailed
 from ...symbolic.scope import SymbolInfo
 from . import ops as _ops  # noqa: F401  (registers the converters)
+from ..errors import converting
 from .context import ShapeTensor, TfliteContext
 from .node import OpReader
 from .reader import NUMPY_TYPES, ConvertError, ModelReadError, TfliteModel, read_model
@@ -103,22 +102,11 @@ def _input_dim(ctx: TfliteContext, input_name: str, axis: int, d: int):
 def _convert_op(ctx: TfliteContext, op):
     entry = resolve(op.op_type)
     loc = Location(op.op_type, "?", source="tflite")
-    with ctx.b.at(loc):
-        try:
-            node = OpReader(op, ctx.keys, ctx.model.tensors, entry.options)
-            loc = node.location
-            ctx.b.location = loc
-            results = entry.fn(ctx, node)
-        except ConvertError as e:
-            raise ConversionError.one("E-CONVERT", f"cannot convert {loc}: {e}", loc) from None
-        except ShapeRuleError as e:
-            raise ShapeError.one("E-SHAPE", f"shape error at {loc}: {e}", loc) from None
-        except ConstraintFailed as e:
-            raise ShapeError.one("E-CONSTRAINT", f"shape error at {loc}: {e}", loc,
-                                 notes=(e.constraint.provenance.reason,)) from None
-        except Exception as e:
-            e.add_note(f"while converting {loc}")
-            raise
+    with converting(loc, ConvertError):
+        node = OpReader(op, ctx.keys, ctx.model.tensors, entry.options)
+    loc = node.location
+    with ctx.b.at(loc), converting(loc, ConvertError):
+        results = entry.fn(ctx, node)
     if not isinstance(results, (list, tuple)):
         results = [results]
     for key, value in zip(node.outputs, results):
