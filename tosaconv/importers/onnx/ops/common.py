@@ -115,3 +115,16 @@ def slice_(ctx, x, starts, sizes):
         return ctx.b.emit(Op.SLICE, x, attrs=A.SliceAttrs(tuple(starts), tuple(sizes)))
     operands = [index_for(ctx, v) for v in list(starts) + list(sizes)]
     return ctx.b.emit(Op.DYN_SLICE, x, *operands)
+
+
+def split_along(ctx, x, axis: int, sizes) -> list:
+    """Consecutive slices of ``x`` along ``axis`` with the given (possibly symbolic) sizes."""
+    outs, offset = [], 0
+    for size in sizes:
+        starts = [0] * x.type.rank
+        starts[axis] = offset
+        shape = list(x.type.shape)
+        shape[axis] = size
+        outs.append(slice_(ctx, x, starts, shape))
+        offset = offset + size
+    return outs

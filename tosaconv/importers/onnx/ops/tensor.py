@@ -17,7 +17,7 @@ from ....symbolic.expr import Expr, dmax, dmin, floordiv, product, same
 from ..context import ShapeTensor
 from ..reader import ConvertError
 from ..registry import converter
-from .common import index_for, norm_axis, reshape, slice_
+from .common import index_for, norm_axis, reshape, slice_, split_along
 
 BIG = 2 ** 31 - 1
 
@@ -231,16 +231,7 @@ def convert_split(ctx, node):
     x = ctx.tensor(node.inputs[0])
     axis = norm_axis(node.attr("axis"), x.type.rank)
     dim = x.type.shape[axis]
-    sizes = _split_sizes(ctx, node, dim)
-    outs, offset = [], 0
-    for size in sizes:
-        starts = [0] * x.type.rank
-        starts[axis] = offset
-        shape = list(x.type.shape)
-        shape[axis] = size
-        outs.append(slice_(ctx, x, starts, shape))
-        offset = offset + size
-    return outs
+    return split_along(ctx, x, axis, _split_sizes(ctx, node, dim))
 
 
 def _split_sizes(ctx, node, dim):

@@ -19,7 +19,7 @@ from ....ir import attrs as A
 from ....ir.ops import Op
 from ....symbolic.constraints import Kind
 from ....symbolic.expr import sub
-from ...onnx.ops.common import norm_axis, reshape, slice_
+from ...onnx.ops.common import norm_axis, reshape, slice_, split_along
 from ...onnx.ops.reduce import mean_over, reduce_chain
 from ..context import ShapeTensor
 from ..reader import ConvertError
@@ -158,18 +158,6 @@ def convert_slice(ctx, node):
     return slice_(ctx, x, begin, sizes)
 
 
-def _split_at(ctx, x, axis: int, sizes):
-    outs, offset = [], 0
-    for size in sizes:
-        starts = [0] * x.type.rank
-        starts[axis] = offset
-        shape = list(x.type.shape)
-        shape[axis] = size
-        outs.append(slice_(ctx, x, starts, shape))
-        offset = offset + size
-    return outs
-
-
 @converter("SPLIT", options="SplitOptions")
 def convert_split(ctx, node):
     x = ctx.tensor(node.inputs[1])
@@ -177,7 +165,7 @@ def convert_split(ctx, node):
     n, dim = node.opt("NumSplits"), x.type.shape[axis]
     if not isinstance(dim, int) or dim % n:
         raise ConvertError(f"SPLIT of axis {axis} (size {dim}) into {n} equal parts needs a static, divisible size")
-    return _split_at(ctx, x, axis, [dim // n] * n)
+    return split_along(ctx, x, axis, [dim // n] * n)
 
 
 @converter("SPLIT_V", options="SplitVOptions")
@@ -189,7 +177,7 @@ def convert_split_v(ctx, node):
         sizes[sizes.index(-1)] = sub(x.type.shape[axis], sum(s for s in sizes if s != -1))
     else:
         ctx.require(Kind.EQ, x.type.shape[axis], sum(sizes), "SPLIT_V sizes add up to the split dim")
-    return _split_at(ctx, x, axis, sizes)
+    return split_along(ctx, x, axis, sizes)
 
 
 @converter("PAD", "PADV2")
