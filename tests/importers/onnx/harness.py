@@ -127,15 +127,21 @@ def check_with_onnxruntime(model: onnx.ModelProto, feed_sets, rtol: float = RTOL
     graph = convert(model)
     for feeds in feed_sets:
         want = run_onnxruntime(model, feeds)
-        shapes = {k: np.shape(v) for k, v in feeds.items()}
-        static_run = run_graph(read_tosa(specialize_and_emit(graph, shapes)[1]), feeds) if specialized else None
-        for how, got in (("symbolic program", run_graph(graph, feeds)), ("emitted static .tosa", static_run)):
-            if got is None:
-                continue
-            assert len(got) == len(want)
-            for i, (g, w) in enumerate(zip(got, want)):
-                assert_close(g, w, rtol, atol, f"{how}: output {i} with input shapes {shapes}")
+        compare_both_paths(graph, feeds, want, rtol, atol, specialized)
     return graph
+
+
+def compare_both_paths(graph, feeds: dict, want: list, rtol: float, atol: float, specialized: bool = True):
+    """The symbolic program run on ``feeds`` and (unless not ``specialized``) the program specialized at
+    the feeds' shapes, emitted, read back and run, must both match ``want``."""
+    shapes = {k: np.shape(v) for k, v in feeds.items()}
+    static_run = run_graph(read_tosa(specialize_and_emit(graph, shapes)[1]), feeds) if specialized else None
+    for how, got in (("symbolic program", run_graph(graph, feeds)), ("emitted static .tosa", static_run)):
+        if got is None:
+            continue
+        assert len(got) == len(want)
+        for i, (g, w) in enumerate(zip(got, want)):
+            assert_close(g, w, rtol, atol, f"{how}: output {i} with input shapes {shapes}")
 
 
 def rand(*shape, low: float = -2.0, high: float = 2.0, seed: int = 0) -> np.ndarray:

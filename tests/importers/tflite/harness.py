@@ -15,9 +15,8 @@ import numpy as np
 from ai_edge_litert.interpreter import Interpreter, OpResolverType
 
 from tosaconv import api
-from tosaconv.emit import read_tosa
 from tosaconv.importers.tflite.builder import ModelBuilder  # noqa: F401  (re-exported for the tests)
-from tests.importers.onnx.harness import assert_close, run_graph, specialize_and_emit
+from tests.importers.onnx.harness import compare_both_paths, rand  # noqa: F401  (rand is re-exported)
 
 RTOL, ATOL = 1e-4, 1e-5
 
@@ -65,18 +64,8 @@ def check_with_litert(data: bytes, feed_sets, rtol: float = RTOL, atol: float = 
     names = names or {}
     for feeds in feed_sets:
         want = run_litert(data, feeds)
-        ours = {names.get(k, k): v for k, v in feeds.items()}
-        shapes = {k: np.shape(v) for k, v in ours.items()}
-        static = run_graph(read_tosa(specialize_and_emit(graph, shapes)[1]), ours)
-        for how, got in (("symbolic program", run_graph(graph, ours)), ("emitted static .tosa", static)):
-            assert len(got) == len(want)
-            for i, (g, w) in enumerate(zip(got, want)):
-                assert_close(g, w, rtol, atol, f"{how}: output {i} with input shapes {shapes}")
+        compare_both_paths(graph, {names.get(k, k): v for k, v in feeds.items()}, want, rtol, atol)
     return graph
-
-
-def rand(*shape, low: float = -2.0, high: float = 2.0, seed: int = 0) -> np.ndarray:
-    return np.random.default_rng(seed).uniform(low, high, shape).astype(np.float32)
 
 
 def unary_model(op: str, shape, signature=None, options=None, dtype="FLOAT32", out_dtype=None, **fields) -> bytes:
