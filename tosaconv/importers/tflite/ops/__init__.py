@@ -3,4 +3,4 @@
 Importing this package registers every converter (each module is listed
 explicitly; there is no scanning).
 """
-from . import activation, elementwise, nn, shape, slicing  # noqa: F401
+from . import activation, conv_transpose, elementwise, indexing, layout, nn, resize, shape, slicing  # noqa: F401

@@ -1,0 +1,125 @@
+"""Converters for TFLite's indexing and generating ops: TILE, GATHER (axis,
+batch_dims), GATHER_ND, ARG_MAX, ARG_MIN, CUMSUM, FILL, ZEROS_LIKE, RANGE and
+BROADCAST_TO.
+
+Most reuse the ONNX importer's converters through :class:`OnnxView` (Tile,
+Gather, GatherND, CumSum, Range, Expand) or its helpers (``arg_extreme``,
+``fill``). GATHER with ``batch_dims`` views the params as
+``[batch * outer, K, inner]`` and the indices as ``[batch, W]`` repeated over
+``outer`` rows, one TOSA GATHER.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ....ir import attrs as A
+from ....ir.ops import Op
+from ....symbolic.constraints import Kind
+from ....symbolic.expr import product, same
+from ...onnx.ops import indexing as onnx_indexing
+from ...onnx.ops import masks as onnx_masks
+from ...onnx.ops import pad as onnx_pad
+from ...onnx.ops import shape as onnx_shape
+from ...onnx.ops import tensor as onnx_tensor
+from ...onnx.ops.argmax import arg_extreme
+from ...onnx.ops.common import index_for, norm_axis, reshape
+from ...onnx.ops.index_math import as_int32, fill, gather_safe
+from ..reader import ConvertError
+from ..registry import converter
+from .onnx_view import OnnxView
+
+
+@converter("TILE")
+def convert_tile(ctx, node):
+    return onnx_pad.convert_tile(ctx, OnnxView(node))
+
+
+@converter("GATHER", options="GatherOptions")
+def convert_gather(ctx, node):
+    b = node.opt("BatchDims")
+    if b == 0:
+        return onnx_tensor.convert_gather(ctx, OnnxView(node, axis=node.opt("Axis")))
+    x = ctx.tensor(node.inputs[0])
+    idx = as_int32(ctx, ctx.tensor(node.inputs[1]))
+    b = b + idx.type.rank if b < 0 else b
+    axis = norm_axis(node.opt("Axis"), x.type.rank)
+    if not 0 < b <= axis or b > idx.type.rank:
+        raise ConvertError(f"GATHER batch_dims {b} must be <= axis {axis} and the indices' rank {idx.type.rank}")
+    shape = list(x.type.shape)
+    for j in range(b):
+        ctx.require(Kind.EQ, shape[j], idx.type.shape[j], f"GATHER batch dim {j} of params and indices")
+    batch, outer, inner = shape[:b], shape[b:axis], shape[axis + 1:]
+    w = list(idx.type.shape[b:])
+    rows = reshape(ctx, idx, [product(batch), 1, product(w)])
+    n_outer = product(outer)
+    if not same(n_outer, 1):
+        if isinstance(n_outer, int):
+            rows = ctx.b.emit(Op.TILE, rows, attrs=A.TileAttrs((1, n_outer, 1)))
+        else:
+            rows = ctx.b.emit(Op.DYN_TILE, rows, ctx.b.index(1), index_for(ctx, n_outer), ctx.b.index(1))
+    n = product(batch + outer)
+    values, undo = gather_safe(ctx, x)
+    table = reshape(ctx, values, [n, shape[axis], product(inner)])
+    g = undo(ctx.b.emit(Op.GATHER, table, reshape(ctx, rows, [n, product(w)])))
+    return reshape(ctx, g, batch + outer + w + inner)
+
+
+@converter("GATHER_ND")
+def convert_gather_nd(ctx, node):
+    return onnx_indexing.convert_gather_nd(ctx, OnnxView(node, batch_dims=0))
+
+
+def _arg(find_min: bool):
+    def convert(ctx, node):
+        x = ctx.tensor(node.inputs[0])
+        axis_c = ctx.const(node.inputs[1])
+        if axis_c is None:
+            raise ConvertError(f"{node.op_type} needs a constant axis")
+        axis = norm_axis(int(np.asarray(axis_c).reshape(-1)[0]), x.type.rank)
+        return arg_extreme(ctx, x, axis, find_min)
+    return convert
+
+
+converter("ARG_MAX", options="ArgMaxOptions")(_arg(find_min=False))
+converter("ARG_MIN", options="ArgMinOptions")(_arg(find_min=True))
+
+
+@converter("CUMSUM", options="CumsumOptions")
+def convert_cumsum(ctx, node):
+    view = OnnxView(node, exclusive=int(node.opt("Exclusive")), reverse=int(node.opt("Reverse")))
+    return onnx_masks.convert_cumsum(ctx, view)
+
+
+@converter("FILL")
+def convert_fill(ctx, node):
+    dims = ctx.dims(node.inputs[0]).dims
+    value = ctx.const(node.inputs[1])
+    if value is not None:
+        value = np.asarray(value).reshape(-1)
+        if all(isinstance(d.type.value, int) for d in dims):
+            return ctx.b.const(np.full([d.type.value for d in dims], value[0], dtype=value.dtype))
+        base = ctx.b.const(value.reshape((1,) * len(dims)))
+    else:
+        v = ctx.tensor(node.inputs[1])
+        if not same(product(v.type.shape), 1):
+            raise ConvertError("FILL value must hold one element")
+        base = reshape(ctx, v, [1] * len(dims))
+    if all(same(d.type.value, 1) for d in dims):
+        return base
+    return ctx.b.emit(Op.DYN_TILE, base, *dims)
+
+
+@converter("ZEROS_LIKE", options="ZerosLikeOptions")
+def convert_zeros_like(ctx, node):
+    x = ctx.tensor(node.inputs[0])
+    return fill(ctx, False if x.type.dtype.name == "BOOL" else 0, x.type.dtype, list(x.type.shape))
+
+
+@converter("RANGE", options="RangeOptions")
+def convert_range(ctx, node):
+    return onnx_shape.convert_range(ctx, OnnxView(node))
+
+
+@converter("BROADCAST_TO", options="BroadcastToOptions")
+def convert_broadcast_to(ctx, node):
+    return onnx_shape.convert_expand(ctx, OnnxView(node))

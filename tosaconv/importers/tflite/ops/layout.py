@@ -1,0 +1,148 @@
+"""Converters for TFLite's layout ops: MIRROR_PAD (REFLECT, SYMMETRIC),
+DEPTH_TO_SPACE, SPACE_TO_DEPTH, SPACE_TO_BATCH_ND and BATCH_TO_SPACE_ND.
+
+MIRROR_PAD REFLECT is the ONNX importer's reflect padding (a CONCAT of
+REVERSEd inner rows per axis); SYMMETRIC repeats the edge row too, so its
+mirrored rows start at the edge. The NHWC block ops are RESHAPE -> TRANSPOSE
+-> RESHAPE through a rank-6 view using the ONNX importer's helpers (TFLite
+orders a pixel's block as ``(i * b + j) * C + c``, ONNX's DCR order). A
+symbolic dim that must split records a divisibility fact in the ledger.
+"""
+from __future__ import annotations
+
+import numpy as np
+import tflite
+
+from ....ir import attrs as A
+from ....ir.ops import Op
+from ....symbolic.constraints import Kind
+from ....symbolic.expr import mul, product, sub
+from ...onnx.ops.common import reshape, slice_
+from ...onnx.ops.index_math import transpose
+from ...onnx.ops.layout import _split
+from ...onnx.ops.pad import _pad_axis, _rows
+from ..reader import ConvertError
+from ..registry import converter
+
+
+def _ints(ctx, key, what: str) -> list:
+    c = ctx.const(key)
+    if c is None:
+        raise ConvertError(f"{what} must be a constant")
+    return [int(v) for v in np.asarray(c).reshape(-1)]
+
+
+@converter("MIRROR_PAD", options="MirrorPadOptions")
+def convert_mirror_pad(ctx, node):
+    x = ctx.tensor(node.inputs[0])
+    pads = _ints(ctx, node.inputs[1], "MIRROR_PAD paddings")
+    if len(pads) != 2 * x.type.rank or min(pads) < 0:
+        raise ConvertError(f"MIRROR_PAD needs {x.type.rank} non-negative (before, after) pairs, got {pads}")
+    mode = node.opt("Mode")
+    if mode not in (tflite.MirrorPadMode.REFLECT, tflite.MirrorPadMode.SYMMETRIC):
+        raise ConvertError(f"MIRROR_PAD mode {mode} is neither REFLECT nor SYMMETRIC")
+    for axis in range(x.type.rank):
+        lo, hi = pads[2 * axis], pads[2 * axis + 1]
+        if not (lo or hi):
+            continue
+        if mode == tflite.MirrorPadMode.REFLECT:
+            x = _pad_axis(ctx, x, axis, lo, hi, "reflect")
+        else:
+            x = _symmetric(ctx, x, axis, lo, hi)
+    return x
+
+
+def _symmetric(ctx, x, axis: int, lo: int, hi: int):
+    n = x.type.shape[axis]
+    ctx.require(Kind.GE, n, max(lo, hi), f"SYMMETRIC MIRROR_PAD of {max(lo, hi)} needs a dim of at least "
+                f"{max(lo, hi)} on axis {axis}")
+    parts = []
+    for p, start in ((lo, 0), (None, None), (hi, sub(n, hi))):
+        if p is None:
+            parts.append(x)
+        elif p:
+            rows = _rows(ctx, x, axis, start, p)
+            parts.append(rows if p == 1 else ctx.b.emit(Op.REVERSE, rows, attrs=A.AxisAttrs(axis)))
+    return ctx.b.emit(Op.CONCAT, *parts, attrs=A.AxisAttrs(axis))
+
+
+def _nhwc(ctx, node):
+    x = ctx.tensor(node.inputs[0])
+    if x.type.rank != 4:
+        raise ConvertError(f"{node.op_type} needs a rank 4 (NHWC) input, got rank {x.type.rank}")
+    b = node.opt("BlockSize")
+    if b < 1:
+        raise ConvertError(f"{node.op_type} block size {b} must be >= 1")
+    return x, b
+
+
+@converter("DEPTH_TO_SPACE", options="DepthToSpaceOptions")
+def convert_depth_to_space(ctx, node):
+    x, b = _nhwc(ctx, node)
+    n, h, w, c = x.type.shape
+    c_out = _split(ctx, c, b * b, "DEPTH_TO_SPACE channels")
+    y = transpose(ctx, reshape(ctx, x, [n, h, w, b, b, c_out]), (0, 1, 3, 2, 4, 5))
+    return reshape(ctx, y, [n, mul(h, b), mul(w, b), c_out])
+
+
+@converter("SPACE_TO_DEPTH", options="SpaceToDepthOptions")
+def convert_space_to_depth(ctx, node):
+    x, b = _nhwc(ctx, node)
+    n, h, w, c = x.type.shape
+    h_out, w_out = _split(ctx, h, b, "SPACE_TO_DEPTH height"), _split(ctx, w, b, "SPACE_TO_DEPTH width")
+    y = transpose(ctx, reshape(ctx, x, [n, h_out, b, w_out, b, c]), (0, 1, 3, 2, 4, 5))
+    return reshape(ctx, y, [n, h_out, w_out, mul(c, b * b)])
+
+
+def _block(ctx, node, x, what: str):
+    block = _ints(ctx, node.inputs[1], f"{what} block_shape")
+    m = len(block)
+    if m < 1 or 1 + m > x.type.rank or min(block) < 1:
+        raise ConvertError(f"{what} block_shape {block} does not fit a rank-{x.type.rank} input")
+    rest = list(x.type.shape[1 + m:])
+    if 1 + 2 * m + (1 if rest else 0) > 6:
+        raise ConvertError(f"{what} with {m} block dims needs a rank above 6 (TOSA's maximum)")
+    return block, rest
+
+
+@converter("SPACE_TO_BATCH_ND")
+def convert_space_to_batch_nd(ctx, node):
+    x = ctx.tensor(node.inputs[0])
+    block, rest = _block(ctx, node, x, "SPACE_TO_BATCH_ND")
+    m = len(block)
+    pads = _ints(ctx, node.inputs[2], "SPACE_TO_BATCH_ND paddings")
+    if len(pads) != 2 * m or min(pads) < 0:
+        raise ConvertError(f"SPACE_TO_BATCH_ND needs {m} non-negative (before, after) pairs, got {pads}")
+    if any(pads):
+        x = ctx.b.emit(Op.PAD, x, attrs=A.PadAttrs(tuple([0, 0] + pads + [0, 0] * len(rest)), 0.0))
+    batch, spatial = x.type.shape[0], list(x.type.shape[1:1 + m])
+    outs = [_split(ctx, d, bs, f"SPACE_TO_BATCH_ND padded dim {i + 1}") for i, (d, bs) in
+            enumerate(zip(spatial, block))]
+    rest_flat = [product(rest)] if rest else []
+    view = [batch] + [v for o, bs in zip(outs, block) for v in (o, bs)] + rest_flat
+    perm = tuple(2 + 2 * i for i in range(m)) + (0,) + tuple(1 + 2 * i for i in range(m)) + \
+        ((2 * m + 1,) if rest else ())
+    y = transpose(ctx, reshape(ctx, x, view), perm)
+    return reshape(ctx, y, [mul(batch, product(block))] + outs + rest)
+
+
+@converter("BATCH_TO_SPACE_ND")
+def convert_batch_to_space_nd(ctx, node):
+    x = ctx.tensor(node.inputs[0])
+    block, rest = _block(ctx, node, x, "BATCH_TO_SPACE_ND")
+    m = len(block)
+    crops = _ints(ctx, node.inputs[2], "BATCH_TO_SPACE_ND crops")
+    if len(crops) != 2 * m or min(crops) < 0:
+        raise ConvertError(f"BATCH_TO_SPACE_ND needs {m} non-negative (start, end) crop pairs, got {crops}")
+    batch = _split(ctx, x.type.shape[0], product(block), "BATCH_TO_SPACE_ND batch")
+    spatial = list(x.type.shape[1:1 + m])
+    rest_flat = [product(rest)] if rest else []
+    view = list(block) + [batch] + spatial + rest_flat
+    perm = (m,) + tuple(v for i in range(m) for v in (m + 1 + i, i)) + ((2 * m + 1,) if rest else ())
+    full = [mul(d, bs) for d, bs in zip(spatial, block)]
+    y = reshape(ctx, transpose(ctx, reshape(ctx, x, view), perm), [batch] + full + rest)
+    if not any(crops):
+        return y
+    starts = [0] + [crops[2 * i] for i in range(m)] + [0] * len(rest)
+    sizes = [batch] + [sub(d, crops[2 * i] + crops[2 * i + 1]) for i, d in enumerate(full)] + rest
+    return slice_(ctx, y, starts, sizes)
