@@ -69,16 +69,17 @@ def test_cli_lists_custom_op_exit_3(tmp_path):
     assert "MyFancyOp" in proc.stderr + proc.stdout and "Traceback" not in proc.stderr
 
 
-def test_quantized_dequantize_is_refused_clearly():
+def test_quantized_form_of_a_float_only_op_is_listed_as_such():
+    """SIN has a float converter only; an int8 SIN is listed as 'quantized SIN', exit 3."""
     m = ModelBuilder()
-    x = m.input("x", [1, 4])
-    q = m.const("q", np.array([[1, 2, 3, 4]], np.int8), quant=([0.5], [0], 0))
-    dq, y = m.tensor("dq", [1, 4]), m.tensor("y", [1, 4])
-    m.op("DEQUANTIZE", [q], [dq])
-    m.op("ADD", [x, dq], [y], "AddOptions")
+    x = m.input("x", [1, 4], "INT8")
+    m.tensors[x].quant = ([0.5], [0], 0)
+    y = m.tensor("y", [1, 4], "INT8", quant=([0.5], [0], 0))
+    m.op("SIN", [x], [y])
     m.output(y)
-    with pytest.raises(ConversionError, match="DEQUANTIZE of INT8 .* not supported yet"):
+    with pytest.raises(ConversionError, match="unsupported op quantized SIN .*1 op") as e:
         convert(m.finish())
+    assert e.value.exit_code == 3
 
 
 def test_signature_names_name_inputs_and_outputs():

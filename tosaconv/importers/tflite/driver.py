@@ -24,12 +24,14 @@ from ...symbolic.scope import SymbolInfo
 from . import ops as _ops  # noqa: F401  (registers the converters)
 from ..errors import converting
 from .context import ShapeTensor, TfliteContext
+from .quant import is_quantized
 from .node import OpReader
 from .reader import NUMPY_TYPES, ConvertError, ModelReadError, TfliteModel, read_model
 from .registry import resolve
 
 INPUT_TYPES = {"FLOAT32": DType.FP32, "FLOAT16": DType.FP16, "INT32": DType.INT32, "INT64": DType.INT32,
-               "INT16": DType.INT16, "INT8": DType.INT8, "BOOL": DType.BOOL}
+               "INT16": DType.INT16, "INT8": DType.INT8, "BOOL": DType.BOOL,
+               "UINT8": DType.INT8}   # uint8 bits in int8 storage (see quant.py)
 
 
 def import_tflite(path: str) -> Graph:
@@ -59,14 +61,16 @@ def _check_supported(model: TfliteModel):
     missing: "OrderedDict[tuple, list]" = OrderedDict()
     keys = [t.name for t in model.tensors]
     for op in model.ops:
-        if op.custom or resolve(op.op_type) is None:
+        quantized = quantized_op(model, op)
+        if op.custom or resolve(op.op_type, quantized) is None:
             name = keys[op.outputs[0]] if op.outputs else f"op_{op.index}"
-            missing.setdefault((op.custom, op.op_type), []).append(name)
+            form = "quantized " if quantized and not op.custom and resolve(op.op_type) is not None else ""
+            missing.setdefault((op.custom, form, op.op_type), []).append(name)
     if not missing:
         return
     diags = []
-    for (custom, op_type), names in missing.items():
-        what = f"custom op '{op_type}'" if custom else f"unsupported op {op_type}"
+    for (custom, form, op_type), names in missing.items():
+        what = f"custom op '{op_type}'" if custom else f"unsupported op {form}{op_type}"
         loc = Location("CUSTOM" if custom else op_type, names[0], source="tflite")
         hint = ("custom ops have no TOSA form; re-export the model with builtin ops" if custom
                 else "run 'tosaconv ops' for the supported list")
@@ -75,14 +79,18 @@ def _check_supported(model: TfliteModel):
     raise ConversionError(diags)
 
 
+def quantized_op(model: TfliteModel, op) -> bool:
+    """Whether ``op`` reads or writes quantized (int8/uint8/int16 with a scale) tensors."""
+    return any(i >= 0 and is_quantized(model.tensors[i]) for i in list(op.inputs) + list(op.outputs))
+
+
 def _declare_inputs(ctx: TfliteContext, model: TfliteModel):
     for index in model.inputs:
         t = model.tensors[index]
         key = ctx.keys[index]
         if t.type_name not in INPUT_TYPES:
-            hint = ("quantized (uint8) models are not supported yet" if t.type_name == "UINT8" else None)
             raise ConversionError.one("E-INPUT-TYPE", f"input '{t.name}' has type {t.type_name}, which TOSA has "
-                                      "no tensors for", hint=hint)
+                                      "no tensors for")
         name = model.input_names.get(index, key)
         dims = t.signature if t.signature is not None and len(t.signature) == len(t.shape) else t.shape
         shape = tuple(_input_dim(ctx, name, axis, d) for axis, d in enumerate(dims))
@@ -100,7 +108,7 @@ def _input_dim(ctx: TfliteContext, input_name: str, axis: int, d: int):
 
 
 def _convert_op(ctx: TfliteContext, op):
-    entry = resolve(op.op_type)
+    entry = resolve(op.op_type, quantized_op(ctx.model, op))
     loc = Location(op.op_type, "?", source="tflite")
     with converting(loc, ConvertError):
         node = OpReader(op, ctx.keys, ctx.model.tensors, entry.options)

@@ -5,13 +5,22 @@ converter handles every version of an op (versions add operand types, which
 the converter checks itself). ``options`` names the op's builtin options
 table in the schema, so :class:`OpReader.opt` can read fields with the
 schema's defaults even when the model leaves the table out.
+
+An op is *quantized* when one of its operands or results is an int8, uint8
+or int16 tensor with a scale (:func:`tosaconv.importers.tflite.quant.is_quantized`).
+Each converter says which form it handles with ``kind``: ``"float"`` (the
+default), ``"quantized"``, or ``"any"`` for ops whose arithmetic does not
+depend on the encoding (TFLite requires equal scales through RESHAPE,
+TRANSPOSE and their kin). An op's form picks its converter, so a float
+converter never sees int8 data it would treat as plain integers.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Callable, Optional
 
-_REGISTRY: dict = {}   # op name -> Entry
+_REGISTRY: dict = {}   # (op name, kind) -> Entry
+KINDS = ("float", "quantized", "any")
 
 
 @dataclass(frozen=True)
@@ -20,20 +29,25 @@ class Entry:
     options: Optional[str]
 
 
-def converter(*op_types: str, options: Optional[str] = None) -> Callable:
+def converter(*op_types: str, options: Optional[str] = None, kind: str = "float") -> Callable:
+    if kind not in KINDS:
+        raise ValueError(f"converter kind must be one of {KINDS}, not {kind!r}")
+
     def register(fn: Callable) -> Callable:
         for op_type in op_types:
-            if op_type in _REGISTRY:
-                raise ValueError(f"two TFLite converters for {op_type}")
-            _REGISTRY[op_type] = Entry(fn, options)
+            taken = [k for k in KINDS if (op_type, k) in _REGISTRY and (k == kind or "any" in (k, kind))]
+            if taken:
+                raise ValueError(f"two TFLite converters for {op_type} ({kind} and {taken[0]})")
+            _REGISTRY[(op_type, kind)] = Entry(fn, options)
         return fn
     return register
 
 
-def resolve(op_type: str) -> Optional[Entry]:
-    return _REGISTRY.get(op_type)
+def resolve(op_type: str, quantized: bool = False) -> Optional[Entry]:
+    """The converter for ``op_type`` in its float or quantized form, or None."""
+    return _REGISTRY.get((op_type, "quantized" if quantized else "float")) or _REGISTRY.get((op_type, "any"))
 
 
-def supported_ops() -> list:
-    """The names of the TFLite builtin ops that have a converter, sorted."""
-    return sorted(_REGISTRY)
+def supported_ops(quantized: bool = False) -> list:
+    """The names of the TFLite builtin ops with a converter for the float (or quantized) form, sorted."""
+    return sorted({op for op, _ in _REGISTRY if resolve(op, quantized) is not None})
