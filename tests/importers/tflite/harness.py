@@ -5,6 +5,10 @@ tosaconv, and compare with LiteRT's reference kernels (``BUILTIN_REF``).
 ``check_with_litert`` runs both the symbolic program (symbols bound from the
 feeds) and the program specialized at the feeds' shapes, emitted as TOSA 1.0
 and read back, the way the ONNX harness checks against onnxruntime.
+``check_exact_with_litert`` is its integer form: the symbolic run, the
+emitted run and the official reference model running the emitted ``.tosa``
+must all equal LiteRT's reference kernels bit for bit (uint8 data travels as
+int8 bits, the way tosaconv stores it).
 """
 from __future__ import annotations
 
@@ -16,7 +20,8 @@ from ai_edge_litert.interpreter import Interpreter, OpResolverType
 
 from tosaconv import api
 from tosaconv.importers.tflite.builder import ModelBuilder  # noqa: F401  (re-exported for the tests)
-from tests.importers.onnx.harness import compare_both_paths, rand  # noqa: F401  (rand is re-exported)
+from tests.importers.onnx.harness import (check_reference_model, compare_both_paths, rand,  # noqa: F401
+                                          run_graph, specialize_and_emit)
 
 RTOL, ATOL = 1e-4, 1e-5
 
@@ -66,6 +71,27 @@ def check_with_litert(data: bytes, feed_sets, rtol: float = RTOL, atol: float = 
         want = run_litert(data, feeds)
         compare_both_paths(graph, {names.get(k, k): v for k, v in feeds.items()}, want, rtol, atol)
     return graph
+
+
+def check_exact_with_litert(data: bytes, feed_sets, workdir, names=None, reference: bool = True):
+    """Convert once; on every feed dict, LiteRT's reference kernels, tosaconv's symbolic and emitted runs
+    and (when ``reference``) the official reference model must agree exactly. Returns the graph."""
+    graph = convert(data)
+    names = names or {}
+    for n, feeds in enumerate(feed_sets):
+        want = run_litert(data, feeds)
+        ours = {names.get(k, k): as_stored(v) for k, v in feeds.items()}
+        compare_both_paths(graph, ours, want, 0.0, 0.0)
+        if reference:
+            static, tosa = specialize_and_emit(graph, {k: np.shape(v) for k, v in ours.items()})
+            check_reference_model(tosa, static, ours, run_graph(static, ours), os.path.join(str(workdir), str(n)))
+    return graph
+
+
+def as_stored(array) -> np.ndarray:
+    """uint8 data as the int8 bits tosaconv stores it in; anything else unchanged."""
+    array = np.asarray(array)
+    return array.view(np.int8) if array.dtype == np.uint8 else array
 
 
 def unary_model(op: str, shape, signature=None, options=None, dtype="FLOAT32", out_dtype=None, **fields) -> bytes:

@@ -72,8 +72,7 @@ def test_cli_lists_custom_op_exit_3(tmp_path):
 def test_quantized_form_of_a_float_only_op_is_listed_as_such():
     """SIN has a float converter only; an int8 SIN is listed as 'quantized SIN', exit 3."""
     m = ModelBuilder()
-    x = m.input("x", [1, 4], "INT8")
-    m.tensors[x].quant = ([0.5], [0], 0)
+    x = m.input("x", [1, 4], "INT8", quant=([0.5], [0], 0))
     y = m.tensor("y", [1, 4], "INT8", quant=([0.5], [0], 0))
     m.op("SIN", [x], [y])
     m.output(y)

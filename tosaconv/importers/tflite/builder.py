@@ -67,8 +67,8 @@ class ModelBuilder:
                                     None if signature is None else [int(d) for d in signature], quant))
         return len(self.tensors) - 1
 
-    def input(self, name: str, shape, dtype: str = "FLOAT32", signature=None) -> int:
-        t = self.tensor(name, shape, dtype, signature)
+    def input(self, name: str, shape, dtype: str = "FLOAT32", signature=None, quant=None) -> int:
+        t = self.tensor(name, shape, dtype, signature, quant)
         self.inputs.append(t)
         return t
 
