@@ -99,6 +99,16 @@ def test_ops_lists_supported_ops(cli):
     assert "11-21" in r.stdout
 
 
+def test_ops_lists_tflite_ops_with_their_forms(cli):
+    from tosaconv.importers.tflite.registry import resolve
+    doc = json.loads(cli("ops", "--json").stdout)
+    rows = {o["op_type"]: o["forms"] for o in doc["tflite_ops"]}
+    assert {"CONV_2D", "STRIDED_SLICE", "SOFTMAX"} <= set(rows) and "CUSTOM" not in rows
+    for op, forms in rows.items():
+        assert forms == [f for f, q in (("float", False), ("quantized", True)) if resolve(op, q)], op
+    assert "Supported TFLite builtin ops" in cli("ops").stdout
+
+
 @pytest.mark.parametrize("args", [
     ("convert", "{model}", "--bind", "batch=2", "--bind", "seq=5", "-o", "m.tosa", "--run", "--ir", "m.tosair"),
     ("import", "{model}", "-o", "m.tosair"),

@@ -3,7 +3,7 @@
 ``inspect`` shows a model's or program's inputs and outputs with their
 symbolic shapes, the symbol table, the constraint ledger with provenance and
 the op histogram (source op → TOSA ops) as tables, or the same data as one
-JSON document. ``ops`` lists the ONNX ops the importer converts.
+JSON document. ``ops`` lists the ONNX ops and the TFLite builtin ops the importers convert.
 """
 from __future__ import annotations
 
@@ -30,10 +30,11 @@ def inspect(session, file) -> Outcome:
 @output_options
 @guarded
 def ops(session) -> Outcome:
-    """List the ONNX ops tosaconv converts, with the model opsets and op versions each covers."""
-    rows = supported_ops()
-    doc = {"ok": True, "exit_code": 0, "command": "ops", "ops": rows}
-    return Outcome(doc, show=lambda renderer: show_ops(renderer, rows))
+    """List the ONNX ops tosaconv converts (with the model opsets and op versions each covers) and the
+    TFLite builtin ops (with the forms, float and quantized, each converts)."""
+    rows, tflite_rows = supported_ops(), supported_tflite_ops()
+    doc = {"ok": True, "exit_code": 0, "command": "ops", "ops": rows, "tflite_ops": tflite_rows}
+    return Outcome(doc, show=lambda renderer: show_ops(renderer, rows, tflite_rows))
 
 
 def supported_ops() -> list:
@@ -41,3 +42,9 @@ def supported_ops() -> list:
     from ..importers.onnx.driver import MAX_OPSET, MIN_OPSET
     from ..importers.onnx.registry import support_table
     return support_table(MIN_OPSET, MAX_OPSET)
+
+
+def supported_tflite_ops() -> list:
+    from ..importers.tflite import ops as _converters  # noqa: F401  (registers every converter)
+    from ..importers.tflite.registry import support_table
+    return support_table()

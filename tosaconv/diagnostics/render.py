@@ -188,8 +188,13 @@ def show_inspect(renderer: Renderer, info: dict):
     renderer.out.print(Text(f"{info.get('op_count', '?')} ops; to specialize: {binds}"), soft_wrap=True)
 
 
-def show_ops(renderer: Renderer, rows: list):
+def show_ops(renderer: Renderer, rows: list, tflite_rows: list = ()):
     renderer.out.print(table("Supported ONNX ops", ("op", "domain", "model opsets", "op versions"),
                              [(r["op_type"], r["domain"], "{}-{}".format(*r["opsets"]),
                                ", ".join(map(str, r["versions"]))) for r in rows]))
-    renderer.out.print(Text(f"{len(rows)} ops; models with an older opset are upgraded first"))
+    renderer.out.print(Text(f"{len(rows)} ONNX ops; models with an older opset are upgraded first"))
+    if tflite_rows:
+        renderer.out.print(table("Supported TFLite builtin ops", ("op", "forms"),
+                                 [(r["op_type"], ", ".join(r["forms"])) for r in tflite_rows]))
+        renderer.out.print(Text(f"{len(tflite_rows)} TFLite ops; every op version is read, and each converter "
+                                "checks the operand types it is given"))

@@ -48,6 +48,13 @@ def resolve(op_type: str, quantized: bool = False) -> Optional[Entry]:
     return _REGISTRY.get((op_type, "quantized" if quantized else "float")) or _REGISTRY.get((op_type, "any"))
 
 
+def support_table() -> list:
+    """One row per TFLite builtin op with a converter: ``{"op_type", "forms"}``, forms from ("float", "quantized")."""
+    names = sorted({op for op, _ in _REGISTRY})
+    return [{"op_type": op, "forms": [f for f, q in (("float", False), ("quantized", True)) if resolve(op, q)]}
+            for op in names]
+
+
 def supported_ops(quantized: bool = False) -> list:
     """The names of the TFLite builtin ops with a converter for the float (or quantized) form, sorted."""
     return sorted({op for op, _ in _REGISTRY if resolve(op, quantized) is not None})
