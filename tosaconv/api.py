@@ -80,11 +80,14 @@ def print_ir(graph: Graph) -> str:
     return print_graph(graph)
 
 
-def run(graph: Graph, inputs: dict, bindings: dict | None = None) -> dict:
-    """Run the numpy reference interpreter; symbols bind from the inputs' shapes."""
+def run(graph: Graph, inputs: dict, bindings: dict | None = None, state: dict | None = None) -> dict:
+    """Run the numpy reference interpreter; symbols bind from the inputs' shapes.
+
+    ``state`` (a dict, updated in place) carries a stateful program's variables from one call to the
+    next: pass the same dict to run the steps of a streaming model; leave it out for a fresh start."""
     from .interpreter import InputError, KernelError, evaluate
     try:
-        return evaluate(graph, inputs, bindings)
+        return evaluate(graph, inputs, bindings, state)
     except InputError as e:
         raise ShapeError.one("E-INPUT", str(e), hint="check the arrays given with --inputs") from None
     except KernelError as e:

@@ -68,7 +68,9 @@ def specialize(session, model, binds, binding_files, input_shapes, inputs_path, 
 @click.command("run")
 @click.argument("file", type=MODEL_PATH, metavar="FILE")
 @binding_options
-@click.option("--inputs", "inputs_path", type=IN_PATH, metavar="IN.npz", help="Input arrays by input name.")
+@click.option("--inputs", "inputs_paths", type=IN_PATH, metavar="IN.npz", multiple=True,
+              help="Input arrays by input name. Repeat it to run several steps in order on one program "
+                   "state: a stateful (streaming) model's variables carry over from step to step.")
 @click.option("--seed", default=0, show_default=True, type=click.IntRange(min=0),
               help="Seed of the random inputs used without --inputs.")
 @click.option("-o", "--output", required=True, type=OUT_PATH, metavar="OUT.npz",
@@ -76,21 +78,29 @@ def specialize(session, model, binds, binding_files, input_shapes, inputs_path, 
 @_REPORT
 @output_options
 @guarded
-def run(session, file, binds, binding_files, input_shapes, inputs_path, seed, output, report_path) -> Outcome:
-    """Run FILE (.onnx, .tosair or .tosa) with the numpy reference interpreter.
+def run(session, file, binds, binding_files, input_shapes, inputs_paths, seed, output, report_path) -> Outcome:
+    """Run FILE (.onnx, .tflite, .tosair or .tosa) with the numpy reference interpreter.
 
     On a symbolic program, symbols are bound from the input arrays' shapes (and
     any bindings given). Without --inputs, deterministic random inputs from
     --seed are used (which needs every symbol bound). The .npz holds the inputs
     and the outputs under their own names, as 'tosaconv convert' writes them.
+    With several --inputs (--inputs a.npz --inputs b.npz), each file is one step:
+    the steps run in order on the same state (the program's VARIABLEs keep what
+    the previous step wrote), and the .npz holds step k's arrays as
+    'step<k>/<name>' (k from 1).
     """
     check_outputs(file, output=output, report=report_path)
-    sources = steps.binding_sources(binds, binding_files, input_shapes, inputs_path)
     data = ReportData("run", file, sha256_file(file), clock=session.clock)
     data.graph = steps.load_model(session, file)
-    data.bindings = steps.bind(session, data.graph, sources)
-    inputs, origin = steps.pick_inputs(data.graph, data.bindings, sources, seed)
-    outputs = steps.run(session, data.graph, inputs, data.bindings.values())
+    state, paths, runs = {}, list(inputs_paths) or [""], []
+    for path in paths:
+        sources = steps.binding_sources(binds, binding_files, input_shapes, path)
+        bindings = steps.bind(session, data.graph, sources)
+        data.bindings = data.bindings or bindings
+        inputs, origin = steps.pick_inputs(data.graph, bindings, sources, seed)
+        runs.append((inputs, steps.run(session, data.graph, inputs, bindings.values(), state), origin))
+    inputs, outputs, origin = steps.merge_steps(runs)
     data.run = run_section(inputs, outputs, origin, output)
     data.histogram = steps.histogram(data.graph)
     data.written = [session.write(output, npz_bytes(steps.npz_arrays(inputs, outputs)), "npz")]

@@ -5,7 +5,8 @@ stay short. The ``.npz`` key convention lives here too: graph inputs are
 saved under their own names and outputs under theirs; a name that is both
 (an ONNX graph that passes an input straight through) is stored once when
 the arrays are equal, and otherwise the output keeps the name and the input
-is saved as ``input:<name>``.
+is saved as ``input:<name>``. A run of several steps names step k's arrays
+``step<k>/<name>``.
 """
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ from ..diagnostics import Diagnostic, ShapeError
 from ..fileio import load_npz
 
 INPUT_PREFIX = "input:"
+STEP_PREFIX = "step{}/"   # arrays of step k of a several-step run
 
 
 def load_model(session, path: str):
@@ -93,9 +95,21 @@ def _origin(graph, name: str) -> str:
     return info.origin if info is not None else "the program"
 
 
-def run(session, graph, inputs: dict, bindings: dict | None = None) -> dict:
+def run(session, graph, inputs: dict, bindings: dict | None = None, state: dict | None = None) -> dict:
     with session.stage("run", "running the reference interpreter"):
-        return api.run(graph, inputs, bindings or None)
+        return api.run(graph, inputs, bindings or None, state)
+
+
+def merge_steps(runs: list) -> tuple:
+    """``(inputs, outputs, origin)`` of the run command's steps (each ``(inputs, outputs, origin)``):
+    one step as it is; several with each array named ``step<k>/<name>`` (k from 1)."""
+    if len(runs) == 1:
+        return runs[0]
+    inputs, outputs = {}, {}
+    for k, (ins, outs, _) in enumerate(runs, 1):
+        inputs.update({f"{STEP_PREFIX.format(k)}{n}": a for n, a in ins.items()})
+        outputs.update({f"{STEP_PREFIX.format(k)}{n}": a for n, a in outs.items()})
+    return inputs, outputs, f"{len(runs)} steps ({', '.join(origin for _, _, origin in runs)})"
 
 
 def npz_arrays(inputs: dict, outputs: dict) -> dict:

@@ -267,3 +267,11 @@ _register("AVG_POOL2D", AvgPoolCodec())
 _register("MAX_POOL2D", MaxPoolCodec())
 for _name, _codec in LAYOUT_CODECS.items():
     _register(_name, _codec)
+
+
+class StateCodec(Codec):
+    """VARIABLE / VARIABLE_READ / VARIABLE_WRITE: no constant operands and empty tables; the writer and
+    the reader go through :mod:`.variables` (a variable is a tensor, its accesses IDENTITY ops)."""
+
+
+_register("VARIABLE VARIABLE_READ VARIABLE_WRITE", StateCodec())

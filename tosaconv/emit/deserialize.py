@@ -74,10 +74,11 @@ def _tensor(t: Table) -> TensorRecord:
     code = t.u32(S.TensorSlot.TYPE)
     data = t.raw_bytes(S.TensorSlot.DATA)
     name = t.string(S.TensorSlot.NAME)
-    if t.u64(S.TensorSlot.OFFSET) > 1 or t.boolean(S.TensorSlot.VARIABLE):
-        raise ReadError(f"tensor '{name}' is stored outside the flatbuffer or is a variable; not supported")
+    if t.u64(S.TensorSlot.OFFSET) > 1:
+        raise ReadError(f"tensor '{name}' is stored outside the flatbuffer; not supported")
     array = None if data is None else np.frombuffer(data, dtype=np.uint8)
-    return TensorRecord(name, t.int32s(S.TensorSlot.SHAPE), S.DTYPE_FROM_CODE.get(code), array, code)
+    variable = (t.string(S.TensorSlot.VARIABLE_NAME, None) or name) if t.boolean(S.TensorSlot.VARIABLE) else None
+    return TensorRecord(name, t.int32s(S.TensorSlot.SHAPE), S.DTYPE_FROM_CODE.get(code), array, code, variable)
 
 
 def _shape(t: Table) -> ShapeRecord:
@@ -92,6 +93,8 @@ def _operator(t: Table) -> OpRecord:
         raise ReadError(f"operator code {code} is not a TOSA op this reader knows")
     name = S.OP_NAMES[code]
     attr_type = t.u8(S.OperatorSlot.ATTRIBUTE_TYPE)
+    if name == "IDENTITY" and attr_type and S.OP_NAMES[attr_type] in ("VARIABLE_READ", "VARIABLE_WRITE"):
+        name, code = S.OP_NAMES[attr_type], attr_type   # a variable access (see emit/variables.py)
     if attr_type not in (0, code):
         raise ReadError(f"{name} carries attribute type {attr_type}; expected {code} (its own table)")
     attr = t.table(S.OperatorSlot.ATTRIBUTE, f"{name} attribute") if attr_type else None

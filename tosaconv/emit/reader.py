@@ -7,7 +7,8 @@ the consuming op's typed attributes, and their CONST / CONST_SHAPE producers
 disappear; a CONST that feeds a real data operand (weights, a bias) or a graph
 output stays a CONST op with its array. Values keep their tensor names and
 every op gets ``Location(<TOSA op>, <location text or output name>, "tosa")``.
-COND_IF and WHILE_LOOP get their named regions back as region graphs.
+COND_IF and WHILE_LOOP get their named regions back as region graphs, and
+variable tensors and their accesses become state ops (:mod:`.variables`).
 Anything that cannot be mapped raises :class:`ReadError`.
 """
 from __future__ import annotations
@@ -18,9 +19,11 @@ from ..ir import attrs as A
 from ..ir.builder import Builder
 from ..ir.graph import Graph
 from ..ir.location import Location
+from ..ir.dtypes import DType
 from ..ir.ops import OPS, Op
 from ..ir.types import TensorType
 from . import schema as S
+from . import variables
 from .codecs import CODECS
 from .deserialize import deserialize
 from .errors import ReadError
@@ -50,6 +53,7 @@ class _Lifting:
     def run(self) -> Graph:
         for name in self.block.inputs:
             self.values[name] = self.graph.add_input(name, self._type(name))
+        self.variables = variables.lift_variables(self)   # variable tensor name -> VariableRefAttrs
         for op in self.block.ops:
             self._lift(op)
         outputs = [self._value(name, "graph output") for name in self.block.outputs]
@@ -62,7 +66,7 @@ class _Lifting:
         for op in self.block.ops:
             if op.op in _CONSTANT_OPS:
                 continue
-            n = _data_count(op)
+            n = len(op.inputs) if op.op in variables.ACCESS_OPS else _data_count(op)
             as_data.update(op.inputs[:n])
             as_param.update(op.inputs[n:])
         return {op.outputs[0] for op in self.block.ops if op.op == "CONST" and op.outputs
@@ -71,6 +75,8 @@ class _Lifting:
     def _lift(self, op):
         if op.op in _REGION_OPS:
             return self._region_op(op)
+        if op.op in variables.ACCESS_OPS:
+            return variables.lift_access(self, op)
         if len(op.outputs) != 1:
             raise ReadError(f"{op.op} has {len(op.outputs)} outputs; expected one")
         if op.op == "CONST":
@@ -109,7 +115,7 @@ class _Lifting:
             raise ReadError(f"CONST '{name}': {e}") from None
         self.consts[name] = values
         if name in self.kept_consts:
-            self._create(op, Op.CONST, [], A.ConstAttrs(values), type_)
+            self._create(op, Op.CONST, [], A.ConstAttrs(values, type_.dtype == DType.INT48), type_)
 
     def _const_shape(self, op):
         name = op.outputs[0]

@@ -8,7 +8,9 @@ back into attributes). Records mirror the flatbuffer tables one to one, with
 enum values already decoded to names and data kept as flat ``uint8`` arrays.
 A program with control flow has more regions than ``main`` (one block each,
 named by the COND_IF / WHILE_LOOP ops that use them); the main block record
-holds them in ``regions``.
+holds them in ``regions``. A variable is a tensor record with a
+``variable_name``, read and written by IDENTITY ops carrying the
+VariableRead/VariableWrite attribute tables (:mod:`.variables`).
 """
 from __future__ import annotations
 
@@ -27,6 +29,7 @@ class TensorRecord:
     dtype: Optional[DType]          # None: a type the IR has no counterpart for
     data: Optional[np.ndarray] = None  # flat uint8, little-endian; constants only
     type_code: int = 0
+    variable_name: Optional[str] = None  # a variable's state tensor (its data is the initial value)
 
 
 @dataclass
@@ -48,6 +51,7 @@ class OpRecord:
     inputs: list
     outputs: list
     location: Optional[str] = None
+    attribute: Optional[str] = None   # the attribute table's op when not ``op`` (see emit/variables.py)
 
 
 @dataclass

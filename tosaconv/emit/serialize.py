@@ -83,12 +83,16 @@ def _tensor(b, t: TensorRecord) -> int:
     data = None if t.data is None else _aligned_bytes(b, t.data)
     shape = _int32s(b, t.shape)
     name = b.CreateString(t.name)
+    variable_name = None if t.variable_name is None else b.CreateString(t.variable_name)
     b.StartObject(S.TensorSlot.COUNT)
     b.PrependUOffsetTRelativeSlot(S.TensorSlot.NAME, name, 0)
     b.PrependUOffsetTRelativeSlot(S.TensorSlot.SHAPE, shape, 0)
     b.PrependUint32Slot(S.TensorSlot.TYPE, t.type_code or S.dtype_code(t.dtype), 0)
     if data is not None:
         b.PrependUOffsetTRelativeSlot(S.TensorSlot.DATA, data, 0)
+    if variable_name is not None:
+        b.PrependBoolSlot(S.TensorSlot.VARIABLE, True, False)
+        b.PrependUOffsetTRelativeSlot(S.TensorSlot.VARIABLE_NAME, variable_name, 0)
     return b.EndObject()
 
 
@@ -104,7 +108,7 @@ def _shape(b, s: ShapeRecord) -> int:
 
 
 def _operator(b, op: OpRecord) -> int:
-    attribute = _attribute(b, op.op, op.fields)
+    attribute = _attribute(b, op.attribute or op.op, op.fields)
     inputs, outputs = _strings(b, op.inputs), _strings(b, op.outputs)
     location = None
     if op.location is not None:
@@ -115,7 +119,8 @@ def _operator(b, op: OpRecord) -> int:
     code = S.OP_CODE[op.op]
     b.StartObject(S.OperatorSlot.COUNT)
     b.PrependUint32Slot(S.OperatorSlot.OP, code, 0)
-    b.PrependUint8Slot(S.OperatorSlot.ATTRIBUTE_TYPE, code, 0)  # union member N belongs to op N
+    # union member N belongs to op N (a variable access is an IDENTITY with a variable's table)
+    b.PrependUint8Slot(S.OperatorSlot.ATTRIBUTE_TYPE, S.OP_CODE[op.attribute or op.op], 0)
     b.PrependUOffsetTRelativeSlot(S.OperatorSlot.ATTRIBUTE, attribute, 0)
     b.PrependUOffsetTRelativeSlot(S.OperatorSlot.INPUTS, inputs, 0)
     b.PrependUOffsetTRelativeSlot(S.OperatorSlot.OUTPUTS, outputs, 0)

@@ -11,6 +11,7 @@ every output tensor has its own name. Operator locations are
 written back verbatim, so reading and rewriting a file changes nothing.
 A COND_IF or WHILE_LOOP lowers each of its regions to a region of the file
 (one block, named ``<result>/<attribute>``), which its attribute table names.
+State ops are written as the official tools write them (:mod:`.variables`).
 """
 from __future__ import annotations
 
@@ -22,6 +23,7 @@ from ..ir.graph import op_regions
 from ..ir.location import Location
 from ..ir.ops import Op, Trait
 from ..ir.types import TensorType
+from . import variables
 from .codecs import CODECS
 from .errors import EmitError
 from .records import BlockRecord, OpRecord, ShapeRecord, TensorRecord
@@ -55,6 +57,7 @@ class _Lowering:
             self.names, self.regions = parent.names, parent.regions
             self.copies, self.out_names = assign_region_names(graph, self.names)
         self.defined = set()
+        self.variable_tensors: dict = {}   # variable name -> its state tensor (emit/variables.py)
 
     def run(self) -> BlockRecord:
         self._inputs()
@@ -83,6 +86,11 @@ class _Lowering:
             raise EmitError(f"cannot emit {op.op.name}: it is a shape-helper or data-dependent op with no "
                             f"TOSA counterpart; specialize the graph so it folds away first", op.location)
         ins = [self._operand(op, v) for v in op.operands]
+        if op.op in variables.STATE_OPS:
+            try:
+                return variables.lower(self, op, location_text(op.location))
+            except ValueError as e:
+                raise EmitError(f"cannot emit {op.op.name}: {e}", op.location) from None
         if op.op.has(Trait.REGION):
             return self._region_op(op)
         if len(op.results) != 1:

@@ -31,6 +31,7 @@ from . import (  # noqa: F401 - imported for their @kernel registrations
     table,
     tensor_ops,
     type_conversion,
+    variables,
 )
 from .binding import bind_from_shapes
 from .errors import InputError, KernelError

@@ -8,7 +8,8 @@ and its source location. Each result is checked against its IR type (dtype
 and, once the symbols are bound, shape); an Index result typed by a still
 unbound symbol (EXTRACT_DIM's data-dependent value) binds it. A value is
 dropped as soon as its last user has run, so a big model never holds every
-activation at once. :func:`run_region` is the same loop for a control-flow
+activation at once. Variables (the program's state) live in a dict the
+caller may keep between runs. :func:`run_region` is the same loop for a control-flow
 op's region; the control-flow kernels call it.
 """
 from __future__ import annotations
@@ -27,13 +28,18 @@ from .inputs import prepare_inputs
 from .registry import KernelContext, kernel_for
 
 
-def evaluate(graph, inputs: dict, bindings: Optional[dict] = None) -> dict:
-    """Run ``graph`` on ``inputs`` (name -> array); return its outputs by ``graph.output_names``."""
+def evaluate(graph, inputs: dict, bindings: Optional[dict] = None, state: Optional[dict] = None) -> dict:
+    """Run ``graph`` on ``inputs`` (name -> array); return its outputs by ``graph.output_names``.
+
+    ``state`` holds the program's variables (name -> array) and is updated in place, so passing the
+    same dict to consecutive runs carries the state from one to the next (a streaming model); a
+    variable missing from it starts at its declared initial value. Without it, every run starts fresh.
+    """
     _check_kernels(graph)
     values = prepare_inputs(graph, inputs)
     env = bind_from_shapes(graph, {name: a.shape for name, a in values.items()}, bindings)
     _check_constraints(graph, env)
-    _run_ops(graph, values, KernelContext(env))
+    _run_ops(graph, values, KernelContext(env, {} if state is None else state))
     return {name: _as_array(values[v.name]) for name, v in zip(graph.output_names, graph.outputs)}
 
 

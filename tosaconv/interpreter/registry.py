@@ -19,9 +19,11 @@ _KERNELS: dict = {}   # op name -> kernel function
 
 @dataclass
 class KernelContext:
-    """What a kernel may know about the run beyond its operands: the symbol bindings."""
+    """What a kernel may know about the run beyond its operands: the symbol bindings, and the program's
+    state (variable name -> array), which outlives the run when the caller keeps it."""
 
     bindings: dict = field(default_factory=dict)
+    variables: dict = field(default_factory=dict)
 
 
 def kernel(opdef: OpDef) -> Callable:

@@ -25,6 +25,7 @@ class NoAttrs:
 @dataclass(frozen=True, eq=False)
 class ConstAttrs:
     values: np.ndarray
+    int48: bool = False             # int64 values that are INT48 data (numpy has no 48-bit type)
 
 
 @dataclass(frozen=True, eq=False)
@@ -320,3 +321,24 @@ class NonZeroAttrs:
     """``count`` names the symbol of the result's second dim: how many elements are non-zero."""
 
     count: str
+
+
+# -- state: TOSA 1.0 VARIABLE / VARIABLE_READ / VARIABLE_WRITE (EXT-VARIABLE) ---------------
+@dataclass(frozen=True, eq=False)
+class VariableAttrs:
+    """VARIABLE declares the program state ``name`` (one tensor of ``dtype`` and static ``shape``) that
+    persists from one run of the program to the next; it holds ``initial`` before the first run."""
+
+    name: str
+    dtype: DType
+    shape: tuple
+    initial: np.ndarray
+
+
+@dataclass(frozen=True)
+class VariableRefAttrs:
+    """VARIABLE_READ / VARIABLE_WRITE: the variable they access and its type (as declared)."""
+
+    name: str
+    dtype: DType
+    shape: tuple

@@ -9,7 +9,7 @@ variadic.
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Callable, Optional
 
 from ..symbolic.expr import add, dmax, dmin, floordiv, mod, mul, sub
@@ -148,9 +148,6 @@ UNSUPPORTED_TOSA = {
     "FFT2D": "no importer produces FFTs yet",
     "RFFT2D": "no importer produces FFTs yet",
     "CUSTOM": "custom ops are rejected at import",
-    "VARIABLE": "stateful models are a later issue",
-    "VARIABLE_WRITE": "stateful models are a later issue",
-    "VARIABLE_READ": "stateful models are a later issue",
 }
 
 
@@ -170,3 +167,21 @@ _define("LOOP", "trip_count inputs*", A.LoopAttrs, {RG, DD}, RR.loop, tosa=None)
 
 # -- data-dependent ops whose result extent is a symbol (UpperBound); appended ------------
 _define("NONZERO", "input", A.NonZeroAttrs, {DD}, R.nonzero, tosa=None)
+
+
+# -- state (TOSA 1.0 EXT-VARIABLE; see variable_rules.py): not PURE, so no pass drops or folds them
+# (passes keep the op order, so reads and writes stay in sequence); VARIABLE declares, VARIABLE_READ
+# and VARIABLE_WRITE access the state by name -----------------------------------------------------
+from . import variable_rules as VR  # noqa: E402
+
+
+def _define_stateful(name, operands, attrs, rule):
+    _define(name, operands, attrs, set(), rule)
+    op = replace(OPS[name], traits=OPS[name].traits - {Trait.PURE})
+    OPS[name] = op
+    setattr(Op, name, op)
+
+
+_define_stateful("VARIABLE", "", A.VariableAttrs, VR.variable)
+_define_stateful("VARIABLE_READ", "", A.VariableRefAttrs, VR.variable_read)
+_define_stateful("VARIABLE_WRITE", "input1", A.VariableRefAttrs, VR.variable_write)

@@ -86,7 +86,8 @@ def cast(types, attrs):
 
 def const(types, attrs):
     from .dtypes import from_numpy
-    return [TensorType(from_numpy(attrs.values.dtype), tuple(int(d) for d in attrs.values.shape))]
+    dtype = DType.INT48 if attrs.int48 else from_numpy(attrs.values.dtype)
+    return [TensorType(dtype, tuple(int(d) for d in attrs.values.shape))]
 
 
 def table(types, attrs):

@@ -6,7 +6,8 @@ checks SSA (each operand is a graph input or the result of an earlier op, no
 value is defined twice, the outputs are defined), operand counts and attribute
 classes against the op table, and that every result type is what the op's
 shape rule gives (EXTRACT_DIM's result is data-dependent, so only its kind is
-checked); each region of a control-flow op is verified as a graph of its own.
+checked); each region of a control-flow op is verified as a graph of its own; reads and
+writes of state name a variable declared earlier with their type.
 Optional checks: equal operand ranks for broadcastable ops (after rank
 equalization) and a fully static program (before emission). Types are
 compared structurally with :func:`same_type`, because ``==`` on symbolic dims
@@ -20,6 +21,7 @@ from .ops import Op, OpDef, Trait
 from .printer import field_types
 from .region_rules import same_type  # noqa: F401  (part of the verifier's API)
 from .types import IndexType, TensorType
+from .variable_rules import variable_problems
 
 # A shape rule that rejects its operands may fail in any of these ways; all of them are type errors.
 RULE_ERRORS = (ValueError, TypeError, AttributeError, IndexError, KeyError, ZeroDivisionError,
@@ -61,7 +63,7 @@ def type_problems(op: OpDef, operand_types: list, attrs, result_types: list) -> 
 
 def verify(graph, *, require_equal_ranks: bool = False, require_static: bool = False) -> list:
     """Every problem found in ``graph``, as text; an empty list when it is well formed."""
-    problems = _ssa_problems(graph)
+    problems = _ssa_problems(graph) + variable_problems(graph)
     for i, op in enumerate(graph.ops):
         found = _op_problems(op)
         if require_equal_ranks:
