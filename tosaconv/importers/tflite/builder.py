@@ -12,8 +12,12 @@ by op and get the flatbuffer bytes::
     data = m.finish()
 
 Option fields use the schema's CamelCase names (``StrideW``); a list value is
-written as an int32 vector (``NewShape``, ``SqueezeDims``). Constant buffers
-are 16-byte aligned like the official converter writes them.
+written as an int32 vector (``NewShape``, ``SqueezeDims``) and a str as a
+string (``SharedName``). Constant buffers are 16-byte aligned like the
+official converter writes them. ``m.subgraph("body")`` starts another
+subgraph (for IF, WHILE and CALL_ONCE; its ``index`` goes in their options)
+with tensors, ops, inputs and outputs of its own; resource tensors (VAR_HANDLE's
+result) are ``m.tensor("h", [], "RESOURCE")``.
 """
 from __future__ import annotations
 
@@ -60,6 +64,15 @@ class ModelBuilder:
         self.inputs: list = []
         self.outputs: list = []
         self.signature: Optional[tuple] = None   # (input names, output names)
+        self.name, self.index, self.subgraphs = "main", 0, []   # the other subgraphs (main builder only)
+
+    def subgraph(self, name: str) -> "ModelBuilder":
+        """A new subgraph, numbered ``index`` in the model; it shares this builder's buffers and op codes."""
+        sub = ModelBuilder(self.description)
+        sub.buffers, sub.codes = self.buffers, self.codes
+        sub.name, sub.index = name, len(self.subgraphs) + 1
+        self.subgraphs.append(sub)
+        return sub
 
     # -- tensors -----------------------------------------------------------------
     def tensor(self, name: str, shape, dtype: str = "FLOAT32", signature=None, quant=None) -> int:
@@ -104,22 +117,11 @@ class ModelBuilder:
     def finish(self) -> bytes:
         b = flatbuffers.Builder(1024)
         buffers = [_buffer(b, data) for data in self.buffers]
-        tensors = [_tensor(b, t) for t in self.tensors]
-        ops = [_operator(b, op) for op in self.ops]
-        name = b.CreateString("main")
-        sg_tensors, sg_ops = _vector(b, tensors), _vector(b, ops)
-        sg_in, sg_out = _ints(b, self.inputs), _ints(b, self.outputs)
-        tflite.SubGraphStart(b)
-        tflite.SubGraphAddTensors(b, sg_tensors)
-        tflite.SubGraphAddOperators(b, sg_ops)
-        tflite.SubGraphAddInputs(b, sg_in)
-        tflite.SubGraphAddOutputs(b, sg_out)
-        tflite.SubGraphAddName(b, name)
-        subgraph = tflite.SubGraphEnd(b)
+        subgraphs = [self._subgraph(b)] + [sub._subgraph(b) for sub in self.subgraphs]
         codes = [_opcode(b, c) for c in self.codes]
         signature = self._signature(b)
         desc = b.CreateString(self.description)
-        v_sub, v_codes, v_buf = _vector(b, [subgraph]), _vector(b, codes), _vector(b, buffers)
+        v_sub, v_codes, v_buf = _vector(b, subgraphs), _vector(b, codes), _vector(b, buffers)
         v_sig = _vector(b, [signature]) if signature is not None else None
         tflite.ModelStart(b)
         tflite.ModelAddVersion(b, 3)
@@ -131,6 +133,20 @@ class ModelBuilder:
             tflite.ModelAddSignatureDefs(b, v_sig)
         b.Finish(tflite.ModelEnd(b), file_identifier=b"TFL3")
         return bytes(b.Output())
+
+    def _subgraph(self, b) -> int:
+        tensors = [_tensor(b, t) for t in self.tensors]
+        ops = [_operator(b, op) for op in self.ops]
+        name = b.CreateString(self.name)
+        sg_tensors, sg_ops = _vector(b, tensors), _vector(b, ops)
+        sg_in, sg_out = _ints(b, self.inputs), _ints(b, self.outputs)
+        tflite.SubGraphStart(b)
+        tflite.SubGraphAddTensors(b, sg_tensors)
+        tflite.SubGraphAddOperators(b, sg_ops)
+        tflite.SubGraphAddInputs(b, sg_in)
+        tflite.SubGraphAddOutputs(b, sg_out)
+        tflite.SubGraphAddName(b, name)
+        return tflite.SubGraphEnd(b)
 
     def _signature(self, b):
         if self.signature is None:
@@ -221,6 +237,7 @@ def _operator(b, op: _Op) -> int:
 
 def _options(b, name: str, fields: dict) -> int:
     vectors = {k: _ints(b, v) for k, v in fields.items() if isinstance(v, (list, tuple))}
+    vectors.update({k: b.CreateString(v) for k, v in fields.items() if isinstance(v, str)})
     getattr(tflite, f"{name}Start")(b)
     for key, value in fields.items():
         getattr(tflite, f"{name}Add{key}")(b, vectors.get(key, value))

@@ -7,7 +7,10 @@ already has that name. Everything else is the ONNX importer's
 import-time constants (CONST ops only when used as tensors), shape-carrying
 int tensors are ShapeTensors of Index values, and int64 narrows to int32.
 The reader's :class:`TensorInfo` (with quantization parameters) stays
-available per key for the converters.
+available per key for the converters. A context converts one subgraph
+(``sub``, the main one unless given): the bodies of IF and WHILE get
+contexts of their own (:mod:`.subgraph`), since TFLite subgraphs share no
+tensors.
 """
 from __future__ import annotations
 
@@ -16,7 +19,8 @@ from ..onnx.context import ImportContext, ShapeTensor  # noqa: F401  (re-exporte
 from .reader import TfliteModel
 
 
-def tensor_keys(model: TfliteModel) -> list:
+def tensor_keys(model) -> list:
+    """One unique key per tensor of ``model`` (a TfliteModel or a Subgraph)."""
     keys, seen = [], set()
     for t in model.tensors:
         key = t.name if t.name not in seen else f"{t.name}#{t.index}"
@@ -26,14 +30,20 @@ def tensor_keys(model: TfliteModel) -> list:
 
 
 class TfliteContext(ImportContext):
-    def __init__(self, graph: Graph, model: TfliteModel):
+    def __init__(self, graph: Graph, model: TfliteModel, sub=None):
         super().__init__(graph, opset=0, initializers={})
         self.model = model
-        self.keys = tensor_keys(model)
-        self.infos = {k: t for k, t in zip(self.keys, model.tensors)}
+        self.sub = sub if sub is not None else (model.graphs[0] if model.graphs else model)
+        self.keys = tensor_keys(self.sub)
+        self.infos = {k: t for k, t in zip(self.keys, self.sub.tensors)}
         for key, t in self.infos.items():
             if t.data is not None:
                 self.set_const(key, t.data)
+        self.variables: dict = {}     # (container, shared_name) -> the variable (shared with child contexts)
+        self.resources: dict = {}     # key of a resource tensor (VAR_HANDLE's result) -> its variable
+        self.in_region = False        # converting a COND_IF branch or a WHILE_LOOP cond/body
+        self.init_mode = False        # converting a CALL_ONCE init subgraph (folded into initial values)
+        self.once: set = set()        # init subgraphs already run by a CALL_ONCE (shared with children)
 
     def info(self, key: str):
         return self.infos[key]

@@ -1,13 +1,15 @@
 """The TFLite import driver: .tflite file in, symbolic IR graph out.
 
 It reads the model (a clear error for truncated or foreign files), lists
-*every* unsupported op of the main subgraph (builtin and custom, with counts
-and the first op's location) before converting anything, declares one symbol
-per dynamic input dim (``shape_signature`` -1 dims become
-``<input>.<axis>``), names inputs and outputs after the signature def when
-the model has one, then runs each op's converter at that op's location.
-Other subgraphs (bodies of IF, WHILE and CALL_ONCE) are not read yet: the
-ops that use them are unsupported, so the listing refuses such models.
+*every* unsupported op of the main subgraph and of the subgraphs it reaches
+through IF, WHILE and CALL_ONCE (builtin and custom, with counts and the
+first op's location) before converting anything, declares one symbol per
+dynamic input dim (``shape_signature`` -1 dims become ``<input>.<axis>``),
+names inputs and outputs after the signature def when the model has one,
+then runs each op's converter at that op's location (:func:`convert_ops`,
+which the IF and WHILE converters call again for their subgraphs). Resource
+variables become VARIABLE declarations at the top of the graph once every
+op is converted (:mod:`.ops.variables`).
 """
 from __future__ import annotations
 
@@ -27,7 +29,10 @@ from .context import ShapeTensor, TfliteContext
 from .quant import is_quantized
 from .node import OpReader
 from .reader import NUMPY_TYPES, ConvertError, ModelReadError, TfliteModel, read_model
-from .registry import resolve
+from .registry import resolve, resolve_custom
+from .ops.custom import read_custom_options
+from .ops.variables import declare_variables
+from .subgraph import reachable_subgraphs
 
 INPUT_TYPES = {"FLOAT32": DType.FP32, "FLOAT16": DType.FP16, "INT32": DType.INT32, "INT64": DType.INT32,
                "INT16": DType.INT16, "INT8": DType.INT8, "BOOL": DType.BOOL,
@@ -39,18 +44,27 @@ def import_tflite(path: str) -> Graph:
     _check_supported(model)
     graph = Graph(source=f"{os.path.basename(path)} (TFLite schema {model.version})")
     ctx = TfliteContext(graph, model)
+    ctx.custom_options = read_custom_options(model.data) if any(op.custom for op in model.ops) else {}
     _declare_inputs(ctx, model)
-    for op in model.ops:
-        _convert_op(ctx, op)
+    convert_ops(ctx, model.ops)
     _set_outputs(ctx, model)
+    declare_variables(ctx)
     return graph
+
+
+def convert_ops(ctx: TfliteContext, ops):
+    """Convert ``ops`` in order in ``ctx`` (the main subgraph, or an IF/WHILE body's context)."""
+    for op in ops:
+        _convert_op(ctx, op)
 
 
 def _load(path: str) -> TfliteModel:
     try:
         with open(path, "rb") as f:
             data = f.read()
-        return read_model(data)
+        model = read_model(data)
+        model.data = data   # the file's bytes, for custom ops' options (ops/custom.py)
+        return model
     except (OSError, ModelReadError) as e:
         raise ConversionError.one(
             "E-MODEL-READ", f"cannot read '{path}' as a TFLite model: {e}",
@@ -59,13 +73,13 @@ def _load(path: str) -> TfliteModel:
 
 def _check_supported(model: TfliteModel):
     missing: "OrderedDict[tuple, list]" = OrderedDict()
-    keys = [t.name for t in model.tensors]
-    for op in model.ops:
-        quantized = quantized_op(model, op)
-        if op.custom or resolve(op.op_type, quantized) is None:
-            name = keys[op.outputs[0]] if op.outputs else f"op_{op.index}"
-            form = "quantized " if quantized and not op.custom and resolve(op.op_type) is not None else ""
-            missing.setdefault((op.custom, form, op.op_type), []).append(name)
+    for sub in _reachable(model):
+        for op in sub.ops:
+            quantized = quantized_op(sub, op)
+            if resolve_custom(op.op_type) is None if op.custom else resolve(op.op_type, quantized) is None:
+                name = sub.tensors[op.outputs[0]].name if op.outputs else f"op_{op.index}"
+                form = "quantized " if quantized and not op.custom and resolve(op.op_type) is not None else ""
+                missing.setdefault((op.custom, form, op.op_type), []).append(name)
     if not missing:
         return
     diags = []
@@ -79,8 +93,17 @@ def _check_supported(model: TfliteModel):
     raise ConversionError(diags)
 
 
-def quantized_op(model: TfliteModel, op) -> bool:
-    """Whether ``op`` reads or writes quantized (int8/uint8/int16 with a scale) tensors."""
+def _reachable(model: TfliteModel) -> list:
+    """The main subgraph and those its IF, WHILE and CALL_ONCE ops reach."""
+    try:
+        return reachable_subgraphs(model)
+    except ConvertError as e:
+        raise ConversionError.one("E-MODEL-READ", str(e)) from None
+
+
+def quantized_op(model, op) -> bool:
+    """Whether ``op`` reads or writes quantized (int8/uint8/int16 with a scale) tensors (``model``: a
+    TfliteModel for its main subgraph, or the Subgraph holding ``op``)."""
     return any(i >= 0 and is_quantized(model.tensors[i]) for i in list(op.inputs) + list(op.outputs))
 
 
@@ -108,10 +131,10 @@ def _input_dim(ctx: TfliteContext, input_name: str, axis: int, d: int):
 
 
 def _convert_op(ctx: TfliteContext, op):
-    entry = resolve(op.op_type, quantized_op(ctx.model, op))
+    entry = resolve_custom(op.op_type) if op.custom else resolve(op.op_type, quantized_op(ctx.sub, op))
     loc = Location(op.op_type, "?", source="tflite")
     with converting(loc, ConvertError):
-        node = OpReader(op, ctx.keys, ctx.model.tensors, entry.options)
+        node = OpReader(op, ctx.keys, ctx.sub.tensors, entry.options)
     loc = node.location
     with ctx.b.at(loc), converting(loc, ConvertError):
         results = entry.fn(ctx, node)

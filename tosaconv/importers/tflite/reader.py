@@ -2,11 +2,14 @@
 
 The ``tflite`` package is the schema's generated Python code (pure Python, no
 TensorFlow); it reads lazily, so a truncated or foreign file only fails when
-a field is touched. :func:`read_model` therefore walks the whole main
-subgraph once, inside one error guard, and returns :class:`TfliteModel`:
-tensors (dtype, shape, ``shape_signature``, quantization parameters, constant
-data as zero-copy ``np.frombuffer`` views of the file), operators (builtin
-name or custom code, version, inputs, outputs, options table) and the
+a field is touched. :func:`read_model` therefore walks every subgraph once,
+inside one error guard, and returns :class:`TfliteModel`: per subgraph
+(:class:`Subgraph`; ``graphs[0]`` is the main one, the others are bodies of
+IF, WHILE and CALL_ONCE) its tensors (dtype, shape, ``shape_signature``,
+quantization parameters, constant data as zero-copy ``np.frombuffer`` views
+of the file), operators (builtin name or custom code, version, inputs,
+outputs, options table), inputs and outputs; the main subgraph's lists are
+also the model's own ``tensors``/``ops``/``inputs``/``outputs``; and the
 signature def's input and output names. Sparse constants are densified here
 (:mod:`.sparse`), so DENSIFY is a plain pass-through later.
 """
@@ -82,6 +85,18 @@ class OpInfo:
 
 
 @dataclass
+class Subgraph:
+    """One subgraph: its own tensors (indices are local to it), operators, inputs and outputs."""
+
+    index: int
+    name: str
+    tensors: list
+    ops: list
+    inputs: list
+    outputs: list
+
+
+@dataclass
 class TfliteModel:
     tensors: list
     ops: list
@@ -91,6 +106,7 @@ class TfliteModel:
     output_names: dict = field(default_factory=dict)
     subgraphs: int = 1
     version: int = 3
+    graphs: list = field(default_factory=list)          # every Subgraph; graphs[0] is the main one
 
 
 def read_model(data: bytes) -> TfliteModel:
@@ -108,20 +124,27 @@ def _read(data: bytes) -> TfliteModel:
     model = tflite.Model.GetRootAs(data, 0)
     if model.SubgraphsLength() < 1:
         raise ModelReadError("the model has no subgraph")
-    sg = model.Subgraphs(0)
     buffers = [_buffer(model.Buffers(i), data) for i in range(model.BuffersLength())]
     codes = [_opcode(model.OperatorCodes(i)) for i in range(model.OperatorCodesLength())]
+    graphs = [_subgraph(model.Subgraphs(k), k, buffers, codes) for k in range(model.SubgraphsLength())]
+    main = graphs[0]
+    result = TfliteModel(main.tensors, main.ops, main.inputs, main.outputs, subgraphs=len(graphs),
+                         version=model.Version(), graphs=graphs)
+    _read_signature(model, result)
+    return result
+
+
+def _subgraph(sg, k: int, buffers: list, codes: list) -> Subgraph:
     tensors = [_tensor(sg.Tensors(i), i, buffers) for i in range(sg.TensorsLength())]
     ops = [_op(sg.Operators(i), i, codes) for i in range(sg.OperatorsLength())]
     inputs = [int(i) for i in _ints(sg.InputsAsNumpy())]
     outputs = [int(i) for i in _ints(sg.OutputsAsNumpy())]
     for i in inputs + outputs + [t for op in ops for t in op.inputs + op.outputs if t >= 0]:
         if not 0 <= i < len(tensors):
-            raise ModelReadError(f"tensor index {i} is out of range ({len(tensors)} tensors)")
-    result = TfliteModel(tensors, ops, inputs, outputs, subgraphs=model.SubgraphsLength(),
-                         version=model.Version())
-    _read_signature(model, result)
-    return result
+            where = "" if k == 0 else f" in subgraph {k}"
+            raise ModelReadError(f"tensor index {i} is out of range ({len(tensors)} tensors{where})")
+    name = (sg.Name() or b"").decode("utf-8", errors="replace") or f"subgraph_{k}"
+    return Subgraph(k, name, tensors, ops, inputs, outputs)
 
 
 def _ints(arr) -> np.ndarray:

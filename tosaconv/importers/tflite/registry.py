@@ -58,3 +58,26 @@ def support_table() -> list:
 def supported_ops(quantized: bool = False) -> list:
     """The names of the TFLite builtin ops with a converter for the float (or quantized) form, sorted."""
     return sorted({op for op, _ in _REGISTRY if resolve(op, quantized) is not None})
+
+
+_CUSTOM: dict = {}   # custom code -> Entry (TFLite CUSTOM ops whose semantics are public; see ops/custom.py)
+
+
+def custom_converter(custom_code: str) -> Callable:
+    """Register the converter of the TFLite custom op ``custom_code`` (options: ``ctx.custom_options``)."""
+    def register(fn: Callable) -> Callable:
+        if custom_code in _CUSTOM:
+            raise ValueError(f"two TFLite converters for custom op {custom_code}")
+        _CUSTOM[custom_code] = Entry(fn, None)
+        return fn
+    return register
+
+
+def resolve_custom(custom_code: str) -> Optional[Entry]:
+    """The converter for the custom op ``custom_code``, or None."""
+    return _CUSTOM.get(custom_code)
+
+
+def supported_custom_ops() -> list:
+    """The custom codes with a converter, sorted."""
+    return sorted(_CUSTOM)

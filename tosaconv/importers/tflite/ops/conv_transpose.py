@@ -30,11 +30,22 @@ from .onnx_view import OnnxView
 @converter("TRANSPOSE_CONV", options="TransposeConvOptions")
 def convert_transpose_conv(ctx, node):
     x = float_input(ctx, node, 2)
-    if x.type.rank != 4:
-        raise ConvertError(f"TRANSPOSE_CONV needs a rank 4 (NHWC) input, got rank {x.type.rank}")
     dtype, acc = x.type.dtype, acc_type(x)
     w = weight(ctx, node.inputs[1], dtype, 4)
-    c_out, kh, kw, c_in = shape_of(w)
+    out_pad, cut, stride = transpose_geometry(ctx, node, x, shape_of(w))
+    b = bias(ctx, OnnxView(node, inputs=[node.inputs[2], node.inputs[1], node.input(3)]), shape_of(w)[0], dtype)
+    y = ctx.b.emit(Op.TRANSPOSE_CONV2D, x, as_value(ctx, w), as_value(ctx, b),
+                   attrs=A.TransposeConv2dAttrs(out_pad, stride, acc))
+    return fused(ctx, node, _cut(ctx, y, cut))
+
+
+def transpose_geometry(ctx, node, x, w_shape) -> tuple:
+    """TFLite's output size and padding for NHWC ``x`` and OHWI ``w_shape``: (out_pad, cut, stride).
+
+    ``cut`` is what out_pad cannot crop; apply it to the result with ``cut_result``."""
+    if x.type.rank != 4:
+        raise ConvertError(f"TRANSPOSE_CONV needs a rank 4 (NHWC) input, got rank {x.type.rank}")
+    c_out, kh, kw, c_in = w_shape
     ctx.require(Kind.EQ, x.type.shape[3], c_in, "TRANSPOSE_CONV input channels = weight dim 3")
     target = ctx.dims(node.inputs[0]).dims
     if len(target) != 4:
@@ -55,8 +66,8 @@ def convert_transpose_conv(ctx, node):
         ctx.require(Kind.EQ, size, implied, f"TRANSPOSE_CONV input dim {axis} fits output_shape and padding")
         begin = max(((implied - 1) * s + k - out) // 2, 0)
         crops.append((begin, (implied - 1) * s + k - begin - out))
-    b = bias(ctx, OnnxView(node, inputs=[node.inputs[2], node.inputs[1], node.input(3)]), c_out, dtype)
     out_pad, cut = _out_pad(crops, (0, 0), (kh, kw))
-    y = ctx.b.emit(Op.TRANSPOSE_CONV2D, x, as_value(ctx, w), as_value(ctx, b),
-                   attrs=A.TransposeConv2dAttrs(out_pad, stride, acc))
-    return fused(ctx, node, _cut(ctx, y, cut))
+    return out_pad, cut, stride
+
+
+cut_result = _cut

@@ -29,12 +29,12 @@ from ..registry import converter
 from .onnx_view import OnnxView
 
 
-@converter("TILE")
+@converter("TILE", kind="any")
 def convert_tile(ctx, node):
     return onnx_pad.convert_tile(ctx, OnnxView(node))
 
 
-@converter("GATHER", options="GatherOptions")
+@converter("GATHER", options="GatherOptions", kind="any")
 def convert_gather(ctx, node):
     b = node.opt("BatchDims")
     if b == 0:
@@ -64,20 +64,24 @@ def convert_gather(ctx, node):
     return reshape(ctx, g, batch + outer + w + inner)
 
 
-@converter("GATHER_ND")
+@converter("GATHER_ND", kind="any")
 def convert_gather_nd(ctx, node):
     return onnx_indexing.convert_gather_nd(ctx, OnnxView(node, batch_dims=0))
 
 
 def _arg(find_min: bool):
     def convert(ctx, node):
-        x = ctx.tensor(node.inputs[0])
-        axis_c = ctx.const(node.inputs[1])
-        if axis_c is None:
-            raise ConvertError(f"{node.op_type} needs a constant axis")
-        axis = norm_axis(int(np.asarray(axis_c).reshape(-1)[0]), x.type.rank)
-        return arg_extreme(ctx, x, axis, find_min)
+        return arg_of(ctx, node, ctx.tensor(node.inputs[0]), find_min)
     return convert
+
+
+def arg_of(ctx, node, x, find_min: bool):
+    """ARG_MAX / ARG_MIN of ``x`` along the op's constant axis (input 1)."""
+    axis_c = ctx.const(node.inputs[1])
+    if axis_c is None:
+        raise ConvertError(f"{node.op_type} needs a constant axis")
+    axis = norm_axis(int(np.asarray(axis_c).reshape(-1)[0]), x.type.rank)
+    return arg_extreme(ctx, x, axis, find_min)
 
 
 converter("ARG_MAX", options="ArgMaxOptions")(_arg(find_min=False))
@@ -120,6 +124,6 @@ def convert_range(ctx, node):
     return onnx_shape.convert_range(ctx, OnnxView(node))
 
 
-@converter("BROADCAST_TO", options="BroadcastToOptions")
+@converter("BROADCAST_TO", options="BroadcastToOptions", kind="any")
 def convert_broadcast_to(ctx, node):
     return onnx_shape.convert_expand(ctx, OnnxView(node))

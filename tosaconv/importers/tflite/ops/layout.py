@@ -21,6 +21,7 @@ from ...onnx.ops.common import reshape, slice_
 from ...onnx.ops.index_math import transpose
 from ...onnx.ops.layout import _split
 from ...onnx.ops.pad import _pad_axis, _rows
+from ..qhelpers_data import keeps_quant
 from ..reader import ConvertError
 from ..registry import converter
 
@@ -32,7 +33,8 @@ def _ints(ctx, key, what: str) -> list:
     return [int(v) for v in np.asarray(c).reshape(-1)]
 
 
-@converter("MIRROR_PAD", options="MirrorPadOptions")
+@converter("MIRROR_PAD", options="MirrorPadOptions", kind="any")
+@keeps_quant
 def convert_mirror_pad(ctx, node):
     x = ctx.tensor(node.inputs[0])
     pads = _ints(ctx, node.inputs[1], "MIRROR_PAD paddings")
@@ -76,7 +78,7 @@ def _nhwc(ctx, node):
     return x, b
 
 
-@converter("DEPTH_TO_SPACE", options="DepthToSpaceOptions")
+@converter("DEPTH_TO_SPACE", options="DepthToSpaceOptions", kind="any")
 def convert_depth_to_space(ctx, node):
     x, b = _nhwc(ctx, node)
     n, h, w, c = x.type.shape
@@ -85,7 +87,7 @@ def convert_depth_to_space(ctx, node):
     return reshape(ctx, y, [n, mul(h, b), mul(w, b), c_out])
 
 
-@converter("SPACE_TO_DEPTH", options="SpaceToDepthOptions")
+@converter("SPACE_TO_DEPTH", options="SpaceToDepthOptions", kind="any")
 def convert_space_to_depth(ctx, node):
     x, b = _nhwc(ctx, node)
     n, h, w, c = x.type.shape
@@ -107,6 +109,11 @@ def _block(ctx, node, x, what: str):
 
 @converter("SPACE_TO_BATCH_ND")
 def convert_space_to_batch_nd(ctx, node):
+    return space_to_batch(ctx, node, 0.0)
+
+
+def space_to_batch(ctx, node, pad_value: float):
+    """SPACE_TO_BATCH_ND with its pads filled with ``pad_value`` (quantized: the zero point's stored value)."""
     x = ctx.tensor(node.inputs[0])
     block, rest = _block(ctx, node, x, "SPACE_TO_BATCH_ND")
     m = len(block)
@@ -114,7 +121,7 @@ def convert_space_to_batch_nd(ctx, node):
     if len(pads) != 2 * m or min(pads) < 0:
         raise ConvertError(f"SPACE_TO_BATCH_ND needs {m} non-negative (before, after) pairs, got {pads}")
     if any(pads):
-        x = ctx.b.emit(Op.PAD, x, attrs=A.PadAttrs(tuple([0, 0] + pads + [0, 0] * len(rest)), 0.0))
+        x = ctx.b.emit(Op.PAD, x, attrs=A.PadAttrs(tuple([0, 0] + pads + [0, 0] * len(rest)), pad_value))
     batch, spatial = x.type.shape[0], list(x.type.shape[1:1 + m])
     outs = [_split(ctx, d, bs, f"SPACE_TO_BATCH_ND padded dim {i + 1}") for i, (d, bs) in
             enumerate(zip(spatial, block))]
@@ -126,7 +133,8 @@ def convert_space_to_batch_nd(ctx, node):
     return reshape(ctx, y, [mul(batch, product(block))] + outs + rest)
 
 
-@converter("BATCH_TO_SPACE_ND")
+@converter("BATCH_TO_SPACE_ND", kind="any")
+@keeps_quant
 def convert_batch_to_space_nd(ctx, node):
     x = ctx.tensor(node.inputs[0])
     block, rest = _block(ctx, node, x, "BATCH_TO_SPACE_ND")

@@ -59,11 +59,14 @@ def _value(ctx, w):
     return ctx.b.const(np.ascontiguousarray(w)) if isinstance(w, np.ndarray) else w
 
 
-def _conv_common(ctx, node, x, kernel):
+def conv_window(ctx, node, x, kernel, acc: DType = DType.FP32, pad_value: float = 0.0):
+    """A convolution's SAME/VALID window fitted to NHWC ``x``: (x, Conv2dAttrs without zero points).
+
+    ``pad_value`` fills explicit pads (symbolic H/W); quantized converters pass the input zero point."""
     stride = (node.opt("StrideH"), node.opt("StrideW"))
     dilation = (node.opt("DilationHFactor"), node.opt("DilationWFactor"))
-    x, pad = fit_window(ctx, x, window(node, kernel, stride, dilation), 0.0)
-    return x, A.Conv2dAttrs(pad, stride, dilation, DType.FP32)
+    x, pad = fit_window(ctx, x, window(node, kernel, stride, dilation), pad_value)
+    return x, A.Conv2dAttrs(pad, stride, dilation, acc)
 
 
 @converter("CONV_2D", options="Conv2DOptions")
@@ -76,7 +79,7 @@ def convert_conv_2d(ctx, node):
     if not isinstance(x.type.shape[3], int) or x.type.shape[3] != i:
         ctx.require(Kind.EQ, x.type.shape[3], i, "CONV_2D input channels = filter channels")
     b = _bias(ctx, node, 2, o, x.type.dtype)
-    x, attrs = _conv_common(ctx, node, x, (kh, kw))
+    x, attrs = conv_window(ctx, node, x, (kh, kw))
     return fused(ctx, node, ctx.b.emit(Op.CONV2D, x, _value(ctx, w), b, attrs=attrs))
 
 
@@ -94,16 +97,16 @@ def convert_depthwise_conv_2d(ctx, node):
     else:
         dw = reshape(ctx, w, [kh, kw, c, m])
     b = _bias(ctx, node, 2, cm, x.type.dtype)
-    x, attrs = _conv_common(ctx, node, x, (kh, kw))
+    x, attrs = conv_window(ctx, node, x, (kh, kw))
     return fused(ctx, node, ctx.b.emit(Op.DEPTHWISE_CONV2D, x, dw, b, attrs=attrs))
 
 
-def _pool_window(node):
+def pool_window(node):
     kernel = (node.opt("FilterHeight"), node.opt("FilterWidth"))
     return window(node, kernel, (node.opt("StrideH"), node.opt("StrideW")))
 
 
-def _pool_fits(ctx, x, w):
+def pool_fits(ctx, x, w):
     geoms = [geometry(ctx, x.type.shape[1 + i], w, i) for i in range(2)]
     return onnx_pool._fits(x, w, geoms)
 
@@ -111,8 +114,8 @@ def _pool_fits(ctx, x, w):
 @converter("MAX_POOL_2D", options="Pool2DOptions")
 def convert_max_pool_2d(ctx, node):
     x = float_input(ctx, node)
-    w = _pool_window(node)
-    x, pad = onnx_pool.apply_fits(ctx, x, _pool_fits(ctx, x, w), float("-inf"))
+    w = pool_window(node)
+    x, pad = onnx_pool.apply_fits(ctx, x, pool_fits(ctx, x, w), float("-inf"))
     y = ctx.b.emit(Op.MAX_POOL2D, x, attrs=A.MaxPool2dAttrs(w.kernel, w.stride, pad))
     return fused(ctx, node, y)
 
@@ -121,8 +124,8 @@ def convert_max_pool_2d(ctx, node):
 def convert_average_pool_2d(ctx, node):
     """TFLite divides by the number of in-bounds taps, which is TOSA AVG_POOL2D (pads never count)."""
     x = require_float(node, float_input(ctx, node))
-    w = _pool_window(node)
-    fits = _pool_fits(ctx, x, w)
+    w = pool_window(node)
+    fits = pool_fits(ctx, x, w)
     named = SimpleNamespace(op_type=node.op_type)
     if any(f.append for f in fits):
         y = onnx_pool._average_by_ratio(ctx, named, x, w, fits, None)
@@ -138,17 +141,25 @@ def convert_fully_connected(ctx, node):
     if len(_shape(w)) != 2:
         raise ConvertError(f"FULLY_CONNECTED weights must be 2-D [out, in], not {list(_shape(w))}")
     o, k = _shape(w)
-    total = product(x.type.shape)
-    ctx.require(Kind.DIVISIBLE, total, k, "FULLY_CONNECTED input size divides by the weights' input size")
-    rows = floordiv(total, k)
-    flat = reshape(ctx, x, [rows, k])
+    flat = fc_rows(ctx, x, k)
     wt = ctx.b.const(np.ascontiguousarray(w.T)) if isinstance(w, np.ndarray) else \
         ctx.b.emit(Op.TRANSPOSE, w, attrs=A.TransposeAttrs((1, 0)))
     y = ctx.b.emit(Op.ADD, matmul(ctx, flat, wt), _bias(ctx, node, 2, o, x.type.dtype))
-    y = fused(ctx, node, y)
+    return fc_result(ctx, node, x, fused(ctx, node, y), k)
+
+
+def fc_rows(ctx, x, k: int):
+    """FULLY_CONNECTED's input flattened to ``[rows, k]`` (the ledger records that k divides its size)."""
+    total = product(x.type.shape)
+    ctx.require(Kind.DIVISIBLE, total, k, "FULLY_CONNECTED input size divides by the weights' input size")
+    return reshape(ctx, x, [floordiv(total, k), k])
+
+
+def fc_result(ctx, node, x, y, k: int):
+    """The ``[rows, out]`` result, reshaped to ``[*x.shape[:-1], out]`` when ``keep_num_dims`` is set."""
     if node.opt("KeepNumDims"):
         ctx.require(Kind.EQ, x.type.shape[-1], k, "FULLY_CONNECTED keep_num_dims needs the last dim = input size")
-        return reshape(ctx, y, [*x.type.shape[:-1], o])
+        return reshape(ctx, y, [*x.type.shape[:-1], y.type.shape[-1]])
     return y
 
 
@@ -157,13 +168,13 @@ def convert_batch_matmul(ctx, node):
     a, b = ctx.tensor(node.inputs[0]), ctx.tensor(node.inputs[1])
     require_float(node, a)
     if node.opt("AdjX"):
-        a = _swap_last(ctx, a)
+        a = swap_last(ctx, a)
     if node.opt("AdjY"):
-        b = _swap_last(ctx, b)
+        b = swap_last(ctx, b)
     return matmul(ctx, a, b)
 
 
-def _swap_last(ctx, x):
+def swap_last(ctx, x):
     perm = list(range(x.type.rank))
     perm[-1], perm[-2] = perm[-2], perm[-1]
     return ctx.b.emit(Op.TRANSPOSE, x, attrs=A.TransposeAttrs(tuple(perm)))

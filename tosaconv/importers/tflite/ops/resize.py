@@ -105,4 +105,4 @@ def _tflite_picks(ctx, view, x, size, align: bool, half: bool):
 
 
 converter("RESIZE_BILINEAR", options="ResizeBilinearOptions")(_resize("linear"))
-converter("RESIZE_NEAREST_NEIGHBOR", options="ResizeNearestNeighborOptions")(_resize("nearest"))
+converter("RESIZE_NEAREST_NEIGHBOR", options="ResizeNearestNeighborOptions", kind="any")(_resize("nearest"))

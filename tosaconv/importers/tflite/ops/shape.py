@@ -21,18 +21,19 @@ from ....symbolic.expr import same
 from ...onnx.ops.common import norm_axis, reshape, slice_
 from ...onnx.ops.shape import _inferred_dim
 from ..context import ShapeTensor
+from ..qhelpers_data import keeps_quant
 from ..reader import ConvertError
 from ..registry import converter
 from .common import activation
 
 
-@converter("SHAPE", options="ShapeOptions")
+@converter("SHAPE", options="ShapeOptions", kind="any")
 def convert_shape(ctx, node):
     x = ctx.tensor(node.inputs[0])
     return ShapeTensor([ctx.dim_value(x, i) for i in range(x.type.rank)])
 
 
-@converter("RESHAPE", options="ReshapeOptions")
+@converter("RESHAPE", options="ReshapeOptions", kind="any")
 def convert_reshape(ctx, node):
     st = ctx.shape_tensor(node.inputs[0])
     if isinstance(ctx.values.get(node.inputs[0]), ShapeTensor):
@@ -57,7 +58,8 @@ def _target(ctx, node) -> list:
     return [ctx.b.index(v) for v in node.opt("NewShape")]
 
 
-@converter("PACK", options="PackOptions")
+@converter("PACK", options="PackOptions", kind="any")
+@keeps_quant(inputs=None)
 def convert_pack(ctx, node):
     keys = node.inputs
     shapes = [ctx.shape_tensor(k) for k in keys]
@@ -70,7 +72,8 @@ def convert_pack(ctx, node):
     return xs[0] if len(xs) == 1 else ctx.b.emit(Op.CONCAT, *xs, attrs=A.AxisAttrs(axis))
 
 
-@converter("UNPACK", options="UnpackOptions")
+@converter("UNPACK", options="UnpackOptions", kind="any")
+@keeps_quant
 def convert_unpack(ctx, node):
     st = ctx.values.get(node.inputs[0])
     if isinstance(st, ShapeTensor) and not st.scalar:
@@ -91,7 +94,7 @@ def convert_unpack(ctx, node):
     return outs
 
 
-@converter("SQUEEZE", options="SqueezeOptions")
+@converter("SQUEEZE", options="SqueezeOptions", kind="any")
 def convert_squeeze(ctx, node):
     x = ctx.tensor(node.inputs[0])
     axes = node.opt("SqueezeDims")
@@ -105,7 +108,8 @@ def convert_squeeze(ctx, node):
     return ctx.b.emit(Op.COLLAPSE_DIMS, x, attrs=A.IndicesAttrs(axes)) if axes else x
 
 
-@converter("EXPAND_DIMS")
+@converter("EXPAND_DIMS", kind="any")
+@keeps_quant
 def convert_expand_dims(ctx, node):
     axis = ctx.const(node.inputs[1])
     if axis is None:
@@ -125,17 +129,21 @@ def convert_concatenation(ctx, node):
     if all(s is not None and not s.scalar for s in shapes) and \
             any(isinstance(ctx.values.get(k), ShapeTensor) for k in keys):
         return ShapeTensor([d for s in shapes for d in s.dims])
-    xs = [ctx.tensor(k) for k in keys]
+    y = concat(ctx, node, [ctx.tensor(k) for k in keys])
+    return activation(ctx, y, node.opt("FusedActivationFunction"))
+
+
+def concat(ctx, node, xs):
+    """``xs`` joined along CONCATENATION's axis (the ledger records that the other dims agree)."""
     axis = norm_axis(node.opt("Axis"), xs[0].type.rank)
     for x in xs[1:]:
         for i, (a, b) in enumerate(zip(xs[0].type.shape, x.type.shape)):
             if i != axis:
                 ctx.require(Kind.EQ, a, b, f"CONCATENATION operands agree on dim {i}")
-    y = xs[0] if len(xs) == 1 else ctx.b.emit(Op.CONCAT, *xs, attrs=A.AxisAttrs(axis))
-    return activation(ctx, y, node.opt("FusedActivationFunction"))
+    return xs[0] if len(xs) == 1 else ctx.b.emit(Op.CONCAT, *xs, attrs=A.AxisAttrs(axis))
 
 
-@converter("TRANSPOSE")
+@converter("TRANSPOSE", kind="any")
 def convert_transpose(ctx, node):
     x = ctx.tensor(node.inputs[0])
     perm = ctx.const(node.inputs[1])

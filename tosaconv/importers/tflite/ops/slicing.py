@@ -83,7 +83,7 @@ def _static_range(size: int, spec) -> range:
     return range(start, stop, s)
 
 
-@converter("STRIDED_SLICE", options="StridedSliceOptions")
+@converter("STRIDED_SLICE", options="StridedSliceOptions", kind="any")
 def convert_strided_slice(ctx, node):
     begin, end = _ints(ctx, node.inputs[1], "STRIDED_SLICE begin"), _ints(ctx, node.inputs[2], "STRIDED_SLICE end")
     strides = _ints(ctx, node.inputs[3], "STRIDED_SLICE strides") if node.input(3) else [1] * len(begin)
@@ -150,7 +150,7 @@ def _every(ctx, x, axis: int, step: int):
     return reshape(ctx, first, shape[:axis] + [count] + shape[axis + 1:])
 
 
-@converter("SLICE")
+@converter("SLICE", kind="any")
 def convert_slice(ctx, node):
     x = ctx.tensor(node.inputs[0])
     begin, size = _ints(ctx, node.inputs[1], "SLICE begin"), _ints(ctx, node.inputs[2], "SLICE size")
@@ -158,7 +158,7 @@ def convert_slice(ctx, node):
     return slice_(ctx, x, begin, sizes)
 
 
-@converter("SPLIT", options="SplitOptions")
+@converter("SPLIT", options="SplitOptions", kind="any")
 def convert_split(ctx, node):
     x = ctx.tensor(node.inputs[1])
     axis = norm_axis(_ints(ctx, node.inputs[0], "SPLIT axis")[0], x.type.rank)
@@ -168,7 +168,7 @@ def convert_split(ctx, node):
     return split_along(ctx, x, axis, [dim // n] * n)
 
 
-@converter("SPLIT_V", options="SplitVOptions")
+@converter("SPLIT_V", options="SplitVOptions", kind="any")
 def convert_split_v(ctx, node):
     x = ctx.tensor(node.inputs[0])
     sizes = _ints(ctx, node.inputs[1], "SPLIT_V size_splits")
@@ -182,11 +182,16 @@ def convert_split_v(ctx, node):
 
 @converter("PAD", "PADV2")
 def convert_pad(ctx, node):
-    x = ctx.tensor(node.inputs[0])
-    pads = _ints(ctx, node.inputs[1], f"{node.op_type} paddings")
     value = 0.0
     if node.input(2) is not None:
         value = float(np.asarray(_const(ctx, node.inputs[2], "PADV2 constant_values")).reshape(-1)[0])
+    return pad(ctx, node, value)
+
+
+def pad(ctx, node, value: float):
+    """PAD/PADV2's input padded with ``value`` (for integer data: the stored value)."""
+    x = ctx.tensor(node.inputs[0])
+    pads = _ints(ctx, node.inputs[1], f"{node.op_type} paddings")
     if not any(pads):
         return x
     return ctx.b.emit(Op.PAD, x, attrs=A.PadAttrs(tuple(pads), value))

@@ -1,0 +1,139 @@
+"""Quantized FULLY_CONNECTED and BATCH_MATMUL, bit-exact against LiteRT's reference kernels and
+the TOSA reference model (int8 per-tensor and per-channel, uint8, int16x8), with a dynamic batch
+fed at two sizes."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from tosaconv.diagnostics import TosaconvError
+from tests.importers.tflite.harness import ModelBuilder, check_exact_with_litert, convert, run_litert
+from tests.importers.tflite.qconv_models import (QModel, bias_probe, bias_values, mbqm, out_scale, qdata, single_round,
+                                                    weight_scales)
+
+FORMS = ["int8", "uint8", "int16x8"]
+ZPS = {"int8": (7, -9), "uint8": (100, 140), "int16x8": (0, 0)}
+
+
+def check(data, feeds, tmp_path):
+    check_exact_with_litert(data, feeds, tmp_path)
+    assert len(np.unique(run_litert(data, feeds[0])[0])) >= 8
+
+
+def fully_connected(form, per_channel=False, keep=False, act=0, k=24, o=7, lead=(3,), o_scale=None, w_zp=0):
+    in_zp, out_zp = ZPS[form]
+    q = QModel(form, in_scale=0.04, in_zp=in_zp, out_zp=out_zp)
+    x = q.input([1, *lead, k], [-1, *lead, k])
+    ws = weight_scales(o, per_channel, seed=3)
+    w = q.weights(q.weight_data([o, k], seed=4), ws, 0, zp=w_zp)
+    bv, bs = bias_values(o, q.in_scale, ws, form, seed=5)
+    b = q.bias(bv, bs if per_channel else [bs[0]])
+    rows = int(np.prod(lead))
+    shape, sig = ([1, *lead, o], [-1, *lead, o]) if keep else ([rows, o], [-1, o])
+    y = q.output(shape, o_scale or out_scale(q.in_scale, ws, k, form), sig)
+    q.m.op("FULLY_CONNECTED", [x, w, b], [y], "FullyConnectedOptions", version=5, KeepNumDims=keep,
+           FusedActivationFunction=act)
+    return q.m.finish(), q.feeds([2, *lead, k], (0,)) + q.feeds([4, *lead, k], (1,))
+
+
+@pytest.mark.parametrize("form", FORMS)
+@pytest.mark.parametrize("keep", [False, True])
+def test_fully_connected(form, keep, tmp_path):
+    check(*fully_connected(form, keep=keep, w_zp=130 if form == "uint8" else 0), tmp_path)
+
+
+@pytest.mark.parametrize("form", ["int8", "int16x8"])
+@pytest.mark.parametrize("keep", [False, True])
+def test_fully_connected_per_channel(form, keep, tmp_path):
+    check(*fully_connected(form, per_channel=True, keep=keep, lead=(2, 3)), tmp_path)
+
+
+@pytest.mark.parametrize("form", FORMS)
+@pytest.mark.parametrize("act", [1, 3])
+def test_fully_connected_fused_activation(form, act, tmp_path):
+    scale = 24.0 / (65535 if form == "int16x8" else 255)
+    check(*fully_connected(form, act=act, o_scale=scale), tmp_path)
+
+
+def test_fully_connected_int8_weight_zero_point(tmp_path):
+    """The per-tensor int8 kernel subtracts the weight zero point (reference_integer_ops::FullyConnected)."""
+    check(*fully_connected("int8", w_zp=3), tmp_path)
+
+
+def test_fully_connected_deep(tmp_path):
+    check(*fully_connected("int8", per_channel=True, k=1000, o=5), tmp_path)
+
+
+def batch_matmul(form, a_shape, b_shape, out_shape, adj_x=False, adj_y=False, sig=True):
+    q = QModel(form, in_scale=0.03, in_zp=ZPS[form][0], out_zp=ZPS[form][1])
+    b_zp = -20 if form == "int8" else 0
+    a = q.input(a_shape, [-1, *a_shape[1:]] if sig else None, name="a")
+    b = q.m.input("b", b_shape, q.x_t, quant=([0.02], [b_zp], 0))
+    k = a_shape[-1] if not adj_x else a_shape[-2]
+    scale = out_scale(q.in_scale, [0.02], k, form, 1.0 if form == "int8" else 1 / 256)
+    y = q.output(out_shape, scale, [-1, *out_shape[1:]] if sig else None)
+    q.m.op("BATCH_MATMUL", [a, b], [y], "BatchMatMulOptions", version=4, AdjX=adj_x, AdjY=adj_y)
+    feeds = []
+    for n, seed in ((2, 0), (3, 1)):
+        fa = q.feeds([n, *a_shape[1:]], (seed,), name="a")[0]
+        fa["b"] = qdata(b_shape, q.np_t, b_zp, seed + 10)
+        feeds.append(fa)
+    return q.m.finish(), feeds
+
+
+@pytest.mark.parametrize("form", ["int8", "int16x8"])
+@pytest.mark.parametrize("adj_x,adj_y", [(False, False), (True, False), (False, True), (True, True)])
+def test_batch_matmul(form, adj_x, adj_y, tmp_path):
+    a = [1, 4, 6] if not adj_x else [1, 6, 4]
+    b = [1, 6, 5] if not adj_y else [1, 5, 6]
+    data, feeds = batch_matmul(form, a, b, [1, 4, 5], adj_x, adj_y, sig=False)
+    for f, n in zip(feeds, (1, 1)):
+        f["a"] = f["a"][:n]
+    check(data, feeds, tmp_path)
+
+
+@pytest.mark.parametrize("form", ["int8", "int16x8"])
+def test_batch_matmul_broadcast_dynamic_batch(form, tmp_path):
+    """A [N, 2, 3, 8] x [2, 8, 4] product, N dynamic (fed as 2 and 3)."""
+    check(*batch_matmul(form, [1, 2, 3, 8], [2, 8, 4], [1, 2, 3, 4]), tmp_path)
+
+
+def test_hybrid_fully_connected_is_refused():
+    m = ModelBuilder()
+    x = m.input("x", [2, 4])
+    w = m.const("w", np.ones((3, 4), np.int8), "INT8", quant=([0.1], [0], 0))
+    y = m.tensor("y", [2, 3])
+    m.op("FULLY_CONNECTED", [x, w, -1], [y], "FullyConnectedOptions")
+    m.output(y)
+    with pytest.raises(TosaconvError, match="hybrid FULLY_CONNECTED .*not supported"):
+        convert(m.finish())
+
+
+def test_uint8_batch_matmul_is_refused():
+    data, _ = batch_matmul("uint8", [1, 2, 3], [1, 3, 2], [1, 2, 2])
+    with pytest.raises(TosaconvError, match="UINT8 input and UINT8 weights is not a form"):
+        convert(data)
+
+
+@pytest.mark.parametrize("form,per_channel,rounding", [
+    ("int8", False, mbqm), ("uint8", False, mbqm), ("int8", True, single_round), ("int16x8", False, single_round),
+    ("int16x8", True, single_round)])
+def test_multiplier_formula(form, per_channel, rounding, tmp_path):
+    """Accumulators on which the double and float-product multiplier formulas disagree (see test_q_conv);
+    LiteRT's per-channel and int16x8 kernels round once, the per-tensor int8/uint8 ones twice."""
+    data, feeds, (a, b), accs = bias_probe("FULLY_CONNECTED", form, per_channel=per_channel, rounding=rounding)
+    assert np.any(rounding(accs, a) != rounding(accs, b))
+    check_exact_with_litert(data, feeds, tmp_path)
+
+
+@pytest.mark.parametrize("form,per_channel", [("int8", True), ("int16x8", False)])
+def test_single_rounding(form, per_channel, tmp_path):
+    """Accumulators where one rounding and gemmlowp's two roundings differ: LiteRT rounds once here."""
+    data, feeds, (a, _), accs = bias_probe("FULLY_CONNECTED", form, per_channel=per_channel, rounding=single_round)
+    bits = 16 if form == "int16x8" else 8
+    x = np.arange(-(1 << 20), 1 << 20, dtype=np.int64) * (1 << (bits - 8))
+    hits = x[(mbqm(x, a) != single_round(x, a)) & (np.abs(single_round(x, a)) < (1 << (bits - 1)) - 20)]
+    assert hits.size >= len(accs)
+    data = data.replace(accs.astype(np.int64 if bits == 16 else np.int32).tobytes(),
+                        hits[:len(accs)].astype(np.int64 if bits == 16 else np.int32).tobytes())
+    check_exact_with_litert(data, feeds, tmp_path)

@@ -1,0 +1,76 @@
+"""TFLite IF and WHILE: COND_IF and WHILE_LOOP over converted subgraphs.
+
+IF passes its operands after the condition to the then or else subgraph.
+A condition known at import (a constant) decides the op here: only the taken
+branch is converted, inline, so its constants and shape tensors stay what
+they are. Otherwise both branches become COND_IF regions, which must return
+the same types (TOSA runs either). WHILE carries its operands through the
+body subgraph while the cond subgraph returns true; it becomes a WHILE_LOOP
+whose carried values keep one type, so a body that changes a shape (TFLite
+allows that, resizing tensors at run time) is refused. Both ops are
+encoding-agnostic (``kind="any"``): quantized operands just pass through.
+"""
+from __future__ import annotations
+
+from ....ir import attrs as A
+from ....ir.ops import Op
+from ....ir.region_rules import same_type
+from ...onnx.ops.control import bool_scalar, results
+from ..reader import ConvertError
+from ..registry import converter
+from ..subgraph import called_subgraphs, inline_subgraph, region_subgraph
+
+
+def _operands(node, start: int) -> list:
+    keys = node.inputs[start:]
+    if any(k is None for k in keys):
+        raise ConvertError(f"{node.op_type} has an omitted (-1) operand; every operand must be a tensor")
+    return keys
+
+
+def _check_outputs(node, subs):
+    for sub in subs:
+        if len(sub.outputs) != len(node.outputs):
+            raise ConvertError(f"subgraph '{sub.name}' returns {len(sub.outputs)} values for the "
+                               f"{len(node.outputs)} outputs of {node.op_type}")
+
+
+@converter("IF", options="IfOptions", kind="any")
+def convert_if(ctx, node):
+    branches = called_subgraphs(ctx.model, ctx.sub, node.info)
+    _check_outputs(node, branches)
+    operands = _operands(node, 1)
+    c = ctx.const(node.inputs[0])
+    if c is not None:
+        if c.size != 1:
+            raise ConvertError(f"the condition '{node.inputs[0]}' must hold one element, it has shape {list(c.shape)}")
+        taken = branches[0] if bool(c.reshape(-1)[0]) else branches[1]
+        return results(ctx, node, inline_subgraph(ctx, taken, operands))
+    cond = bool_scalar(ctx, ctx.tensor(node.inputs[0]), f"the condition '{node.inputs[0]}'")
+    values = [ctx.tensor(k) for k in operands]
+    types = [v.type for v in values]
+    then_g, else_g = (region_subgraph(ctx, sub, types, name) for sub, name in zip(branches, ("then", "else")))
+    for key, a, b in zip(node.outputs, then_g.outputs, else_g.outputs):
+        if not same_type(a.type, b.type):
+            raise ConvertError(f"the branches return {a.type} and {b.type} for '{key}'; TOSA COND_IF needs both "
+                               "branches to return the same type")
+    return ctx.b.create(Op.COND_IF, [cond] + values, A.CondIfAttrs(then_g, else_g)).results
+
+
+@converter("WHILE", options="WhileOptions", kind="any")
+def convert_while(ctx, node):
+    cond_sub, body_sub = called_subgraphs(ctx.model, ctx.sub, node.info)
+    _check_outputs(node, [body_sub])
+    carried = [ctx.tensor(k) for k in _operands(node, 0)]
+    if len(carried) != len(node.outputs):
+        raise ConvertError(f"WHILE carries {len(carried)} values but has {len(node.outputs)} outputs")
+    types = [v.type for v in carried]
+    cond_g = region_subgraph(ctx, cond_sub, types, "cond", condition=True)
+    body_g = region_subgraph(ctx, body_sub, types, "body")
+    for key, t, out in zip(node.outputs, types, body_g.outputs):
+        if not same_type(t, out.type):
+            raise ConvertError(
+                f"the body changes loop value '{key}' from {t} to {out.type}; TOSA WHILE_LOOP carries values of "
+                "one type, so loops whose shapes change between iterations (data-dependent shapes) are not "
+                "supported")
+    return ctx.b.create(Op.WHILE_LOOP, carried, A.WhileLoopAttrs(cond_g, body_g)).results

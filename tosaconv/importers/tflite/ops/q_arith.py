@@ -1,0 +1,103 @@
+"""Quantized TFLite ADD, SUB, MUL and SQUARED_DIFFERENCE (int8, uint8, int16) in int32 arithmetic.
+
+TOSA 1.0 has no int8/int16 ADD, SUB or MUL, so every operand is first moved
+to int32 by an exact RESCALE and the result is scaled back by a DOUBLE_ROUND
+RESCALE, which is TFLite's ``MultiplyByQuantizedMultiplier`` (see quant.py).
+
+- ADD / SUB (add.cc / sub.cc ``Prepare``, ``reference_integer_ops::AddElementwise``,
+  ``reference_ops::SubElementwise``): ``left_shift`` 20 (8-bit) or 15 (int16
+  general path); ``twice_max = 2 * max(s1, s2)`` in double; input multipliers
+  ``s_i / twice_max``; output multiplier ``twice_max / ((1 << left_shift) * s_out)``
+  (a float product, exact). Each input is ``(q - zp) << left_shift`` scaled
+  by its multiplier (two roundings inside one DOUBLE_ROUND RESCALE), summed in
+  int32, then scaled to the output.
+- int16 with power-of-two scales and zero points 0 takes add.cc/sub.cc's
+  ``pot_scale_int16`` path (the option's default): one input is rounded by
+  ``RoundingDivideByPOT`` (half away from zero, built from an arithmetic
+  shift) and the sum saturates to int16 (:mod:`.q_pot`).
+- MUL (mul.cc, ``reference_integer_ops::MulElementwise``): ``(q1 - zp1) * (q2 - zp2)``
+  scaled by ``double(s1) * double(s2) / double(s_out)``.
+- SQUARED_DIFFERENCE int8 (squared_difference.cc): ADD's scheme with
+  ``left_shift`` 7, the difference squared in int32, output multiplier
+  ``twice_max**2 / ((1 << 14) * s_out)``.
+
+Fused activations clamp to ``CalculateActivationRangeQuantized``'s bounds.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ....ir import attrs as A
+from ....ir.ops import Op
+from ..qmath import (F32, activation_bounds, fit_rescale_input, qtensor, requantize_out, same_types, scale_int32,
+                     shifted_int32)
+from ..quant import scale, value_range, zero_point
+from ..reader import ConvertError
+from ..registry import converter
+from .q_pot import is_pot_int16, pot_add
+
+
+def _scaled_inputs(ctx, node, left_shift: int):
+    """Both inputs as ``MultiplyByQuantizedMultiplierSmallerThanOneExp((q - zp) << left_shift, s_i / twice_max)``."""
+    infos = node.input_infos[:2]
+    twice_max = 2.0 * float(max(F32(scale(infos[0])), F32(scale(infos[1]))))
+    values = []
+    for i, info in enumerate(infos):
+        shifted = shifted_int32(ctx, qtensor(ctx, node, i), info, left_shift)
+        values.append(scale_int32(ctx, shifted, float(F32(scale(info))) / twice_max))
+    return values, twice_max
+
+
+def _add_sub(op, pot_sign: int):
+    def convert(ctx, node):
+        dtype = same_types(node)
+        y = node.output_infos[0]
+        bounds = activation_bounds(y, node.opt("FusedActivationFunction"))
+        if dtype == "INT16" and node.opt("PotScaleInt16") and is_pot_int16(node):
+            return pot_add(ctx, node, pot_sign, bounds)
+        left_shift = 15 if dtype == "INT16" else 20
+        (a, b), twice_max = _scaled_inputs(ctx, node, left_shift)
+        acc = ctx.b.emit(op, a, b)
+        real_out = twice_max / float(F32(1 << left_shift) * F32(scale(y)))
+        return requantize_out(ctx, acc, real_out, y, bounds)
+    return convert
+
+
+converter("ADD", options="AddOptions", kind="quantized")(_add_sub(Op.ADD, 1))
+converter("SUB", options="SubOptions", kind="quantized")(_add_sub(Op.SUB, -1))
+
+
+@converter("MUL", options="MulOptions", kind="quantized")
+def convert_q_mul(ctx, node):
+    dtype = same_types(node)
+    infos, y = node.input_infos[:2], node.output_infos[0]
+    if dtype == "INT16":
+        _require_zero_points(node)
+    a, b = (shifted_int32(ctx, qtensor(ctx, node, i), infos[i]) for i in range(2))
+    acc = ctx.b.emit(Op.MUL, a, b, attrs=A.MulAttrs(0))
+    real = float(np.float64(F32(scale(infos[0]))) * np.float64(F32(scale(infos[1]))) / np.float64(F32(scale(y))))
+    acc = fit_rescale_input(ctx, acc, real, _max_offset(infos[0]) * _max_offset(infos[1]))
+    return requantize_out(ctx, acc, real, y, activation_bounds(y, node.opt("FusedActivationFunction")))
+
+
+def _max_offset(info) -> int:
+    lo, hi = value_range(info)
+    return max(hi - zero_point(info), zero_point(info) - lo)
+
+
+def _require_zero_points(node):
+    for info in list(node.input_infos[:2]) + [node.output_infos[0]]:
+        if zero_point(info) != 0:
+            raise ConvertError(f"int16 {node.op_type} needs zero point 0 on '{info.name}' (TFLite's kernel "
+                               f"requires symmetric int16), got {zero_point(info)}")
+
+
+@converter("SQUARED_DIFFERENCE", kind="quantized")
+def convert_q_squared_difference(ctx, node):
+    same_types(node, types=("INT8",))
+    (a, b), twice_max = _scaled_inputs(ctx, node, 7)
+    d = ctx.b.emit(Op.SUB, a, b)
+    sq = ctx.b.emit(Op.MUL, d, d, attrs=A.MulAttrs(0))
+    y = node.output_infos[0]
+    real_out = twice_max * twice_max / float(F32(1 << 14) * F32(scale(y)))
+    return requantize_out(ctx, sq, real_out, y)

@@ -1,0 +1,99 @@
+"""Quantized TFLite activations whose kernels fill a float LUT: one TOSA TABLE each.
+
+LOGISTIC, TANH, GELU, EXP, ELU and LOG on int8 (and uint8 where LiteRT has a
+uint8 kernel) run ``LookupTable`` over a 256-entry LUT that ``Prepare`` fills
+with ``LUTPopulate`` (tflite/kernels/activations.cc ``SigmoidPrepare``,
+``TanhPrepare``, ``GeluPrepare``, ``EluPrepare``; exp.cc ``Prepare``;
+elementwise.cc ``LogLUTPrepare``). The reference kernels (BUILTIN_REF) use
+that LUT too, so tosaconv fills the same table with
+:func:`~tosaconv.importers.tflite.qtables.lut_populate_int8` (float32 steps and
+the C library's functions, see that module) and emits one TABLE: no rounding
+happens in TOSA at all. The transforms below restate each kernel's lambda with
+its float32 evaluation order.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..qtables import emit_int8_table, libm, lut_populate_int8, tflite_values
+from ..quant import scale, value_range, zero_point
+from ..reader import ConvertError
+from ..registry import converter
+
+F = np.float32
+SQRT_2_OVER_PI = F(2.0 / math.sqrt(math.pi) * math.sqrt(0.5))   # gelu.h kSqrt2dPi (M_2_SQRTPI * M_SQRT1_2)
+
+
+def eight_bit_io(node, types=("INT8", "UINT8")):
+    """The input and output infos of a unary 8-bit quantized op, or a ConvertError."""
+    x, y = node.input_infos[0], node.output_infos[0]
+    if x.type_name != y.type_name:
+        raise ConvertError(f"quantized {node.op_type} with {x.type_name} input and {y.type_name} output: "
+                           "TFLite requires the same type for both")
+    if x.type_name not in types:
+        raise ConvertError(f"quantized {node.op_type} on {x.type_name} is not supported: tosaconv converts "
+                           f"{' and '.join(t.lower() for t in types)} only for this op (LiteRT has no uint8 "
+                           "EXP, ELU, LOG or RSQRT kernel; int16 forms are not implemented yet)")
+    return x, y
+
+
+def lut_op(ctx, node, transform, types=("INT8", "UINT8")):
+    """The TABLE that LUTPopulate<int8_t/uint8_t> fills with ``transform`` (float32 -> float32)."""
+    x, y = eight_bit_io(node, types)
+    entries = lut_populate_int8(transform, scale(x), zero_point(x), scale(y), zero_point(y),
+                                tflite_values(x), value_range(y))
+    return emit_int8_table(ctx, ctx.tensor(node.inputs[0]), y, entries)
+
+
+def _logistic(v):
+    return F(1) / (F(1) + libm("expf", -v))
+
+
+def _gelu(v):
+    return F(0.5) * v * libm("erfcf", v * F(-math.sqrt(0.5)))
+
+
+def _gelu_approximate(v):
+    cube = F(0.044715) * v * v * v
+    return F(0.5) * v * (F(1) + libm("tanhf", SQRT_2_OVER_PI * (v + cube)))
+
+
+@converter("LOGISTIC", kind="quantized")
+def convert_q_logistic(ctx, node):
+    # SigmoidPrepare: TF_LITE_ENSURE(output->params.scale == 1. / 256) for int8 and uint8.
+    if scale(node.output_infos[0]) != 1.0 / 256:
+        raise ConvertError(f"quantized LOGISTIC needs output scale 1/256 (TFLite's kernel refuses "
+                           f"{scale(node.output_infos[0])!r}); requantize the output")
+    return lut_op(ctx, node, _logistic)
+
+
+@converter("TANH", kind="quantized")
+def convert_q_tanh(ctx, node):
+    return lut_op(ctx, node, lambda v: libm("tanhf", v))
+
+
+@converter("GELU", options="GeluOptions", kind="quantized")
+def convert_q_gelu(ctx, node):
+    return lut_op(ctx, node, _gelu_approximate if node.opt("Approximate") else _gelu)
+
+
+@converter("EXP", kind="quantized")
+def convert_q_exp(ctx, node):
+    return lut_op(ctx, node, lambda v: libm("expf", v), types=("INT8",))
+
+
+@converter("ELU", kind="quantized")
+def convert_q_elu(ctx, node):
+    return lut_op(ctx, node, lambda v: np.where(v < 0, libm("expm1f", v), v).astype(F), types=("INT8",))
+
+
+@converter("LOG", kind="quantized")
+def convert_q_log(ctx, node):
+    # LogLUTPrepare: log(v) for v > 0; the output's lowest value otherwise.
+    y = node.output_infos[0]
+    lowest = F(F(value_range(y)[0] - zero_point(y)) * F(scale(y)))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return lut_op(ctx, node, lambda v: np.where(v <= 0, lowest, libm("logf", np.maximum(v, F(1e-30)))),
+                      types=("INT8",))

@@ -1,0 +1,126 @@
+"""Quantized MEAN, SUM, REDUCE_MAX and REDUCE_MIN (int8, uint8, int16), bit-exact with reduce.cc.
+
+**MEAN and SUM** (reduce.cc ``EvalQuantizedMean`` / ``EvalSum`` ->
+reference_ops::QuantizedMeanOrSum, the all-integer version LiteRT 2.x runs
+for every axis set): the int32 sum of the stored values minus ``in_zp * n``
+(that is, the sum of ``q - in_zp``), then ``MultiplyByQuantizedMultiplier``
+and ``+ out_zp``, clamped to the type. The multiplier is ``PrepareMeanOrSum``'s
+``QuantizeMultiplier(double(in_scale) / double(out_scale))``; MEAN folds
+``1 / n`` into it the way the kernel does: ``s = min(floor(log2 n), 32, 31 +
+exponent)``, ``multiplier = (multiplier << s) / n`` (int64, truncated),
+``exponent -= s``. The whole tail is one DOUBLE_ROUND RESCALE
+(= MultiplyByQuantizedMultiplier) straight into the output type with the
+output zero point, whose saturation is the kernel's clamp (uint8 through int16,
+see :func:`..quant.from_int32`). Where the RESCALE's shift is below 32 the sum is
+first clamped to TOSA's input range, which only touches sums whose result
+saturates anyway.
+
+**REDUCE_MAX / REDUCE_MIN** (EvalGeneric) take the extreme stored value;
+TFLite requires the input and output parameters to be equal (refused
+otherwise, as LiteRT refuses them). uint8 goes through the order-preserving
+``u - 128``.
+
+The count ``n`` must be static: a quantized MEAN or SUM over a symbolic axis is
+refused (the multiplier depends on it); bind the symbols first.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ....ir import attrs as A
+from ....ir.dtypes import DType
+from ....ir.ops import Op
+from ....symbolic.expr import product
+from ...onnx.ops.common import norm_axis
+from ...onnx.ops.reduce import reduce_chain
+from ...quant_scale import value_bounds
+from ..int32_ops import Int32Ops, identity_rescale, input_as_int32
+from ..qhelpers_data import same_quant
+from ..qmath import same_types
+from ..quant import QUANT_TYPES, quantize_multiplier, scale, unsigned, zero_point
+from ..reader import ConvertError
+from ..registry import converter
+from .q_accum import activation as signed_activation, to_unsigned
+
+F32 = np.float32
+
+
+def _axes(ctx, node, x, count: bool = True) -> tuple:
+    """(sorted normalized axes, their static element count n; None unless ``count``)."""
+    c = ctx.const(node.inputs[1])
+    if c is None:
+        raise ConvertError(f"quantized {node.op_type} needs constant axes")
+    axes = sorted({norm_axis(int(a), x.type.rank) for a in np.asarray(c).reshape(-1)})
+    if not count:
+        return axes, None
+    n = product([x.type.shape[a] for a in axes])
+    if not isinstance(n, int):
+        raise ConvertError(f"quantized {node.op_type} '{node.name}' over symbolic axes (size {n}): TFLite's "
+                           "multiplier depends on the count; bind the symbols (--bind) first")
+    return axes, n
+
+
+def _finish(ctx, node, y, axes):
+    return y if node.opt("KeepDims") or not axes else \
+        ctx.b.emit(Op.COLLAPSE_DIMS, y, attrs=A.IndicesAttrs(tuple(axes)))
+
+
+def _multiplier(node, n: int, mean: bool) -> tuple:
+    """(multiplier, exponent) of QuantizedMeanOrSum: PrepareMeanOrSum's, with MEAN's ``1 / n`` folded in."""
+    real = float(np.float64(F32(scale(node.input_infos[0]))) / np.float64(F32(scale(node.output_infos[0]))))
+    m, e = quantize_multiplier(real)
+    if not mean:
+        return m, e
+    s = min(n.bit_length() - 1, 32, 31 + e)
+    return int((m << s) // n), e - s
+
+
+def _mean_or_sum(mean: bool):
+    def convert(ctx, node):
+        same_types(node, 1)
+        info, out = node.input_infos[0], node.output_infos[0]
+        x = ctx.tensor(node.inputs[0])
+        axes, n = _axes(ctx, node, x)
+        acc = input_as_int32(ctx, x, info, zero_point(info))
+        acc = reduce_chain(ctx, Op.REDUCE_SUM, acc, axes) if axes else acc
+        m, e = _multiplier(node, n, mean)
+        shift = 31 - e
+        if not 2 <= shift <= 62:
+            raise ConvertError(f"quantized {node.op_type} '{node.name}': the input/output scale ratio needs a "
+                               f"RESCALE shift of {shift}, outside TOSA's 2..62")
+        if shift < 32:
+            lo, hi = value_bounds([shift])
+            ops = Int32Ops(ctx, acc.type.rank)
+            acc = ops.minimum(ops.maximum(acc, lo), hi)
+        return _finish(ctx, node, _scaled_out(ctx, acc, m, shift, out), axes)
+    return convert
+
+
+def _scaled_out(ctx, acc, m: int, shift: int, out):
+    """``clamp(MultiplyByQuantizedMultiplier(acc) + out_zp)`` in ``out``'s storage (uint8 through int16)."""
+    wide = unsigned(out)
+    attrs = A.RescaleAttrs((m,), (shift,), 0, 0 if wide else zero_point(out), scale32=True,
+                           rounding_mode="DOUBLE_ROUND",
+                           output_dtype=DType.INT16 if wide else QUANT_TYPES[out.type_name])
+    y = ctx.b.emit(Op.RESCALE, acc, attrs=attrs)
+    return identity_rescale(ctx, y, DType.INT8, output_zp=zero_point(out), output_unsigned=True) if wide else y
+
+
+converter("MEAN", options="ReducerOptions", kind="quantized")(_mean_or_sum(mean=True))
+converter("SUM", options="ReducerOptions", kind="quantized")(_mean_or_sum(mean=False))
+
+
+def _extreme(op):
+    def convert(ctx, node):
+        same_types(node, 1)
+        same_quant(node)
+        info = node.input_infos[0]
+        x, _ = signed_activation(ctx, node.inputs[0], info)
+        axes, _ = _axes(ctx, node, x, count=False)
+        y = reduce_chain(ctx, op, x, axes) if axes else x
+        return _finish(ctx, node, to_unsigned(ctx, y) if unsigned(info) else y, axes)
+    return convert
+
+
+converter("REDUCE_MAX", options="ReducerOptions", kind="quantized")(_extreme(Op.REDUCE_MAX))
+converter("REDUCE_MIN", options="ReducerOptions", kind="quantized")(_extreme(Op.REDUCE_MIN))

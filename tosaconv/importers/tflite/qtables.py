@@ -1,0 +1,123 @@
+"""TABLE lookups computed at import time, exactly as TFLite's kernels fill and read their LUTs.
+
+**Why a table is exact.** An int8/uint8 elementwise kernel maps each of the
+256 input values to one output value, whatever arithmetic it uses inside (a
+float LUT built in ``Prepare``, or gemmlowp fixed point per element). So the
+converter evaluates that arithmetic once for the 256 values (``kernel_values``
+callbacks receive the int32 *TFLite* values, 0..255 for uint8) and emits one
+TOSA TABLE. tosaconv stores uint8 as int8 bits (see :mod:`.quant`), and TOSA's
+int8 TABLE reads entry ``stored + 128``; :func:`emit_int8_table` orders the
+entries accordingly and stores uint8 results by their bits, so no RESCALE is
+needed around the lookup.
+
+**Float LUTs** (``LUTPopulateInt8`` in tflite/kernels/internal/common.h):
+``dequantized = input_scale * (val - zp)`` in float32, the transform in
+float32, ``TfLiteRound(transformed * (1 / output_scale))``, ``+ zp`` in float,
+a C cast to int32 and a clamp. LiteRT's transforms call glibc's ``expf``,
+``tanhf``, ``expm1f``, ``erfcf`` and ``logf`` (its shared library imports
+exactly these), so :func:`libm` calls the same functions of the C library
+through ctypes instead of numpy's vectorised versions, which may differ in the
+last bit. Out-of-range floats (exp overflowing to 1e30 or inf) come out of
+LiteRT's cast-and-clamp as the type's maximum (checked empirically: the
+compiled clamp saturates), so :func:`float_to_int32` saturates.
+
+**int32-valued tables.** TOSA's int8 TABLE yields int8 entries only;
+:func:`int32_table` looks up an int32 per int8 index with four byte tables
+and reassembles the bytes with CAST, BITWISE_AND, LOGICAL_LEFT_SHIFT and
+BITWISE_OR (the integer SOFTMAX uses it for exp of the scaled difference).
+"""
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import functools
+import math
+
+import numpy as np
+
+from ...ir import attrs as A
+from ...ir.dtypes import DType
+from ...ir.ops import Op
+from .quant import RANGES, unsigned
+
+I32_MIN = -(1 << 31)
+
+
+@functools.lru_cache(maxsize=None)
+def _libm():
+    name = ctypes.util.find_library("m")
+    return ctypes.CDLL(name) if name else None
+
+
+def libm(name: str, values) -> np.ndarray:
+    """The C library's float function ``name`` (``expf``, ``tanhf``...) of each float32 value."""
+    lib = _libm()
+    values = np.asarray(values, dtype=np.float32)
+    if lib is None:   # no C math library to load: Python's (double) function, rounded to float32
+        return np.vectorize(getattr(math, name[:-1]), otypes=[np.float32])(values)
+    fn = getattr(lib, name)
+    fn.restype, fn.argtypes = ctypes.c_float, [ctypes.c_float]
+    return np.array([fn(float(v)) for v in values.reshape(-1)], dtype=np.float32).reshape(values.shape)
+
+
+def round_half_away(x) -> np.ndarray:
+    """C's ``round``/``TfLiteRound`` of float32 values (halves away from zero), as float32."""
+    x64 = np.asarray(x, dtype=np.float32).astype(np.float64)
+    return (np.sign(x64) * np.floor(np.abs(x64) + 0.5)).astype(np.float32)
+
+
+def float_to_int32(x) -> np.ndarray:
+    """``static_cast<int32_t>(float)`` followed by LiteRT's clamp: truncation, saturating out of range."""
+    x64 = np.nan_to_num(np.asarray(x, dtype=np.float32).astype(np.float64), nan=0.0)
+    return np.trunc(np.clip(x64, float(I32_MIN), -float(I32_MIN) - 1)).astype(np.int64)
+
+
+def tflite_values(info) -> np.ndarray:
+    """The 256 TFLite values of an 8-bit tensor in TOSA TABLE order (storage -128..127)."""
+    stored = np.arange(-128, 128, dtype=np.int64)
+    return stored & 0xFF if unsigned(info) else stored
+
+
+def lut_populate_int8(transform, in_scale: float, in_zp: int, out_scale: float, out_zp: int, values,
+                      out_range: tuple) -> np.ndarray:
+    """TFLite's ``LUTPopulateInt8`` for the TFLite input ``values``; returns the int output values."""
+    dequantized = np.float32(in_scale) * (values - in_zp).astype(np.float32)
+    transformed = np.asarray(transform(dequantized), dtype=np.float32)
+    inverse_scale = np.float32(1) / np.float32(out_scale)
+    rescaled = round_half_away(transformed * inverse_scale)
+    quantized = float_to_int32(rescaled + np.float32(out_zp))
+    return np.clip(quantized, *out_range)
+
+
+def emit_int8_table(ctx, x, out_info, entries):
+    """One TOSA TABLE on int8 storage ``x``; ``entries`` are output values in TABLE order."""
+    entries = np.asarray(entries, dtype=np.int64)
+    lo, hi = RANGES[out_info.type_name]
+    if entries.min() < lo or entries.max() > hi:
+        raise ValueError("table entries outside the output type's range")
+    table = (entries & 0xFF).astype(np.uint8).view(np.int8)   # uint8 results keep their bits
+    return ctx.b.emit(Op.TABLE, x, attrs=A.TableAttrs(table))
+
+
+def int32_table(ctx, index, entries):
+    """An int32 per int8 ``index`` value: ``entries`` (256 non-negative int32s in TABLE order)."""
+    entries = np.asarray(entries, dtype=np.int64)
+    if entries.min() < 0 or entries.max() > (1 << 31) - 1:
+        raise ValueError("int32 table entries must be non-negative int32 values")
+    result = None
+    for byte in range(4):
+        part = ((entries >> (8 * byte)) & 0xFF).astype(np.uint8).view(np.int8)
+        value = ctx.b.emit(Op.CAST, ctx.b.emit(Op.TABLE, index, attrs=A.TableAttrs(part)),
+                           attrs=A.CastAttrs(DType.INT32))
+        if byte < 3:
+            value = ctx.b.emit(Op.BITWISE_AND, value, int_const(ctx, 0xFF, index.type.rank))
+        if byte:
+            value = ctx.b.emit(Op.LOGICAL_LEFT_SHIFT, value, int_const(ctx, 8 * byte, index.type.rank))
+            value = ctx.b.emit(Op.BITWISE_OR, result, value)
+        result = value
+    return result
+
+
+def int_const(ctx, value: int, rank: int, dtype=np.int32):
+    """An int32 constant of ``rank`` ones, ready to broadcast."""
+    return ctx.b.const(np.full((1,) * rank, value, dtype=dtype))
