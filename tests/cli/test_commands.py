@@ -109,6 +109,12 @@ def test_ops_lists_tflite_ops_with_their_forms(cli):
     assert "Supported TFLite builtin ops" in cli("ops").stdout
 
 
+def test_ops_lists_the_tflite_custom_ops_it_converts(cli):
+    doc = json.loads(cli("ops", "--json").stdout)
+    assert doc["tflite_custom_ops"] == ["Convolution2DTransposeBias"]
+    assert "Convolution2DTransposeBias" in cli("ops").stdout
+
+
 @pytest.mark.parametrize("args", [
     ("convert", "{model}", "--bind", "batch=2", "--bind", "seq=5", "-o", "m.tosa", "--run", "--ir", "m.tosair"),
     ("import", "{model}", "-o", "m.tosair"),

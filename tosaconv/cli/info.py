@@ -3,7 +3,8 @@
 ``inspect`` shows a model's or program's inputs and outputs with their
 symbolic shapes, the symbol table, the constraint ledger with provenance and
 the op histogram (source op → TOSA ops) as tables, or the same data as one
-JSON document. ``ops`` lists the ONNX ops and the TFLite builtin ops the importers convert.
+JSON document. ``ops`` lists the ONNX ops, the TFLite builtin ops and the TFLite custom ops the
+importers convert.
 """
 from __future__ import annotations
 
@@ -31,10 +32,11 @@ def inspect(session, file) -> Outcome:
 @guarded
 def ops(session) -> Outcome:
     """List the ONNX ops tosaconv converts (with the model opsets and op versions each covers) and the
-    TFLite builtin ops (with the forms, float and quantized, each converts)."""
-    rows, tflite_rows = supported_ops(), supported_tflite_ops()
-    doc = {"ok": True, "exit_code": 0, "command": "ops", "ops": rows, "tflite_ops": tflite_rows}
-    return Outcome(doc, show=lambda renderer: show_ops(renderer, rows, tflite_rows))
+    TFLite builtin ops (with the forms, float and quantized, each converts) and custom ops."""
+    rows, tflite_rows, custom = supported_ops(), supported_tflite_ops(), supported_tflite_custom_ops()
+    doc = {"ok": True, "exit_code": 0, "command": "ops", "ops": rows, "tflite_ops": tflite_rows,
+           "tflite_custom_ops": custom}
+    return Outcome(doc, show=lambda renderer: show_ops(renderer, rows, tflite_rows, custom))
 
 
 def supported_ops() -> list:
@@ -48,3 +50,9 @@ def supported_tflite_ops() -> list:
     from ..importers.tflite import ops as _converters  # noqa: F401  (registers every converter)
     from ..importers.tflite.registry import support_table
     return support_table()
+
+
+def supported_tflite_custom_ops() -> list:
+    from ..importers.tflite import ops as _converters  # noqa: F401  (registers every converter)
+    from ..importers.tflite.registry import supported_custom_ops
+    return supported_custom_ops()

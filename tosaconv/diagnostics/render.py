@@ -188,7 +188,7 @@ def show_inspect(renderer: Renderer, info: dict):
     renderer.out.print(Text(f"{info.get('op_count', '?')} ops; to specialize: {binds}"), soft_wrap=True)
 
 
-def show_ops(renderer: Renderer, rows: list, tflite_rows: list = ()):
+def show_ops(renderer: Renderer, rows: list, tflite_rows: list = (), custom_ops: list = ()):
     renderer.out.print(table("Supported ONNX ops", ("op", "domain", "model opsets", "op versions"),
                              [(r["op_type"], r["domain"], "{}-{}".format(*r["opsets"]),
                                ", ".join(map(str, r["versions"]))) for r in rows]))
@@ -198,3 +198,5 @@ def show_ops(renderer: Renderer, rows: list, tflite_rows: list = ()):
                                  [(r["op_type"], ", ".join(r["forms"])) for r in tflite_rows]))
         renderer.out.print(Text(f"{len(tflite_rows)} TFLite ops; every op version is read, and each converter "
                                 "checks the operand types it is given"))
+    if custom_ops:
+        renderer.out.print(Text("TFLite custom ops converted (public composites): " + ", ".join(custom_ops)))

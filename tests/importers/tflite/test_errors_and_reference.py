@@ -61,6 +61,8 @@ def test_custom_and_unsupported_ops_are_all_listed_with_counts():
     assert any("custom op 'MyFancyOp'" in m and "2 op(s)" in m for m in messages), messages
     assert any("unsupported op HASHTABLE_LOOKUP" in m and "1 op(s)" in m for m in messages), messages
     assert err.value.exit_code == 3
+    custom = next(d for d in err.value.diagnostics if "MyFancyOp" in d.message)
+    assert "Convolution2DTransposeBias" in custom.hint and "builtin ops" in custom.hint
 
 
 def test_cli_lists_custom_op_exit_3(tmp_path):
@@ -79,6 +81,7 @@ def test_quantized_form_of_a_float_only_op_is_listed_as_such():
     with pytest.raises(ConversionError, match="unsupported op quantized SIN .*1 op") as e:
         convert(m.finish())
     assert e.value.exit_code == 3
+    assert "float form of SIN but not its quantized form" in e.value.diagnostics[0].hint
 
 
 def test_signature_names_name_inputs_and_outputs():
@@ -97,39 +100,37 @@ def test_signature_names_name_inputs_and_outputs():
                                run_litert(data, {"serving_default_x:0": feeds})[0])
 
 
-def test_densify_sparse_constant():
-    """A 4x4 CSR constant (dim 0 dense, dim 1 sparse) behind DENSIFY, added to the input."""
-    import flatbuffers  # noqa: F401
-    from tosaconv.importers.tflite.sparse import densify
-    dense = np.array([[0, 1, 0, 0], [0, 0, 0, 0], [2, 0, 0, 3], [0, 0, 4, 0]], np.float32)
+def _densify_model(dense, **layout) -> bytes:
+    """x + DENSIFY(sparse constant): LiteRT's DENSIFY kernel reads the same sparse encoding we do."""
+    m = ModelBuilder()
+    x = m.input("x", list(dense.shape))
+    w, y = m.tensor("w", list(dense.shape)), m.tensor("y", list(dense.shape))
+    m.op("DENSIFY", [m.sparse_const("w_sparse", dense, **layout)], [w])
+    m.op("ADD", [x, w], [y], "AddOptions")
+    m.output(y)
+    return m.finish()
 
-    class Meta:
-        def __init__(self, fmt, size=0, seg=None, idx=None):
-            self.fmt, self.size, self.seg, self.idx = fmt, size, seg, idx
 
-        def Format(self): return self.fmt
-        def DenseSize(self): return self.size
-        def ArraySegmentsType(self): return 0
-        def ArraySegments(self): return None
-        def ArrayIndicesType(self): return 0
-        def ArrayIndices(self): return None
+def _sparse_matrix(shape, seed: int) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    dense = rng.standard_normal(shape).astype(np.float32)
+    dense[rng.random(shape) < 0.7] = 0.0
+    return dense
 
-    class Sparsity:
-        def TraversalOrderIsNone(self): return True
-        def BlockMapIsNone(self): return True
-        def DimMetadataLength(self): return 2
-        def DimMetadata(self, i): return [Meta(0, 4), Meta(1)][i]
 
-    import tosaconv.importers.tflite.sparse as sp
-    vectors = {0: np.array([0, 1, 1, 3, 4]), 1: np.array([1, 0, 3, 2])}
-    original = sp._index_vector
-    calls = iter([vectors[0], vectors[1]] * 8)
-    sp._index_vector = lambda kind, table: next(calls)
-    try:
-        got = densify(np.array([1, 2, 3, 4], np.float32), (4, 4), Sparsity(), "w")
-    finally:
-        sp._index_vector = original
-    np.testing.assert_array_equal(got, dense)
+@pytest.mark.parametrize("shape, layout", [
+    ((4, 6), dict(formats=["DENSE", "CSR"])),                                   # CSR rows
+    ((4, 6), dict(formats=["DENSE", "CSR"], order=[1, 0])),                     # CSC (column-major traversal)
+    ((4, 8), dict(formats=["DENSE", "CSR", "DENSE"], blocks=[(1, 4)])),          # 1x4 blocks, as TFLite's pruning writes
+    ((4, 6, 4), dict(formats=["DENSE", "CSR", "CSR"])),
+])
+def test_densify_sparse_constant_matches_litert(shape, layout, tmp_path):
+    dense = _sparse_matrix(shape, seed=len(shape) + len(layout["formats"]))
+    data = _densify_model(dense, **layout)
+    feeds = {"x": rand(*shape)}
+    got = run_graph(convert(data), feeds)[0]
+    np.testing.assert_array_equal(got, run_litert(data, feeds)[0])
+    np.testing.assert_array_equal(got, feeds["x"] + dense)
 
 
 def test_reference_model_runs_specialized_sample(tmp_path):

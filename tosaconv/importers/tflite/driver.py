@@ -29,7 +29,7 @@ from .context import ShapeTensor, TfliteContext
 from .quant import is_quantized
 from .node import OpReader
 from .reader import NUMPY_TYPES, ConvertError, ModelReadError, TfliteModel, read_model
-from .registry import resolve, resolve_custom
+from .registry import resolve, resolve_custom, supported_custom_ops
 from .ops.custom import read_custom_options
 from .ops.variables import declare_variables
 from .subgraph import reachable_subgraphs
@@ -82,15 +82,24 @@ def _check_supported(model: TfliteModel):
                 missing.setdefault((op.custom, form, op.op_type), []).append(name)
     if not missing:
         return
-    diags = []
-    for (custom, form, op_type), names in missing.items():
-        what = f"custom op '{op_type}'" if custom else f"unsupported op {form}{op_type}"
-        loc = Location("CUSTOM" if custom else op_type, names[0], source="tflite")
-        hint = ("custom ops have no TOSA form; re-export the model with builtin ops" if custom
-                else "run 'tosaconv ops' for the supported list")
-        diags.append(Diagnostic("E-UNSUPPORTED-OP", f"{what} (TFLite): {len(names)} op(s)", loc,
-                                notes=(f"first op: '{names[0]}'",), hint=hint))
-    raise ConversionError(diags)
+    raise ConversionError([_unsupported(custom, form, op_type, names)
+                           for (custom, form, op_type), names in missing.items()])
+
+
+def _unsupported(custom: bool, form: str, op_type: str, names: list) -> Diagnostic:
+    """One diagnostic for every op of one unsupported kind (``names``: their first outputs)."""
+    what = f"custom op '{op_type}'" if custom else f"unsupported op {form}{op_type}"
+    loc = Location("CUSTOM" if custom else op_type, names[0], source="tflite")
+    if custom:
+        hint = (f"tosaconv converts only the custom ops whose semantics are public ({', '.join(supported_custom_ops())}); "
+                "re-export the model with builtin ops, or cut it before this op")
+    elif form:
+        hint = (f"tosaconv converts the float form of {op_type} but not its quantized form; keep this op in float "
+                "when you quantize the model, or run 'tosaconv ops' for the supported list")
+    else:
+        hint = "run 'tosaconv ops' for the supported list"
+    return Diagnostic("E-UNSUPPORTED-OP", f"{what} (TFLite): {len(names)} op(s)", loc,
+                      notes=(f"first op: '{names[0]}'",), hint=hint)
 
 
 def _reachable(model: TfliteModel) -> list:
