@@ -17,7 +17,8 @@ string (``SharedName``). Constant buffers are 16-byte aligned like the
 official converter writes them. ``m.subgraph("body")`` starts another
 subgraph (for IF, WHILE and CALL_ONCE; its ``index`` goes in their options)
 with tensors, ops, inputs and outputs of its own; resource tensors (VAR_HANDLE's
-result) are ``m.tensor("h", [], "RESOURCE")``.
+result) are ``m.tensor("h", [], "RESOURCE")``. ``m.sparse_const`` stores a constant in
+TFLite's sparse form (the input of DENSIFY).
 """
 from __future__ import annotations
 
@@ -28,6 +29,8 @@ import flatbuffers
 import numpy as np
 import tflite
 from tflite.utils import BUILTIN_OPCODE2NAME
+
+from .sparse import encode
 
 _BUILTIN = {v: k for k, v in BUILTIN_OPCODE2NAME.items()}
 _TYPES = {np.dtype(np.float32): "FLOAT32", np.dtype(np.float16): "FLOAT16", np.dtype(np.int32): "INT32",
@@ -43,6 +46,7 @@ class _Tensor:
     buffer: int
     signature: Optional[list] = None
     quant: Optional[tuple] = None          # (scales, zero_points, axis)
+    sparsity: Optional[tuple] = None       # (levels, traversal order, block map), see sparse.encode
 
 
 @dataclass
@@ -93,6 +97,14 @@ class ModelBuilder:
         self.buffers.append(np.ascontiguousarray(arr).tobytes())
         t = self.tensor(name, arr.shape, dtype or _TYPES[arr.dtype], quant=quant)
         self.tensors[t].buffer = len(self.buffers) - 1
+        return t
+
+    def sparse_const(self, name: str, dense, formats, order=None, blocks=()) -> int:
+        """A constant stored sparse (``formats``, ``order``, ``blocks`` as :func:`.sparse.encode` takes them)."""
+        values, levels, order, block_map = encode(np.asarray(dense), formats, order, blocks)
+        t = self.const(name, values)
+        self.tensors[t].shape = [int(d) for d in np.shape(dense)]
+        self.tensors[t].sparsity = (levels, order, block_map)
         return t
 
     # -- operators -------------------------------------------------------------------
@@ -200,6 +212,7 @@ def _tensor(b, t: _Tensor) -> int:
     shape = _ints(b, t.shape)
     signature = _ints(b, t.signature) if t.signature is not None else None
     quant = _quant(b, t.quant) if t.quant is not None else None
+    sparsity = _sparsity(b, t.sparsity) if t.sparsity is not None else None
     tflite.TensorStart(b)
     tflite.TensorAddShape(b, shape)
     tflite.TensorAddType(b, getattr(tflite.TensorType, t.dtype))
@@ -209,7 +222,42 @@ def _tensor(b, t: _Tensor) -> int:
         tflite.TensorAddShapeSignature(b, signature)
     if quant is not None:
         tflite.TensorAddQuantization(b, quant)
+    if sparsity is not None:
+        tflite.TensorAddSparsity(b, sparsity)
     return tflite.TensorEnd(b)
+
+
+def _sparsity(b, sparsity: tuple) -> int:
+    levels, order, block_map = sparsity
+    metas = [_dim_metadata(b, level) for level in levels]
+    v_order, v_map, v_meta = _ints(b, order), _ints(b, block_map), _vector(b, metas)
+    tflite.SparsityParametersStart(b)
+    tflite.SparsityParametersAddTraversalOrder(b, v_order)
+    tflite.SparsityParametersAddBlockMap(b, v_map)
+    tflite.SparsityParametersAddDimMetadata(b, v_meta)
+    return tflite.SparsityParametersEnd(b)
+
+
+def _dim_metadata(b, level: tuple) -> int:
+    vectors = [_int32_vector(b, v) for v in level[1:]] if level[0] == "CSR" else None
+    tflite.DimensionMetadataStart(b)
+    if vectors is None:
+        tflite.DimensionMetadataAddFormat(b, tflite.DimensionType.DENSE)
+        tflite.DimensionMetadataAddDenseSize(b, level[1])
+    else:
+        tflite.DimensionMetadataAddFormat(b, tflite.DimensionType.SPARSE_CSR)
+        tflite.DimensionMetadataAddArraySegmentsType(b, tflite.SparseIndexVector.Int32Vector)
+        tflite.DimensionMetadataAddArraySegments(b, vectors[0])
+        tflite.DimensionMetadataAddArrayIndicesType(b, tflite.SparseIndexVector.Int32Vector)
+        tflite.DimensionMetadataAddArrayIndices(b, vectors[1])
+    return tflite.DimensionMetadataEnd(b)
+
+
+def _int32_vector(b, values) -> int:
+    v = _ints(b, values)
+    tflite.Int32VectorStart(b)
+    tflite.Int32VectorAddValues(b, v)
+    return tflite.Int32VectorEnd(b)
 
 
 def _quant(b, quant: tuple) -> int:

@@ -8,6 +8,8 @@ enumerates ``dense_size`` children; a SPARSE_CSR level lists, for parent
 ``p``, the children ``array_indices[array_segments[p]:array_segments[p+1]]``.
 The leaf positions number the stored values in order. This follows TFLite's
 ``FormatConverter`` (tensorflow/lite/kernels/internal/utils/sparsity_format_converter.cc).
+:func:`encode` is the inverse (dense array in, levels and stored values out), for
+the model builder: a sparse level keeps a child when its subtree holds a non-zero.
 """
 from __future__ import annotations
 
@@ -69,3 +71,35 @@ def densify(values: np.ndarray, shape: tuple, sparsity, name: str) -> np.ndarray
 
     visit(0, 0)
     return out
+
+
+def encode(dense: np.ndarray, formats, order=None, blocks=()):
+    """``dense`` in TFLite's sparse form: ``(values, levels)``, one level per entry of ``formats``
+    ("DENSE" or "CSR") in traversal ``order``; ``blocks`` lists ``(dim, block size)``. A DENSE level is
+    ``("DENSE", size)``, a CSR level ``("CSR", segments, indices)``."""
+    rank = dense.ndim
+    sizes = dict(blocks)
+    split = []
+    for d in range(rank):
+        split += [dense.shape[d] // sizes[d], sizes[d]] if d in sizes else [dense.shape[d]]
+    outer = [sum(2 if e in sizes else 1 for e in range(d)) for d in range(rank)]
+    axes = outer + [outer[d] + 1 for d, _ in blocks]
+    order = list(range(len(axes))) if order is None else list(order)
+    tree = dense.reshape(split).transpose(axes).transpose(order)
+    levels = [["DENSE", tree.shape[i]] if f == "DENSE" else ["CSR", [0], []] for i, f in enumerate(formats)]
+    values: list = []
+
+    def visit(level: int, sub: np.ndarray):
+        if level == len(levels):
+            values.append(sub)
+            return
+        for i in range(sub.shape[0]):
+            if levels[level][0] == "DENSE" or np.any(sub[i] != 0):
+                if levels[level][0] == "CSR":
+                    levels[level][2].append(i)
+                visit(level + 1, sub[i])
+        if levels[level][0] == "CSR":
+            levels[level][1].append(len(levels[level][2]))
+
+    visit(0, tree)
+    return np.array(values, dense.dtype), [tuple(lv) for lv in levels], order, [d for d, _ in blocks]
