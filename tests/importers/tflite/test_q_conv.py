@@ -26,12 +26,12 @@ def check(data, feeds, tmp_path):
 
 
 def _model(form, op, w_shape, axis, per_channel, in_hw, out_hw, factor=1.0, bias_type=None, w_zp=0,
-           o_scale=None, dyn_hw=False):
+           o_scale=None, dyn_hw=False, groups=1):
     """A QModel with input [1, H, W, C] (batch dynamic), weights, bias and output; returns (q, x, w, b, y)."""
     in_zp, o_zp = ZPS[form]
     q = QModel(form, in_scale=0.05, in_zp=in_zp, out_zp=o_zp)
     channels = w_shape[axis]
-    cin = w_shape[3] if op != "DEPTHWISE_CONV_2D" else in_hw[2]
+    cin = w_shape[3] * groups if op != "DEPTHWISE_CONV_2D" else in_hw[2]
     x = q.input([1, *in_hw[:2], cin], [-1, -1, -1, cin] if dyn_hw else [-1, *in_hw[:2], cin])
     ws = weight_scales(channels, per_channel)
     w = q.weights(q.weight_data(w_shape), ws, axis, zp=w_zp)
@@ -58,13 +58,15 @@ def _feeds(q, hw, cin):
 
 
 def conv2d(form, per_channel=True, padding=0, stride=1, dilation=1, act=0, k=3, cin=5, cout=6, hw=(7, 8),
-           factor=1.0, bias_type=None, o_scale=None, dyn_hw=False):
+           factor=1.0, bias_type=None, o_scale=None, dyn_hw=False, groups=1):
+    """``groups`` > 1: the filter holds ``cin`` channels of an input with ``cin * groups``."""
     out_hw = _out_hw(hw, k, stride, dilation, padding)
     q, x, w, b, y = _model(form, "CONV_2D", [cout, k, k, cin], 0, per_channel, (*hw, cin), out_hw, factor,
-                           bias_type, w_zp=140 if form == "uint8" else 0, o_scale=o_scale, dyn_hw=dyn_hw)
+                           bias_type, w_zp=140 if form == "uint8" else 0, o_scale=o_scale, dyn_hw=dyn_hw,
+                           groups=groups)
     q.m.op("CONV_2D", [x, w, b], [y], "Conv2DOptions", version=3, Padding=padding, StrideH=stride,
            StrideW=stride, DilationHFactor=dilation, DilationWFactor=dilation, FusedActivationFunction=act)
-    return q.m.finish(), _feeds(q, hw, cin)
+    return q.m.finish(), _feeds(q, hw, cin * groups)
 
 
 def depthwise(form, per_channel=True, padding=0, stride=1, dilation=1, act=0, k=3, c=4, mult=1, hw=(7, 8),
@@ -100,6 +102,12 @@ def test_conv2d_fused_activation(form, act, tmp_path):
 def test_conv2d_saturating_large_multipliers(form, tmp_path):
     """An output scale 50x finer: many channels' multipliers exceed 1 and results saturate."""
     check(*conv2d(form, form != "uint8", factor=50.0), tmp_path)
+
+
+@pytest.mark.parametrize("form", FORMS)
+def test_grouped_conv2d(form, tmp_path):
+    """A filter of 3 channels on a 9-channel input: three groups of 2 outputs each (TFLite 2.9+)."""
+    check(*conv2d(form, form != "uint8", cin=3, cout=6, groups=3), tmp_path)
 
 
 def test_conv2d_deep_accumulator(tmp_path):

@@ -1,6 +1,6 @@
 """Shape, slicing, reduction, convolution and fully connected ops against LiteRT,
 with a dynamic batch fed at two sizes where the op allows it, plus fp16 weights
-behind DEQUANTIZE and a sparse constant behind DENSIFY."""
+behind DEQUANTIZE."""
 from __future__ import annotations
 
 import numpy as np
@@ -71,6 +71,22 @@ def test_conv_2d(padding, stride, dilation):
     data = _model("CONV_2D", [1, 9, 8, 2], shape, [w, b], "Conv2DOptions", sig_in=[-1, 9, 8, 2],
                   sig_out=[-1] + shape[1:], **fields)
     check_with_litert(data, [{"x": rand(1, 9, 8, 2)}, {"x": rand(3, 9, 8, 2, seed=4)}])
+
+
+def test_grouped_conv_2d():
+    """A [6, 3, 3, 2] filter on a 4-channel input: two groups of 3 outputs (TFLite 2.9+)."""
+    data = _model("CONV_2D", [1, 7, 7, 4], [1, 7, 7, 6], [rand(6, 3, 3, 2, seed=1), rand(6, seed=2)],
+                  "Conv2DOptions", sig_in=[-1, 7, 7, 4], sig_out=[-1, 7, 7, 6], Padding=0, StrideH=1, StrideW=1)
+    check_with_litert(data, _two(7, 7, 4))
+
+
+def test_conv_2d_channels_that_form_no_groups_are_refused():
+    from tests.importers.tflite.harness import convert
+    from tosaconv.diagnostics import TosaconvError
+    data = _model("CONV_2D", [1, 7, 7, 5], [1, 7, 7, 6], [rand(6, 3, 3, 2, seed=1), rand(6, seed=2)],
+                  "Conv2DOptions", Padding=0, StrideH=1, StrideW=1)
+    with pytest.raises(TosaconvError, match="5 channels and the filter 2 per group.*not a grouped convolution"):
+        convert(data)
 
 
 def test_depthwise_multiplier():

@@ -13,6 +13,7 @@ transposed ``[O, K]`` weights; ``keep_num_dims`` keeps the leading dims.
 """
 from __future__ import annotations
 
+from dataclasses import replace
 from types import SimpleNamespace
 
 import numpy as np
@@ -23,7 +24,7 @@ from ....ir.ops import Op
 from ....symbolic.constraints import Kind
 from ....symbolic.expr import floordiv, product
 from ...onnx.ops import pool as onnx_pool
-from ...onnx.ops.common import reshape
+from ...onnx.ops.common import reshape, slice_
 from ...onnx.ops.matmul import matmul
 from ...onnx.ops.nn import geometry
 from ...onnx.ops.nn import fit_window
@@ -76,11 +77,52 @@ def convert_conv_2d(ctx, node):
     o, kh, kw, i = _shape(w)
     if x.type.rank != 4:
         raise ConvertError(f"CONV_2D needs a rank-4 NHWC input, not rank {x.type.rank}")
-    if not isinstance(x.type.shape[3], int) or x.type.shape[3] != i:
-        ctx.require(Kind.EQ, x.type.shape[3], i, "CONV_2D input channels = filter channels")
+    groups = conv_groups(ctx, x, w)
     b = _bias(ctx, node, 2, o, x.type.dtype)
     x, attrs = conv_window(ctx, node, x, (kh, kw))
-    return fused(ctx, node, ctx.b.emit(Op.CONV2D, x, _value(ctx, w), b, attrs=attrs))
+    return fused(ctx, node, grouped_conv(ctx, x, w, b, attrs, groups))
+
+
+def conv_groups(ctx, x, w) -> int:
+    """How many groups CONV_2D's input channels form: input channels / filter channels (TFLite 2.9+
+    runs a filter of ``[O, KH, KW, C / groups]`` as a grouped convolution; O must divide by groups)."""
+    o, _, _, i = _shape(w)
+    c = x.type.shape[3]
+    if not isinstance(c, int) or c == i:
+        if c != i:
+            ctx.require(Kind.EQ, c, i, "CONV_2D input channels = filter channels")
+        return 1
+    if c % i or o % (c // i) or not isinstance(w, np.ndarray):
+        raise ConvertError(f"CONV_2D input has {c} channels and the filter {i} per group with {o} outputs: "
+                           "not a grouped convolution (input channels and outputs must divide into equal groups "
+                           "of constant weights)")
+    return c // i
+
+
+def grouped_conv(ctx, x, w, b, attrs, groups: int, finish=None):
+    """CONV2D of ``x`` by ``w`` (OHWI) and bias ``b``; with ``groups`` > 1 one CONV2D per group of input
+    channels and outputs, concatenated along channels (TOSA CONV2D has no groups). ``finish(acc, start,
+    count)`` turns each group's result (output channels ``start:start+count``) into its final form
+    before the CONCAT (quantized convs rescale there: TOSA cannot CONCAT int48 accumulators)."""
+    finish = finish or (lambda acc, start, count: acc)
+    if groups == 1:
+        return finish(ctx.b.emit(Op.CONV2D, x, _value(ctx, w), b, attrs=attrs), 0, w.shape[0])
+    n, h, wd, c = x.type.shape
+    i, og = c // groups, w.shape[0] // groups
+    parts = [finish(ctx.b.emit(Op.CONV2D, slice_(ctx, x, (0, 0, 0, g * i), (n, h, wd, i)),
+                               _value(ctx, w[g * og:(g + 1) * og]), _bias_slice(ctx, b, g * og, og), attrs=attrs),
+                    g * og, og)
+             for g in range(groups)]
+    return ctx.b.emit(Op.CONCAT, *parts, attrs=A.AxisAttrs(3))
+
+
+def _bias_slice(ctx, b, start: int, size: int):
+    """Channels ``start:start+size`` of bias ``b``: a new CONST when ``b`` is one (int48 biases cannot be
+    SLICEd in TOSA), else a SLICE."""
+    if b.producer is not None and b.producer.op is Op.CONST:
+        attrs = b.producer.attrs
+        return ctx.b.emit(Op.CONST, attrs=replace(attrs, values=attrs.values[start:start + size]))
+    return slice_(ctx, b, (start,), (size,))
 
 
 @converter("DEPTHWISE_CONV_2D", options="DepthwiseConv2DOptions")

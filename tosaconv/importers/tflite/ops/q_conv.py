@@ -24,7 +24,7 @@ from ..reader import ConvertError
 from ..registry import converter
 from . import q_accum as Q
 from .conv_transpose import cut_result, transpose_geometry
-from .nn import conv_window
+from .nn import conv_groups, conv_window, grouped_conv
 
 
 def operands(ctx, node, xi: int, wi: int, channels: int, axis: int) -> Q.QOperands:
@@ -47,10 +47,15 @@ def _channels(ctx, node, wi: int, axis: int) -> int:
 def convert_q_conv_2d(ctx, node):
     q = operands(ctx, node, 0, 1, _channels(ctx, node, 1, 0), 0)
     o, kh, kw, _ = q.w.shape
+    groups = conv_groups(ctx, q.x, q.w)
     x, attrs = conv_window(ctx, node, q.x, (kh, kw), q.acc, float(q.x_zp))
     attrs = replace(attrs, input_zp=q.x_zp, weight_zp=q.w_zp)
-    acc = ctx.b.emit(Op.CONV2D, x, ctx.b.const(q.w), Q.bias(ctx, node, 2, o, q.acc), attrs=attrs)
-    return Q.finish(ctx, node, acc, q, Q.act_range(node, node.output_infos[0]))
+    bounds = Q.act_range(node, node.output_infos[0])
+
+    def finish(acc, start: int, count: int):
+        reals = q.reals if np.size(q.reals) == 1 else q.reals[start:start + count]
+        return Q.finish(ctx, node, acc, replace(q, reals=reals), bounds)
+    return grouped_conv(ctx, x, q.w, Q.bias(ctx, node, 2, o, q.acc), attrs, groups, finish)
 
 
 @converter("DEPTHWISE_CONV_2D", options="DepthwiseConv2DOptions", kind="quantized")
