@@ -6,7 +6,7 @@ the length's Index value otherwise) with GREATER_EQUAL/EQUAL and SELECTs.
 Trilu keeps ``col - row >= k`` (upper) or ``<= k`` (lower); EyeLike is
 ``col - row == k`` (a plain constant when the shape is static); OneHot
 compares the wrapped indices with ``0..depth-1`` on the new axis (float
-indices as floats, as onnxruntime and the ONNX reference do). CumSum is a
+indices are truncated toward zero first: the spec casts them to int64). CumSum is a
 triangular mask between output position ``i`` and source position ``j`` on
 two adjacent axes (``j <= i``, ``j < i`` when exclusive, mirrored when
 reverse) followed by one REDUCE_SUM over ``j``; it costs ``n²`` elements per
@@ -22,7 +22,7 @@ from ....ir.ops import Op
 from ..reader import ConvertError
 from ..registry import converter
 from .common import norm_axis, reshape
-from .elementwise import _CAST_TARGETS
+from .elementwise import _CAST_TARGETS, truncate
 from .index_math import I32, arange, as_int32, scalar, select_reduce, wrap_negative
 
 
@@ -83,7 +83,9 @@ _NARROW = {np.dtype(np.int64): np.dtype(np.int32), np.dtype(np.float64): np.dtyp
 @converter("OneHot", since=9)
 def convert_one_hot(ctx, node):
     idx = ctx.tensor(node.inputs[0])
-    if not idx.type.dtype.is_float:
+    if idx.type.dtype.is_float:   # "casted to int64 before use" (the spec; onnxruntime >= 1.32 truncates)
+        idx = ctx.b.emit(Op.CAST, truncate(ctx, idx), attrs=A.CastAttrs(I32))
+    else:
         idx = as_int32(ctx, idx)
     depth = _depth(ctx, node.inputs[1])
     rank = idx.type.rank + 1
@@ -91,15 +93,9 @@ def convert_one_hot(ctx, node):
     idx = wrap_negative(ctx, idx, depth)
     shape = list(idx.type.shape)
     on_axis = reshape(ctx, idx, shape[:axis] + [1] + shape[axis:])
-    hot = ctx.b.emit(Op.EQUAL, on_axis, _positions(ctx, depth, rank, axis, idx.type.dtype))
+    hot = ctx.b.emit(Op.EQUAL, on_axis, arange(ctx, depth, rank, axis))
     off, on = _off_on(ctx, node.inputs[2], rank)
     return ctx.b.emit(Op.SELECT, hot, on, off)
-
-
-def _positions(ctx, depth, rank: int, axis: int, dtype: DType):
-    """``0..depth-1`` along ``axis`` in the indices' type: float indices that are not whole never match."""
-    positions = arange(ctx, depth, rank, axis)
-    return positions if dtype is I32 else ctx.b.emit(Op.CAST, positions, attrs=A.CastAttrs(dtype))
 
 
 def _depth(ctx, name):
