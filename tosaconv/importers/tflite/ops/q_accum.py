@@ -35,7 +35,6 @@ An int16x8 bias must be int64: LiteRT reads an int32 one as int64 (garbage).
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -44,6 +43,7 @@ from ....ir import attrs as A
 from ....ir.dtypes import DType
 from ....ir.ops import Op
 from .. import quant
+from ..qmath import activation_bounds, signed_input, to_unsigned
 from ..reader import ConvertError
 from .common import ACT
 
@@ -90,12 +90,7 @@ def form_of(node, x_info, w_info, forms: dict = FORMS) -> str:
 
 def activation(ctx, key, info):
     """An activation as a signed IR value and its zero point (uint8 becomes int8 minus 128, exactly)."""
-    x, zp = ctx.tensor(key), quant.zero_point(info)
-    if not quant.unsigned(info):
-        return x, zp
-    attrs = A.RescaleAttrs((1 << 30,), (30,), 128, 0, scale32=True, rounding_mode="SINGLE_ROUND",
-                           input_unsigned=True, output_dtype=DType.INT8)
-    return ctx.b.emit(Op.RESCALE, x, attrs=attrs), zp - 128
+    return signed_input(ctx, ctx.tensor(key), info)
 
 
 def weights(ctx, node, i: int, form: str, channels: int, axis: int, keep_zp: bool = False) -> tuple:
@@ -152,20 +147,7 @@ def bias(ctx, node, i, channels: int, acc: DType):
 
 def act_range(node, info, field="FusedActivationFunction") -> tuple:
     """CalculateActivationRangeQuantized (kernel_util.cc): bounds in the output's integer domain."""
-    lo, hi = quant.value_range(info)
-    act = node.opt(field) if field else ACT.NONE
-    s, zp = np.float32(quant.scale(info)), quant.zero_point(info)
-
-    def q(f):       # zero_point + static_cast<int32_t>(TfLiteRound(f / scale)), f / scale in float
-        r = float(np.float32(f) / s)
-        return zp + int(math.copysign(math.floor(abs(r) + 0.5), r))
-    if act == ACT.RELU:
-        return max(lo, q(0.0)), hi
-    if act == ACT.RELU6:
-        return max(lo, q(0.0)), min(hi, q(6.0))
-    if act == ACT.RELU_N1_TO_1:
-        return max(lo, q(-1.0)), min(hi, q(1.0))
-    return lo, hi
+    return activation_bounds(info, node.opt(field) if field else ACT.NONE)
 
 
 def finish(ctx, node, acc, q: QOperands, bounds: tuple, rounding: str = ""):
@@ -198,13 +180,6 @@ def narrow48(ctx, acc):
     attrs = A.RescaleAttrs((1 << 14,), (14,), 0, 0, scale32=False, rounding_mode="SINGLE_ROUND",
                            output_dtype=DType.INT32)
     return ctx.b.emit(Op.RESCALE, acc, attrs=attrs)
-
-
-def to_unsigned(ctx, y):
-    """Signed int8 ``u - 128`` back to uint8 storage bits (exact)."""
-    attrs = A.RescaleAttrs((1 << 30,), (30,), 0, 128, scale32=True, rounding_mode="SINGLE_ROUND",
-                           output_unsigned=True, output_dtype=DType.INT8)
-    return ctx.b.emit(Op.RESCALE, y, attrs=attrs)
 
 
 def _fit_rescale_input(ctx, acc, reals):

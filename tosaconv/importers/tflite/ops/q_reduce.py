@@ -40,7 +40,8 @@ from ..qmath import same_types
 from ..quant import QUANT_TYPES, quantize_multiplier, scale, unsigned, zero_point
 from ..reader import ConvertError
 from ..registry import converter
-from .q_accum import activation as signed_activation, to_unsigned
+from .q_accum import activation as signed_activation
+from ..qmath import to_unsigned
 
 F32 = np.float32
 
