@@ -13,6 +13,9 @@ tests use:
   which divides by the bound size.
 - ``shape_reshape.tflite``: SHAPE -> STRIDED_SLICE -> PACK -> RESHAPE flattening a
   dynamic-batch tensor to ``[batch, -1]``.
+- ``int8_cnn.tflite``, ``int8_float_io.tflite``, ``uint8_io.tflite``, ``int16x8.tflite``,
+  ``int8_dynamic_batch.tflite``: integer models quantized as TFLite's converter
+  quantizes them; see :mod:`generate_int`.
 """
 from __future__ import annotations
 
@@ -21,8 +24,11 @@ import sys
 
 import numpy as np
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", ".."))
+sys.path.insert(0, HERE)
 from tosaconv.importers.tflite.builder import ModelBuilder  # noqa: E402
+import generate_int  # noqa: E402
 
 SAME, VALID = 0, 1
 RELU, RELU6 = 1, 3
@@ -93,13 +99,12 @@ def shape_reshape() -> bytes:
 
 
 MODELS = {"small_cnn.tflite": lambda: small_cnn(batch=1), "dynamic_batch.tflite": small_cnn,
-          "dynamic_hw.tflite": dynamic_hw, "shape_reshape.tflite": shape_reshape}
+          "dynamic_hw.tflite": dynamic_hw, "shape_reshape.tflite": shape_reshape, **generate_int.MODELS}
 
 
 def main():
-    here = os.path.dirname(os.path.abspath(__file__))
     for name, build in MODELS.items():
-        with open(os.path.join(here, name), "wb") as f:
+        with open(os.path.join(HERE, name), "wb") as f:
             f.write(build())
         print(f"wrote {name}")
 
