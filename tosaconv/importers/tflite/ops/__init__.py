@@ -18,3 +18,5 @@ from . import q_data  # noqa: F401,E402  (quantized PAD, SPACE_TO_BATCH_ND, CONC
 from . import q_pool  # noqa: F401,E402  (quantized MAX_POOL_2D and AVERAGE_POOL_2D)
 from . import q_reduce  # noqa: F401,E402  (quantized MEAN, SUM, REDUCE_MAX and REDUCE_MIN)
 from . import q_resize  # noqa: F401,E402  (quantized RESIZE_BILINEAR in TFLite's 10-bit fixed point)
+from . import q_prod  # noqa: F401,E402  (quantized REDUCE_PROD, requantized per multiply)
+from . import q_misc  # noqa: F401,E402  (quantized FILL, a copy of the stored value)

@@ -21,6 +21,7 @@ from ..qtables import emit_int8_table, libm, lut_populate_int8, tflite_values
 from ..quant import scale, value_range, zero_point
 from ..reader import ConvertError
 from ..registry import converter
+from .q_lut16 import convert_int16
 
 F = np.float32
 SQRT_2_OVER_PI = F(2.0 / math.sqrt(math.pi) * math.sqrt(0.5))   # gelu.h kSqrt2dPi (M_2_SQRTPI * M_SQRT1_2)
@@ -62,6 +63,8 @@ def _gelu_approximate(v):
 
 @converter("LOGISTIC", kind="quantized")
 def convert_q_logistic(ctx, node):
+    if node.input_infos[0].type_name == "INT16":
+        return convert_int16(ctx, node)
     # SigmoidPrepare: TF_LITE_ENSURE(output->params.scale == 1. / 256) for int8 and uint8.
     if scale(node.output_infos[0]) != 1.0 / 256:
         raise ConvertError(f"quantized LOGISTIC needs output scale 1/256 (TFLite's kernel refuses "
@@ -71,6 +74,8 @@ def convert_q_logistic(ctx, node):
 
 @converter("TANH", kind="quantized")
 def convert_q_tanh(ctx, node):
+    if node.input_infos[0].type_name == "INT16":
+        return convert_int16(ctx, node)
     return lut_op(ctx, node, lambda v: libm("tanhf", v))
 
 
