@@ -81,7 +81,14 @@ def test_quantized_form_of_a_float_only_op_is_listed_as_such():
     with pytest.raises(ConversionError, match="unsupported op quantized SIN .*1 op") as e:
         convert(m.finish())
     assert e.value.exit_code == 3
-    assert "float form of SIN but not its quantized form" in e.value.diagnostics[0].hint
+    assert "TFLite itself has no quantized SIN kernel (elementwise.cc)" in e.value.diagnostics[0].hint
+
+
+def test_a_quantized_form_tflite_has_but_tosaconv_lacks_says_so():
+    from tosaconv.importers.tflite.driver import _unsupported
+    diag = _unsupported(False, "quantized ", "SOME_FUTURE_OP", ["y", "z"])
+    assert diag.message == "unsupported op quantized SOME_FUTURE_OP (TFLite): 2 op(s)"
+    assert "converts the float form of SOME_FUTURE_OP but not its quantized form yet" in diag.hint
 
 
 def test_signature_names_name_inputs_and_outputs():

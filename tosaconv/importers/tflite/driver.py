@@ -29,7 +29,7 @@ from .context import ShapeTensor, TfliteContext
 from .quant import is_quantized
 from .node import OpReader
 from .reader import NUMPY_TYPES, ConvertError, ModelReadError, TfliteModel, read_model
-from .registry import resolve, resolve_custom, supported_custom_ops
+from .registry import NO_QUANTIZED_KERNEL, resolve, resolve_custom, supported_custom_ops
 from .ops.custom import read_custom_options
 from .ops.variables import declare_variables
 from .subgraph import reachable_subgraphs
@@ -93,9 +93,12 @@ def _unsupported(custom: bool, form: str, op_type: str, names: list) -> Diagnost
     if custom:
         hint = (f"tosaconv converts only the custom ops whose semantics are public ({', '.join(supported_custom_ops())}); "
                 "re-export the model with builtin ops, or cut it before this op")
+    elif form and op_type in NO_QUANTIZED_KERNEL:
+        hint = (f"TFLite itself has no quantized {op_type} kernel ({NO_QUANTIZED_KERNEL[op_type]}), so LiteRT cannot "
+                "run this model either; keep this op in float when you quantize the model")
     elif form:
-        hint = (f"tosaconv converts the float form of {op_type} but not its quantized form; keep this op in float "
-                "when you quantize the model, or run 'tosaconv ops' for the supported list")
+        hint = (f"tosaconv converts the float form of {op_type} but not its quantized form yet; keep this op in "
+                "float when you quantize the model, or run 'tosaconv ops' for the supported list")
     else:
         hint = "run 'tosaconv ops' for the supported list"
     return Diagnostic("E-UNSUPPORTED-OP", f"{what} (TFLite): {len(names)} op(s)", loc,

@@ -20,6 +20,16 @@ from dataclasses import dataclass
 from typing import Callable, Optional
 
 _REGISTRY: dict = {}   # (op name, kind) -> Entry
+
+# Builtin ops with a float converter whose int8/uint8/int16 form TFLite's own kernels refuse (checked with
+# LiteRT 2.3's reference kernels), for the error message: op -> the kernel source that says so. CAST,
+# FLOOR_DIV and FLOOR_MOD are absent: TFLite runs them on the stored integers, ignoring scales.
+NO_QUANTIZED_KERNEL = {
+    "POW": "pow.cc", "FLOOR": "floor.cc", "CEIL": "ceil.cc", "ROUND": "round.cc", "SIN": "elementwise.cc",
+    "COS": "elementwise.cc", "SQUARE": "elementwise.cc", "LOGICAL_AND": "logical.cc", "LOGICAL_OR": "logical.cc",
+    "LOGICAL_NOT": "elementwise.cc", "ZEROS_LIKE": "zeros_like.cc", "RANGE": "range.cc", "ADD_N": "add_n.cc",
+    "CUMSUM": "cumsum.cc",
+}
 KINDS = ("float", "quantized", "any")
 
 
