@@ -140,6 +140,25 @@ def test_densify_sparse_constant_matches_litert(shape, layout, tmp_path):
     np.testing.assert_array_equal(got, feeds["x"] + dense)
 
 
+def test_densify_int8_sparse_constant_is_bit_exact(tmp_path):
+    """An int8 sparse constant (1x4 blocks) behind DENSIFY, added to an int8 input with other scales."""
+    from tests.importers.tflite.harness import check_exact_with_litert
+    rng = np.random.default_rng(7)
+    dense = rng.integers(-128, 128, (4, 8)).astype(np.int8)
+    dense[:, 4:][rng.random((4, 4)) < 0.5] = 0
+    dense[1] = 0
+    m = ModelBuilder()
+    x = m.input("x", [4, 8], "INT8", quant=([0.05], [3], 0))
+    w = m.tensor("w", [4, 8], "INT8", quant=([0.02], [0], 0))
+    y = m.tensor("y", [4, 8], "INT8", quant=([0.08], [-5], 0))
+    m.op("DENSIFY", [m.sparse_const("w_sparse", dense, formats=["DENSE", "CSR", "DENSE"], blocks=[(1, 4)],
+                                           quant=([0.02], [0], 0))], [w])
+    m.op("ADD", [x, w], [y], "AddOptions")
+    m.output(y)
+    feeds = [{"x": rng.integers(-128, 128, (4, 8)).astype(np.int8)} for _ in range(2)]
+    check_exact_with_litert(m.finish(), feeds, tmp_path)
+
+
 def test_reference_model_runs_specialized_sample(tmp_path):
     graph = convert(GEN.small_cnn())
     feeds = {"image": rand(2, 16, 16, 3)}

@@ -99,10 +99,10 @@ class ModelBuilder:
         self.tensors[t].buffer = len(self.buffers) - 1
         return t
 
-    def sparse_const(self, name: str, dense, formats, order=None, blocks=()) -> int:
+    def sparse_const(self, name: str, dense, formats, order=None, blocks=(), quant=None) -> int:
         """A constant stored sparse (``formats``, ``order``, ``blocks`` as :func:`.sparse.encode` takes them)."""
         values, levels, order, block_map = encode(np.asarray(dense), formats, order, blocks)
-        t = self.const(name, values)
+        t = self.const(name, values, quant=quant)
         self.tensors[t].shape = [int(d) for d in np.shape(dense)]
         self.tensors[t].sparsity = (levels, order, block_map)
         return t

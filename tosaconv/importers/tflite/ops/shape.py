@@ -169,9 +169,9 @@ def convert_dequantize(ctx, node):
                        "only float16 weights dequantize")
 
 
-@converter("DENSIFY", options="DensifyOptions")
+@converter("DENSIFY", options="DensifyOptions", kind="any")
 def convert_densify(ctx, node):
-    """The reader already densified the sparse constant, so DENSIFY passes it on."""
+    """The reader already densified the sparse constant, so DENSIFY passes it on (float or int8 alike)."""
     c = ctx.const(node.inputs[0])
     if c is None:
         raise ConvertError("DENSIFY of a tensor computed at run time is not supported (only sparse constants)")
