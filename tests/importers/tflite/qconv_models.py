@@ -163,3 +163,30 @@ def bias_probe(op: str, form: str, seed: int = 0, per_channel: bool = False, rou
         q.m.op(op, [x, w, b], [y], options, version=3, **fields)
     feeds = [{"x": np.full(shape, q.in_zp, q.np_t)}]
     return q.m.finish(), feeds, (double_real(s_in, s_w, s_out), float_product_real(s_in, s_w, s_out)), accs
+
+
+# -- FULLY_CONNECTED's double-product rounding --------------------------------------------------
+
+def round_double_product(x: np.ndarray, real: float) -> np.ndarray:
+    """``round(double(x) * real)``: the product rounded to a double, then half away from zero
+    (LiteRT's reference FULLY_CONNECTED; search and discrimination only)."""
+    p = np.asarray(x, np.int64).astype(np.float64) * np.float64(real)
+    return (np.sign(p) * np.floor(np.abs(p) + 0.5)).astype(np.int64)
+
+
+def fc_bias_model(form: str, accs, scales: tuple, per_channel: bool = False):
+    """A FULLY_CONNECTED with one input fed at its zero point, so output channel ``c`` is ``accs[c]``
+    (the bias) scaled by ``s_in * s_w / s_out``. Returns (model, feeds)."""
+    s_in, s_w, s_out = scales
+    q = QModel(form)
+    zp = 128 if form == "uint8" else 0
+    c = len(accs)
+    x = q.m.input("x", [1, 1], q.x_t, quant=([s_in], [zp], 0))
+    n = c if per_channel else 1
+    w = q.weights(np.full((c, 1), zp, np.uint8 if form == "uint8" else np.int8), [s_w] * n, 0, zp=zp)
+    bias = np.asarray(accs, np.int64 if form == "int16x8" else np.int32)
+    b = q.bias(bias, [float(np.float32(s_in) * np.float32(s_w))] * n)
+    y = q.m.tensor("y", [1, c], q.x_t, quant=([s_out], [zp], 0))
+    q.m.output(y)
+    q.m.op("FULLY_CONNECTED", [x, w, b], [y], "FullyConnectedOptions", version=4)
+    return q.m.finish(), [{"x": np.full((1, 1), zp, q.np_t)}]

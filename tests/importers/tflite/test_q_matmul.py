@@ -8,7 +8,11 @@ import pytest
 
 from tosaconv.diagnostics import TosaconvError
 from tests.importers.tflite.harness import ModelBuilder, check_exact_with_litert, convert, run_litert
-from tests.importers.tflite.qconv_models import (QModel, bias_probe, bias_values, mbqm, out_scale, qdata, single_round,
+from fractions import Fraction
+
+from tosaconv.importers.tflite.ops.q_matmul import _plan
+from tests.importers.tflite.qconv_models import (QModel, bias_probe, bias_values, double_real, fc_bias_model, mbqm,
+                                                    out_scale, qdata, round_double_product, single_round,
                                                     weight_scales)
 
 FORMS = ["int8", "uint8", "int16x8"]
@@ -115,25 +119,75 @@ def test_uint8_batch_matmul_is_refused():
         convert(data)
 
 
-@pytest.mark.parametrize("form,per_channel,rounding", [
-    ("int8", False, mbqm), ("uint8", False, mbqm), ("int8", True, single_round), ("int16x8", False, single_round),
-    ("int16x8", True, single_round)])
-def test_multiplier_formula(form, per_channel, rounding, tmp_path):
-    """Accumulators on which the double and float-product multiplier formulas disagree (see test_q_conv);
-    LiteRT's per-channel and int16x8 kernels round once, the per-tensor int8/uint8 ones twice."""
-    data, feeds, (a, b), accs = bias_probe("FULLY_CONNECTED", form, per_channel=per_channel, rounding=rounding)
-    assert np.any(rounding(accs, a) != rounding(accs, b))
+FC_FORMS = [("int8", False), ("int8", True), ("uint8", False), ("int16x8", False), ("int16x8", True)]
+
+
+@pytest.mark.parametrize("form,per_channel", FC_FORMS)
+def test_multiplier_formula(form, per_channel, tmp_path):
+    """Accumulators on which the all-double multiplier and GetQuantizedConvolutionMultipler's float
+    product disagree (see test_q_conv): LiteRT's reference FULLY_CONNECTED uses the double one in every form."""
+    data, feeds, (a, b), accs = bias_probe("FULLY_CONNECTED", form, per_channel=per_channel,
+                                           rounding=round_double_product)
+    assert np.any(round_double_product(accs, a) != round_double_product(accs, b))
     check_exact_with_litert(data, feeds, tmp_path)
 
 
-@pytest.mark.parametrize("form,per_channel", [("int8", True), ("int16x8", False)])
-def test_single_rounding(form, per_channel, tmp_path):
-    """Accumulators where one rounding and gemmlowp's two roundings differ: LiteRT rounds once here."""
-    data, feeds, (a, _), accs = bias_probe("FULLY_CONNECTED", form, per_channel=per_channel, rounding=single_round)
+@pytest.mark.parametrize("form,per_channel", FC_FORMS)
+def test_not_gemmlowp_rounding(form, per_channel, tmp_path):
+    """Accumulators where gemmlowp's two roundings (MultiplyByQuantizedMultiplier) and one rounding differ."""
+    data, feeds, (a, _), accs = bias_probe("FULLY_CONNECTED", form, per_channel=per_channel,
+                                           rounding=round_double_product)
     bits = 16 if form == "int16x8" else 8
     x = np.arange(-(1 << 20), 1 << 20, dtype=np.int64) * (1 << (bits - 8))
-    hits = x[(mbqm(x, a) != single_round(x, a)) & (np.abs(single_round(x, a)) < (1 << (bits - 1)) - 20)]
+    ours = round_double_product(x, a)
+    hits = x[(mbqm(x, a) != ours) & (np.abs(ours) < (1 << (bits - 1)) - 20)]
     assert hits.size >= len(accs)
     data = data.replace(accs.astype(np.int64 if bits == 16 else np.int32).tobytes(),
                         hits[:len(accs)].astype(np.int64 if bits == 16 else np.int32).tobytes())
     check_exact_with_litert(data, feeds, tmp_path)
+
+
+@pytest.mark.parametrize("form,per_channel", FC_FORMS)
+def test_ties_away_from_zero(form, per_channel, tmp_path):
+    """Exact ties (multiplier 0.5 * 0.5 / 1.0): round() goes away from zero, not half up."""
+    accs = np.array([6, -6, 2, -2, 10, -10, 14, -14, 0, 1, -1, 3, -3])
+    half_up = np.floor(accs / 4 + 0.5)
+    assert np.any(half_up != round_double_product(accs, 0.25))
+    check_exact_with_litert(*fc_bias_model(form, accs, (0.5, 0.5, 1.0), per_channel), tmp_path)
+
+
+@pytest.mark.parametrize("form,per_channel", FC_FORMS)
+def test_product_rounded_to_double(form, per_channel, tmp_path):
+    """fl(1/6) lies below 1/6, yet fl(3 * fl(1/6)) is exactly 0.5: LiteRT rounds the double product,
+    so 3, 9, 15 give 1, 2, 3 where the exact product would give 0, 1, 2."""
+    accs = np.array([3, 9, 15, 21, 33, -3, -9, -15, -21, -33, 4, -4])
+    real = double_real(1.0, 1.0, 6.0)
+    exact = [int(np.sign(a)) * int(abs(Fraction(int(a)) * Fraction(real)) + Fraction(1, 2)) for a in accs]
+    assert np.any(np.array(exact) != round_double_product(accs, real))
+    check_exact_with_litert(*fc_bias_model(form, accs, (1.0, 1.0, 6.0), per_channel), tmp_path)
+
+
+def corrected_case(per_channel: bool):
+    """An int16x8 multiplier near 1e-3, where the 31-bit RESCALE misses some of LiteRT's thresholds, and
+    accumulators on both sides of the first few missed ones (and their negations)."""
+    scales = (float(np.float32(3e-5)), float(np.float32(0.0123)), float(np.float32(3.7e-4)))
+    real = double_real(*scales)
+    _, _, _, terms = _plan(real, 32769, "test")
+    ts = np.array(sorted({t for t, _ in terms}))[:4]
+    accs = np.concatenate([ts, ts - 1, -ts, 1 - ts])
+    assert np.any(round_double_product(accs, real) != single_round(accs, real))
+    return fc_bias_model("int16x8", accs, scales, per_channel)
+
+
+@pytest.mark.parametrize("per_channel", [False, True])
+def test_int16_threshold_corrections(per_channel, tmp_path):
+    """Accumulators right at the thresholds the single RESCALE gets wrong: the corrections make them exact."""
+    check_exact_with_litert(*corrected_case(per_channel), tmp_path)
+
+
+def test_tiny_int16_multiplier_is_refused():
+    scales = (float(np.float32(3e-6)), float(np.float32(0.37)), float(np.float32(0.041)))    # 8106 corrections
+    data, _ = fc_bias_model("int16x8", [1, 2], scales)
+    with pytest.raises(TosaconvError, match="FULLY_CONNECTED 'y': output multiplier .* is so small .* threshold corrections .* "
+                                            "requantize with a larger output multiplier"):
+        convert(data)

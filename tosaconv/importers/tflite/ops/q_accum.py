@@ -28,9 +28,8 @@ The int48 accumulator of the int16x8 form follows TFLite's int64
 ``MultiplyByQuantizedMultiplier``: the multiplier reduced to 16 bits
 (``(m + 2**15) >> 16``, at most 0x7FFF) and one round-half-up shift by
 ``15 - exponent``, which is RESCALE's ``apply_scale_16`` (scale32 false).
-LiteRT's per-channel and int16x8 FULLY_CONNECTED kernels instead round once
-with the full 32-bit multiplier (found by test_q_matmul's probes): SINGLE_ROUND
-after narrowing an int48 accumulator to int32 (TOSA requires it to fit).
+FULLY_CONNECTED does not come this way: LiteRT's reference kernels round a
+double product there (see q_matmul).
 An int16x8 bias must be int64: LiteRT reads an int32 one as int64 (garbage).
 """
 from __future__ import annotations
@@ -150,23 +149,17 @@ def act_range(node, info, field="FusedActivationFunction") -> tuple:
     return activation_bounds(info, node.opt(field) if field else ACT.NONE)
 
 
-def finish(ctx, node, acc, q: QOperands, bounds: tuple, rounding: str = ""):
-    """Scale the accumulator into the output tensor, clamp to ``bounds`` (output integer domain).
-
-    ``rounding``: "double" (MultiplyByQuantizedMultiplier on int32, the default for int32
-    accumulators), "reduced" (its int64 form, the default for int48 ones) or "single" (one
-    round-half-up shift with the 32-bit multiplier, as LiteRT's per-channel and int16
-    FULLY_CONNECTED kernels do)."""
+def finish(ctx, node, acc, q: QOperands, bounds: tuple):
+    """Scale the accumulator into the output tensor, clamp to ``bounds`` (output integer domain):
+    MultiplyByQuantizedMultiplier on int32 accumulators (DOUBLE_ROUND), its int64 form on int48 ones."""
     info = node.output_infos[0]
     shift = 128 if quant.unsigned(info) else 0
     out_dtype = quant.QUANT_TYPES[info.type_name]
-    rounding = rounding or ("reduced" if acc.type.dtype == DType.INT48 else "double")
-    if rounding == "reduced":
+    if acc.type.dtype == DType.INT48:
         y = _rescale48(ctx, acc, q.reals, out_dtype)
     else:
-        acc = _fit_rescale_input(ctx, narrow48(ctx, acc), q.reals)
-        y = quant.rescale(ctx, acc, q.reals, out_dtype, output_zp=quant.zero_point(info) - shift,
-                          rounding="SINGLE_ROUND" if rounding == "single" else "DOUBLE_ROUND")
+        acc = _fit_rescale_input(ctx, acc, q.reals)
+        y = quant.rescale(ctx, acc, q.reals, out_dtype, output_zp=quant.zero_point(info) - shift)
     lo, hi = quant.value_range(info)
     if bounds != (lo, hi):
         y = ctx.b.emit(Op.CLAMP, y, attrs=A.ClampAttrs(bounds[0] - shift, bounds[1] - shift))
