@@ -98,3 +98,76 @@ def exp_on_negative_values(a, integer_bits: int) -> np.ndarray:
         result = np.where(a < -(1 << (36 - integer_bits)), 0, result)
     return np.where(a == 0, I32_MAX, result)
 
+
+
+def sat_shift_left_param(x, exponent) -> np.ndarray:
+    """TFLite's ``SaturatingRoundingMultiplyByPOTParam`` for exponents ``>= 0`` (scalar or per element)."""
+    x, exponent = arr(x), arr(exponent)
+    threshold = (np.int64(1) << (31 - exponent)) - 1
+    shifted = np.where(x > threshold, I32_MAX, np.where(x < -threshold, I32_MIN, x << exponent))
+    return np.where(exponent == 0, x, shifted)
+
+
+def rounding_half_sum(a, b) -> np.ndarray:
+    """gemmlowp ``RoundingHalfSum`` for int32: ``(a + b + sign) / 2`` in int64, C division."""
+    total = arr(a) + arr(b)
+    return c_div(total + np.where(total >= 0, 1, -1), 2)
+
+
+def one_over_one_plus_x(a) -> np.ndarray:
+    """gemmlowp ``one_over_one_plus_x_for_x_in_0_1`` (Q0.31 in and out), with its saturations."""
+    half_denominator = rounding_half_sum(a, I32_MAX)
+    x = wrap(1515870810 + srdhm(half_denominator, -1010580540))
+    for _ in range(3):
+        one_minus = wrap((1 << 29) - srdhm(half_denominator, x))
+        x = wrap(x + sat_shift_left(srdhm(x, one_minus), 2))
+    return sat_shift_left(x, 1)
+
+
+def clz32(x) -> np.ndarray:
+    """``CountLeadingZeros`` of the uint32 bits of ``x`` (32 for 0)."""
+    bits = arr(x) & 0xFFFFFFFF
+    return 32 - np.frexp(bits.astype(np.float64))[1].astype(np.int64)   # exact: bits < 2**53
+
+
+_LOG_2, _SQRT_SQRT_HALF, _SQRT_HALF = 1488522236, 1805811301, 1518500250
+_ALPHA_N, _ALPHA_D, _ALPHA_I, _ALPHA_F = 117049297, 127690142, 1057819769, 638450708
+
+
+def log_x_ge_1(x, input_bits: int, output_bits: int) -> np.ndarray:
+    """TFLite's ``log_x_for_x_greater_than_or_equal_to_1<output_bits>`` of a Q(input_bits) value (raw)."""
+    accum_bits = output_bits + 1
+    quarter = rdbpot(1 << 29, accum_bits)
+    z_a = arr(x)
+    ca = clz32(z_a)
+    r_a = sat_shift_left_param(srdhm(sat_shift_left_param(z_a, ca - 1), _SQRT_HALF), 1)
+    a_adj = np.clip(sat_shift_left_param(input_bits - ca, 31 - accum_bits) + quarter, I32_MIN, I32_MAX)
+    hb = clz32(srdhm(z_a, _SQRT_HALF)) - 1
+    r_b = sat_shift_left_param(z_a, hb)
+    b_adj = np.clip(sat_shift_left_param(input_bits - hb, 31 - accum_bits) - quarter, I32_MIN, I32_MAX)
+    r, pow_adj = np.minimum(r_a, r_b), np.maximum(a_adj, b_adj)
+    p = rounding_half_sum(r, _SQRT_SQRT_HALF)
+    q = wrap(2 * wrap(r - _SQRT_SQRT_HALF))
+    sq = srdhm(q, q)
+    num = wrap(srdhm(q, r) + srdhm(srdhm(q, sq), _ALPHA_N))
+    denom = wrap(srdhm(p, wrap(wrap(_ALPHA_I + q) + srdhm(_ALPHA_D, sq))) + srdhm(_ALPHA_F, q))
+    total = wrap(srdhm(pow_adj, _LOG_2) + srdhm(rdbpot(num, accum_bits), one_over_one_plus_x(denom)))
+    return sat_shift_left(total, accum_bits - output_bits)
+
+
+def inv_sqrt_multiplier_exp(acc) -> tuple:
+    """TFLite's ``GetInvSqrtQuantizedMultiplierExp(acc, reverse_shift=-1)``: (multiplier, shift)."""
+    acc = arr(acc)
+    x = np.maximum(acc, 2)
+    pairs = (clz32(x) - 1) // 2 - 1                       # -1 when the kernel divides by 4 once
+    normalized = np.where(pairs < 0, x >> 2, x << (2 * np.maximum(pairs, 0)))
+    shift = 11 - pairs
+    half_input = rdbpot(normalized >> 1, 1)
+    y = np.full_like(acc, 1 << 28)
+    for _ in range(5):
+        cube = sat_shift_left(srdhm(srdhm(y, y), y), 6)
+        y = sat_shift_left(wrap(srdhm(3 << 27, y) - srdhm(half_input, cube)), 3)
+    y = srdhm(y, _SQRT_HALF)
+    y = np.where(shift < 0, y << np.maximum(-shift, 0), y)
+    shift = np.maximum(shift, 0)
+    return np.where(acc <= 1, I32_MAX, y), np.where(acc <= 1, 0, -shift)

@@ -20,3 +20,4 @@ from . import q_reduce  # noqa: F401,E402  (quantized MEAN, SUM, REDUCE_MAX and 
 from . import q_resize  # noqa: F401,E402  (quantized RESIZE_BILINEAR in TFLite's 10-bit fixed point)
 from . import q_prod  # noqa: F401,E402  (quantized REDUCE_PROD, requantized per multiply)
 from . import q_misc  # noqa: F401,E402  (quantized FILL, a copy of the stored value)
+from . import q_logsoftmax, q_l2norm  # noqa: F401,E402  (quantized LOG_SOFTMAX, L2_NORMALIZATION in integer ops)
