@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..ir.count_rescale import mean_multiplier, rescale_for
 from ..ir.dtypes import DType
 from ..ir.ops import Op
 from .fixed_point import apply_scale_16, apply_scale_32
@@ -44,17 +45,30 @@ def _float_to_int(x: np.ndarray, dtype: DType) -> np.ndarray:
 
 @kernel(Op.RESCALE)
 def rescale(op, args, ctx):
+    return [rescale_array(args[0], op.operands[0].type.dtype, out_dtype(op), op.attrs)]
+
+
+@kernel(Op.COUNT_RESCALE)
+def count_rescale(op, args, ctx):
+    """The RESCALE of :mod:`tosaconv.ir.count_rescale` for the count this run binds."""
     a = op.attrs
-    in_t, out_t = op.operands[0].type.dtype, out_dtype(op)
+    m, e = mean_multiplier(a.multiplier, a.exponent, int(args[1]))
+    attrs, bounds = rescale_for(m, e, a.output_zp, a.output_dtype)
+    x = np.asarray(args[0]) if bounds is None else np.clip(args[0], *bounds)
+    return [rescale_array(x, DType.INT32, out_dtype(op), attrs)]
+
+
+def rescale_array(x, in_t: DType, out_t: DType, a):
+    """RESCALE of ``x`` (element type ``in_t``) to ``out_t`` with RescaleAttrs ``a``."""
     _check_rescale(a, in_t, out_t)
-    value = _extend(args[0], in_t, a.input_unsigned) - _extend(a.input_zp, in_t, a.input_unsigned)
-    multiplier, shift = _scale_params(a, np.ndim(args[0]))
+    value = _extend(x, in_t, a.input_unsigned) - _extend(a.input_zp, in_t, a.input_unsigned)
+    multiplier, shift = _scale_params(a, np.ndim(x))
     if a.scale32:
         result = apply_scale_32(value, multiplier, shift, a.rounding_mode == "DOUBLE_ROUND")
     else:
         result = apply_scale_16(value, multiplier, shift)
     result = result + _extend(a.output_zp, out_t, a.output_unsigned)
-    return [saturate(result, out_t, unsigned=a.output_unsigned)]
+    return saturate(result, out_t, unsigned=a.output_unsigned)
 
 
 def _extend(x, dtype: DType, unsigned: bool) -> np.ndarray:

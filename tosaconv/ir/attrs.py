@@ -176,6 +176,18 @@ class RescaleAttrs:
 # -- shape helper and data-dependent ops (seed 001) --------------------------
 
 @dataclass(frozen=True)
+class CountRescaleAttrs:
+    """COUNT_RESCALE: RESCALE (DOUBLE_ROUND) of an int32 sum by ``multiplier * 2**(exponent - 31)`` divided by
+    the Index operand ``count``, folded into the multiplier as TFLite's QuantizedMeanOrSum folds ``1 / n``
+    (see :mod:`tosaconv.ir.count_rescale`); ``output_zp`` is added and the result saturates to ``output_dtype``."""
+
+    multiplier: int
+    exponent: int
+    output_zp: int
+    output_dtype: DType
+
+
+@dataclass(frozen=True)
 class IndexConstAttrs:
     value: int
 

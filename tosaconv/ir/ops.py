@@ -139,6 +139,7 @@ DD = Trait.DATA_DEPENDENT
 _define("DYN_SLICE", "input start* size*", A.NoAttrs, {DD}, R.dyn_slice, tosa=None)
 _define("DYN_TILE", "input multiples*", A.NoAttrs, {DD}, R.dyn_tile, tosa=None)
 _define("IOTA", "length", A.IotaAttrs, {DD}, R.iota, tosa=None)
+_define("COUNT_RESCALE", "input count", A.CountRescaleAttrs, {DD}, R.count_rescale, tosa=None)
 _define("INTERP_MATRIX", "in_size out_size", A.InterpMatrixAttrs, {DD}, R.interp_matrix, tosa=None)
 _define("RECURRENT", "x w r optional*", A.RecurrentAttrs, {DD}, R.recurrent, tosa=None)
 

@@ -325,6 +325,12 @@ def iota(types, attrs):
     return [TensorType(attrs.dtype, (types[0].value,))]
 
 
+def count_rescale(types, attrs):
+    if len(types) != 2:
+        raise ShapeRuleError("COUNT_RESCALE takes an int32 tensor and one count index")
+    return [types[0].with_dtype(attrs.output_dtype)]
+
+
 def extract_dim_rule(types, attrs):
     raise AssertionError("EXTRACT_DIM results are typed by the builder (data-dependent value)")
 

@@ -3,7 +3,7 @@
 Once every Index operand is a constant, GET_DIM/INDEX_*/EXTRACT_DIM become
 INDEX_CONST, DIMS_TO_TENSOR and IOTA become CONST, EXPAND_DIMS/COLLAPSE_DIMS
 and RESHAPE with shape_symbols become a static RESHAPE, DYN_SLICE becomes
-SLICE and DYN_TILE becomes TILE. A rule returns the replacement values, or
+SLICE, DYN_TILE becomes TILE and COUNT_RESCALE becomes RESCALE. A rule returns the replacement values, or
 raises :class:`DataDependentDim` when an operand still is not constant.
 """
 from __future__ import annotations
@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..ir import attrs as A
+from ..ir.count_rescale import mean_multiplier, rescale_for
 from ..ir.ops import Op
 
 _RULES: dict = {}
@@ -104,6 +105,19 @@ def decay_extract_dim(op, operands, b, env):
     value = int(np.asarray(src.producer.attrs.values).reshape(-1)[op.attrs.dim_index])
     env[next(iter(op.result.type.symbols()))] = value
     return [b.index(value)]
+
+
+@decays(Op.COUNT_RESCALE)
+def decay_count_rescale(op, operands, b, env):
+    a = op.attrs
+    m, e = mean_multiplier(a.multiplier, a.exponent, index_value(op, operands[1]))
+    rescale, bounds = rescale_for(m, e, a.output_zp, a.output_dtype)
+    x = operands[0]
+    if bounds is not None:
+        nan = A.NanModeAttrs()
+        x = b.emit(Op.MINIMUM, b.emit(Op.MAXIMUM, x, b.scalar_like(bounds[0], x.type), attrs=nan),
+                   b.scalar_like(bounds[1], x.type), attrs=nan)
+    return [b.emit(Op.RESCALE, x, attrs=rescale)]
 
 
 from . import decay_recurrent  # noqa: E402,F401  (registers the RECURRENT rule; it imports this module)

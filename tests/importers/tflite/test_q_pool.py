@@ -187,11 +187,19 @@ def test_reduce_max_other_params_refused():
         convert(data)
 
 
-def test_mean_symbolic_axis_refused():
+@pytest.mark.parametrize("dtype", ALL)
+@pytest.mark.parametrize("out_scale", [0.1, 0.0004])      # RESCALE shift above and below 32
+def test_mean_over_dynamic_hw_divides_by_the_bound_count(dtype, out_scale, tmp_path):
+    """MEAN over symbolic H x W: the multiplier folds 1/n at bind time (COUNT_RESCALE), one model run at
+    counts 1, 20, 63 and 256 (different folding shifts), bit-exact with LiteRT each time."""
+    out_q = ([out_scale * (0.05 if dtype == "INT16" else 1)], [0 if dtype == "INT16" else 7 + 100 * (dtype == "UINT8")], 0)
     m = ModelBuilder()
-    x = m.input("x", [1, 5, 4, 3], "INT8", [1, -1, -1, 3], quant=Q["INT8"])
-    y = m.tensor("y", [1, 1, 1, 3], "INT8", quant=([0.1], [0], 0))
+    x = m.input("x", [2, 5, 4, 3], dtype, [-1, -1, -1, 3], quant=Q[dtype])
+    y = m.tensor("y", [2, 1, 1, 3], dtype, [-1, 1, 1, 3], quant=out_q)
     m.op("MEAN", [x, m.const("axes", np.array([1, 2], np.int32))], [y], "ReducerOptions", KeepDims=True)
     m.output(y)
-    with pytest.raises(ConversionError, match="over symbolic axes .* bind the symbols"):
-        convert(m.finish())
+    data = m.finish()
+    graph = convert(data)
+    assert any(op.op.name == "COUNT_RESCALE" for op in graph.ops)
+    feeds = [{"x": q_data(dtype, (b, h, w, 3))} for b, h, w in ((2, 1, 1), (1, 4, 5), (3, 7, 9), (1, 16, 16))]
+    check_exact_with_litert(data, feeds, tmp_path)

@@ -20,8 +20,9 @@ TFLite requires the input and output parameters to be equal (refused
 otherwise, as LiteRT refuses them). uint8 goes through the order-preserving
 ``u - 128``.
 
-The count ``n`` must be static: a quantized MEAN or SUM over a symbolic axis is
-refused (the multiplier depends on it); bind the symbols first.
+Over a symbolic axis MEAN's multiplier depends on the count, so the tail is
+the helper COUNT_RESCALE with the count as an Index operand; it becomes the
+same RESCALE when the symbols are bound (tosaconv/ir/count_rescale.py).
 """
 from __future__ import annotations
 
@@ -33,7 +34,8 @@ from ....ir.ops import Op
 from ....symbolic.expr import product
 from ...onnx.ops.common import norm_axis
 from ...onnx.ops.reduce import reduce_chain
-from ...quant_scale import value_bounds
+from ....ir.count_rescale import CountRescaleError, mean_multiplier, rescale_for
+from ...onnx.ops.common import index_for
 from ..int32_ops import Int32Ops, identity_rescale, input_as_int32
 from ..qhelpers_data import same_quant
 from ..qmath import same_types
@@ -46,19 +48,13 @@ from ..qmath import to_unsigned
 F32 = np.float32
 
 
-def _axes(ctx, node, x, count: bool = True) -> tuple:
-    """(sorted normalized axes, their static element count n; None unless ``count``)."""
+def _axes(ctx, node, x) -> tuple:
+    """(sorted normalized axes, their element count n: an int, or a symbolic expression)."""
     c = ctx.const(node.inputs[1])
     if c is None:
         raise ConvertError(f"quantized {node.op_type} needs constant axes")
     axes = sorted({norm_axis(int(a), x.type.rank) for a in np.asarray(c).reshape(-1)})
-    if not count:
-        return axes, None
-    n = product([x.type.shape[a] for a in axes])
-    if not isinstance(n, int):
-        raise ConvertError(f"quantized {node.op_type} '{node.name}' over symbolic axes (size {n}): TFLite's "
-                           "multiplier depends on the count; bind the symbols (--bind) first")
-    return axes, n
+    return axes, product([x.type.shape[a] for a in axes])
 
 
 def _finish(ctx, node, y, axes):
@@ -66,14 +62,10 @@ def _finish(ctx, node, y, axes):
         ctx.b.emit(Op.COLLAPSE_DIMS, y, attrs=A.IndicesAttrs(tuple(axes)))
 
 
-def _multiplier(node, n: int, mean: bool) -> tuple:
-    """(multiplier, exponent) of QuantizedMeanOrSum: PrepareMeanOrSum's, with MEAN's ``1 / n`` folded in."""
+def _multiplier(node) -> tuple:
+    """PrepareMeanOrSum's (multiplier, exponent) of ``double(in_scale) / double(out_scale)``."""
     real = float(np.float64(F32(scale(node.input_infos[0]))) / np.float64(F32(scale(node.output_infos[0]))))
-    m, e = quantize_multiplier(real)
-    if not mean:
-        return m, e
-    s = min(n.bit_length() - 1, 32, 31 + e)
-    return int((m << s) // n), e - s
+    return quantize_multiplier(real)
 
 
 def _mean_or_sum(mean: bool):
@@ -84,27 +76,30 @@ def _mean_or_sum(mean: bool):
         axes, n = _axes(ctx, node, x)
         acc = input_as_int32(ctx, x, info, zero_point(info))
         acc = reduce_chain(ctx, Op.REDUCE_SUM, acc, axes) if axes else acc
-        m, e = _multiplier(node, n, mean)
-        shift = 31 - e
-        if not 2 <= shift <= 62:
-            raise ConvertError(f"quantized {node.op_type} '{node.name}': the input/output scale ratio needs a "
-                               f"RESCALE shift of {shift}, outside TOSA's 2..62")
-        if shift < 32:
-            lo, hi = value_bounds([shift])
-            ops = Int32Ops(ctx, acc.type.rank)
-            acc = ops.minimum(ops.maximum(acc, lo), hi)
-        return _finish(ctx, node, _scaled_out(ctx, acc, m, shift, out), axes)
+        m, e = _multiplier(node)
+        wide = unsigned(out)
+        out_zp, out_t = (0, DType.INT16) if wide else (zero_point(out), QUANT_TYPES[out.type_name])
+        try:
+            y = _scaled(ctx, acc, m, e, n if mean else 1, out_zp, out_t)
+        except CountRescaleError as err:
+            raise ConvertError(f"quantized {node.op_type} '{node.name}': {err}") from None
+        if wide:   # uint8 through int16: TOSA has no int32 -> uint8 RESCALE
+            y = identity_rescale(ctx, y, DType.INT8, output_zp=zero_point(out), output_unsigned=True)
+        return _finish(ctx, node, y, axes)
     return convert
 
 
-def _scaled_out(ctx, acc, m: int, shift: int, out):
-    """``clamp(MultiplyByQuantizedMultiplier(acc) + out_zp)`` in ``out``'s storage (uint8 through int16)."""
-    wide = unsigned(out)
-    attrs = A.RescaleAttrs((m,), (shift,), 0, 0 if wide else zero_point(out), scale32=True,
-                           rounding_mode="DOUBLE_ROUND",
-                           output_dtype=DType.INT16 if wide else QUANT_TYPES[out.type_name])
-    y = ctx.b.emit(Op.RESCALE, acc, attrs=attrs)
-    return identity_rescale(ctx, y, DType.INT8, output_zp=zero_point(out), output_unsigned=True) if wide else y
+def _scaled(ctx, acc, m: int, e: int, n, out_zp: int, out_t: DType):
+    """``MultiplyByQuantizedMultiplier(acc) + out_zp`` saturated to ``out_t``, with MEAN's ``1 / n`` folded in
+    (:mod:`tosaconv.ir.count_rescale`); a symbolic ``n`` becomes COUNT_RESCALE, which decays once bound."""
+    if not isinstance(n, int):
+        rescale_for(m, e, out_zp, out_t)     # n = 1's shift; larger counts are checked when bound
+        return ctx.b.emit(Op.COUNT_RESCALE, acc, index_for(ctx, n), attrs=A.CountRescaleAttrs(m, e, out_zp, out_t))
+    attrs, bounds = rescale_for(*mean_multiplier(m, e, n), out_zp, out_t)
+    if bounds is not None:
+        ops = Int32Ops(ctx, acc.type.rank)
+        acc = ops.minimum(ops.maximum(acc, bounds[0]), bounds[1])
+    return ctx.b.emit(Op.RESCALE, acc, attrs=attrs)
 
 
 converter("MEAN", options="ReducerOptions", kind="quantized")(_mean_or_sum(mean=True))
@@ -117,7 +112,7 @@ def _extreme(op):
         same_quant(node)
         info = node.input_infos[0]
         x, _ = signed_activation(ctx, node.inputs[0], info)
-        axes, _ = _axes(ctx, node, x, count=False)
+        axes, _ = _axes(ctx, node, x)
         y = reduce_chain(ctx, op, x, axes) if axes else x
         return _finish(ctx, node, to_unsigned(ctx, y) if unsigned(info) else y, axes)
     return convert
