@@ -21,3 +21,5 @@ from . import q_resize  # noqa: F401,E402  (quantized RESIZE_BILINEAR in TFLite'
 from . import q_prod  # noqa: F401,E402  (quantized REDUCE_PROD, requantized per multiply)
 from . import q_misc  # noqa: F401,E402  (quantized FILL, a copy of the stored value)
 from . import q_logsoftmax, q_l2norm  # noqa: F401,E402  (quantized LOG_SOFTMAX, L2_NORMALIZATION in integer ops)
+from . import q_div  # noqa: F401,E402  (quantized DIV in int32 ops, as LiteRT's x86-64 reference kernel runs it)
+from . import q_sqrt  # noqa: F401,E402  (quantized SQRT: LiteRT's truncating float kernel as a TABLE or GATHER)

@@ -29,6 +29,9 @@ Newton-Raphson reciprocal of :class:`..int32_ops.Int32Ops` (MUL with shift 31
 is SRDHM) and a final exact RESCALE that adds ``min(OutputT)`` and saturates.
 The output's own scale and zero point do not enter the kernel (LiteRT checks
 them for int8 output only: zero point -128, scale 1/256 within 0.1%).
+
+int16 input (with int16 output) runs ``reference_ops::SoftmaxInt16``, a
+different kernel with two interpolated LUTs: :mod:`.q_softmax16`.
 """
 from __future__ import annotations
 
@@ -44,10 +47,11 @@ from ..qtables import int32_table
 from ..quant import quantize_multiplier, scale, zero_point
 from ..reader import ConvertError
 from ..registry import converter
+from .q_softmax16 import convert_int16
 
 SCALED_DIFF_BITS = 5
 ACCUM_BITS = 12
-_OUTPUTS = {"INT8": ("INT8", "INT16"), "UINT8": ("UINT8", "INT16")}   # SoftmaxEval's type pairs
+_OUTPUTS = {"INT8": ("INT8", "INT16"), "UINT8": ("UINT8", "INT16"), "INT16": ("INT16",)}   # SoftmaxEval's pairs
 _OUT_BITS = {"INT8": 8, "UINT8": 8, "INT16": 16}
 _OUT_MIN = {"INT8": -128, "UINT8": 0, "INT16": -32768}
 
@@ -75,8 +79,8 @@ def _check_types(node):
     x, y = node.input_infos[0], node.output_infos[0]
     if x.type_name not in _OUTPUTS or y.type_name not in _OUTPUTS[x.type_name]:
         raise ConvertError(f"quantized SOFTMAX from {x.type_name} to {y.type_name} is not supported: LiteRT's "
-                           "reference kernel takes int8 or uint8 input with the same type or int16 output "
-                           "(int16 input is not supported yet)")
+                           "reference kernel takes int8 or uint8 input with the same type or int16 output, "
+                           "and int16 input with int16 output")
     if y.type_name == "INT8" and (zero_point(y) != -128 or abs(scale(y) - 1 / 256) > 0.001 / 256):
         raise ConvertError(f"quantized SOFTMAX with int8 output needs scale 1/256 and zero point -128 (TFLite "
                            f"refuses scale {scale(y)!r}, zero point {zero_point(y)}); requantize the output")
@@ -86,6 +90,8 @@ def _check_types(node):
 @converter("SOFTMAX", options="SoftmaxOptions", kind="quantized")
 def convert_q_softmax(ctx, node):
     x_info, y_info = _check_types(node)
+    if x_info.type_name == "INT16":
+        return convert_int16(ctx, node)
     x = ctx.tensor(node.inputs[0])
     ops, axis = Int32Ops(ctx, x.type.rank), x.type.rank - 1
     values = input_as_int32(ctx, x, x_info)
