@@ -140,6 +140,21 @@ def test_densify_sparse_constant_matches_litert(shape, layout, tmp_path):
     np.testing.assert_array_equal(got, feeds["x"] + dense)
 
 
+def test_corrupt_sparse_constant_is_a_clear_error():
+    m = ModelBuilder()
+    x = m.input("x", [4, 6])
+    w, y = m.tensor("w", [4, 6]), m.tensor("y", [4, 6])
+    c = m.sparse_const("w_sparse", _sparse_matrix((4, 6), seed=1), formats=["DENSE", "CSR"])
+    levels, order, block_map = m.tensors[c].sparsity
+    levels[1] = ("CSR", levels[1][1], [9] * len(levels[1][2]))          # column 9 of 6
+    m.op("DENSIFY", [c], [w])
+    m.op("ADD", [x, w], [y], "AddOptions")
+    m.output(y)
+    with pytest.raises(TosaconvError, match="w_sparse.*indices outside its shape") as e:
+        convert(m.finish())
+    assert e.value.exit_code == 3
+
+
 def test_densify_int8_sparse_constant_is_bit_exact(tmp_path):
     """An int8 sparse constant (1x4 blocks) behind DENSIFY, added to an int8 input with other scales."""
     from tests.importers.tflite.harness import check_exact_with_litert

@@ -44,33 +44,44 @@ def densify(values: np.ndarray, shape: tuple, sparsity, name: str) -> np.ndarray
         raise SparseError(f"sparse tensor '{name}': {len(levels)} dim metadata entries and traversal order "
                           f"{order} do not fit rank {rank} with block map {block_map}")
     block_size = {block_map[j]: levels[order.index(rank + j)].DenseSize() for j in range(len(block_map))}
+    positions, coords = _leaves(levels, order, name)
+    if positions.size and positions.max() >= values.size:
+        raise SparseError(f"sparse tensor '{name}' has fewer values than its indices need")
+    dense = [coords[d] * block_size.get(d, 1) for d in range(rank)]
+    for j, d in enumerate(block_map):
+        dense[d] = dense[d] + coords[rank + j]
+    if any(c.size and (c.min() < 0 or c.max() >= size) for c, size in zip(dense, shape)):
+        raise SparseError(f"sparse tensor '{name}' has indices outside its shape {tuple(shape)}")
     out = np.zeros(shape, values.dtype)
-    coords = [0] * len(levels)
+    out[tuple(dense)] = values[positions]
+    return out
 
-    def visit(level: int, parent: int):
-        if level == len(levels):
-            dense = [coords[d] * block_size.get(d, 1) for d in range(rank)]
-            for j, d in enumerate(block_map):
-                dense[d] += coords[rank + j]
-            if parent >= values.size:
-                raise SparseError(f"sparse tensor '{name}' has fewer values than its indices need")
-            out[tuple(dense)] = values[parent]
-            return
-        meta, dim = levels[level], order[level]
+
+def _leaves(levels, order, name: str) -> tuple:
+    """Every leaf of the level tree, level by level in numpy: (its value position, its coordinate per
+    blocked dim). A DENSE level numbers child ``i`` of parent ``p`` as ``p * size + i``, a SPARSE_CSR level
+    as its position ``k`` in ``array_indices``."""
+    nodes = np.zeros(1, np.int64)                      # the node numbers of the current level
+    coords = [np.zeros(1, np.int64) for _ in levels]
+    for meta, dim in zip(levels, order):
         if meta.Format() == tflite.DimensionType.DENSE:
             size = meta.DenseSize()
-            for i in range(size):
-                coords[dim] = i
-                visit(level + 1, parent * size + i)
-            return
-        segments = _index_vector(meta.ArraySegmentsType(), meta.ArraySegments())
-        indices = _index_vector(meta.ArrayIndicesType(), meta.ArrayIndices())
-        for k in range(int(segments[parent]), int(segments[parent + 1])):
-            coords[dim] = int(indices[k])
-            visit(level + 1, k)
-
-    visit(0, 0)
-    return out
+            parent = np.repeat(np.arange(nodes.size), size)
+            child = np.tile(np.arange(size, dtype=np.int64), nodes.size)
+            nodes = nodes[parent] * size + child
+        else:
+            segments = _index_vector(meta.ArraySegmentsType(), meta.ArraySegments())
+            indices = _index_vector(meta.ArrayIndicesType(), meta.ArrayIndices())
+            if nodes.size and (nodes.max() + 1 >= segments.size or segments[-1] > indices.size):
+                raise SparseError(f"sparse tensor '{name}': array segments do not cover the tree")
+            starts, ends = segments[nodes], segments[nodes + 1]
+            counts = np.maximum(ends - starts, 0)
+            parent = np.repeat(np.arange(nodes.size), counts)
+            nodes = np.repeat(starts, counts) + (np.arange(counts.sum()) - np.repeat(np.cumsum(counts) - counts, counts))
+            child = indices[nodes]
+        coords = [c[parent] for c in coords]
+        coords[dim] = child
+    return nodes, coords
 
 
 def encode(dense: np.ndarray, formats, order=None, blocks=()):
