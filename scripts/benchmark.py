@@ -9,6 +9,8 @@ linearly with N; the ratio column makes that visible.
 
     python scripts/benchmark.py            # N = 8, 16, 32, 64
     python scripts/benchmark.py 10 20 40   # your own sizes
+    python scripts/benchmark.py --tflite   # int8 TFLite: N blocks of CONV_2D 3x3 (64 channels, per-channel
+                                           # weights, fused RELU) + residual ADD, dynamic batch
 """
 from __future__ import annotations
 
@@ -60,32 +62,64 @@ def build(n_blocks: int) -> onnx.ModelProto:
     return model
 
 
-def measure(n_blocks: int, workdir: str) -> dict:
-    path = os.path.join(workdir, f"bench_{n_blocks}.onnx")
-    onnx.save(build(n_blocks), path)
-    weight_bytes = n_blocks * WIDTH * WIDTH * 4
+CHANNELS = 64
+
+
+def build_tflite(n_blocks: int) -> bytes:
+    """An int8 model: ``n_blocks`` of CONV_2D 3x3 + RELU and a residual ADD on [batch, 16, 16, 64]."""
+    from tosaconv.importers.tflite.builder import ModelBuilder
+    rng = np.random.default_rng(0)
+    m = ModelBuilder("tosaconv benchmark")
+    act = ([0.05], [-3], 0)
+    shape, sig = [1, 16, 16, CHANNELS], [-1, 16, 16, CHANNELS]
+    x = m.input("x", shape, "INT8", sig, quant=act)
+    for i in range(n_blocks):
+        ws = [float(v) for v in rng.uniform(0.001, 0.01, CHANNELS).astype(np.float32)]
+        w = m.const(f"w{i}", rng.integers(-127, 128, (CHANNELS, 3, 3, CHANNELS)).astype(np.int8),
+                    quant=(ws, [0] * CHANNELS, 0))
+        b = m.const(f"b{i}", rng.integers(-500, 500, CHANNELS).astype(np.int32),
+                    quant=([0.05 * v for v in ws], [0] * CHANNELS, 0))
+        c = m.tensor(f"conv{i}", shape, "INT8", sig, quant=act)
+        m.op("CONV_2D", [x, w, b], [c], "Conv2DOptions", version=3, Padding=0, StrideH=1, StrideW=1,
+             FusedActivationFunction=1)
+        y = m.tensor(f"res{i}", shape, "INT8", sig, quant=act)
+        m.op("ADD", [x, c], [y], "AddOptions")
+        x = y
+    m.output(x)
+    return m.finish()
+
+
+def measure(n_blocks: int, workdir: str, tflite: bool = False) -> dict:
+    path = os.path.join(workdir, f"bench_{n_blocks}.{'tflite' if tflite else 'onnx'}")
+    if tflite:
+        with open(path, "wb") as f:
+            f.write(build_tflite(n_blocks))
+    else:
+        onnx.save(build(n_blocks), path)
+    weight_bytes = n_blocks * (CHANNELS * 9 * CHANNELS if tflite else WIDTH * WIDTH * 4)
     tracemalloc.start()
     t0 = time.perf_counter()
     graph = api.load(path)
     t1 = time.perf_counter()
-    static = api.specialize(graph, {"batch": 1, "seq": 128})
+    static = api.specialize(graph, {"x.0": 1} if tflite else {"batch": 1, "seq": 128})
     t2 = time.perf_counter()
     data = api.emit(static)
     t3 = time.perf_counter()
     _, peak = tracemalloc.get_traced_memory()
     tracemalloc.stop()
-    return {"blocks": n_blocks, "nodes": n_blocks * 5 + 1, "import_s": t1 - t0, "specialize_s": t2 - t1,
+    return {"blocks": n_blocks, "nodes": n_blocks * (2 if tflite else 5) + 1, "import_s": t1 - t0, "specialize_s": t2 - t1,
             "emit_s": t3 - t2, "total_s": t3 - t0, "tosa_mb": len(data) / 1e6,
             "peak_over_weights": peak / weight_bytes}
 
 
 def main(argv):
-    sizes = [int(a) for a in argv] or [8, 16, 32, 64]
+    tflite = "--tflite" in argv
+    sizes = [int(a) for a in argv if a != "--tflite"] or [8, 16, 32, 64]
     print(f"{'blocks':>6} {'nodes':>6} {'import s':>9} {'special. s':>10} {'emit s':>7} {'total s':>8} "
           f"{'ms/node':>8} {'.tosa MB':>9} {'peak/weights':>12}")
     with tempfile.TemporaryDirectory() as workdir:
         for n in sizes:
-            r = measure(n, workdir)
+            r = measure(n, workdir, tflite)
             print(f"{r['blocks']:>6} {r['nodes']:>6} {r['import_s']:>9.3f} {r['specialize_s']:>10.3f} "
                   f"{r['emit_s']:>7.3f} {r['total_s']:>8.3f} {1000 * r['total_s'] / r['nodes']:>8.2f} "
                   f"{r['tosa_mb']:>9.1f} {r['peak_over_weights']:>12.2f}")
