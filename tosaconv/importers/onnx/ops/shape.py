@@ -73,10 +73,16 @@ def convert_reshape(ctx, node):
     allowzero = node.attr("allowzero", 0) if node.version >= 14 else 0
     dims = [ctx.dim_value(x, i) if (same(e.type.value, 0) and not allowzero) else e
             for i, e in enumerate(entries)]
+    return reshape_with_hole(ctx, x, dims, "Reshape")
+
+
+def reshape_with_hole(ctx, x, dims: list, op_name: str):
+    """RESHAPE ``x`` to Index values ``dims``, one of which may be -1 (inferred from the element count)."""
     holes = [i for i, e in enumerate(dims) if same(e.type.value, -1)]
     if len(holes) > 1:
-        raise ConvertError("Reshape target has more than one -1 entry")
+        raise ConvertError(f"{op_name} target has more than one -1 entry")
     if holes:
+        dims = list(dims)
         dims[holes[0]] = _inferred_dim(ctx, x, [d for i, d in enumerate(dims) if i != holes[0]])
     return reshape(ctx, x, dims)
 

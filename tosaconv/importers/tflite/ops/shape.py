@@ -19,7 +19,7 @@ from ....ir.ops import Op
 from ....symbolic.constraints import Kind
 from ....symbolic.expr import same
 from ...onnx.ops.common import norm_axis, reshape, slice_
-from ...onnx.ops.shape import _inferred_dim
+from ...onnx.ops.shape import reshape_with_hole
 from ..context import ShapeTensor
 from ..qhelpers_data import keeps_quant
 from ..reader import ConvertError
@@ -41,13 +41,7 @@ def convert_reshape(ctx, node):
         if len(target) <= 1:
             return ShapeTensor(st.dims, scalar=len(target) == 0)
     x = ctx.tensor(node.inputs[0])
-    dims = list(_target(ctx, node))
-    holes = [i for i, d in enumerate(dims) if same(d.type.value, -1)]
-    if len(holes) > 1:
-        raise ConvertError("RESHAPE target has more than one -1 entry")
-    if holes:
-        dims[holes[0]] = _inferred_dim(ctx, x, [d for i, d in enumerate(dims) if i != holes[0]])
-    return reshape(ctx, x, dims)
+    return reshape_with_hole(ctx, x, list(_target(ctx, node)), "RESHAPE")
 
 
 def _target(ctx, node) -> list:
