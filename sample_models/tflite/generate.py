@@ -16,6 +16,10 @@ tests use:
 - ``int8_cnn.tflite``, ``int8_float_io.tflite``, ``uint8_io.tflite``, ``int16x8.tflite``,
   ``int8_dynamic_batch.tflite``: integer models quantized as TFLite's converter
   quantizes them; see :mod:`generate_int`.
+- ``running_sum.tflite``: a streaming model with state: ``y = total + x`` and
+  ``total = y`` in a resource variable (VAR_HANDLE, READ_VARIABLE, ASSIGN_VARIABLE,
+  initialised to zeros by CALL_ONCE); ``tosaconv run`` with several ``--inputs``
+  runs it step by step.
 """
 from __future__ import annotations
 
@@ -98,8 +102,26 @@ def shape_reshape() -> bytes:
     return m.finish()
 
 
+def running_sum() -> bytes:
+    m = ModelBuilder("tosaconv sample: running sum in a resource variable")
+    init = m.subgraph("init_total")
+    ih = init.tensor("init_handle", [], "RESOURCE")
+    init.op("VAR_HANDLE", [], [ih], "VarHandleOptions", SharedName="total")
+    init.op("ASSIGN_VARIABLE", [ih, init.const("zeros", np.zeros((1, 4), np.float32))], [])
+    m.op("CALL_ONCE", [], [], "CallOnceOptions", InitSubgraphIndex=init.index)
+    x, total, y = m.input("x", [1, 4]), m.tensor("total", [1, 4]), m.tensor("y", [1, 4])
+    h = m.tensor("handle", [], "RESOURCE")
+    m.op("VAR_HANDLE", [], [h], "VarHandleOptions", SharedName="total")
+    m.op("READ_VARIABLE", [h], [total])
+    m.op("ADD", [total, x], [y], "AddOptions")
+    m.op("ASSIGN_VARIABLE", [h, y], [])
+    m.output(y)
+    return m.finish()
+
+
 MODELS = {"small_cnn.tflite": lambda: small_cnn(batch=1), "dynamic_batch.tflite": small_cnn,
-          "dynamic_hw.tflite": dynamic_hw, "shape_reshape.tflite": shape_reshape, **generate_int.MODELS}
+          "dynamic_hw.tflite": dynamic_hw, "shape_reshape.tflite": shape_reshape,
+          "running_sum.tflite": running_sum, **generate_int.MODELS}
 
 
 def main():

@@ -157,3 +157,21 @@ def test_cli_converts_and_runs_the_int8_sample(tmp_path, monkeypatch):
     assert r.exit_code == 0, r.output
     assert (tmp_path / "X.tosa").read_bytes()[4:8] == b"TOSA"
     assert np.load(tmp_path / "X.npz")["probs"].dtype == np.int8
+
+
+def test_cli_runs_the_stateful_sample_step_by_step(tmp_path, monkeypatch):
+    """Three --inputs steps on one state: the running sum carries over, as LiteRT's does."""
+    from tests.importers.tflite.variable_steps import litert_steps
+    monkeypatch.chdir(tmp_path)
+    steps = [{"x": rand(1, 4, seed=k)} for k in range(3)]
+    for k, feeds in enumerate(steps):
+        np.savez(tmp_path / f"s{k}.npz", **feeds)
+    args = ["run", os.path.join(HERE, "running_sum.tflite"), "-o", "out.npz"]
+    r = CliRunner().invoke(cli, args + [a for k in range(3) for a in ("--inputs", f"s{k}.npz")])
+    assert r.exit_code == 0, r.output
+    out = np.load(tmp_path / "out.npz")
+    with open(os.path.join(HERE, "running_sum.tflite"), "rb") as f:
+        want = litert_steps(f.read(), steps)
+    for k in range(3):
+        np.testing.assert_array_equal(out[f"step{k + 1}/y"], want[k][0])
+    np.testing.assert_allclose(out["step3/y"], sum(s["x"] for s in steps), rtol=1e-6)
