@@ -93,6 +93,10 @@ def convert_q_reduce_prod(ctx, node):
                            f"refuses {in_zp} and {out_zp})")
     x = ctx.tensor(node.inputs[0])
     axes, n = _axes(ctx, node, x)
+    if not isinstance(n, int):
+        raise ConvertError(f"quantized REDUCE_PROD '{node.name}' over symbolic axes (size {n}): TFLite multiplies "
+                           "one element at a time with a count-dependent scale, which needs a static count; "
+                           "re-export the model with a static shape on the reduced axes")
     if n < 1:
         raise ConvertError(f"quantized REDUCE_PROD '{node.name}' over an empty axis: TFLite leaves the output unset")
     m16, shift = prod_multiplier(scale(info), scale(out), n)
