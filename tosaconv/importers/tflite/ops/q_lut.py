@@ -9,7 +9,8 @@ that LUT too, so tosaconv fills the same table with
 :func:`~tosaconv.importers.tflite.qtables.lut_populate_int8` (float32 steps and
 the C library's functions, see that module) and emits one TABLE: no rounding
 happens in TOSA at all. The transforms below restate each kernel's lambda with
-its float32 evaluation order.
+its float32 evaluation order. int16 EXP, LOG and GELU use the same transforms
+in a 513-entry interpolated LUT (:mod:`.q_act16`); LiteRT has no int16 ELU.
 """
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ from ..qtables import emit_int8_table, libm, lut_populate_int8, tflite_values
 from ..quant import scale, value_range, zero_point
 from ..reader import ConvertError
 from ..registry import converter
+from .q_act16 import LUT16_OPS, convert_lut16, no_int16_kernel
 from .q_lut16 import convert_int16
 
 F = np.float32
@@ -30,18 +32,23 @@ SQRT_2_OVER_PI = F(2.0 / math.sqrt(math.pi) * math.sqrt(0.5))   # gelu.h kSqrt2d
 def eight_bit_io(node, types=("INT8", "UINT8")):
     """The input and output infos of a unary 8-bit quantized op, or a ConvertError."""
     x, y = node.input_infos[0], node.output_infos[0]
+    if x.type_name == "INT16" and y.type_name == "INT16":
+        raise no_int16_kernel(node)      # the int16 forms LiteRT has are routed to q_act16 before this
     if x.type_name != y.type_name:
         raise ConvertError(f"quantized {node.op_type} with {x.type_name} input and {y.type_name} output: "
                            "TFLite requires the same type for both")
     if x.type_name not in types:
         raise ConvertError(f"quantized {node.op_type} on {x.type_name} is not supported: tosaconv converts "
                            f"{' and '.join(t.lower() for t in types)} only for this op (LiteRT has no uint8 "
-                           "EXP, ELU, LOG or RSQRT kernel; int16 forms are not implemented yet)")
+                           "EXP, ELU, LOG or RSQRT kernel)")
     return x, y
 
 
 def lut_op(ctx, node, transform, types=("INT8", "UINT8")):
-    """The TABLE that LUTPopulate<int8_t/uint8_t> fills with ``transform`` (float32 -> float32)."""
+    """The TABLE that LUTPopulate<int8_t/uint8_t> fills with ``transform`` (float32 -> float32); int16 EXP,
+    LOG and GELU take LUTPopulate<int16_t>'s 513-entry table instead (:mod:`.q_act16`)."""
+    if node.input_infos[0].type_name == "INT16" and node.op_type in LUT16_OPS:
+        return convert_lut16(ctx, node, transform)
     x, y = eight_bit_io(node, types)
     entries = lut_populate_int8(transform, scale(x), zero_point(x), scale(y), zero_point(y),
                                 tflite_values(x), value_range(y))

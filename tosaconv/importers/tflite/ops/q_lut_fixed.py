@@ -8,6 +8,8 @@ each int8/uint8 output from its input alone. tosaconv runs that integer code
 for the 256 inputs (numpy, :mod:`..gemmlowp`) and emits the results as a TABLE,
 so the rounding of every step is TFLite's own, including the multipliers
 ``Prepare`` derives from float32 scale arithmetic (restated below in float32).
+int16 LEAKY_RELU and RSQRT are routed to :mod:`.q_act16`; LiteRT has no int16
+HARD_SWISH.
 """
 from __future__ import annotations
 
@@ -20,6 +22,7 @@ from ..qtables import emit_int8_table, tflite_values
 from ..quant import quantize_multiplier, scale, value_range, zero_point
 from ..reader import ConvertError
 from ..registry import converter
+from .q_act16 import convert_leaky_relu16, convert_rsqrt16
 from .q_lut import eight_bit_io
 
 F = np.float32
@@ -129,9 +132,13 @@ def convert_q_hard_swish(ctx, node):
 @converter("LEAKY_RELU", options="LeakyReluOptions", kind="quantized")
 def convert_q_leaky_relu(ctx, node):
     alpha = float(node.opt("Alpha"))
+    if node.input_infos[0].type_name == "INT16":
+        return convert_leaky_relu16(ctx, node, alpha)
     return _table(ctx, node, lambda v, x, y: leaky_relu_values(v, x, y, alpha))
 
 
 @converter("RSQRT", kind="quantized")
 def convert_q_rsqrt(ctx, node):
+    if node.input_infos[0].type_name == "INT16":
+        return convert_rsqrt16(ctx, node)     # int16 RSQRT fills a float LUT instead
     return _table(ctx, node, rsqrt_values, types=("INT8",))

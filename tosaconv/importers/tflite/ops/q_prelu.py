@@ -13,7 +13,8 @@ single-input table: tosaconv takes ``xi`` to int32, multiplies by the
 constant ``alpha - alpha_zp`` (int32, broadcast), applies each multiplier
 with a DOUBLE_ROUND RESCALE to int32 (== MultiplyByQuantizedMultiplier, see
 :mod:`..quant`), SELECTs on ``xi >= 0`` and adds the output zero point while
-saturating into the output type.
+saturating into the output type. int16 input (with an int8 alpha, as LiteRT
+reads it) is routed to :mod:`.q_act16`.
 """
 from __future__ import annotations
 
@@ -26,6 +27,7 @@ from ..int32_ops import Int32Ops, input_as_int32, int32_to_output
 from ..quant import rescale, scale, zero_point
 from ..reader import ConvertError
 from ..registry import converter
+from .q_act16 import convert_prelu16
 from .q_lut import eight_bit_io
 
 F = np.float32
@@ -48,6 +50,8 @@ def _alpha(ctx, node, rank: int) -> np.ndarray:
 
 @converter("PRELU", kind="quantized")
 def convert_q_prelu(ctx, node):
+    if node.input_infos[0].type_name == "INT16":
+        return convert_prelu16(ctx, node)
     x_info, y_info = eight_bit_io(node)
     x = ctx.tensor(node.inputs[0])
     rank = x.type.rank
