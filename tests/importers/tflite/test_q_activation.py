@@ -102,6 +102,15 @@ def test_leaky_relu(dtype, alpha, in_q, out_q, tmp_path):
     check_exact_with_litert(data, full_range_feeds(dtype), tmp_path)
 
 
+@pytest.mark.parametrize("dtype", ["INT8", "UINT8"])
+@pytest.mark.parametrize("alpha", [-0.5, -0.25, -1.5])
+def test_leaky_relu_negative_alpha_at_ties(dtype, alpha, tmp_path):
+    """Equal scales make alpha * x land on halves: LiteRT rounds -(|alpha| x), not (-|alpha|) x."""
+    q = (0.1, _out_zp(dtype, 5))
+    data = unary_q_model("LEAKY_RELU", q, q, dtype, "LeakyReluOptions", Alpha=alpha)
+    check_exact_with_litert(data, full_range_feeds(dtype), tmp_path)
+
+
 @pytest.mark.parametrize("in_q,out_q", [((0.05, -128), (0.04, -128)), ((0.002, -128), (0.5, -100))])
 def test_rsqrt(in_q, out_q, tmp_path):
     # TFLite refuses inputs below the zero point (rsqrt of a negative value): feed the valid ones.

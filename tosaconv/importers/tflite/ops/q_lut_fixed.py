@@ -2,7 +2,8 @@
 
 HARD_SWISH (``reference_ops::HardSwish``, int16 gemmlowp arithmetic),
 LEAKY_RELU (``reference_ops::QuantizeLeakyRelu``: two double-rounding
-``MultiplyByQuantizedMultiplier`` branches) and RSQRT (elementwise.cc
+``MultiplyByQuantizedMultiplier`` branches; a negative alpha's branch is
+``-MBQM(x, |m|)`` as LiteRT 2.3 computes it) and RSQRT (elementwise.cc
 ``RsqrtEvalQuantizedInt8`` with ``GetInvSqrtQuantizedMultiplierExp``) compute
 each int8/uint8 output from its input alone. tosaconv runs that integer code
 for the 256 inputs (numpy, :mod:`..gemmlowp`) and emits the results as a TABLE,
@@ -13,7 +14,6 @@ HARD_SWISH.
 """
 from __future__ import annotations
 
-import math
 
 import numpy as np
 
@@ -26,15 +26,6 @@ from .q_act16 import convert_leaky_relu16, convert_rsqrt16
 from .q_lut import eight_bit_io
 
 F = np.float32
-
-
-def signed_quantize_multiplier(real: float) -> tuple:
-    """TFLite's ``QuantizeMultiplier``, negative multipliers included (a negative LEAKY_RELU alpha)."""
-    if real >= 0:
-        return quantize_multiplier(real)
-    q, exponent = math.frexp(real)
-    fixed = -math.floor(-q * (1 << 31) + 0.5)
-    return (0, 0) if exponent < -31 else (int(fixed), int(exponent))
 
 
 def _int16_multiplier(real) -> tuple:
@@ -74,10 +65,13 @@ def hard_swish_values(values, x, y) -> np.ndarray:
 def leaky_relu_values(values, x, y, alpha: float) -> np.ndarray:
     """``reference_ops::QuantizeLeakyRelu`` with LeakyReluPrepare's float32 multipliers."""
     identity = quantize_multiplier(float(F(scale(x)) / F(scale(y))))
-    negative = signed_quantize_multiplier(float(F(scale(x)) * F(alpha) / F(scale(y))))
+    alpha_real = float(F(scale(x)) * F(alpha) / F(scale(y)))
     diff = values - zero_point(x)
-    out = np.where(diff >= 0, G.multiply_by_quantized_multiplier(diff, *identity),
-                   G.multiply_by_quantized_multiplier(diff, *negative)) + zero_point(y)
+    if alpha_real < 0:   # LiteRT 2.3 computes -(|alpha| * x), as for int16 (see q_act16); checked at ties
+        negative = -G.multiply_by_quantized_multiplier(diff, *quantize_multiplier(-alpha_real))
+    else:
+        negative = G.multiply_by_quantized_multiplier(diff, *quantize_multiplier(alpha_real))
+    out = np.where(diff >= 0, G.multiply_by_quantized_multiplier(diff, *identity), negative) + zero_point(y)
     return np.clip(out, *value_range(y))
 
 
