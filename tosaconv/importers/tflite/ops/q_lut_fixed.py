@@ -14,7 +14,6 @@ HARD_SWISH.
 """
 from __future__ import annotations
 
-
 import numpy as np
 
 from .. import gemmlowp as G
