@@ -105,13 +105,16 @@ def test_log_softmax_rank1(tmp_path):
     check_exact_with_litert(data, [{"x": RNG.integers(-128, 128, size=300).astype(np.int8)}], tmp_path)
 
 
-@pytest.mark.parametrize("dtype,out_q", [("INT8", (1.0 / 256, 127)), ("INT8", (16.0 / 256, 0)),
-                                         ("UINT8", (16.0 / 256, 127))])
-def test_log_softmax_output_params_refused(dtype, out_q):
-    data = log_softmax_model(dtype, (0.1, 0), [2, 8], out_q=out_q)
+@pytest.mark.parametrize("make,dtype,out_q,wanted", [
+    ("log_softmax", "INT8", (1.0 / 256, 127), "16/256"), ("log_softmax", "INT8", (16.0 / 256, 0), "16/256"),
+    ("log_softmax", "UINT8", (16.0 / 256, 127), "16/256"), ("l2", "INT8", (1.0 / 256, 0), "1/128"),
+    ("l2", "INT8", (1.0 / 128, 5), "1/128"), ("l2", "UINT8", (1.0 / 128, 0), "1/128")])
+def test_output_params_refused(make, dtype, out_q, wanted):
+    build = log_softmax_model if make == "log_softmax" else l2_model
+    data = build(dtype, (0.1, 0), [2, 8], out_q=out_q)
     with pytest.raises(RuntimeError):          # LiteRT's Prepare refuses these parameters too
         run_litert(data, {"x": np.zeros((2, 8), NP[dtype])})
-    with pytest.raises(ConversionError, match="needs output scale 16/256 and zero point"):
+    with pytest.raises(ConversionError, match=f"needs output scale {wanted} and zero point"):
         convert(data)
 
 
@@ -178,16 +181,6 @@ def test_l2_normalization_largest_sum(dtype, tmp_path):
 def test_l2_normalization_rank1(tmp_path):
     data = l2_model("INT8", (0.1, -5), [50])
     check_exact_with_litert(data, [{"x": RNG.integers(-128, 128, size=50).astype(np.int8)}], tmp_path)
-
-
-@pytest.mark.parametrize("dtype,out_q", [("INT8", (1.0 / 256, 0)), ("INT8", (1.0 / 128, 5)),
-                                         ("UINT8", (1.0 / 128, 0))])
-def test_l2_normalization_output_params_refused(dtype, out_q):
-    data = l2_model(dtype, (0.1, 0), [2, 8], out_q=out_q)
-    with pytest.raises(RuntimeError):          # LiteRT's Prepare refuses these parameters too
-        run_litert(data, {"x": np.zeros((2, 8), NP[dtype])})
-    with pytest.raises(ConversionError, match="needs output scale 1/128 and zero point"):
-        convert(data)
 
 
 def test_l2_normalization_refusals():
