@@ -83,6 +83,21 @@ def resize_bilinear():
 
 
 @case
+def resize_bilinear_int8():
+    """int8 BILINEAR gives int32 sums scaled by scale_y_n * scale_x_n (here 2 x 2), as the spec types it."""
+    a = np.array([[-128, 127, 5], [-7, 0, 127], [127, -128, -1]], np.int8)
+    w = a.astype(np.int32)
+    want = np.zeros((5, 5), np.int32)
+    want[::2, ::2] = 4 * w
+    want[1::2, ::2] = 2 * (w[:-1] + w[1:])
+    want[::2, 1::2] = 2 * (w[:, :-1] + w[:, 1:])
+    want[1::2, 1::2] = w[:-1, :-1] + w[1:, :-1] + w[:-1, 1:] + w[1:, 1:]
+    return _one(Op.RESIZE, {"x": (I8, (1, 3, 3, 1))}, {"x": a.reshape(1, 3, 3, 1)},
+                A.ResizeAttrs((2, 1, 2, 1), (0, 0), (0, 0), "BILINEAR"), expected=want.reshape(1, 5, 5, 1),
+                atol=0)
+
+
+@case
 def rescale_int16_multiplier():
     x = np.arange(-64, 64, dtype=np.int16).reshape(2, 64) * 3
     attrs = A.RescaleAttrs((16384,), (15,), scale32=False)

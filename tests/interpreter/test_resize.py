@@ -9,7 +9,7 @@ from tosaconv.ir import attrs as A
 from tosaconv.ir.dtypes import DType
 from tosaconv.ir.ops import Op
 
-from .helpers import one_op_graph, run_op
+from .helpers import one_op_graph, run_op, tensor
 
 RNG = np.random.default_rng(5)
 
@@ -80,10 +80,12 @@ def test_int8_bilinear_is_int32_scaled_by_the_numerators(scale, offset, border):
     np.testing.assert_array_equal(got, naive_resize(x, scale, offset, border, "BILINEAR"))
 
 
-def test_int8_bilinear_typed_int8_is_refused():
+def test_int8_bilinear_is_typed_int32_and_an_int8_result_is_refused():
     x = np.zeros((1, 2, 2, 1), np.int8)
+    attrs = A.ResizeAttrs((2, 1, 2, 1), (0, 0), (0, 0), "BILINEAR")
+    assert run_op(Op.RESIZE, [x], attrs).dtype == np.int32
     with pytest.raises(KernelError, match="need an i32 or i48 result"):
-        run_op(Op.RESIZE, [x], A.ResizeAttrs((2, 1, 2, 1), (0, 0), (0, 0), "BILINEAR"))
+        run_op(Op.RESIZE, [x], attrs, result_type=tensor(DType.INT8, (1, 3, 3, 1)))
 
 
 def test_bilinear_hand_worked():

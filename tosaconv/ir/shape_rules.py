@@ -248,7 +248,13 @@ def resize(types, attrs):
     sy_n, sy_d, sx_n, sx_d = attrs.scale
     oh = add(floordiv(add(mul(sub(h, 1), sy_n), attrs.border[0] - attrs.offset[0]), sy_d), 1)
     ow = add(floordiv(add(mul(sub(w, 1), sx_n), attrs.border[1] - attrs.offset[1]), sx_d), 1)
-    return [x.with_shape((n, oh, ow, c))]
+    out = x.with_shape((n, oh, ow, c))
+    if attrs.mode == "BILINEAR" and x.dtype in _WIDE_BILINEAR:   # scaled integer sums: i8 -> i32, i16 -> i48
+        out = out.with_dtype(_WIDE_BILINEAR[x.dtype])
+    return [out]
+
+
+_WIDE_BILINEAR = {DType.INT8: DType.INT32, DType.INT16: DType.INT48}
 
 
 def gather(types, attrs):
