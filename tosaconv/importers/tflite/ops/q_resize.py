@@ -16,9 +16,9 @@ them per axis in numpy with exactly these integer formulas, and the sum is
 separable: two GATHERs along W weighted by the x weights (int32 MUL, ADD),
 then two along H weighted by the y weights. int32 holds every term (|value|
 <= 255, |weight| <= 1536, sum < 2**28). The rounding is q_pool's
-:func:`round_divide` by ``2**20``. (TOSA RESIZE computes a similar int32 sum, but
-its taps come from TOSA's own scale/offset geometry, not TFLite's 10-bit
-fixed-point source positions.) Refused: int16 (an int64 sum in TFLite) and uint8, which
+:func:`round_divide` by ``2**20``. (TOSA RESIZE computes a similar int32 sum;
+the GATHER form is kept because its taps are TFLite's formulas by
+construction.) Refused: int16 (an int64 sum in TFLite) and uint8, which
 resize_bilinear.cc sends to the float template reference_ops::ResizeBilinear
 (float32 weights and products, truncated; checked against LiteRT: the integer
 kernel's results differ by one on some pixels), not reproducible with integer
