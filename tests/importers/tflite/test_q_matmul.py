@@ -191,3 +191,25 @@ def test_tiny_int16_multiplier_is_refused():
     with pytest.raises(TosaconvError, match="FULLY_CONNECTED 'y': output multiplier .* is so small .* threshold corrections .* "
                                             "requantize with a larger output multiplier"):
         convert(data)
+
+
+@pytest.mark.parametrize("dtype,np_t,scales", [("INT8", np.int8, (0.5, 0.25, 2.0)),
+                                               ("INT16", np.int16, (0.5, 0.5, 1.0))])
+def test_batch_matmul_at_exact_ties(dtype, np_t, scales, tmp_path):
+    """Power-of-two scales put many products exactly on halves; LiteRT's gemmlowp rounding decides them."""
+    from tests.importers.tflite.harness import ModelBuilder
+    rng = np.random.default_rng(3)
+    m = ModelBuilder()
+    a = m.input("a", [2, 4, 8], dtype, quant=([scales[0]], [0], 0))
+    b = m.input("b", [2, 8, 3], dtype, quant=([scales[1]], [0], 0))
+    y = m.tensor("y", [2, 4, 3], dtype, quant=([scales[2]], [0], 0))
+    m.op("BATCH_MATMUL", [a, b], [y], "BatchMatMulOptions")
+    m.output(y)
+    lim = 12 if dtype == "INT8" else 60
+    feeds = [{"a": rng.integers(-lim, lim, (2, 4, 8)).astype(np_t),
+              "b": rng.integers(-lim, lim, (2, 8, 3)).astype(np_t)} for _ in range(3)]
+    period = round(scales[2] / (scales[0] * scales[1]))
+    ties = sum(int(np.sum(np.abs(f["a"].astype(np.int64) @ f["b"].astype(np.int64)) % period == period // 2))
+               for f in feeds)
+    assert ties >= 5, ties
+    check_exact_with_litert(m.finish(), feeds, tmp_path)
