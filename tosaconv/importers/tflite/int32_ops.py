@@ -92,10 +92,11 @@ class Int32Ops:
         return self.add(doubled, self.minimum(self.maximum(self.sub(x, limit), 0), 1))
 
 
-def identity_rescale(ctx, x, out_dtype: DType, *, output_zp: int = 0, input_unsigned: bool = False,
-                     output_unsigned: bool = False):
-    """An exact RESCALE (multiplier 2**30, shift 30) that changes type, adds ``output_zp`` and saturates."""
-    attrs = A.RescaleAttrs((1 << 30,), (30,), 0, int(output_zp), scale32=True, rounding_mode="SINGLE_ROUND",
+def identity_rescale(ctx, x, out_dtype: DType, *, input_zp: int = 0, output_zp: int = 0,
+                     input_unsigned: bool = False, output_unsigned: bool = False):
+    """An exact RESCALE (multiplier 2**30, shift 30) that changes type, subtracts ``input_zp``, adds
+    ``output_zp`` and saturates."""
+    attrs = A.RescaleAttrs((1 << 30,), (30,), int(input_zp), int(output_zp), scale32=True, rounding_mode="SINGLE_ROUND",
                            input_unsigned=input_unsigned, output_unsigned=output_unsigned, output_dtype=out_dtype)
     return ctx.b.emit(Op.RESCALE, x, attrs=attrs)
 

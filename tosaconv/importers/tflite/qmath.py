@@ -15,9 +15,9 @@ TFLite's 8/16-bit kernels share a few patterns, each written once here:
   folding the left shift into the RESCALE's shift would round once where
   TFLite rounds twice, so it is kept separate.
 - **Raw values.** MAXIMUM, MINIMUM and SELECT move stored values without
-  looking at scales; :func:`raw_int32` reads a uint8/int8/int16 tensor's
-  values as int32 (uint8 through ``input_unsigned``) and :func:`from_raw_int32`
-  writes them back to the storage type.
+  looking at scales; :func:`.int32_ops.input_as_int32` reads a uint8/int8/int16
+  tensor's values as int32 and :func:`.int32_ops.int32_to_output` writes them
+  back to the storage type.
 - **Activation bounds.** :func:`activation_bounds` is kernel_util.cc's
   ``CalculateActivationRangeQuantized`` (``zp + TfLiteRound(f / scale)`` in
   float32, clipped to the type's range); :func:`requantize_out` scales an int32
@@ -33,12 +33,12 @@ from ...ir import attrs as A
 from ...ir.dtypes import DType
 from ...ir.ops import Op
 from ..onnx.ops.typed import clamp
+from .int32_ops import identity_rescale
 from .quant import QUANT_TYPES, rescale, scale, tosa_multiplier, unsigned, value_range, zero_point
 from .reader import ConvertError
 
 F32 = np.float32
 ACT = tflite.ActivationFunctionType
-UNIT = (1 << 30, 30)      # a RESCALE multiplier and shift that multiply by exactly 1
 
 
 def f32_ratio(a: float, b: float) -> float:
@@ -57,25 +57,18 @@ def round_away(x) -> np.ndarray:
     return np.sign(x) * np.floor(np.abs(x) + 0.5)
 
 
-def _identity(out_dtype, *, input_zp=0, output_zp=0, input_unsigned=False, output_unsigned=False):
-    return A.RescaleAttrs((UNIT[0],), (UNIT[1],), int(input_zp), int(output_zp), scale32=True,
-                          rounding_mode="SINGLE_ROUND", input_unsigned=input_unsigned,
-                          output_unsigned=output_unsigned, output_dtype=out_dtype)
-
-
 def signed_input(ctx, x, info) -> tuple:
     """``(value, zero point)`` of quantized ``x`` in signed storage: uint8 becomes int8 ``q - 128``.
 
     TOSA lets only an int8/int16 RESCALE read unsigned data, so uint8 goes through int8 first."""
     if not unsigned(info):
         return x, zero_point(info)
-    attrs = _identity(DType.INT8, input_zp=128, input_unsigned=True)
-    return ctx.b.emit(Op.RESCALE, x, attrs=attrs), zero_point(info) - 128
+    return identity_rescale(ctx, x, DType.INT8, input_zp=128, input_unsigned=True), zero_point(info) - 128
 
 
 def to_unsigned(ctx, y):
     """int8 ``y`` holding ``q - 128`` as uint8 ``q`` (its int8 storage bits)."""
-    return ctx.b.emit(Op.RESCALE, y, attrs=_identity(DType.INT8, output_zp=128, output_unsigned=True))
+    return identity_rescale(ctx, y, DType.INT8, output_zp=128, output_unsigned=True)
 
 
 def shifted_int32(ctx, x, info, left_shift: int = 0):
@@ -86,7 +79,7 @@ def shifted_int32(ctx, x, info, left_shift: int = 0):
         attrs = A.RescaleAttrs((1 << 30,), (30 - left_shift,), zp, 0, scale32=True,
                                rounding_mode="SINGLE_ROUND", output_dtype=DType.INT32)
         return ctx.b.emit(Op.RESCALE, x, attrs=attrs)
-    v = ctx.b.emit(Op.RESCALE, x, attrs=_identity(DType.INT32, input_zp=zp))
+    v = identity_rescale(ctx, x, DType.INT32, input_zp=zp)
     if not left_shift:
         return v
     return ctx.b.emit(Op.MUL, v, ctx.b.scalar_like(1 << left_shift, v.type), attrs=A.MulAttrs(0))
@@ -95,19 +88,6 @@ def shifted_int32(ctx, x, info, left_shift: int = 0):
 def scale_int32(ctx, acc, real: float):
     """int32 ``acc`` times ``real`` rounded as MultiplyByQuantizedMultiplier (DOUBLE_ROUND), int32 out."""
     return rescale(ctx, acc, real, DType.INT32)
-
-
-def raw_int32(ctx, x, info):
-    """The stored values of ``x`` (uint8 read as unsigned) as int32, zero point untouched."""
-    x, zp = signed_input(ctx, x, info)
-    return ctx.b.emit(Op.RESCALE, x, attrs=_identity(DType.INT32, input_zp=zp - zero_point(info)))
-
-
-def from_raw_int32(ctx, v, info):
-    """int32 values already in ``info``'s storage range written as its storage type (uint8 as bits)."""
-    shift = 128 if unsigned(info) else 0
-    y = ctx.b.emit(Op.RESCALE, v, attrs=_identity(QUANT_TYPES[info.type_name], output_zp=-shift))
-    return to_unsigned(ctx, y) if shift else y
 
 
 def quantize_value(info, f: float) -> int:

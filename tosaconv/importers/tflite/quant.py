@@ -43,7 +43,6 @@ import numpy as np
 from ...ir import attrs as A
 from ...ir.dtypes import DType
 from ...ir.ops import Op
-from .int32_ops import identity_rescale, input_as_int32
 from .reader import ConvertError, QuantParams, TensorInfo
 
 # TFLite storage types that carry a scale and zero point, and their IR element types.
@@ -129,21 +128,3 @@ def rescale(ctx, x, reals, out_dtype: DType, *, input_zp: int = 0, output_zp: in
                            scale32=True, rounding_mode=rounding, per_channel=len(pairs) > 1,
                            input_unsigned=input_unsigned, output_unsigned=output_unsigned, output_dtype=out_dtype)
     return ctx.b.emit(Op.RESCALE, x, attrs=attrs)
-
-
-def to_int32(ctx, x, info: TensorInfo):
-    """Quantized ``x`` minus its zero point, as int32 (exact; uint8 goes through int16, since TOSA
-    forbids an unsigned RESCALE straight to int32)."""
-    return input_as_int32(ctx, x, info, zero_point(info))
-
-
-def from_int32(ctx, acc, real, info: TensorInfo):
-    """An int32 accumulator scaled by ``real`` (one, or per channel) into output tensor ``info``'s storage.
-
-    The RESCALE saturates to the storage range; a fused activation's bounds are the caller's CLAMP.
-    uint8 output goes through int16 (no unsigned RESCALE from int32): the int16 step saturates far
-    outside 0..255, so the final saturation is TFLite's ``clamp(scaled + zp, 0, 255)``."""
-    if not unsigned(info):
-        return rescale(ctx, acc, real, QUANT_TYPES[info.type_name], output_zp=zero_point(info))
-    wide = rescale(ctx, acc, real, DType.INT16)
-    return identity_rescale(ctx, wide, DType.INT8, output_zp=zero_point(info), output_unsigned=True)

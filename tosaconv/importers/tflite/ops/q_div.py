@@ -41,7 +41,8 @@ from ....ir import attrs as A
 from ....ir.ops import Op
 from ..int32_ops import Int32Ops, int32_to_output
 from ..qmath import F32, activation_bounds, qtensor, same_types
-from ..quant import quantize_multiplier, scale, to_int32, zero_point
+from ..int32_ops import input_as_int32
+from ..quant import quantize_multiplier, scale, zero_point
 from ..registry import converter
 
 I32_MAX, I32_MIN = (1 << 31) - 1, -(1 << 31)
@@ -110,8 +111,8 @@ def convert_q_div(ctx, node):
     dtype = same_types(node)
     (a_info, b_info), y = node.input_infos[:2], node.output_infos[0]
     multiplier, shift = div_multiplier(scale(a_info), scale(b_info), scale(y))
-    v1 = to_int32(ctx, qtensor(ctx, node, 0), a_info)         # q - zp, exact (int16 zero points too)
-    v2 = to_int32(ctx, qtensor(ctx, node, 1), b_info)
+    v1 = input_as_int32(ctx, qtensor(ctx, node, 0), a_info, zero_point(a_info))         # q - zp, exact (int16 zero points too)
+    v2 = input_as_int32(ctx, qtensor(ctx, node, 1), b_info, zero_point(b_info))
     ops = _DivOps(ctx, max(v1.type.rank, v2.type.rank))
     negative, inv, c = reciprocal(_DivOps(ctx, v2.type.rank), v2)
     v1 = ops.select(negative, ops.sub(0, v1), v1)

@@ -67,6 +67,7 @@ from ....symbolic.constraints import Kind
 from ...onnx.ops.common import reshape
 from ...onnx.ops.matmul import _broadcast_batch, _to_batch
 from .. import quant
+from ..int32_ops import identity_rescale
 from ..qmath import to_unsigned
 from ..reader import ConvertError
 from ..registry import converter
@@ -185,9 +186,7 @@ def _round_double_product(ctx, node, acc, reals, bounds: tuple):
     negative = ctx.b.emit(Op.GREATER, ctx.b.const(np.zeros((1, 1), np.int32)), a)
     y = ctx.b.emit(Op.SELECT, negative, ctx.b.emit(Op.NEGATE, ym, attrs=A.NegateAttrs(0, 0)), ym)
     shift = 128 if quant.unsigned(info) else 0
-    attrs = A.RescaleAttrs((1 << 30,), (30,), 0, zp - shift, scale32=True, rounding_mode="SINGLE_ROUND",
-                           output_dtype=quant.QUANT_TYPES[info.type_name])
-    y = ctx.b.emit(Op.RESCALE, y, attrs=attrs)                   # + zp, saturated to the storage range
+    y = identity_rescale(ctx, y, quant.QUANT_TYPES[info.type_name], output_zp=zp - shift)   # + zp, saturated
     if tuple(bounds) != (lo, hi):
         y = ctx.b.emit(Op.CLAMP, y, attrs=A.ClampAttrs(bounds[0] - shift, bounds[1] - shift))
     return to_unsigned(ctx, y) if shift else y

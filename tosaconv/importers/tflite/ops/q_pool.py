@@ -111,11 +111,7 @@ def _window_sum(ctx, x, w, zp: int, channels=None):
         else ctx.b.const(np.zeros((c,), np.int32))
     attrs = A.Conv2dAttrs(pad, tuple(w.stride), (1, 1), acc, zp, 0)
     total = ctx.b.emit(Op.DEPTHWISE_CONV2D, x, ones, bias, attrs=attrs)
-    if acc == DType.INT32:
-        return total
-    exact = A.RescaleAttrs((1 << 14,), (14,), 0, 0, scale32=False, rounding_mode="SINGLE_ROUND",
-                           output_dtype=DType.INT32)
-    return ctx.b.emit(Op.RESCALE, total, attrs=exact)
+    return Q.narrow48(ctx, total)
 
 
 def _count(ctx, x, w, node):
