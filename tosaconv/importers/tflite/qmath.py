@@ -32,7 +32,6 @@ import tflite
 from ...ir import attrs as A
 from ...ir.dtypes import DType
 from ...ir.ops import Op
-from ..onnx.ops.typed import clamp
 from .int32_ops import identity_rescale
 from .quant import QUANT_TYPES, rescale, scale, tosa_multiplier, unsigned, value_range, zero_point
 from .reader import ConvertError
@@ -154,14 +153,19 @@ def qtensor(ctx, node, i: int):
     return ctx.tensor(key)
 
 
-def fit_rescale_input(ctx, acc, real: float, max_abs: int):
-    """Clamp int32 ``acc`` (at most ``max_abs`` in magnitude) into apply_scale_32's bound for ``real``.
+def fit_rescale_input(ctx, acc, reals, max_abs: int = (1 << 31) - 1):
+    """Clamp int32 ``acc`` (at most ``max_abs`` in magnitude) into apply_scale_32's bound for ``reals``
+    (one multiplier, or one per channel along the last axis).
 
     For a multiplier above 1 TOSA requires ``|acc| < 2**(30 - exponent)``; any such value already
     saturates every 8/16-bit output, so the clamp changes no result where TFLite's own
     ``acc << exponent`` does not overflow int32."""
-    shift = tosa_multiplier(real)[1]
-    limit = 1 << (shift - 1)
-    if max_abs < limit:
+    shifts = np.array([tosa_multiplier(r)[1] for r in np.reshape(reals, -1)])
+    half = np.minimum(np.left_shift(np.int64(1), shifts - 1), 1 << 31)
+    if max_abs < half.min():
         return acc
-    return clamp(ctx, acc, -limit, limit - 1)
+    shape = (1,) * (acc.type.rank - 1) + (half.size,)
+    lo = ctx.b.const((-half).astype(np.int32).reshape(shape))
+    hi = ctx.b.const((half - 1).astype(np.int32).reshape(shape))
+    nan = A.NanModeAttrs()
+    return ctx.b.emit(Op.MINIMUM, ctx.b.emit(Op.MAXIMUM, acc, lo, attrs=nan), hi, attrs=nan)

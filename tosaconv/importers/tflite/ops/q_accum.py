@@ -42,7 +42,7 @@ from ....ir import attrs as A
 from ....ir.dtypes import DType
 from ....ir.ops import Op
 from .. import quant
-from ..qmath import activation_bounds, signed_input, to_unsigned
+from ..qmath import activation_bounds, fit_rescale_input, signed_input, to_unsigned
 from ..reader import ConvertError
 from .common import ACT
 
@@ -158,7 +158,7 @@ def finish(ctx, node, acc, q: QOperands, bounds: tuple):
     if acc.type.dtype == DType.INT48:
         y = _rescale48(ctx, acc, q.reals, out_dtype)
     else:
-        acc = _fit_rescale_input(ctx, acc, q.reals)
+        acc = fit_rescale_input(ctx, acc, q.reals)
         y = quant.rescale(ctx, acc, q.reals, out_dtype, output_zp=quant.zero_point(info) - shift)
     lo, hi = quant.value_range(info)
     if bounds != (lo, hi):
@@ -173,19 +173,6 @@ def narrow48(ctx, acc):
     attrs = A.RescaleAttrs((1 << 14,), (14,), 0, 0, scale32=False, rounding_mode="SINGLE_ROUND",
                            output_dtype=DType.INT32)
     return ctx.b.emit(Op.RESCALE, acc, attrs=attrs)
-
-
-def _fit_rescale_input(ctx, acc, reals):
-    """Clamp an int32 accumulator to the RESCALE input range where a shift is below 32 (see the docstring)."""
-    shifts = np.array([quant.tosa_multiplier(r)[1] for r in np.reshape(reals, -1)])
-    if shifts.min() >= 32:
-        return acc
-    rank = acc.type.rank
-    half = np.minimum(np.left_shift(np.int64(1), shifts - 1), 1 << 31)
-    shape = (1,) * (rank - 1) + (half.size,)
-    lo = ctx.b.const((-half).astype(np.int32).reshape(shape))
-    hi = ctx.b.const((half - 1).astype(np.int32).reshape(shape))
-    return ctx.b.emit(Op.MINIMUM, ctx.b.emit(Op.MAXIMUM, acc, lo), hi)
 
 
 def reduced_multiplier(real: float) -> tuple:
