@@ -96,8 +96,15 @@ def _narrow(arr, dtype: np.dtype) -> np.ndarray:
     return arr.astype(dtype)
 
 
-def run_onnxruntime(model: onnx.ModelProto, feeds: dict) -> list:
-    session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+def run_onnxruntime(model: onnx.ModelProto, feeds: dict, optimize: bool = True) -> list:
+    """onnxruntime's outputs. ``optimize=False`` runs the graph node by node as written: for QDQ models,
+    ONNX's own definition (dequantize, float op, quantize). Its fused u8s8 kernels are not a reference:
+    on x86 CPUs without VNNI their int16 intermediate sums saturate (a documented onnxruntime limitation),
+    which puts uint8-activation convolutions off by tens of units."""
+    options = ort.SessionOptions()
+    if not optimize:
+        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    session = ort.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])
     return session.run(None, feeds)
 
 

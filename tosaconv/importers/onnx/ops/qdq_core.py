@@ -24,9 +24,9 @@ from ....ir.dtypes import DType
 from ....ir.graph import Value
 from ....ir.ops import Op
 from ....ir.types import TensorType
-from ...quant_scale import ScaleError, multiplier_shift
+from ...quant_scale import ScaleError, clamp_is_exact, multiplier_shift, multipliers_shifts, value_bounds
 from .qparams import broadcast, is_value
-from .qtypes import QTensor, rescale, signed_value, state
+from .qtypes import QTensor, clamp_int32, rescale, signed_value, state
 
 LAYOUT = (Op.TRANSPOSE, Op.RESHAPE, Op.IDENTITY)
 INPUT_LAYOUT = LAYOUT + (Op.PAD, Op.SLICE, Op.DYN_SLICE, Op.TILE, Op.DYN_TILE)
@@ -37,6 +37,10 @@ WEIGHT_CHANNEL_AXES = {Op.CONV2D: (0,), Op.DEPTHWISE_CONV2D: (2, 3), Op.MATMUL: 
 
 class NoFold(Exception):
     """The float ops are not in a form the folding handles (the message says why)."""
+
+
+class NotMine(NoFold):
+    """A folding rule does not apply to the op computing the operand at all (another rule may)."""
 
 
 @dataclass
@@ -215,7 +219,34 @@ def quantize_bias(real: np.ndarray, scale: np.ndarray) -> np.ndarray:
         q = np.rint(real / scale)
     if not np.all(np.isfinite(q)) or q.min(initial=0) < -(1 << 31) or q.max(initial=0) >= 1 << 31:
         raise NoFold("a bias does not fit int32 accumulator units")
-    return q.astype(np.int32)
+    return np.asarray(q, dtype=np.int32)      # an array even for a rank-0 bias (x + 3 of a hard-swish)
+
+
+def clamp_for_rescale(ctx, acc, scales):
+    """Clamp int32 ``acc`` into the input range ``apply_scale_32`` requires (a no-op for large shifts).
+
+    Per-channel scales get per-channel bounds (on the last axis): one channel's small shift must not
+    clamp another channel whose scale is far smaller."""
+    shifts = multipliers_shifts(scales)[1]
+    bounds = np.array([value_bounds([s]) for s in shifts], dtype=np.int64)
+    if bounds[:, 0].max() <= -(1 << 31) and bounds[:, 1].min() >= (1 << 31) - 1:
+        return acc
+    if len(shifts) == 1 or np.all(bounds == bounds[0]):
+        return clamp_int32(ctx, acc, int(bounds[0, 0]), int(bounds[0, 1]))
+    return clamp_int32(ctx, acc, bounds[:, 0], bounds[:, 1])
+
+
+def clamp_is_exact_per_channel(scales, out_bits: int = 8) -> bool:
+    """:func:`clamp_is_exact` for each channel's own bounds (see :func:`clamp_for_rescale`)."""
+    mults, shifts = multipliers_shifts(scales)
+    return all(clamp_is_exact((m,), (s,), out_bits) for m, s in zip(mults, shifts))
+
+
+def requantize(ctx, y: Value, act: Activation, y_scale: float, y_zp: int) -> Value:
+    """Signed-form int8 ``y`` (quantized as ``act``) in the output's scale and zero point."""
+    if act.scale == y_scale and act.zp == y_zp:
+        return y
+    return rescale(ctx, y, act.scale / y_scale, DType.INT8, input_zp=act.zp, output_zp=y_zp)
 
 
 def check_scales(scales):

@@ -46,35 +46,44 @@ from ....ir import attrs as A
 from ....ir.dtypes import DType
 from ....ir.ops import Op
 from ....symbolic.expr import same
-from ...quant_scale import clamp_is_exact, multipliers_shifts, value_bounds
 from ..reader import ConvertError
-from .qdq_core import LAYOUT, NoFold, check_scales, const_real, plan_core, quantize_bias, replay
-from .qtypes import QParams, QType, clamp_int32, rescale, state, stored_from_signed
+from .qdq_core import (LAYOUT, NoFold, NotMine, check_scales, clamp_for_rescale, clamp_is_exact_per_channel,
+                       const_real, plan_core, quantize_bias, replay)
+from .qdq_rules import INTEGER_RULES, first_rule, note_float_island, order_preserving
+from .qtypes import QParams, QType, rescale, state, stored_from_signed
 
 CORES = (Op.CONV2D, Op.DEPTHWISE_CONV2D, Op.MATMUL)
 
 
 def fold_quantize(ctx, x, params: QParams, qtype: QType) -> Optional[object]:
-    """The integer form of QuantizeLinear(x), or None when x is not a foldable QDQ pattern."""
+    """The integer form of QuantizeLinear(x), or None when x is not a foldable QDQ pattern (the reason
+    is recorded for the report's list of float islands)."""
     if qtype.bits != 8 or params.axis is not None or params.block_size or not params.is_const:
         return None
     y_scale = float(params.scale.reshape(-1)[0])
     y_zp = (0 if params.zero_point is None else int(params.zero_point.reshape(-1)[0])) - qtype.offset
     try:
-        core, post = _walk(ctx, x)
-        plan = plan_core(ctx, core)
-        steps, scale, rest = _plan_post(ctx, post, plan.scale)
-        check_scales(scale / y_scale)
-        if not clamp_is_exact(*multipliers_shifts(scale / y_scale), 8):
-            raise NoFold("the accumulator cannot be clamped to RESCALE's input range without changing results")
-    except NoFold:
+        y = first_rule(ctx, x, y_scale, y_zp, (order_preserving, _accumulator, *INTEGER_RULES))
+    except NoFold as e:
+        note_float_island(ctx, x, str(e))
         return None
+    return stored_from_signed(ctx, y, qtype)
+
+
+def _accumulator(ctx, x, y_scale: float, y_zp: int):
+    """A convolution, matmul or add core, its bias and positive factors, one RESCALE, then clamps."""
+    core, post = _walk(ctx, x)
+    plan = plan_core(ctx, core)
+    steps, scale, rest = _plan_post(ctx, post, plan.scale)
+    check_scales(scale / y_scale)
+    if not clamp_is_exact_per_channel(scale / y_scale):
+        raise NoFold("the accumulator cannot be clamped to RESCALE's input range without changing results")
     acc = _emit_steps(ctx, plan.emit(), steps)
-    y = rescale(ctx, _clamp_for_rescale(ctx, acc, scale / y_scale), scale / y_scale, DType.INT8,
+    y = rescale(ctx, clamp_for_rescale(ctx, acc, scale / y_scale), scale / y_scale, DType.INT8,
                 output_zp=y_zp)
     for op in rest:
         y = _quantized_clamp(ctx, y, op.attrs, y_scale, y_zp) if op.op is Op.CLAMP else replay(ctx, y, [op])
-    return stored_from_signed(ctx, y, qtype)
+    return y
 
 
 def _quantized_clamp(ctx, y, attrs, y_scale: float, y_zp: int):
@@ -107,7 +116,7 @@ def _walk(ctx, x):
     while v not in dq:
         p = v.producer
         if p is None:
-            raise NoFold("the operand is a graph input")
+            raise NotMine("the operand is a graph input")
         if p.op in CORES:
             return p, post[::-1]
         if p.op in LAYOUT or p.op is Op.CLAMP:
@@ -117,7 +126,7 @@ def _walk(ctx, x):
         if p.op is Op.CONCAT:
             raise NoFold("a grouped convolution (one CONV2D per group, then CONCAT) is not folded")
         if p.op not in (Op.MUL, Op.ADD):
-            raise NoFold(f"the result is computed by {p.op.name}, not by a convolution, matmul or add")
+            raise NotMine(f"the result is computed by {p.op.name}, not by a convolution, matmul or add")
         side = _constant_side(ctx, p)
         if side is None and p.op is Op.ADD:
             return p, post[::-1]          # an Add of two dequantized tensors
@@ -181,12 +190,3 @@ def _emit_steps(ctx, acc, steps):
         else:
             acc = replay(ctx, acc, [step])
     return acc
-
-
-def _clamp_for_rescale(ctx, acc, scales):
-    """Clamp int32 ``acc`` into the input range ``apply_scale_32`` requires (a no-op for large shifts)."""
-    lo, hi = value_bounds(multipliers_shifts(scales)[1])
-    if lo <= -(1 << 31) and hi >= (1 << 31) - 1:
-        return acc
-    return clamp_int32(ctx, acc, lo, hi)
-

@@ -1,0 +1,154 @@
+"""Integer forms of MUL, SUB, MAXIMUM, MINIMUM, SELECT and CONCAT of quantized tensors.
+
+Operands are dequantized 8-bit tensors (through layout ops) or constants.
+
+* **MUL**: ``(qa - za) * (qb - zb)`` is exact in int32; one RESCALE by
+  ``sa * sb / sy`` gives the output. A constant operand that is not itself a
+  per-tensor quantized tensor is put on a 16-bit grid (``max|c| / 32767``),
+  whose relative error (below 2**-15) is far below one output unit.
+* **SUB**: both operands rescaled to a common int32 unit with 20 bits of
+  headroom (as TFLite's int8 SUB does), subtracted, and rescaled out.
+* **MAXIMUM / MINIMUM**: each operand rescaled to int32 in output units, then
+  the integer maximum and a saturating RESCALE to int8. Rounding is monotonic,
+  so this is the quantized maximum.
+* **SELECT and CONCAT**: each operand requantized to the output's scale and
+  zero point (a constant is quantized in numpy), then the int8 op.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ....ir import attrs as A
+from ....ir.dtypes import DType
+from ....ir.graph import Value
+from ....ir.ops import Op
+from .qdq_core import (ADD_HEADROOM, LAYOUT, NoFold, NotMine, activation, check_scales, clamp_for_rescale, const_real,
+                       emit_activation, requantize, trace)
+from .qtypes import rescale
+
+
+def _root(x: Value):
+    """The op computing ``x`` behind trailing layout ops, and those ops (to replay after it)."""
+    v, after = x, []
+    while v.producer is not None and v.producer.op in LAYOUT:
+        after.append(v.producer)
+        v = v.producer.operands[0]
+    return v.producer, after[::-1]
+
+
+def _replay_after(ctx, y: Value, after) -> Value:
+    for op in after:
+        y = ctx.b.emit(op.op, y, *op.operands[1:], attrs=op.attrs)
+    return y
+
+
+def _root_of(x: Value, ops) -> tuple:
+    p, after = _root(x)
+    if p is None or p.op not in ops:
+        raise NotMine(f"not a {' or '.join(o.name for o in ops)}")
+    return p, after
+
+
+def _act(ctx, v: Value):
+    return activation(trace(ctx, v))
+
+
+def _int32(ctx, act) -> Value:
+    """``q - zp`` of a quantized operand, exactly, in int32."""
+    return rescale(ctx, emit_activation(ctx, act), 1.0, DType.INT32, input_zp=act.zp)
+
+
+def _finish(ctx, acc: Value, scale: float, y_scale: float, y_zp: int) -> Value:
+    check_scales([scale / y_scale])
+    return rescale(ctx, clamp_for_rescale(ctx, acc, scale / y_scale), scale / y_scale, DType.INT8,
+                   output_zp=y_zp)
+
+
+# -- MUL ----------------------------------------------------------------------------------
+
+def mul_rule(ctx, x: Value, y_scale: float, y_zp: int) -> Value:
+    p, after = _root_of(x, (Op.MUL,))
+    if p.attrs.shift:
+        raise NoFold("an integer MUL")
+    parts = [_mul_operand(ctx, v) for v in p.operands]
+    if all(isinstance(part[0], np.ndarray) for part in parts):
+        raise NoFold("a MUL of two constants")
+    values = [ctx.b.const(v) if isinstance(v, np.ndarray) else v() for v, _ in parts]
+    acc = ctx.b.emit(Op.MUL, *values, attrs=A.MulAttrs(0))
+    return _replay_after(ctx, _finish(ctx, acc, parts[0][1] * parts[1][1], y_scale, y_zp), after)
+
+
+def _mul_operand(ctx, v: Value):
+    """(int32 array or a function emitting the int32 tensor, its scale) of one MUL operand."""
+    try:
+        act = _act(ctx, v)
+    except NoFold:
+        return _constant_grid(const_real(ctx, v), v)
+    return (lambda: _int32(ctx, act)), act.scale
+
+
+def _constant_grid(real: np.ndarray, v: Value):
+    top = float(np.max(np.abs(real))) if real.size else 0.0
+    if not np.isfinite(top):
+        raise NoFold("a constant operand is not finite")
+    scale = top / 32767.0 if top > 0 else 1.0
+    grid = np.rint(real / scale).astype(np.int32).reshape(_const_shape(real, v))
+    return grid, scale
+
+
+def _const_shape(real: np.ndarray, v: Value) -> tuple:
+    return tuple(v.type.static_shape()) if v.type.is_static else real.shape
+
+
+# -- SUB ----------------------------------------------------------------------------------
+
+def sub_rule(ctx, x: Value, y_scale: float, y_zp: int) -> Value:
+    p, after = _root_of(x, (Op.SUB,))
+    a, b = (_act(ctx, v) for v in p.operands)
+    unit = 2.0 * max(a.scale, b.scale) / 2.0 ** ADD_HEADROOM
+    check_scales([a.scale / unit, b.scale / unit])
+    a32, b32 = (rescale(ctx, emit_activation(ctx, t), t.scale / unit, DType.INT32, input_zp=t.zp) for t in (a, b))
+    acc = ctx.b.emit(Op.SUB, a32, b32)
+    return _replay_after(ctx, _finish(ctx, acc, unit, y_scale, y_zp), after)
+
+
+# -- MAXIMUM / MINIMUM ---------------------------------------------------------------------
+
+def extreme_rule(ctx, x: Value, y_scale: float, y_zp: int) -> Value:
+    p, after = _root_of(x, (Op.MAXIMUM, Op.MINIMUM))
+    acts = [_act(ctx, v) for v in p.operands]
+    check_scales([t.scale / y_scale for t in acts])
+    ints = [rescale(ctx, emit_activation(ctx, t), t.scale / y_scale, DType.INT32, input_zp=t.zp) for t in acts]
+    m = ctx.b.emit(p.op, *ints, attrs=p.attrs)
+    return _replay_after(ctx, rescale(ctx, m, 1.0, DType.INT8, output_zp=y_zp), after)
+
+
+# -- SELECT / CONCAT -------------------------------------------------------------------------
+
+def select_rule(ctx, x: Value, y_scale: float, y_zp: int) -> Value:
+    p, after = _root_of(x, (Op.SELECT,))
+    cond = p.operands[0]
+    branches = [_requantized(ctx, v, y_scale, y_zp) for v in p.operands[1:]]
+    return _replay_after(ctx, ctx.b.emit(Op.SELECT, cond, *[f() for f in branches]), after)
+
+
+def concat_rule(ctx, x: Value, y_scale: float, y_zp: int) -> Value:
+    p, after = _root_of(x, (Op.CONCAT,))
+    parts = [_requantized(ctx, v, y_scale, y_zp) for v in p.operands]
+    return _replay_after(ctx, ctx.b.emit(Op.CONCAT, *[f() for f in parts], attrs=p.attrs), after)
+
+
+def _requantized(ctx, v: Value, y_scale: float, y_zp: int):
+    """A function emitting ``v`` as int8 in the output's scale and zero point (checked before emitting)."""
+    try:
+        act = _act(ctx, v)
+    except NoFold:
+        real = const_real(ctx, v)
+        q = np.clip(np.rint(real.astype(np.float32) / np.float32(y_scale)) + y_zp, -128, 127).astype(np.int8)
+        q = np.broadcast_to(q, real.shape).reshape(_const_shape(real, v))
+        return lambda: ctx.b.const(np.ascontiguousarray(q))
+    check_scales([act.scale / y_scale])
+    return lambda: requantize(ctx, emit_activation(ctx, act), act, y_scale, y_zp)
+
+
+BINARY_RULES = (mul_rule, sub_rule, extreme_rule, select_rule, concat_rule)

@@ -1,0 +1,91 @@
+"""Integer forms of the float ops between DequantizeLinear and QuantizeLinear, beyond the accumulator cores.
+
+:func:`lower_quantize` is tried by the QDQ folding (:mod:`.qdq_fold`) for a
+QuantizeLinear whose operand is not an accumulator pattern. Each rule either
+returns the signed-form int8 result or raises :class:`NoFold` with the reason
+(the last reason is kept, so a float island says why it stayed float):
+
+* **order-preserving ops** (layout ops, MAX_POOL2D, REDUCE_MAX/MIN, nearest
+  RESIZE): replayed on the int8 data, then one RESCALE to the output's scale
+  and zero point, or none when they are equal (a DQ/Q pair that cancels).
+  Dequantization is increasing, so a maximum or a nearest pick of the int8
+  values is the quantized maximum or pick;
+* **elementwise chains of one tensor**: one TABLE (:mod:`.qdq_table`);
+* **MUL, SUB, MAXIMUM, MINIMUM, SELECT and CONCAT of quantized tensors**
+  (:mod:`.qdq_binary`);
+* **AVG_POOL2D**: the integer AVG_POOL2D, then a RESCALE to the output scale.
+
+RESCALE rounds half up where ONNX rounds half to even, so a result can differ
+from the float program by one unit at exact ties; that is the only difference.
+"""
+from __future__ import annotations
+
+from dataclasses import replace
+
+from ....ir.dtypes import DType
+from ....ir.graph import Value
+from ....ir.ops import Op
+from .qdq_binary import BINARY_RULES
+from .qdq_core import INPUT_LAYOUT, NoFold, NotMine, activation, emit_activation, requantize, trace
+from .qdq_table import table_lower
+from .qtypes import state
+
+ORDER_PRESERVING = INPUT_LAYOUT + (Op.MAX_POOL2D, Op.REDUCE_MAX, Op.REDUCE_MIN, Op.REVERSE, Op.GATHER, Op.RESIZE)
+
+
+def first_rule(ctx, x: Value, y_scale: float, y_zp: int, rules) -> Value:
+    """The signed-form int8 QuantizeLinear(x) (scale ``y_scale``, signed zero point ``y_zp``) by the first
+    of ``rules`` that applies, or :class:`NoFold` with the most specific reason."""
+    reasons = []
+    for rule in rules:
+        try:
+            return rule(ctx, x, y_scale, y_zp)
+        except NotMine:
+            continue
+        except NoFold as e:
+            reasons.append(str(e))
+    raise NoFold(reasons[0] if reasons else _no_rule(x))
+
+
+def _no_rule(x: Value) -> str:
+    p = x.producer
+    if p is None:
+        return "the operand is a graph input that is not quantized"
+    return f"{p.op.name} (from {p.location}) has no integer lowering in tosaconv"
+
+
+def note_float_island(ctx, x: Value, reason: str):
+    """Record why the float ops computing ``x`` stay float, under the source location of its producer."""
+    if x.producer is not None:
+        state(ctx).float_reasons.setdefault(str(x.producer.location), reason)
+
+
+def order_preserving(ctx, x: Value, y_scale: float, y_zp: int) -> Value:
+    try:
+        operand = trace(ctx, x, ORDER_PRESERVING)
+    except NoFold as e:
+        raise NotMine(str(e)) from None
+    if any(op.op is Op.RESIZE and op.attrs.mode != "NEAREST" for op in operand.ops):
+        raise NoFold("a bilinear RESIZE is not order-preserving")
+    act = activation(operand)
+    return requantize(ctx, emit_activation(ctx, act), act, y_scale, y_zp)
+
+
+def _avg_pool(ctx, x: Value, y_scale: float, y_zp: int) -> Value:
+    """AVG_POOL2D (after layout ops) of a quantized tensor: the int8 pool keeps the input's scale."""
+    v, after = x, []
+    while v.producer is not None and v.producer.op in (Op.TRANSPOSE, Op.RESHAPE, Op.IDENTITY):
+        after.append(v.producer)
+        v = v.producer.operands[0]
+    p = v.producer
+    if p is None or p.op is not Op.AVG_POOL2D:
+        raise NotMine("not an average pool")
+    act = activation(trace(ctx, p.operands[0]))
+    attrs = replace(p.attrs, acc_type=DType.INT32, input_zp=act.zp, output_zp=act.zp)
+    y = ctx.b.emit(Op.AVG_POOL2D, emit_activation(ctx, act), attrs=attrs)
+    for op in reversed(after):
+        y = ctx.b.emit(op.op, y, *op.operands[1:], attrs=op.attrs)
+    return requantize(ctx, y, act, y_scale, y_zp)
+
+
+INTEGER_RULES = (table_lower, *BINARY_RULES, _avg_pool)
