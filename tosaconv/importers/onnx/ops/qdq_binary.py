@@ -22,8 +22,9 @@ from ....ir import attrs as A
 from ....ir.dtypes import DType
 from ....ir.graph import Value
 from ....ir.ops import Op
-from .qdq_core import (ADD_HEADROOM, LAYOUT, NoFold, NotMine, activation, check_scales, clamp_for_rescale, const_real,
-                       emit_activation, requantize, trace)
+from .qdq_core import (ADD_HEADROOM, LAYOUT, NoFold, NotMine, activation, check_scales, clamp_is_exact_per_channel,
+                       const_real, emit_activation, requantize, trace)
+from .qdq_round import requantize_int8, round_half_even
 from .qtypes import rescale
 
 
@@ -60,8 +61,9 @@ def _int32(ctx, act) -> Value:
 
 def _finish(ctx, acc: Value, scale: float, y_scale: float, y_zp: int) -> Value:
     check_scales([scale / y_scale])
-    return rescale(ctx, clamp_for_rescale(ctx, acc, scale / y_scale), scale / y_scale, DType.INT8,
-                   output_zp=y_zp)
+    if not clamp_is_exact_per_channel(scale / y_scale):
+        raise NoFold("the int32 result cannot be clamped to RESCALE's input range without changing results")
+    return requantize_int8(ctx, acc, scale / y_scale, output_zp=y_zp)
 
 
 # -- MUL ----------------------------------------------------------------------------------
@@ -118,7 +120,7 @@ def extreme_rule(ctx, x: Value, y_scale: float, y_zp: int) -> Value:
     p, after = _root_of(x, (Op.MAXIMUM, Op.MINIMUM))
     acts = [_act(ctx, v) for v in p.operands]
     check_scales([t.scale / y_scale for t in acts])
-    ints = [rescale(ctx, emit_activation(ctx, t), t.scale / y_scale, DType.INT32, input_zp=t.zp) for t in acts]
+    ints = [round_half_even(ctx, emit_activation(ctx, t), t.scale / y_scale, input_zp=t.zp) for t in acts]
     m = ctx.b.emit(p.op, *ints, attrs=p.attrs)
     return _replay_after(ctx, rescale(ctx, m, 1.0, DType.INT8, output_zp=y_zp), after)
 

@@ -24,15 +24,16 @@ from ....ir.dtypes import DType
 from ....ir.graph import Value
 from ....ir.ops import Op
 from ....ir.types import TensorType
-from ...quant_scale import ScaleError, clamp_is_exact, multiplier_shift, multipliers_shifts, value_bounds
+from ...quant_scale import ScaleError, clamp_is_exact, multiplier_shift, multipliers_shifts
 from .qparams import broadcast, is_value
-from .qtypes import QTensor, clamp_int32, rescale, signed_value, state
+from .qdq_round import requantize_int8
+from .qtypes import QTensor, rescale, signed_value, state
 
 LAYOUT = (Op.TRANSPOSE, Op.RESHAPE, Op.IDENTITY)
 INPUT_LAYOUT = LAYOUT + (Op.PAD, Op.SLICE, Op.DYN_SLICE, Op.TILE, Op.DYN_TILE)
 ADD_HEADROOM = 20     # bits the ADD core gives each rescaled input (as TFLite's int8 ADD does)
 DQ_HEADROOM = 16      # bits a lone DequantizeLinear core keeps below one input unit
-WEIGHT_CHANNEL_AXES = {Op.CONV2D: (0,), Op.DEPTHWISE_CONV2D: (2, 3), Op.MATMUL: (2,)}
+WEIGHT_CHANNEL_AXES = {Op.CONV2D: (0,), Op.DEPTHWISE_CONV2D: (2, 3), Op.MATMUL: (2,), Op.TRANSPOSE_CONV2D: (0,)}
 
 
 class NoFold(Exception):
@@ -86,6 +87,19 @@ def _fits(arr: np.ndarray, dtype) -> bool:
 class Plan:
     scale: np.ndarray
     emit: Callable[[], Value]
+    clamped: Optional[tuple] = None   # (bias before clamping, the accumulator's largest magnitude), per channel
+
+    def check(self, scale: np.ndarray):
+        """Clamping a bias so the int32 sum cannot overflow must not change any 8-bit result: each
+        clamped channel either saturates with both biases or rounds to the zero point with both."""
+        if self.clamped is None:
+            return
+        bias, top = self.clamped
+        over = np.abs(bias) + top >= 1 << 31
+        r = np.broadcast_to(np.asarray(scale, dtype=np.float64), bias.shape)[over]
+        low, high = ((1 << 31) - 1 - 2 * top[over]) * r, (np.abs(bias[over]) + top[over]) * r
+        if not np.all((low >= 512) | (high < 0.5)):
+            raise NoFold("a bias this close to the int32 limit could overflow the accumulator")
 
 
 def trace(ctx, v: Value, allowed=INPUT_LAYOUT) -> Operand:
@@ -209,7 +223,7 @@ def const_real(ctx, v: Value) -> np.ndarray:
         raise NoFold("a bias is not constant")
     data_type = TensorType(rec.data.qtype.dtype, data.shape)
     zp = 0 if p.zero_point is None else broadcast(ctx, p.zero_point, p, data_type)
-    real = (data - zp).astype(np.float32) * broadcast(ctx, p.scale, p, data_type)
+    real = (data - zp).astype(np.float64) * broadcast(ctx, p.scale, p, data_type).astype(np.float64)
     return replay_numpy(real.astype(np.float64), operand.ops)
 
 
@@ -222,20 +236,6 @@ def quantize_bias(real: np.ndarray, scale: np.ndarray) -> np.ndarray:
     return np.asarray(q, dtype=np.int32)      # an array even for a rank-0 bias (x + 3 of a hard-swish)
 
 
-def clamp_for_rescale(ctx, acc, scales):
-    """Clamp int32 ``acc`` into the input range ``apply_scale_32`` requires (a no-op for large shifts).
-
-    Per-channel scales get per-channel bounds (on the last axis): one channel's small shift must not
-    clamp another channel whose scale is far smaller."""
-    shifts = multipliers_shifts(scales)[1]
-    bounds = np.array([value_bounds([s]) for s in shifts], dtype=np.int64)
-    if bounds[:, 0].max() <= -(1 << 31) and bounds[:, 1].min() >= (1 << 31) - 1:
-        return acc
-    if len(shifts) == 1 or np.all(bounds == bounds[0]):
-        return clamp_int32(ctx, acc, int(bounds[0, 0]), int(bounds[0, 1]))
-    return clamp_int32(ctx, acc, bounds[:, 0], bounds[:, 1])
-
-
 def clamp_is_exact_per_channel(scales, out_bits: int = 8) -> bool:
     """:func:`clamp_is_exact` for each channel's own bounds (see :func:`clamp_for_rescale`)."""
     mults, shifts = multipliers_shifts(scales)
@@ -246,7 +246,7 @@ def requantize(ctx, y: Value, act: Activation, y_scale: float, y_zp: int) -> Val
     """Signed-form int8 ``y`` (quantized as ``act``) in the output's scale and zero point."""
     if act.scale == y_scale and act.zp == y_zp:
         return y
-    return rescale(ctx, y, act.scale / y_scale, DType.INT8, input_zp=act.zp, output_zp=y_zp)
+    return requantize_int8(ctx, y, act.scale / y_scale, input_zp=act.zp, output_zp=y_zp)
 
 
 def check_scales(scales):
@@ -266,6 +266,8 @@ def plan_core(ctx, core) -> Plan:
         return _matmul_plan(ctx, core)
     if core.op is Op.ADD:
         return _add_plan(ctx, core)
+    if core.op is Op.REDUCE_SUM:
+        return _sum_plan(ctx, core)
     return _conv_plan(ctx, core)
 
 
@@ -285,13 +287,43 @@ def _conv_plan(ctx, op) -> Plan:
                      "centered weights outside int8 (TOSA convolutions take one zero point)")
     scale = act.scale * wt.scale
     channels = op.result.type.shape[-1]
-    bias = np.broadcast_to(quantize_bias(const_real(ctx, b), scale), (channels,))
+    bias = np.broadcast_to(_bias_units(ctx, b, scale), (channels,)).astype(np.int64)
+    top = np.broadcast_to(_accumulator_bound(wt, WEIGHT_CHANNEL_AXES[op.op]), (channels,))
+    clamped = (bias, top) if np.any(np.abs(bias) + top >= 1 << 31) else None
+    limit = np.maximum((1 << 31) - 1 - top, 0)
+    bias = np.clip(bias, -limit, limit).astype(np.int32)
 
     def emit():
         attrs = replace(op.attrs, acc_type=DType.INT32, input_zp=act.zp, weight_zp=wt.zp)
         return ctx.b.emit(op.op, emit_activation(ctx, act), emit_weights(ctx, wt),
                           ctx.b.const(np.ascontiguousarray(bias)), attrs=attrs)
-    return Plan(scale, emit)
+    return Plan(scale, emit, clamped)
+
+
+def _bias_units(ctx, b: Value, scale) -> np.ndarray:
+    """The bias in accumulator units. An int32 bias dequantized with the accumulator's own scale
+    (``x_scale * w_scale``, up to float32 rounding, as quantizers write it) is taken as it is: it never
+    passes through float, where -63603913 would become -63603915."""
+    try:
+        operand = trace(ctx, b, LAYOUT)
+    except NoFold:
+        return quantize_bias(const_real(ctx, b), scale)
+    rec = operand.record
+    p, data = rec.params, rec.data.const
+    exact = (data is not None and rec.data.qtype.bits == 32 and not is_value(p.scale) and not operand.ops
+             and (p.zero_point is None or (not is_value(p.zero_point) and not np.any(p.zero_point))))
+    if exact and np.allclose(np.reshape(p.scale, -1).astype(np.float64), np.reshape(scale, -1), rtol=1e-6, atol=0):
+        return data.reshape(-1) if data.size > 1 else data.reshape(())
+    return quantize_bias(const_real(ctx, b), scale)
+
+
+def _accumulator_bound(wt: Weights, channel_axes: tuple) -> np.ndarray:
+    """The largest ``|sum((x - zx) * (w - zw))|`` per output channel, for any 8-bit x."""
+    if wt.signed is None:
+        return np.int64(255 * 255) * (1 << 20)
+    centered = np.abs(wt.signed - wt.zps)
+    other = tuple(i for i in range(centered.ndim) if i not in channel_axes)
+    return 255 * np.sum(centered, axis=other, dtype=np.int64).reshape(-1)
 
 
 def _matmul_plan(ctx, op) -> Plan:
@@ -319,3 +351,13 @@ def _add_plan(ctx, op) -> Plan:
                     for t in (a, b))
         return ctx.b.emit(Op.ADD, a32, b32)
     return Plan(np.float64(unit), emit)
+
+
+def _sum_plan(ctx, op) -> Plan:
+    """REDUCE_SUM of ``q - zp`` in int32 (a ReduceMean's sum; its ``1/n`` is a factor of the scale)."""
+    act = activation(trace(ctx, op.operands[0]))
+
+    def emit():
+        centered = rescale(ctx, emit_activation(ctx, act), 1.0, DType.INT32, input_zp=act.zp)
+        return ctx.b.emit(Op.REDUCE_SUM, centered, attrs=op.attrs)
+    return Plan(np.float64(act.scale), emit)

@@ -47,12 +47,14 @@ from ....ir.dtypes import DType
 from ....ir.ops import Op
 from ....symbolic.expr import same
 from ..reader import ConvertError
-from .qdq_core import (LAYOUT, NoFold, NotMine, check_scales, clamp_for_rescale, clamp_is_exact_per_channel,
+from .qdq_core import (LAYOUT, NoFold, NotMine, check_scales, clamp_is_exact_per_channel,
                        const_real, plan_core, quantize_bias, replay)
+from .qdq_round import requantize_int8
 from .qdq_rules import INTEGER_RULES, first_rule, note_float_island, order_preserving
+from .qdq_table import table_lower
 from .qtypes import QParams, QType, rescale, state, stored_from_signed
 
-CORES = (Op.CONV2D, Op.DEPTHWISE_CONV2D, Op.MATMUL)
+CORES = (Op.CONV2D, Op.DEPTHWISE_CONV2D, Op.MATMUL, Op.REDUCE_SUM)
 
 
 def fold_quantize(ctx, x, params: QParams, qtype: QType) -> Optional[object]:
@@ -63,7 +65,7 @@ def fold_quantize(ctx, x, params: QParams, qtype: QType) -> Optional[object]:
     y_scale = float(params.scale.reshape(-1)[0])
     y_zp = (0 if params.zero_point is None else int(params.zero_point.reshape(-1)[0])) - qtype.offset
     try:
-        y = first_rule(ctx, x, y_scale, y_zp, (order_preserving, _accumulator, *INTEGER_RULES))
+        y = first_rule(ctx, x, y_scale, y_zp, (order_preserving, table_lower, _accumulator, *INTEGER_RULES))
     except NoFold as e:
         note_float_island(ctx, x, str(e))
         return None
@@ -76,11 +78,11 @@ def _accumulator(ctx, x, y_scale: float, y_zp: int):
     plan = plan_core(ctx, core)
     steps, scale, rest = _plan_post(ctx, post, plan.scale)
     check_scales(scale / y_scale)
+    plan.check(scale / y_scale)
     if not clamp_is_exact_per_channel(scale / y_scale):
         raise NoFold("the accumulator cannot be clamped to RESCALE's input range without changing results")
     acc = _emit_steps(ctx, plan.emit(), steps)
-    y = rescale(ctx, clamp_for_rescale(ctx, acc, scale / y_scale), scale / y_scale, DType.INT8,
-                output_zp=y_zp)
+    y = requantize_int8(ctx, acc, scale / y_scale, output_zp=y_zp)
     for op in rest:
         y = _quantized_clamp(ctx, y, op.attrs, y_scale, y_zp) if op.op is Op.CLAMP else replay(ctx, y, [op])
     return y

@@ -22,12 +22,15 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+import numpy as np
+
+from ....ir import attrs as A
 from ....ir.dtypes import DType
 from ....ir.graph import Value
 from ....ir.ops import Op
 from .qdq_binary import BINARY_RULES
 from .qdq_core import INPUT_LAYOUT, NoFold, NotMine, activation, emit_activation, requantize, trace
-from .qdq_table import table_lower
+from .qdq_round import requantize_int8
 from .qtypes import state
 
 ORDER_PRESERVING = INPUT_LAYOUT + (Op.MAX_POOL2D, Op.REDUCE_MAX, Op.REDUCE_MIN, Op.REVERSE, Op.GATHER, Op.RESIZE)
@@ -72,7 +75,12 @@ def order_preserving(ctx, x: Value, y_scale: float, y_zp: int) -> Value:
 
 
 def _avg_pool(ctx, x: Value, y_scale: float, y_zp: int) -> Value:
-    """AVG_POOL2D (after layout ops) of a quantized tensor: the int8 pool keeps the input's scale."""
+    """AVG_POOL2D (after layout ops) of a quantized tensor.
+
+    The int8 AVG_POOL2D keeps the input's scale, so when the output scale is finer (a mean has a
+    smaller range than its input) its rounding to input units would cost several output units: an
+    unpadded pool then sums its window exactly (a DEPTHWISE_CONV2D with unit weights, int32) and
+    requantizes once by ``s_in / (count * s_out)``."""
     v, after = x, []
     while v.producer is not None and v.producer.op in (Op.TRANSPOSE, Op.RESHAPE, Op.IDENTITY):
         after.append(v.producer)
@@ -81,11 +89,24 @@ def _avg_pool(ctx, x: Value, y_scale: float, y_zp: int) -> Value:
     if p is None or p.op is not Op.AVG_POOL2D:
         raise NotMine("not an average pool")
     act = activation(trace(ctx, p.operands[0]))
-    attrs = replace(p.attrs, acc_type=DType.INT32, input_zp=act.zp, output_zp=act.zp)
-    y = ctx.b.emit(Op.AVG_POOL2D, emit_activation(ctx, act), attrs=attrs)
+    channels = p.operands[0].type.shape[-1]
+    if act.scale > y_scale and not any(p.attrs.pad) and isinstance(channels, int):
+        y = _window_sum(ctx, p, act, channels, y_scale, y_zp)
+    else:
+        attrs = replace(p.attrs, acc_type=DType.INT32, input_zp=act.zp, output_zp=act.zp)
+        y = requantize(ctx, ctx.b.emit(Op.AVG_POOL2D, emit_activation(ctx, act), attrs=attrs), act, y_scale, y_zp)
     for op in reversed(after):
         y = ctx.b.emit(op.op, y, *op.operands[1:], attrs=op.attrs)
-    return requantize(ctx, y, act, y_scale, y_zp)
+    return y
 
 
-INTEGER_RULES = (table_lower, *BINARY_RULES, _avg_pool)
+def _window_sum(ctx, p, act, channels: int, y_scale: float, y_zp: int) -> Value:
+    kh, kw = p.attrs.kernel
+    ones = ctx.b.const(np.ones((kh, kw, channels, 1), np.int8))
+    attrs = A.Conv2dAttrs((0, 0, 0, 0), tuple(p.attrs.stride), (1, 1), DType.INT32, input_zp=act.zp)
+    acc = ctx.b.emit(Op.DEPTHWISE_CONV2D, emit_activation(ctx, act), ones, ctx.b.const(np.zeros(channels, np.int32)),
+                     attrs=attrs)
+    return requantize_int8(ctx, acc, act.scale / (kh * kw * y_scale), output_zp=y_zp)
+
+
+INTEGER_RULES = (*BINARY_RULES, _avg_pool)
