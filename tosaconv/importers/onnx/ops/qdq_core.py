@@ -30,7 +30,7 @@ from .qdq_round import requantize_int8
 from .qtypes import QTensor, rescale, signed_value, state
 
 LAYOUT = (Op.TRANSPOSE, Op.RESHAPE, Op.IDENTITY)
-INPUT_LAYOUT = LAYOUT + (Op.PAD, Op.SLICE, Op.DYN_SLICE, Op.TILE, Op.DYN_TILE)
+INPUT_LAYOUT = LAYOUT + (Op.PAD, Op.SLICE, Op.DYN_SLICE, Op.TILE, Op.DYN_TILE, Op.EXPAND_DIMS, Op.COLLAPSE_DIMS)
 ADD_HEADROOM = 20     # bits the ADD core gives each rescaled input (as TFLite's int8 ADD does)
 DQ_HEADROOM = 16      # bits a lone DequantizeLinear core keeps below one input unit
 WEIGHT_CHANNEL_AXES = {Op.CONV2D: (0,), Op.DEPTHWISE_CONV2D: (2, 3), Op.MATMUL: (2,), Op.TRANSPOSE_CONV2D: (0,)}
@@ -89,16 +89,18 @@ class Plan:
     emit: Callable[[], Value]
     clamped: Optional[tuple] = None   # (bias before clamping, the accumulator's largest magnitude), per channel
 
-    def check(self, scale: np.ndarray):
-        """Clamping a bias so the int32 sum cannot overflow must not change any 8-bit result: each
-        clamped channel either saturates with both biases or rounds to the zero point with both."""
+    def check(self, scale: np.ndarray, zp: int):
+        """Clamping a bias so the int32 sum cannot overflow must not change any int8 result (zero point
+        ``zp``): each clamped channel either saturates with both biases or rounds to ``zp`` with both."""
         if self.clamped is None:
             return
         bias, top = self.clamped
         over = np.abs(bias) + top >= 1 << 31
         r = np.broadcast_to(np.asarray(scale, dtype=np.float64), bias.shape)[over]
-        low, high = ((1 << 31) - 1 - 2 * top[over]) * r, (np.abs(bias[over]) + top[over]) * r
-        if not np.all((low >= 512) | (high < 0.5)):
+        nearest = ((1 << 31) - 1 - 2 * top[over]) * r          # the clamped sum's smallest magnitude, scaled
+        sign = np.sign(bias[over])
+        saturates = np.where(sign > 0, nearest + zp >= 127.5, zp - nearest <= -128.5)
+        if not np.all(saturates | ((np.abs(bias[over]) + top[over]) * r < 0.5)):
             raise NoFold("a bias this close to the int32 limit could overflow the accumulator")
 
 
@@ -354,10 +356,16 @@ def _add_plan(ctx, op) -> Plan:
 
 
 def _sum_plan(ctx, op) -> Plan:
-    """REDUCE_SUM of ``q - zp`` in int32 (a ReduceMean's sum; its ``1/n`` is a factor of the scale)."""
-    act = activation(trace(ctx, op.operands[0]))
+    """REDUCE_SUMs (one per axis) of ``q - zp`` in int32: a ReduceMean's sum, whose ``1/n`` is a factor
+    of the scale."""
+    chain = [op]
+    while chain[-1].operands[0].producer is not None and chain[-1].operands[0].producer.op is Op.REDUCE_SUM:
+        chain.append(chain[-1].operands[0].producer)
+    act = activation(trace(ctx, chain[-1].operands[0]))
 
     def emit():
-        centered = rescale(ctx, emit_activation(ctx, act), 1.0, DType.INT32, input_zp=act.zp)
-        return ctx.b.emit(Op.REDUCE_SUM, centered, attrs=op.attrs)
+        total = rescale(ctx, emit_activation(ctx, act), 1.0, DType.INT32, input_zp=act.zp)
+        for step in reversed(chain):
+            total = ctx.b.emit(Op.REDUCE_SUM, total, attrs=step.attrs)
+        return total
     return Plan(np.float64(act.scale), emit)

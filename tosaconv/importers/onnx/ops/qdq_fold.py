@@ -54,7 +54,7 @@ from .qdq_rules import INTEGER_RULES, first_rule, note_float_island, order_prese
 from .qdq_table import table_lower
 from .qtypes import QParams, QType, rescale, state, stored_from_signed
 
-CORES = (Op.CONV2D, Op.DEPTHWISE_CONV2D, Op.MATMUL, Op.REDUCE_SUM)
+CORES = (Op.CONV2D, Op.DEPTHWISE_CONV2D, Op.TRANSPOSE_CONV2D, Op.MATMUL, Op.REDUCE_SUM)
 
 
 def fold_quantize(ctx, x, params: QParams, qtype: QType) -> Optional[object]:
@@ -78,7 +78,7 @@ def _accumulator(ctx, x, y_scale: float, y_zp: int):
     plan = plan_core(ctx, core)
     steps, scale, rest = _plan_post(ctx, post, plan.scale)
     check_scales(scale / y_scale)
-    plan.check(scale / y_scale)
+    plan.check(scale / y_scale, y_zp)
     if not clamp_is_exact_per_channel(scale / y_scale):
         raise NoFold("the accumulator cannot be clamped to RESCALE's input range without changing results")
     acc = _emit_steps(ctx, plan.emit(), steps)
