@@ -31,6 +31,7 @@ from ....ir.ops import Op
 from .qdq_binary import BINARY_RULES
 from .qdq_core import INPUT_LAYOUT, NoFold, NotMine, activation, emit_activation, requantize, trace
 from .qdq_round import requantize_int8
+from .qdq_softmax import softmax_rule
 from .qtypes import state
 
 ORDER_PRESERVING = INPUT_LAYOUT + (Op.MAX_POOL2D, Op.REDUCE_MAX, Op.REDUCE_MIN, Op.REVERSE, Op.GATHER, Op.RESIZE)
@@ -109,4 +110,4 @@ def _window_sum(ctx, p, act, channels: int, y_scale: float, y_zp: int) -> Value:
     return requantize_int8(ctx, acc, act.scale / (kh * kw * y_scale), output_zp=y_zp)
 
 
-INTEGER_RULES = (*BINARY_RULES, _avg_pool)
+INTEGER_RULES = (*BINARY_RULES, _avg_pool, softmax_rule)
