@@ -5,7 +5,9 @@ an extension that only ``PRO-FP`` supports, such as ``EXT-BF16``): under ``--pro
 exactly what would have to go. The reason comes from the importer when it noted one with
 :func:`note_float_reason` (for example, the ONNX QDQ folding saying why an op stayed between
 DequantizeLinear and QuantizeLinear); otherwise it is ``"<source op> has no integer lowering in
-tosaconv"``. Notes live in ``Graph.float_reasons``, keyed by the location's text, which passes and
+tosaconv"`` when the program computes in integers elsewhere, and says that the model is a float model
+when no op of the program is integer-only (``inspect`` of a float model should not suggest that
+quantization was attempted). Notes live in ``Graph.float_reasons``, keyed by the location's text, which passes and
 specialization keep (shells and regions share the dict).
 """
 from __future__ import annotations
@@ -14,7 +16,7 @@ from dataclasses import dataclass
 
 from ..ir.location import Location
 from ..ir.types import TensorType
-from .profiles import PRO_INT, OpNeed, Requirements, allowed_by
+from .profiles import PRO_FP, PRO_INT, OpNeed, Requirements, allowed_by
 
 
 def note_float_reason(graph_or_ctx, location: Location, reason: str):
@@ -24,13 +26,15 @@ def note_float_reason(graph_or_ctx, location: Location, reason: str):
     graph.float_reasons.setdefault(str(location), reason)
 
 
-def float_reason(graph, location: Location) -> str:
+def float_reason(graph, location: Location, float_model: bool = False) -> str:
     """The noted reason for ``location`` (or one of its fused parts), else the default."""
     for key in (location, *location.parts()):
         if str(key) in graph.float_reasons:
             return graph.float_reasons[str(key)]
     if location.source == "tosa":
-        return f"the program read from .tosa computes {location.op_type} in float"
+        return "the .tosa file computes it in float (there is no source model to say why)"
+    if float_model:
+        return f"the model is a float model: {location.op_type} computes in float like the rest of it"
     return f"{location.op_type} has no integer lowering in tosaconv"
 
 
@@ -67,13 +71,20 @@ def float_islands(graph, req: Requirements) -> list:
     for need in req.needs:
         if is_float(need):
             groups.setdefault(str(need.op.location), []).append(need.op)
-    return [_island(graph, ops) for ops in groups.values()]
+    float_model = not any(_integer_only(need) for need in req.needs)
+    return [_island(graph, ops, float_model) for ops in groups.values()]
 
 
-def _island(graph, ops: list) -> FloatIsland:
+def _integer_only(need: OpNeed) -> bool:
+    """An op only PRO-INT has (an int8 CONV2D, a RESCALE): the program does compute in integers."""
+    return bool(need.alternatives) and not any(allowed_by(PRO_FP, alt) for alt in need.alternatives)
+
+
+def _island(graph, ops: list, float_model: bool) -> FloatIsland:
     location = ops[0].location
     dtypes = sorted({t.dtype.value for op in ops for t in _types(op) if t.dtype.is_float})
-    return FloatIsland(location, tuple(op.op.name for op in ops), tuple(dtypes), float_reason(graph, location))
+    return FloatIsland(location, tuple(op.op.name for op in ops), tuple(dtypes),
+                       float_reason(graph, location, float_model))
 
 
 def _types(op) -> list:
