@@ -8,6 +8,7 @@ every op at fault. The facts come from the spec's ``tosa.xml`` through ``tosa_sp
 """
 from __future__ import annotations
 
+from .checks import check_level, check_profile
 from .float_islands import FloatIsland, float_islands, float_reason, note_float_reason
 from .levels import LevelCheck, Violation, violations
 from .profiles import Requirements, requirements
@@ -15,8 +16,6 @@ from .spec import spec
 
 __all__ = ["FloatIsland", "LevelCheck", "Requirements", "Violation", "check_level", "check_profile",
            "float_islands", "float_reason", "note_float_reason", "requirements", "summary", "violations"]
-
-from .checks import check_level, check_profile  # noqa: E402  (checks imports the names above)
 
 
 def summary(graph, level: str = "8K") -> dict:
