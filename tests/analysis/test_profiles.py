@@ -126,3 +126,15 @@ def test_symbolic_program_counts_helper_ops_by_type_and_says_it_is_not_exact():
     graph = api.load(str(MODELS["tiny_transformer.onnx"][0]))
     tosa_section = summary(graph)
     assert tosa_section["profiles"] == ["PRO-FP"] and not tosa_section["exact"]
+
+
+def test_float_reasons_round_trip_through_the_text_ir():
+    from tosaconv.ir.parser import parse_graph
+    graph = api.load(str(MODELS["small_cnn.onnx"][0]))
+    relu = next(op for op in graph.ops if op.location.op_type == "Relu")
+    note_float_reason(graph, relu.location, 'a "quoted" reason')
+    text = api.print_ir(graph)
+    assert f'float_reason "Relu \'{relu.location.name}\'" "a \\"quoted\\" reason"' in text
+    again = parse_graph(text)
+    assert again.float_reasons == graph.float_reasons
+    assert api.print_ir(again) == text
