@@ -138,3 +138,22 @@ def test_float_reasons_round_trip_through_the_text_ir():
     again = parse_graph(text)
     assert again.float_reasons == graph.float_reasons
     assert api.print_ir(again) == text
+
+
+def test_an_op_with_no_tosa_form_needs_what_constants_of_its_types_need():
+    # The spec's CONST rows: i32 is in PRO-INT and in PRO-FP, fp32 only in PRO-FP, i48 needs EXT-INT16.
+    from tosaconv.analysis.profiles import op_need
+    from tosaconv.ir.dtypes import DType
+    from tosaconv.ir.graph import Operation, Value
+    from tosaconv.ir.location import UNKNOWN_LOCATION
+    from tosaconv.ir.ops import Op
+    from tosaconv.ir.types import TensorType
+
+    def need(*dtypes):
+        values = [Value(f"v{i}", TensorType(d, (2,))) for i, d in enumerate(dtypes)]
+        n = op_need(Operation(Op.DYN_SLICE, values, [], None, UNKNOWN_LOCATION))
+        assert not n.exact
+        return [set(alt) for alt in n.alternatives]
+    assert need(DType.INT32) == [{"PRO-INT"}, {"PRO-FP"}]
+    assert need(DType.INT8, DType.FP32) == [{"PRO-FP"}]
+    assert need(DType.INT48) == [{"EXT-INT16"}]

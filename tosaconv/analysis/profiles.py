@@ -14,6 +14,7 @@ exact answer.
 """
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass, field
 
 from ..ir.graph import walk_graphs
@@ -97,13 +98,16 @@ def _enum_extensions(op, entry: dict) -> frozenset:
 
 
 def _by_element_types(op) -> OpNeed:
-    """An op with no TOSA form (a helper or data-dependent op of a symbolic program)."""
-    dtypes = {v.type.dtype for v in [*op.operands, *op.results] if isinstance(v.type, TensorType)}
-    if any(d.is_float for d in dtypes):
-        names = {"bf16_t": "EXT-BF16"}
-        alt = frozenset({names.get(S.SPEC_TYPE[d], PRO_FP) for d in dtypes if d.is_float})
-        return OpNeed(op, "float tensors", (alt,), exact=False)
-    return OpNeed(op, "integer tensors", (frozenset({PRO_INT}), frozenset({PRO_FP})), exact=False)
+    """An op with no TOSA form (a helper or data-dependent op of a symbolic program) needs what
+    holding its tensors needs: the spec's CONST row for each element type (fp32: PRO-FP; bf16:
+    EXT-BF16; i8: PRO-INT or PRO-FP), one choice per type, keeping the smallest combinations."""
+    dtypes = sorted({v.type.dtype for v in [*op.operands, *op.results]
+                     if isinstance(v.type, TensorType) and v.type.dtype in S.SPEC_TYPE}, key=lambda d: d.value)
+    const = S.op_spec("CONST")
+    choices = [S.matching_rows(const, {"out_t": S.SPEC_TYPE[d]})[0][2] for d in dtypes]
+    combos = list(dict.fromkeys(frozenset().union(*map(frozenset, pick)) for pick in itertools.product(*choices)))
+    smallest = tuple(c for c in combos if not any(o < c for o in combos))   # in the spec's order
+    return OpNeed(op, "no TOSA form yet: counted by its element types", smallest, exact=False)
 
 
 def _choose(needs: list) -> frozenset:
