@@ -4,7 +4,9 @@
 parses the text IR; .tosa reads a flatbuffer), ``specialize`` binds symbols
 and returns a static program, ``emit`` writes TOSA 1.0 bytes, ``run``
 executes a program with the numpy interpreter, ``describe`` gathers what
-``tosaconv inspect`` shows. Every failure is a
+``tosaconv inspect`` shows, ``tosa_summary`` states the TOSA profiles, extensions and level a
+program needs, and ``check_profile`` / ``check_level`` refuse a program that needs more than
+allowed (``--profile int``, ``--level 8k``). Every failure is a
 :class:`~tosaconv.diagnostics.TosaconvError` with diagnostics.
 """
 from __future__ import annotations
@@ -13,8 +15,8 @@ import os
 
 import numpy as np
 
-from .diagnostics import ConversionError, ShapeError
-from .ir.graph import Graph
+from .diagnostics import ConversionError, ShapeError, TosaconvError
+from .ir.graph import Graph, walk_graphs
 from .ir.types import TensorType
 from .passes import needed_symbols, run_pipeline
 from .passes import specialize as _specialize
@@ -143,6 +145,41 @@ def describe(graph: Graph) -> dict:
         "histogram": _histogram(graph),
         "op_count": len(graph.ops),
     }
+
+
+def tosa_summary(graph: Graph, level: str = "8K") -> dict:
+    """The profiles and extensions ``graph`` needs, its float islands, and whether it fits ``level``."""
+    from .analysis import summary
+    return summary(graph, level)
+
+
+def check_profile(graph: Graph, profile: str | None):
+    """Raise ConversionError (exit 3) listing every op outside ``profile`` ("int", "fp"; None: any)."""
+    from .analysis import check_profile as check
+    check(graph, profile)
+
+
+def check_level(graph: Graph, level: str | None):
+    """Raise ConversionError (exit 3) listing every op that breaks a limit of ``level`` ("8k"; None: no check)."""
+    from .analysis import check_level as check
+    check(graph, level)
+
+
+def exact_program(graph: Graph) -> Graph:
+    """The static program when ``graph`` needs no bindings and specializes, else ``graph`` itself:
+    what ``inspect`` analyses, so that a model with static inputs gets the exact TOSA requirements."""
+    if needed_symbols(graph) or _is_static(graph):
+        return graph
+    try:
+        return specialize(graph, {})
+    except TosaconvError:
+        return graph
+
+
+def _is_static(graph: Graph) -> bool:
+    """Every op a TOSA op and every value static (a .tosa file, or an already specialized program)."""
+    return all(op.op.tosa is not None and all(getattr(r.type, "is_static", False) for r in op.results)
+               for g in walk_graphs(graph) for op in g.ops)
 
 
 def _value_info(name, t) -> dict:

@@ -4,7 +4,9 @@
 prints the same document on stdout. It records the model (path, sha256,
 source format), every binding with the source it came from, the symbol
 table, every constraint of the ledger with the values it was checked at, the
-op histogram (source op → TOSA ops), the files written with their sha256,
+op histogram (source op → TOSA ops), the TOSA profiles, extensions and level the
+program needs with its float islands (``tosa``, from :mod:`tosaconv.analysis`;
+of the static program when there is one), the files written with their sha256,
 the wall time of each stage, and a summary of each array of a reference run.
 ``schemas/report.schema.json`` describes it; scripts may rely on every field
 that schema marks required. :class:`StageClock` measures the stages.
@@ -20,6 +22,7 @@ from typing import Optional
 
 import numpy as np
 
+from .analysis import summary as tosa_summary
 from .symbolic.expr import dim_str, free_symbols, subs
 
 REPORT_SCHEMA_VERSION = 1
@@ -84,6 +87,7 @@ class ReportData:
             "constraints": [constraint_entry(c, values) for c in self.graph.ledger.entries],
             "op_histogram": self.histogram,
             "static_ops": dict(sorted(self.static.histogram().items())) if self.static is not None else None,
+            "tosa": tosa_summary(self.static if self.static is not None else self.graph),
             "outputs_written": [{"path": w.path, "kind": w.kind, "bytes": w.size, "sha256": w.sha256}
                                 for w in self.written],
             "timings": {"stages": [{"stage": n, "seconds": round(s, 6)} for n, s in self.clock.stages],

@@ -15,7 +15,8 @@ import click
 from ..fileio import npz_bytes, sha256_file
 from ..report import ReportData, dumps, run_section
 from . import steps
-from .common import IN_PATH, MODEL_PATH, OUT_PATH, Outcome, binding_options, check_outputs, guarded, output_options
+from .common import (IN_PATH, MODEL_PATH, OUT_PATH, Outcome, binding_options, check_outputs, guarded,
+                     output_options, target_options)
 
 _REPORT = click.option("--report", "report_path", type=OUT_PATH, metavar="REPORT.json",
                        help="Write the JSON report here.")
@@ -47,9 +48,11 @@ def import_(session, model, output) -> Outcome:
               help="Bind symbols from these arrays' shapes.")
 @click.option("-o", "--output", required=True, type=OUT_PATH, metavar="OUT.tosa", help="The TOSA file to write.")
 @_REPORT
+@target_options
 @output_options
 @guarded
-def specialize(session, model, binds, binding_files, input_shapes, inputs_path, output, report_path) -> Outcome:
+def specialize(session, model, binds, binding_files, input_shapes, inputs_path, output, report_path, profile,
+               level) -> Outcome:
     """Bind the symbols of a .tosair program (or a model) and write static TOSA 1.0."""
     check_outputs(model, output=output, report=report_path)
     sources = steps.binding_sources(binds, binding_files, input_shapes, inputs_path)
@@ -57,6 +60,7 @@ def specialize(session, model, binds, binding_files, input_shapes, inputs_path, 
     data.graph = steps.load_model(session, model)
     data.bindings = steps.bind(session, data.graph, sources)
     data.static = steps.specialize(session, data.graph, data.bindings)
+    steps.check_target(session, data.static, profile, level)
     blob = steps.emit(session, data.static)
     data.histogram = steps.histogram(data.graph)
     data.written = [session.write(output, blob, "tosa")]

@@ -157,3 +157,14 @@ def check_outputs(model: str, **outputs):
             raise UsageError.one("E-OUTPUT-CLASH", f"--{option.replace('_', '-')} '{path}' is the same file "
                                  f"as {seen[key]}", hint="give every output its own path")
         seen[key] = f"--{option.replace('_', '-')}"
+
+
+def target_options(fn):
+    """``--profile`` and ``--level``: what the TOSA target implements (checked on the static program)."""
+    fn = click.option("--level", type=click.Choice(["none", "8k"]), default="none", show_default=True,
+                      help="Fail (exit 3) when an op breaks a limit of this TOSA level. The report states "
+                           "whether the program fits level 8K either way.")(fn)
+    return click.option("--profile", type=click.Choice(["int", "fp"]), default=None,
+                        help="Fail (exit 3) unless the program fits this TOSA profile and its extensions: "
+                             "'int' (PRO-INT) lists every op that would stay float, and why. Default: "
+                             "no restriction.")(fn)

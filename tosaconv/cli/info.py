@@ -2,8 +2,9 @@
 
 ``inspect`` shows a model's or program's inputs and outputs with their
 symbolic shapes, the symbol table, the constraint ledger with provenance and
-the op histogram (source op → TOSA ops) as tables, or the same data as one
-JSON document. ``ops`` lists the ONNX ops, the TFLite builtin ops and the TFLite custom ops the
+the op histogram (source op → TOSA ops) as tables, and the TOSA profiles,
+extensions and level the program needs with its float islands (of the static
+program when the model needs no bindings), or the same data as one JSON document. ``ops`` lists the ONNX ops, the TFLite builtin ops and the TFLite custom ops the
 importers convert.
 """
 from __future__ import annotations
@@ -21,8 +22,12 @@ from .common import MODEL_PATH, Outcome, guarded, output_options
 @output_options
 @guarded
 def inspect(session, file) -> Outcome:
-    """Show FILE's inputs, outputs, symbols, constraint ledger and op histogram."""
-    info = api.describe(steps.load_model(session, file))
+    """Show FILE's inputs, outputs, symbols, constraint ledger and op histogram, and the TOSA profiles,
+    extensions and level 8K fit it needs (exact when FILE needs no bindings)."""
+    graph = steps.load_model(session, file)
+    info = api.describe(graph)
+    with session.stage("tosa", "checking TOSA profiles and levels"):
+        info["tosa"] = api.tosa_summary(api.exact_program(graph))
     doc = {"ok": True, "exit_code": 0, "command": "inspect", "file": file, **info}
     return Outcome(doc, show=lambda renderer: show_inspect(renderer, info))
 

@@ -144,3 +144,13 @@ def names_text(names, word: str, limit: int = 4) -> str:
 
 def plural(n: int, word: str) -> str:
     return f"{n} {word}{'' if n == 1 else 's'}"
+
+
+def check_target(session, static, profile, level):
+    """``--profile`` and ``--level`` on the static program (exit 3 with every op at fault); a timed
+    stage only when either was given."""
+    if profile is None and level in (None, "none"):
+        return
+    with session.stage("check-target", "checking the TOSA profile and level"):
+        api.check_profile(static, profile)
+        api.check_level(static, level)

@@ -186,6 +186,33 @@ def show_inspect(renderer: Renderer, info: dict):
     needed = info.get("needed_symbols") or []
     binds = " ".join(f"--bind {name}=N" for name in needed) or "nothing to bind (every input dim is static)"
     renderer.out.print(Text(f"{info.get('op_count', '?')} ops; to specialize: {binds}"), soft_wrap=True)
+    if info.get("tosa"):
+        for line in tosa_lines(info["tosa"]):
+            renderer.out.print(Text(line), soft_wrap=True)
+
+
+SHOWN_ISLANDS = 10
+
+
+def tosa_lines(tosa: dict) -> list:
+    """The TOSA profiles, extensions, level fit and float islands of ``inspect``, as lines of text."""
+    needs = ", ".join(tosa["profiles"] + tosa["extensions"]) or "nothing"
+    lines = [f"TOSA {tosa['spec_version']} needs: {needs}" + ("" if tosa["exact"] else
+             " (symbolic program: bind its symbols for the exact answer)")]
+    lines += [f"  may also need {p['name']}: {p['reason']}" for p in tosa["possible_extensions"]]
+    lines += [f"  in no TOSA profile: {u['op']} at {u['location']['text']} ({u['mode']})" for u in tosa["unsupported"]]
+    level = tosa["level"]
+    lines.append(f"level {level['name']}: " + ("fits" if level["fits"] else
+                 f"does not fit ({len(level['violations'])} violation(s))"))
+    lines += [f"  {v['op']} at {v['location']['text']}: {v['what']} = {v['value']} > {v['limit']} {v['maximum']}"
+              for v in level["violations"]]
+    islands = tosa["float_islands"]
+    if islands:
+        lines.append(f"float islands: {len(islands)} source op(s) compute in float")
+        lines += [f"  {i['location']['text']}: {', '.join(i['ops'])}: {i['reason']}" for i in islands[:SHOWN_ISLANDS]]
+        if len(islands) > SHOWN_ISLANDS:
+            lines.append(f"  ... and {len(islands) - SHOWN_ISLANDS} more (--json lists them all)")
+    return lines
 
 
 def show_ops(renderer: Renderer, rows: list, tflite_rows: list = (), custom_ops: list = ()):

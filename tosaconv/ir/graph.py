@@ -70,6 +70,10 @@ class Graph:
     scope: Scope = field(default_factory=Scope)
     ledger: Ledger = field(default_factory=Ledger)
     source: str = ""                                  # e.g. "model.onnx (opset 17)"
+    # Why an op computes in float, keyed by its location's text (``str(op.location)``): importers note
+    # it (tosaconv.analysis.note_float_reason) and the float-island report reads it. Shells and regions
+    # share the dict, so a note survives passes, specialization and region rebuilding.
+    float_reasons: dict = field(default_factory=dict)
     _names: set = field(default_factory=set, repr=False)
 
     def unique_name(self, base: str) -> str:
@@ -103,12 +107,13 @@ class Graph:
 
     def copy_shell(self) -> "Graph":
         """An empty graph that shares this one's name, scope and ledger."""
-        return Graph(name=self.name, scope=self.scope, ledger=self.ledger, source=self.source)
+        return Graph(name=self.name, scope=self.scope, ledger=self.ledger, source=self.source,
+                     float_reasons=self.float_reasons)
 
     def region_shell(self, name: str) -> "Graph":
         """An empty region graph: it shares this graph's symbols but keeps its own ledger, because
         a region's facts hold only when it runs (a branch that is not taken assumes nothing)."""
-        return Graph(name=name, scope=self.scope)
+        return Graph(name=name, scope=self.scope, float_reasons=self.float_reasons)
 
 
 @functools.lru_cache(maxsize=None)

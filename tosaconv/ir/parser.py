@@ -64,8 +64,11 @@ class _Parser(Cursor):
             self.symbol()
         elif self.keyword("constraint"):
             self.constraint()
+        elif self.keyword("float_reason"):
+            location = self.string("the location's text")
+            self.graph.float_reasons[location] = self.string("why the ops there stay float")
         else:
-            raise self.error(f"expected 'source', 'symbol', 'constraint' or 'func', {self.found()}")
+            raise self.error(f"expected 'source', 'symbol', 'constraint', 'float_reason' or 'func', {self.found()}")
 
     def symbol(self):
         self.skip()

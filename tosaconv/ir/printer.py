@@ -3,7 +3,8 @@
 The text is what ``tosaconv import`` writes and ``--ir`` dumps, so a person
 debugging a conversion must be able to read it, and :mod:`.parser` must read
 it back to an equivalent graph. It is MLIR-flavoured: a ``tosair 1`` header,
-the source, the symbol table, the constraint ledger, then one ``func`` with one
+the source, the symbol table, the constraint ledger, the importers' float reasons
+(``float_reason "Sigmoid 's'" "why"``), then one ``func`` with one
 op per line (``%y = RESHAPE(%x, %d0) {new_shape = [-1, 16]} : tensor<...>
 loc(onnx Reshape "r")``). A control-flow op's regions are attribute values
 (``then_graph = graph @then(%a: ...) { ... }``) printed over several lines,
@@ -198,6 +199,7 @@ def print_graph(graph) -> str:
         lines.append(f"source {quote(graph.source)}")
     lines += [symbol_text(info) for info in graph.scope.symbols.values()]
     lines += [constraint_text(c) for c in graph.ledger.entries]
+    lines += [f"float_reason {quote(loc)} {quote(why)}" for loc, why in graph.float_reasons.items()]
     lines.append("func " + _signature(graph))
     lines += _body(graph) + ["}"]
     return "\n".join(lines) + "\n"
