@@ -137,3 +137,14 @@ def test_exact_ties_round_to_even_like_onnx():
     graph = convert(model)
     feeds = {"x": rand(*SHAPE, low=-10, high=10, seed=4)}
     np.testing.assert_array_equal(run_graph(graph, feeds)[0], run_onnxruntime(model, feeds, optimize=False)[0])
+
+
+def test_float_island_says_why():
+    """An op with no integer form stays float, and the report's float islands say why, at the op and
+    at the QuantizeLinear that could not be folded."""
+    graph = convert(_unary("Sin", I8, 1 / 128))
+    assert _float_ops(graph), "Sin has no integer lowering and must stay float"
+    reasons = graph.float_reasons
+    sin = [r for loc, r in reasons.items() if loc.startswith("Sin")]
+    assert sin and "SIN" in sin[0] and "no integer lowering" in sin[0], reasons
+    assert any(loc.startswith("QuantizeLinear") and "quantizes a float result" in r for loc, r in reasons.items())

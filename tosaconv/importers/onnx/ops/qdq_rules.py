@@ -34,6 +34,7 @@ from .qdq_round import requantize_int8
 from .qdq_softmax import softmax_rule
 from .qtypes import state
 
+MAX_NOTED = 256        # float values whose source a reason is noted for, per QuantizeLinear
 ORDER_PRESERVING = INPUT_LAYOUT + (Op.MAX_POOL2D, Op.REDUCE_MAX, Op.REDUCE_MIN, Op.REVERSE, Op.GATHER, Op.RESIZE)
 
 
@@ -48,7 +49,10 @@ def first_rule(ctx, x: Value, y_scale: float, y_zp: int, rules) -> Value:
             continue
         except NoFold as e:
             reasons.append(str(e))
-    raise NoFold(reasons[0] if reasons else _no_rule(x))
+    if not reasons:
+        raise NoFold(_no_rule(x))
+    p = x.producer
+    raise NoFold(f"{p.op.name} (from {p.location}): {reasons[0]}" if p is not None else reasons[0])
 
 
 def _no_rule(x: Value) -> str:
@@ -59,9 +63,21 @@ def _no_rule(x: Value) -> str:
 
 
 def note_float_island(ctx, x: Value, reason: str):
-    """Record why the float ops computing ``x`` stay float, under the source location of its producer."""
-    if x.producer is not None:
-        state(ctx).float_reasons.setdefault(str(x.producer.location), reason)
+    """Record, for the report's float islands, why the float ops computing ``x`` stay float (under their
+    source location) and so why this QuantizeLinear does (under its own)."""
+    reasons = ctx.graph.float_reasons
+    reasons.setdefault(str(ctx.b.location), f"it quantizes a float result: {reason}")
+    dq, seen, stack = state(ctx).dq, set(), [x]
+    while stack and len(seen) < MAX_NOTED:
+        v = stack.pop()
+        if v in seen or v.producer is None or v.producer.op is Op.CONST:
+            continue
+        seen.add(v)
+        if v in dq:
+            reasons.setdefault(str(v.producer.location), f"its result feeds float ops: {reason}")
+            continue
+        reasons.setdefault(str(v.producer.location), reason)
+        stack.extend(v.producer.operands)
 
 
 def order_preserving(ctx, x: Value, y_scale: float, y_zp: int) -> Value:

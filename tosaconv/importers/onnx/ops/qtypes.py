@@ -109,7 +109,6 @@ class QuantState:
     dq: dict = field(default_factory=dict)         # DequantizeLinear result Value -> DQRecord
     unsigned: dict = field(default_factory=dict)   # Value holding unsigned bits -> QType
     signed: dict = field(default_factory=dict)     # Value holding unsigned bits -> its signed form
-    float_reasons: dict = field(default_factory=dict)  # source location text -> why it stays float
 
 
 _STATES: dict = {}     # id(graph) -> QuantState, dropped when the graph is
