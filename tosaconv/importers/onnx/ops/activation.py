@@ -21,7 +21,7 @@ from ....ir import attrs as A
 from ....ir.ops import Op
 from ..reader import ConvertError
 from ..registry import converter
-from .typed import compare, mul
+from ....lowering.typed import compare, mul
 
 GELU_TANH_COEFF = 0.044715
 

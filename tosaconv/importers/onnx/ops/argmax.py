@@ -28,8 +28,8 @@ from ....ir.ops import Op
 from ....symbolic.expr import product, sub
 from ..reader import ConvertError
 from ..registry import converter
-from .common import index_for, norm_axis, reshape
-from .typed import compare
+from ....lowering.dims import index_for, norm_axis, reshape
+from ....lowering.typed import compare
 from .reduce import count_tensor, reduce_chain
 
 

@@ -25,7 +25,7 @@ from ....ir.ops import Op
 from ..reader import ConvertError
 from ..registry import converter
 from .elementwise import index_arith
-from .typed import clamp, compare, int32_op, mul, widen_int
+from ....lowering.typed import clamp, compare, int32_op, mul, widen_int
 
 
 def _c(ctx, value, x):

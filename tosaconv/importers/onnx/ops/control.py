@@ -23,7 +23,7 @@ from ..context import ShapeTensor
 from ..reader import ConvertError
 from ..registry import converter
 from ..subgraph import InlineContext, RegionContext, convert_body
-from .common import index_for, reshape
+from ....lowering.dims import index_for, reshape
 from .condition import decide
 
 

@@ -16,7 +16,7 @@ from ....ir.ops import Op
 from ....symbolic.constraints import Kind
 from ..reader import ConvertError
 from ..registry import converter
-from .common import slice_
+from ....lowering.dims import slice_
 from .conv3d import conv3d
 from .conv_weights import acc_type, as_value, bias, rearrange, rows, shape_of, weight
 from .nn import drop_1d, fit_window, lift_1d, read_window, to_nchw, to_nhwc

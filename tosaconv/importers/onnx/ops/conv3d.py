@@ -19,7 +19,7 @@ from ....ir.ops import Op
 from ....symbolic.constraints import Kind
 from ....symbolic.expr import mul, sub
 from ..reader import ConvertError
-from .common import reshape, slice_
+from ....lowering.dims import reshape, slice_
 from .conv_weights import as_value, dilate, flip, rearrange, rows, shape_of
 from .windows_nd import fit_channels_last, nd_window
 

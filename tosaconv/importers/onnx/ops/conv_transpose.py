@@ -19,7 +19,7 @@ from ....symbolic.constraints import Kind
 from ....symbolic.expr import mul, sub
 from ..reader import ConvertError
 from ..registry import converter
-from .common import slice_
+from ....lowering.dims import slice_
 from .conv3d import conv_transpose3d
 from .conv_weights import acc_type, as_value, bias, dilate, rearrange, rows, shape_of, weight
 from .nn import drop_1d, lift_1d, to_nchw, to_nhwc

@@ -15,7 +15,7 @@ from ....ir import attrs as A
 from ....ir.dtypes import DType
 from ....ir.ops import Op
 from ..reader import ConvertError
-from .common import reshape, slice_
+from ....lowering.dims import reshape, slice_
 
 
 def acc_type(x) -> DType:

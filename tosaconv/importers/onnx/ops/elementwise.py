@@ -19,8 +19,8 @@ from ....ir.ops import Op
 from ..context import ShapeTensor
 from ..reader import ConvertError
 from ..registry import converter
-from .common import index_op
-from .typed import clamp, compare, int32_op, mul
+from ....lowering.dims import index_op
+from ....lowering.typed import clamp, compare, int32_op, mul
 
 FLOAT_MAX = float(np.finfo(np.float32).max)
 MAX_POW_BY_MUL = 8   # integer exponents up to this become repeated MUL

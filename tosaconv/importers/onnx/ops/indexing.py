@@ -20,8 +20,8 @@ from ....symbolic.constraints import Kind
 from ....symbolic.expr import product
 from ..reader import ConvertError
 from ..registry import converter
-from .common import index_for, norm_axis, reshape
-from .index_math import I32, arange, as_int32, dim_tensor, gather_safe, inverse, transpose, wrap_negative
+from ....lowering.dims import index_for, norm_axis, reshape
+from ....lowering.index_math import I32, arange, as_int32, dim_tensor, gather_safe, inverse, transpose, wrap_negative
 
 
 def element_offsets(ctx, shape, idx, axis: int):

@@ -14,7 +14,7 @@ from __future__ import annotations
 from ....ir.ops import Op
 from ..reader import ConvertError
 from ..registry import converter
-from .typed import compare
+from ....lowering.typed import compare
 
 
 def _binary(op):

@@ -21,7 +21,7 @@ from ....symbolic.scope import ExtentKind, SymbolInfo
 from ..context import ShapeTensor
 from ..reader import ConvertError
 from ..subgraph import RegionContext, convert_body
-from .common import index_for, index_op
+from ....lowering.dims import index_for, index_op
 from .control import as_const, bool_scalar
 
 MAX_TRIP = 2**31 - 1   # a Loop without a trip count runs until its condition stops it

@@ -23,7 +23,7 @@ from ..context import ShapeTensor
 from ..reader import ConvertError
 from ..registry import converter
 from . import loop_regions
-from .common import norm_axis, reshape, slice_
+from ....lowering.dims import norm_axis, reshape, slice_
 from .control import as_const, inline_body, results
 
 MAX_IMPORT_UNROLL = 64   # longer loops become a LOOP op (unrolled at specialization)

@@ -21,9 +21,9 @@ from ....ir.dtypes import DType
 from ....ir.ops import Op
 from ..reader import ConvertError
 from ..registry import converter
-from .common import norm_axis, reshape
+from ....lowering.dims import norm_axis, reshape
 from .elementwise import _CAST_TARGETS, truncate
-from .index_math import I32, arange, as_int32, scalar, select_reduce, wrap_negative
+from ....lowering.index_math import I32, arange, as_int32, scalar, select_reduce, wrap_negative
 
 
 def _diagonal_offsets(ctx, rows, cols, rank: int):

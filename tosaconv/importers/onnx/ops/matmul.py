@@ -19,7 +19,7 @@ from ....symbolic.constraints import Kind
 from ....symbolic.expr import product, same
 from ..reader import ConvertError
 from ..registry import converter
-from .common import index_for, reshape
+from ....lowering.dims import index_for, reshape
 
 
 def _check_float(*values):

@@ -22,7 +22,7 @@ from ....ir.ops import Op
 from ....symbolic.constraints import Kind
 from ....symbolic.expr import Dim, add, dmax, floordiv, mul, sub
 from ..reader import ConvertError
-from .common import reshape, slice_
+from ....lowering.dims import reshape, slice_
 
 TO_NHWC, TO_NCHW = (0, 2, 3, 1), (0, 3, 1, 2)
 

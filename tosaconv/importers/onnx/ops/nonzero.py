@@ -20,7 +20,7 @@ from ....symbolic.expr import product
 from ....symbolic.scope import ExtentKind, SymbolInfo
 from ..reader import ConvertError
 from ..registry import converter
-from .common import norm_axis, reshape
+from ....lowering.dims import norm_axis, reshape
 from .indexing import take
 
 

@@ -23,8 +23,8 @@ from ....ir.ops import Op
 from ....symbolic.constraints import Kind
 from ..reader import ConvertError
 from ..registry import converter
-from .common import norm_axis, reshape
-from .typed import mul as _mul
+from ....lowering.dims import norm_axis, reshape
+from ....lowering.typed import mul as _mul
 from .reduce import mean_divisor, mean_over, reduce_chain
 
 

@@ -24,9 +24,9 @@ from ....symbolic.constraints import Kind
 from ....symbolic.expr import floordiv
 from ..reader import ConvertError
 from ..registry import converter
-from .common import norm_axis, reshape
+from ....lowering.dims import norm_axis, reshape
 from .elementwise import sqrt
-from .typed import mul
+from ....lowering.typed import mul
 from .normalize import cast_to, channel_shape, standardize
 from .reduce import mean_over, reduce_chain
 

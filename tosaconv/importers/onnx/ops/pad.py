@@ -22,8 +22,8 @@ from ....ir.ops import Op
 from ....symbolic.constraints import Kind
 from ..reader import ConvertError
 from ..registry import converter
-from .common import norm_axis, slice_
-from .index_math import fill
+from ....lowering.dims import norm_axis, slice_
+from ....lowering.index_math import fill
 
 MODES = ("constant", "edge", "reflect", "wrap")
 

@@ -28,7 +28,7 @@ from ....symbolic.expr import product
 from ..reader import ConvertError
 from ..registry import converter
 from . import pool_separable as sep
-from .common import index_for, reshape
+from ....lowering.dims import index_for, reshape
 from .nn import (Geometry, Window, apply_fits, drop_1d, fit, geometry, lift_1d, lowest, read_window, to_nchw,
                  to_nhwc)
 

@@ -32,7 +32,7 @@ from ....ir.dtypes import DType
 from ....ir.ops import Op
 from ....symbolic.expr import add, mul, product, sub
 from ..reader import ConvertError
-from .common import index_for, reshape, slice_
+from ....lowering.dims import index_for, reshape, slice_
 from .nn import Geometry, geometry, lowest
 from .windows_nd import nd_window
 

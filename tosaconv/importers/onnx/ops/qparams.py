@@ -20,7 +20,7 @@ from ....ir.graph import Value
 from ....ir.ops import Op
 from ....symbolic.constraints import Kind
 from ..reader import ConvertError
-from .common import norm_axis, reshape
+from ....lowering.dims import norm_axis, reshape
 from .qtypes import QParams
 
 

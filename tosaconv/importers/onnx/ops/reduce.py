@@ -25,9 +25,9 @@ from ....ir.ops import Op
 from ....symbolic.expr import product, same
 from ..reader import ConvertError
 from ..registry import converter
-from .common import index_for, norm_axis, reshape
+from ....lowering.dims import index_for, norm_axis, reshape
 from .elementwise import truncate
-from .typed import mul
+from ....lowering.typed import mul
 
 # The opset version from which each op takes its axes as input 1 instead of an attribute.
 _AXES_INPUT_SINCE = {"ReduceSum": 13, "ReduceMean": 18, "ReduceMax": 18, "ReduceMin": 18, "ReduceProd": 18,

@@ -22,7 +22,7 @@ from ....ir import attrs as A
 from ....ir.ops import Op
 from ....symbolic.expr import product, same
 from ..reader import ConvertError
-from .common import index_for, reshape
+from ....lowering.dims import index_for, reshape
 
 
 def separable_resize(ctx, node, x, mode: str, axes, order):

@@ -29,7 +29,7 @@ from ....ir.ops import Op
 from ....symbolic.constraints import Kind
 from ....symbolic.expr import add, mul, same, sub
 from ..reader import ConvertError
-from .common import slice_
+from ....lowering.dims import slice_
 from .nn import to_nchw, to_nhwc
 
 MAX_SCALE_N = 1 << 11   # TOSA: scale_n <= 2048

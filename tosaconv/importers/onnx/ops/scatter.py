@@ -23,8 +23,8 @@ from ....symbolic.constraints import Kind
 from ....symbolic.expr import product, sub
 from ..reader import ConvertError
 from ..registry import converter
-from .common import norm_axis, reshape
-from .index_math import (arange, as_int32, axis_last, extremes, gather_safe, inverse, select_reduce, transpose,
+from ....lowering.dims import norm_axis, reshape
+from ....lowering.index_math import (arange, as_int32, axis_last, extremes, gather_safe, inverse, select_reduce, transpose,
                          wrap_negative)
 from .indexing import element_offsets, elements_like, nd_layout, nd_rows
 

@@ -19,7 +19,7 @@ from ....symbolic.expr import dmax, floordiv, product, same, sub
 from ..context import ShapeTensor
 from ..reader import ConvertError
 from ..registry import converter
-from .common import expand_leading, index_for, reshape
+from ....lowering.dims import expand_leading, index_for, reshape
 
 
 @converter("Shape", since=1)

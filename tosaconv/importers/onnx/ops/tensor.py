@@ -17,7 +17,7 @@ from ....symbolic.expr import Expr, dmax, dmin, floordiv, product, same
 from ..context import ShapeTensor
 from ..reader import ConvertError
 from ..registry import converter
-from .common import index_for, norm_axis, reshape, slice_, split_along
+from ....lowering.dims import index_for, norm_axis, reshape, slice_, split_along
 
 BIG = 2 ** 31 - 1
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from ....ir import attrs as A
 from ....ir.ops import Op
 from ..reader import ConvertError
-from .common import slice_
+from ....lowering.dims import slice_
 from .nn import Window, fit, geometry
 
 

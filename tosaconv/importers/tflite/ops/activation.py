@@ -15,7 +15,7 @@ from ....ir import attrs as A
 from ....ir.ops import Op
 from ...onnx.ops.activation import hard_sigmoid
 from ...onnx.ops.reduce import reduce_chain
-from ...onnx.ops.typed import clamp, compare, mul
+from ....lowering.typed import clamp, compare, mul
 from ..registry import converter
 from .common import ACT, activation, fused
 

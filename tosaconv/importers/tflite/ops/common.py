@@ -19,7 +19,7 @@ import tflite
 from ....ir.dtypes import DType
 from ....ir.ops import Op
 from ...onnx.ops.nn import Window
-from ...onnx.ops.typed import clamp
+from ....lowering.typed import clamp
 from ..reader import ConvertError
 
 ACT = tflite.ActivationFunctionType

@@ -13,7 +13,7 @@ from ....ir import attrs as A
 from ....ir.dtypes import DType
 from ....ir.ops import Op
 from ...onnx.ops.elementwise import index_arith, sqrt, truncate
-from ...onnx.ops.typed import compare, int32_op, mul
+from ....lowering.typed import compare, int32_op, mul
 from ..reader import ConvertError
 from ..registry import converter
 from .common import fused

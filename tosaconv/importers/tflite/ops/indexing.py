@@ -22,8 +22,8 @@ from ...onnx.ops import pad as onnx_pad
 from ...onnx.ops import shape as onnx_shape
 from ...onnx.ops import tensor as onnx_tensor
 from ...onnx.ops.argmax import arg_extreme
-from ...onnx.ops.common import index_for, norm_axis, reshape
-from ...onnx.ops.index_math import as_int32, fill, gather_safe
+from ....lowering.dims import index_for, norm_axis, reshape
+from ....lowering.index_math import as_int32, fill, gather_safe
 from ..reader import ConvertError
 from ..registry import converter
 from .onnx_view import OnnxView

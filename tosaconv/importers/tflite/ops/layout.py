@@ -17,8 +17,8 @@ from ....ir import attrs as A
 from ....ir.ops import Op
 from ....symbolic.constraints import Kind
 from ....symbolic.expr import mul, product, sub
-from ...onnx.ops.common import reshape, slice_
-from ...onnx.ops.index_math import transpose
+from ....lowering.dims import reshape, slice_
+from ....lowering.index_math import transpose
 from ...onnx.ops.layout import _split
 from ...onnx.ops.pad import _pad_axis, _rows
 from ..qhelpers_data import keeps_quant

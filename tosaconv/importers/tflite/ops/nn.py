@@ -24,7 +24,7 @@ from ....ir.ops import Op
 from ....symbolic.constraints import Kind
 from ....symbolic.expr import floordiv, product
 from ...onnx.ops import pool as onnx_pool
-from ...onnx.ops.common import reshape, slice_
+from ....lowering.dims import reshape, slice_
 from ...onnx.ops.matmul import matmul
 from ...onnx.ops.nn import geometry
 from ...onnx.ops.nn import fit_window

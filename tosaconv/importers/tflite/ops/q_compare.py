@@ -26,7 +26,7 @@ from ..qmath import qtensor, same_types, scale_int32, shifted_int32
 from ..quant import scale
 from ..reader import ConvertError
 from ..registry import converter
-from ...onnx.ops.typed import compare
+from ....lowering.typed import compare
 
 
 def _scaled(ctx, node, i: int, raw_int16: bool):

@@ -64,7 +64,7 @@ from ....ir import attrs as A
 from ....ir.dtypes import DType
 from ....ir.ops import Op
 from ....symbolic.constraints import Kind
-from ...onnx.ops.common import reshape
+from ....lowering.dims import reshape
 from ...onnx.ops.matmul import _broadcast_batch, _to_batch
 from .. import quant
 from ..int32_ops import identity_rescale

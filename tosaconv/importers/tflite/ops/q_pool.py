@@ -34,7 +34,7 @@ from ....ir import attrs as A
 from ....ir.dtypes import DType
 from ....ir.ops import Op
 from ...onnx.ops import pool as onnx_pool
-from ...onnx.ops.index_math import fill
+from ....lowering.index_math import fill
 from ...onnx.ops.nn import fit_window, lowest
 from ..int32_ops import Int32Ops, int32_to_output
 from ..qmath import same_types

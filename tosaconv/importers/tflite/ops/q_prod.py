@@ -34,8 +34,8 @@ import numpy as np
 
 from ....ir import attrs as A
 from ....ir.ops import Op
-from ...onnx.ops.common import slice_
-from ...onnx.ops.typed import clamp
+from ....lowering.dims import slice_
+from ....lowering.typed import clamp
 from ..int32_ops import Int32Ops, input_as_int32, int32_to_output
 from ..qmath import same_types
 from ..quant import quantize_multiplier, scale, value_range, zero_point

@@ -32,10 +32,10 @@ from ....ir import attrs as A
 from ....ir.dtypes import DType
 from ....ir.ops import Op
 from ....symbolic.expr import product
-from ...onnx.ops.common import norm_axis
+from ....lowering.dims import norm_axis
 from ...onnx.ops.reduce import reduce_chain
 from ....ir.count_rescale import CountRescaleError, mean_multiplier, rescale_for
-from ...onnx.ops.common import index_for
+from ....lowering.dims import index_for
 from ..int32_ops import Int32Ops, identity_rescale, input_as_int32
 from ..qhelpers_data import same_quant
 from ..qmath import same_types

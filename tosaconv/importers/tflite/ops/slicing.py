@@ -19,7 +19,7 @@ from ....ir import attrs as A
 from ....ir.ops import Op
 from ....symbolic.constraints import Kind
 from ....symbolic.expr import sub
-from ...onnx.ops.common import norm_axis, reshape, slice_, split_along
+from ....lowering.dims import norm_axis, reshape, slice_, split_along
 from ...onnx.ops.reduce import mean_over, reduce_chain
 from ..context import ShapeTensor
 from ..reader import ConvertError

@@ -1,5 +1,5 @@
-"""Index arithmetic shared by the indexing converters (GatherElements, GatherND,
-Scatter*, TopK, CumSum, Trilu, OneHot, EyeLike, ReverseSequence, NonZero).
+"""Index arithmetic shared by the indexing converters (ONNX GatherElements, GatherND,
+Scatter*, TopK, CumSum, Trilu, OneHot, EyeLike, ReverseSequence, NonZero; their TFLite twins).
 
 TOSA has no iota, sort or scan, so these converters build index tensors out of
 ranges (a CONST when the length is known at import, else an IOTA of the
@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from ....ir import attrs as A
-from ....ir.dtypes import DType
-from ....ir.ops import Op
-from ..reader import ConvertError
-from .common import index_for, reshape
+from ..ir import attrs as A
+from ..ir.dtypes import DType
+from ..ir.ops import Op
+from .errors import ConvertError
+from .dims import index_for, reshape
 
 I32 = DType.INT32
 
