@@ -20,7 +20,7 @@ from ....symbolic.constraints import Kind
 from ....symbolic.expr import mul, sub
 from ..reader import ConvertError
 from ....lowering.dims import reshape, slice_
-from .conv_weights import as_value, dilate, flip, rearrange, rows, shape_of
+from ....lowering.conv_weights import as_value, dilate, flip, rearrange, rows, shape_of
 from .windows_nd import fit_channels_last, nd_window
 
 TO_NDHWC, TO_NCDHW = (0, 2, 3, 4, 1), (0, 4, 1, 2, 3)

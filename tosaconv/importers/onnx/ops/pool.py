@@ -2,7 +2,7 @@
 
 1-D and 2-D MaxPool and AveragePool without dilations (and MaxPool without
 its Indices output) become TRANSPOSE, MAX_POOL2D / AVG_POOL2D, TRANSPOSE,
-with pads, strides, ceil_mode and auto_pad fitted by :mod:`.nn`. TOSA's
+with pads, strides, ceil_mode and auto_pad fitted by :mod:`tosaconv.lowering.window`. TOSA's
 AVG_POOL2D never counts padding, which is ONNX's ``count_include_pad=0``; for
 ``count_include_pad=1`` the pads are applied first as zeros by a PAD, so they
 count as input, and only ceil mode's extra end padding (which ONNX and ORT do
@@ -29,8 +29,9 @@ from ..reader import ConvertError
 from ..registry import converter
 from . import pool_separable as sep
 from ....lowering.dims import index_for, reshape
-from .nn import (Geometry, Window, apply_fits, drop_1d, fit, geometry, lift_1d, lowest, read_window, to_nchw,
-                 to_nhwc)
+from ....lowering.window import (Geometry, Window, apply_fits, drop_1d, fit, geometry, lift_1d, lowest, to_nchw,
+                                 to_nhwc)
+from .window_attrs import read_window
 
 
 def _window(node, rank: int) -> Window:

@@ -30,7 +30,7 @@ from ....symbolic.constraints import Kind
 from ....symbolic.expr import add, mul, same, sub
 from ..reader import ConvertError
 from ....lowering.dims import slice_
-from .nn import to_nchw, to_nhwc
+from ....lowering.window import to_nchw, to_nhwc
 
 MAX_SCALE_N = 1 << 11   # TOSA: scale_n <= 2048
 IDENTITY = (1, 1, 0, 0)  # (scale_n, scale_d, offset, border) of an axis that does not change

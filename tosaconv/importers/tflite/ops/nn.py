@@ -5,8 +5,8 @@ BATCH_MATMUL.
 TFLite is NHWC already, so no TRANSPOSE pairs: CONV_2D's OHWI filter is TOSA
 CONV2D's weight as is, and DEPTHWISE_CONV_2D's ``[1, KH, KW, C*M]`` filter is
 reshaped to TOSA's ``[KH, KW, C, M]`` (output channel ``c*M + m`` in both).
-SAME/VALID padding goes through the ONNX importer's window geometry
-(:func:`~tosaconv.importers.onnx.ops.nn.fit_window`), which records ledger
+SAME/VALID padding goes through the shared window geometry
+(:func:`~tosaconv.lowering.window.fit_window`), which records ledger
 facts and fits symbolic H/W exactly as TFLite computes its pads.
 FULLY_CONNECTED flattens the input to ``[-1, K]`` and multiplies by the
 transposed ``[O, K]`` weights; ``keep_num_dims`` keeps the leading dims.
@@ -21,13 +21,12 @@ import numpy as np
 from ....ir import attrs as A
 from ....ir.dtypes import DType
 from ....ir.ops import Op
+from ....lowering.window import fit_window, geometry
 from ....symbolic.constraints import Kind
 from ....symbolic.expr import floordiv, product
 from ...onnx.ops import pool as onnx_pool
 from ....lowering.dims import reshape, slice_
 from ...onnx.ops.matmul import matmul
-from ...onnx.ops.nn import geometry
-from ...onnx.ops.nn import fit_window
 from ..reader import ConvertError
 from ..registry import converter
 from .common import float_input, fused, require_float, window

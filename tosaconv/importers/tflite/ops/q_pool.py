@@ -35,7 +35,7 @@ from ....ir.dtypes import DType
 from ....ir.ops import Op
 from ...onnx.ops import pool as onnx_pool
 from ....lowering.index_math import fill
-from ...onnx.ops.nn import fit_window, lowest
+from ....lowering.window import fit_window, lowest
 from ..int32_ops import Int32Ops, int32_to_output
 from ..qmath import same_types
 from ..quant import unsigned, value_range

@@ -25,7 +25,7 @@ import numpy as np
 
 from ....symbolic.expr import same
 from ...onnx.ops.indexing import take
-from ...onnx.ops.nn import to_nchw, to_nhwc
+from ....lowering.window import to_nchw, to_nhwc
 from ...onnx.ops.resize import _sized_axis, convert_resize
 from ...onnx.ops.resize_tosa import _reference_nearest
 from ..context import ShapeTensor
