@@ -14,17 +14,16 @@ transposed ``[O, K]`` weights; ``keep_num_dims`` keeps the leading dims.
 from __future__ import annotations
 
 from dataclasses import replace
-from types import SimpleNamespace
 
 import numpy as np
 
 from ....ir import attrs as A
 from ....ir.dtypes import DType
 from ....ir.ops import Op
-from ....lowering.window import fit_window, geometry
+from ....lowering import pool as pooling
+from ....lowering.window import apply_fits, fit_window, geometry
 from ....symbolic.constraints import Kind
 from ....symbolic.expr import floordiv, product
-from ...onnx.ops import pool as onnx_pool
 from ....lowering.dims import reshape, slice_
 from ...onnx.ops.matmul import matmul
 from ..reader import ConvertError
@@ -149,14 +148,14 @@ def pool_window(node):
 
 def pool_fits(ctx, x, w):
     geoms = [geometry(ctx, x.type.shape[1 + i], w, i) for i in range(2)]
-    return onnx_pool._fits(x, w, geoms)
+    return pooling.pool_fits(x, w, geoms)
 
 
 @converter("MAX_POOL_2D", options="Pool2DOptions")
 def convert_max_pool_2d(ctx, node):
     x = float_input(ctx, node)
     w = pool_window(node)
-    x, pad = onnx_pool.apply_fits(ctx, x, pool_fits(ctx, x, w), float("-inf"))
+    x, pad = apply_fits(ctx, x, pool_fits(ctx, x, w), float("-inf"))
     y = ctx.b.emit(Op.MAX_POOL2D, x, attrs=A.MaxPool2dAttrs(w.kernel, w.stride, pad))
     return fused(ctx, node, y)
 
@@ -167,11 +166,10 @@ def convert_average_pool_2d(ctx, node):
     x = require_float(node, float_input(ctx, node))
     w = pool_window(node)
     fits = pool_fits(ctx, x, w)
-    named = SimpleNamespace(op_type=node.op_type)
     if any(f.append for f in fits):
-        y = onnx_pool._average_by_ratio(ctx, named, x, w, fits, None)
+        y = pooling.average_pool_by_ratio(ctx, node.op_type, x, w, fits, None)
     else:
-        y = onnx_pool._average(ctx, named, x, w, fits)
+        y = pooling.average_pool(ctx, node.op_type, x, w, fits)
     return fused(ctx, node, y)
 
 
