@@ -30,7 +30,7 @@ from ..reader import ConvertError
 from ..registry import converter
 from ....lowering.dims import index_for, norm_axis, reshape
 from ....lowering.typed import compare
-from .reduce import count_tensor, reduce_chain
+from ....lowering.reduce import count_tensor, reduce_chain
 
 
 def arg_extreme(ctx, x, axis: int, find_min: bool, last: bool = False):

@@ -21,7 +21,7 @@ from ..reader import ConvertError
 from ..registry import converter
 from .float_div import divide
 from .qtypes import UINT8, clamp_int32, mark_unsigned
-from .reduce import reduce_chain
+from ....lowering.reduce import reduce_chain
 
 
 @converter("DynamicQuantizeLinear", since=11)

@@ -22,7 +22,8 @@ from ....ir.ops import Op
 from ..reader import ConvertError
 from ..registry import converter
 from ....lowering.dims import norm_axis, reshape
-from .elementwise import _CAST_TARGETS, truncate
+from ....lowering.elementwise import truncate
+from .elementwise import _CAST_TARGETS
 from ....lowering.index_math import I32, arange, as_int32, scalar, select_reduce, wrap_negative
 
 

@@ -25,7 +25,7 @@ from ..reader import ConvertError
 from ..registry import converter
 from ....lowering.dims import norm_axis, reshape
 from ....lowering.typed import mul as _mul
-from .reduce import mean_divisor, mean_over, reduce_chain
+from ....lowering.reduce import mean_divisor, mean_over, reduce_chain
 
 
 def _shifted_exp(ctx, x, axes):

@@ -25,10 +25,10 @@ from ....symbolic.expr import floordiv
 from ..reader import ConvertError
 from ..registry import converter
 from ....lowering.dims import norm_axis, reshape
-from .elementwise import sqrt
+from ....lowering.elementwise import sqrt
 from ....lowering.typed import mul
 from .normalize import cast_to, channel_shape, standardize
-from .reduce import mean_over, reduce_chain
+from ....lowering.reduce import mean_over, reduce_chain
 
 MVN_EPSILON = 1e-9
 

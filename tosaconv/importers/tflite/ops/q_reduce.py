@@ -33,7 +33,7 @@ from ....ir.dtypes import DType
 from ....ir.ops import Op
 from ....symbolic.expr import product
 from ....lowering.dims import norm_axis
-from ...onnx.ops.reduce import reduce_chain
+from ....lowering.reduce import reduce_chain
 from ....ir.count_rescale import CountRescaleError, mean_multiplier, rescale_for
 from ....lowering.dims import index_for
 from ..int32_ops import Int32Ops, identity_rescale, input_as_int32

@@ -20,7 +20,7 @@ from ....ir.ops import Op
 from ....symbolic.constraints import Kind
 from ....symbolic.expr import sub
 from ....lowering.dims import norm_axis, reshape, slice_, split_along
-from ...onnx.ops.reduce import mean_over, reduce_chain
+from ....lowering.reduce import mean_over, reduce_chain
 from ..context import ShapeTensor
 from ..reader import ConvertError
 from ..registry import converter
