@@ -118,3 +118,19 @@ def gather_safe(ctx, x):
         return x, lambda v: v
     as_i8 = ctx.b.emit(Op.CAST, x, attrs=A.CastAttrs(DType.INT8))
     return as_i8, lambda v: ctx.b.emit(Op.CAST, v, attrs=A.CastAttrs(DType.BOOL))
+
+
+def cumsum(ctx, x, axis: int, exclusive: bool, reverse: bool):
+    """The running sum of ``x`` along ``axis``: a triangular mask between output position ``i`` and source
+    position ``j`` on two adjacent axes (``j <= i``, ``j < i`` when ``exclusive``, mirrored when
+    ``reverse``), then one REDUCE_SUM over ``j``; ``n²`` elements per row, exact for integers, valid with
+    symbolic dims."""
+    rank = x.type.rank
+    shape = list(x.type.shape)
+    n = shape[axis]
+    out_pos, src_pos = arange(ctx, n, rank + 1, axis), arange(ctx, n, rank + 1, axis + 1)
+    first, second = (src_pos, out_pos) if reverse else (out_pos, src_pos)
+    taken = ctx.b.emit(Op.GREATER if exclusive else Op.GREATER_EQUAL, first, second)
+    source = reshape(ctx, x, shape[:axis] + [1] + shape[axis:])
+    sums = select_reduce(ctx, taken, source, 0, Op.REDUCE_SUM, axis + 1)
+    return reshape(ctx, sums, shape)

@@ -1,4 +1,4 @@
-"""Reductions both importers share: one-axis TOSA reductions chained over several axes, and means.
+"""Reductions both importers share: one-axis TOSA reductions chained over several axes, means, arg max/min.
 
 A TOSA reduction reduces one axis and keeps it as 1, so a reduction over
 several axes is a chain of them (axes that are a literal 1 need none). Bool
@@ -13,8 +13,10 @@ from __future__ import annotations
 from ..ir import attrs as A
 from ..ir.dtypes import DType
 from ..ir.ops import Op
-from ..symbolic.expr import product, same
+from ..symbolic.expr import product, same, sub
 from .dims import index_for, reshape
+from .errors import ConvertError
+from .typed import compare
 
 # Bool reductions (ONNX ReduceMax/ReduceMin accept bool from opset 20) are TOSA's logical ones.
 _BOOL_OPS = {Op.REDUCE_MAX: Op.REDUCE_ANY, Op.REDUCE_MIN: Op.REDUCE_ALL}
@@ -66,3 +68,33 @@ def count_tensor(ctx, count, like):
     if like.dtype is not DType.INT32:
         t = ctx.b.emit(Op.CAST, t, attrs=A.CastAttrs(like.dtype))
     return reshape(ctx, t, [1] * like.rank)
+
+
+def arg_extreme(ctx, x, axis: int, find_min: bool, last: bool = False):
+    """INT32 indices of the first (or last) max (or min) of ``x`` along ``axis``, which is dropped.
+
+    TOSA ARGMAX returns the first index of the maximum (the first NaN, as numpy does) of int8, int16,
+    fp16 and fp32 data. It is given x for a max; for a min ``-x`` (floats, exact) or ``~x = -x - 1``
+    (int8/int16: no overflow at the most negative value); int32 data becomes the int8 mask
+    ``x == max(x)`` (or min). ``last`` reverses the axis and maps index i back to ``n - 1 - i``."""
+    if x.type.rank == 0:
+        raise ConvertError("ArgMax/ArgMin of a scalar: the input needs at least one axis")
+    if last:
+        x = ctx.b.emit(Op.REVERSE, x, attrs=A.AxisAttrs(axis))
+    index = ctx.b.emit(Op.ARGMAX, _maximand(ctx, x, axis, find_min), attrs=A.AxisNanAttrs(axis))
+    if not last:
+        return index
+    return ctx.b.emit(Op.SUB, count_tensor(ctx, sub(x.type.shape[axis], 1), index.type), index)
+
+
+def _maximand(ctx, x, axis: int, find_min: bool):
+    """What ARGMAX finds the first maximum of (see :func:`arg_extreme`)."""
+    dtype = x.type.dtype
+    if dtype.is_float:
+        return ctx.b.emit(Op.NEGATE, x, attrs=A.NegateAttrs(0, 0)) if find_min else x
+    if dtype in (DType.INT8, DType.INT16):
+        return ctx.b.emit(Op.BITWISE_NOT, x) if find_min else x
+    if dtype is DType.INT32:
+        extreme = reduce_chain(ctx, Op.REDUCE_MIN if find_min else Op.REDUCE_MAX, x, [axis])
+        return ctx.b.emit(Op.CAST, compare(ctx, Op.EQUAL, x, extreme), attrs=A.CastAttrs(DType.INT8))
+    raise ConvertError(f"ArgMax/ArgMin of {dtype.value} data: ONNX defines them for numbers only")

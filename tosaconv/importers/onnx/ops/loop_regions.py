@@ -22,7 +22,8 @@ from ..context import ShapeTensor
 from ..reader import ConvertError
 from ..subgraph import RegionContext, convert_body
 from ....lowering.dims import index_for, index_op
-from .control import as_const, bool_scalar
+from ....lowering.control import bool_scalar
+from .control import as_const
 
 MAX_TRIP = 2**31 - 1   # a Loop without a trip count runs until its condition stops it
 

@@ -21,7 +21,7 @@ from ....symbolic.scope import ExtentKind, SymbolInfo
 from ..reader import ConvertError
 from ..registry import converter
 from ....lowering.dims import norm_axis, reshape
-from .indexing import take
+from ....lowering.gather import take
 
 
 @converter("NonZero", since=9)

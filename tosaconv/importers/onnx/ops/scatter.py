@@ -26,7 +26,8 @@ from ..registry import converter
 from ....lowering.dims import norm_axis, reshape
 from ....lowering.index_math import (arange, as_int32, axis_last, extremes, gather_safe, inverse, select_reduce, transpose,
                          wrap_negative)
-from .indexing import element_offsets, elements_like, nd_layout, nd_rows
+from ....lowering.gather import nd_layout, nd_rows
+from .indexing import element_offsets, elements_like
 
 # reduction -> (TOSA reduction, merge with the data, identity selector)
 _REDUCTIONS = {

@@ -25,7 +25,7 @@ from ....lowering.window import apply_fits, fit_window, geometry
 from ....symbolic.constraints import Kind
 from ....symbolic.expr import floordiv, product
 from ....lowering.dims import reshape, slice_
-from ...onnx.ops.matmul import matmul
+from ....lowering.matmul import matmul
 from ..reader import ConvertError
 from ..registry import converter
 from .common import float_input, fused, require_float, window

@@ -30,7 +30,7 @@ import numpy as np
 
 from ....ir import attrs as A
 from ....ir.ops import Op
-from ...onnx.ops.indexing import take
+from ....lowering.gather import take
 from ..gemmlowp import c_div
 from ..int32_ops import input_as_int32, int32_to_output
 from ..qmath import same_types

@@ -19,7 +19,7 @@ from ....ir.ops import Op
 from ....symbolic.constraints import Kind
 from ....symbolic.expr import same
 from ....lowering.dims import norm_axis, reshape, slice_
-from ...onnx.ops.shape import reshape_with_hole
+from ....lowering.shapes import reshape_with_hole
 from ..context import ShapeTensor
 from ..qhelpers_data import keeps_quant
 from ..reader import ConvertError
