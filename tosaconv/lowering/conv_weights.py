@@ -14,8 +14,8 @@ import numpy as np
 from ..ir import attrs as A
 from ..ir.dtypes import DType
 from ..ir.ops import Op
-from .errors import ConvertError
 from .dims import reshape, slice_
+from .errors import ConvertError
 
 
 def acc_type(x) -> DType:

@@ -14,8 +14,8 @@ import numpy as np
 from ..ir import attrs as A
 from ..ir.dtypes import DType
 from ..ir.ops import Op
-from .errors import ConvertError
 from .dims import index_for, reshape
+from .errors import ConvertError
 
 I32 = DType.INT32
 

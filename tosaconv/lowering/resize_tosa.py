@@ -167,7 +167,8 @@ def _nearest_params(spec, axis, a: Fraction, b: Fraction) -> tuple:
     if not (isinstance(axis.size, int) and isinstance(axis.out, int)):
         return _tosa_params(axis, a, b + shift + natural * unit)
     nudges = [natural] + [t for t in (Fraction(0), Fraction(-1, 2), Fraction(-1)) if t != natural]
-    return _first_match(axis, a, [b + shift + t * unit for t in nudges], reference_nearest(spec.coordinate_transformation_mode, axis, mode))
+    want = reference_nearest(spec.coordinate_transformation_mode, axis, mode)
+    return _first_match(axis, a, [b + shift + t * unit for t in nudges], want)
 
 
 def _first_match(axis, a: Fraction, offsets, want: np.ndarray) -> tuple:

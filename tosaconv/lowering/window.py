@@ -27,8 +27,8 @@ from ..ir import attrs as A
 from ..ir.ops import Op
 from ..symbolic.constraints import Kind
 from ..symbolic.expr import Dim, add, dmax, floordiv, mul, sub
-from .errors import ConvertError
 from .dims import reshape, slice_
+from .errors import ConvertError
 
 TO_NHWC, TO_NCHW = (0, 2, 3, 1), (0, 3, 1, 2)
 

@@ -19,10 +19,10 @@ import numpy as np
 
 from ....ir import attrs as A
 from ....ir.ops import Op
-from ..reader import ConvertError
-from ..registry import converter
 from ....lowering.elementwise import hard_sigmoid
 from ....lowering.typed import compare, mul
+from ..reader import ConvertError
+from ..registry import converter
 
 GELU_TANH_COEFF = 0.044715
 

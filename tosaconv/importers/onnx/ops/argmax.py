@@ -26,11 +26,11 @@ import numpy as np
 from ....ir import attrs as A
 from ....ir.dtypes import DType
 from ....ir.ops import Op
+from ....lowering.dims import index_for, norm_axis, reshape
+from ....lowering.reduce import arg_extreme
+from ....lowering.typed import compare
 from ....symbolic.expr import product
 from ..registry import converter
-from ....lowering.dims import index_for, norm_axis, reshape
-from ....lowering.typed import compare
-from ....lowering.reduce import arg_extreme
 
 
 def _arg(find_min: bool):

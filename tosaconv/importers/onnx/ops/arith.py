@@ -22,10 +22,10 @@ from __future__ import annotations
 from ....ir import attrs as A
 from ....ir.dtypes import DType
 from ....ir.ops import Op
-from ..reader import ConvertError
-from ..registry import converter
 from ....lowering.elementwise import index_arith
 from ....lowering.typed import clamp, compare, int32_op, mul, widen_int
+from ..reader import ConvertError
+from ..registry import converter
 
 
 def _c(ctx, value, x):

@@ -18,12 +18,12 @@ import numpy as np
 from ....ir import attrs as A
 from ....ir.ops import Op
 from ....ir.region_rules import same_type
+from ....lowering.control import bool_scalar, results
+from ....lowering.dims import index_for
 from ..context import ShapeTensor
 from ..reader import ConvertError
 from ..registry import converter
 from ..subgraph import InlineContext, RegionContext, convert_body
-from ....lowering.control import bool_scalar, results
-from ....lowering.dims import index_for
 from .condition import decide
 
 

@@ -13,13 +13,13 @@ from __future__ import annotations
 
 from ....ir import attrs as A
 from ....ir.ops import Op
+from ....lowering.conv_weights import acc_type, as_value, bias, rearrange, rows, shape_of, weight
+from ....lowering.dims import slice_
+from ....lowering.window import drop_1d, fit_window, lift_1d, to_nchw, to_nhwc
 from ....symbolic.constraints import Kind
 from ..reader import ConvertError
 from ..registry import converter
-from ....lowering.dims import slice_
 from .conv3d import conv3d
-from ....lowering.conv_weights import acc_type, as_value, bias, rearrange, rows, shape_of, weight
-from ....lowering.window import drop_1d, fit_window, lift_1d, to_nchw, to_nhwc
 from .window_attrs import read_window
 
 

@@ -15,14 +15,14 @@ from __future__ import annotations
 
 from ....ir import attrs as A
 from ....ir.ops import Op
+from ....lowering.conv_weights import acc_type, as_value, bias, dilate, rearrange, rows, shape_of, weight
+from ....lowering.dims import slice_
+from ....lowering.window import cut_rows, drop_1d, lift_1d, to_nchw, to_nhwc, transpose_out_pad
 from ....symbolic.constraints import Kind
 from ....symbolic.expr import mul, sub
 from ..reader import ConvertError
 from ..registry import converter
-from ....lowering.dims import slice_
 from .conv3d import conv_transpose3d
-from ....lowering.conv_weights import acc_type, as_value, bias, dilate, rearrange, rows, shape_of, weight
-from ....lowering.window import cut_rows, drop_1d, lift_1d, to_nchw, to_nhwc, transpose_out_pad
 
 
 @converter("ConvTranspose", since=1)

@@ -16,11 +16,11 @@ import onnx
 from ....ir import attrs as A
 from ....ir.dtypes import DType
 from ....ir.ops import Op
+from ....lowering.elementwise import index_arith, index_elementwise, sqrt, truncate
+from ....lowering.typed import clamp, compare, int32_op, mul
 from ..context import ShapeTensor
 from ..reader import ConvertError
 from ..registry import converter
-from ....lowering.elementwise import index_arith, index_elementwise, sqrt, truncate
-from ....lowering.typed import clamp, compare, int32_op, mul
 
 FLOAT_MAX = float(np.finfo(np.float32).max)
 MAX_POW_BY_MUL = 8   # integer exponents up to this become repeated MUL

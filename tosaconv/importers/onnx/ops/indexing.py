@@ -15,13 +15,13 @@ import numpy as np
 
 from ....ir import attrs as A
 from ....ir.ops import Op
+from ....lowering.dims import norm_axis, reshape
+from ....lowering.gather import gather_nd
+from ....lowering.index_math import arange, as_int32, dim_tensor, gather_safe, inverse, transpose, wrap_negative
 from ....symbolic.constraints import Kind
 from ....symbolic.expr import product
 from ..reader import ConvertError
 from ..registry import converter
-from ....lowering.dims import norm_axis, reshape
-from ....lowering.gather import gather_nd
-from ....lowering.index_math import arange, as_int32, dim_tensor, gather_safe, inverse, transpose, wrap_negative
 
 
 def element_offsets(ctx, shape, idx, axis: int):

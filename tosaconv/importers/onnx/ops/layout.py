@@ -9,10 +9,10 @@ must split records a divisibility fact in the ledger.
 """
 from __future__ import annotations
 
-from ..reader import ConvertError
-from ..registry import converter
 from ....lowering.dims import exact_quotient, reshape
 from ....lowering.index_math import transpose
+from ..reader import ConvertError
+from ..registry import converter
 
 
 def _nchw(ctx, node):

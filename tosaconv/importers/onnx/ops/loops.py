@@ -18,13 +18,13 @@ import numpy as np
 from ....ir import attrs as A
 from ....ir.ops import Op
 from ....ir.region_rules import same_type
+from ....lowering.control import results
+from ....lowering.dims import norm_axis, reshape, slice_
 from ....symbolic.constraints import Kind
 from ..context import ShapeTensor
 from ..reader import ConvertError
 from ..registry import converter
 from . import loop_regions
-from ....lowering.dims import norm_axis, reshape, slice_
-from ....lowering.control import results
 from .control import as_const, inline_body
 
 MAX_IMPORT_UNROLL = 64   # longer loops become a LOOP op (unrolled at specialization)

@@ -19,12 +19,12 @@ import numpy as np
 from ....ir import attrs as A
 from ....ir.dtypes import DType
 from ....ir.ops import Op
-from ..reader import ConvertError
-from ..registry import converter
 from ....lowering.dims import norm_axis, reshape
 from ....lowering.elementwise import truncate
-from .elementwise import _CAST_TARGETS
 from ....lowering.index_math import I32, arange, as_int32, cumsum, scalar, wrap_negative
+from ..reader import ConvertError
+from ..registry import converter
+from .elementwise import _CAST_TARGETS
 
 
 def _diagonal_offsets(ctx, rows, cols, rank: int):

@@ -15,11 +15,11 @@ import numpy as np
 
 from ....ir import attrs as A
 from ....ir.ops import Op
+from ....lowering.dims import reshape
+from ....lowering.matmul import matmul
 from ....symbolic.constraints import Kind
 from ..reader import ConvertError
 from ..registry import converter
-from ....lowering.dims import reshape
-from ....lowering.matmul import matmul
 
 
 def _check_float(*values):

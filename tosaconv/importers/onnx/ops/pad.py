@@ -17,11 +17,11 @@ import numpy as np
 from ....ir import attrs as A
 from ....ir.dtypes import DType
 from ....ir.ops import Op
-from ..reader import ConvertError
-from ..registry import converter
 from ....lowering.dims import norm_axis, slice_
 from ....lowering.index_math import fill
 from ....lowering.pad import pad_axis, tile
+from ..reader import ConvertError
+from ..registry import converter
 
 MODES = ("constant", "edge", "reflect", "wrap")
 

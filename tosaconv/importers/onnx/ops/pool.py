@@ -24,13 +24,13 @@ import numpy as np
 from ....ir import attrs as A
 from ....ir.dtypes import DType
 from ....ir.ops import Op
+from ....lowering.dims import index_for, reshape
+from ....lowering.pool import average_pool, average_pool_by_ratio, check_pads, pad_hw, pool_fits
+from ....lowering.window import Geometry, Window, apply_fits, drop_1d, geometry, lift_1d, lowest, to_nchw, to_nhwc
 from ....symbolic.expr import product
 from ..reader import ConvertError
 from ..registry import converter
 from . import pool_separable as sep
-from ....lowering.dims import index_for, reshape
-from ....lowering.pool import average_pool, average_pool_by_ratio, check_pads, pad_hw, pool_fits
-from ....lowering.window import Geometry, Window, apply_fits, drop_1d, geometry, lift_1d, lowest, to_nchw, to_nhwc
 from .window_attrs import read_window
 
 

@@ -30,10 +30,10 @@ import numpy as np
 from ....ir import attrs as A
 from ....ir.dtypes import DType
 from ....ir.ops import Op
-from ....symbolic.expr import add, mul, product, sub
-from ..reader import ConvertError
 from ....lowering.dims import index_for, reshape, slice_
 from ....lowering.window import Geometry, geometry, lowest
+from ....symbolic.expr import add, mul, product, sub
+from ..reader import ConvertError
 from .windows_nd import nd_window
 
 

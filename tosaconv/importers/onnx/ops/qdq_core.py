@@ -24,7 +24,7 @@ from ....ir.dtypes import DType
 from ....ir.graph import Value
 from ....ir.ops import Op
 from ....ir.types import TensorType
-from ...quant_scale import ScaleError, multiplier_shift
+from ....lowering.quant_scale import ScaleError, multiplier_shift
 from .qparams import broadcast, is_value
 from .qtypes import QTensor, rescale, signed_value, state
 

@@ -46,7 +46,7 @@ from ....ir import attrs as A
 from ....ir.dtypes import DType
 from ....ir.ops import Op
 from ....symbolic.expr import same
-from ...quant_scale import clamp_is_exact, multipliers_shifts, value_bounds
+from ....lowering.quant_scale import clamp_is_exact, multipliers_shifts, value_bounds
 from ..reader import ConvertError
 from .qdq_core import LAYOUT, NoFold, check_scales, const_real, plan_core, quantize_bias, replay
 from .qtypes import QParams, QType, clamp_int32, rescale, state, stored_from_signed

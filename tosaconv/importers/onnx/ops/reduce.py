@@ -22,12 +22,12 @@ import numpy as np
 from ....ir import attrs as A
 from ....ir.dtypes import DType
 from ....ir.ops import Op
+from ....lowering.dims import norm_axis
+from ....lowering.elementwise import truncate
+from ....lowering.reduce import mean_over, reduce_chain
+from ....lowering.typed import mul
 from ..reader import ConvertError
 from ..registry import converter
-from ....lowering.dims import norm_axis
-from ....lowering.reduce import mean_over, reduce_chain
-from ....lowering.elementwise import truncate
-from ....lowering.typed import mul
 
 # The opset version from which each op takes its axes as input 1 instead of an attribute.
 _AXES_INPUT_SINCE = {"ReduceSum": 13, "ReduceMean": 18, "ReduceMax": 18, "ReduceMin": 18, "ReduceProd": 18,

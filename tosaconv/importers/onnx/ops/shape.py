@@ -13,12 +13,12 @@ from __future__ import annotations
 import numpy as np
 
 from ....ir.ops import Op
+from ....lowering.dims import index_for, reshape
+from ....lowering.shapes import arange_of, expand, reshape_with_hole, to_ir
 from ....symbolic.expr import product, same
 from ..context import ShapeTensor
 from ..reader import ConvertError
 from ..registry import converter
-from ....lowering.dims import index_for, reshape
-from ....lowering.shapes import arange_of, expand, reshape_with_hole, to_ir
 
 
 @converter("Shape", since=1)

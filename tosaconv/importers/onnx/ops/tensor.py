@@ -12,13 +12,13 @@ import numpy as np
 
 from ....ir import attrs as A
 from ....ir.ops import Op
+from ....lowering.dims import norm_axis, reshape, slice_, split_along
+from ....lowering.gather import gather
 from ....symbolic.constraints import Kind
 from ....symbolic.expr import Expr, dmax, dmin, floordiv, same
 from ..context import ShapeTensor
 from ..reader import ConvertError
 from ..registry import converter
-from ....lowering.dims import norm_axis, reshape, slice_, split_along
-from ....lowering.gather import gather
 
 BIG = 2 ** 31 - 1
 

@@ -1,6 +1,6 @@
 """ONNX window attributes for any number of spatial axes (3-D convolutions and pools).
 
-:mod:`.nn` lifts 1-D ops to 2-D and fits H and W; the 3-D converters and the
+:mod:`tosaconv.lowering.window` lifts 1-D ops to 2-D and fits H and W; the 3-D converters and the
 axis-at-a-time pools read the same attributes for ``n`` spatial axes into one
 :class:`~tosaconv.lowering.window.Window` and fit a channels-last tensor on all of them with the
 same per-axis rules (:func:`~tosaconv.lowering.window.geometry`, :func:`~tosaconv.lowering.window.fit`).
@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from ....ir import attrs as A
 from ....ir.ops import Op
-from ..reader import ConvertError
 from ....lowering.dims import slice_
 from ....lowering.window import Window, fit, geometry
+from ..reader import ConvertError
 
 
 def nd_window(node, kernel, ceil_mode: bool = False) -> Window:

@@ -18,8 +18,8 @@ import tflite
 
 from ....ir.dtypes import DType
 from ....ir.ops import Op
-from ....lowering.window import Window
 from ....lowering.typed import clamp
+from ....lowering.window import Window
 from ..reader import ConvertError
 
 ACT = tflite.ActivationFunctionType

@@ -14,14 +14,14 @@ import numpy as np
 
 from ....ir import attrs as A
 from ....ir.ops import Op
-from ....symbolic.constraints import Kind
-from ....symbolic.expr import product, same
 from ....lowering.dims import index_for, norm_axis, reshape
 from ....lowering.gather import gather, gather_nd
 from ....lowering.index_math import as_int32, cumsum, fill, gather_safe
 from ....lowering.pad import tile
 from ....lowering.reduce import arg_extreme
 from ....lowering.shapes import arange_of, expand
+from ....symbolic.constraints import Kind
+from ....symbolic.expr import product, same
 from ..reader import ConvertError
 from ..registry import converter
 

@@ -15,11 +15,11 @@ import tflite
 
 from ....ir import attrs as A
 from ....ir.ops import Op
-from ....symbolic.constraints import Kind
-from ....symbolic.expr import mul, product, sub
 from ....lowering.dims import exact_quotient, reshape, slice_
 from ....lowering.index_math import transpose
 from ....lowering.pad import axis_rows, pad_axis
+from ....symbolic.constraints import Kind
+from ....symbolic.expr import mul, product, sub
 from ..qhelpers_data import keeps_quant
 from ..reader import ConvertError
 from ..registry import converter

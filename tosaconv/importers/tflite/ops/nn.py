@@ -21,11 +21,11 @@ from ....ir import attrs as A
 from ....ir.dtypes import DType
 from ....ir.ops import Op
 from ....lowering import pool as pooling
+from ....lowering.dims import reshape, slice_
+from ....lowering.matmul import matmul
 from ....lowering.window import apply_fits, fit_window, geometry
 from ....symbolic.constraints import Kind
 from ....symbolic.expr import floordiv, product
-from ....lowering.dims import reshape, slice_
-from ....lowering.matmul import matmul
 from ..reader import ConvertError
 from ..registry import converter
 from .common import float_input, fused, require_float, window

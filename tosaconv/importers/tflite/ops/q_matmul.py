@@ -67,7 +67,7 @@ from ....symbolic.constraints import Kind
 from ....lowering.dims import reshape
 from ....lowering.matmul import broadcast_batch, to_batch
 from .. import quant
-from ..int32_ops import identity_rescale
+from ....lowering.int32_ops import identity_rescale
 from ..qmath import to_unsigned
 from ..reader import ConvertError
 from ..registry import converter

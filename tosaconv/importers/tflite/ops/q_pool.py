@@ -35,7 +35,7 @@ from ....ir.dtypes import DType
 from ....ir.ops import Op
 from ....lowering.index_math import fill
 from ....lowering.window import apply_fits, fit_window, lowest
-from ..int32_ops import Int32Ops, int32_to_output
+from ....lowering.int32_ops import Int32Ops, int32_to_output
 from ..qmath import same_types
 from ..quant import unsigned, value_range
 from ..reader import ConvertError
