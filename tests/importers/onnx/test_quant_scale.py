@@ -13,7 +13,7 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from tosaconv.importers.quant_scale import (ScaleError, clamp_is_exact, multiplier_shift, multipliers_shifts,
+from tosaconv.lowering.quant_scale import (ScaleError, clamp_is_exact, multiplier_shift, multipliers_shifts,
                                             value_bounds)
 from tosaconv.interpreter.fixed_point import apply_scale_32
 

@@ -13,7 +13,7 @@ import pytest
 from tests.importers.tflite.harness import (ModelBuilder, check_exact_with_litert, check_reference_model,
                                             compare_both_paths, convert, run_graph, specialize_and_emit)
 from tests.importers.tflite.test_q_data import ALL, EIGHT, Q, RANGE, q_data
-from tosaconv.importers.tflite.gemmlowp import multiply_by_quantized_multiplier
+from tosaconv.lowering.gemmlowp import multiply_by_quantized_multiplier
 from tosaconv.importers.tflite.quant import quantize_multiplier
 from tosaconv.diagnostics import ConversionError
 

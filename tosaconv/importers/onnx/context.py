@@ -1,186 +1,28 @@
-"""The import context: what converters see of the model being imported.
+"""The ONNX import context: the shared lowering context plus the model's opset and initializers.
 
-ONNX computes shapes with ordinary int64 tensors (``Shape -> Gather ->
-Unsqueeze -> Concat -> Reshape``). The context keeps such values as a
-:class:`ShapeTensor`: a list of Index values, one per element, each with a
-known symbolic value. Shape-arithmetic converters work on these lists and
-emit the seed's helper ops (GET_DIM, INDEX_*), so a RESHAPE downstream gets
-explicit ``shape_symbols`` instead of a ``-1``. A shape tensor used as data is
-materialized with DIMS_TO_TENSOR. Initializers become CONST ops only when a
-converter needs them as tensors, so unused or folded weights cost nothing.
+Everything format-neutral (values by name, import-time constants,
+ShapeTensors of Index values, int64 narrowing, the ledger) is
+:class:`~tosaconv.lowering.context.LoweringContext`. ONNX adds the model
+opset the converters resolve against and its initializers, read into numpy
+only when a converter asks for one.
 """
 from __future__ import annotations
-
-from dataclasses import dataclass
-from typing import Optional
 
 import numpy as np
 from onnx import numpy_helper
 
-from ...ir import attrs as A
-from ...ir.builder import Builder
-from ...ir.dtypes import DType
-from ...ir.graph import Graph, Value
-from ...ir.ops import Op
-from ...ir.types import TensorType
-from ...symbolic.constraints import Kind, Provenance
-from .reader import ConvertError
-
-MAX_SHAPE_TENSOR = 16   # int vectors longer than this are data, not shapes
+from ...ir.graph import Graph
+from ...lowering.context import LoweringContext, ShapeTensor  # noqa: F401  (re-exported for converters)
 
 
-@dataclass
-class ShapeTensor:
-    """An int64 ONNX tensor of rank 0 or 1 whose elements are Index values."""
-
-    dims: list
-    scalar: bool = False
-
-    def values(self) -> list:
-        return [d.type.value for d in self.dims]
-
-
-class ImportContext:
+class ImportContext(LoweringContext):
     def __init__(self, graph: Graph, opset: int, initializers: dict):
-        self.graph = graph
-        self.b = Builder(graph)
+        super().__init__(graph)
         self.opset = opset
         self.initializers = initializers      # name -> TensorProto
-        self.values: dict = {}                # onnx name -> Value | ShapeTensor
-        self._const_cache: dict = {}
-        self.symbol_values: dict = {}         # symbol name -> its Index value (GET_DIM or EXTRACT_DIM)
-        self.index_cache: dict = {}           # dim expression key -> Index value computing it
 
-    # -- lookups -----------------------------------------------------------------
-    def has(self, name: Optional[str]) -> bool:
-        return bool(name) and (name in self.values or name in self.initializers or name in self._const_cache)
+    def _has_initializer(self, name: str) -> bool:
+        return name in self.initializers
 
-    def set_const(self, name: str, arr: np.ndarray):
-        """Record an import-time constant; it becomes a CONST op only if used as a tensor."""
-        self._const_cache[name] = arr
-
-    def const(self, name: Optional[str]) -> Optional[np.ndarray]:
-        """The value of ``name`` when it is known at import time, else None."""
-        if not name:
-            return None
-        if name in self._const_cache and name not in self.values:
-            return self._const_cache[name]
-        if name in self.initializers and name not in self.values:
-            self._const_cache[name] = numpy_helper.to_array(self.initializers[name])
-            return self._const_cache[name]
-        v = self.values.get(name)
-        if isinstance(v, ShapeTensor):
-            vals = v.values()
-            if all(isinstance(x, int) for x in vals):
-                return np.array(vals[0] if v.scalar else vals, dtype=np.int64)
-            return None
-        if isinstance(v, Value) and v.producer is not None and v.producer.op is Op.CONST:
-            return v.producer.attrs.values
-        return None
-
-    def tensor(self, name: str) -> Value:
-        """``name`` as an IR tensor value (materializing constants and shape tensors)."""
-        v = self.values.get(name)
-        if isinstance(v, Value):
-            return v
-        if isinstance(v, ShapeTensor):
-            return self._materialize(name, v)
-        if name in self.initializers or name in self._const_cache:
-            value = self.b.const(_narrow(self.const(name)), name=name)
-            self.values[name] = value
-            return value
-        raise ConvertError(f"input '{name}' is not produced by any earlier node or initializer")
-
-    def type_of(self, name: str) -> TensorType:
-        v = self.values.get(name)
-        if isinstance(v, ShapeTensor):
-            return TensorType(DType.INT32, () if v.scalar else (len(v.dims),))
-        return self.tensor(name).type
-
-    def rank(self, name: str) -> int:
-        return self.type_of(name).rank
-
-    def lookup(self, name: str):
-        """What ``name`` holds: a Value, a ShapeTensor, or an import-time constant (numpy array)."""
-        v = self.values.get(name)
-        if v is not None:
-            return v
-        c = self.const(name)
-        if c is None:
-            raise ConvertError(f"'{name}' is not produced by any earlier node or initializer")
-        return c
-
-    def bind(self, name: str, held):
-        """Give ``name`` what :meth:`lookup` returned for another name (a subgraph input, a result)."""
-        if isinstance(held, np.ndarray):
-            self.set_const(name, held)
-        else:
-            self.values[name] = held
-
-    def to_tensor(self, held) -> Value:
-        """What :meth:`lookup` returned, as an IR tensor value."""
-        if isinstance(held, Value):
-            return held
-        if isinstance(held, ShapeTensor):
-            return self._materialize("", held)
-        return self.b.const(_narrow(np.asarray(held)))
-
-    def _materialize(self, name: str, st: ShapeTensor) -> Value:
-        with self.b.at(self.b.location):
-            t = self.b.dims_to_tensor(st.dims) if st.dims else self.b.const(np.zeros((0,), np.int32))
-            if st.scalar:
-                t = self.b.emit(Op.RESHAPE, t, attrs=A.ReshapeAttrs(()))
-        return t
-
-    # -- shape tensors -------------------------------------------------------------
-    def shape_tensor(self, name: Optional[str]) -> Optional[ShapeTensor]:
-        """``name`` as a ShapeTensor when it is shape-like (known ints or index values)."""
-        if not name:
-            return None
-        v = self.values.get(name)
-        if isinstance(v, ShapeTensor):
-            return v
-        c = self.const(name)
-        if c is not None and c.dtype.kind in "iu" and c.ndim <= 1 and c.size <= MAX_SHAPE_TENSOR:
-            return ShapeTensor([self.b.index(int(x)) for x in c.reshape(-1)], scalar=c.ndim == 0)
-        return None
-
-    def dims(self, name: str) -> ShapeTensor:
-        """``name`` as a ShapeTensor, reading data-dependent elements with EXTRACT_DIM."""
-        st = self.shape_tensor(name)
-        if st is not None:
-            return st
-        t = self.tensor(name)
-        if t.type.rank > 1 or not t.type.is_static:
-            raise ConvertError(f"shape operand '{name}' must be a 1-D tensor of known length")
-        n = t.type.shape[0] if t.type.rank else 1
-        flat = t if t.type.rank else self.b.emit(Op.RESHAPE, t, attrs=A.ReshapeAttrs((1,)))
-        dims = [self.b.extract_dim(flat, i) for i in range(n)]
-        for d in dims:
-            self.symbol_values[next(iter(d.type.symbols()))] = d
-        return ShapeTensor(dims, scalar=t.type.rank == 0)
-
-    def index(self, value) -> Value:
-        return self.b.index(value)
-
-    def dim_value(self, v: Value, axis: int) -> Value:
-        """An Index value for dim ``axis`` of ``v``: a constant when static, else GET_DIM."""
-        d = v.type.shape[axis]
-        return self.b.index(d) if isinstance(d, int) else self.b.get_dim(v, axis)
-
-    # -- ledger ----------------------------------------------------------------------
-    def require(self, kind: Kind, a, b, reason: str):
-        loc = self.b.location
-        return self.graph.ledger.require(kind, a, b, Provenance(loc.op_type, loc.name, reason),
-                                         self.graph.scope)
-
-
-def _narrow(arr: np.ndarray) -> np.ndarray:
-    """Data types TOSA has no tensors for: int64 narrows to int32 (checked), float64 to float32."""
-    if arr.dtype == np.int64 or arr.dtype == np.uint64:
-        if arr.size and (arr.max() > np.iinfo(np.int32).max or arr.min() < np.iinfo(np.int32).min):
-            raise ConvertError("an int64 constant has values outside the int32 range TOSA supports")
-        return arr.astype(np.int32)
-    if arr.dtype == np.float64:
-        return arr.astype(np.float32)
-    return arr
+    def _initializer(self, name: str) -> np.ndarray:
+        return numpy_helper.to_array(self.initializers[name])

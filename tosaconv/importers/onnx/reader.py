@@ -12,12 +12,9 @@ import onnx.defs
 from onnx import numpy_helper
 
 from ...ir.location import Location
+from ...lowering.errors import ConvertError  # noqa: F401  (re-exported: the one error type of every converter)
 
 _MISSING = object()
-
-
-class ConvertError(Exception):
-    """A node the converter cannot express (the driver adds the location)."""
 
 
 class NodeReader:

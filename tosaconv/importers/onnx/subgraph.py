@@ -22,6 +22,7 @@ import onnx
 
 from ...ir.graph import Value, fresh_name
 from ...ir.ops import Op
+from ...lowering.dims import symbol_value
 from .context import ImportContext, ShapeTensor
 
 
@@ -61,7 +62,6 @@ class _ScopedSymbols(_ScopedValues):
         return super().__contains__(name) or (info is not None and info.input_name is not None)
 
     def __missing__(self, name):
-        from .ops.common import symbol_value  # the ops package imports this module
         value = self._fetch(symbol_value(self._parent_ctx, name))
         self[name] = value
         return value

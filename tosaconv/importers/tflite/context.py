@@ -1,9 +1,9 @@
-"""The TFLite import context: the ONNX importer's context, keyed by tensor.
+"""The TFLite import context: the shared lowering context, keyed by tensor.
 
 TFLite names tensors but does not require the names to be unique, so each
 tensor gets a *key*: its name, or ``<name>#<index>`` when another tensor
-already has that name. Everything else is the ONNX importer's
-:class:`~tosaconv.importers.onnx.context.ImportContext`: constant buffers are
+already has that name. Everything else is the format-neutral
+:class:`~tosaconv.lowering.context.LoweringContext`: constant buffers are
 import-time constants (CONST ops only when used as tensors), shape-carrying
 int tensors are ShapeTensors of Index values, and int64 narrows to int32.
 The reader's :class:`TensorInfo` (with quantization parameters) stays
@@ -15,7 +15,7 @@ tensors.
 from __future__ import annotations
 
 from ...ir.graph import Graph
-from ..onnx.context import ImportContext, ShapeTensor  # noqa: F401  (re-exported for converters)
+from ...lowering.context import LoweringContext, ShapeTensor  # noqa: F401  (re-exported for converters)
 from .reader import TfliteModel
 
 
@@ -29,9 +29,9 @@ def tensor_keys(model) -> list:
     return keys
 
 
-class TfliteContext(ImportContext):
+class TfliteContext(LoweringContext):
     def __init__(self, graph: Graph, model: TfliteModel, sub=None):
-        super().__init__(graph, opset=0, initializers={})
+        super().__init__(graph)
         self.model = model
         self.sub = sub if sub is not None else (model.graphs[0] if model.graphs else model)
         self.keys = tensor_keys(self.sub)

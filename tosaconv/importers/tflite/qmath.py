@@ -15,8 +15,8 @@ TFLite's 8/16-bit kernels share a few patterns, each written once here:
   folding the left shift into the RESCALE's shift would round once where
   TFLite rounds twice, so it is kept separate.
 - **Raw values.** MAXIMUM, MINIMUM and SELECT move stored values without
-  looking at scales; :func:`.int32_ops.input_as_int32` reads a uint8/int8/int16
-  tensor's values as int32 and :func:`.int32_ops.int32_to_output` writes them
+  looking at scales; :func:`tosaconv.lowering.int32_ops.input_as_int32` reads a uint8/int8/int16
+  tensor's values as int32 and :func:`tosaconv.lowering.int32_ops.int32_to_output` writes them
   back to the storage type.
 - **Activation bounds.** :func:`activation_bounds` is kernel_util.cc's
   ``CalculateActivationRangeQuantized`` (``zp + TfLiteRound(f / scale)`` in
@@ -32,7 +32,7 @@ import tflite
 from ...ir import attrs as A
 from ...ir.dtypes import DType
 from ...ir.ops import Op
-from .int32_ops import identity_rescale
+from ...lowering.int32_ops import identity_rescale
 from .quant import QUANT_TYPES, rescale, scale, tosa_multiplier, unsigned, value_range, zero_point
 from .reader import ConvertError
 

@@ -21,10 +21,10 @@ last bit. Out-of-range floats (exp overflowing to 1e30 or inf) come out of
 LiteRT's cast-and-clamp as the type's maximum (checked empirically: the
 compiled clamp saturates), so :func:`float_to_int32` saturates.
 
-**int32-valued tables.** TOSA's int8 TABLE yields int8 entries only;
-:func:`int32_table` looks up an int32 per int8 index with four byte tables
-and reassembles the bytes with CAST, BITWISE_AND, LOGICAL_LEFT_SHIFT and
-BITWISE_OR (the integer SOFTMAX uses it for exp of the scaled difference).
+The TABLE ops themselves (:func:`~tosaconv.lowering.tables.int8_table`, and
+:func:`~tosaconv.lowering.tables.int32_table` for int32 values, which the
+integer SOFTMAX uses for exp of the scaled difference) are format-neutral
+and live in :mod:`tosaconv.lowering.tables`.
 """
 from __future__ import annotations
 
@@ -35,9 +35,7 @@ import math
 
 import numpy as np
 
-from ...ir import attrs as A
-from ...ir.dtypes import DType
-from ...ir.ops import Op
+from ...lowering.tables import int8_table
 from .quant import RANGES, unsigned
 
 I32_MIN = -(1 << 31)
@@ -91,33 +89,4 @@ def lut_populate_int8(transform, in_scale: float, in_zp: int, out_scale: float, 
 
 def emit_int8_table(ctx, x, out_info, entries):
     """One TOSA TABLE on int8 storage ``x``; ``entries`` are output values in TABLE order."""
-    entries = np.asarray(entries, dtype=np.int64)
-    lo, hi = RANGES[out_info.type_name]
-    if entries.min() < lo or entries.max() > hi:
-        raise ValueError("table entries outside the output type's range")
-    table = (entries & 0xFF).astype(np.uint8).view(np.int8)   # uint8 results keep their bits
-    return ctx.b.emit(Op.TABLE, x, attrs=A.TableAttrs(table))
-
-
-def int32_table(ctx, index, entries):
-    """An int32 per int8 ``index`` value: ``entries`` (256 non-negative int32s in TABLE order)."""
-    entries = np.asarray(entries, dtype=np.int64)
-    if entries.min() < 0 or entries.max() > (1 << 31) - 1:
-        raise ValueError("int32 table entries must be non-negative int32 values")
-    result = None
-    for byte in range(4):
-        part = ((entries >> (8 * byte)) & 0xFF).astype(np.uint8).view(np.int8)
-        value = ctx.b.emit(Op.CAST, ctx.b.emit(Op.TABLE, index, attrs=A.TableAttrs(part)),
-                           attrs=A.CastAttrs(DType.INT32))
-        if byte < 3:
-            value = ctx.b.emit(Op.BITWISE_AND, value, int_const(ctx, 0xFF, index.type.rank))
-        if byte:
-            value = ctx.b.emit(Op.LOGICAL_LEFT_SHIFT, value, int_const(ctx, 8 * byte, index.type.rank))
-            value = ctx.b.emit(Op.BITWISE_OR, result, value)
-        result = value
-    return result
-
-
-def int_const(ctx, value: int, rank: int, dtype=np.int32):
-    """An int32 constant of ``rank`` ones, ready to broadcast."""
-    return ctx.b.const(np.full((1,) * rank, value, dtype=dtype))
+    return int8_table(ctx, x, entries, RANGES[out_info.type_name])

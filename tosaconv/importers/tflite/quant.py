@@ -15,7 +15,7 @@ mantissa times ``2**31`` rounded half away from zero (``TfLiteRound``), a
 mantissa that rounds up to ``2**31`` halved with the exponent raised, and an
 exponent below -31 turned into multiplier 0 (everything would shift out).
 :func:`quantize_multiplier` computes the same pair bit for bit.
-:mod:`tosaconv.importers.quant_scale` differs on purpose (ties to even, no
+:mod:`tosaconv.lowering.quant_scale` differs on purpose (ties to even, no
 exponent floor): it serves importers with no reference rounding to match.
 
 **Rounding.** TFLite's reference kernels scale an int32 with

@@ -23,7 +23,7 @@ import numpy as np
 import tflite
 from tflite.utils import BUILTIN_OPCODE2NAME
 
-from ..onnx.reader import ConvertError  # noqa: F401  (one error type for every importer's converters)
+from ...lowering.errors import ConvertError  # noqa: F401  (one error type for every importer's converters)
 from .sparse import SparseError, densify
 
 # TFLite tensor types and the numpy dtype of their buffers.

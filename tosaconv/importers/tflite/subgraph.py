@@ -19,7 +19,7 @@ model's variables (:mod:`.ops.variables` refuses to use them inside a region).
 from __future__ import annotations
 
 from ...ir.graph import fresh_name
-from ..onnx.ops.control import bool_scalar
+from ...lowering.control import bool_scalar
 from .context import TfliteContext
 from .node import OpReader
 from .reader import ConvertError

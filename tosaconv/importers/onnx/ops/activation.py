@@ -19,9 +19,10 @@ import numpy as np
 
 from ....ir import attrs as A
 from ....ir.ops import Op
+from ....lowering.elementwise import hard_sigmoid
+from ....lowering.typed import compare, mul
 from ..reader import ConvertError
 from ..registry import converter
-from .typed import compare, mul
 
 GELU_TANH_COEFF = 0.044715
 
@@ -53,10 +54,6 @@ def _positive(ctx, x):
 
 def _exp_minus_one(ctx, x):
     return _sub(ctx, ctx.b.emit(Op.EXP, x), _c(ctx, 1, x))
-
-
-def _clamp01(ctx, x):
-    return ctx.b.emit(Op.CLAMP, x, attrs=A.ClampAttrs(0.0, 1.0))
 
 
 def softplus(ctx, x):
@@ -92,11 +89,6 @@ def convert_celu(ctx, node):
     zero = _c(ctx, 0, x)
     return _add(ctx, ctx.b.emit(Op.MAXIMUM, x, zero, attrs=A.NanModeAttrs()),
                 ctx.b.emit(Op.MINIMUM, scaled, zero, attrs=A.NanModeAttrs()))
-
-
-def hard_sigmoid(ctx, x, alpha: float, beta: float):
-    """``max(0, min(1, alpha * x + beta))``."""
-    return _clamp01(ctx, _add(ctx, mul(ctx, x, _c(ctx, alpha, x)), _c(ctx, beta, x)))
 
 
 @converter("HardSigmoid", since=6)

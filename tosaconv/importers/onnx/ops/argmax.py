@@ -11,6 +11,7 @@ fp32 data. What it is given:
   its first 1 is the first extreme element, and REDUCE_MAX/MIN and EQUAL
   take int32.
 
+The lowering is :func:`tosaconv.lowering.reduce.arg_extreme`.
 ``select_last_index`` reverses the axis first and maps the index i back to
 ``n - 1 - i`` (n from the bound size when the axis is symbolic); ``keepdims``
 puts the reduced axis back as a 1. Hardmax is the one-hot of ArgMax: the
@@ -25,37 +26,11 @@ import numpy as np
 from ....ir import attrs as A
 from ....ir.dtypes import DType
 from ....ir.ops import Op
-from ....symbolic.expr import product, sub
-from ..reader import ConvertError
+from ....lowering.dims import index_for, norm_axis, reshape
+from ....lowering.reduce import arg_extreme
+from ....lowering.typed import compare
+from ....symbolic.expr import product
 from ..registry import converter
-from .common import index_for, norm_axis, reshape
-from .typed import compare
-from .reduce import count_tensor, reduce_chain
-
-
-def arg_extreme(ctx, x, axis: int, find_min: bool, last: bool = False):
-    """INT32 indices of the first (or last) max (or min) of ``x`` along ``axis``, which is dropped."""
-    if x.type.rank == 0:
-        raise ConvertError("ArgMax/ArgMin of a scalar: the input needs at least one axis")
-    if last:
-        x = ctx.b.emit(Op.REVERSE, x, attrs=A.AxisAttrs(axis))
-    index = ctx.b.emit(Op.ARGMAX, _maximand(ctx, x, axis, find_min), attrs=A.AxisNanAttrs(axis))
-    if not last:
-        return index
-    return ctx.b.emit(Op.SUB, count_tensor(ctx, sub(x.type.shape[axis], 1), index.type), index)
-
-
-def _maximand(ctx, x, axis: int, find_min: bool):
-    """What ARGMAX finds the first maximum of (see the module docstring)."""
-    dtype = x.type.dtype
-    if dtype.is_float:
-        return ctx.b.emit(Op.NEGATE, x, attrs=A.NegateAttrs(0, 0)) if find_min else x
-    if dtype in (DType.INT8, DType.INT16):
-        return ctx.b.emit(Op.BITWISE_NOT, x) if find_min else x
-    if dtype is DType.INT32:
-        extreme = reduce_chain(ctx, Op.REDUCE_MIN if find_min else Op.REDUCE_MAX, x, [axis])
-        return ctx.b.emit(Op.CAST, compare(ctx, Op.EQUAL, x, extreme), attrs=A.CastAttrs(DType.INT8))
-    raise ConvertError(f"ArgMax/ArgMin of {dtype.value} data: ONNX defines them for numbers only")
 
 
 def _arg(find_min: bool):

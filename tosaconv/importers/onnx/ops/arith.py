@@ -22,10 +22,10 @@ from __future__ import annotations
 from ....ir import attrs as A
 from ....ir.dtypes import DType
 from ....ir.ops import Op
+from ....lowering.elementwise import index_arith
+from ....lowering.typed import clamp, compare, int32_op, mul, widen_int
 from ..reader import ConvertError
 from ..registry import converter
-from .elementwise import index_arith
-from .typed import clamp, compare, int32_op, mul, widen_int
 
 
 def _c(ctx, value, x):
@@ -86,7 +86,7 @@ def _int_sign(ctx, x):
 def convert_mod(ctx, node):
     fmod = bool(node.attr("fmod"))
     if not fmod:
-        shape_result = index_arith(ctx, node, Op.INDEX_MOD)
+        shape_result = index_arith(ctx, node.inputs[0], node.inputs[1], Op.INDEX_MOD)
         if shape_result is not None:
             return shape_result
     a, b = ctx.tensor(node.inputs[0]), ctx.tensor(node.inputs[1])

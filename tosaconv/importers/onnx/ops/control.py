@@ -16,14 +16,14 @@ from __future__ import annotations
 import numpy as np
 
 from ....ir import attrs as A
-from ....ir.dtypes import DType
 from ....ir.ops import Op
 from ....ir.region_rules import same_type
+from ....lowering.control import bool_scalar, results
+from ....lowering.dims import index_for
 from ..context import ShapeTensor
 from ..reader import ConvertError
 from ..registry import converter
 from ..subgraph import InlineContext, RegionContext, convert_body
-from .common import index_for, reshape
 from .condition import decide
 
 
@@ -35,7 +35,7 @@ def convert_if(ctx, node):
             raise ConvertError(f"{what} returns {len(body.output)} values for {len(node.outputs)} outputs")
     decision = decide(ctx, node.inputs[0])
     if decision is True or decision is False:
-        return results(ctx, node, inline_body(ctx, branches[0 if decision else 1], {}))
+        return results(ctx, node.outputs, inline_body(ctx, branches[0 if decision else 1], {}))
     if decision is None:
         return _cond_if(ctx, node, branches)
     return _index_if(ctx, node, decision, branches)
@@ -50,17 +50,6 @@ def inline_body(ctx, body, bindings: dict) -> list:
     return [child.lookup(o.name) for o in body.output]
 
 
-def results(ctx, node, helds: list) -> list:
-    """Converter results: constants are recorded under the output names, the rest returned."""
-    out = []
-    for name, held in zip(node.outputs, helds):
-        if isinstance(held, np.ndarray) and name:
-            ctx.set_const(name, held)
-            held = None
-        out.append(held)
-    return out
-
-
 def as_const(held):
     """An import-time constant's array, or None."""
     if isinstance(held, np.ndarray):
@@ -70,13 +59,6 @@ def as_const(held):
         return np.array(vals[0] if held.scalar else vals, dtype=np.int64)
     p = getattr(held, "producer", None)
     return p.attrs.values if p is not None and p.op is Op.CONST else None
-
-
-def bool_scalar(ctx, v, what: str):
-    """``v`` as the rank-0 bool tensor TOSA conditions are."""
-    if v.type.dtype is not DType.BOOL or not all(isinstance(d, int) and d == 1 for d in v.type.shape):
-        raise ConvertError(f"{what} must be a one-element bool tensor, got {v.type}")
-    return reshape(ctx, v, [])
 
 
 # -- If on a condition the bindings decide, or on tensor data ----------------------------

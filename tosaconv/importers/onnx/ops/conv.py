@@ -5,7 +5,7 @@ Conv with ``group == 1`` is CONV2D (weights OIHW transposed to OHWI once, in
 numpy, when they are constants); ``group == C`` with one input channel per
 group is DEPTHWISE_CONV2D (weights ``[KH, KW, C, M]``); any other group count
 is one CONV2D per group on a channel slice, joined by CONCAT. Pads and the
-exact-division rule are handled by :mod:`.nn`. 3-D convolutions are CONV3D
+exact-division rule are handled by :mod:`tosaconv.lowering.window`. 3-D convolutions are CONV3D
 (:mod:`.conv3d`). A missing bias becomes zeros. ConvTranspose is in
 :mod:`.conv_transpose`.
 """
@@ -13,13 +13,14 @@ from __future__ import annotations
 
 from ....ir import attrs as A
 from ....ir.ops import Op
+from ....lowering.conv_weights import acc_type, as_value, bias, rearrange, rows, shape_of, weight
+from ....lowering.dims import slice_
+from ....lowering.window import drop_1d, fit_window, lift_1d, to_nchw, to_nhwc
 from ....symbolic.constraints import Kind
 from ..reader import ConvertError
 from ..registry import converter
-from .common import slice_
 from .conv3d import conv3d
-from .conv_weights import acc_type, as_value, bias, rearrange, rows, shape_of, weight
-from .nn import drop_1d, fit_window, lift_1d, read_window, to_nchw, to_nhwc
+from .window_attrs import read_window
 
 
 @converter("Conv", since=1)
@@ -31,7 +32,7 @@ def convert_conv(ctx, node):
     w = weight(ctx, node.inputs[1], dtype, rank)
     if len(shape_of(w)) != max(rank, 4):
         raise ConvertError(f"Conv weight of shape {list(shape_of(w))} does not match a rank {rank} input")
-    b = bias(ctx, node, shape_of(w)[0], dtype)
+    b = bias(ctx, node.input(2), shape_of(w)[0], dtype)
     if rank == 5:
         return conv3d(ctx, node, x, w, b, node.attr("group"), acc)
     nhwc = to_nhwc(ctx, lift_1d(ctx, x, "Conv"))

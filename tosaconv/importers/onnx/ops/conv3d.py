@@ -16,11 +16,11 @@ from __future__ import annotations
 
 from ....ir import attrs as A
 from ....ir.ops import Op
+from ....lowering.conv_weights import as_value, dilate, flip, rearrange, rows, shape_of
+from ....lowering.dims import reshape, slice_
 from ....symbolic.constraints import Kind
 from ....symbolic.expr import mul, sub
 from ..reader import ConvertError
-from .common import reshape, slice_
-from .conv_weights import as_value, dilate, flip, rearrange, rows, shape_of
 from .windows_nd import fit_channels_last, nd_window
 
 TO_NDHWC, TO_NCDHW = (0, 2, 3, 4, 1), (0, 4, 1, 2, 3)

@@ -7,7 +7,7 @@ output_padding_h, -left, -right + output_padding_w]``; ONNX's pads, SAME
 auto_pad and ``output_shape`` are all turned into those (begin, end) crops,
 and a crop of a kernel size or more, which out_pad cannot express, is cut by a
 SLICE afterwards. Dilations dilate the kernel itself (zeros between its taps,
-:func:`~.conv_weights.dilate`), which is exact, so the kernel size in every
+:func:`~tosaconv.lowering.conv_weights.dilate`), which is exact, so the kernel size in every
 formula is ``(k-1)*d + 1``. 3-D goes through CONV3D (:mod:`.conv3d`). A missing
 bias becomes zeros.
 """
@@ -15,14 +15,14 @@ from __future__ import annotations
 
 from ....ir import attrs as A
 from ....ir.ops import Op
+from ....lowering.conv_weights import acc_type, as_value, bias, dilate, rearrange, rows, shape_of, weight
+from ....lowering.dims import slice_
+from ....lowering.window import cut_rows, drop_1d, lift_1d, to_nchw, to_nhwc, transpose_out_pad
 from ....symbolic.constraints import Kind
 from ....symbolic.expr import mul, sub
 from ..reader import ConvertError
 from ..registry import converter
-from .common import slice_
 from .conv3d import conv_transpose3d
-from .conv_weights import acc_type, as_value, bias, dilate, rearrange, rows, shape_of, weight
-from .nn import drop_1d, lift_1d, to_nchw, to_nhwc
 
 
 @converter("ConvTranspose", since=1)
@@ -45,14 +45,14 @@ def convert_conv_transpose(ctx, node):
     span = shape_of(w)[2:]
     sizes = ((1,) if rank == 3 else ()) + tuple(x.type.shape[2:])
     crops = _crops(node, rank, sizes, span, stride, extra)
-    b = bias(ctx, node, out_per_group * group, dtype)
+    b = bias(ctx, node.input(2), out_per_group * group, dtype)
     if rank == 5:
         return conv_transpose3d(ctx, x, w, b, group, stride, (1, 1, 1), crops, extra, acc)
     nhwc = to_nhwc(ctx, lift_1d(ctx, x, "ConvTranspose"))
-    out_pad, cut = _out_pad(crops, extra, span)
+    out_pad, cut = transpose_out_pad(crops, extra, span)
     attrs = A.TransposeConv2dAttrs(out_pad, stride, acc)
     y = _grouped(ctx, nhwc, w, b, group, attrs)
-    return drop_1d(ctx, to_nchw(ctx, _cut(ctx, y, cut)), rank)
+    return drop_1d(ctx, to_nchw(ctx, cut_rows(ctx, y, cut)), rank)
 
 
 def _lifted(values, rank: int, n: int, fill: int) -> tuple:
@@ -113,22 +113,3 @@ def _split_total(total: int, upper: bool) -> tuple:
     the beginning. A negative total grows the output there, with rows that hold just the bias."""
     small, large = total // 2, total - total // 2
     return (small, large) if upper else (large, small)
-
-
-def _out_pad(crops, extra, kernel) -> tuple:
-    """TOSA out_pad, clamped above -kernel; what the clamp leaves is cut afterwards."""
-    pads, cut = [], []
-    for (begin, end), e, k in zip(crops, extra, kernel):
-        for p in (-begin, e - end):
-            pads.append(max(p, 1 - k))
-            cut.append(max(p, 1 - k) - p)
-    return tuple(pads), tuple(cut)
-
-
-def _cut(ctx, y, cut):
-    """Remove rows that out_pad could not crop (a pad of a kernel size or more)."""
-    if not any(cut):
-        return y
-    n, h, w, c = y.type.shape
-    sizes = [n, sub(h, cut[0] + cut[1]), sub(w, cut[2] + cut[3]), c]
-    return slice_(ctx, y, [0, cut[0], cut[2], 0], sizes)

@@ -17,11 +17,11 @@ import numpy as np
 from ....ir import attrs as A
 from ....ir.dtypes import DType
 from ....ir.ops import Op
+from ....lowering.reduce import reduce_chain
 from ..reader import ConvertError
 from ..registry import converter
 from .float_div import divide
 from .qtypes import UINT8, clamp_int32, mark_unsigned
-from .reduce import reduce_chain
 
 
 @converter("DynamicQuantizeLinear", since=11)

@@ -20,12 +20,12 @@ import string
 
 from ....ir import attrs as A
 from ....ir.ops import Op
+from ....lowering.dims import reshape
+from ....lowering.index_math import transpose
 from ....symbolic.constraints import Kind
 from ....symbolic.expr import product
 from ..reader import ConvertError
 from ..registry import converter
-from .common import reshape
-from .index_math import transpose
 
 LETTERS = set(string.ascii_letters)
 

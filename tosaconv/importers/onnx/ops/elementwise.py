@@ -3,7 +3,7 @@ comparisons, logic, Where and Cast, and the variadic Min, Max, Sum and Mean.
 
 Arithmetic on shape tensors (``Shape -> Mul -> Reshape``) stays index
 arithmetic on Index values; everything else maps to TOSA elementwise ops,
-through the helpers of :mod:`.typed` where TOSA lacks an operand type
+through the helpers of :mod:`tosaconv.lowering.typed` where TOSA lacks an operand type
 (int8/int16 arithmetic and comparisons, int32 clamps, bool equality).
 Operands keep ONNX's numpy-style ranks here; the rank-equalization pass makes
 them equal and the broadcast-check pass records the ledger entries.
@@ -16,11 +16,11 @@ import onnx
 from ....ir import attrs as A
 from ....ir.dtypes import DType
 from ....ir.ops import Op
+from ....lowering.elementwise import index_arith, index_elementwise, sqrt, truncate
+from ....lowering.typed import clamp, compare, int32_op, mul
 from ..context import ShapeTensor
 from ..reader import ConvertError
 from ..registry import converter
-from .common import index_op
-from .typed import clamp, compare, int32_op, mul
 
 FLOAT_MAX = float(np.finfo(np.float32).max)
 MAX_POW_BY_MUL = 8   # integer exponents up to this become repeated MUL
@@ -30,32 +30,9 @@ def _both(ctx, node):
     return ctx.tensor(node.inputs[0]), ctx.tensor(node.inputs[1])
 
 
-def _shape_args(ctx, node):
-    """Both operands as ShapeTensors when this is index arithmetic, else None."""
-    if not any(isinstance(ctx.values.get(n), ShapeTensor) for n in node.inputs[:2]):
-        return None
-    sts = [ctx.shape_tensor(n) for n in node.inputs[:2]]
-    return sts if all(s is not None for s in sts) else None
-
-
-def _index_elementwise(ctx, op, a: ShapeTensor, b: ShapeTensor) -> ShapeTensor:
-    n = max(len(a.dims), len(b.dims))
-    if len(a.dims) not in (1, n) or len(b.dims) not in (1, n):
-        raise ConvertError("shape arithmetic on vectors of different lengths")
-    pick = lambda st, i: st.dims[0] if len(st.dims) == 1 else st.dims[i]  # noqa: E731
-    return ShapeTensor([index_op(ctx, op, pick(a, i), pick(b, i)) for i in range(n)],
-                       scalar=a.scalar and b.scalar)
-
-
-def index_arith(ctx, node, index_op_def):
-    """``node`` as index arithmetic on its two ShapeTensor operands, or None when it is tensor math."""
-    sts = _shape_args(ctx, node)
-    return None if sts is None else _index_elementwise(ctx, index_op_def, *sts)
-
-
 def _arith(index_op_def, tensor_fn):
     def convert(ctx, node):
-        result = index_arith(ctx, node, index_op_def)
+        result = index_arith(ctx, node.inputs[0], node.inputs[1], index_op_def)
         return result if result is not None else tensor_fn(ctx, *_both(ctx, node))
     return convert
 
@@ -79,7 +56,7 @@ def _variadic(op, index_op_def):
                 any(isinstance(ctx.values.get(n), ShapeTensor) for n in names):
             out = ctx.shape_tensor(names[0])
             for n in names[1:]:
-                out = _index_elementwise(ctx, index_op_def, out, ctx.shape_tensor(n))
+                out = index_elementwise(ctx, index_op_def, out, ctx.shape_tensor(n))
             return out
         out = ctx.tensor(names[0])
         for n in names[1:]:
@@ -123,10 +100,6 @@ def convert_neg(ctx, node):
 @converter("Sqrt", since=6)
 def convert_sqrt(ctx, node):
     return sqrt(ctx, ctx.tensor(node.inputs[0]))
-
-
-def sqrt(ctx, x):
-    return ctx.b.emit(Op.RECIPROCAL, ctx.b.emit(Op.RSQRT, x))
 
 
 @converter("Relu", since=6)
@@ -240,9 +213,3 @@ def convert_cast(ctx, node):
     if x.type.dtype.is_float and target.is_int:
         x = truncate(ctx, x)
     return ctx.b.emit(Op.CAST, x, attrs=A.CastAttrs(target))
-
-
-def truncate(ctx, x):
-    """ONNX float->int casts truncate toward zero; TOSA CAST rounds to nearest even."""
-    positive = ctx.b.emit(Op.GREATER_EQUAL, x, ctx.b.scalar_like(0, x.type))
-    return ctx.b.emit(Op.SELECT, positive, ctx.b.emit(Op.FLOOR, x), ctx.b.emit(Op.CEIL, x))

@@ -3,9 +3,8 @@ TOSA GATHER (``values[N,K,C]`` read at ``indices[N,W]``).
 
 GatherElements flattens the data to ``[1, size, 1]`` and computes each output
 element's flat offset: its own coordinates (ranges) on the other axes, the
-wrapped index on the gather axis, times the data's strides. GatherND views the
-data as ``[batch, indexed dims, rest]`` and folds the last index axis into one
-row number (wrapped components times strides, REDUCE_SUM). ReverseSequence
+wrapped index on the gather axis, times the data's strides. GatherND is
+:func:`tosaconv.lowering.gather.gather_nd`. ReverseSequence
 moves batch and time to the front and gathers row ``len-1-t`` for ``t < len``.
 Negative indices wrap as ONNX defines (``i + dim``); indices out of range are
 an error at run time (the interpreter's GATHER checks them).
@@ -16,12 +15,13 @@ import numpy as np
 
 from ....ir import attrs as A
 from ....ir.ops import Op
+from ....lowering.dims import norm_axis, reshape
+from ....lowering.gather import gather_nd
+from ....lowering.index_math import arange, as_int32, dim_tensor, gather_safe, inverse, transpose, wrap_negative
 from ....symbolic.constraints import Kind
 from ....symbolic.expr import product
 from ..reader import ConvertError
 from ..registry import converter
-from .common import index_for, norm_axis, reshape
-from .index_math import I32, arange, as_int32, dim_tensor, gather_safe, inverse, transpose, wrap_negative
 
 
 def element_offsets(ctx, shape, idx, axis: int):
@@ -59,53 +59,10 @@ def convert_gather_elements(ctx, node):
     return reshape(ctx, undo(ctx.b.emit(Op.GATHER, table, rows)), list(idx.type.shape))
 
 
-def dims_vector(ctx, dims, rank: int):
-    """An INT32 tensor ``[1, ..., 1, len(dims)]`` holding the dim values ``dims``."""
-    if all(isinstance(d, int) for d in dims):
-        return ctx.b.const(np.array(dims, dtype=np.int32).reshape((1,) * (rank - 1) + (len(dims),)))
-    t = ctx.b.dims_to_tensor([index_for(ctx, d) for d in dims], I32)
-    return reshape(ctx, t, [1] * (rank - 1) + [len(dims)])
-
-
-def nd_rows(ctx, idx, dims):
-    """Row numbers ``[..., 1]`` of ND indices ``[..., k]`` into a ``dims`` block (wrapped, row-major)."""
-    rank = idx.type.rank
-    zero = ctx.b.const(np.zeros((1,) * rank, np.int32))
-    negative = ctx.b.emit(Op.GREATER, zero, idx)
-    idx = ctx.b.emit(Op.SELECT, negative, ctx.b.emit(Op.ADD, idx, dims_vector(ctx, dims, rank)), idx)
-    strides = [product(dims[t + 1:]) for t in range(len(dims))]
-    if len(dims) > 1:
-        idx = ctx.b.emit(Op.MUL, idx, dims_vector(ctx, strides, rank), attrs=A.MulAttrs(0))
-        idx = ctx.b.emit(Op.REDUCE_SUM, idx, attrs=A.AxisAttrs(rank - 1))
-    return idx
-
-
-def nd_layout(ctx, data, idx, batch_dims: int, what: str):
-    """(k, batch dims, indexed dims, rest dims) of a GatherND/ScatterND pair, with checks."""
-    k = idx.type.shape[-1] if idx.type.rank else None
-    if not isinstance(k, int):
-        raise ConvertError(f"{what} needs the last dim of its indices to be static")
-    if k < 1 or batch_dims + k > data.type.rank or batch_dims >= idx.type.rank:
-        raise ConvertError(f"{what} indices of depth {k} with batch_dims {batch_dims} do not fit data of "
-                           f"rank {data.type.rank}")
-    for j in range(batch_dims):
-        ctx.require(Kind.EQ, data.type.shape[j], idx.type.shape[j], f"{what} batch dim {j} of data and indices")
-    shape = list(data.type.shape)
-    return k, shape[:batch_dims], shape[batch_dims:batch_dims + k], shape[batch_dims + k:]
-
-
 @converter("GatherND", since=11)
 def convert_gather_nd(ctx, node):
-    data = ctx.tensor(node.inputs[0])
-    idx = as_int32(ctx, ctx.tensor(node.inputs[1]))
-    b = node.attr("batch_dims", 0)
-    k, batch, indexed, rest = nd_layout(ctx, data, idx, b, "GatherND")
-    mid = list(idx.type.shape[b:-1])
-    rows = reshape(ctx, nd_rows(ctx, idx, indexed), [product(batch), product(mid)])
-    values, undo = gather_safe(ctx, data)
-    table = reshape(ctx, values, [product(batch), product(indexed), product(rest)])
-    g = undo(ctx.b.emit(Op.GATHER, table, rows))
-    return reshape(ctx, g, batch + mid + rest)
+    data, idx = ctx.tensor(node.inputs[0]), ctx.tensor(node.inputs[1])
+    return gather_nd(ctx, data, idx, node.attr("batch_dims", 0))
 
 
 @converter("ReverseSequence", since=10)
@@ -128,15 +85,3 @@ def convert_reverse_sequence(ctx, node):
     values, undo = gather_safe(ctx, moved)
     g = undo(ctx.b.emit(Op.GATHER, reshape(ctx, values, [batch, time, product(rest)]), rows))
     return transpose(ctx, reshape(ctx, g, [batch, time, *rest]), inverse(perm))
-
-
-
-def take(ctx, x, axis: int, idx):
-    """Rows ``idx`` (1-D INT32, already in range) of ``x`` along ``axis``: one GATHER with the axis in front."""
-    perm = (axis,) + tuple(i for i in range(x.type.rank) if i != axis)
-    moved = transpose(ctx, x, perm)
-    n, *rest = moved.type.shape
-    w = idx.type.shape[0]
-    values, undo = gather_safe(ctx, moved)
-    g = ctx.b.emit(Op.GATHER, reshape(ctx, values, [1, n, product(rest)]), reshape(ctx, idx, [1, w]))
-    return transpose(ctx, reshape(ctx, undo(g), [w, *rest]), inverse(perm))

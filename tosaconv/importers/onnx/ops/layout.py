@@ -9,12 +9,10 @@ must split records a divisibility fact in the ledger.
 """
 from __future__ import annotations
 
-from ....symbolic.constraints import Kind
-from ....symbolic.expr import floordiv
+from ....lowering.dims import exact_quotient, reshape
+from ....lowering.index_math import transpose
 from ..reader import ConvertError
 from ..registry import converter
-from .common import reshape
-from .index_math import transpose
 
 
 def _nchw(ctx, node):
@@ -27,17 +25,11 @@ def _nchw(ctx, node):
     return x, b
 
 
-def _split(ctx, d, b: int, what: str):
-    """``d // b``, which must be exact (ledger for symbols, an error for static dims)."""
-    ctx.require(Kind.DIVISIBLE, d, b, f"{what} must be divisible by {b}")
-    return floordiv(d, b)
-
-
 @converter("DepthToSpace", since=1)
 def convert_depth_to_space(ctx, node):
     x, b = _nchw(ctx, node)
     n, c, h, w = x.type.shape
-    c_out = _split(ctx, c, b * b, "DepthToSpace channels")
+    c_out = exact_quotient(ctx, c, b * b, "DepthToSpace channels")
     mode = node.attr("mode", "DCR")
     if mode == "DCR":
         view, perm = [n, b, b, c_out, h, w], (0, 3, 4, 1, 5, 2)
@@ -53,7 +45,7 @@ def convert_depth_to_space(ctx, node):
 def convert_space_to_depth(ctx, node):
     x, b = _nchw(ctx, node)
     n, c, h, w = x.type.shape
-    h_out = _split(ctx, h, b, "SpaceToDepth height")
-    w_out = _split(ctx, w, b, "SpaceToDepth width")
+    h_out = exact_quotient(ctx, h, b, "SpaceToDepth height")
+    w_out = exact_quotient(ctx, w, b, "SpaceToDepth width")
     y = transpose(ctx, reshape(ctx, x, [n, c, h_out, b, w_out, b]), (0, 3, 5, 1, 2, 4))
     return reshape(ctx, y, [n, c * b * b, h_out, w_out])

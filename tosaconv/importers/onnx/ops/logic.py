@@ -12,9 +12,9 @@ is false everywhere (NaN included).
 from __future__ import annotations
 
 from ....ir.ops import Op
+from ....lowering.typed import compare
 from ..reader import ConvertError
 from ..registry import converter
-from .typed import compare
 
 
 def _binary(op):

@@ -17,12 +17,13 @@ from ....ir import attrs as A
 from ....ir.ops import Op
 from ....ir.region_rules import same_type
 from ....ir.types import IndexType
+from ....lowering.control import bool_scalar
+from ....lowering.dims import index_for, index_op
 from ....symbolic.scope import ExtentKind, SymbolInfo
 from ..context import ShapeTensor
 from ..reader import ConvertError
 from ..subgraph import RegionContext, convert_body
-from .common import index_for, index_op
-from .control import as_const, bool_scalar
+from .control import as_const
 
 MAX_TRIP = 2**31 - 1   # a Loop without a trip count runs until its condition stops it
 

@@ -18,13 +18,14 @@ import numpy as np
 from ....ir import attrs as A
 from ....ir.ops import Op
 from ....ir.region_rules import same_type
+from ....lowering.control import results
+from ....lowering.dims import norm_axis, reshape, slice_
 from ....symbolic.constraints import Kind
 from ..context import ShapeTensor
 from ..reader import ConvertError
 from ..registry import converter
 from . import loop_regions
-from .common import norm_axis, reshape, slice_
-from .control import as_const, inline_body, results
+from .control import as_const, inline_body
 
 MAX_IMPORT_UNROLL = 64   # longer loops become a LOOP op (unrolled at specialization)
 
@@ -45,7 +46,7 @@ def convert_loop(ctx, node):
         raise ConvertError("Loop without a trip count and without a condition never ends")
     if (node.input(0) is None or trip is not None) and (node.input(1) is None or cond is not None):
         try:
-            return results(ctx, node, _unroll_loop(ctx, node, body, trip, cond))
+            return results(ctx, node.outputs, _unroll_loop(ctx, node, body, trip, cond))
         except _NotUnrollable:
             pass
     return loop_regions.convert_loop_region(ctx, node, body, n_state)
@@ -99,7 +100,7 @@ def convert_scan(ctx, node):
     length = _scan_length(ctx, scans, in_axes)
     if isinstance(length, int) and length <= MAX_IMPORT_UNROLL:
         state = [ctx.lookup(n) for n in node.inputs[:n_state]]
-        return results(ctx, node, _unroll_scan(ctx, body, state, scans, length, in_axes, in_rev, out_axes, out_rev))
+        return results(ctx, node.outputs, _unroll_scan(ctx, body, state, scans, length, in_axes, in_rev, out_axes, out_rev))
     return loop_regions.convert_scan_region(ctx, node, body, n_state, length, in_axes, in_rev, out_axes, out_rev)
 
 

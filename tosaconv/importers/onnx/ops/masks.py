@@ -19,11 +19,12 @@ import numpy as np
 from ....ir import attrs as A
 from ....ir.dtypes import DType
 from ....ir.ops import Op
+from ....lowering.dims import norm_axis, reshape
+from ....lowering.elementwise import truncate
+from ....lowering.index_math import I32, arange, as_int32, cumsum, scalar, wrap_negative
 from ..reader import ConvertError
 from ..registry import converter
-from .common import norm_axis, reshape
-from .elementwise import _CAST_TARGETS, truncate
-from .index_math import I32, arange, as_int32, scalar, select_reduce, wrap_negative
+from .elementwise import _CAST_TARGETS
 
 
 def _diagonal_offsets(ctx, rows, cols, rank: int):
@@ -132,14 +133,6 @@ def convert_cumsum(ctx, node):
     axis_c = ctx.const(node.inputs[1])
     if axis_c is None:
         raise ConvertError(f"CumSum axis input '{node.inputs[1]}' must be a constant")
-    rank = x.type.rank
-    axis = norm_axis(int(np.asarray(axis_c).reshape(-1)[0]), rank)
-    shape = list(x.type.shape)
-    n = shape[axis]
-    out_pos, src_pos = arange(ctx, n, rank + 1, axis), arange(ctx, n, rank + 1, axis + 1)
-    first, second = (src_pos, out_pos) if node.attr("reverse") else (out_pos, src_pos)
-    taken = ctx.b.emit(Op.GREATER if node.attr("exclusive") else Op.GREATER_EQUAL, first, second)
-    source = reshape(ctx, x, shape[:axis] + [1] + shape[axis:])
-    sums = select_reduce(ctx, taken, source, 0, Op.REDUCE_SUM, axis + 1)
-    return reshape(ctx, sums, shape)
+    axis = norm_axis(int(np.asarray(axis_c).reshape(-1)[0]), x.type.rank)
+    return cumsum(ctx, x, axis, bool(node.attr("exclusive")), bool(node.attr("reverse")))
 

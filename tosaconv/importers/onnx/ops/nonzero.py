@@ -15,13 +15,13 @@ import numpy as np
 
 from ....ir import attrs as A
 from ....ir.ops import Op
+from ....lowering.dims import norm_axis, reshape
+from ....lowering.gather import take
 from ....symbolic.constraints import Kind
 from ....symbolic.expr import product
 from ....symbolic.scope import ExtentKind, SymbolInfo
 from ..reader import ConvertError
 from ..registry import converter
-from .common import norm_axis, reshape
-from .indexing import take
 
 
 @converter("NonZero", since=9)

@@ -20,12 +20,12 @@ import numpy as np
 from ....ir import attrs as A
 from ....ir.dtypes import DType
 from ....ir.ops import Op
+from ....lowering.dims import norm_axis, reshape
+from ....lowering.reduce import mean_divisor, mean_over, reduce_chain
+from ....lowering.typed import mul as _mul
 from ....symbolic.constraints import Kind
 from ..reader import ConvertError
 from ..registry import converter
-from .common import norm_axis, reshape
-from .typed import mul as _mul
-from .reduce import mean_divisor, mean_over, reduce_chain
 
 
 def _shifted_exp(ctx, x, axes):

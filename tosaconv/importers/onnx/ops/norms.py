@@ -20,15 +20,15 @@ from __future__ import annotations
 
 from ....ir.dtypes import DType
 from ....ir.ops import Op
+from ....lowering.dims import norm_axis, reshape
+from ....lowering.elementwise import sqrt
+from ....lowering.reduce import mean_over, reduce_chain
+from ....lowering.typed import mul
 from ....symbolic.constraints import Kind
 from ....symbolic.expr import floordiv
 from ..reader import ConvertError
 from ..registry import converter
-from .common import norm_axis, reshape
-from .elementwise import sqrt
-from .typed import mul
 from .normalize import cast_to, channel_shape, standardize
-from .reduce import mean_over, reduce_chain
 
 MVN_EPSILON = 1e-9
 

@@ -6,11 +6,9 @@ optionally restricted to the ``axes`` of input 3 (opset 18). Negative pads
 crop: the input is SLICEd first, then padded. ``constant`` is one TOSA PAD;
 a ``constant_value`` only known at run time pads with 0 and then SELECTs the
 value where a padded all-true mask is false. ``edge``, ``reflect`` and
-``wrap`` build each padded axis as a CONCAT of slices of the input (TILEd
-edge rows, REVERSEd inner rows, or the opposite end), which stays valid with
-symbolic dims; the ledger records that reflect pads stay below the dim and
-wrap pads do not exceed it. Tile is TILE, or DYN_TILE when the repeats are
-computed from shapes.
+``wrap`` build each padded axis as a CONCAT of slices of the input
+(:func:`tosaconv.lowering.pad.pad_axis`). Tile is TILE, or DYN_TILE when the
+repeats are computed from shapes (:func:`tosaconv.lowering.pad.tile`).
 """
 from __future__ import annotations
 
@@ -19,11 +17,11 @@ import numpy as np
 from ....ir import attrs as A
 from ....ir.dtypes import DType
 from ....ir.ops import Op
-from ....symbolic.constraints import Kind
+from ....lowering.dims import norm_axis, slice_
+from ....lowering.index_math import fill
+from ....lowering.pad import pad_axis, tile
 from ..reader import ConvertError
 from ..registry import converter
-from .common import norm_axis, slice_
-from .index_math import fill
 
 MODES = ("constant", "edge", "reflect", "wrap")
 
@@ -43,7 +41,7 @@ def convert_pad(ctx, node):
         return _constant(ctx, node, x, before, after)
     for axis, (lo, hi) in enumerate(zip(before, after)):
         if lo or hi:
-            x = _pad_axis(ctx, x, axis, lo, hi, mode)
+            x = pad_axis(ctx, x, axis, lo, hi, mode)
     return x
 
 
@@ -109,61 +107,6 @@ def _runtime_constant(ctx, x, padding, value):
     return ctx.b.emit(Op.SELECT, mask, padded, value)
 
 
-def _pad_axis(ctx, x, axis, lo: int, hi: int, mode: str):
-    n = x.type.shape[axis]
-    if mode == "reflect":
-        ctx.require(Kind.GE, n - 1, max(lo, hi), f"reflect Pad of {max(lo, hi)} needs a dim of at least "
-                    f"{max(lo, hi) + 1} on axis {axis}")
-    if mode == "wrap":
-        ctx.require(Kind.GE, n, max(lo, hi), f"wrap Pad of {max(lo, hi)} needs a dim of at least "
-                    f"{max(lo, hi)} on axis {axis}")
-    parts = []
-    if lo:
-        parts.append(_side(ctx, x, axis, lo, mode, front=True))
-    parts.append(x)
-    if hi:
-        parts.append(_side(ctx, x, axis, hi, mode, front=False))
-    return ctx.b.emit(Op.CONCAT, *parts, attrs=A.AxisAttrs(axis))
-
-
-def _side(ctx, x, axis, p: int, mode: str, front: bool):
-    """The ``p`` rows added before (``front``) or after ``x`` on ``axis``."""
-    n = x.type.shape[axis]
-    if mode == "edge":
-        row = _rows(ctx, x, axis, 0 if front else n - 1, 1)
-        return row if p == 1 else ctx.b.emit(Op.TILE, row, attrs=A.TileAttrs(_unit(x.type.rank, axis, p)))
-    if mode == "reflect":
-        rows = _rows(ctx, x, axis, 1 if front else n - 1 - p, p)
-        return rows if p == 1 else ctx.b.emit(Op.REVERSE, rows, attrs=A.AxisAttrs(axis))
-    return _rows(ctx, x, axis, n - p if front else 0, p)     # wrap: the opposite end
-
-
-def _rows(ctx, x, axis, start, size):
-    starts = [0] * x.type.rank
-    starts[axis] = start
-    sizes = list(x.type.shape)
-    sizes[axis] = size
-    return slice_(ctx, x, starts, sizes)
-
-
-def _unit(rank: int, axis: int, value: int) -> tuple:
-    out = [1] * rank
-    out[axis] = value
-    return tuple(out)
-
-
 @converter("Tile", since=6)
 def convert_tile(ctx, node):
-    x = ctx.tensor(node.inputs[0])
-    repeats = ctx.dims(node.inputs[1]).dims
-    if len(repeats) != x.type.rank:
-        raise ConvertError(f"Tile has {len(repeats)} repeats for a rank {x.type.rank} input")
-    values = [r.type.value for r in repeats]
-    if any(isinstance(v, int) and v < 1 for v in values):
-        raise ConvertError(f"Tile repeats {values} include a count below 1; TOSA requires every dim to be >= 1")
-    if all(isinstance(v, int) for v in values):
-        return x if all(v == 1 for v in values) else ctx.b.emit(Op.TILE, x, attrs=A.TileAttrs(tuple(values)))
-    for axis, v in enumerate(values):
-        if not isinstance(v, int):
-            ctx.require(Kind.GE, v, 1, f"Tile repeats on axis {axis} must be >= 1 (TOSA dims are >= 1)")
-    return ctx.b.emit(Op.DYN_TILE, x, *repeats)
+    return tile(ctx, ctx.tensor(node.inputs[0]), ctx.dims(node.inputs[1]).dims)

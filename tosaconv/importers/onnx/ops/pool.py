@@ -2,7 +2,7 @@
 
 1-D and 2-D MaxPool and AveragePool without dilations (and MaxPool without
 its Indices output) become TRANSPOSE, MAX_POOL2D / AVG_POOL2D, TRANSPOSE,
-with pads, strides, ceil_mode and auto_pad fitted by :mod:`.nn`. TOSA's
+with pads, strides, ceil_mode and auto_pad fitted by :mod:`tosaconv.lowering.window`. TOSA's
 AVG_POOL2D never counts padding, which is ONNX's ``count_include_pad=0``; for
 ``count_include_pad=1`` the pads are applied first as zeros by a PAD, so they
 count as input, and only ceil mode's extra end padding (which ONNX and ORT do
@@ -24,13 +24,14 @@ import numpy as np
 from ....ir import attrs as A
 from ....ir.dtypes import DType
 from ....ir.ops import Op
+from ....lowering.dims import index_for, reshape
+from ....lowering.pool import average_pool, average_pool_by_ratio, check_pads, pad_hw, pool_fits
+from ....lowering.window import Geometry, Window, apply_fits, drop_1d, geometry, lift_1d, lowest, to_nchw, to_nhwc
 from ....symbolic.expr import product
 from ..reader import ConvertError
 from ..registry import converter
 from . import pool_separable as sep
-from .common import index_for, reshape
-from .nn import (Geometry, Window, apply_fits, drop_1d, fit, geometry, lift_1d, lowest, read_window, to_nchw,
-                 to_nhwc)
+from .window_attrs import read_window
 
 
 def _window(node, rank: int) -> Window:
@@ -61,18 +62,6 @@ def _axis_pools(ctx, node, x) -> list:
     return sep.axis_pools(ctx, node, x, node.attr("kernel_shape"), _ceil_mode(node))
 
 
-def _check_pads(node, pad, w: Window):
-    kernel = (w.kernel[0], w.kernel[0], w.kernel[1], w.kernel[1])
-    if any(p >= k for p, k in zip(pad, kernel)):
-        raise ConvertError(f"{node.op_type} pads {list(pad)} (top, bottom, left, right) must be smaller than "
-                           f"the kernel {list(w.kernel)}: TOSA pools read at least one input value per window")
-
-
-def _fits(x_nhwc, w: Window, geoms):
-    hw = x_nhwc.type.shape[1:3]
-    return [fit(hw[i], w.span(i), w.stride[i], geoms[i]) for i in range(2)]
-
-
 @converter("MaxPool", since=1)
 def convert_max_pool(ctx, node):
     x = ctx.tensor(node.inputs[0])
@@ -83,8 +72,8 @@ def convert_max_pool(ctx, node):
     w = _window(node, x.type.rank)
     nhwc = to_nhwc(ctx, lift_1d(ctx, x, node.op_type))
     geoms = [geometry(ctx, nhwc.type.shape[1 + i], w, i) for i in range(2)]
-    nhwc, pad = apply_fits(ctx, nhwc, _fits(nhwc, w, geoms), lowest(x.type.dtype))
-    _check_pads(node, pad, w)
+    nhwc, pad = apply_fits(ctx, nhwc, pool_fits(nhwc, w, geoms), lowest(x.type.dtype))
+    check_pads(node.op_type, pad, w)
     y = ctx.b.emit(Op.MAX_POOL2D, nhwc, attrs=A.MaxPool2dAttrs(w.kernel, w.stride, pad))
     return drop_1d(ctx, to_nchw(ctx, y), x.type.rank)
 
@@ -101,13 +90,13 @@ def convert_average_pool(ctx, node):
     geoms = [geometry(ctx, nhwc.type.shape[1 + i], w, i) for i in range(2)]
     counted = _counted_pads(geoms) if node.attr("count_include_pad") else None
     if counted is not None:
-        nhwc = _pad_hw(ctx, nhwc, counted, 0.0)
+        nhwc = pad_hw(ctx, nhwc, counted, 0.0)
         geoms = [Geometry(g.out, 0, 0, g.bound - g.end) for g in geoms]
-    fits = _fits(nhwc, w, geoms)
+    fits = pool_fits(nhwc, w, geoms)
     if any(f.append for f in fits):
-        y = _average_by_ratio(ctx, node, nhwc, w, fits, counted)
+        y = average_pool_by_ratio(ctx, node.op_type, nhwc, w, fits, counted)
     else:
-        y = _average(ctx, node, nhwc, w, fits)
+        y = average_pool(ctx, node.op_type, nhwc, w, fits)
     return drop_1d(ctx, to_nchw(ctx, y), x.type.rank)
 
 
@@ -117,35 +106,6 @@ def _counted_pads(geoms) -> tuple:
         raise ConvertError("AveragePool with count_include_pad=1 and SAME padding on a symbolic size with "
                            "stride above 1: the counted end pad depends on the size; bind the symbol first")
     return (geoms[0].begin, geoms[0].end, geoms[1].begin, geoms[1].end)
-
-
-def _pad_hw(ctx, x, pads, value: float):
-    if not any(pads):
-        return x
-    return ctx.b.emit(Op.PAD, x, attrs=A.PadAttrs((0, 0) + tuple(pads) + (0, 0), value))
-
-
-def _average(ctx, node, x, w: Window, fits):
-    x, pad = apply_fits(ctx, x, fits, 0.0)
-    _check_pads(node, pad, w)
-    return ctx.b.emit(Op.AVG_POOL2D, x, attrs=_avg_attrs(w, pad))
-
-
-def _average_by_ratio(ctx, node, x, w: Window, fits, counted):
-    """The end pad is appended as zeros, which AVG_POOL2D would count: divide by the same pool
-    of a ones tensor (ones where ONNX counts, zeros where it does not), so the counts cancel."""
-    n, h, wd, c = x.type.shape
-    if counted is not None:
-        h, wd = h - counted[0] - counted[1], wd - counted[2] - counted[3]
-    ones = ctx.b.const(np.ones((1, 1, 1, 1), x.type.dtype.numpy))
-    ones = ctx.b.emit(Op.DYN_TILE, ones, *[index_for(ctx, d) for d in (1, h, wd, 1)])
-    ones = _pad_hw(ctx, ones, counted or (0, 0, 0, 0), 1.0)
-    total, valid = _average(ctx, node, x, w, fits), _average(ctx, node, ones, w, fits)
-    return ctx.b.emit(Op.MUL, total, ctx.b.emit(Op.RECIPROCAL, valid), attrs=A.MulAttrs(0))
-
-
-def _avg_attrs(w: Window, pad) -> A.AvgPool2dAttrs:
-    return A.AvgPool2dAttrs(w.kernel, w.stride, pad, DType.FP32)
 
 
 @converter("GlobalAveragePool", since=1)

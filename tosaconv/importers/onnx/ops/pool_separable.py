@@ -13,7 +13,7 @@ rows and reshaped to ``[Q, s]``, so tap ``t`` is rows ``q..q+out`` of phase
 ``r`` where ``t*d = q*s + r``. Taps combine with MAXIMUM or ADD; averages divide
 by the per-axis counts (a constant, or the same taps run over a ones mask
 when the size is symbolic). Output sizes and pads come from ONNX's geometry
-in :mod:`.nn` (auto_pad, ceil_mode, symbolic sizes).
+in :mod:`tosaconv.lowering.window` (auto_pad, ceil_mode, symbolic sizes).
 
 MaxPool's Indices (the flat NCHW index, or column-major spatial index with
 ``storage_order=1``) follow each maximum: axes go innermost first and a tap
@@ -30,10 +30,10 @@ import numpy as np
 from ....ir import attrs as A
 from ....ir.dtypes import DType
 from ....ir.ops import Op
+from ....lowering.dims import index_for, reshape, slice_
+from ....lowering.window import Geometry, geometry, lowest
 from ....symbolic.expr import add, mul, product, sub
 from ..reader import ConvertError
-from .common import index_for, reshape, slice_
-from .nn import Geometry, geometry, lowest
 from .windows_nd import nd_window
 
 

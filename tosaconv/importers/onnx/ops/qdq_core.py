@@ -24,7 +24,7 @@ from ....ir.dtypes import DType
 from ....ir.graph import Value
 from ....ir.ops import Op
 from ....ir.types import TensorType
-from ...quant_scale import ScaleError, clamp_is_exact, multiplier_shift, multipliers_shifts
+from ....lowering.quant_scale import ScaleError, clamp_is_exact, multiplier_shift, multipliers_shifts
 from .qparams import broadcast, is_value
 from .qdq_round import requantize_int8
 from .qtypes import QTensor, rescale, signed_value, state

@@ -26,7 +26,7 @@ A float or dequantized bias becomes ``rint(b / S)`` in int32 (exact for an
 int32 bias dequantized with scale ``sx * sw``); a positive constant factor
 (Gemm's alpha) multiplies ``S``; a constant added later (Gemm's C) is added in
 int32 the same way. The result is ``RESCALE(acc, S / sy)`` with output zero
-point ``zy`` (multiplier and shift from :mod:`...quant_scale`, SINGLE_ROUND:
+point ``zy`` (multiplier and shift from :mod:`tosaconv.lowering.quant_scale`, SINGLE_ROUND:
 it rounds half up where ONNX's float path rounds half to even, and the
 32-bit multiplier carries a relative error below 2**-31, so results can
 differ from a float computation by one unit). The accumulator is clamped to

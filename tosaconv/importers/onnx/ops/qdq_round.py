@@ -19,7 +19,7 @@ import numpy as np
 from ....ir.dtypes import DType
 from ....ir.graph import Value
 from ....ir.ops import Op
-from ...quant_scale import multipliers_shifts, value_bounds
+from ....lowering.quant_scale import multipliers_shifts, value_bounds
 from .qtypes import clamp_int32, rescale
 
 TIE_BITS = 16        # a scale whose fraction has at most this many bits makes ties likely

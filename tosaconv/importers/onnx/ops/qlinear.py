@@ -25,9 +25,9 @@ from ....ir.ops import Op
 from ..reader import NodeReader
 from ..registry import converter
 from .conv import convert_conv
-from .matmul import matmul
+from ....lowering.matmul import matmul
 from .qdq_fold import fold_quantize, integer_accumulator
-from .common import reshape
+from ....lowering.dims import reshape
 from .qparams import as_float32, is_value, read_params, unit_params
 from .qtypes import INT32, QParams, check_supported, data_type, qtype_of, read_qtensor
 from .quant import quantize, recorded_dequantize

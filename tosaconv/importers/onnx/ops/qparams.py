@@ -18,9 +18,9 @@ from ....ir import attrs as A
 from ....ir.dtypes import DType
 from ....ir.graph import Value
 from ....ir.ops import Op
+from ....lowering.dims import norm_axis, reshape
 from ....symbolic.constraints import Kind
 from ..reader import ConvertError
-from .common import norm_axis, reshape
 from .qtypes import QParams
 
 

@@ -30,7 +30,7 @@ from ....ir.dtypes import DType
 from ....ir.graph import Value
 from ....ir.ops import Op
 from ....ir.types import TensorType
-from ...quant_scale import ScaleError, multiplier_shift
+from ....lowering.quant_scale import ScaleError, multiplier_shift
 from ..reader import ConvertError
 
 

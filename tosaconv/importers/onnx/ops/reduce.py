@@ -10,8 +10,8 @@ reduction is a chain of them, and ``keepdims=0`` drops the reduced axes with
 COLLAPSE_DIMS (they are literal 1s by then, so no size has to be computed).
 ReduceMean is REDUCE_SUM times 1/count: a constant when the reduced dims are
 static, and otherwise the count's Index value turned into a tensor, so a mean
-over a dynamic axis divides by the size the symbol is bound to. ``reduce_chain``,
-``mean_over`` and ``mean_divisor`` are shared with the normalization converters.
+over a dynamic axis divides by the size the symbol is bound to (``reduce_chain``,
+``mean_over`` and ``mean_divisor`` live in :mod:`tosaconv.lowering.reduce`).
 ReduceL1/L2/LogSum/SumSquare are an elementwise step around REDUCE_SUM, and
 ReduceLogSumExp subtracts the max before EXP so that large inputs do not overflow.
 """
@@ -22,69 +22,17 @@ import numpy as np
 from ....ir import attrs as A
 from ....ir.dtypes import DType
 from ....ir.ops import Op
-from ....symbolic.expr import product, same
+from ....lowering.dims import norm_axis
+from ....lowering.elementwise import truncate
+from ....lowering.reduce import mean_over, reduce_chain
+from ....lowering.typed import mul
 from ..reader import ConvertError
 from ..registry import converter
-from .common import index_for, norm_axis, reshape
-from .elementwise import truncate
-from .typed import mul
 
 # The opset version from which each op takes its axes as input 1 instead of an attribute.
 _AXES_INPUT_SINCE = {"ReduceSum": 13, "ReduceMean": 18, "ReduceMax": 18, "ReduceMin": 18, "ReduceProd": 18,
                      "ReduceL1": 18, "ReduceL2": 18, "ReduceLogSum": 18, "ReduceLogSumExp": 18,
                      "ReduceSumSquare": 18}
-
-# Bool reductions (ReduceMax/ReduceMin accept bool from opset 20) are TOSA's logical ones.
-_BOOL_OPS = {Op.REDUCE_MAX: Op.REDUCE_ANY, Op.REDUCE_MIN: Op.REDUCE_ALL}
-
-
-def reduce_chain(ctx, op, x, axes):
-    """Reduce ``x`` over each of ``axes`` with the one-axis TOSA op ``op``, keeping them as 1.
-
-    Axes that are a literal 1 already need no op: every reduction of one element is that element.
-    """
-    if x.type.dtype is DType.BOOL:
-        op = _BOOL_OPS.get(op, op)
-    for axis in (a for a in axes if not same(x.type.shape[a], 1)):
-        attrs = A.AxisNanAttrs(axis) if op in (Op.REDUCE_MAX, Op.REDUCE_MIN) else A.AxisAttrs(axis)
-        x = ctx.b.emit(op, x, attrs=attrs)
-    return x
-
-
-def mean_over(ctx, x, axes, divisor=None):
-    """The mean of ``x`` over ``axes``, which stay as 1s: REDUCE_SUM, then times 1/count.
-
-    ``divisor`` is a value from :func:`mean_divisor` for the same dims, so that
-    several means over one block (LayerNormalization) share one count.
-    """
-    total = reduce_chain(ctx, Op.REDUCE_SUM, x, axes)
-    if divisor is None:
-        divisor = mean_divisor(ctx, x, axes)
-    if x.type.dtype.is_float:
-        return ctx.b.emit(Op.MUL, total, divisor, attrs=A.MulAttrs(0))
-    return ctx.b.emit(Op.INTDIV, total, divisor)
-
-
-def mean_divisor(ctx, x, axes):
-    """What a sum over ``axes`` of x is scaled by: 1/count for floats, count for integers (INTDIV)."""
-    count = product(x.type.shape[a] for a in axes)
-    like = x.type
-    if not like.dtype.is_float:
-        return count_tensor(ctx, count, like)
-    if isinstance(count, int):
-        return ctx.b.scalar_like(1.0 / count, like)
-    return ctx.b.emit(Op.RECIPROCAL, count_tensor(ctx, count, like))
-
-
-def count_tensor(ctx, count, like):
-    """``count`` (a dim expression) as a tensor of ``like``'s dtype with every dim 1."""
-    if isinstance(count, int):
-        return ctx.b.scalar_like(count, like)
-    t = ctx.b.dims_to_tensor([index_for(ctx, count)])
-    if like.dtype is not DType.INT32:
-        t = ctx.b.emit(Op.CAST, t, attrs=A.CastAttrs(like.dtype))
-    return reshape(ctx, t, [1] * like.rank)
-
 
 def _drop_axes(ctx, x, axes):
     """Remove reduced axes (literal 1s) from ``x``."""

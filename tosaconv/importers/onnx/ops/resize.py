@@ -3,43 +3,25 @@
 Every axis gets its input size, output size and ONNX's scale (exact, and as
 ONNX's reference holds it: float32 from ``scales``, float64 from ``sizes``),
 with opset 18's ``axes`` spread over the input rank and
-``keep_aspect_ratio_policy`` applied. Nearest and linear resizes of H and W
-whose mapping TOSA RESIZE expresses exactly become RESIZE
-(:mod:`.resize_tosa`); everything else on float data (cubic, antialias when
-shrinking, tf_crop_and_resize, any axis, any scale, sizes known only after
-binding) becomes one interpolation-matrix MATMUL per resized axis
-(:mod:`.resize_separable`). Integer data takes only the RESIZE form, in
-nearest mode (TOSA's integer BILINEAR returns a scaled int32 result).
+``keep_aspect_ratio_policy`` applied. The shared :func:`tosaconv.lowering.resize.resize`
+then builds it: nearest and linear resizes of H and W whose mapping TOSA
+RESIZE expresses exactly become RESIZE; everything else on float data (cubic,
+antialias when shrinking, tf_crop_and_resize, any axis, any scale, sizes
+known only after binding) becomes one interpolation-matrix MATMUL per resized
+axis. Integer data takes only the RESIZE form, in nearest mode (TOSA's
+integer BILINEAR returns a scaled int32 result).
 """
 from __future__ import annotations
 
-import math
-from dataclasses import dataclass
 from fractions import Fraction
-from typing import Optional
 
 import numpy as np
 
-from ....symbolic.expr import Dim, floordiv, mul, same
+from ....lowering.resize import Axis, ResizeSpec, resize, scaled_axis, sized_axis
 from ..reader import ConvertError
 from ..registry import converter
-from . import resize_tosa
-from .resize_separable import separable_resize
 
 MODES = ("nearest", "linear", "cubic")
-
-
-@dataclass(frozen=True)
-class Axis:
-    """One input axis: input and output size, ONNX's scale as an exact fraction (None when it is
-    out/in of symbolic sizes), the scale as ONNX's reference computes with it, and whether it came
-    from ``sizes`` (then it is a ratio of the two sizes)."""
-
-    size: Dim
-    out: Dim
-    scale: Optional[Fraction]
-    ref_scale: Optional[np.floating]
-    by_sizes: bool = False
 
 
 @converter("Resize", since=11)
@@ -51,24 +33,18 @@ def convert_resize(ctx, node):
     if mode != "nearest" and not x.type.dtype.is_float:
         raise ConvertError(f"{mode} Resize on {x.type.dtype.value} data is not supported (TOSA's integer "
                            "BILINEAR returns a scaled int32 result)")
+    spec = _spec(node, mode)
     axes = _axes(ctx, node, x)
-    if not _needs_separable(node, mode, axes):
-        try:
-            plans, requirements = resize_tosa.plan(node, mode, axes)
-        except ConvertError:
-            if not x.type.dtype.is_float:
-                raise
-        else:
-            return resize_tosa.emit(ctx, x, mode, axes, plans, requirements)
-    return separable_resize(ctx, node, x, mode, axes, resize_axes(node, x.type.rank))
+    order = resize_axes(node, x.type.rank)
+    crop = spec.coordinate_transformation_mode == "tf_crop_and_resize" and x.type.dtype.is_float
+    return resize(ctx, x, spec, axes, order, _rois(ctx, node, order) if crop else {})
 
 
-def _needs_separable(node, mode: str, axes) -> bool:
-    """Cubic, tf_crop_and_resize and antialias when shrinking have no TOSA RESIZE form."""
-    if mode == "cubic" or node.attr("coordinate_transformation_mode") == "tf_crop_and_resize":
-        return True
-    antialias = node.version >= 18 and node.attr("antialias") and mode == "linear"
-    return bool(antialias) and any(a.scale is None or a.scale < 1 for a in axes)
+def _spec(node, mode: str) -> ResizeSpec:
+    antialias = bool(node.version >= 18 and node.attr("antialias"))
+    return ResizeSpec(mode, node.attr("coordinate_transformation_mode"), node.attr("nearest_mode"),
+                      float(node.attr("cubic_coeff_a")), bool(node.attr("exclude_outside")), antialias,
+                      float(node.attr("extrapolation_value")))
 
 
 # -- sizes and scales ---------------------------------------------------------------------
@@ -80,8 +56,8 @@ def _axes(ctx, node, x) -> list:
     if kind == "sizes" and node.version >= 18 and node.attr("keep_aspect_ratio_policy") != "stretch":
         return _keep_aspect(node, shape, values, axes)
     if kind == "scales":
-        return [_scaled_axis(size, np.float32(v), i) for i, (size, v) in enumerate(zip(shape, values))]
-    return [_sized_axis(size, v, i) for i, (size, v) in enumerate(zip(shape, values))]
+        return [scaled_axis(size, np.float32(v), i) for i, (size, v) in enumerate(zip(shape, values))]
+    return [sized_axis(size, v, i) for i, (size, v) in enumerate(zip(shape, values))]
 
 
 def _scales(ctx, node):
@@ -143,25 +119,14 @@ def _keep_aspect(node, shape, sizes, axes) -> list:
             for a in range(len(shape))]
 
 
-def _scaled_axis(size: Dim, scale: np.float32, index: int) -> Axis:
-    if not math.isfinite(float(scale)) or scale <= 0:
-        raise ConvertError(f"Resize scale {float(scale)} on axis {index} must be positive and finite")
-    exact = Fraction(float(scale))
-    if isinstance(size, int):        # the reference: (float32 scales * int64 shape).astype(int)
-        return Axis(size, _positive(int(np.floor(size * np.float64(scale))), index), exact, scale)
-    return Axis(size, floordiv(mul(size, exact.numerator), exact.denominator), exact, scale)
-
-
-def _positive(out: int, index: int) -> int:
-    if out < 1:
-        raise ConvertError(f"Resize output axis {index} would have size {out}; TOSA requires every dim to be >= 1")
-    return out
-
-
-def _sized_axis(size: Dim, out: Dim, index: int) -> Axis:
-    if isinstance(size, int) and isinstance(out, int):
-        return Axis(size, _positive(out, index), Fraction(out, size), np.int64(out) / size, True)
-    q = floordiv(out, size)
-    if isinstance(q, int) and same(mul(size, q), out):
-        return Axis(size, out, Fraction(q), np.float64(q), True)
-    return Axis(size, out, None, None, True)
+def _rois(ctx, node, order) -> dict:
+    """tf_crop_and_resize's region of interest per axis: (start, end) in the roi tensor's type."""
+    name = node.input(1)
+    roi = ctx.const(name) if name else None
+    if roi is None or roi.size == 0:
+        raise ConvertError("Resize tf_crop_and_resize needs a constant roi input")
+    flat = roi.reshape(-1)
+    if flat.size != 2 * len(order):
+        raise ConvertError(f"Resize roi has {flat.size} values; tf_crop_and_resize needs {2 * len(order)} "
+                           "(a start and an end per resized axis)")
+    return {a: (flat[i], flat[len(order) + i]) for i, a in enumerate(order)}

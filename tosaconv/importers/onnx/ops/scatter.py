@@ -19,14 +19,15 @@ from __future__ import annotations
 from ....ir import attrs as A
 from ....ir.dtypes import DType
 from ....ir.ops import Op
+from ....lowering.dims import norm_axis, reshape
+from ....lowering.gather import nd_layout, nd_rows
+from ....lowering.index_math import (arange, as_int32, axis_last, extremes, gather_safe, inverse, select_reduce, transpose,
+                         wrap_negative)
 from ....symbolic.constraints import Kind
 from ....symbolic.expr import product, sub
 from ..reader import ConvertError
 from ..registry import converter
-from .common import norm_axis, reshape
-from .index_math import (arange, as_int32, axis_last, extremes, gather_safe, inverse, select_reduce, transpose,
-                         wrap_negative)
-from .indexing import element_offsets, elements_like, nd_layout, nd_rows
+from .indexing import element_offsets, elements_like
 
 # reduction -> (TOSA reduction, merge with the data, identity selector)
 _REDUCTIONS = {

@@ -5,21 +5,20 @@ Shape and Size produce ShapeTensors of Index values (GET_DIM for symbolic
 dims), so the usual ``Shape -> Gather -> Concat -> Reshape`` chain resolves
 into a RESHAPE whose unknown dims are explicit ``shape_symbols``; ``0`` and
 ``-1`` entries are resolved here, never left for the backend to infer, and a
-``-1`` that implies divisibility records it in the ledger.
+``-1`` that implies divisibility records it in the ledger
+(:func:`tosaconv.lowering.shapes.reshape_with_hole`).
 """
 from __future__ import annotations
 
 import numpy as np
 
-from ....ir import attrs as A
-from ....ir.dtypes import DType
 from ....ir.ops import Op
-from ....symbolic.constraints import Kind
-from ....symbolic.expr import dmax, floordiv, product, same, sub
+from ....lowering.dims import index_for, reshape
+from ....lowering.shapes import arange_of, expand, reshape_with_hole, to_ir
+from ....symbolic.expr import product, same
 from ..context import ShapeTensor
 from ..reader import ConvertError
 from ..registry import converter
-from .common import expand_leading, index_for, reshape
 
 
 @converter("Shape", since=1)
@@ -76,17 +75,6 @@ def convert_reshape(ctx, node):
     return reshape_with_hole(ctx, x, dims, "Reshape")
 
 
-def reshape_with_hole(ctx, x, dims: list, op_name: str):
-    """RESHAPE ``x`` to Index values ``dims``, one of which may be -1 (inferred from the element count)."""
-    holes = [i for i, e in enumerate(dims) if same(e.type.value, -1)]
-    if len(holes) > 1:
-        raise ConvertError(f"{op_name} target has more than one -1 entry")
-    if holes:
-        dims = list(dims)
-        dims[holes[0]] = _inferred_dim(ctx, x, [d for i, d in enumerate(dims) if i != holes[0]])
-    return reshape(ctx, x, dims)
-
-
 def _reshaped_shape_tensor(ctx, node):
     """A shape tensor reshaped between a scalar and a vector (Paddle2ONNX writes ``Reshape(d, [])``)
     stays a ShapeTensor, so the dims it carries keep their symbolic values."""
@@ -98,13 +86,6 @@ def _reshaped_shape_tensor(ctx, node):
     if target.size == 0:
         return ShapeTensor(st.dims, scalar=True)
     return ShapeTensor(st.dims) if int(target[0]) in (1, -1, 0) else None
-
-
-def _inferred_dim(ctx, x, others):
-    """The -1 entry: elements of x divided by the product of the other entries."""
-    total, rest = product(x.type.shape), product(d.type.value for d in others)
-    ctx.require(Kind.DIVISIBLE, total, rest, "Reshape infers a -1 entry by exact division")
-    return index_for(ctx, floordiv(total, rest))
 
 
 @converter("Flatten", since=1)
@@ -125,62 +106,16 @@ def convert_constant_of_shape(ctx, node):
     st = ctx.dims(node.inputs[0])
     dims = [d.type.value for d in st.dims]
     if all(isinstance(d, int) for d in dims):
-        return ctx.b.const(_to_ir(np.full(dims, fill[0], dtype=fill.dtype)))
-    base = ctx.b.const(_to_ir(np.full((1,) * len(dims), fill[0], dtype=fill.dtype)))
+        return ctx.b.const(to_ir(np.full(dims, fill[0], dtype=fill.dtype)))
+    base = ctx.b.const(to_ir(np.full((1,) * len(dims), fill[0], dtype=fill.dtype)))
     return ctx.b.emit(Op.DYN_TILE, base, *st.dims)
-
-
-def _to_ir(arr: np.ndarray) -> np.ndarray:
-    if arr.dtype == np.int64:
-        return arr.astype(np.int32)
-    if arr.dtype == np.float64:
-        return arr.astype(np.float32)
-    return arr
 
 
 @converter("Expand", since=8)
 def convert_expand(ctx, node):
-    x = ctx.tensor(node.inputs[0])
-    target = ctx.dims(node.inputs[1]).dims
-    rank = max(x.type.rank, len(target))
-    x = expand_leading(ctx, x, rank)
-    target = [ctx.b.index(1)] * (rank - len(target)) + list(target)
-    pairs = list(zip(x.type.shape, target))
-    if not all(same(d, 1) or same(t.type.value, 1) or same(d, t.type.value) for d, t in pairs):
-        return _expand_by_broadcast(ctx, x, target)
-    multiples = [t if same(d, 1) else ctx.b.index(1) for d, t in pairs]
-    if all(isinstance(m.type.value, int) for m in multiples):
-        reps = tuple(m.type.value for m in multiples)
-        return x if all(r == 1 for r in reps) else ctx.b.emit(Op.TILE, x, attrs=A.TileAttrs(reps))
-    return ctx.b.emit(Op.DYN_TILE, x, *multiples)
-
-
-def _expand_by_broadcast(ctx, x, target):
-    """Expand where a symbolic dim meets another size: x op zeros(target), with broadcast checks."""
-    zero = np.zeros((1,) * len(target), dtype=x.type.dtype.numpy)
-    zeros = ctx.b.emit(Op.DYN_TILE, ctx.b.const(zero), *target)
-    op = Op.LOGICAL_OR if x.type.dtype is DType.BOOL else Op.ADD
-    return ctx.b.emit(op, x, zeros)
+    return expand(ctx, ctx.tensor(node.inputs[0]), ctx.dims(node.inputs[1]).dims)
 
 
 @converter("Range", since=11)
 def convert_range(ctx, node):
-    consts = [ctx.const(n) for n in node.inputs[:3]]
-    if all(c is not None for c in consts):
-        start, limit, delta = (c.item() for c in consts)
-        return ctx.b.const(_to_ir(np.arange(start, limit, delta, dtype=consts[0].dtype)))
-    st = [ctx.shape_tensor(n) for n in node.inputs[:3]]
-    if any(s is None for s in st) or ctx.const(node.inputs[2]) is None:
-        raise ConvertError("Range needs start, limit and delta computed from shapes or constants")
-    start, limit = st[0].dims[0], st[1].dims[0]
-    delta = int(ctx.const(node.inputs[2]).item())
-    span = sub(limit.type.value, start.type.value)
-    if delta == 0:
-        raise ConvertError("Range with delta 0 never ends")
-    n = dmax(floordiv(span + delta - 1, delta) if delta > 0 else floordiv(-span - delta - 1, -delta), 0)
-    iota = ctx.b.emit(Op.IOTA, index_for(ctx, n), attrs=A.IotaAttrs(DType.INT32))
-    scaled = iota if delta == 1 else ctx.b.emit(Op.MUL, iota, ctx.b.const(np.array([delta], np.int32)),
-                                                 attrs=A.MulAttrs(0))
-    offset = ctx.b.dims_to_tensor([start], DType.INT32)
-    return ctx.b.emit(Op.ADD, scaled, offset)
-
+    return arange_of(ctx, *node.inputs[:3])

@@ -12,12 +12,13 @@ import numpy as np
 
 from ....ir import attrs as A
 from ....ir.ops import Op
+from ....lowering.dims import norm_axis, reshape, slice_, split_along
+from ....lowering.gather import gather
 from ....symbolic.constraints import Kind
-from ....symbolic.expr import Expr, dmax, dmin, floordiv, product, same
+from ....symbolic.expr import Expr, dmax, dmin, floordiv, same
 from ..context import ShapeTensor
 from ..reader import ConvertError
 from ..registry import converter
-from .common import index_for, norm_axis, reshape, slice_, split_along
 
 BIG = 2 ** 31 - 1
 
@@ -40,61 +41,7 @@ def _axes(ctx, node, input_index: int, since: int):
 
 @converter("Gather", since=1)
 def convert_gather(ctx, node):
-    data = ctx.shape_tensor(node.inputs[0])
-    idx = ctx.const(node.inputs[1])
-    if data is not None and idx is not None and not data.scalar:
-        picked = [data.dims[int(i) + (len(data.dims) if i < 0 else 0)] for i in idx.reshape(-1)]
-        return ShapeTensor(picked, scalar=idx.ndim == 0)
-    return _gather_tensor(ctx, node)
-
-
-def _gather_tensor(ctx, node):
-    x = ctx.tensor(node.inputs[0])
-    axis = norm_axis(node.attr("axis"), x.type.rank)
-    shape = x.type.shape
-    idx_const = ctx.const(node.inputs[1])
-    if idx_const is not None and idx_const.ndim == 0:
-        return _gather_one(ctx, x, axis, int(idx_const))
-    indices = _runtime_indices(ctx, node.inputs[1], shape[axis])
-    outer, inner = product(shape[:axis]), product(shape[axis + 1:])
-    values = reshape(ctx, x, [outer, shape[axis], inner])
-    w = product(indices.type.shape)
-    flat = reshape(ctx, indices, [1, w])
-    if not same(outer, 1):
-        flat = _tile_rows(ctx, flat, outer)
-    g = ctx.b.emit(Op.GATHER, values, flat)
-    return reshape(ctx, g, list(shape[:axis]) + list(indices.type.shape) + list(shape[axis + 1:]))
-
-
-def _tile_rows(ctx, flat, outer):
-    if isinstance(outer, int):
-        return ctx.b.emit(Op.TILE, flat, attrs=A.TileAttrs((outer, 1)))
-    return ctx.b.emit(Op.DYN_TILE, flat, index_for(ctx, outer), ctx.b.index(1))
-
-
-def _runtime_indices(ctx, name, k):
-    """Indices as INT32 with negative entries wrapped (ONNX allows -k..k-1)."""
-    c = ctx.const(name)
-    if c is not None and isinstance(k, int):
-        return ctx.b.const(np.where(c < 0, c + k, c).astype(np.int32))
-    idx = ctx.tensor(name)
-    zero = ctx.b.scalar_like(0, idx.type)
-    neg = ctx.b.emit(Op.GREATER, zero, idx)
-    kt = ctx.b.dims_to_tensor([index_for(ctx, k)])
-    kt = reshape(ctx, kt, [1] * idx.type.rank) if idx.type.rank != 1 else kt
-    return ctx.b.emit(Op.SELECT, neg, ctx.b.emit(Op.ADD, idx, kt), idx)
-
-
-def _gather_one(ctx, x, axis, i):
-    """Gather of a single constant index: SLICE then drop the axis."""
-    k = x.type.shape[axis]
-    start = i + k if i < 0 else i
-    starts = [0] * x.type.rank
-    starts[axis] = start
-    sizes = list(x.type.shape)
-    sizes[axis] = 1
-    s = slice_(ctx, x, starts, sizes)
-    return reshape(ctx, s, [d for j, d in enumerate(sizes) if j != axis])
+    return gather(ctx, node.inputs[0], node.inputs[1], node.attr("axis"))
 
 
 # -- Unsqueeze / Squeeze -------------------------------------------------------------

@@ -18,12 +18,12 @@ from __future__ import annotations
 from ....ir import attrs as A
 from ....ir.dtypes import DType
 from ....ir.ops import Op
+from ....lowering.dims import norm_axis, reshape
+from ....lowering.index_math import I32, arange, axis_last, inverse, select_reduce, transpose
 from ....symbolic.constraints import Kind
 from ....symbolic.expr import product
 from ..reader import ConvertError
 from ..registry import converter
-from .common import norm_axis, reshape
-from .index_math import I32, arange, axis_last, inverse, select_reduce, transpose
 
 
 @converter("TopK", since=10)

@@ -1,17 +1,17 @@
 """ONNX window attributes for any number of spatial axes (3-D convolutions and pools).
 
-:mod:`.nn` lifts 1-D ops to 2-D and fits H and W; the 3-D converters and the
+:mod:`tosaconv.lowering.window` lifts 1-D ops to 2-D and fits H and W; the 3-D converters and the
 axis-at-a-time pools read the same attributes for ``n`` spatial axes into one
-:class:`~.nn.Window` and fit a channels-last tensor on all of them with the
-same per-axis rules (:func:`~.nn.geometry`, :func:`~.nn.fit`).
+:class:`~tosaconv.lowering.window.Window` and fit a channels-last tensor on all of them with the
+same per-axis rules (:func:`~tosaconv.lowering.window.geometry`, :func:`~tosaconv.lowering.window.fit`).
 """
 from __future__ import annotations
 
 from ....ir import attrs as A
 from ....ir.ops import Op
+from ....lowering.dims import slice_
+from ....lowering.window import Window, fit, geometry
 from ..reader import ConvertError
-from .common import slice_
-from .nn import Window, fit, geometry
 
 
 def nd_window(node, kernel, ceil_mode: bool = False) -> Window:

@@ -13,9 +13,9 @@ import math
 
 from ....ir import attrs as A
 from ....ir.ops import Op
-from ...onnx.ops.activation import hard_sigmoid
-from ...onnx.ops.reduce import reduce_chain
-from ...onnx.ops.typed import clamp, compare, mul
+from ....lowering.elementwise import hard_sigmoid
+from ....lowering.reduce import reduce_chain
+from ....lowering.typed import clamp, compare, mul
 from ..registry import converter
 from .common import ACT, activation, fused
 

@@ -6,8 +6,8 @@ gives every kernel); TANH and SIGN_BIT leave the values as they are, because
 that function gives them no bounds and these kernels apply nothing else.
 ``activation`` (used where TFLite applies the function itself) also has TANH
 and SIGN_BIT (``x < 0 ? 1 : 0``).
-``window(...)`` turns TFLite's SAME/VALID padding into the ONNX importer's
-:class:`~tosaconv.importers.onnx.ops.nn.Window` with SAME_UPPER (TFLite's
+``window(...)`` turns TFLite's SAME/VALID padding into the shared
+:class:`~tosaconv.lowering.window.Window` with SAME_UPPER (TFLite's
 ``ComputePaddingWithOffset`` puts the odd extra pad at the end, like ONNX's
 SAME_UPPER), so the shared geometry code fits symbolic H and W the same way.
 """
@@ -18,8 +18,8 @@ import tflite
 
 from ....ir.dtypes import DType
 from ....ir.ops import Op
-from ...onnx.ops.nn import Window
-from ...onnx.ops.typed import clamp
+from ....lowering.typed import clamp
+from ....lowering.window import Window
 from ..reader import ConvertError
 
 ACT = tflite.ActivationFunctionType

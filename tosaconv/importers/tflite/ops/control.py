@@ -15,7 +15,7 @@ from __future__ import annotations
 from ....ir import attrs as A
 from ....ir.ops import Op
 from ....ir.region_rules import same_type
-from ...onnx.ops.control import bool_scalar, results
+from ....lowering.control import bool_scalar, results
 from ..reader import ConvertError
 from ..registry import converter
 from ..subgraph import called_subgraphs, inline_subgraph, region_subgraph
@@ -45,7 +45,7 @@ def convert_if(ctx, node):
         if c.size != 1:
             raise ConvertError(f"the condition '{node.inputs[0]}' must hold one element, it has shape {list(c.shape)}")
         taken = branches[0] if bool(c.reshape(-1)[0]) else branches[1]
-        return results(ctx, node, inline_subgraph(ctx, taken, operands))
+        return results(ctx, node.outputs, inline_subgraph(ctx, taken, operands))
     cond = bool_scalar(ctx, ctx.tensor(node.inputs[0]), f"the condition '{node.inputs[0]}'")
     values = [ctx.tensor(k) for k in operands]
     types = [v.type for v in values]

@@ -9,8 +9,8 @@ VALID: ``(out - k + stride) / stride``; the top/left pad is half the total,
 floored; the input size must be the implied one, as LiteRT checks). So the
 full transposed output ``(in - 1) * stride + k`` loses
 ``pad`` rows at the start and whatever exceeds the output size at the end (a
-negative amount grows it with bias-only rows), which the ONNX importer's
-``_out_pad``/``_cut`` turn into TOSA out_pad plus a SLICE when needed.
+negative amount grows it with bias-only rows), which the shared
+``transpose_out_pad``/``cut_rows`` turn into TOSA out_pad plus a SLICE when needed.
 """
 from __future__ import annotations
 
@@ -18,13 +18,12 @@ import tflite
 
 from ....ir import attrs as A
 from ....ir.ops import Op
+from ....lowering.conv_weights import acc_type, as_value, bias, shape_of, weight
+from ....lowering.window import cut_rows, transpose_out_pad
 from ....symbolic.constraints import Kind
-from ...onnx.ops.conv_transpose import _cut, _out_pad
-from ...onnx.ops.conv_weights import acc_type, as_value, bias, shape_of, weight
 from ..reader import ConvertError
 from ..registry import converter
 from .common import float_input, fused
-from .onnx_view import OnnxView
 
 
 @converter("TRANSPOSE_CONV", options="TransposeConvOptions")
@@ -33,10 +32,10 @@ def convert_transpose_conv(ctx, node):
     dtype, acc = x.type.dtype, acc_type(x)
     w = weight(ctx, node.inputs[1], dtype, 4)
     out_pad, cut, stride = transpose_geometry(ctx, node, x, shape_of(w))
-    b = bias(ctx, OnnxView(node, inputs=[node.inputs[2], node.inputs[1], node.input(3)]), shape_of(w)[0], dtype)
+    b = bias(ctx, node.input(3), shape_of(w)[0], dtype)
     y = ctx.b.emit(Op.TRANSPOSE_CONV2D, x, as_value(ctx, w), as_value(ctx, b),
                    attrs=A.TransposeConv2dAttrs(out_pad, stride, acc))
-    return fused(ctx, node, _cut(ctx, y, cut))
+    return fused(ctx, node, cut_rows(ctx, y, cut))
 
 
 def transpose_geometry(ctx, node, x, w_shape) -> tuple:
@@ -66,8 +65,8 @@ def transpose_geometry(ctx, node, x, w_shape) -> tuple:
         ctx.require(Kind.EQ, size, implied, f"TRANSPOSE_CONV input dim {axis} fits output_shape and padding")
         begin = max(((implied - 1) * s + k - out) // 2, 0)
         crops.append((begin, (implied - 1) * s + k - begin - out))
-    out_pad, cut = _out_pad(crops, (0, 0), (kh, kw))
+    out_pad, cut = transpose_out_pad(crops, (0, 0), (kh, kw))
     return out_pad, cut, stride
 
 
-cut_result = _cut
+cut_result = cut_rows

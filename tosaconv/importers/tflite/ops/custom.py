@@ -26,13 +26,12 @@ import tflite
 
 from ....ir import attrs as A
 from ....ir.ops import Op
+from ....lowering.conv_weights import acc_type, as_value, bias, shape_of, weight
+from ....lowering.window import cut_rows, transpose_out_pad
 from ....symbolic.constraints import Kind
-from ...onnx.ops.conv_transpose import _cut, _out_pad
-from ...onnx.ops.conv_weights import acc_type, as_value, bias, shape_of, weight
 from ..reader import ConvertError
 from ..registry import custom_converter
 from .common import float_input
-from .onnx_view import OnnxView
 
 _PADDING = {1: "SAME", 2: "VALID"}   # TfLitePadding (tensorflow/lite/core/c/builtin_op_data.h)
 
@@ -94,8 +93,8 @@ def convert_transpose_conv_bias(ctx, node):
     c_out, kh, kw, c_in = shape_of(w)
     ctx.require(Kind.EQ, x.type.shape[3], c_in, "Convolution2DTransposeBias input channels = weight dim 3")
     crops = [_crop(h, kh, stride_h, padding), _crop(w_in, kw, stride_w, padding)]
-    b = bias(ctx, OnnxView(node, inputs=node.inputs), c_out, dtype)
-    out_pad, cut = _out_pad(crops, (0, 0), (kh, kw))
+    b = bias(ctx, node.inputs[2], c_out, dtype)
+    out_pad, cut = transpose_out_pad(crops, (0, 0), (kh, kw))
     y = ctx.b.emit(Op.TRANSPOSE_CONV2D, x, as_value(ctx, w), as_value(ctx, b),
                    attrs=A.TransposeConv2dAttrs(out_pad, (stride_h, stride_w), acc))
-    return _cut(ctx, y, cut)
+    return cut_rows(ctx, y, cut)

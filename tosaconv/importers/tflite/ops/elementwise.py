@@ -2,7 +2,7 @@
 math, comparisons, logic, SELECT and CAST.
 
 ADD, SUB and MUL of shape tensors (``SHAPE -> MUL -> RESHAPE``) stay index
-arithmetic, through the ONNX importer's ``index_arith``. Float DIV is MUL by
+arithmetic, through the shared ``index_arith``. Float DIV is MUL by
 RECIPROCAL; int32 DIV truncates (TFLite's reference kernel is C++ ``/``),
 which is TOSA's INTDIV. FLOOR_DIV and FLOOR_MOD correct the truncated
 quotient toward negative infinity as TFLite's kernels do.
@@ -12,8 +12,8 @@ from __future__ import annotations
 from ....ir import attrs as A
 from ....ir.dtypes import DType
 from ....ir.ops import Op
-from ...onnx.ops.elementwise import index_arith, sqrt, truncate
-from ...onnx.ops.typed import compare, int32_op, mul
+from ....lowering.elementwise import index_arith, sqrt, truncate
+from ....lowering.typed import compare, int32_op, mul
 from ..reader import ConvertError
 from ..registry import converter
 from .common import fused
@@ -26,7 +26,7 @@ def _both(ctx, node):
 def _arith(index_op_def, tensor_fn, options):
     def convert(ctx, node):
         if index_op_def is not None:
-            st = index_arith(ctx, node, index_op_def)
+            st = index_arith(ctx, node.inputs[0], node.inputs[1], index_op_def)
             if st is not None:
                 return st
         return fused(ctx, node, tensor_fn(ctx, *_both(ctx, node)))

@@ -2,9 +2,9 @@
 batch_dims), GATHER_ND, ARG_MAX, ARG_MIN, CUMSUM, FILL, ZEROS_LIKE, RANGE and
 BROADCAST_TO.
 
-Most reuse the ONNX importer's converters through :class:`OnnxView` (Tile,
-Gather, GatherND, CumSum, Range, Expand) or its helpers (``arg_extreme``,
-``fill``). GATHER with ``batch_dims`` views the params as
+Most call the shared lowering with their operands (:mod:`tosaconv.lowering`:
+``tile``, ``gather``, ``gather_nd``, ``cumsum``, ``arange_of``, ``expand``,
+``arg_extreme``, ``fill``). GATHER with ``batch_dims`` views the params as
 ``[batch * outer, K, inner]`` and the indices as ``[batch, W]`` repeated over
 ``outer`` rows, one TOSA GATHER.
 """
@@ -14,31 +14,28 @@ import numpy as np
 
 from ....ir import attrs as A
 from ....ir.ops import Op
+from ....lowering.dims import index_for, norm_axis, reshape
+from ....lowering.gather import gather, gather_nd
+from ....lowering.index_math import as_int32, cumsum, fill, gather_safe
+from ....lowering.pad import tile
+from ....lowering.reduce import arg_extreme
+from ....lowering.shapes import arange_of, expand
 from ....symbolic.constraints import Kind
 from ....symbolic.expr import product, same
-from ...onnx.ops import indexing as onnx_indexing
-from ...onnx.ops import masks as onnx_masks
-from ...onnx.ops import pad as onnx_pad
-from ...onnx.ops import shape as onnx_shape
-from ...onnx.ops import tensor as onnx_tensor
-from ...onnx.ops.argmax import arg_extreme
-from ...onnx.ops.common import index_for, norm_axis, reshape
-from ...onnx.ops.index_math import as_int32, fill, gather_safe
 from ..reader import ConvertError
 from ..registry import converter
-from .onnx_view import OnnxView
 
 
 @converter("TILE", kind="any")
 def convert_tile(ctx, node):
-    return onnx_pad.convert_tile(ctx, OnnxView(node))
+    return tile(ctx, ctx.tensor(node.inputs[0]), ctx.dims(node.inputs[1]).dims)
 
 
 @converter("GATHER", options="GatherOptions", kind="any")
 def convert_gather(ctx, node):
     b = node.opt("BatchDims")
     if b == 0:
-        return onnx_tensor.convert_gather(ctx, OnnxView(node, axis=node.opt("Axis")))
+        return gather(ctx, node.inputs[0], node.inputs[1], node.opt("Axis"))
     x = ctx.tensor(node.inputs[0])
     idx = as_int32(ctx, ctx.tensor(node.inputs[1]))
     b = b + idx.type.rank if b < 0 else b
@@ -66,7 +63,7 @@ def convert_gather(ctx, node):
 
 @converter("GATHER_ND", kind="any")
 def convert_gather_nd(ctx, node):
-    return onnx_indexing.convert_gather_nd(ctx, OnnxView(node, batch_dims=0))
+    return gather_nd(ctx, ctx.tensor(node.inputs[0]), ctx.tensor(node.inputs[1]), 0)
 
 
 def _arg(find_min: bool):
@@ -90,8 +87,12 @@ converter("ARG_MIN", options="ArgMinOptions")(_arg(find_min=True))
 
 @converter("CUMSUM", options="CumsumOptions")
 def convert_cumsum(ctx, node):
-    view = OnnxView(node, exclusive=int(node.opt("Exclusive")), reverse=int(node.opt("Reverse")))
-    return onnx_masks.convert_cumsum(ctx, view)
+    x = ctx.tensor(node.inputs[0])
+    axis_c = ctx.const(node.inputs[1])
+    if axis_c is None:
+        raise ConvertError(f"CUMSUM axis input '{node.inputs[1]}' must be a constant")
+    axis = norm_axis(int(np.asarray(axis_c).reshape(-1)[0]), x.type.rank)
+    return cumsum(ctx, x, axis, bool(node.opt("Exclusive")), bool(node.opt("Reverse")))
 
 
 @converter("FILL")
@@ -121,9 +122,9 @@ def convert_zeros_like(ctx, node):
 
 @converter("RANGE", options="RangeOptions")
 def convert_range(ctx, node):
-    return onnx_shape.convert_range(ctx, OnnxView(node))
+    return arange_of(ctx, *node.inputs[:3])
 
 
 @converter("BROADCAST_TO", options="BroadcastToOptions", kind="any")
 def convert_broadcast_to(ctx, node):
-    return onnx_shape.convert_expand(ctx, OnnxView(node))
+    return expand(ctx, ctx.tensor(node.inputs[0]), ctx.dims(node.inputs[1]).dims)

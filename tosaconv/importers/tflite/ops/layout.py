@@ -1,10 +1,10 @@
 """Converters for TFLite's layout ops: MIRROR_PAD (REFLECT, SYMMETRIC),
 DEPTH_TO_SPACE, SPACE_TO_DEPTH, SPACE_TO_BATCH_ND and BATCH_TO_SPACE_ND.
 
-MIRROR_PAD REFLECT is the ONNX importer's reflect padding (a CONCAT of
+MIRROR_PAD REFLECT is the shared reflect padding (:func:`tosaconv.lowering.pad.pad_axis`) (a CONCAT of
 REVERSEd inner rows per axis); SYMMETRIC repeats the edge row too, so its
 mirrored rows start at the edge. The NHWC block ops are RESHAPE -> TRANSPOSE
--> RESHAPE through a rank-6 view using the ONNX importer's helpers (TFLite
+-> RESHAPE through a rank-6 view using the shared helpers (TFLite
 orders a pixel's block as ``(i * b + j) * C + c``, ONNX's DCR order). A
 symbolic dim that must split records a divisibility fact in the ledger.
 """
@@ -15,12 +15,11 @@ import tflite
 
 from ....ir import attrs as A
 from ....ir.ops import Op
+from ....lowering.dims import exact_quotient, reshape, slice_
+from ....lowering.index_math import transpose
+from ....lowering.pad import axis_rows, pad_axis
 from ....symbolic.constraints import Kind
 from ....symbolic.expr import mul, product, sub
-from ...onnx.ops.common import reshape, slice_
-from ...onnx.ops.index_math import transpose
-from ...onnx.ops.layout import _split
-from ...onnx.ops.pad import _pad_axis, _rows
 from ..qhelpers_data import keeps_quant
 from ..reader import ConvertError
 from ..registry import converter
@@ -48,7 +47,7 @@ def convert_mirror_pad(ctx, node):
         if not (lo or hi):
             continue
         if mode == tflite.MirrorPadMode.REFLECT:
-            x = _pad_axis(ctx, x, axis, lo, hi, "reflect")
+            x = pad_axis(ctx, x, axis, lo, hi, "reflect")
         else:
             x = _symmetric(ctx, x, axis, lo, hi)
     return x
@@ -63,7 +62,7 @@ def _symmetric(ctx, x, axis: int, lo: int, hi: int):
         if p is None:
             parts.append(x)
         elif p:
-            rows = _rows(ctx, x, axis, start, p)
+            rows = axis_rows(ctx, x, axis, start, p)
             parts.append(rows if p == 1 else ctx.b.emit(Op.REVERSE, rows, attrs=A.AxisAttrs(axis)))
     return ctx.b.emit(Op.CONCAT, *parts, attrs=A.AxisAttrs(axis))
 
@@ -82,7 +81,7 @@ def _nhwc(ctx, node):
 def convert_depth_to_space(ctx, node):
     x, b = _nhwc(ctx, node)
     n, h, w, c = x.type.shape
-    c_out = _split(ctx, c, b * b, "DEPTH_TO_SPACE channels")
+    c_out = exact_quotient(ctx, c, b * b, "DEPTH_TO_SPACE channels")
     y = transpose(ctx, reshape(ctx, x, [n, h, w, b, b, c_out]), (0, 1, 3, 2, 4, 5))
     return reshape(ctx, y, [n, mul(h, b), mul(w, b), c_out])
 
@@ -91,7 +90,7 @@ def convert_depth_to_space(ctx, node):
 def convert_space_to_depth(ctx, node):
     x, b = _nhwc(ctx, node)
     n, h, w, c = x.type.shape
-    h_out, w_out = _split(ctx, h, b, "SPACE_TO_DEPTH height"), _split(ctx, w, b, "SPACE_TO_DEPTH width")
+    h_out, w_out = exact_quotient(ctx, h, b, "SPACE_TO_DEPTH height"), exact_quotient(ctx, w, b, "SPACE_TO_DEPTH width")
     y = transpose(ctx, reshape(ctx, x, [n, h_out, b, w_out, b, c]), (0, 1, 3, 2, 4, 5))
     return reshape(ctx, y, [n, h_out, w_out, mul(c, b * b)])
 
@@ -123,7 +122,7 @@ def space_to_batch(ctx, node, pad_value: float):
     if any(pads):
         x = ctx.b.emit(Op.PAD, x, attrs=A.PadAttrs(tuple([0, 0] + pads + [0, 0] * len(rest)), pad_value))
     batch, spatial = x.type.shape[0], list(x.type.shape[1:1 + m])
-    outs = [_split(ctx, d, bs, f"SPACE_TO_BATCH_ND padded dim {i + 1}") for i, (d, bs) in
+    outs = [exact_quotient(ctx, d, bs, f"SPACE_TO_BATCH_ND padded dim {i + 1}") for i, (d, bs) in
             enumerate(zip(spatial, block))]
     rest_flat = [product(rest)] if rest else []
     view = [batch] + [v for o, bs in zip(outs, block) for v in (o, bs)] + rest_flat
@@ -142,7 +141,7 @@ def convert_batch_to_space_nd(ctx, node):
     crops = _ints(ctx, node.inputs[2], "BATCH_TO_SPACE_ND crops")
     if len(crops) != 2 * m or min(crops) < 0:
         raise ConvertError(f"BATCH_TO_SPACE_ND needs {m} non-negative (start, end) crop pairs, got {crops}")
-    batch = _split(ctx, x.type.shape[0], product(block), "BATCH_TO_SPACE_ND batch")
+    batch = exact_quotient(ctx, x.type.shape[0], product(block), "BATCH_TO_SPACE_ND batch")
     spatial = list(x.type.shape[1:1 + m])
     rest_flat = [product(rest)] if rest else []
     view = list(block) + [batch] + spatial + rest_flat

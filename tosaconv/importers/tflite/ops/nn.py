@@ -5,8 +5,8 @@ BATCH_MATMUL.
 TFLite is NHWC already, so no TRANSPOSE pairs: CONV_2D's OHWI filter is TOSA
 CONV2D's weight as is, and DEPTHWISE_CONV_2D's ``[1, KH, KW, C*M]`` filter is
 reshaped to TOSA's ``[KH, KW, C, M]`` (output channel ``c*M + m`` in both).
-SAME/VALID padding goes through the ONNX importer's window geometry
-(:func:`~tosaconv.importers.onnx.ops.nn.fit_window`), which records ledger
+SAME/VALID padding goes through the shared window geometry
+(:func:`~tosaconv.lowering.window.fit_window`), which records ledger
 facts and fits symbolic H/W exactly as TFLite computes its pads.
 FULLY_CONNECTED flattens the input to ``[-1, K]`` and multiplies by the
 transposed ``[O, K]`` weights; ``keep_num_dims`` keeps the leading dims.
@@ -14,20 +14,18 @@ transposed ``[O, K]`` weights; ``keep_num_dims`` keeps the leading dims.
 from __future__ import annotations
 
 from dataclasses import replace
-from types import SimpleNamespace
 
 import numpy as np
 
 from ....ir import attrs as A
 from ....ir.dtypes import DType
 from ....ir.ops import Op
+from ....lowering import pool as pooling
+from ....lowering.dims import reshape, slice_
+from ....lowering.matmul import matmul
+from ....lowering.window import apply_fits, fit_window, geometry
 from ....symbolic.constraints import Kind
 from ....symbolic.expr import floordiv, product
-from ...onnx.ops import pool as onnx_pool
-from ...onnx.ops.common import reshape, slice_
-from ...onnx.ops.matmul import matmul
-from ...onnx.ops.nn import geometry
-from ...onnx.ops.nn import fit_window
 from ..reader import ConvertError
 from ..registry import converter
 from .common import float_input, fused, require_float, window
@@ -150,14 +148,14 @@ def pool_window(node):
 
 def pool_fits(ctx, x, w):
     geoms = [geometry(ctx, x.type.shape[1 + i], w, i) for i in range(2)]
-    return onnx_pool._fits(x, w, geoms)
+    return pooling.pool_fits(x, w, geoms)
 
 
 @converter("MAX_POOL_2D", options="Pool2DOptions")
 def convert_max_pool_2d(ctx, node):
     x = float_input(ctx, node)
     w = pool_window(node)
-    x, pad = onnx_pool.apply_fits(ctx, x, pool_fits(ctx, x, w), float("-inf"))
+    x, pad = apply_fits(ctx, x, pool_fits(ctx, x, w), float("-inf"))
     y = ctx.b.emit(Op.MAX_POOL2D, x, attrs=A.MaxPool2dAttrs(w.kernel, w.stride, pad))
     return fused(ctx, node, y)
 
@@ -168,11 +166,10 @@ def convert_average_pool_2d(ctx, node):
     x = require_float(node, float_input(ctx, node))
     w = pool_window(node)
     fits = pool_fits(ctx, x, w)
-    named = SimpleNamespace(op_type=node.op_type)
     if any(f.append for f in fits):
-        y = onnx_pool._average_by_ratio(ctx, named, x, w, fits, None)
+        y = pooling.average_pool_by_ratio(ctx, node.op_type, x, w, fits, None)
     else:
-        y = onnx_pool._average(ctx, named, x, w, fits)
+        y = pooling.average_pool(ctx, node.op_type, x, w, fits)
     return fused(ctx, node, y)
 
 

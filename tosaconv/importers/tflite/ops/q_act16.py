@@ -34,7 +34,7 @@ import numpy as np
 from ....ir import attrs as A
 from ....ir.dtypes import DType
 from ....ir.ops import Op
-from ..int32_ops import Int32Ops, identity_rescale, input_as_int32, int32_to_output
+from ....lowering.int32_ops import Int32Ops, identity_rescale, input_as_int32, int32_to_output
 from ..qmath import f32_ratio, fit_rescale_input
 from ..qtables import libm, round_half_away
 from ..quant import rescale, scale, zero_point
@@ -169,7 +169,7 @@ def convert_prelu16(ctx, node):
     x = ctx.tensor(node.inputs[0])
     ops = Int32Ops(ctx, x.type.rank)
     alpha = _prelu_alpha(ctx, node, x.type.rank)
-    xi = input_as_int32(ctx, x, x_info, zero_point(x_info))
+    xi = input_as_int32(ctx, x, x_info.type_name, zero_point(x_info))
     real_1 = f32_ratio(scale(x_info), scale(y_info))
     real_2 = float(F(scale(x_info)) * F(scale(node.input_infos[1])) / F(scale(y_info)))
     positive = _branch(ctx, xi, real_1, 1 << 16, DType.INT32)

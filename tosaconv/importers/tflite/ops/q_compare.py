@@ -21,19 +21,19 @@ from __future__ import annotations
 
 from ....ir import attrs as A
 from ....ir.ops import Op
-from ..int32_ops import input_as_int32, int32_to_output
+from ....lowering.int32_ops import input_as_int32, int32_to_output
+from ....lowering.typed import compare
 from ..qmath import qtensor, same_types, scale_int32, shifted_int32
 from ..quant import scale
 from ..reader import ConvertError
 from ..registry import converter
-from ...onnx.ops.typed import compare
 
 
 def _scaled(ctx, node, i: int, raw_int16: bool):
     info = node.input_infos[i]
     x = qtensor(ctx, node, i)
     if info.type_name == "INT16" and raw_int16:
-        return input_as_int32(ctx, x, info)
+        return input_as_int32(ctx, x, info.type_name)
     if not float(scale(info)) < 1.0:
         raise ConvertError(f"quantized {node.op_type} with input scale {float(scale(info))!r} >= 1 is not "
                            "supported: TFLite's kernel scales with MultiplyByQuantizedMultiplierSmallerThanOneExp, "
@@ -67,7 +67,7 @@ for _name, _args in {"EQUAL": (Op.EQUAL,), "NOT_EQUAL": (Op.EQUAL, False, True),
 def _extremum(op):
     def convert(ctx, node):
         same_types(node)
-        a, b = (input_as_int32(ctx, qtensor(ctx, node, i), node.input_infos[i]) for i in range(2))
+        a, b = (input_as_int32(ctx, qtensor(ctx, node, i), node.input_infos[i].type_name) for i in range(2))
         return int32_to_output(ctx, ctx.b.emit(op, a, b, attrs=A.NanModeAttrs()), node.output_infos[0].type_name)
     return convert
 

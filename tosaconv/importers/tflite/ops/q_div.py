@@ -31,7 +31,7 @@ The final ``+ zp_out`` wraps in int32 as the C++ addition does; the wrap is
 spelled as a SELECT to the clamp bound it lands beyond.
 
 Every TOSA step stays inside int32: MUL with shift 31 is SRDHM (operands
-never both INT32_MIN, see :mod:`..int32_ops`); shifts are 0..31 (a divisor
+never both INT32_MIN, see :mod:`tosaconv.lowering.int32_ops`); shifts are 0..31 (a divisor
 equal to its zero point, which LiteRT refuses at run time, gets ``clz`` capped
 at 31 and a defined but meaningless result).
 """
@@ -39,9 +39,9 @@ from __future__ import annotations
 
 from ....ir import attrs as A
 from ....ir.ops import Op
-from ..int32_ops import Int32Ops, int32_to_output
+from ....lowering.int32_ops import Int32Ops, int32_to_output
+from ....lowering.int32_ops import input_as_int32
 from ..qmath import F32, activation_bounds, qtensor, same_types
-from ..int32_ops import input_as_int32
 from ..quant import quantize_multiplier, scale, zero_point
 from ..registry import converter
 
@@ -111,8 +111,9 @@ def convert_q_div(ctx, node):
     dtype = same_types(node)
     (a_info, b_info), y = node.input_infos[:2], node.output_infos[0]
     multiplier, shift = div_multiplier(scale(a_info), scale(b_info), scale(y))
-    v1 = input_as_int32(ctx, qtensor(ctx, node, 0), a_info, zero_point(a_info))         # q - zp, exact (int16 zero points too)
-    v2 = input_as_int32(ctx, qtensor(ctx, node, 1), b_info, zero_point(b_info))
+    # q - zp, exact (int16 zero points too)
+    v1 = input_as_int32(ctx, qtensor(ctx, node, 0), a_info.type_name, zero_point(a_info))
+    v2 = input_as_int32(ctx, qtensor(ctx, node, 1), b_info.type_name, zero_point(b_info))
     ops = _DivOps(ctx, max(v1.type.rank, v2.type.rank))
     negative, inv, c = reciprocal(_DivOps(ctx, v2.type.rank), v2)
     v1 = ops.select(negative, ops.sub(0, v1), v1)

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from ....ir import attrs as A
 from ....ir.ops import Op
-from ..int32_ops import input_as_int32, int32_to_output
+from ....lowering.int32_ops import input_as_int32, int32_to_output
 from ..quant import scale, value_range, zero_point
 from ..reader import ConvertError
 from ..registry import converter
@@ -93,7 +93,7 @@ def convert_q_l2_normalization(ctx, node):
         raise ConvertError(f"quantized L2_NORMALIZATION of rank {x.type.rank}: TFLite's kernel takes rank <= 4")
     static_depth(x, "L2_NORMALIZATION", _max_depth(x_info), "TFLite's int32 sum of squares could wrap")
     ops, axis = InvSqrtOps(ctx, x.type.rank), x.type.rank - 1
-    v = input_as_int32(ctx, x, x_info, zero_point(x_info))
+    v = input_as_int32(ctx, x, x_info.type_name, zero_point(x_info))
     multiplier, shift = ops.inv_sqrt(ops.reduce(Op.REDUCE_SUM, ops._bin(Op.MUL, v, v, A.MulAttrs(0)), axis))
     if type_name == "INT8":          # MultiplyByQuantizedMultiplier(v, m, 7 - shift)
         left = ops.maximum(ops.sub(OUTPUT_SHIFT, shift), 0)

@@ -21,12 +21,12 @@ for uint8; both compute, per row of the last axis, in gemmlowp fixed point:
 :mod:`.q_softmax`. ``q5(d)`` is LOGICAL_LEFT_SHIFT then MUL with shift 31
 (gemmlowp's SRDHM) on ``max(d, diff_min)``. Step 3 runs in :class:`FixedPointOps`
 on the per-row sum (CLZ, shifts by tensor amounts, MUL with shift 31, the
-Newton-Raphson reciprocal of :class:`..int32_ops.Int32Ops`). Plain TOSA ADD/SUB
+Newton-Raphson reciprocal of :class:`tosaconv.lowering.int32_ops.Int32Ops`). Plain TOSA ADD/SUB
 are exact there because nothing wraps: the mantissa ``r`` lies in
 ``[~1.52e9, 2**31)`` (``r_b`` equals the mantissa only when ``0.707 * mantissa``
 keeps its headroom), so ``q`` is in ``[-5.8e8, 6.9e8]``, every SRDHM shrinks its
 operand, and ``denom`` stays in ``[0, 2**31)``, the reciprocal's domain. The
-emitted ops equal the numpy transcription :func:`..gemmlowp.log_x_ge_1` on every
+emitted ops equal the numpy transcription :func:`tosaconv.lowering.gemmlowp.log_x_ge_1` on every
 sum below ``2**21`` and on 40M random sums; ``L >= 0`` (``L(2**19) = 0``), so
 ``L + INT32_MIN`` does not wrap.
 Step 5's difference is floored at ``L + INT32_MIN + 1``: kept elements never go
@@ -39,9 +39,9 @@ import numpy as np
 
 from ....ir.dtypes import DType
 from ....ir.ops import Op
-from .. import gemmlowp as G
-from ..int32_ops import Int32Ops, identity_rescale, input_as_int32, int32_to_output
-from ..qtables import int32_table
+from ....lowering import gemmlowp as G
+from ....lowering.int32_ops import Int32Ops, identity_rescale, input_as_int32, int32_to_output
+from ....lowering.tables import int32_table
 from ..quant import quantize_multiplier, scale, zero_point
 from ..reader import ConvertError
 from ..registry import converter
@@ -167,7 +167,7 @@ def convert_q_log_softmax(ctx, node):
     x = ctx.tensor(node.inputs[0])
     static_depth(x, "LOG_SOFTMAX", MAX_DEPTH, "TFLite's Q12.19 sum of exps can wrap beyond that")
     ops, axis = FixedPointOps(ctx, x.type.rank), x.type.rank - 1
-    values = input_as_int32(ctx, x, x_info)
+    values = input_as_int32(ctx, x, x_info.type_name)
     diff = ops.sub(values, ops.reduce(Op.REDUCE_MAX, values, axis))
     index = identity_rescale(ctx, diff, DType.INT8, output_zp=127)
     exps = G.rdbpot(exp_of_differences(1.0, scale(x_info)), ACCUM_BITS)   # Rescale<12>, 0 below diff_min

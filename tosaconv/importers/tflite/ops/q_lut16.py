@@ -21,7 +21,7 @@ steps, which does not line up with TFLite's 256 segments of ``2**k`` steps of
 shift rounds exactly as ``+ round >> shift``); step 2 looks up
 ``A[min(uh, 255)] = T[uh] << k`` (the saturation constant at 255) and
 ``D[min(uh, 255)] = T[uh + 1] - T[uh]`` (0 at 255) through an int8 index with
-:func:`..qtables.int32_table`, then ABS, BITWISE_AND, MUL and ADD; step 3 is
+:func:`tosaconv.lowering.tables.int32_table`, then ABS, BITWISE_AND, MUL and ADD; step 3 is
 SELECT on ``v >= 0`` and ARITHMETIC_RIGHT_SHIFT (the operands are
 non-negative for LOGISTIC, and both kernels' results lie in int16, so the final
 RESCALE never saturates). Every value stays far inside int32.
@@ -37,8 +37,9 @@ import numpy as np
 from ....ir import attrs as A
 from ....ir.dtypes import DType
 from ....ir.ops import Op
-from ..int32_ops import Int32Ops, identity_rescale, input_as_int32
-from ..qtables import int32_table, libm, round_half_away
+from ....lowering.int32_ops import Int32Ops, identity_rescale, input_as_int32
+from ....lowering.tables import int32_table
+from ..qtables import libm, round_half_away
 from ..quant import scale, zero_point
 from ..reader import ConvertError
 
@@ -128,7 +129,7 @@ def convert_int16(ctx, node):
     bits, _, _, (c_pos, c_neg, out_shift) = _KERNELS[node.op_type]
     x = ctx.tensor(node.inputs[0])
     ops = Int32Ops(ctx, x.type.rank)
-    v = ctx.b.emit(Op.MUL, input_as_int32(ctx, x, info), ops.const(multiplier), attrs=A.MulAttrs(left_shift))
+    v = ctx.b.emit(Op.MUL, input_as_int32(ctx, x, info.type_name), ops.const(multiplier), attrs=A.MulAttrs(left_shift))
     magnitude = ctx.b.emit(Op.ABS, v)
     uh = ops.minimum(ops.rdbpot_floor(magnitude, bits), 255)
     index = identity_rescale(ctx, uh, DType.INT8, output_zp=-128)

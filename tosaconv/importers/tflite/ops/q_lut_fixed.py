@@ -6,7 +6,7 @@ LEAKY_RELU (``reference_ops::QuantizeLeakyRelu``: two double-rounding
 ``-MBQM(x, |m|)`` as LiteRT 2.3 computes it) and RSQRT (elementwise.cc
 ``RsqrtEvalQuantizedInt8`` with ``GetInvSqrtQuantizedMultiplierExp``) compute
 each int8/uint8 output from its input alone. tosaconv runs that integer code
-for the 256 inputs (numpy, :mod:`..gemmlowp`) and emits the results as a TABLE,
+for the 256 inputs (numpy, :mod:`tosaconv.lowering.gemmlowp`) and emits the results as a TABLE,
 so the rounding of every step is TFLite's own, including the multipliers
 ``Prepare`` derives from float32 scale arithmetic (restated below in float32).
 int16 LEAKY_RELU and RSQRT are routed to :mod:`.q_act16`; LiteRT has no int16
@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import gemmlowp as G
+from ....lowering import gemmlowp as G
 from ..qtables import emit_int8_table, tflite_values
 from ..quant import quantize_multiplier, scale, value_range, zero_point
 from ..reader import ConvertError

@@ -64,10 +64,10 @@ from ....ir import attrs as A
 from ....ir.dtypes import DType
 from ....ir.ops import Op
 from ....symbolic.constraints import Kind
-from ...onnx.ops.common import reshape
-from ...onnx.ops.matmul import _broadcast_batch, _to_batch
+from ....lowering.dims import reshape
+from ....lowering.matmul import broadcast_batch, to_batch
 from .. import quant
-from ..int32_ops import identity_rescale
+from ....lowering.int32_ops import identity_rescale
 from ..qmath import to_unsigned
 from ..reader import ConvertError
 from ..registry import converter
@@ -224,8 +224,8 @@ def convert_q_batch_matmul(ctx, node):
         b = swap_last(ctx, b)
     (*batch_a, m, k), (*batch_b, k2, n) = a.type.shape, b.type.shape
     ctx.require(Kind.EQ, k, k2, "BATCH_MATMUL inner dims")
-    batch = _broadcast_batch(ctx, batch_a, batch_b)
-    prod = ctx.b.emit(Op.MATMUL, _to_batch(ctx, a, batch), _to_batch(ctx, b, batch),
+    batch = broadcast_batch(ctx, batch_a, batch_b)
+    prod = ctx.b.emit(Op.MATMUL, to_batch(ctx, a, batch), to_batch(ctx, b, batch),
                       attrs=A.MatMulAttrs(a_zp, b_zp))
     real = Q.legacy_real(a_info, quant.scale(b_info), out)
     q = Q.QOperands(form, a, a_zp, None, b_zp, real, prod.type.dtype)

@@ -33,10 +33,9 @@ import tflite
 from ....ir import attrs as A
 from ....ir.dtypes import DType
 from ....ir.ops import Op
-from ...onnx.ops import pool as onnx_pool
-from ...onnx.ops.index_math import fill
-from ...onnx.ops.nn import fit_window, lowest
-from ..int32_ops import Int32Ops, int32_to_output
+from ....lowering.index_math import fill
+from ....lowering.window import apply_fits, fit_window, lowest
+from ....lowering.int32_ops import Int32Ops, int32_to_output
 from ..qmath import same_types
 from ..quant import unsigned, value_range
 from ..reader import ConvertError
@@ -71,7 +70,7 @@ def _input(ctx, node):
 def convert_q_max_pool_2d(ctx, node):
     x, zp = _input(ctx, node)
     w = pool_window(node)
-    x, pad = onnx_pool.apply_fits(ctx, x, pool_fits(ctx, x, w), lowest(x.type.dtype))
+    x, pad = apply_fits(ctx, x, pool_fits(ctx, x, w), lowest(x.type.dtype))
     y = ctx.b.emit(Op.MAX_POOL2D, x, attrs=A.MaxPool2dAttrs(w.kernel, w.stride, pad))
     y = _bounded(ctx, node, y, -zp)
     return Q.to_unsigned(ctx, y) if zp else y

@@ -16,7 +16,7 @@ import numpy as np
 from ....ir import attrs as A
 from ....ir.dtypes import DType
 from ....ir.ops import Op
-from ...onnx.ops.typed import clamp
+from ....lowering.typed import clamp
 from ..quant import scale, zero_point
 from ..reader import ConvertError
 

@@ -23,7 +23,7 @@ import numpy as np
 from ....ir import attrs as A
 from ....ir.dtypes import DType
 from ....ir.ops import Op
-from ..int32_ops import Int32Ops, input_as_int32, int32_to_output
+from ....lowering.int32_ops import Int32Ops, input_as_int32, int32_to_output
 from ..quant import rescale, scale, zero_point
 from ..reader import ConvertError
 from ..registry import converter
@@ -58,7 +58,7 @@ def convert_q_prelu(ctx, node):
     ops = Int32Ops(ctx, rank)
     alpha = ctx.b.const(_alpha(ctx, node, rank))
     alpha_scale = scale(node.input_infos[1])
-    xi = input_as_int32(ctx, x, x_info, zero_point(x_info))
+    xi = input_as_int32(ctx, x, x_info.type_name, zero_point(x_info))
     positive = rescale(ctx, xi, float(F(scale(x_info)) / F(scale(y_info))), DType.INT32)
     product = ctx.b.emit(Op.MUL, xi, alpha, attrs=A.MulAttrs(0))
     real = float(F(scale(x_info)) * F(alpha_scale) / F(scale(y_info)))

@@ -34,9 +34,9 @@ import numpy as np
 
 from ....ir import attrs as A
 from ....ir.ops import Op
-from ...onnx.ops.common import slice_
-from ...onnx.ops.typed import clamp
-from ..int32_ops import Int32Ops, input_as_int32, int32_to_output
+from ....lowering.dims import slice_
+from ....lowering.int32_ops import Int32Ops, input_as_int32, int32_to_output
+from ....lowering.typed import clamp
 from ..qmath import same_types
 from ..quant import quantize_multiplier, scale, value_range, zero_point
 from ..reader import ConvertError
@@ -106,7 +106,7 @@ def convert_q_reduce_prod(ctx, node):
     lo, hi = value_range(info)
     check_no_wrap(node, n, max(hi - in_zp, in_zp - lo), m16, shift, out_zp)
     ops = Int32Ops(ctx, x.type.rank)
-    diff = input_as_int32(ctx, x, info, in_zp)
+    diff = input_as_int32(ctx, x, info.type_name, in_zp)
     factor = ctx.b.emit(Op.MUL, diff, ops.const(m16), attrs=A.MulAttrs(0))
     acc = next(_elements(ctx, diff, axes))
     for f in itertools.islice(_elements(ctx, factor, axes), 1, None):

@@ -32,11 +32,11 @@ from ....ir import attrs as A
 from ....ir.dtypes import DType
 from ....ir.ops import Op
 from ....symbolic.expr import product
-from ...onnx.ops.common import norm_axis
-from ...onnx.ops.reduce import reduce_chain
+from ....lowering.dims import norm_axis
+from ....lowering.reduce import reduce_chain
 from ....ir.count_rescale import CountRescaleError, mean_multiplier, rescale_for
-from ...onnx.ops.common import index_for
-from ..int32_ops import Int32Ops, identity_rescale, input_as_int32
+from ....lowering.dims import index_for
+from ....lowering.int32_ops import Int32Ops, identity_rescale, input_as_int32
 from ..qhelpers_data import same_quant
 from ..qmath import same_types
 from ..quant import QUANT_TYPES, quantize_multiplier, scale, unsigned, zero_point
@@ -74,7 +74,7 @@ def _mean_or_sum(mean: bool):
         info, out = node.input_infos[0], node.output_infos[0]
         x = ctx.tensor(node.inputs[0])
         axes, n = _axes(ctx, node, x)
-        acc = input_as_int32(ctx, x, info, zero_point(info))
+        acc = input_as_int32(ctx, x, info.type_name, zero_point(info))
         acc = reduce_chain(ctx, Op.REDUCE_SUM, acc, axes) if axes else acc
         m, e = _multiplier(node)
         wide = unsigned(out)

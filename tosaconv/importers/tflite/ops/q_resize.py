@@ -30,9 +30,9 @@ import numpy as np
 
 from ....ir import attrs as A
 from ....ir.ops import Op
-from ...onnx.ops.indexing import take
-from ..gemmlowp import c_div
-from ..int32_ops import input_as_int32, int32_to_output
+from ....lowering.gather import take
+from ....lowering.gemmlowp import c_div
+from ....lowering.int32_ops import input_as_int32, int32_to_output
 from ..qmath import same_types
 from ..reader import ConvertError
 from ..registry import converter
@@ -83,7 +83,7 @@ def convert_q_resize_bilinear(ctx, node):
     if not all(isinstance(v, int) for v in hw + size):
         raise ConvertError(f"quantized RESIZE_BILINEAR from {hw} to {size}: TFLite's fixed-point taps "
                            "depend on the sizes, which must be static; bind the symbols (--bind) first")
-    v = input_as_int32(ctx, x, node.input_infos[0])
+    v = input_as_int32(ctx, x, node.input_infos[0].type_name)
     v = _weighted_taps(ctx, v, 2, axis_taps(hw[1], size[1], align, half))
     v = _weighted_taps(ctx, v, 1, axis_taps(hw[0], size[0], align, half))
     return int32_to_output(ctx, round_divide(ctx, v, 1 << 20), kind)

@@ -19,13 +19,13 @@ works per row of the last axis, in gemmlowp fixed point:
 
 **TOSA form.** Step 2 depends on ``d`` only, and ``d`` takes 256 values, so
 ``E`` (and the ``diff_min`` cut, as ``E = 0``) is a table computed at import
-with :mod:`..gemmlowp`: the int32 ``d + 127`` is RESCALEd to an int8 index and
-:func:`..qtables.int32_table` looks ``E`` up bytewise. The rest is integer
+with :mod:`tosaconv.lowering.gemmlowp`: the int32 ``d + 127`` is RESCALEd to an int8 index and
+:func:`tosaconv.lowering.tables.int32_table` looks ``E`` up bytewise. The rest is integer
 TOSA: REDUCE_MAX/SUB in int32, ARITHMETIC_RIGHT_SHIFT with rounding for
 ``Rescale<12>`` and the final division (operands are non-negative, where
 round-half-up equals gemmlowp's half-away-from-zero), REDUCE_SUM in int32,
 CLZ, LOGICAL_LEFT_SHIFT and BITWISE_AND for the normalisation, the
-Newton-Raphson reciprocal of :class:`..int32_ops.Int32Ops` (MUL with shift 31
+Newton-Raphson reciprocal of :class:`tosaconv.lowering.int32_ops.Int32Ops` (MUL with shift 31
 is SRDHM) and a final exact RESCALE that adds ``min(OutputT)`` and saturates.
 The output's own scale and zero point do not enter the kernel (LiteRT checks
 them for int8 output only: zero point -128, scale 1/256 within 0.1%).
@@ -41,9 +41,9 @@ import numpy as np
 
 from ....ir.dtypes import DType
 from ....ir.ops import Op
-from .. import gemmlowp as G
-from ..int32_ops import Int32Ops, identity_rescale, input_as_int32, int32_to_output
-from ..qtables import int32_table
+from ....lowering import gemmlowp as G
+from ....lowering.int32_ops import Int32Ops, identity_rescale, input_as_int32, int32_to_output
+from ....lowering.tables import int32_table
 from ..quant import quantize_multiplier, scale, zero_point
 from ..reader import ConvertError
 from ..registry import converter
@@ -94,7 +94,7 @@ def convert_q_softmax(ctx, node):
         return convert_int16(ctx, node)
     x = ctx.tensor(node.inputs[0])
     ops, axis = Int32Ops(ctx, x.type.rank), x.type.rank - 1
-    values = input_as_int32(ctx, x, x_info)
+    values = input_as_int32(ctx, x, x_info.type_name)
     diff = ops.sub(values, ops.reduce(Op.REDUCE_MAX, values, axis))
     index = identity_rescale(ctx, diff, DType.INT8, output_zp=127)
     exp = int32_table(ctx, index, exp_of_differences(float(node.opt("Beta")), scale(x_info)))

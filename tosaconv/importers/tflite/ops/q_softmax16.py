@@ -37,7 +37,7 @@ import numpy as np
 from ....ir import attrs as A
 from ....ir.dtypes import DType
 from ....ir.ops import Op
-from ..int32_ops import Int32Ops, identity_rescale
+from ....lowering.int32_ops import Int32Ops, identity_rescale
 from ..qmath import F32, fit_rescale_input
 from ..quant import quantize_multiplier, rescale, scale, zero_point
 from ..reader import ConvertError

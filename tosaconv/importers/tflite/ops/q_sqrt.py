@@ -27,9 +27,9 @@ import numpy as np
 
 from ....ir.dtypes import DType
 from ....ir.ops import Op
+from ....lowering.dims import reshape
+from ....lowering.int32_ops import Int32Ops, identity_rescale
 from ....symbolic.expr import product
-from ...onnx.ops.common import reshape
-from ..int32_ops import Int32Ops, identity_rescale
 from ..qmath import same_types
 from ..qtables import emit_int8_table, float_to_int32, libm, tflite_values
 from ..quant import RANGES, scale, zero_point

@@ -1,8 +1,9 @@
 """Converters for TFLite's RESIZE_BILINEAR and RESIZE_NEAREST_NEIGHBOR (NHWC).
 
-Both reuse the ONNX importer's Resize converter on the NCHW view of the input
-(its TOSA RESIZE form transposes back to NHWC, so the two TRANSPOSEs meet and
-cancel), with TFLite's coordinate rules spelled as ONNX modes:
+Both call the shared resize lowering (:func:`tosaconv.lowering.resize.resize`)
+on the NCHW view of the input (its TOSA RESIZE form transposes back to NHWC,
+so the two TRANSPOSEs meet and cancel), with TFLite's coordinate rules
+spelled as ONNX modes (a :class:`~tosaconv.lowering.resize.ResizeSpec`):
 
 * bilinear: ``align_corners`` is ONNX align_corners (``x * (in-1)/(out-1)``),
   ``half_pixel_centers`` is half_pixel (``(x + 0.5) * in/out - 0.5``, clamped
@@ -23,15 +24,13 @@ from __future__ import annotations
 
 import numpy as np
 
+from ....lowering.gather import take
+from ....lowering.resize import ResizeSpec, resize, sized_axis
+from ....lowering.resize_tosa import reference_nearest
+from ....lowering.window import to_nchw, to_nhwc
 from ....symbolic.expr import same
-from ...onnx.ops.indexing import take
-from ...onnx.ops.nn import to_nchw, to_nhwc
-from ...onnx.ops.resize import _sized_axis, convert_resize
-from ...onnx.ops.resize_tosa import _reference_nearest
-from ..context import ShapeTensor
 from ..reader import ConvertError
 from ..registry import converter
-from .onnx_view import OnnxView
 
 
 def _resize(mode: str):
@@ -45,26 +44,25 @@ def _resize(mode: str):
         size = ctx.dims(node.inputs[1]).dims
         if len(size) != 2:
             raise ConvertError(f"{node.op_type} size has {len(size)} entries; it needs (height, width)")
-        base = node.outputs[0]
-        nchw_key, sizes_key = f"{base}#tflite-nchw", f"{base}#tflite-sizes"
-        if mode == "linear":
-            ctm = "align_corners" if align else "half_pixel" if half else "asymmetric"
-            nearest = "floor"
-        else:
-            ctm = "align_corners" if align else "tf_half_pixel_for_nn" if half else "asymmetric"
-            nearest = "round_prefer_ceil" if align else "floor"
-        view = OnnxView(node, inputs=[nchw_key, None, None, sizes_key], mode=mode,
-                        coordinate_transformation_mode=ctm, nearest_mode=nearest, cubic_coeff_a=-0.75,
-                        exclude_outside=0, antialias=0, keep_aspect_ratio_policy="stretch",
-                        extrapolation_value=0.0, axes=None)
+        spec = _spec(mode, align, half)
         if mode == "nearest":
-            picks = _tflite_picks(ctx, view, x, size, align, half)
+            picks = _tflite_picks(ctx, spec, x, size, align, half)
             if picks is not None:
                 return picks
-        ctx.values[nchw_key] = to_nchw(ctx, x)
-        ctx.values[sizes_key] = ShapeTensor([ctx.dim_value(x, 0), ctx.dim_value(x, 3), size[0], size[1]])
-        return to_nhwc(ctx, convert_resize(ctx, view))
+        nchw = to_nchw(ctx, x)
+        out = (x.type.shape[0], x.type.shape[3], size[0].type.value, size[1].type.value)
+        axes = [sized_axis(d, o, i) for i, (d, o) in enumerate(zip(nchw.type.shape, out))]
+        return to_nhwc(ctx, resize(ctx, nchw, spec, axes, [0, 1, 2, 3], {}))
     return convert
+
+
+def _spec(mode: str, align: bool, half: bool) -> ResizeSpec:
+    """TFLite's coordinate rules as ONNX modes (see the module docstring)."""
+    if mode == "linear":
+        ctm = "align_corners" if align else "half_pixel" if half else "asymmetric"
+        return ResizeSpec(mode, ctm, "floor")
+    ctm = "align_corners" if align else "tf_half_pixel_for_nn" if half else "asymmetric"
+    return ResizeSpec(mode, ctm, "round_prefer_ceil" if align else "floor")
 
 
 def tflite_nearest(n_in: int, n_out: int, align: bool, half: bool) -> np.ndarray:
@@ -78,7 +76,7 @@ def tflite_nearest(n_in: int, n_out: int, align: bool, half: bool) -> np.ndarray
     return np.maximum(idx, 0) if half else idx
 
 
-def _tflite_picks(ctx, view, x, size, align: bool, half: bool):
+def _tflite_picks(ctx, spec: ResizeSpec, x, size, align: bool, half: bool):
     """Two GATHERs of TFLite's picks when the ONNX form would pick other pixels on a static axis; else None."""
     tables, differs = [], False
     for axis, out in ((1, size[0].type.value), (2, size[1].type.value)):
@@ -93,8 +91,9 @@ def _tflite_picks(ctx, view, x, size, align: bool, half: bool):
         table = tflite_nearest(n_in, out, align, half)
         tables.append(table)
         if n_in != out:
-            onnx_axis = _sized_axis(n_in, out, axis)
-            differs |= not np.array_equal(table, _reference_nearest(view, onnx_axis, view.attr("nearest_mode")))
+            onnx_axis = sized_axis(n_in, out, axis)
+            picked = reference_nearest(spec.coordinate_transformation_mode, onnx_axis, spec.nearest_mode)
+            differs |= not np.array_equal(table, picked)
     if not differs:
         return None
     y = x

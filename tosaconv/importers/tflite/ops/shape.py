@@ -16,10 +16,10 @@ import numpy as np
 from ....ir import attrs as A
 from ....ir.dtypes import DType
 from ....ir.ops import Op
+from ....lowering.dims import norm_axis, reshape, slice_
+from ....lowering.shapes import reshape_with_hole
 from ....symbolic.constraints import Kind
 from ....symbolic.expr import same
-from ...onnx.ops.common import norm_axis, reshape, slice_
-from ...onnx.ops.shape import reshape_with_hole
 from ..context import ShapeTensor
 from ..qhelpers_data import keeps_quant
 from ..reader import ConvertError

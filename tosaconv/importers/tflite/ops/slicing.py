@@ -9,7 +9,7 @@ the dim). On a shape tensor it slices the Index values, so
 ``SHAPE -> STRIDED_SLICE`` keeps symbolic dims. On a tensor with symbolic
 dims, a bound is only allowed where it needs no clamping against the size
 (masked, or a start >= 0 with stride 1). MEAN over a symbolic axis divides by
-the bound size (the ONNX importer's ``mean_over``).
+the bound size (the shared ``mean_over``).
 """
 from __future__ import annotations
 
@@ -17,10 +17,10 @@ import numpy as np
 
 from ....ir import attrs as A
 from ....ir.ops import Op
+from ....lowering.dims import norm_axis, reshape, slice_, split_along
+from ....lowering.reduce import mean_over, reduce_chain
 from ....symbolic.constraints import Kind
 from ....symbolic.expr import sub
-from ...onnx.ops.common import norm_axis, reshape, slice_, split_along
-from ...onnx.ops.reduce import mean_over, reduce_chain
 from ..context import ShapeTensor
 from ..reader import ConvertError
 from ..registry import converter

@@ -17,24 +17,24 @@ from __future__ import annotations
 
 import numpy as np
 
-from ....interpreter.interpolation import interpolation_weights
-from ....ir import attrs as A
-from ....ir.ops import Op
-from ....symbolic.expr import product, same
-from ..reader import ConvertError
-from .common import index_for, reshape
+from ..interpreter.interpolation import interpolation_weights
+from ..ir import attrs as A
+from ..ir.ops import Op
+from ..symbolic.expr import product, same
+from .dims import index_for, reshape
+from .errors import ConvertError
 
 
-def separable_resize(ctx, node, x, mode: str, axes, order):
-    """Resize ``x`` along ``order`` (the resized axes, outermost first); ``axes`` holds every axis's sizes."""
+def separable_resize(ctx, spec, x, mode: str, axes, order, rois: dict):
+    """Resize ``x`` along ``order`` (the resized axes, outermost first); ``axes`` holds every axis's sizes,
+    ``rois`` tf_crop_and_resize's (start, end) per resized axis (empty for the other modes)."""
     if not x.type.dtype.is_float:
         raise ConvertError(f"{mode} Resize of {x.type.dtype.value} data has no TOSA RESIZE form here, and the "
                            "interpolation-matrix form needs float data")
     rank = x.type.rank
-    rois = _rois(ctx, node, order) if _ctm(node) == "tf_crop_and_resize" else {}
     y, layout = x, list(range(rank))
     for a in reversed(order):
-        step = _weights(ctx, node, mode, axes[a], rois.get(a), x.type.dtype, a)
+        step = _weights(ctx, spec, mode, axes[a], rois.get(a), x.type.dtype, a)
         if step is not None:
             y, layout = _apply(ctx, y, layout, a, axes[a], *step)
     if layout != list(range(rank)):
@@ -42,32 +42,29 @@ def separable_resize(ctx, node, x, mode: str, axes, order):
     return y
 
 
-def _ctm(node) -> str:
-    return node.attr("coordinate_transformation_mode")
-
-
-def _attrs(node, mode: str, axis, dtype) -> A.InterpMatrixAttrs:
+def _attrs(spec, mode: str, axis, dtype) -> A.InterpMatrixAttrs:
     static = isinstance(axis.size, int) and isinstance(axis.out, int)
     if axis.by_sizes and not static:      # out / in, computed once the sizes are known
         scale, scale_dtype = 0.0, "float64"
     else:
         scale, scale_dtype = float(axis.ref_scale), axis.ref_scale.dtype.name
-    antialias = bool(node.version >= 18 and node.attr("antialias")) and mode != "nearest"
-    return A.InterpMatrixAttrs(mode, _ctm(node), node.attr("nearest_mode"), float(node.attr("cubic_coeff_a")),
-                               bool(node.attr("exclude_outside")), antialias, scale, scale_dtype, dtype)
+    antialias = spec.antialias and mode != "nearest"
+    return A.InterpMatrixAttrs(mode, spec.coordinate_transformation_mode, spec.nearest_mode,
+                               float(spec.cubic_coeff_a), bool(spec.exclude_outside), antialias, scale,
+                               scale_dtype, dtype)
 
 
-def _weights(ctx, node, mode: str, axis, roi, dtype, index: int):
+def _weights(ctx, spec, mode: str, axis, roi, dtype, index: int):
     """(the ``[1, in, out]`` weight value, the extrapolation row values or None), or None for an identity."""
     whole = roi is None or (float(roi[0]) == 0 and float(roi[1]) == 1)
     if whole and same(axis.size, axis.out) and (axis.scale is None or axis.scale == 1):
         return None       # an unchanged axis: identity weights in every mode (onnxruntime skips it too)
-    attrs = _attrs(node, mode, axis, dtype)
+    attrs = _attrs(spec, mode, axis, dtype)
     if isinstance(axis.size, int) and isinstance(axis.out, int):
         weights, outside = interpolation_weights(axis.size, axis.out, attrs, roi)
         if not outside.any() and axis.size == axis.out and np.array_equal(weights, np.eye(axis.size)):
             return None
-        extra = np.where(outside, node.attr("extrapolation_value"), 0.0) if outside.any() else None
+        extra = np.where(outside, spec.extrapolation_value, 0.0) if outside.any() else None
         return ctx.b.const(np.ascontiguousarray(weights.T[None]).astype(dtype.numpy)), extra
     if roi is not None:
         raise ConvertError(f"Resize tf_crop_and_resize on axis {index} of symbolic size {axis.size}: which outputs "
@@ -90,16 +87,3 @@ def _apply(ctx, y, layout, index: int, axis, weights, extra):
         shape = [1] * len(lead) + [len(extra)]
         y = ctx.b.emit(Op.ADD, y, ctx.b.const(extra.reshape(shape).astype(y.type.dtype.numpy)))
     return y, layout
-
-
-def _rois(ctx, node, order) -> dict:
-    """tf_crop_and_resize's region of interest per axis: (start, end) in the roi tensor's type."""
-    name = node.input(1)
-    roi = ctx.const(name) if name else None
-    if roi is None or roi.size == 0:
-        raise ConvertError("Resize tf_crop_and_resize needs a constant roi input")
-    flat = roi.reshape(-1)
-    if flat.size != 2 * len(order):
-        raise ConvertError(f"Resize roi has {flat.size} values; tf_crop_and_resize needs {2 * len(order)} "
-                           "(a start and an end per resized axis)")
-    return {a: (flat[i], flat[len(order) + i]) for i, a in enumerate(order)}

@@ -1,5 +1,5 @@
-"""Index arithmetic shared by the indexing converters (GatherElements, GatherND,
-Scatter*, TopK, CumSum, Trilu, OneHot, EyeLike, ReverseSequence, NonZero).
+"""Index arithmetic shared by the indexing converters (ONNX GatherElements, GatherND,
+Scatter*, TopK, CumSum, Trilu, OneHot, EyeLike, ReverseSequence, NonZero; their TFLite twins).
 
 TOSA has no iota, sort or scan, so these converters build index tensors out of
 ranges (a CONST when the length is known at import, else an IOTA of the
@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from ....ir import attrs as A
-from ....ir.dtypes import DType
-from ....ir.ops import Op
-from ..reader import ConvertError
-from .common import index_for, reshape
+from ..ir import attrs as A
+from ..ir.dtypes import DType
+from ..ir.ops import Op
+from .dims import index_for, reshape
+from .errors import ConvertError
 
 I32 = DType.INT32
 
@@ -118,3 +118,19 @@ def gather_safe(ctx, x):
         return x, lambda v: v
     as_i8 = ctx.b.emit(Op.CAST, x, attrs=A.CastAttrs(DType.INT8))
     return as_i8, lambda v: ctx.b.emit(Op.CAST, v, attrs=A.CastAttrs(DType.BOOL))
+
+
+def cumsum(ctx, x, axis: int, exclusive: bool, reverse: bool):
+    """The running sum of ``x`` along ``axis``: a triangular mask between output position ``i`` and source
+    position ``j`` on two adjacent axes (``j <= i``, ``j < i`` when ``exclusive``, mirrored when
+    ``reverse``), then one REDUCE_SUM over ``j``; ``n²`` elements per row, exact for integers, valid with
+    symbolic dims."""
+    rank = x.type.rank
+    shape = list(x.type.shape)
+    n = shape[axis]
+    out_pos, src_pos = arange(ctx, n, rank + 1, axis), arange(ctx, n, rank + 1, axis + 1)
+    first, second = (src_pos, out_pos) if reverse else (out_pos, src_pos)
+    taken = ctx.b.emit(Op.GREATER if exclusive else Op.GREATER_EQUAL, first, second)
+    source = reshape(ctx, x, shape[:axis] + [1] + shape[axis:])
+    sums = select_reduce(ctx, taken, source, 0, Op.REDUCE_SUM, axis + 1)
+    return reshape(ctx, sums, shape)

@@ -1,4 +1,4 @@
-"""Convolution weights and biases for the Conv and ConvTranspose converters.
+"""Convolution weights and biases for the convolution converters of both importers.
 
 A weight is a numpy array when it is an initializer (rearranged once, in
 numpy, at import) or an IR value when it is computed or fed at run time
@@ -11,17 +11,19 @@ from __future__ import annotations
 
 import numpy as np
 
-from ....ir import attrs as A
-from ....ir.dtypes import DType
-from ....ir.ops import Op
-from ..reader import ConvertError
-from .common import reshape, slice_
+from ..ir import attrs as A
+from ..ir.dtypes import DType
+from ..ir.ops import Op
+from .dims import reshape, slice_
+from .errors import ConvertError
 
 
 def acc_type(x) -> DType:
+    """The accumulator of a float convolution; other data is refused (quantized convolutions have
+    their own converters: ONNX ConvInteger and QLinearConv, TFLite's quantized forms)."""
     if not x.type.dtype.is_float:
-        raise ConvertError(f"{x.type.dtype.value} convolution is not supported (ONNX Conv is float-only; "
-                           "quantized models use ConvInteger or QLinearConv)")
+        raise ConvertError(f"{x.type.dtype.value} convolution is not supported (this convolution is float-only; "
+                           "quantized models use ConvInteger or QLinearConv in ONNX, quantized ops in TFLite)")
     return DType.FP32
 
 
@@ -63,8 +65,8 @@ def rows(ctx, w, start: int, count: int):
                                                       (count, *shape[1:])))
 
 
-def bias(ctx, node, out_channels: int, dtype):
-    name = node.input(2)
+def bias(ctx, name, out_channels: int, dtype):
+    """The bias named ``name`` (a numpy array when constant), or zeros when there is none (None)."""
     if name is None:
         return np.zeros((out_channels,), dtype.numpy)
     c = ctx.const(name)

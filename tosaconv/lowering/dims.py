@@ -1,4 +1,4 @@
-"""Helpers shared by the ONNX converters: index values, reshapes, axes.
+"""Index values, reshapes, slices and axes: the helpers every converter of both importers builds on.
 
 ``index_for(ctx, expr)`` turns a symbolic dim expression into IR Index values
 (GET_DIM of the input that defines each symbol, then INDEX_* arithmetic), so
@@ -9,12 +9,12 @@ dim becomes a ``-1`` with its Index value in ``shape_symbols``.
 """
 from __future__ import annotations
 
-from ....ir import attrs as A
-from ....ir.graph import Value
-from ....ir.ops import Op
-from ....symbolic.constraints import Kind
-from ....symbolic.expr import Dim, Expr, product, same
-from ..reader import ConvertError
+from ..ir import attrs as A
+from ..ir.graph import Value
+from ..ir.ops import Op
+from ..symbolic.constraints import Kind
+from ..symbolic.expr import Dim, Expr, floordiv, product, same
+from .errors import ConvertError
 
 _ATOM_OPS = {"floordiv": Op.INDEX_FLOORDIV, "mod": Op.INDEX_MOD, "min": Op.INDEX_MIN, "max": Op.INDEX_MAX}
 
@@ -128,3 +128,9 @@ def split_along(ctx, x, axis: int, sizes) -> list:
         outs.append(slice_(ctx, x, starts, shape))
         offset = offset + size
     return outs
+
+
+def exact_quotient(ctx, d, b: int, what: str):
+    """``d // b``, which must be exact (ledger for symbols, an error for static dims)."""
+    ctx.require(Kind.DIVISIBLE, d, b, f"{what} must be divisible by {b}")
+    return floordiv(d, b)

@@ -10,6 +10,9 @@ int8-ranged difference, is a function of 256 values), so they are restated
 here bit for bit on int64 numpy arrays: C's truncating division, the nudges,
 the saturation thresholds and int32 wrap-around of plain additions included.
 Every function takes and returns int64 arrays holding int32 (or int16) values.
+gemmlowp is no TFLite format detail, so any importer that lowers such
+fixed-point arithmetic can use it; which kernel calls what stays documented
+at the TFLite converters.
 """
 from __future__ import annotations
 

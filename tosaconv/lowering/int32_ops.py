@@ -19,9 +19,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...ir import attrs as A
-from ...ir.dtypes import DType
-from ...ir.ops import Op
+from ..ir import attrs as A
+from ..ir.dtypes import DType
+from ..ir.ops import Op
 
 HALF_RANGE = 1 << 30
 
@@ -101,17 +101,18 @@ def identity_rescale(ctx, x, out_dtype: DType, *, input_zp: int = 0, output_zp: 
     return ctx.b.emit(Op.RESCALE, x, attrs=attrs)
 
 
-def input_as_int32(ctx, x, info, zp: int = 0):
-    """8/16-bit quantized storage ``x`` as int32 values minus ``zp`` (uint8 through int16, since TOSA
-    forbids an unsigned RESCALE to int32)."""
-    if info.type_name == "UINT8":
+def input_as_int32(ctx, x, type_name: str, zp: int = 0):
+    """8/16-bit quantized storage ``x`` of ``type_name`` (INT8, UINT8 or INT16) as int32 values minus
+    ``zp`` (uint8 through int16, since TOSA forbids an unsigned RESCALE to int32)."""
+    if type_name == "UINT8":
         x = identity_rescale(ctx, x, DType.INT16, input_unsigned=True)
     values = identity_rescale(ctx, x, DType.INT32)
     return Int32Ops(ctx, x.type.rank).sub(values, zp) if zp else values
 
 
 def int32_to_output(ctx, values, type_name: str, zp: int = 0):
-    """int32 ``values`` plus ``zp``, saturated into ``type_name`` storage (uint8 through int16)."""
+    """int32 ``values`` plus ``zp``, saturated into ``type_name`` storage (INT8, UINT8 or INT16; uint8
+    through int16)."""
     if type_name == "UINT8":
         return identity_rescale(ctx, identity_rescale(ctx, values, DType.INT16), DType.INT8, output_zp=zp,
                                 output_unsigned=True)

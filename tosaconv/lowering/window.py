@@ -1,14 +1,20 @@
-"""Shared geometry of the NCHW windowed-op converters (Conv, ConvTranspose, pools).
+"""Window geometry of the convolutions and pools of both importers, and the NCHW/NHWC moves around them.
 
-ONNX computes these ops in NCHW and floors the output size; TOSA computes in
-NHWC and requires ``in + pads - span`` to divide by the stride exactly. The
-converters therefore wrap each TOSA op in a local TRANSPOSE pair (a later pass
-cancels neighbouring pairs), lift 1-D ops to 2-D with an H of 1, and *fit* the
-input per spatial axis: the end pad shrinks to what the last window touches,
-input rows no window touches are sliced off, and when that amount depends on
-a symbol (a stride above 1 on a symbolic size) the end pad is appended with
-an explicit PAD and the input is cut with DYN_SLICE to exactly the rows the
-windows cover. The TOSA op's own shape rule then gives ONNX's output size.
+A :class:`Window` holds a 2-D (H, W) kernel, stride, dilation, begin/end pads
+and an ``auto_pad`` in ONNX's spelling (NOTSET, VALID, SAME_UPPER,
+SAME_LOWER: TFLite's SAME puts the odd pad at the end, which is SAME_UPPER).
+:func:`geometry` gives the output size and pads the source format floors to;
+TOSA requires ``in + pads - span`` to divide by the stride exactly, so
+:func:`fit_window` *fits* the input per spatial axis: the end pad shrinks to
+what the last window touches, input rows no window touches are sliced off,
+and when that amount depends on a symbol (a stride above 1 on a symbolic
+size) the end pad is appended with an explicit PAD and the input is cut with
+DYN_SLICE to exactly the rows the windows cover. The TOSA op's own shape rule
+then gives the source's output size. ONNX's NCHW ops go through local
+TRANSPOSE pairs (:func:`to_nhwc`, :func:`to_nchw`; a later pass cancels
+neighbouring pairs) and lift 1-D ops to 2-D with an H of 1 (:func:`lift_1d`).
+:func:`transpose_out_pad` and :func:`cut_rows` turn the crops of a transposed
+convolution into TOSA's ``out_pad`` plus a SLICE where out_pad cannot reach.
 """
 from __future__ import annotations
 
@@ -17,12 +23,12 @@ from typing import Optional
 
 import numpy as np
 
-from ....ir import attrs as A
-from ....ir.ops import Op
-from ....symbolic.constraints import Kind
-from ....symbolic.expr import Dim, add, dmax, floordiv, mul, sub
-from ..reader import ConvertError
-from .common import reshape, slice_
+from ..ir import attrs as A
+from ..ir.ops import Op
+from ..symbolic.constraints import Kind
+from ..symbolic.expr import Dim, add, dmax, floordiv, mul, sub
+from .dims import reshape, slice_
+from .errors import ConvertError
 
 TO_NHWC, TO_NCHW = (0, 2, 3, 1), (0, 3, 1, 2)
 
@@ -53,15 +59,9 @@ def drop_1d(ctx, y, rank: int):
     return reshape(ctx, y, [n, c, length])
 
 
-def spatial(values, rank: int, fill) -> tuple:
-    """An ONNX per-axis attribute as a 2-D (H, W) tuple; a 1-D op gets ``fill`` for H."""
-    values = tuple(int(v) for v in values)
-    return values if rank == 4 else (fill,) + values
-
-
 @dataclass(frozen=True)
 class Window:
-    """ONNX's window attributes, lifted to 2-D (H, W)."""
+    """A window's attributes, lifted to 2-D (H, W); ``rank`` is the source op's input rank (NCHW)."""
 
     kernel: tuple
     stride: tuple
@@ -78,18 +78,6 @@ class Window:
     def onnx_axis(self, axis: int) -> int:
         """The ONNX input axis of lifted spatial axis 0 (H) or 1 (W)."""
         return axis + self.rank - 2
-
-
-def read_window(node, rank: int, kernel, ceil_mode: bool = False) -> Window:
-    n = len(kernel)
-    strides = node.attr("strides", None) or (1,) * n
-    dilations = node.attr("dilations", None) or (1,) * n
-    pads = node.attr("pads", None) or (0,) * (2 * n)
-    if len(pads) != 2 * n or len(strides) != n or len(dilations) != n:
-        raise ConvertError(f"pads/strides/dilations do not match a {n}-D kernel {list(kernel)}")
-    auto_pad = node.attr("auto_pad", "NOTSET")
-    return Window(spatial(kernel, rank, 1), spatial(strides, rank, 1), spatial(dilations, rank, 1),
-                  spatial(pads[:n], rank, 0), spatial(pads[n:], rank, 0), auto_pad, ceil_mode, rank)
 
 
 @dataclass(frozen=True)
@@ -195,3 +183,24 @@ def lowest(dtype) -> float:
     if dtype.is_float:
         return float("-inf")
     return float(np.iinfo(dtype.numpy).min)
+
+
+def transpose_out_pad(crops, extra, kernel) -> tuple:
+    """(TOSA out_pad, cut): the (begin, end) ``crops`` of a transposed convolution's full output per
+    spatial axis, plus ``extra`` end rows, as out_pad clamped above -kernel; ``cut`` is what the clamp
+    leaves, for :func:`cut_rows`."""
+    pads, cut = [], []
+    for (begin, end), e, k in zip(crops, extra, kernel):
+        for p in (-begin, e - end):
+            pads.append(max(p, 1 - k))
+            cut.append(max(p, 1 - k) - p)
+    return tuple(pads), tuple(cut)
+
+
+def cut_rows(ctx, y, cut):
+    """Remove from NHWC ``y`` the rows that out_pad could not crop (a pad of a kernel size or more)."""
+    if not any(cut):
+        return y
+    n, h, w, c = y.type.shape
+    sizes = [n, sub(h, cut[0] + cut[1]), sub(w, cut[2] + cut[3]), c]
+    return slice_(ctx, y, [0, cut[0], cut[2], 0], sizes)

@@ -15,9 +15,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ....ir import attrs as A
-from ....ir.dtypes import DType
-from ....ir.ops import Op
+from ..ir import attrs as A
+from ..ir.dtypes import DType
+from ..ir.ops import Op
 
 
 def widen_int(ctx, x):

@@ -15,7 +15,9 @@ way). An axis on which every output reads input element 0 is a SLICE and TILE
 instead. :func:`plan` raises a ConvertError, before emitting anything, for what
 has no such form (resizing N or C, scales that are not small fractions,
 symbolic sizes whose border would depend on the size, mappings outside TOSA's
-limits); the converter then builds the separable form of :mod:`.resize_separable`.
+limits); :func:`.resize.resize` then builds the separable form of :mod:`.resize_separable`.
+The modes are ONNX's (a :class:`~.resize.ResizeSpec`); TFLite's resizes are
+spelled in them.
 """
 from __future__ import annotations
 
@@ -24,19 +26,19 @@ from fractions import Fraction
 
 import numpy as np
 
-from ....ir import attrs as A
-from ....ir.ops import Op
-from ....symbolic.constraints import Kind
-from ....symbolic.expr import add, mul, same, sub
-from ..reader import ConvertError
-from .common import slice_
-from .nn import to_nchw, to_nhwc
+from ..ir import attrs as A
+from ..ir.ops import Op
+from ..symbolic.constraints import Kind
+from ..symbolic.expr import add, mul, same, sub
+from .dims import slice_
+from .errors import ConvertError
+from .window import to_nchw, to_nhwc
 
 MAX_SCALE_N = 1 << 11   # TOSA: scale_n <= 2048
 IDENTITY = (1, 1, 0, 0)  # (scale_n, scale_d, offset, border) of an axis that does not change
 
 
-def plan(node, mode: str, axes) -> tuple:
+def plan(spec, mode: str, axes) -> tuple:
     """(per H/W axis: TOSA (scale_n, scale_d, offset, border) or None to repeat element 0,
     the ledger requirements to record when the plan is used)."""
     if len(axes) != 4:
@@ -44,7 +46,7 @@ def plan(node, mode: str, axes) -> tuple:
     if not all(same(a.size, a.out) and (a.scale is None or a.scale == 1 or same(a.size, 1)) for a in axes[:2]):
         raise ConvertError("TOSA RESIZE cannot resize the batch or channel axis; only H and W")
     requirements = []
-    return [_plan_axis(node, mode, a, i, requirements) for i, a in enumerate(axes[2:])], requirements
+    return [_plan_axis(spec, mode, a, i, requirements) for i, a in enumerate(axes[2:])], requirements
 
 
 def emit(ctx, x, mode: str, axes, plans, requirements):
@@ -62,11 +64,11 @@ def emit(ctx, x, mode: str, axes, plans, requirements):
     return to_nchw(ctx, y)
 
 
-def _plan_axis(node, mode: str, axis, index: int, requirements):
+def _plan_axis(spec, mode: str, axis, index: int, requirements):
     scale = _tosa_scale(axis, index)
     if scale == 1 and same(axis.size, axis.out):     # an unchanged axis (onnxruntime skips it too)
         return IDENTITY
-    a, b = _mapping(node, axis, scale, requirements)
+    a, b = _mapping(spec, axis, scale, requirements)
     if a == 0:
         if not isinstance(axis.out, int):
             raise ConvertError("Resize repeating one element needs a static output size")
@@ -74,7 +76,7 @@ def _plan_axis(node, mode: str, axis, index: int, requirements):
     if a == 1 and b == 0:
         return IDENTITY
     if mode == "nearest":
-        return _nearest_params(node, axis, a, b)
+        return _nearest_params(spec, axis, a, b)
     return _tosa_params(axis, a, b)
 
 
@@ -94,9 +96,9 @@ def _tosa_scale(axis, index: int) -> Fraction:
 
 # -- coordinate mapping -------------------------------------------------------------------
 
-def _mapping(node, axis, s: Fraction, requirements) -> tuple:
+def _mapping(spec, axis, s: Fraction, requirements) -> tuple:
     """(A, B) with x_src = A*x + B, per coordinate_transformation_mode; A = 0 means 'element 0'."""
-    ctm = node.attr("coordinate_transformation_mode")
+    ctm = spec.coordinate_transformation_mode
     half = (1 / s - 1) / 2
     if ctm == "asymmetric":
         return 1 / s, Fraction(0)
@@ -155,9 +157,9 @@ NEAREST = {"round_prefer_ceil": (Fraction(0), Fraction(0)), "round_prefer_floor"
            "floor": (Fraction(-1, 2), Fraction(0)), "ceil": (Fraction(1, 2), Fraction(-1))}
 
 
-def _nearest_params(node, axis, a: Fraction, b: Fraction) -> tuple:
+def _nearest_params(spec, axis, a: Fraction, b: Fraction) -> tuple:
     """TOSA parameters whose NEAREST picks ONNX's input pixel for every output pixel."""
-    mode = node.attr("nearest_mode")
+    mode = spec.nearest_mode
     if mode not in NEAREST:
         raise ConvertError(f"Resize nearest_mode '{mode}' is not supported")
     shift, natural = NEAREST[mode]
@@ -165,7 +167,8 @@ def _nearest_params(node, axis, a: Fraction, b: Fraction) -> tuple:
     if not (isinstance(axis.size, int) and isinstance(axis.out, int)):
         return _tosa_params(axis, a, b + shift + natural * unit)
     nudges = [natural] + [t for t in (Fraction(0), Fraction(-1, 2), Fraction(-1)) if t != natural]
-    return _first_match(axis, a, [b + shift + t * unit for t in nudges], _reference_nearest(node, axis, mode))
+    want = reference_nearest(spec.coordinate_transformation_mode, axis, mode)
+    return _first_match(axis, a, [b + shift + t * unit for t in nudges], want)
 
 
 def _first_match(axis, a: Fraction, offsets, want: np.ndarray) -> tuple:
@@ -184,11 +187,12 @@ def _first_match(axis, a: Fraction, offsets, want: np.ndarray) -> tuple:
     raise error
 
 
-def _reference_nearest(node, axis, mode: str) -> np.ndarray:
-    """ONNX's nearest input index per output pixel, with the reference's float types: the scale
-    keeps its own type (float32 from ``scales``), everything else is float64."""
+def reference_nearest(ctm: str, axis, mode: str) -> np.ndarray:
+    """ONNX's nearest input index per output pixel for coordinate_transformation_mode ``ctm`` and
+    nearest_mode ``mode``, with the reference's float types: the scale keeps its own type (float32
+    from ``scales``), everything else is float64."""
     x, s, size = np.arange(axis.out, dtype=np.float64), axis.ref_scale, axis.size
-    ctm, length = node.attr("coordinate_transformation_mode"), s * size
+    length = s * size
     src = {"asymmetric": lambda: x / s,
            "half_pixel": lambda: (x + 0.5) / s - 0.5,
            "tf_half_pixel_for_nn": lambda: (x + 0.5) / s,

@@ -1,0 +1,98 @@
+"""The package's layering rules, checked on every import statement of every module (lazy ones included).
+
+DESIGN.md §3: the two importers never import each other (what both need lives
+in ``lowering/``); ``lowering/``, ``ir/`` and ``symbolic/`` never import an
+importer; ``symbolic/`` imports nothing else of ours. Imports are read with
+``ast`` (relative ones resolved against the module's package), so the check
+sees what the code says, not what happens to be loaded.
+"""
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+import tosaconv
+
+ROOT = Path(tosaconv.__file__).parent
+
+# (modules under this prefix, may not import modules under this prefix)
+FORBIDDEN = [
+    ("tosaconv.importers.onnx", "tosaconv.importers.tflite"),
+    ("tosaconv.importers.tflite", "tosaconv.importers.onnx"),
+    ("tosaconv.lowering", "tosaconv.importers"),
+    ("tosaconv.ir", "tosaconv.importers"),
+    ("tosaconv.symbolic", "tosaconv.importers"),
+]
+SELF_CONTAINED = ["tosaconv.symbolic"]   # imports nothing of ours outside itself
+
+
+def module_name(path: Path) -> str:
+    parts = path.relative_to(ROOT.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def imported(name: str, is_package: bool, source: str) -> list:
+    """The dotted names every import statement of module ``name`` refers to (``from X import y``
+    gives X and X.y, since y may be a submodule)."""
+    package = name if is_package else name.rpartition(".")[0]
+    targets = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            targets += [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = ".".join(package.split(".")[:len(package.split(".")) - node.level + 1])
+                base = f"{base}.{node.module}" if node.module else base
+            else:
+                base = node.module
+            targets += ([base] if node.module else []) + [f"{base}.{a.name}" for a in node.names]
+    return targets
+
+
+def under(name: str, prefix: str) -> bool:
+    return name == prefix or name.startswith(prefix + ".")
+
+
+def violations(name: str, targets) -> list:
+    found = [(name, t, f"{src} must not import {dst}") for src, dst in FORBIDDEN if under(name, src)
+             for t in targets if under(t, dst)]
+    found += [(name, t, f"{src} imports nothing else of ours") for src in SELF_CONTAINED if under(name, src)
+              for t in targets if under(t, "tosaconv") and not under(t, src)]
+    return found
+
+
+def all_modules() -> list:
+    return sorted(ROOT.rglob("*.py"))
+
+
+def test_the_package_keeps_its_layers():
+    found = []
+    for path in all_modules():
+        name = module_name(path)
+        found += violations(name, imported(name, path.name == "__init__.py", path.read_text()))
+    assert not found, "\n".join(f"{m} imports {t}: {why}" for m, t, why in found)
+
+
+def test_every_layer_exists():
+    names = {module_name(p) for p in all_modules()}
+    for prefix in {p for rule in FORBIDDEN for p in rule} | set(SELF_CONTAINED):
+        assert any(under(n, prefix) for n in names), prefix
+
+
+@pytest.mark.parametrize("name, source, bad", [
+    ("tosaconv.importers.tflite.ops.nn", "from ...onnx.ops import pool", True),
+    ("tosaconv.importers.tflite.ops.nn", "from ....importers.onnx.ops.pool import x", True),
+    ("tosaconv.importers.onnx.ops.conv", "def f():\n    from ...tflite import quant\n", True),
+    ("tosaconv.importers.onnx.reader", "import tosaconv.importers.tflite.reader", True),
+    ("tosaconv.lowering.window", "from ..importers.errors import converting", True),
+    ("tosaconv.ir.graph", "from .. import importers", True),
+    ("tosaconv.symbolic.expr", "from ..ir import dtypes", True),
+    ("tosaconv.symbolic.expr", "from .scope import prove", False),
+    ("tosaconv.importers.tflite.ops.nn", "from ....lowering.window import fit_window", False),
+    ("tosaconv.importers.onnx.ops.pool", "from ..reader import ConvertError", False),
+])
+def test_the_check_sees_each_kind_of_import(name, source, bad):
+    """Relative, absolute and lazy imports of a forbidden layer are all found; allowed ones are not."""
+    assert bool(violations(name, imported(name, False, source))) is bad

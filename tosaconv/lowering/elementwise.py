@@ -1,0 +1,55 @@
+"""Elementwise compositions both importers share: square root, truncation, hard sigmoid, shape arithmetic.
+
+TOSA has RSQRT but no SQRT (``sqrt = RECIPROCAL(RSQRT(x))``), and its CAST
+from float to int rounds to nearest even where ONNX's Cast and TFLite's CAST
+truncate toward zero (:func:`truncate` floors or ceils by sign first).
+Arithmetic whose operands are shape tensors (``Shape -> Mul -> Reshape``,
+TFLite's ``SHAPE -> MUL -> RESHAPE``) stays index arithmetic on Index values
+(:func:`index_arith`), so RESHAPE downstream keeps symbolic dims.
+"""
+from __future__ import annotations
+
+from typing import Optional
+
+from ..ir import attrs as A
+from ..ir.ops import Op
+from .context import ShapeTensor
+from .dims import index_op
+from .errors import ConvertError
+from .typed import mul
+
+
+def sqrt(ctx, x):
+    return ctx.b.emit(Op.RECIPROCAL, ctx.b.emit(Op.RSQRT, x))
+
+
+def truncate(ctx, x):
+    """Float->int casts of ONNX and TFLite truncate toward zero; TOSA CAST rounds to nearest even."""
+    positive = ctx.b.emit(Op.GREATER_EQUAL, x, ctx.b.scalar_like(0, x.type))
+    return ctx.b.emit(Op.SELECT, positive, ctx.b.emit(Op.FLOOR, x), ctx.b.emit(Op.CEIL, x))
+
+
+def hard_sigmoid(ctx, x, alpha: float, beta: float):
+    """``max(0, min(1, alpha * x + beta))``."""
+    scaled = mul(ctx, x, ctx.b.scalar_like(alpha, x.type))
+    shifted = ctx.b.emit(Op.ADD, scaled, ctx.b.scalar_like(beta, x.type))
+    return ctx.b.emit(Op.CLAMP, shifted, attrs=A.ClampAttrs(0.0, 1.0))
+
+
+def index_arith(ctx, a: str, b: str, index_op_def) -> Optional[ShapeTensor]:
+    """The values named ``a`` and ``b`` combined by ``index_op_def`` (an INDEX_* op) when either is a
+    ShapeTensor and both are shape-like; None when this is tensor math."""
+    if not any(isinstance(ctx.values.get(n), ShapeTensor) for n in (a, b)):
+        return None
+    sts = [ctx.shape_tensor(n) for n in (a, b)]
+    return None if any(s is None for s in sts) else index_elementwise(ctx, index_op_def, *sts)
+
+
+def index_elementwise(ctx, op, a: ShapeTensor, b: ShapeTensor) -> ShapeTensor:
+    """``op`` per element of two shape tensors; a one-element operand broadcasts."""
+    n = max(len(a.dims), len(b.dims))
+    if len(a.dims) not in (1, n) or len(b.dims) not in (1, n):
+        raise ConvertError("shape arithmetic on vectors of different lengths")
+    pick = lambda st, i: st.dims[0] if len(st.dims) == 1 else st.dims[i]  # noqa: E731
+    return ShapeTensor([index_op(ctx, op, pick(a, i), pick(b, i)) for i in range(n)],
+                       scalar=a.scalar and b.scalar)

@@ -1,0 +1,94 @@
+"""Tensors computed from shapes, for both importers: reshapes with a -1, broadcasts to a shape, ranges.
+
+The target shapes are lists of Index values (a :class:`~.context.ShapeTensor`'s
+dims), so an entry computed from symbols stays exact: a ``-1`` entry is
+resolved here by exact division (recorded in the ledger), never left for the
+backend to infer; a broadcast tiles the 1s by Index values; and a range whose
+bounds come from shapes is an IOTA of the count's Index value.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..ir import attrs as A
+from ..ir.dtypes import DType
+from ..ir.ops import Op
+from ..symbolic.constraints import Kind
+from ..symbolic.expr import dmax, floordiv, product, same, sub
+from .dims import expand_leading, index_for, reshape
+from .errors import ConvertError
+
+
+def reshape_with_hole(ctx, x, dims: list, op_name: str):
+    """RESHAPE ``x`` to Index values ``dims``, one of which may be -1 (inferred from the element count)."""
+    holes = [i for i, e in enumerate(dims) if same(e.type.value, -1)]
+    if len(holes) > 1:
+        raise ConvertError(f"{op_name} target has more than one -1 entry")
+    if holes:
+        dims = list(dims)
+        dims[holes[0]] = _inferred_dim(ctx, x, [d for i, d in enumerate(dims) if i != holes[0]])
+    return reshape(ctx, x, dims)
+
+
+def _inferred_dim(ctx, x, others):
+    """The -1 entry: elements of x divided by the product of the other entries."""
+    total, rest = product(x.type.shape), product(d.type.value for d in others)
+    ctx.require(Kind.DIVISIBLE, total, rest, "Reshape infers a -1 entry by exact division")
+    return index_for(ctx, floordiv(total, rest))
+
+
+def expand(ctx, x, target: list):
+    """Broadcast ``x`` to the Index values ``target`` (numpy rules, leading 1s added): TILE or DYN_TILE of
+    the 1s, or ``x`` op zeros(target) where a symbolic dim meets another size (broadcast checks)."""
+    rank = max(x.type.rank, len(target))
+    x = expand_leading(ctx, x, rank)
+    target = [ctx.b.index(1)] * (rank - len(target)) + list(target)
+    pairs = list(zip(x.type.shape, target))
+    if not all(same(d, 1) or same(t.type.value, 1) or same(d, t.type.value) for d, t in pairs):
+        return _expand_by_broadcast(ctx, x, target)
+    multiples = [t if same(d, 1) else ctx.b.index(1) for d, t in pairs]
+    if all(isinstance(m.type.value, int) for m in multiples):
+        reps = tuple(m.type.value for m in multiples)
+        return x if all(r == 1 for r in reps) else ctx.b.emit(Op.TILE, x, attrs=A.TileAttrs(reps))
+    return ctx.b.emit(Op.DYN_TILE, x, *multiples)
+
+
+def _expand_by_broadcast(ctx, x, target):
+    """Expand where a symbolic dim meets another size: x op zeros(target), with broadcast checks."""
+    zero = np.zeros((1,) * len(target), dtype=x.type.dtype.numpy)
+    zeros = ctx.b.emit(Op.DYN_TILE, ctx.b.const(zero), *target)
+    op = Op.LOGICAL_OR if x.type.dtype is DType.BOOL else Op.ADD
+    return ctx.b.emit(op, x, zeros)
+
+
+def arange_of(ctx, start: str, limit: str, delta: str):
+    """Range of the values named ``start``, ``limit`` and ``delta``: a constant when all three are, else an
+    IOTA of the count's Index value, scaled and offset (start and limit from shapes, delta a constant)."""
+    names = (start, limit, delta)
+    consts = [ctx.const(n) for n in names]
+    if all(c is not None for c in consts):
+        lo, hi, step = (c.item() for c in consts)
+        return ctx.b.const(to_ir(np.arange(lo, hi, step, dtype=consts[0].dtype)))
+    st = [ctx.shape_tensor(n) for n in names]
+    if any(s is None for s in st) or ctx.const(delta) is None:
+        raise ConvertError("Range needs start, limit and delta computed from shapes or constants")
+    first, last = st[0].dims[0], st[1].dims[0]
+    step = int(ctx.const(delta).item())
+    span = sub(last.type.value, first.type.value)
+    if step == 0:
+        raise ConvertError("Range with delta 0 never ends")
+    n = dmax(floordiv(span + step - 1, step) if step > 0 else floordiv(-span - step - 1, -step), 0)
+    iota = ctx.b.emit(Op.IOTA, index_for(ctx, n), attrs=A.IotaAttrs(DType.INT32))
+    scaled = iota if step == 1 else ctx.b.emit(Op.MUL, iota, ctx.b.const(np.array([step], np.int32)),
+                                                attrs=A.MulAttrs(0))
+    offset = ctx.b.dims_to_tensor([first], DType.INT32)
+    return ctx.b.emit(Op.ADD, scaled, offset)
+
+
+def to_ir(arr: np.ndarray) -> np.ndarray:
+    """int64 and float64 arrays in the types TOSA has (int32, float32)."""
+    if arr.dtype == np.int64:
+        return arr.astype(np.int32)
+    if arr.dtype == np.float64:
+        return arr.astype(np.float32)
+    return arr
