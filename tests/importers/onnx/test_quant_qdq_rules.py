@@ -74,7 +74,19 @@ CASES = {
     "Max": lambda a: _binary("Max", a, 0.04, shape2=(1, 4, 1, 1)),
     "Min": lambda a: _binary("Min", a, 0.04),
     "Concat": lambda a: _binary("Concat", a, 0.04, axis=1),
+    "MatMul": lambda a: _binary("MatMul", a, 0.3, shape2=(2, 4, 5, 3)),
+    "Where": lambda a: _where(a),
 }
+
+
+def _where(act: int):
+    """Where(x > 0.5, x, x2): the condition is computed in float from the dequantized x (as a model does)."""
+    a_inits, a_nodes = quantized_input("x", act, 0.03, ZERO_POINTS[act][0])
+    b_inits, b_nodes = quantized_input("x2", act, 0.017, ZERO_POINTS[act][0] - 7)
+    nodes = a_nodes + b_nodes + [helper.make_node("Greater", ["x_d", "half"], ["cond"]),
+                                 helper.make_node("Where", ["cond", "x_d", "x2_d"], ["c"])]
+    inputs = [vinfo("x", F, list(SHAPE)), vinfo("x2", F, list(SHAPE))]
+    return finish(nodes, a_inits + b_inits + [const("half", np.float32(0.5))], inputs, act, 0.04)
 
 
 def _float_ops(graph, bindings=None) -> list:
@@ -118,7 +130,7 @@ def _assert_mean_within_one_lsb(got, want, what: str):
 
 
 @pytest.mark.parametrize("case", ["Sigmoid", "hard_swish_by_hand", "AveragePool", "GlobalAveragePool", "Softmax",
-                                  "Mul", "Max", "Concat"])
+                                  "Mul", "Max", "Concat", "MatMul", "Where"])
 def test_qdq_integer_program_runs_bit_exact_on_reference_model(case, tmp_path):
     model = CASES[case](U8 if case in ("Mul", "Concat") else I8)
     graph = convert(model)

@@ -129,9 +129,53 @@ def extreme_rule(ctx, x: Value, y_scale: float, y_zp: int) -> Value:
 
 def select_rule(ctx, x: Value, y_scale: float, y_zp: int) -> Value:
     p, after = _root_of(x, (Op.SELECT,))
-    cond = p.operands[0]
+    cond = _integer_condition(ctx, p.operands[0])
     branches = [_requantized(ctx, v, y_scale, y_zp) for v in p.operands[1:]]
-    return _replay_after(ctx, ctx.b.emit(Op.SELECT, cond, *[f() for f in branches]), after)
+    return _replay_after(ctx, ctx.b.emit(Op.SELECT, cond(), *[f() for f in branches]), after)
+
+
+COMPARISONS = {Op.GREATER: np.greater, Op.GREATER_EQUAL: np.greater_equal, Op.EQUAL: np.equal}
+
+
+def _integer_condition(ctx, cond: Value):
+    """A function emitting ``cond`` without float ops: as it is when it is not computed from floats, or a
+    comparison of a quantized tensor with a constant as one integer comparison with the threshold the
+    float comparison has over all 256 stored values (dequantization is increasing, so it has one)."""
+    p = cond.producer
+    if p is None or not any(v.type.dtype.is_float for v in p.operands):
+        return lambda: cond
+    if p.op not in COMPARISONS:
+        raise NoFold(f"the condition is computed by a float {p.op.name}")
+    try:
+        act, c, swapped = _act(ctx, p.operands[0]), _scalar(ctx, p.operands[1]), False
+    except NoFold:
+        act, c, swapped = _act(ctx, p.operands[1]), _scalar(ctx, p.operands[0]), True
+    q = np.arange(-128, 128)
+    real = (q - act.zp).astype(np.float32) * np.float32(act.scale)
+    truth = COMPARISONS[p.op](np.float32(c), real) if swapped else COMPARISONS[p.op](real, np.float32(c))
+    return lambda: _table_compare(ctx, emit_activation(ctx, act), truth)
+
+
+def _scalar(ctx, v: Value) -> float:
+    real = const_real(ctx, v).reshape(-1)
+    if real.size == 0 or not np.all(real == real[0]):
+        raise NoFold("a comparison with a constant that is not one value")
+    return float(real[0])
+
+
+def _table_compare(ctx, q: Value, truth: np.ndarray) -> Value:
+    """The boolean ``truth[q + 128]``: one int32 comparison when ``truth`` is a step, else a TABLE and EQUAL."""
+    q32 = ctx.b.emit(Op.CAST, q, attrs=A.CastAttrs(DType.INT32))
+    flips = np.flatnonzero(np.diff(truth.astype(np.int8)))
+    if len(flips) == 0:
+        return ctx.b.emit(Op.EQUAL, q32, q32) if truth[0] else ctx.b.emit(Op.GREATER, q32, q32)
+    if len(flips) == 1 and not truth[0]:        # false up to the flip: q > threshold
+        return ctx.b.emit(Op.GREATER, q32, ctx.b.scalar_like(int(flips[0]) - 128, q32.type))
+    if len(flips) == 1:                         # true up to the flip: q <= threshold
+        return ctx.b.emit(Op.GREATER_EQUAL, ctx.b.scalar_like(int(flips[0]) - 128, q32.type), q32)
+    table = ctx.b.emit(Op.TABLE, q, attrs=A.TableAttrs(truth.astype(np.int8)))
+    table32 = ctx.b.emit(Op.CAST, table, attrs=A.CastAttrs(DType.INT32))     # EQUAL compares int32
+    return ctx.b.emit(Op.EQUAL, table32, ctx.b.scalar_like(1, table32.type))
 
 
 def concat_rule(ctx, x: Value, y_scale: float, y_zp: int) -> Value:
