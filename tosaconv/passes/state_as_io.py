@@ -1,8 +1,9 @@
 """State as I/O: each TOSA variable becomes a graph input and a graph output the host carries.
 
 A consumer without TOSA's ``variable`` extension keeps no state between
-inferences (Vela 5.2 compiles a program with VARIABLEs but drops them, so
-every step would start from zero). :func:`state_as_io` rewrites the program
+inferences (Vela 5.2 compiles a program with VARIABLEs, but its compiled
+model has no state inputs or outputs, so nothing carries over from one step
+to the next). :func:`state_as_io` rewrites the program
 so the host carries the state instead: variable ``v`` becomes the input
 ``state_in:v`` (the state a step starts from) and the output ``state_out:v``
 (what the step leaves: the value written last, or the input unchanged if the
@@ -120,8 +121,8 @@ def variable_warnings(graph) -> list:
         "W-STATE-VARIABLES",
         f"the program keeps state in {len(names)} TOSA variable{'s' if len(names) != 1 else ''} ({listed}); "
         "a consumer without the TOSA 'variable' extension keeps no state between inferences",
-        notes=("Vela 5.2 compiles such a program but drops the variables, so on an Ethos-U every inference "
-               "would start from zero state",),
+        notes=("Vela 5.2 compiles such a program, but the compiled model has no state among its inputs and "
+               "outputs: on an Ethos-U the state would not carry over from one inference to the next",),
         hint="convert with --state-as-io: each variable becomes an input 'state_in:NAME' and an output "
              "'state_out:NAME' that the host carries from one inference to the next",
         severity=Severity.WARNING)]
