@@ -74,7 +74,8 @@ def specialize(session, model, binds, binding_files, input_shapes, inputs_path, 
 @binding_options
 @click.option("--inputs", "inputs_paths", type=IN_PATH, metavar="IN.npz", multiple=True,
               help="Input arrays by input name. Repeat it to run several steps in order on one program "
-                   "state: a stateful (streaming) model's variables carry over from step to step.")
+                   "state: a stateful (streaming) model's variables, or its state_in:/state_out: pairs, carry "
+                   "over from step to step.")
 @click.option("--seed", default=0, show_default=True, type=click.IntRange(min=0),
               help="Seed of the random inputs used without --inputs.")
 @click.option("-o", "--output", required=True, type=OUT_PATH, metavar="OUT.npz",
