@@ -58,6 +58,11 @@ def test_specialize_with_state_as_io_writes_the_same_file_as_convert(cli, tmp_pa
     doc = _doc(cli("specialize", "p.tosair", "--state-as-io", "-o", "s.tosa", "--json"))
     assert doc["warnings"] == [] and [p["variable"] for p in doc["state_io"]] == ["total"]
     assert (tmp_path / "s.tosa").read_bytes() == (tmp_path / "c.tosa").read_bytes()
+    # the state-as-io program as text (names with ':' are quoted) reads back to the same file
+    assert cli("convert", RUNNING_SUM, "--state-as-io", "-o", "c2.tosa", "--ir", "io.tosair").exit_code == 0
+    assert '%"state_in:total"' in (tmp_path / "io.tosair").read_text()
+    assert cli("specialize", "io.tosair", "-o", "t.tosa").exit_code == 0
+    assert (tmp_path / "t.tosa").read_bytes() == (tmp_path / "c.tosa").read_bytes()
 
 
 def test_running_a_state_io_file_without_its_initial_state_is_refused(cli, tmp_path):
