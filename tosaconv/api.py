@@ -5,8 +5,9 @@ parses the text IR; .tosa reads a flatbuffer), ``specialize`` binds symbols
 and returns a static program, ``emit`` writes TOSA 1.0 bytes, ``run``
 executes a program with the numpy interpreter, ``describe`` gathers what
 ``tosaconv inspect`` shows, ``tosa_summary`` states the TOSA profiles, extensions and level a
-program needs, and ``check_profile`` / ``check_level`` refuse a program that needs more than
-allowed (``--profile int``, ``--level 8k``). Every failure is a
+program needs, ``check_profile`` / ``check_level`` refuse a program that needs more than
+allowed (``--profile int``, ``--level 8k``), and ``state_as_io`` turns a program's variables
+into inputs and outputs the caller carries. Every failure is a
 :class:`~tosaconv.diagnostics.TosaconvError` with diagnostics.
 """
 from __future__ import annotations
@@ -77,6 +78,22 @@ def emit(graph: Graph) -> bytes:
         raise ConversionError.one("E-EMIT", str(e), getattr(e, "location", None)) from None
 
 
+def state_as_io(graph: Graph) -> dict:
+    """Turn each TOSA variable of ``graph`` (in place) into the input ``state_in:NAME`` and the output
+    ``state_out:NAME``; returns the initial state ``{NAME: array}``, to pass to :func:`run` as ``state``.
+
+    The program then needs no ``variable`` extension: the caller carries the state from one step to the
+    next (see :mod:`tosaconv.passes.state_as_io`)."""
+    from .ir.verifier import verify
+    from .passes import PassError
+    from .passes.state_as_io import state_as_io as rewrite
+    initial = rewrite(graph)
+    problems = verify(graph)
+    if problems:
+        raise PassError("IR invalid after pass 'state-as-io': " + "; ".join(problems[:5]))
+    return initial
+
+
 def print_ir(graph: Graph) -> str:
     from .ir.printer import print_graph
     return print_graph(graph)
@@ -86,10 +103,17 @@ def run(graph: Graph, inputs: dict, bindings: dict | None = None, state: dict | 
     """Run the numpy reference interpreter; symbols bind from the inputs' shapes.
 
     ``state`` (a dict, updated in place) carries a stateful program's variables from one call to the
-    next: pass the same dict to run the steps of a streaming model; leave it out for a fresh start."""
+    next: pass the same dict to run the steps of a streaming model; leave it out for a fresh start.
+    A program whose state is I/O (:func:`state_as_io`) takes each state input it is not given from
+    ``state`` (by variable name) and puts its state outputs back there."""
     from .interpreter import InputError, KernelError, evaluate
+    from .passes.state_as_io import carry_in, carry_out
     try:
-        return evaluate(graph, inputs, bindings, state)
+        if state is None:
+            return evaluate(graph, inputs, bindings, state)
+        outputs = evaluate(graph, carry_in(graph, inputs, state), bindings, state)
+        carry_out(graph, outputs, state)
+        return outputs
     except InputError as e:
         raise ShapeError.one("E-INPUT", str(e), hint="check the arrays given with --inputs") from None
     except KernelError as e:

@@ -7,7 +7,9 @@ table, every constraint of the ledger with the values it was checked at, the
 op histogram (source op → TOSA ops), the TOSA profiles, extensions and level the
 program needs with its float islands (``tosa``, from :mod:`tosaconv.analysis`;
 of the static program when there is one), the files written with their sha256,
-the wall time of each stage, and a summary of each array of a reference run.
+the wall time of each stage, a summary of each array of a reference run, the
+state inputs and outputs of a program converted with ``--state-as-io``, and
+warnings (a program that still holds TOSA variables).
 ``schemas/report.schema.json`` describes it; scripts may rely on every field
 that schema marks required. :class:`StageClock` measures the stages.
 """
@@ -93,7 +95,29 @@ class ReportData:
             "timings": {"stages": [{"stage": n, "seconds": round(s, 6)} for n, s in self.clock.stages],
                         "total_seconds": round(self.clock.total(), 6)},
             "run": self.run,
+            "state_io": [state_entry(p) for p in _state_pairs(self.program())],
+            "warnings": [d.to_json() for d in self.warnings()],
         }
+
+    def program(self):
+        """The program the command produced: the static one if any, else the loaded one."""
+        return self.static if self.static is not None else self.graph
+
+    def warnings(self) -> list:
+        """Diagnostics of severity warning about that program."""
+        from .passes.state_as_io import variable_warnings
+        return variable_warnings(self.program())
+
+
+def _state_pairs(graph) -> list:
+    from .passes.state_as_io import state_pairs
+    return state_pairs(graph) if graph is not None else []
+
+
+def state_entry(pair) -> dict:
+    """One variable carried as I/O: the input and output that carry it, and its type."""
+    return {"variable": pair.variable, "input": pair.input, "output": pair.output,
+            "dtype": pair.type.dtype.value, "shape": [d if isinstance(d, int) else dim_str(d) for d in pair.type.shape]}
 
 
 def symbols_section(graph, bindings) -> list:

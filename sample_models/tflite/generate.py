@@ -20,6 +20,8 @@ tests use:
   ``total = y`` in a resource variable (VAR_HANDLE, READ_VARIABLE, ASSIGN_VARIABLE,
   initialised to zeros by CALL_ONCE); ``tosaconv run`` with several ``--inputs``
   runs it step by step.
+- ``int8_stream.tflite``: an int8 streaming filter with two variables (a delay line
+  and an accumulator), the stateful sample Vela compiles; see :mod:`generate_state`.
 """
 from __future__ import annotations
 
@@ -33,6 +35,7 @@ sys.path.insert(0, os.path.join(HERE, "..", ".."))
 sys.path.insert(0, HERE)
 from tosaconv.importers.tflite.builder import ModelBuilder  # noqa: E402
 import generate_int  # noqa: E402
+import generate_state  # noqa: E402
 
 SAME, VALID = 0, 1
 RELU, RELU6 = 1, 3
@@ -121,7 +124,7 @@ def running_sum() -> bytes:
 
 MODELS = {"small_cnn.tflite": lambda: small_cnn(batch=1), "dynamic_batch.tflite": small_cnn,
           "dynamic_hw.tflite": dynamic_hw, "shape_reshape.tflite": shape_reshape,
-          "running_sum.tflite": running_sum, **generate_int.MODELS}
+          "running_sum.tflite": running_sum, **generate_int.MODELS, **generate_state.MODELS}
 
 
 def main():

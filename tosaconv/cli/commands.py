@@ -38,7 +38,7 @@ def import_(session, model, output) -> Outcome:
     summary = (f"imported {os.path.basename(model)} → {output}: {steps.plural(len(data.graph.ops), 'op')}, "
                f"{steps.plural(len(data.graph.scope.symbols), 'symbol')}, "
                f"{steps.plural(len(data.graph.ledger.entries), 'constraint')} in {session.clock.total():.2f} s")
-    return Outcome(data.document(), summary)
+    return Outcome(data.document(), summary, warnings=data.warnings())
 
 
 @click.command("specialize")
@@ -49,15 +49,18 @@ def import_(session, model, output) -> Outcome:
 @click.option("-o", "--output", required=True, type=OUT_PATH, metavar="OUT.tosa", help="The TOSA file to write.")
 @_REPORT
 @target_options
+@steps.STATE_AS_IO
 @output_options
 @guarded
 def specialize(session, model, binds, binding_files, input_shapes, inputs_path, output, report_path, profile,
-               level) -> Outcome:
+               level, state_as_io) -> Outcome:
     """Bind the symbols of a .tosair program (or a model) and write static TOSA 1.0."""
     check_outputs(model, output=output, report=report_path)
     sources = steps.binding_sources(binds, binding_files, input_shapes, inputs_path)
     data = ReportData("specialize", model, sha256_file(model), clock=session.clock)
     data.graph = steps.load_model(session, model)
+    if state_as_io:
+        steps.state_as_io(session, data.graph)
     data.bindings = steps.bind(session, data.graph, sources)
     data.static = steps.specialize(session, data.graph, data.bindings)
     steps.check_target(session, data.static, profile, level)
@@ -74,15 +77,18 @@ def specialize(session, model, binds, binding_files, input_shapes, inputs_path, 
 @binding_options
 @click.option("--inputs", "inputs_paths", type=IN_PATH, metavar="IN.npz", multiple=True,
               help="Input arrays by input name. Repeat it to run several steps in order on one program "
-                   "state: a stateful (streaming) model's variables carry over from step to step.")
+                   "state: a stateful (streaming) model's variables, or its state_in:/state_out: pairs, carry "
+                   "over from step to step.")
 @click.option("--seed", default=0, show_default=True, type=click.IntRange(min=0),
               help="Seed of the random inputs used without --inputs.")
 @click.option("-o", "--output", required=True, type=OUT_PATH, metavar="OUT.npz",
               help="Where to write the inputs and outputs.")
 @_REPORT
+@steps.STATE_AS_IO
 @output_options
 @guarded
-def run(session, file, binds, binding_files, input_shapes, inputs_paths, seed, output, report_path) -> Outcome:
+def run(session, file, binds, binding_files, input_shapes, inputs_paths, seed, output, report_path,
+        state_as_io) -> Outcome:
     """Run FILE (.onnx, .tflite, .tosair or .tosa) with the numpy reference interpreter.
 
     On a symbolic program, symbols are bound from the input arrays' shapes (and
@@ -92,17 +98,21 @@ def run(session, file, binds, binding_files, input_shapes, inputs_paths, seed, o
     With several --inputs (--inputs a.npz --inputs b.npz), each file is one step:
     the steps run in order on the same state (the program's VARIABLEs keep what
     the previous step wrote), and the .npz holds step k's arrays as
-    'step<k>/<name>' (k from 1).
+    'step<k>/<name>' (k from 1). A program with state inputs and outputs
+    ('state_in:NAME' / 'state_out:NAME', as --state-as-io makes them) chains
+    the same way: each step's state outputs feed the next step's state inputs,
+    unless that step's file gives them.
     """
     check_outputs(file, output=output, report=report_path)
     data = ReportData("run", file, sha256_file(file), clock=session.clock)
     data.graph = steps.load_model(session, file)
-    state, paths, runs = {}, list(inputs_paths) or [""], []
+    state = steps.state_as_io(session, data.graph) if state_as_io else {}
+    paths, runs = list(inputs_paths) or [""], []
     for path in paths:
         sources = steps.binding_sources(binds, binding_files, input_shapes, path)
         bindings = steps.bind(session, data.graph, sources)
         data.bindings = data.bindings or bindings
-        inputs, origin = steps.pick_inputs(data.graph, bindings, sources, seed)
+        inputs, origin = steps.pick_inputs(data.graph, bindings, sources, seed, state)
         runs.append((inputs, steps.run(session, data.graph, inputs, bindings.values(), state), origin))
     inputs, outputs, origin = steps.merge_steps(runs)
     data.run = run_section(inputs, outputs, origin, output)
@@ -117,4 +127,4 @@ def _with_report(session, data: ReportData, report_path, summary: str) -> Outcom
     doc = data.document()
     if report_path:
         session.write(report_path, dumps(doc).encode("utf-8"), "report")
-    return Outcome(doc, summary)
+    return Outcome(doc, summary, warnings=data.warnings())

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import functools
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Callable, Optional
 
 import click
@@ -36,6 +36,7 @@ class Outcome:
     document: dict
     summary: str = ""
     show: Optional[Callable] = None   # show(renderer), used instead of the summary line
+    warnings: list = field(default_factory=list)   # Diagnostics shown on stderr (the document holds them too)
 
 
 class Session:
@@ -120,6 +121,7 @@ def _run(session: Session, body: Callable, options: dict) -> int:
         session.progress = progress
         outcome = body(session, **options)
     session.commit()
+    session.renderer.warnings(outcome.warnings)
     if session.renderer.json_mode:
         session.renderer.document(outcome.document)
     elif outcome.show is not None:

@@ -27,8 +27,10 @@ arrays of --inputs, or else on deterministic random inputs from --seed. The
 .npz it writes holds the inputs and the outputs under their own names (an
 input whose name is also an output's, with a different value, is saved as
 'input:NAME'). --run without --outputs writes OUT.npz next to OUT.tosa (the
-same path with the suffix .npz). Outputs are written atomically, and only if
-every step succeeded.
+same path with the suffix .npz). With --state-as-io each TOSA variable becomes
+the input 'state_in:NAME' and the output 'state_out:NAME' (the run starts
+from the variables' initial values unless --inputs gives them). Outputs are
+written atomically, and only if every step succeeded.
 """
 
 
@@ -48,15 +50,17 @@ every step succeeded.
               help="Seed of the random inputs used without --inputs.")
 @click.option("--report", "report_path", type=OUT_PATH, metavar="REPORT.json", help="Write the JSON report here.")
 @target_options
+@steps.STATE_AS_IO
 @output_options
 @guarded
 def convert(session, model, output, binds, binding_files, input_shapes, ir_path, do_run, inputs_path,
-            outputs_path, seed, report_path, profile, level) -> Outcome:
+            outputs_path, seed, report_path, profile, level, state_as_io) -> Outcome:
     npz_path = outputs_path or (os.path.splitext(output)[0] + ".npz" if do_run else None)
     check_outputs(model, output=output, ir=ir_path, outputs=npz_path, report=report_path)
     sources = steps.binding_sources(binds, binding_files, input_shapes, inputs_path)
     data = ReportData("convert", model, sha256_file(model), clock=session.clock)
     data.graph = steps.load_model(session, model)
+    state = steps.state_as_io(session, data.graph) if state_as_io else {}
     data.bindings = steps.bind(session, data.graph, sources)
     data.static = steps.specialize(session, data.graph, data.bindings)
     steps.check_target(session, data.static, profile, level)
@@ -64,12 +68,12 @@ def convert(session, model, output, binds, binding_files, input_shapes, ir_path,
     if ir_path:
         files[ir_path] = (steps.print_ir(session, data.graph).encode("utf-8"), "tosair")
     if npz_path:
-        files[npz_path] = (_run(session, data, sources, seed, npz_path), "npz")
+        files[npz_path] = (_run(session, data, sources, seed, npz_path, state), "npz")
     return _finish(session, data, files, report_path, output)
 
 
-def _run(session, data: ReportData, sources, seed: int, npz_path: str) -> bytes:
-    inputs, origin = steps.pick_inputs(data.graph, data.bindings, sources, seed)
+def _run(session, data: ReportData, sources, seed: int, npz_path: str, state: dict) -> bytes:
+    inputs, origin = steps.pick_inputs(data.graph, data.bindings, sources, seed, state)
     outputs = steps.run(session, data.static, inputs)
     data.run = run_section(inputs, outputs, origin, npz_path)
     return npz_bytes(steps.npz_arrays(inputs, outputs))
@@ -86,5 +90,5 @@ def _finish(session, data: ReportData, files: dict, report_path, output: str) ->
     summary = (f"converted {os.path.basename(data.model_path)} → {output}: "
                f"{steps.plural(len(data.static.ops), 'op')}, {steps.bindings_text(data.bindings)}, "
                f"{steps.plural(n_files, 'file')} written in {session.clock.total():.2f} s")
-    return Outcome(doc, summary)
+    return Outcome(doc, summary, warnings=data.warnings())
 

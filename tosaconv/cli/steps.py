@@ -6,26 +6,42 @@ saved under their own names and outputs under theirs; a name that is both
 (an ONNX graph that passes an input straight through) is stored once when
 the arrays are equal, and otherwise the output keeps the name and the input
 is saved as ``input:<name>``. A run of several steps names step k's arrays
-``step<k>/<name>``.
+``step<k>/<name>``. A program whose state is I/O (``--state-as-io``) takes
+each state input ``state_in:NAME`` from the step's arrays if given, else from
+the carried state (the initial values, then what the previous step left).
 """
 from __future__ import annotations
 
 import os
 
+import click
 import numpy as np
 
 from .. import api
 from ..bindings import BindingSet, BindingSources, collect
 from ..diagnostics import Diagnostic, ShapeError
 from ..fileio import load_npz
+from ..passes.state_as_io import carry_in, state_pairs
 
 INPUT_PREFIX = "input:"
 STEP_PREFIX = "step{}/"   # arrays of step k of a several-step run
 
 
+STATE_AS_IO = click.option(
+    "--state-as-io", "state_as_io", is_flag=True,
+    help="Turn each TOSA variable into the input 'state_in:NAME' and the output 'state_out:NAME', so a "
+         "consumer without the variable extension (e.g. Vela) runs the model while the host carries the state.")
+
+
 def load_model(session, path: str):
     with session.stage("load", f"loading {os.path.basename(path)}"):
         return api.load(path)
+
+
+def state_as_io(session, graph) -> dict:
+    """``api.state_as_io``: the program's variables become I/O; returns the initial state."""
+    with session.stage("state-as-io", "carrying the state as inputs and outputs"):
+        return api.state_as_io(graph)
 
 
 def binding_sources(binds, binding_files, input_shapes, inputs_path) -> BindingSources:
@@ -63,21 +79,35 @@ def histogram(graph) -> dict:
     return api.describe(graph)["histogram"]
 
 
-def pick_inputs(graph, bindings: BindingSet, sources: BindingSources, seed: int) -> tuple:
-    """The run's input arrays and where they came from (``--inputs`` or random from the seed)."""
+def pick_inputs(graph, bindings: BindingSet, sources: BindingSources, seed: int,
+                state: dict | None = None) -> tuple:
+    """The run's input arrays and where they came from (``--inputs`` or random from the seed); a state
+    input the arrays lack comes from ``state`` (see the module docstring)."""
+    state = state or {}
     if not sources.arrays_path:
         _require_bound(graph, bindings.values())
-        return api.random_inputs(graph, bindings.values(), seed), f"random (seed {seed})"
+        inputs = api.random_inputs(graph, bindings.values(), seed)
+        inputs.update(carry_in(graph, {}, state))
+        return inputs, f"random (seed {seed})"
     names = [v.name for v in graph.inputs]
-    missing = [n for n in names if n not in sources.arrays]
+    pairs = {p.input: p for p in state_pairs(graph)}
+    missing = [n for n in names if n not in sources.arrays and not (n in pairs and pairs[n].variable in state)]
     if missing:
-        raise ShapeError([Diagnostic(
-            "E-INPUT-MISSING", f"'{sources.arrays_path}' has no array for model input '{name}'",
-            notes=(f"arrays in the file: {', '.join(sorted(sources.arrays)) or 'none'}",
-                   f"the model's inputs: {', '.join(names)}"),
-            hint="save every input under its own name, e.g. numpy.savez(path, **{name: array})")
-            for name in missing])
-    return {n: sources.arrays[n] for n in names}, sources.arrays_path
+        raise ShapeError([_missing_input(sources, name, names, name in pairs) for name in missing])
+    given = carry_in(graph, {n: sources.arrays[n] for n in names if n in sources.arrays}, state)
+    return {n: given[n] for n in names}, sources.arrays_path
+
+
+def _missing_input(sources: BindingSources, name: str, names: list, is_state: bool) -> Diagnostic:
+    notes = (f"arrays in the file: {', '.join(sorted(sources.arrays)) or 'none'}",
+             f"the model's inputs: {', '.join(names)}")
+    hint = "save every input under its own name, e.g. numpy.savez(path, **{name: array})"
+    if is_state:
+        hint = (f"this program carries its state as I/O and this file has no initial value of it: give the "
+                f"first step's state as '{name}' (the .npz of 'tosaconv convert --state-as-io --run' holds the "
+                "initial state under that name)")
+    return Diagnostic("E-INPUT-MISSING", f"'{sources.arrays_path}' has no array for model input '{name}'",
+                      notes=notes, hint=hint)
 
 
 def _require_bound(graph, values: dict):

@@ -57,6 +57,12 @@ class Renderer:
         for d in diags:
             self.err.print(diagnostic_text(d), soft_wrap=True)
 
+    def warnings(self, diags):
+        """Warnings of a successful command on stderr (in JSON mode the document holds them)."""
+        if not self.json_mode:
+            for d in diags:
+                self.err.print(diagnostic_text(d), soft_wrap=True)
+
     def plain_error(self, line: str):
         """One unadorned line on stderr (the internal-error report)."""
         self.err.print(Text(line), soft_wrap=True)
