@@ -43,16 +43,16 @@ from typing import Optional
 import numpy as np
 
 from ....ir import attrs as A
-from ....ir.dtypes import DType
 from ....ir.ops import Op
 from ....symbolic.expr import same
 from ..reader import ConvertError
 from .qdq_core import (LAYOUT, NoFold, NotMine, check_scales, clamp_is_exact_per_channel,
-                       const_real, plan_core, quantize_bias, replay)
+                       const_real, quantize_bias, replay)
+from .qdq_cores import plan_core
 from .qdq_round import requantize_int8
 from .qdq_rules import INTEGER_RULES, first_rule, note_float_island, order_preserving
 from .qdq_table import table_lower
-from .qtypes import QParams, QType, rescale, state, stored_from_signed
+from .qtypes import QParams, QType, state, stored_from_signed
 
 CORES = (Op.CONV2D, Op.DEPTHWISE_CONV2D, Op.TRANSPOSE_CONV2D, Op.MATMUL, Op.REDUCE_SUM)
 
