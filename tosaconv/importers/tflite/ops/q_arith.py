@@ -10,7 +10,13 @@ RESCALE, which is TFLite's ``MultiplyByQuantizedMultiplier`` (see quant.py).
   ``s_i / twice_max``; output multiplier ``twice_max / ((1 << left_shift) * s_out)``
   (a float product, exact). Each input is ``(q - zp) << left_shift`` scaled
   by its multiplier (two roundings inside one DOUBLE_ROUND RESCALE), summed in
-  int32, then scaled to the output.
+  int32, then scaled to the output. An input has at most 65,536 stored values,
+  so :func:`_one_rescale` looks for a single RESCALE straight from the stored
+  input (multiplier, shift, single or double rounding) that gives the same
+  int32 on *every* one of them, by intersecting, value by value, the interval
+  of multipliers that round to the wanted result. It usually exists (always for
+  the input whose multiplier is 1/2, ``(q - zp) << (left_shift - 1)``), and then
+  each input costs one RESCALE instead of two; otherwise the two stay.
 - int16 with power-of-two scales and zero points 0 takes add.cc/sub.cc's
   ``pot_scale_int16`` path (the option's default): one input is rounded by
   ``RoundingDivideByPOT`` (half away from zero, built from an arithmetic
@@ -27,11 +33,13 @@ from __future__ import annotations
 
 import numpy as np
 
+from ....interpreter.fixed_point import apply_scale_32
 from ....ir import attrs as A
+from ....ir.dtypes import DType
 from ....ir.ops import Op
 from ..qmath import (F32, activation_bounds, fit_rescale_input, qtensor, requantize_out, same_types, scale_int32,
-                     shifted_int32)
-from ..quant import scale, value_range, zero_point
+                     shifted_int32, signed_input)
+from ..quant import scale, tosa_multiplier, value_range, zero_point
 from ..reader import ConvertError
 from ..registry import converter
 from .q_pot import is_pot_int16, pot_add
@@ -43,9 +51,52 @@ def _scaled_inputs(ctx, node, left_shift: int):
     twice_max = 2.0 * float(max(F32(scale(infos[0])), F32(scale(infos[1]))))
     values = []
     for i, info in enumerate(infos):
-        shifted = shifted_int32(ctx, qtensor(ctx, node, i), info, left_shift)
-        values.append(scale_int32(ctx, shifted, float(F32(scale(info))) / twice_max))
+        real = float(F32(scale(info))) / twice_max
+        one = _one_rescale(ctx, qtensor(ctx, node, i), info, left_shift, real)
+        if one is None:
+            one = scale_int32(ctx, shifted_int32(ctx, qtensor(ctx, node, i), info, left_shift), real)
+        values.append(one)
     return values, twice_max
+
+
+def _one_rescale(ctx, x, info, left_shift: int, real: float):
+    """``MultiplyByQuantizedMultiplier((q - zp) << left_shift, real)`` as one RESCALE of the stored input, or
+    None when no multiplier and shift reproduce it on every value of the type."""
+    lo, hi = value_range(info)
+    d = np.arange(lo - zero_point(info), hi - zero_point(info) + 1, dtype=np.int64)
+    m0, s0 = tosa_multiplier(real)
+    want = apply_scale_32(d << left_shift, m0, s0, double_round=True)   # what the two RESCALEs compute
+    top = min(62, (((1 << 31) - 1) * (1 << s0) // (m0 << left_shift)).bit_length() - 1)
+    for double in (False, True):
+        for shift in (top, top - 1):
+            m = _multiplier_range(d.tolist(), want.tolist(), shift, double and shift > 31)
+            if m is not None and shift >= 2:
+                x, zp = signed_input(ctx, x, info)
+                attrs = A.RescaleAttrs((m,), (shift,), zp, 0, scale32=True,
+                                       rounding_mode="DOUBLE_ROUND" if double else "SINGLE_ROUND",
+                                       output_dtype=DType.INT32)
+                return ctx.b.emit(Op.RESCALE, x, attrs=attrs)
+    return None
+
+
+def _multiplier_range(d: list, want: list, shift: int, double: bool):
+    """The smallest multiplier M in [0, 2**31) with ``(d * M + round(d)) >> shift == want`` for every d
+    (``round`` is apply_scale_32's, with the +-2**30 of DOUBLE_ROUND), or None."""
+    lo, hi = 0, (1 << 31) - 1
+    for di, c in zip(d, want):
+        if di == 0:
+            if c != 0:
+                return None
+            continue
+        r = (1 << (shift - 1)) + (((1 << 30) if di > 0 else -(1 << 30)) if double else 0)
+        a, b = (c << shift) - r, ((c + 1) << shift) - r - 1        # a <= di * M <= b
+        if di > 0:
+            lo, hi = max(lo, -(-a // di)), min(hi, b // di)
+        else:
+            lo, hi = max(lo, -(-b // di)), min(hi, a // di)
+        if lo > hi:
+            return None
+    return lo
 
 
 def _add_sub(op, pot_sign: int):
