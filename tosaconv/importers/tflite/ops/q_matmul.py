@@ -193,20 +193,43 @@ def _round_double_product(ctx, node, acc, reals, bounds: tuple):
 
 
 def _corrected(ctx, mag, ym, terms: list):
-    """``ym`` plus ``sum(w * [mag >= t])`` over each channel's ``(t, w)`` terms (none: ``ym`` itself)."""
-    width = max(len(t) for t in terms)
-    if not width:
+    """``ym`` plus ``sum(w * [mag >= t])`` over each channel's ``(t, w)`` terms (none: ``ym`` itself).
+
+    A correction is a pair ``+[a >= T_k] - [a >= T'_k]``, which is ``+-1`` on ``[min, max)`` of the two
+    thresholds; they are almost always neighbours, and then one EQUAL against ``min`` replaces the two
+    GREATER_EQUALs (half the comparison tensor, which is what an NPU pays for)."""
+    if not max(len(t) for t in terms):
         return ym
-    at = np.zeros((len(terms), width), np.int32)
-    w = np.zeros((len(terms), width), np.int32)                  # padding: weight 0
-    for c, channel in enumerate(terms):
+    singles = [_as_points(channel) for channel in terms]
+    op, columns = (Op.EQUAL, singles) if all(p is not None for p in singles) else (Op.GREATER_EQUAL, terms)
+    width = max(len(t) for t in columns)
+    at = np.zeros((len(columns), width), np.int32)
+    w = np.zeros((len(columns), width), np.int32)                # padding: weight 0
+    for c, channel in enumerate(columns):
         for j, (t, sign) in enumerate(channel):
             at[c, j], w[c, j] = t, sign
     n, o = mag.type.shape
-    hit = ctx.b.emit(Op.GREATER_EQUAL, reshape(ctx, mag, [n, o, 1]), ctx.b.const(at[None]))
+    hit = ctx.b.emit(op, reshape(ctx, mag, [n, o, 1]), ctx.b.const(at[None]))
     step = ctx.b.emit(Op.SELECT, hit, ctx.b.const(w[None]), ctx.b.const(np.zeros((1, 1, 1), np.int32)))
     total = ctx.b.emit(Op.REDUCE_SUM, step, attrs=A.AxisAttrs(2))
     return ctx.b.emit(Op.ADD, ym, reshape(ctx, total, [n, o]))
+
+
+def _as_points(channel: list):
+    """A channel's ``(t, +-1)`` terms as ``(value, +-1)`` points ``w * [a == value]``, or None when some
+    correction covers more than one value (or is a lone term cut by the clamp)."""
+    if len(channel) % 2:
+        return None
+    points = []
+    for (t, w1), (r, w2) in zip(channel[::2], channel[1::2]):
+        if w1 + w2 or abs(t - r) != 1:
+            return None
+        points.append((min(t, r), w1 if t < r else w2))
+    # both are step functions that change only next to their thresholds: compare them there
+    probe = np.array(sorted({t + d for t, _ in channel for d in (-1, 0, 1)}), np.int64)
+    steps = sum(w * (probe >= t) for t, w in channel)
+    spikes = sum(w * (probe == v) for v, w in points)
+    return points if np.array_equal(steps, spikes) else None
 
 
 BMM_FORMS = {("INT8", "INT8"): "int8", ("INT16", "INT16"): "int16x8"}
