@@ -46,15 +46,17 @@ every step succeeded.
 @click.option("--seed", default=0, show_default=True, type=click.IntRange(min=0),
               help="Seed of the random inputs used without --inputs.")
 @click.option("--report", "report_path", type=OUT_PATH, metavar="REPORT.json", help="Write the JSON report here.")
+@click.option("--npu-fast", is_flag=True,
+              help="TFLite: cheaper NPU lowerings that may differ from LiteRT by 1 in the last place (README).")
 @output_options
 @guarded
 def convert(session, model, output, binds, binding_files, input_shapes, ir_path, do_run, inputs_path,
-            outputs_path, seed, report_path) -> Outcome:
+            outputs_path, seed, report_path, npu_fast) -> Outcome:
     npz_path = outputs_path or (os.path.splitext(output)[0] + ".npz" if do_run else None)
     check_outputs(model, output=output, ir=ir_path, outputs=npz_path, report=report_path)
     sources = steps.binding_sources(binds, binding_files, input_shapes, inputs_path)
     data = ReportData("convert", model, sha256_file(model), clock=session.clock)
-    data.graph = steps.load_model(session, model)
+    data.graph = steps.load_model(session, model, npu_fast)
     data.bindings = steps.bind(session, data.graph, sources)
     data.static = steps.specialize(session, data.graph, data.bindings)
     files = {output: (steps.emit(session, data.static), "tosa")}

@@ -64,13 +64,14 @@ def _one_rescale(ctx, x, info, left_shift: int, real: float):
     None when no multiplier and shift reproduce it on every value of the type."""
     lo, hi = value_range(info)
     d = np.arange(lo - zero_point(info), hi - zero_point(info) + 1, dtype=np.int64)
+    d = d[np.argsort(-np.abs(d), kind="stable")]     # the largest values narrow the interval fastest
     m0, s0 = tosa_multiplier(real)
     want = apply_scale_32(d << left_shift, m0, s0, double_round=True)   # what the two RESCALEs compute
     top = min(62, (((1 << 31) - 1) * (1 << s0) // (m0 << left_shift)).bit_length() - 1)
     for double in (False, True):
         for shift in (top, top - 1):
-            m = _multiplier_range(d.tolist(), want.tolist(), shift, double and shift > 31)
-            if m is not None and shift >= 2:
+            m = _fitting_multiplier(d, want, shift, double and shift > 31) if shift >= 2 else None
+            if m is not None:
                 x, zp = signed_input(ctx, x, info)
                 attrs = A.RescaleAttrs((m,), (shift,), zp, 0, scale32=True,
                                        rounding_mode="DOUBLE_ROUND" if double else "SINGLE_ROUND",
@@ -79,9 +80,21 @@ def _one_rescale(ctx, x, info, left_shift: int, real: float):
     return None
 
 
+def _fitting_multiplier(d: np.ndarray, want: np.ndarray, shift: int, double: bool):
+    """A multiplier that takes every ``d`` to ``want``: the interval the largest values allow (exact
+    integer bounds), its ends and middle then checked on all values at once."""
+    bounds = _multiplier_range(d[:256].tolist(), want[:256].tolist(), shift, double)
+    if bounds is None:
+        return None
+    for m in sorted({bounds[0], bounds[1], (bounds[0] + bounds[1]) // 2}):
+        if np.array_equal(apply_scale_32(d, m, shift, double_round=double), want):
+            return m
+    return None
+
+
 def _multiplier_range(d: list, want: list, shift: int, double: bool):
-    """The smallest multiplier M in [0, 2**31) with ``(d * M + round(d)) >> shift == want`` for every d
-    (``round`` is apply_scale_32's, with the +-2**30 of DOUBLE_ROUND), or None."""
+    """The interval ``(lo, hi)`` of multipliers M in [0, 2**31) with ``(d * M + round(d)) >> shift == want``
+    for every d (``round`` is apply_scale_32's, with the +-2**30 of DOUBLE_ROUND), or None."""
     lo, hi = 0, (1 << 31) - 1
     for di, c in zip(d, want):
         if di == 0:
@@ -96,7 +109,7 @@ def _multiplier_range(d: list, want: list, shift: int, double: bool):
             lo, hi = max(lo, -(-b // di)), min(hi, a // di)
         if lo > hi:
             return None
-    return lo
+    return lo, hi
 
 
 def _add_sub(op, pot_sign: int):
