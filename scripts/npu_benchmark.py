@@ -5,7 +5,8 @@ For each int8 / int16 sample in ``sample_models/tflite`` (``int8_float_io`` is l
 float QUANTIZE / DEQUANTIZE edges) and each extra ``.tflite`` given:
 
 - ours: ``api.load -> solve_bindings -> specialize -> emit`` (what ``tosaconv convert`` runs; dynamic dims
-  bound to ``--batch`` on axis 0, as ``scripts/tflite_benchmark.py`` binds them);
+  bound to ``--batch`` on axis 0, as ``scripts/tflite_benchmark.py`` binds them), bit-exact with LiteRT,
+  and again with ``--npu-fast`` (within 1 of LiteRT, see the README);
 - peer: ``tosa-converter-for-tflite M.tflite --bytecode`` then ``tosa-opt --tosa-convert-integer-type-to-signless
   --tosa-serialize`` (see ``scripts/tflite_benchmark.py``); a model with dynamic inputs is given to it with
   the inputs fixed to the bound shape, since the converter refuses ``-1`` dims;
@@ -35,6 +36,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import tflite_benchmark as tb  # noqa: E402  (sets up this repository's tests package first)
 
 from tests.vela_tools import VelaError, compile_with_vela, layer_cycles  # noqa: E402
+from tosaconv import api  # noqa: E402
 
 SKIPPED = {"int8_float_io": "float QUANTIZE/DEQUANTIZE edges (Vela rejects float ops)"}
 
@@ -63,12 +65,14 @@ def cycles(tosa: Path, work: Path, layers: bool = False):
 def measure(path: Path, batch: int, converter: str | None, work: Path, layers: bool) -> dict:
     inputs = tb.model_inputs(path.read_bytes(), batch)
     row = {"model": path.stem, "notes": []}
-    _, ours, _, _ = tb.convert_tosaconv(path, inputs, _dir(work / "ours"))
-    row["ours"], extra = cycles(ours, work / "ours" / "vela", layers)
+    row["ours"], extra = cycles(convert_ours(path, inputs, _dir(work / "ours"), False), work / "ours" / "vela", layers)
     if row["ours"] is None:
         row["notes"].append(f"ours: {extra}")
     elif layers:
         row["layers"] = extra
+    row["fast"], why = cycles(convert_ours(path, inputs, _dir(work / "fast"), True), work / "fast" / "vela")
+    if row["fast"] is None:
+        row["notes"].append(f"ours --npu-fast: {why}")
     row["peer"] = None
     if converter:
         fixed = work / f"{path.stem}.tflite"
@@ -86,6 +90,15 @@ def measure(path: Path, batch: int, converter: str | None, work: Path, layers: b
     return row
 
 
+def convert_ours(path: Path, inputs: list, work: Path, npu_fast: bool) -> Path:
+    """What ``tosaconv convert [--npu-fast]`` writes, dynamic dims bound as ``tflite_benchmark`` binds them."""
+    graph = api.load(str(path), npu_fast=npu_fast)
+    static = api.specialize(graph, api.solve_bindings(graph, {v.name: x.shape for v, x in zip(graph.inputs, inputs)}))
+    out = work / f"{path.stem}.tosa"
+    out.write_bytes(api.emit(static))
+    return out
+
+
 def _dir(path: Path) -> Path:
     path.mkdir(parents=True, exist_ok=True)
     return path
@@ -96,15 +109,18 @@ def _ratio(a, b):
 
 
 def markdown(rows: list) -> str:
-    head = ["model", "ours", "Arm converter", "Vela on .tflite", "ours / Arm", "ours / .tflite", "notes"]
+    head = ["model", "ours", "ours --npu-fast", "Arm converter", "Vela on .tflite", "ours / Arm", "ours / .tflite",
+            "fast / Arm", "fast / .tflite", "notes"]
+    pairs = [("ours", "peer"), ("ours", "direct"), ("fast", "peer"), ("fast", "direct")]
     lines = [head, ["---"] * len(head)]
     for r in rows:
-        lines.append([r["model"], _num(r["ours"]), _num(r["peer"]), _num(r["direct"]),
-                      _x(_ratio(r["ours"], r["peer"])), _x(_ratio(r["ours"], r["direct"])), "; ".join(r["notes"])])
-    peer = [x for x in (_ratio(r["ours"], r["peer"]) for r in rows) if x]
-    direct = [x for x in (_ratio(r["ours"], r["direct"]) for r in rows) if x]
-    lines.append(["**median**", "", "", "", _x(statistics.median(peer) if peer else None),
-                  _x(statistics.median(direct) if direct else None), ""])
+        lines.append([r["model"], *(_num(r[k]) for k in ("ours", "fast", "peer", "direct")),
+                      *(_x(_ratio(r[a], r[b])) for a, b in pairs), "; ".join(r["notes"])])
+    medians = []
+    for a, b in pairs:
+        found = [x for x in (_ratio(r[a], r[b]) for r in rows) if x]
+        medians.append(_x(statistics.median(found) if found else None))
+    lines.append(["**median**", "", "", "", "", *medians, ""])
     return "\n".join("| " + " | ".join(cells) + " |" for cells in lines)
 
 

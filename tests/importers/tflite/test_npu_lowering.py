@@ -148,3 +148,34 @@ def test_npu_fast_from_the_command_line(tmp_path):
         out[bool(flag)] = ops_of(api.load(str(path)))
     assert Op.EQUAL in out[False] and Op.EQUAL not in out[True]
     assert len(out[True]) < len(out[False])
+
+
+def _fast_add_diff(data, feeds, tmp_path) -> np.ndarray:
+    graph = load(data, tmp_path, npu_fast=True)
+    static, tosa = specialize_and_emit(graph, {k: np.shape(v) for k, v in feeds.items()})
+    got = run_graph(static, feeds)
+    check_reference_model(tosa, static, feeds, got, tmp_path / "ref")
+    assert _rescales_before_add(graph) == 2       # one per input: what Vela fuses into one NPU ADD
+    return np.abs(got[0].astype(np.int64) - run_litert(data, feeds)[0].astype(np.int64))
+
+
+@pytest.mark.parametrize("qa,qb,qy", [((0.0137, -128), (0.0196, 0), (0.0176, -128)),
+                                      ((0.05, 3), (0.02, -10), (0.07, 5)), ((0.01, 0), (0.0101, 1), (0.0003, 0))])
+def test_npu_fast_add_is_within_one_on_every_pair(qa, qb, qy, tmp_path):
+    data, feeds = all_pairs_add(qa, qb, qy)
+    assert _fast_add_diff(data, feeds, tmp_path).max() <= 1
+
+
+def test_npu_fast_add_differs_somewhere(tmp_path):
+    """The bound is reached: on these scales the single rounding moves 7 of the 65,536 sums by one."""
+    data, feeds = all_pairs_add((0.0137, -128), (0.0196, 0), (0.0176, -128))
+    assert _fast_add_diff(data, feeds, tmp_path).max() == 1
+
+
+def test_npu_fast_int16_add_is_within_one(tmp_path):
+    from tests.importers.tflite.test_q_arith import binary_feeds, binary_q_model
+    data = binary_q_model("ADD", "INT16", (0.001, 0), (0.0007, 0), (0.002, 0), (2, 64, 64), (2, 64, 64))
+    graph = load(data, tmp_path, npu_fast=True)
+    for f in binary_feeds("INT16", (2, 64, 64), (2, 64, 64)):
+        diff = np.abs(run_graph(graph, f)[0].astype(np.int64) - run_litert(data, f)[0].astype(np.int64))
+        assert diff.max() <= 1

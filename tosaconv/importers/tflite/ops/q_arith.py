@@ -16,7 +16,14 @@ RESCALE, which is TFLite's ``MultiplyByQuantizedMultiplier`` (see quant.py).
   int32 on *every* one of them, by intersecting, value by value, the interval
   of multipliers that round to the wanted result. It usually exists (always for
   the input whose multiplier is 1/2, ``(q - zp) << (left_shift - 1)``), and then
-  each input costs one RESCALE instead of two; otherwise the two stay.
+  each input costs one RESCALE instead of two; otherwise the two stay. With
+  one RESCALE per input Vela fuses the whole ADD (input and output scaling)
+  into one NPU elementwise op; with two it runs every RESCALE on its own
+  (5x the cycles on a 256x256 ADD). ``--npu-fast`` therefore takes the
+  nearest single RESCALE where no exact one exists: it differs from TFLite's
+  input term by at most 1 unit of ``2**-left_shift`` of the input, which moves
+  the output by a tiny fraction of its unit (the output multiplier is below
+  ``2**-12`` for any practical scales), so the result is within 1 of LiteRT's.
 - int16 with power-of-two scales and zero points 0 takes add.cc/sub.cc's
   ``pot_scale_int16`` path (the option's default): one input is rounded by
   ``RoundingDivideByPOT`` (half away from zero, built from an arithmetic
@@ -45,18 +52,32 @@ from ..registry import converter
 from .q_pot import is_pot_int16, pot_add
 
 
-def _scaled_inputs(ctx, node, left_shift: int):
-    """Both inputs as ``MultiplyByQuantizedMultiplierSmallerThanOneExp((q - zp) << left_shift, s_i / twice_max)``."""
+def _scaled_inputs(ctx, node, left_shift: int, fast: bool = False):
+    """Both inputs as ``MultiplyByQuantizedMultiplierSmallerThanOneExp((q - zp) << left_shift, s_i / twice_max)``
+    (``fast``: the nearest single RESCALE where no exact one exists, within 1 of it)."""
     infos = node.input_infos[:2]
     twice_max = 2.0 * float(max(F32(scale(infos[0])), F32(scale(infos[1]))))
     values = []
     for i, info in enumerate(infos):
         real = float(F32(scale(info))) / twice_max
         one = _one_rescale(ctx, qtensor(ctx, node, i), info, left_shift, real)
+        if one is None and fast:
+            one = _nearest_rescale(ctx, qtensor(ctx, node, i), info, left_shift, real)
         if one is None:
             one = scale_int32(ctx, shifted_int32(ctx, qtensor(ctx, node, i), info, left_shift), real)
         values.append(one)
     return values, twice_max
+
+
+def _nearest_rescale(ctx, x, info, left_shift: int, real: float):
+    """``(q - zp) * m / 2**(shift - left_shift)`` rounded once (--npu-fast): TFLite rounds ``(q - zp) << left_shift``
+    twice, at bit 31 of the product and then by the exponent, and two roundings of the same value land at
+    most 1 apart, so this differs from the exact input term by at most 1 unit of ``2**-left_shift``."""
+    m, shift = tosa_multiplier(real)
+    x, zp = signed_input(ctx, x, info)
+    attrs = A.RescaleAttrs((m,), (shift - left_shift,), zp, 0, scale32=True, rounding_mode="SINGLE_ROUND",
+                           output_dtype=DType.INT32)
+    return ctx.b.emit(Op.RESCALE, x, attrs=attrs)
 
 
 def _one_rescale(ctx, x, info, left_shift: int, real: float):
@@ -120,7 +141,7 @@ def _add_sub(op, pot_sign: int):
         if dtype == "INT16" and node.opt("PotScaleInt16") and is_pot_int16(node):
             return pot_add(ctx, node, pot_sign, bounds)
         left_shift = 15 if dtype == "INT16" else 20
-        (a, b), twice_max = _scaled_inputs(ctx, node, left_shift)
+        (a, b), twice_max = _scaled_inputs(ctx, node, left_shift, fast=ctx.model.npu_fast)
         acc = ctx.b.emit(op, a, b)
         real_out = twice_max / float(F32(1 << left_shift) * F32(scale(y)))
         return requantize_out(ctx, acc, real_out, y, bounds)
