@@ -179,3 +179,16 @@ def test_npu_fast_int16_add_is_within_one(tmp_path):
     for f in binary_feeds("INT16", (2, 64, 64), (2, 64, 64)):
         diff = np.abs(run_graph(graph, f)[0].astype(np.int64) - run_litert(data, f)[0].astype(np.int64))
         assert diff.max() <= 1
+
+
+@pytest.mark.parametrize("op,dtype", [("RELU", "INT8"), ("RELU6", "INT8"), ("RELU_N1_TO_1", "INT8"),
+                                      ("RELU", "INT16"), ("RELU6", "INT16")])     # LiteRT's int16 RELUs
+def test_relu_with_equal_parameters_is_a_clamp(op, dtype, tmp_path):
+    m = ModelBuilder()
+    x = m.input("x", [2, 33, 17], dtype, quant=Q[dtype])
+    y = m.tensor("y", [2, 33, 17], dtype, quant=Q[dtype])
+    m.op(op, [x], [y])
+    m.output(y)
+    from tests.importers.tflite.test_q_data import q_data
+    graph = check_exact_with_litert(m.finish(), [{"x": q_data(dtype, [2, 33, 17])}], tmp_path)
+    assert ops_of(graph) == [Op.CLAMP]
