@@ -194,7 +194,7 @@ def _round_double_product(ctx, node, acc, reals, bounds: tuple):
     mag = ctx.b.emit(Op.ABS, a)
     attrs = A.RescaleAttrs(tuple(p[0] for p in plans), tuple(p[1] for p in plans), 0, 0, scale32=True,
                            rounding_mode="SINGLE_ROUND", per_channel=len(plans) > 1, output_dtype=DType.INT32)
-    ym = _corrected(ctx, mag, ctx.b.emit(Op.RESCALE, mag, attrs=attrs), [p[3] for p in plans])
+    ym = _corrected(ctx, a, ctx.b.emit(Op.RESCALE, mag, attrs=attrs), [p[3] for p in plans])
     negative = ctx.b.emit(Op.GREATER, ctx.b.const(np.zeros((1, 1), np.int32)), a)
     y = ctx.b.emit(Op.SELECT, negative, ctx.b.emit(Op.NEGATE, ym, attrs=A.NegateAttrs(0, 0)), ym)
     shift = 128 if quant.unsigned(info) else 0
@@ -204,8 +204,8 @@ def _round_double_product(ctx, node, acc, reals, bounds: tuple):
     return to_unsigned(ctx, y) if shift else y
 
 
-def _corrected(ctx, mag, ym, terms: list):
-    """``ym`` plus ``sum(w * [mag >= t])`` over each channel's ``(t, w)`` terms (none: ``ym`` itself).
+def _corrected(ctx, a, ym, terms: list):
+    """``ym`` plus ``sum(w * [|a| >= t])`` over each channel's ``(t, w)`` terms (none: ``ym`` itself).
 
     A correction is a pair ``+[a >= T_k] - [a >= T'_k]``, which is ``+-1`` on ``[min, max)`` of the two
     thresholds; they are almost always neighbours, and then one EQUAL against ``min`` replaces the two
@@ -222,8 +222,11 @@ def _corrected(ctx, mag, ym, terms: list):
     for c, channel in enumerate(columns):
         for j, (t, sign) in enumerate(channel):
             at[c, j], w[c, j] = t, sign
-    n, o = mag.type.shape
-    hit = ctx.b.emit(op, reshape(ctx, mag, [n, o, 1]), ctx.b.const(at[None]))
+    n, o = a.type.shape
+    # a second ABS of the clamped accumulator: reshaping the RESCALE's own input (two readers) makes Vela
+    # insert a copy, which costs far more than the ABS
+    mag = reshape(ctx, ctx.b.emit(Op.ABS, a), [n, o, 1])
+    hit = ctx.b.emit(op, mag, ctx.b.const(at[None]))
     step = ctx.b.emit(Op.MUL, ctx.b.emit(Op.CAST, hit, attrs=A.CastAttrs(DType.INT32)), ctx.b.const(w[None]),
                       attrs=A.MulAttrs(0))
     total = ctx.b.emit(Op.REDUCE_SUM, step, attrs=A.AxisAttrs(2))
