@@ -192,3 +192,23 @@ def test_relu_with_equal_parameters_is_a_clamp(op, dtype, tmp_path):
     from tests.importers.tflite.test_q_data import q_data
     graph = check_exact_with_litert(m.finish(), [{"x": q_data(dtype, [2, 33, 17])}], tmp_path)
     assert ops_of(graph) == [Op.CLAMP]
+
+
+@pytest.mark.parametrize("op", ["ADD", "SUB"])
+@pytest.mark.parametrize("qa,qb,qy", [((0.001, 0), (0.0007, 0), (0.002, 0)), ((0.0003, 0), (0.0011, 0), (0.0009, 0))])
+def test_int16_add_sub_over_every_value_of_each_input(op, qa, qb, qy, tmp_path):
+    """Every int16 value on each side (against random partners), through the split form of the
+    smaller-scale input (a SINGLE_ROUND RESCALE, then a rounding shift of b - [b < 0])."""
+    m = ModelBuilder()
+    opts = {"ADD": "AddOptions", "SUB": "SubOptions"}[op]
+    a = m.input("a", [2, 256, 256], "INT16", quant=([qa[0]], [0], 0))
+    b = m.input("b", [2, 256, 256], "INT16", quant=([qb[0]], [0], 0))
+    y = m.tensor("y", [2, 256, 256], "INT16", quant=([qy[0]], [0], 0))
+    m.op(op, [a, b], [y], opts, PotScaleInt16=False)
+    m.output(y)
+    rng = np.random.default_rng(5)
+    every = np.arange(-32768, 32768, dtype=np.int16).reshape(256, 256)
+    partner = rng.integers(-32768, 32768, size=(256, 256)).astype(np.int16)
+    feeds = {"a": np.stack([every, partner]), "b": np.stack([partner, every])}
+    graph = check_exact_with_litert(m.finish(), [feeds], tmp_path)
+    assert Op.LOGICAL_RIGHT_SHIFT in ops_of(graph)
