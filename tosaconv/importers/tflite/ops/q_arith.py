@@ -112,9 +112,9 @@ def _one_rescale(ctx, x, info, left_shift: int, real: float):
     m0, s0 = tosa_multiplier(real)
     want = apply_scale_32(d << left_shift, m0, s0, double_round=True)   # what the two RESCALEs compute
     top = min(62, (((1 << 31) - 1) * (1 << s0) // (m0 << left_shift)).bit_length() - 1)
-    for double in (False, True):
-        for shift in (top, top - 1):
-            m = _fitting_multiplier(d, want, shift, double and shift > 31) if shift >= 2 else None
+    for shift in (top, top - 1):
+        for double in (False, True) if shift > 31 else (False,):     # DOUBLE_ROUND differs only above 31
+            m = _fitting_multiplier(d, want, shift, double) if shift >= 2 else None
             if m is not None:
                 x, zp = signed_input(ctx, x, info)
                 attrs = A.RescaleAttrs((m,), (shift,), zp, 0, scale32=True,
