@@ -15,7 +15,8 @@ import click
 from ..fileio import npz_bytes, sha256_file
 from ..report import ReportData, dumps, run_section
 from . import steps
-from .common import IN_PATH, MODEL_PATH, OUT_PATH, Outcome, binding_options, check_outputs, guarded, output_options
+from .common import (IN_PATH, MODEL_PATH, NPU_FAST, OUT_PATH, Outcome, binding_options, check_outputs, guarded,
+                     output_options)
 
 _REPORT = click.option("--report", "report_path", type=OUT_PATH, metavar="REPORT.json",
                        help="Write the JSON report here.")
@@ -24,13 +25,14 @@ _REPORT = click.option("--report", "report_path", type=OUT_PATH, metavar="REPORT
 @click.command("import")
 @click.argument("model", type=MODEL_PATH)
 @click.option("-o", "--output", required=True, type=OUT_PATH, metavar="OUT.tosair", help="The text IR to write.")
+@NPU_FAST
 @output_options
 @guarded
-def import_(session, model, output) -> Outcome:
+def import_(session, model, output, npu_fast) -> Outcome:
     """Import MODEL and write the symbolic program (symbols, ledger, ops) as text."""
     check_outputs(model, output=output)
     data = ReportData("import", model, sha256_file(model), clock=session.clock)
-    data.graph = steps.load_model(session, model)
+    data.graph = steps.load_model(session, model, npu_fast)
     text = steps.print_ir(session, data.graph)
     data.histogram = steps.histogram(data.graph)
     data.written = [session.write(output, text.encode("utf-8"), "tosair")]
@@ -47,14 +49,16 @@ def import_(session, model, output) -> Outcome:
               help="Bind symbols from these arrays' shapes.")
 @click.option("-o", "--output", required=True, type=OUT_PATH, metavar="OUT.tosa", help="The TOSA file to write.")
 @_REPORT
+@NPU_FAST
 @output_options
 @guarded
-def specialize(session, model, binds, binding_files, input_shapes, inputs_path, output, report_path) -> Outcome:
+def specialize(session, model, binds, binding_files, input_shapes, inputs_path, output, report_path,
+               npu_fast) -> Outcome:
     """Bind the symbols of a .tosair program (or a model) and write static TOSA 1.0."""
     check_outputs(model, output=output, report=report_path)
     sources = steps.binding_sources(binds, binding_files, input_shapes, inputs_path)
     data = ReportData("specialize", model, sha256_file(model), clock=session.clock)
-    data.graph = steps.load_model(session, model)
+    data.graph = steps.load_model(session, model, npu_fast)
     data.bindings = steps.bind(session, data.graph, sources)
     data.static = steps.specialize(session, data.graph, data.bindings)
     blob = steps.emit(session, data.static)
@@ -76,9 +80,11 @@ def specialize(session, model, binds, binding_files, input_shapes, inputs_path, 
 @click.option("-o", "--output", required=True, type=OUT_PATH, metavar="OUT.npz",
               help="Where to write the inputs and outputs.")
 @_REPORT
+@NPU_FAST
 @output_options
 @guarded
-def run(session, file, binds, binding_files, input_shapes, inputs_paths, seed, output, report_path) -> Outcome:
+def run(session, file, binds, binding_files, input_shapes, inputs_paths, seed, output, report_path,
+        npu_fast) -> Outcome:
     """Run FILE (.onnx, .tflite, .tosair or .tosa) with the numpy reference interpreter.
 
     On a symbolic program, symbols are bound from the input arrays' shapes (and
@@ -92,7 +98,7 @@ def run(session, file, binds, binding_files, input_shapes, inputs_paths, seed, o
     """
     check_outputs(file, output=output, report=report_path)
     data = ReportData("run", file, sha256_file(file), clock=session.clock)
-    data.graph = steps.load_model(session, file)
+    data.graph = steps.load_model(session, file, npu_fast)
     state, paths, runs = {}, list(inputs_paths) or [""], []
     for path in paths:
         sources = steps.binding_sources(binds, binding_files, input_shapes, path)

@@ -15,7 +15,8 @@ import click
 from ..fileio import npz_bytes, sha256_file
 from ..report import ReportData, dumps, run_section
 from . import steps
-from .common import IN_PATH, MODEL_PATH, OUT_PATH, Outcome, binding_options, check_outputs, guarded, output_options
+from .common import (IN_PATH, MODEL_PATH, NPU_FAST, OUT_PATH, Outcome, binding_options, check_outputs, guarded,
+                     output_options)
 
 HELP = """Convert MODEL (.onnx, .tosair or .tosa) to a static TOSA 1.0 flatbuffer OUT.tosa.
 
@@ -46,8 +47,7 @@ every step succeeded.
 @click.option("--seed", default=0, show_default=True, type=click.IntRange(min=0),
               help="Seed of the random inputs used without --inputs.")
 @click.option("--report", "report_path", type=OUT_PATH, metavar="REPORT.json", help="Write the JSON report here.")
-@click.option("--npu-fast", is_flag=True,
-              help="TFLite: cheaper NPU lowerings that may differ from LiteRT by 1 in the last place (README).")
+@NPU_FAST
 @output_options
 @guarded
 def convert(session, model, output, binds, binding_files, input_shapes, ir_path, do_run, inputs_path,

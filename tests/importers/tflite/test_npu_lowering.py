@@ -212,3 +212,14 @@ def test_int16_add_sub_over_every_value_of_each_input(op, qa, qb, qy, tmp_path):
     feeds = {"a": np.stack([every, partner]), "b": np.stack([partner, every])}
     graph = check_exact_with_litert(m.finish(), [feeds], tmp_path)
     assert Op.LOGICAL_RIGHT_SHIFT in ops_of(graph)
+
+
+def test_npu_fast_run_stays_within_one_of_the_exact_run(tmp_path):
+    model = os.path.join(SAMPLES, "int16x8.tflite")
+    outs = []
+    for flag in ([], ["--npu-fast"]):
+        path = tmp_path / f"r{len(flag)}.npz"
+        r = CliRunner().invoke(cli, ["run", model, "-o", str(path), "--seed", "3", *flag])
+        assert r.exit_code == 0, r.output
+        outs.append(np.load(path)["logits"].astype(np.int64))
+    assert np.abs(outs[0] - outs[1]).max() <= 1
