@@ -4,8 +4,8 @@ Exact by default (checked against LiteRT's reference kernels on full-range data,
 the official reference model):
 
 - MEAN over H and W of a static NHWC tensor is one DEPTHWISE_CONV2D (no REDUCE_SUM, no int32 copy);
-- an ADD input whose scaling one RESCALE reproduces on every stored value takes one RESCALE (always the
-  larger-scale input, whose multiplier is 1/2), checked over every pair of int8 values;
+- ADD/SUB inputs take one RESCALE each where that is exact on the term or, checked over every pair of
+  8-bit values, on the output; exact against LiteRT over every pair;
 - FULLY_CONNECTED's threshold corrections with neighbouring thresholds are single EQUAL points.
 
 ``--npu-fast`` (``api.load(..., npu_fast=True)``) makes FULLY_CONNECTED one MultiplyByQuantizedMultiplier
@@ -62,13 +62,13 @@ def test_mean_over_a_dynamic_hw_keeps_the_reduction(tmp_path):
 
 
 # -- ADD -------------------------------------------------------------------------------------------------
-def all_pairs_add(qa, qb, qy, dtype="INT8"):
-    """ADD over every pair of int8 (or uint8) values: a [1, 256, 256, 1] grid."""
+def all_pairs_add(qa, qb, qy, dtype="INT8", op="ADD"):
+    """ADD (or SUB) over every pair of int8 (or uint8) values: a [1, 256, 256, 1] grid."""
     m = ModelBuilder()
     a = m.input("a", [1, 256, 256, 1], dtype, quant=([qa[0]], [qa[1]], 0))
     b = m.input("b", [1, 256, 256, 1], dtype, quant=([qb[0]], [qb[1]], 0))
     y = m.tensor("y", [1, 256, 256, 1], dtype, quant=([qy[0]], [qy[1]], 0))
-    m.op("ADD", [a, b], [y], "AddOptions")
+    m.op(op, [a, b], [y], {"ADD": "AddOptions", "SUB": "SubOptions"}[op])
     m.output(y)
     np_t = np.int8 if dtype == "INT8" else np.uint8
     grid = np.arange(256).astype(np.uint8).view(np_t) if dtype == "INT8" else np.arange(256, dtype=np.uint8)
@@ -81,14 +81,24 @@ def _rescales_before_add(graph) -> int:
     return kinds[:kinds.index(Op.ADD)].count(Op.RESCALE)
 
 
-@pytest.mark.parametrize("dtype,qa,qb,qy", [("INT8", (0.05, 3), (0.02, -10), (0.07, 5)),
-                                            ("INT8", (0.0137, -128), (0.0196, 0), (0.0176, -128)),
-                                            ("UINT8", (0.05, 128), (0.1, 100), (0.08, 130))])
-def test_add_over_every_pair_of_values(dtype, qa, qb, qy, tmp_path):
+@pytest.mark.parametrize("dtype,qa,qb,qy,rescales", [
+    ("INT8", (0.05, 3), (0.02, -10), (0.07, 5), 2),              # a pair form: one RESCALE per input
+    ("INT8", (0.003, -128), (0.5, 100), (1.7, 127), 2),
+    ("INT8", (0.01, 0), (0.0101, 1), (0.0003, 0), 2),
+    ("INT8", (0.0137, -128), (0.0196, 0), (0.0176, -128), 3),    # no exact pair form: the smaller-scale input takes two
+    ("UINT8", (0.05, 128), (0.1, 100), (0.08, 130), 4)])         # + the two unsigned -> signed RESCALEs
+def test_add_over_every_pair_of_values(dtype, qa, qb, qy, rescales, tmp_path):
     data, feeds = all_pairs_add(qa, qb, qy, dtype)
     graph = check_exact_with_litert(data, [feeds], tmp_path)
-    # the larger-scale input is (q - zp) << 19 in one RESCALE; the other takes one or two
-    assert _rescales_before_add(graph) <= 3 + (dtype == "UINT8") * 2
+    assert _rescales_before_add(graph) == rescales
+
+
+@pytest.mark.parametrize("qa,qb,qy", [((0.05, 3), (0.02, -10), (0.07, 5)), ((0.01, 0), (0.0101, 1), (0.0003, 0))])
+def test_sub_over_every_pair_of_values(qa, qb, qy, tmp_path):
+    data, feeds = all_pairs_add(qa, qb, qy, op="SUB")
+    graph = check_exact_with_litert(data, [feeds], tmp_path)
+    kinds = ops_of(graph)
+    assert kinds[:kinds.index(Op.SUB)].count(Op.RESCALE) == 2
 
 
 def test_add_input_with_a_single_rescale_form(tmp_path):
