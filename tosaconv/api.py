@@ -24,15 +24,18 @@ from .passes import specialize as _specialize
 from .symbolic.expr import dim_str, free_symbols, subs
 
 
-def load(path: str) -> Graph:
-    """Read a model or program file into an IR graph (symbolic for models)."""
+def load(path: str, npu_fast: bool = False) -> Graph:
+    """Read a model or program file into an IR graph (symbolic for models).
+
+    ``npu_fast`` (TFLite models): lowerings that cost an NPU less but may differ from LiteRT's reference
+    kernels by one unit of the output (see the README's ``--npu-fast``); exact ones by default."""
     kind = _kind(path)
     if kind == "onnx":
         from .importers.onnx.driver import import_onnx
         return run_pipeline(import_onnx(path))
     if kind == "tflite":
         from .importers.tflite.driver import import_tflite
-        return run_pipeline(import_tflite(path))
+        return run_pipeline(import_tflite(path, npu_fast=npu_fast))
     if kind == "tosair":
         return _parse_tosair(path)
     return _read_tosa(path)

@@ -15,7 +15,7 @@ import click
 from ..fileio import npz_bytes, sha256_file
 from ..report import ReportData, dumps, run_section
 from . import steps
-from .common import (IN_PATH, MODEL_PATH, OUT_PATH, Outcome, binding_options, check_outputs, guarded,
+from .common import (IN_PATH, MODEL_PATH, NPU_FAST, OUT_PATH, Outcome, binding_options, check_outputs, guarded,
                      output_options, target_options)
 
 _REPORT = click.option("--report", "report_path", type=OUT_PATH, metavar="REPORT.json",
@@ -25,13 +25,14 @@ _REPORT = click.option("--report", "report_path", type=OUT_PATH, metavar="REPORT
 @click.command("import")
 @click.argument("model", type=MODEL_PATH)
 @click.option("-o", "--output", required=True, type=OUT_PATH, metavar="OUT.tosair", help="The text IR to write.")
+@NPU_FAST
 @output_options
 @guarded
-def import_(session, model, output) -> Outcome:
+def import_(session, model, output, npu_fast) -> Outcome:
     """Import MODEL and write the symbolic program (symbols, ledger, ops) as text."""
     check_outputs(model, output=output)
     data = ReportData("import", model, sha256_file(model), clock=session.clock)
-    data.graph = steps.load_model(session, model)
+    data.graph = steps.load_model(session, model, npu_fast)
     text = steps.print_ir(session, data.graph)
     data.histogram = steps.histogram(data.graph)
     data.written = [session.write(output, text.encode("utf-8"), "tosair")]
@@ -50,15 +51,16 @@ def import_(session, model, output) -> Outcome:
 @_REPORT
 @target_options
 @steps.STATE_AS_IO
+@NPU_FAST
 @output_options
 @guarded
 def specialize(session, model, binds, binding_files, input_shapes, inputs_path, output, report_path, profile,
-               level, state_as_io) -> Outcome:
+               level, state_as_io, npu_fast) -> Outcome:
     """Bind the symbols of a .tosair program (or a model) and write static TOSA 1.0."""
     check_outputs(model, output=output, report=report_path)
     sources = steps.binding_sources(binds, binding_files, input_shapes, inputs_path)
     data = ReportData("specialize", model, sha256_file(model), clock=session.clock)
-    data.graph = steps.load_model(session, model)
+    data.graph = steps.load_model(session, model, npu_fast)
     if state_as_io:
         steps.state_as_io(session, data.graph)
     data.bindings = steps.bind(session, data.graph, sources)
@@ -85,10 +87,11 @@ def specialize(session, model, binds, binding_files, input_shapes, inputs_path, 
               help="Where to write the inputs and outputs.")
 @_REPORT
 @steps.STATE_AS_IO
+@NPU_FAST
 @output_options
 @guarded
 def run(session, file, binds, binding_files, input_shapes, inputs_paths, seed, output, report_path,
-        state_as_io) -> Outcome:
+        state_as_io, npu_fast) -> Outcome:
     """Run FILE (.onnx, .tflite, .tosair or .tosa) with the numpy reference interpreter.
 
     On a symbolic program, symbols are bound from the input arrays' shapes (and
@@ -105,7 +108,7 @@ def run(session, file, binds, binding_files, input_shapes, inputs_paths, seed, o
     """
     check_outputs(file, output=output, report=report_path)
     data = ReportData("run", file, sha256_file(file), clock=session.clock)
-    data.graph = steps.load_model(session, file)
+    data.graph = steps.load_model(session, file, npu_fast)
     state = steps.state_as_io(session, data.graph) if state_as_io else {}
     paths, runs = list(inputs_paths) or [""], []
     for path in paths:

@@ -93,6 +93,12 @@ def binding_options(fn):
                         help="Bind a symbol to a size, e.g. --bind batch=2. Repeatable.")(fn)
 
 
+# quantized TFLite only; README "On the Ethos-U NPU" gives the two lowerings and their error bound
+NPU_FAST = click.option("--npu-fast", is_flag=True,
+                        help="Quantized TFLite: cheaper NPU lowerings (ADD/SUB inputs, FULLY_CONNECTED) that may "
+                             "differ from LiteRT by 1 in the last place.")
+
+
 def guarded(body: Callable) -> Callable:
     """A click callback that runs ``body`` and returns the command's exit code."""
     @functools.wraps(body)

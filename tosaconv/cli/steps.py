@@ -33,9 +33,9 @@ STATE_AS_IO = click.option(
          "consumer without the variable extension (e.g. Vela) runs the model while the host carries the state.")
 
 
-def load_model(session, path: str):
+def load_model(session, path: str, npu_fast: bool = False):
     with session.stage("load", f"loading {os.path.basename(path)}"):
-        return api.load(path)
+        return api.load(path, npu_fast=npu_fast)
 
 
 def state_as_io(session, graph) -> dict:

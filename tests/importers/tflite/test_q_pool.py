@@ -73,7 +73,7 @@ def test_pool_dynamic_hw(op, padding, dtype, tmp_path):
 
 
 def test_average_pool_negative_halves(tmp_path):
-    """Windows whose sums are negative odd multiples of n/2 round away from zero (TOSA's AVG_POOL2D would not)."""
+    """Windows whose sums are negative odd multiples of n/2 round away from zero, as LiteRT rounds them."""
     data = pool_model("AVERAGE_POOL_2D", "INT8", (2, 4), (2, 2), (2, 2), VALID, dynamic=None)
     x = np.array([-1, 0, -3, 0, 0, -1, 0, 0, 1, 2, -128, -128, 0, 0, 0, -127, -1, -1, -2, -2, -3, -3, -5, 1],
                  np.int8).reshape(1, 2, 4, 3)

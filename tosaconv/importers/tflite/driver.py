@@ -39,8 +39,10 @@ INPUT_TYPES = {"FLOAT32": DType.FP32, "FLOAT16": DType.FP16, "INT32": DType.INT3
                "UINT8": DType.INT8}   # uint8 bits in int8 storage (see quant.py)
 
 
-def import_tflite(path: str) -> Graph:
+def import_tflite(path: str, npu_fast: bool = False) -> Graph:
+    """``npu_fast``: the cheaper lowerings that may differ from LiteRT by 1 LSB (README, ``--npu-fast``)."""
     model = _load(path)
+    model.npu_fast = npu_fast
     _check_supported(model)
     graph = Graph(source=f"{os.path.basename(path)} (TFLite schema {model.version})")
     ctx = TfliteContext(graph, model)

@@ -107,6 +107,7 @@ class TfliteModel:
     subgraphs: int = 1
     version: int = 3
     graphs: list = field(default_factory=list)          # every Subgraph; graphs[0] is the main one
+    npu_fast: bool = False      # --npu-fast: cheaper, not bit-exact lowerings (read by every context)
 
 
 def read_model(data: bytes) -> TfliteModel:

@@ -14,16 +14,26 @@ order-preserving ``u - 128`` (exact RESCALEs either side).
 reference_ops::AveragePool for uint8) sums the stored values of the window's
 *in-bounds* taps and divides by their count ``n`` rounding half away from
 zero: ``acc > 0 ? (acc + n/2) / n : (acc - n/2) / n`` with C's truncating
-division. TOSA's AVG_POOL2D divides by a reciprocal multiplier rounding half
-up, which differs on negative halves, so tosaconv builds the kernel's own
-arithmetic: the window sum is a DEPTHWISE_CONV2D with all-ones weights
+division. That is TOSA's own AVG_POOL2D, which also counts only in-bounds
+taps and computes ``floor(s * m / 2**S + 1/2)`` with ``reciprocal_scale(n)``:
+``m / 2**S = 1/n + e`` with ``0 < e <= 1 / (2**30 n)``, because the spec's
+numerator is ``2**30 + 1`` rather than ``2**30``. For ``|s| <= 2**15 n`` the
+error ``|s| e <= 2**-15`` stays below the ``1 / (2n)`` gap between a
+non-half ``s / n`` and a rounding boundary when ``n < 2**14``, and at an exact
+half its sign follows ``s``, so positive halves round up and negative ones
+down: half away from zero, as TFLite rounds (checked on every sum in
+tests/importers/tflite/test_q_pool.py, and against LiteRT). So the pool is one
+AVG_POOL2D with zero points 0 (uint8: -128 in and out, making the sum one of
+``u``) whenever the window area is below 2**14 and TFLite's padding is TOSA's
+``pad`` attribute. Where the geometry needs an explicit PAD (a symbolic H or
+W), the padded rows would count, so tosaconv builds the kernel's own
+arithmetic instead: the window sum is a DEPTHWISE_CONV2D with all-ones weights
 (int32 accumulator; int48 for int16, then an exact 16-bit RESCALE to int32),
-whose padding adds nothing (uint8 is read as ``u - 128`` with input zero point
--128, so the sum is of ``u`` and pads add 0); ``n`` per output position is a
-constant computed from TFLite's own padding rule when H and W are static, and
-the same convolution over a tensor of ones (DYN_TILE, static once bound) otherwise; the rounding division
-is SELECT(acc > 0, acc + n/2, acc - n/2) then INTDIV (which truncates
-toward zero, as C does).
+whose padding adds nothing; ``n`` per output position is a constant computed
+from TFLite's own padding rule when H and W are static, and the same
+convolution over a tensor of ones (DYN_TILE, static once bound) otherwise; the
+rounding division is SELECT(acc > 0, acc + n/2, acc - n/2) then INTDIV (which
+truncates toward zero, as C does).
 """
 from __future__ import annotations
 
@@ -76,10 +86,20 @@ def convert_q_max_pool_2d(ctx, node):
     return Q.to_unsigned(ctx, y) if zp else y
 
 
+# AVG_POOL2D rounds as TFLite does for window areas below this (see the module docstring)
+NATIVE_AREA_LIMIT = 1 << 14
+
+
 @converter("AVERAGE_POOL_2D", options="Pool2DOptions", kind="quantized")
 def convert_q_average_pool_2d(ctx, node):
     x, zp = _input(ctx, node)
     w = pool_window(node)
+    fits = pool_fits(ctx, x, w)
+    if w.kernel[0] * w.kernel[1] < NATIVE_AREA_LIMIT and not any(f.append for f in fits):
+        x, pad = apply_fits(ctx, x, fits, 0.0)     # no appends: at most a cut of unused rows
+        attrs = A.AvgPool2dAttrs(w.kernel, w.stride, pad, DType.INT32, zp, zp)
+        y = _bounded(ctx, node, ctx.b.emit(Op.AVG_POOL2D, x, attrs=attrs), -zp)
+        return Q.to_unsigned(ctx, y) if zp else y
     mean = round_divide(ctx, _window_sum(ctx, x, w, zp), _count(ctx, x, w, node))
     return int32_to_output(ctx, _bounded(ctx, node, mean, 0), node.output_infos[0].type_name)
 

@@ -20,6 +20,12 @@ TFLite requires the input and output parameters to be equal (refused
 otherwise, as LiteRT refuses them). uint8 goes through the order-preserving
 ``u - 128``.
 
+Over H and W of a static NHWC tensor (the global pooling of CNN heads) the sum
+is one DEPTHWISE_CONV2D with an all-ones H x W kernel and the input zero point
+as its ``input_zp`` (int32 accumulator; int48 for int16, narrowed exactly):
+the same integers, without the int32 copy of the input and the REDUCE_SUMs
+that Ethos-U compilers implement with transposes.
+
 Over a symbolic axis MEAN's multiplier depends on the count, so the tail is
 the helper COUNT_RESCALE with the count as an Index operand; it becomes the
 same RESCALE when the symbols are bound (tosaconv/ir/count_rescale.py).
@@ -42,8 +48,8 @@ from ..qmath import same_types
 from ..quant import QUANT_TYPES, quantize_multiplier, scale, unsigned, zero_point
 from ..reader import ConvertError
 from ..registry import converter
-from .q_accum import activation as signed_activation
-from ..qmath import to_unsigned
+from .q_accum import activation as signed_activation, narrow48
+from ..qmath import signed_input, to_unsigned
 
 F32 = np.float32
 
@@ -74,8 +80,10 @@ def _mean_or_sum(mean: bool):
         info, out = node.input_infos[0], node.output_infos[0]
         x = ctx.tensor(node.inputs[0])
         axes, n = _axes(ctx, node, x)
-        acc = input_as_int32(ctx, x, info.type_name, zero_point(info))
-        acc = reduce_chain(ctx, Op.REDUCE_SUM, acc, axes) if axes else acc
+        acc = _spatial_sum(ctx, x, info, axes)
+        if acc is None:
+            acc = input_as_int32(ctx, x, info.type_name, zero_point(info))
+            acc = reduce_chain(ctx, Op.REDUCE_SUM, acc, axes) if axes else acc
         m, e = _multiplier(node)
         wide = unsigned(out)
         out_zp, out_t = (0, DType.INT16) if wide else (zero_point(out), QUANT_TYPES[out.type_name])
@@ -87,6 +95,20 @@ def _mean_or_sum(mean: bool):
             y = identity_rescale(ctx, y, DType.INT8, output_zp=zero_point(out), output_unsigned=True)
         return _finish(ctx, node, y, axes)
     return convert
+
+
+def _spatial_sum(ctx, x, info, axes):
+    """The int32 sum of ``q - zp`` over H and W of a static rank-4 input as a DEPTHWISE_CONV2D, else None."""
+    shape = x.type.shape
+    if x.type.rank != 4 or axes != [1, 2] or not all(isinstance(d, int) for d in shape[1:]):
+        return None
+    x, zp = signed_input(ctx, x, info)
+    acc_t = DType.INT48 if x.type.dtype == DType.INT16 else DType.INT32
+    ones = ctx.b.const(np.ones((shape[1], shape[2], shape[3], 1), np.int8))
+    bias = ctx.b.emit(Op.CONST, attrs=A.ConstAttrs(np.zeros((shape[3],), np.int64), acc_t)) \
+        if acc_t == DType.INT48 else ctx.b.const(np.zeros((shape[3],), np.int32))
+    attrs = A.Conv2dAttrs((0, 0, 0, 0), (1, 1), (1, 1), acc_t, zp, 0)
+    return narrow48(ctx, ctx.b.emit(Op.DEPTHWISE_CONV2D, x, ones, bias, attrs=attrs))
 
 
 def _scaled(ctx, acc, m: int, e: int, n, out_zp: int, out_t: DType):

@@ -4,7 +4,9 @@
   ``ReluX``): the multiplier is ``input_scale / output_scale`` divided in
   float32 and widened; each value is ``zp_out + MultiplyByQuantizedMultiplier(q - zp_in)``
   clamped to ``[max(T_min, zp_out + roundf(lo / s_out)), min(T_max, zp_out + roundf(hi / s_out))]``
-  (no upper bound for RELU). int8 and uint8; int16 (zero points 0) for
+  (no upper bound for RELU); with equal scales and zero points the
+  multiplier is exactly 1 (``2**30``, shift 1), an identity, and only the
+  CLAMP is emitted. int8 and uint8; int16 (zero points 0) for
   RELU and RELU6 only: LiteRT runs RELU_N1_TO_1 and RELU_0_TO_1 on 8-bit data.
 - ABS int8/int16 (elementwise.cc ``AbsPrepare`` / ``AbsEvalQuantized``):
   ``|q - zp_in|``, rescaled by ``input_scale / output_scale`` (float32
@@ -47,8 +49,13 @@ def _relu(ctx, node):
     if dtype == "INT16":
         _int16_zero_points(node)
     x, y = node.input_infos[0], node.output_infos[0]
+    real = f32_ratio(scale(x), scale(y))
+    if real == 1.0 and zero_point(x) == zero_point(y) and dtype != "UINT8":
+        # MultiplyByQuantizedMultiplier by exactly 1 (2**30, shift 1) is the identity: only the clamp is left
+        b_lo, b_hi = _relu_bounds(y, lo, hi)
+        return ctx.b.emit(Op.CLAMP, ctx.tensor(node.inputs[0]), attrs=A.ClampAttrs(b_lo, b_hi))
     acc = shifted_int32(ctx, ctx.tensor(node.inputs[0]), x)
-    return requantize_out(ctx, acc, f32_ratio(scale(x), scale(y)), y, _relu_bounds(y, lo, hi))
+    return requantize_out(ctx, acc, real, y, _relu_bounds(y, lo, hi))
 
 
 for _name in _RELU_RANGES:
