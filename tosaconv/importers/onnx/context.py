@@ -41,15 +41,20 @@ class ShapeTensor:
 
 
 class ImportContext:
-    def __init__(self, graph: Graph, opset: int, initializers: dict):
+    def __init__(self, graph: Graph, opset: int, initializers: dict, domain_opsets: Optional[dict] = None):
         self.graph = graph
         self.b = Builder(graph)
-        self.opset = opset
+        self.opset = opset                    # the model's default (ai.onnx) opset
+        self.domain_opsets = dict(domain_opsets or {})   # other domain -> the model's import of it
         self.initializers = initializers      # name -> TensorProto
         self.values: dict = {}                # onnx name -> Value | ShapeTensor
         self._const_cache: dict = {}
         self.symbol_values: dict = {}         # symbol name -> its Index value (GET_DIM or EXTRACT_DIM)
         self.index_cache: dict = {}           # dim expression key -> Index value computing it
+
+    def opset_of(self, domain: str) -> int:
+        """The model's version of op set ``domain`` (0 when the model does not import it)."""
+        return self.opset if domain in ("", "ai.onnx") else self.domain_opsets.get(domain, 0)
 
     # -- lookups -----------------------------------------------------------------
     def has(self, name: Optional[str]) -> bool:
