@@ -224,3 +224,17 @@ def test_a_converter_for_an_undeclared_domain_op_is_a_programming_error():
     with pytest.raises(ValueError, match="com.example.Foo has a converter but no declared schema"):
         converter("Foo", domain="com.example")
 
+
+
+def test_dequantize_linear_10_with_a_vector_scale_and_no_axis_is_refused():
+    """DequantizeLinear 10 is per tensor; a 1-D scale is read per axis only where the node sets ``axis``
+    (see test_quantizer_cnn for the models onnxruntime's quantizer writes so)."""
+    node = helper.make_node("DequantizeLinear", ["w", "s"], ["y"])
+    model = helper.make_model(helper.make_graph(
+        [node], "dq10", [], [info("y", TensorProto.FLOAT, None)],
+        [helper.make_tensor("w", TensorProto.INT8, [3, 2], [1] * 6),
+         helper.make_tensor("s", TensorProto.FLOAT, [3], [0.1, 0.2, 0.3])]),
+        opset_imports=[helper.make_opsetid("", 12)])
+    model.ir_version = 10
+    with pytest.raises(TosaconvError, match="DequantizeLinear version 10 has no axis attribute .*set 'axis'"):
+        convert(model)
