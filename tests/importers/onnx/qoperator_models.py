@@ -89,3 +89,15 @@ def _model(nodes, inputs, outputs, inits, opset: int):
     model.ir_version = 10
     return model
 
+
+
+def direct_8bit_model(act: int, op_type: str, extra_inits=(), out_elem=None, **attrs):
+    """float x0 -> QuantizeLinear -> an ai.onnx ``op_type`` on the quantized data itself, as the quantizer's
+    QOperator format leaves MaxPool, Pad, ArgMax, Resize, Split and the layout ops (its "direct 8-bit" ops)."""
+    nodes, inits, inputs, triples = quantized_inputs(act, [["N", 4, 6, 6]])
+    names = [triples[0][0]] + [t.name if t is not None else "" for t in extra_inits]
+    if op_type == "Pad":
+        names.append(triples[0][2])          # the quantizer pads with the zero point
+    nodes.append(helper.make_node(op_type, names, ["y"], name=f"{op_type}_node", **attrs))
+    inits += [t for t in extra_inits if t is not None]
+    return _model(nodes, inputs, [info("y", out_elem or act, None)], inits, 13)

@@ -20,9 +20,9 @@ from onnx import TensorProto, helper
 from tosaconv.diagnostics import TosaconvError
 from tosaconv.emit import read_tosa
 
-from .harness import check_reference_model, convert, info, rand, run_graph, run_onnxruntime
+from .harness import check_reference_model, const, convert, info, rand, run_graph, run_onnxruntime
 from .harness import specialize_and_emit
-from .qoperator_models import BOOL, I8, U8, contrib_qdq_model, qgemm_model, qop_model
+from .qoperator_models import BOOL, I8, U8, contrib_qdq_model, direct_8bit_model, qgemm_model, qop_model
 from .quant_models import op_histogram
 
 ACTS = pytest.mark.parametrize("act", [I8, U8], ids=["int8", "uint8"])
@@ -238,3 +238,23 @@ def test_dequantize_linear_10_with_a_vector_scale_and_no_axis_is_refused():
     model.ir_version = 10
     with pytest.raises(TosaconvError, match="DequantizeLinear version 10 has no axis attribute .*set 'axis'"):
         convert(model)
+
+
+# -- ai.onnx ops on the quantized data ("direct 8-bit" ops of the QOperator format) ---------------------
+
+DIRECT = {   # op: (extra initializers, output type or None for the activation type, attributes)
+    "MaxPool": ((), None, {"kernel_shape": [2, 2], "strides": [2, 2]}),
+    "Pad": ((const("pads", np.array([0, 0, 1, 2, 0, 0, 2, 1], np.int64)),), None, {}),
+    "ArgMax": ((), TensorProto.INT64, {"axis": 1}),
+    "Resize": ((None, const("scales", np.array([1, 1, 2, 2], np.float32))), None, {"mode": "nearest"}),
+}
+
+
+@ACTS
+@pytest.mark.parametrize("op", sorted(DIRECT))
+def test_direct_8bit_op_on_quantized_data(op, act, tmp_path):
+    """uint8 data is stored as int8 bits; MaxPool and ArgMax order values, so they must read the true
+    (unsigned) values, and Pad must write the zero point's bits. Exact: no arithmetic is involved."""
+    inits, out_elem, attrs = DIRECT[op]
+    model = direct_8bit_model(act, op, inits, out_elem, **attrs)
+    check(model, feeds([(2, 4, 6, 6)], [(1, 4, 6, 6)], low=-4, high=4), tmp_path, max_fraction=0.0)

@@ -29,6 +29,7 @@ from ....symbolic.expr import product, sub
 from ..reader import ConvertError
 from ..registry import converter
 from .common import index_for, norm_axis, reshape
+from .qtypes import as_signed
 from .typed import compare
 from .reduce import count_tensor, reduce_chain
 
@@ -60,7 +61,7 @@ def _maximand(ctx, x, axis: int, find_min: bool):
 
 def _arg(find_min: bool):
     def convert(ctx, node):
-        x = ctx.tensor(node.inputs[0])
+        x, _ = as_signed(ctx, ctx.tensor(node.inputs[0]))   # uint8 data (QOperator models) compares signed
         axis = norm_axis(node.attr("axis"), x.type.rank)
         last = bool(node.attr("select_last_index", 0))
         index = arg_extreme(ctx, x, axis, find_min, last)

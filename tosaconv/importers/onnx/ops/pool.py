@@ -29,6 +29,7 @@ from ..reader import ConvertError
 from ..registry import converter
 from . import pool_separable as sep
 from .common import index_for, reshape
+from .qtypes import as_signed, stored_from_signed
 from .nn import (Geometry, Window, apply_fits, drop_1d, fit, geometry, lift_1d, lowest, read_window, to_nchw,
                  to_nhwc)
 
@@ -75,7 +76,16 @@ def _fits(x_nhwc, w: Window, geoms):
 
 @converter("MaxPool", since=1)
 def convert_max_pool(ctx, node):
-    x = ctx.tensor(node.inputs[0])
+    x, unsigned = as_signed(ctx, ctx.tensor(node.inputs[0]))   # uint8 data (QOperator models) pools signed
+    result = _max_pool(ctx, node, x)
+    if unsigned is None:
+        return result
+    if isinstance(result, list):
+        return [stored_from_signed(ctx, result[0], unsigned)] + result[1:]
+    return stored_from_signed(ctx, result, unsigned)
+
+
+def _max_pool(ctx, node, x):
     if len(node.outputs) > 1 and node.outputs[1]:
         return list(sep.max_pool_with_indices(ctx, x, _axis_pools(ctx, node, x), node.attr("storage_order", 0)))
     if not _native(node, x):
