@@ -18,6 +18,7 @@ import pytest
 from onnx import TensorProto, helper
 
 from tosaconv.diagnostics import TosaconvError
+from tests.tosa_tools import run_reference_model
 from tosaconv.emit import read_tosa
 
 from .harness import check_reference_model, const, convert, info, rand, run_graph, run_onnxruntime
@@ -40,9 +41,11 @@ def assert_close_lsb(got, want, what: str, max_fraction: float = MAX_ONE_LSB_FRA
     assert (diff > 0).mean() <= max_fraction, f"{what}: {(diff > 0).mean():.1%} of elements differ by 1 LSB"
 
 
-def check(model, feed_sets, tmp_path, want_fn=None, max_fraction: float = MAX_ONE_LSB_FRACTION):
+def check(model, feed_sets, tmp_path, want_fn=None, max_fraction: float = MAX_ONE_LSB_FRACTION,
+          reference_exact: bool = True):
     """Symbolic and emitted static programs against onnxruntime (or ``want_fn(feeds)``), and the
-    reference model against our numpy run of the emitted program."""
+    reference model against our numpy run of the emitted program (exactly on integers, unless not
+    ``reference_exact``: then like onnxruntime, within 1 LSB)."""
     graph = convert(model)
     for i, feeds in enumerate(feed_sets):
         want = want_fn(feeds) if want_fn else run_onnxruntime(model, feeds)
@@ -51,8 +54,18 @@ def check(model, feed_sets, tmp_path, want_fn=None, max_fraction: float = MAX_ON
         for how, got in (("symbolic", run_graph(graph, feeds)), ("emitted", emitted)):
             for j, (g, w) in enumerate(zip(got, want)):
                 assert_close_lsb(g, w, f"{how} program, feed set {i}, output {j}", max_fraction)
-        check_reference_model(tosa, static, feeds, emitted, tmp_path / str(i))
+        if reference_exact:
+            check_reference_model(tosa, static, feeds, emitted, tmp_path / str(i))
+        else:
+            _reference_within_one_lsb(tosa, static, feeds, emitted, tmp_path / str(i), max_fraction)
     return graph
+
+
+def _reference_within_one_lsb(tosa, static, feeds, emitted, workdir, max_fraction: float):
+    ir_feeds = {v.name: np.asarray(feeds[v.name]).astype(v.type.dtype.numpy) for v in static.inputs}
+    ref = run_reference_model(tosa, ir_feeds, static.output_names, workdir)
+    for name, got in zip(static.output_names, emitted):
+        assert_close_lsb(np.asarray(ref[name]).astype(got.dtype), got, f"reference model: {name}", max_fraction)
 
 
 def feeds(*shape_sets, low: float = -3.0, high: float = 3.0):
@@ -242,19 +255,39 @@ def test_dequantize_linear_10_with_a_vector_scale_and_no_axis_is_refused():
 
 # -- ai.onnx ops on the quantized data ("direct 8-bit" ops of the QOperator format) ---------------------
 
-DIRECT = {   # op: (extra initializers, output type or None for the activation type, attributes)
-    "MaxPool": ((), None, {"kernel_shape": [2, 2], "strides": [2, 2]}),
-    "Pad": ((const("pads", np.array([0, 0, 1, 2, 0, 0, 2, 1], np.int64)),), None, {}),
-    "ArgMax": ((), TensorProto.INT64, {"axis": 1}),
-    "Resize": ((None, const("scales", np.array([1, 1, 2, 2], np.float32))), None, {"mode": "nearest"}),
+_SCALES = const("scales", np.array([1, 1, 2, 2], np.float32))
+_LINEAR = "Resize_linear"
+DIRECT = {   # case: (op, extra initializers, output type or None for the activation type, attributes)
+    "MaxPool": ("MaxPool", (), None, {"kernel_shape": [2, 2], "strides": [2, 2]}),
+    "Pad": ("Pad", (const("pads", np.array([0, 0, 1, 2, 0, 0, 2, 1], np.int64)),), None, {}),
+    "ArgMax": ("ArgMax", (), TensorProto.INT64, {"axis": 1}),
+    "Resize_nearest": ("Resize", (None, _SCALES), None, {"mode": "nearest"}),
+    **{f"{_LINEAR}_{m}": ("Resize", (None, _SCALES), None, {"mode": "linear", "coordinate_transformation_mode": m})
+       for m in ("half_pixel", "asymmetric", "pytorch_half_pixel")},
 }
 
 
 @ACTS
-@pytest.mark.parametrize("op", sorted(DIRECT))
-def test_direct_8bit_op_on_quantized_data(op, act, tmp_path):
+@pytest.mark.parametrize("case", sorted(DIRECT))
+def test_direct_8bit_op_on_quantized_data(case, act, tmp_path):
     """uint8 data is stored as int8 bits; MaxPool and ArgMax order values, so they must read the true
-    (unsigned) values, and Pad must write the zero point's bits. Exact: no arithmetic is involved."""
-    inits, out_elem, attrs = DIRECT[op]
+    (unsigned) values, and Pad must write the zero point's bits. A linear Resize of 8-bit data is
+    interpolated in float and truncated toward zero, as onnxruntime does (see resize_8bit); with
+    scale 2 every interpolated value of these modes is exact in float, so all must match exactly."""
+    op, inits, out_elem, attrs = DIRECT[case]
     model = direct_8bit_model(act, op, inits, out_elem, **attrs)
     check(model, feeds([(2, 4, 6, 6)], [(1, 4, 6, 6)], low=-4, high=4), tmp_path, max_fraction=0.0)
+
+
+@ACTS
+@pytest.mark.parametrize("mode", ["half_pixel", "align_corners"])
+def test_linear_resize_of_8bit_data_at_a_scale_with_inexact_weights(mode, act, tmp_path):
+    """Scale 1.5 (and align_corners at any scale) gives weights such as 1/3, inexact in float: where
+    the exact interpolation is an integer, truncation turns a float rounding error either way into
+    one unit. onnxruntime, tosaconv's numpy run and the reference model (and a float64 evaluation)
+    each land below it on about 2 % of the elements, so they agree within 1 LSB there only."""
+    scales = const("scales", np.array([1, 1, 2, 1.5], np.float32))
+    model = direct_8bit_model(act, "Resize", (None, scales), None, mode="linear",
+                              coordinate_transformation_mode=mode)
+    check(model, feeds([(2, 4, 6, 6)], [(1, 4, 6, 6)], low=-4, high=4), tmp_path, max_fraction=0.05,
+          reference_exact=False)

@@ -9,7 +9,9 @@ whose mapping TOSA RESIZE expresses exactly become RESIZE
 shrinking, tf_crop_and_resize, any axis, any scale, sizes known only after
 binding) becomes one interpolation-matrix MATMUL per resized axis
 (:mod:`.resize_separable`). Integer data takes only the RESIZE form, in
-nearest mode (TOSA's integer BILINEAR returns a scaled int32 result).
+nearest mode (TOSA's integer BILINEAR returns a scaled int32 result), except
+a linear Resize of 8-bit data, computed in float as onnxruntime does it
+(:mod:`.resize_8bit`).
 """
 from __future__ import annotations
 
@@ -20,10 +22,12 @@ from typing import Optional
 
 import numpy as np
 
+from ....ir.dtypes import DType
 from ....symbolic.expr import Dim, floordiv, mul, same
 from ..reader import ConvertError
 from ..registry import converter
 from . import resize_tosa
+from .resize_8bit import linear_8bit
 from .resize_separable import separable_resize
 
 MODES = ("nearest", "linear", "cubic")
@@ -48,9 +52,15 @@ def convert_resize(ctx, node):
     mode = node.attr("mode")
     if mode not in MODES:
         raise ConvertError(f"Resize mode '{mode}' is not one of {', '.join(MODES)}")
+    if mode == "linear" and x.type.dtype is DType.INT8:
+        return linear_8bit(ctx, x, lambda f: _resize(ctx, node, f, mode))
     if mode != "nearest" and not x.type.dtype.is_float:
-        raise ConvertError(f"{mode} Resize on {x.type.dtype.value} data is not supported (TOSA's integer "
-                           "BILINEAR returns a scaled int32 result)")
+        raise ConvertError(f"{mode} Resize on {x.type.dtype.value} data is not supported (nearest takes any "
+                           "type, linear takes float and 8-bit data)")
+    return _resize(ctx, node, x, mode)
+
+
+def _resize(ctx, node, x, mode: str):
     axes = _axes(ctx, node, x)
     if not _needs_separable(node, mode, axes):
         try:
