@@ -71,13 +71,18 @@ def calibration_inputs(count: int = 4, batch: int = 1, seed: int = 0) -> list:
 
 
 def quantize(model: onnx.ModelProto, qoperator: bool, activation: str = "int8", per_channel: bool = True,
-             reduce_range: bool = False, extra_options=None) -> onnx.ModelProto:
-    """``model`` quantized by onnxruntime's ``quantize_static`` (int8 weights; ``activation`` int8 or uint8)."""
+             reduce_range: bool = False, extra_options=None, calibration=None,
+             pre_process: bool = False) -> onnx.ModelProto:
+    """``model`` quantized by onnxruntime's ``quantize_static`` (int8 weights; ``activation`` int8 or
+    uint8), calibrated on ``calibration`` (feed dicts; default :func:`calibration_inputs`), after
+    ``quant_pre_process`` if ``pre_process`` (symbolic shape inference skipped where it fails)."""
     from onnxruntime.quantization import CalibrationDataReader, QuantFormat, QuantType, quantize_static
+
+    feeds = calibration if calibration is not None else calibration_inputs()
 
     class Reader(CalibrationDataReader):
         def __init__(self):
-            self._it = iter(calibration_inputs())
+            self._it = iter(feeds)
 
         def get_next(self):
             return next(self._it, None)
@@ -86,7 +91,18 @@ def quantize(model: onnx.ModelProto, qoperator: bool, activation: str = "int8", 
     with tempfile.TemporaryDirectory() as d:
         src, dst = os.path.join(d, "float.onnx"), os.path.join(d, "quant.onnx")
         onnx.save(model, src)
+        if pre_process:
+            src = _pre_process(src, os.path.join(d, "pre.onnx"))
         quantize_static(src, dst, Reader(), quant_format=QuantFormat.QOperator if qoperator else QuantFormat.QDQ,
                         activation_type=act, weight_type=QuantType.QInt8, per_channel=per_channel,
                         reduce_range=reduce_range, extra_options=extra_options or {})
         return onnx.load(dst)
+
+
+def _pre_process(src: str, dst: str) -> str:
+    from onnxruntime.quantization.shape_inference import quant_pre_process
+    try:
+        quant_pre_process(src, dst)
+    except Exception:  # onnxruntime's symbolic shape inference gives up on some models; it is optional
+        quant_pre_process(src, dst, skip_symbolic_shape=True)
+    return dst
