@@ -225,7 +225,12 @@ def show_ops(renderer: Renderer, rows: list, tflite_rows: list = (), custom_ops:
     renderer.out.print(table("Supported ONNX ops", ("op", "domain", "model opsets", "op versions"),
                              [(r["op_type"], r["domain"], "{}-{}".format(*r["opsets"]),
                                ", ".join(map(str, r["versions"]))) for r in rows]))
-    renderer.out.print(Text(f"{len(rows)} ONNX ops; models with an older opset are upgraded first"))
+    by_domain: dict = {}
+    for r in rows:
+        by_domain[r["domain"]] = by_domain.get(r["domain"], 0) + 1
+    counts = " and ".join(f"{n} {d}" for d, n in sorted(by_domain.items()))
+    renderer.out.print(Text(f"{counts} ops (model opsets of their domain); ai.onnx models with an older opset "
+                            "are upgraded first"))
     if tflite_rows:
         renderer.out.print(table("Supported TFLite builtin ops", ("op", "forms"),
                                  [(r["op_type"], ", ".join(r["forms"])) for r in tflite_rows]))

@@ -117,8 +117,9 @@ def test_qdq_op_is_integer_and_agrees(case, act):
             assert_within_one_lsb(got, want, f"{case} seed {seed}")
 
 
-# Means land on exact halves often (a sum of 4 over 4 is k/4); TOSA's AVG_POOL2D rounds those up and
-# onnxruntime's float mean lands on either side of them, so more elements may differ, by one unit.
+# Means land on exact halves often (a window of 4 gives k/4): tosaconv's exact sum rounds those to even,
+# while onnxruntime's float32 mean of dequantized values lands a rounding error to either side of them,
+# so more elements may differ, by one unit.
 MEANS = ("AveragePool", "GlobalAveragePool", "ReduceMean")
 
 

@@ -8,6 +8,8 @@ only when a converter asks for one.
 """
 from __future__ import annotations
 
+from typing import Optional
+
 import numpy as np
 from onnx import numpy_helper
 
@@ -16,10 +18,15 @@ from ...lowering.context import LoweringContext, ShapeTensor  # noqa: F401  (re-
 
 
 class ImportContext(LoweringContext):
-    def __init__(self, graph: Graph, opset: int, initializers: dict):
+    def __init__(self, graph: Graph, opset: int, initializers: dict, domain_opsets: Optional[dict] = None):
         super().__init__(graph)
-        self.opset = opset
+        self.opset = opset                    # the model's default (ai.onnx) opset
+        self.domain_opsets = dict(domain_opsets or {})   # other domain -> the model's import of it
         self.initializers = initializers      # name -> TensorProto
+
+    def opset_of(self, domain: str) -> int:
+        """The model's version of op set ``domain`` (0 when the model does not import it)."""
+        return self.opset if domain in ("", "ai.onnx") else self.domain_opsets.get(domain, 0)
 
     def _has_initializer(self, name: str) -> bool:
         return name in self.initializers

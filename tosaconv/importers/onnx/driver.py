@@ -5,7 +5,8 @@ upgrades opsets older than 11 with ``onnx.version_converter`` (Scan version 8
 through :mod:`.scan8`, which the converter would get wrong), declares one
 symbol per unknown input dim (``dim_param`` names, else ``<input>.<axis>``),
 lists *every* unsupported op before converting anything (subgraphs of If,
-Loop and Scan included), then runs each node's converter at that node's
+Loop and Scan included; an op of another domain, such as ``com.microsoft``,
+is resolved against the model's import of that domain), then runs each node's converter at that node's
 location (:func:`convert_nodes`, which converters call again for subgraphs).
 Converters raise plain errors; this loop turns them into diagnostics that say
 where.
@@ -31,7 +32,7 @@ from ..errors import converting
 from .context import ImportContext, ShapeTensor
 from .external_data import load_external_data
 from .reader import ConvertError, NodeReader
-from .registry import op_version, resolve
+from .registry import DEFAULT_DOMAINS, op_version, resolve
 
 MIN_OPSET, MAX_OPSET = 11, 21
 
@@ -47,10 +48,11 @@ def import_onnx(path: str) -> Graph:
     model = _load(path)
     model = _upgrade(model, path)
     opset = _default_opset(model)
-    _check_supported(model.graph, opset, path)
+    domains = {o.domain: o.version for o in model.opset_import if o.domain not in DEFAULT_DOMAINS}
+    _check_supported(model.graph, opset, domains)
     graph = Graph(source=f"{os.path.basename(path)} (ONNX opset {opset})")
     initializers = {t.name: t for t in model.graph.initializer}
-    ctx = ImportContext(graph, opset, initializers)
+    ctx = ImportContext(graph, opset, initializers, domains)
     _declare_inputs(ctx, model.graph, initializers)
     convert_nodes(ctx, model.graph.node)
     _set_outputs(ctx, model.graph)
@@ -60,7 +62,7 @@ def import_onnx(path: str) -> Graph:
 def convert_nodes(ctx: ImportContext, nodes):
     """Convert ``nodes`` in order in ``ctx`` (the model's graph, or a subgraph's child context)."""
     for node in nodes:
-        _convert_node(ctx, NodeReader(node, ctx.opset, node.domain))
+        _convert_node(ctx, NodeReader(node, ctx.opset_of(node.domain), node.domain))
 
 
 def _load(path: str) -> onnx.ModelProto:
@@ -94,7 +96,8 @@ def _upgrade(model: onnx.ModelProto, path: str) -> onnx.ModelProto:
         from onnx import version_converter
         upgraded = version_converter.convert_version(model, MIN_OPSET)
     except Exception as e:  # the converter raises many unrelated types
-        unknown = sorted({n.op_type for n in model.graph.node if op_version(n.op_type, opset, n.domain) is None})
+        unknown = sorted({n.op_type for n in model.graph.node
+                          if n.domain in DEFAULT_DOMAINS and op_version(n.op_type, opset, n.domain) is None})
         notes = (f"ops ONNX does not define at opset {opset}: {', '.join(unknown)}",) if unknown else ()
         raise ConversionError.one(
             "E-OPSET", f"'{path}' uses ONNX opset {opset}; upgrading it to opset {MIN_OPSET} failed: {e}",
@@ -104,23 +107,32 @@ def _upgrade(model: onnx.ModelProto, path: str) -> onnx.ModelProto:
     return upgraded
 
 
-def _check_supported(g: onnx.GraphProto, opset: int, path: str):
+def _check_supported(g: onnx.GraphProto, opset: int, domains: dict):
     missing: "OrderedDict[tuple, list]" = OrderedDict()
     for node in _all_nodes(g):
-        if resolve(node.op_type, opset, node.domain) is None:
-            key = (node.domain or "ai.onnx", node.op_type)
+        version = opset if node.domain in DEFAULT_DOMAINS else domains.get(node.domain, 0)
+        if resolve(node.op_type, version, node.domain) is None:
+            key = (node.domain or "ai.onnx", node.op_type, version)
             missing.setdefault(key, []).append(node.name or (node.output[0] if node.output else "?"))
     if not missing:
         return
     diags = []
-    for (domain, op_type), names in missing.items():
-        version = op_version(op_type, opset, "" if domain == "ai.onnx" else domain)
-        what = f"version {version}" if version else "not an op of this opset"
+    for (domain, op_type, version), names in missing.items():
         diags.append(Diagnostic(
-            "E-UNSUPPORTED-OP", f"unsupported op {op_type} ({domain}, {what}): {len(names)} node(s)",
-            Location(op_type, names[0]), notes=(f"first node: '{names[0]}'",),
+            "E-UNSUPPORTED-OP", f"unsupported op {op_type} ({domain}, {_what(op_type, domain, version)}): "
+            f"{len(names)} node(s)", Location(op_type, names[0]), notes=(f"first node: '{names[0]}'",),
             hint="run 'tosaconv ops' for the supported list"))
     raise ConversionError(diags)
+
+
+def _what(op_type: str, domain: str, version: int) -> str:
+    """Which version of the op the model uses, or why it has none tosaconv knows."""
+    if domain not in DEFAULT_DOMAINS and not version:
+        return f"the model does not import the {domain} op set"
+    found = op_version(op_type, version, domain)
+    if found:
+        return f"version {found}"
+    return "not an op of this opset" if domain in DEFAULT_DOMAINS else f"no converter for this op of {domain} version {version}"
 
 
 def _all_nodes(g: onnx.GraphProto):
@@ -161,7 +173,7 @@ def _input_dim(ctx: ImportContext, input_name: str, axis: int, d):
 
 
 def _convert_node(ctx: ImportContext, node: NodeReader):
-    fn = resolve(node.op_type, ctx.opset, node.node.domain)
+    fn = resolve(node.op_type, ctx.opset_of(node.node.domain), node.node.domain)
     loc = node.location
     with ctx.b.at(loc), converting(loc, ConvertError):
         results = fn(ctx, node)

@@ -1,33 +1,32 @@
 """Typed access to an ONNX node's attributes, with the schema's defaults.
 
 ``NodeReader.attr("alpha")`` returns the node's value or, when the node does
-not set it, the default from the op's ONNX schema, so defaults live in one
-place (ONNX's) and never get repeated at converter call sites. Strings come
+not set it, the default from the op's ONNX schema (or, for another domain's
+op, from the schema declared in :mod:`.registry`), so defaults live in one
+place and never get repeated at converter call sites. Strings come
 back as ``str``, tensors as numpy arrays, lists as tuples.
 """
 from __future__ import annotations
 
 import onnx
-import onnx.defs
 from onnx import numpy_helper
 
 from ...ir.location import Location
 from ...lowering.errors import ConvertError  # noqa: F401  (re-exported: the one error type of every converter)
+from .registry import schema
 
 _MISSING = object()
 
 
 class NodeReader:
     def __init__(self, node: onnx.NodeProto, opset: int, domain: str = ""):
+        """``opset`` is the model's version of ``domain``, the op set the node belongs to."""
         self.node = node
         self.op_type = node.op_type
         self.inputs = list(node.input)
         self.outputs = list(node.output)
         self._attrs = {a.name: a for a in node.attribute}
-        try:
-            self.schema = onnx.defs.get_schema(node.op_type, opset, domain)
-        except onnx.defs.SchemaError:
-            self.schema = None
+        self.schema = schema(node.op_type, opset, domain)
 
     @property
     def name(self) -> str:

@@ -1,23 +1,75 @@
-"""The ONNX converter registry: ``@converter("Conv", since=11)``.
+"""The ONNX converter registry: ``@converter("Conv", since=11)``, ``@converter("QGemm", domain=MS)``.
 
 A converter is registered next to its function with the first op version it
 handles; it covers later versions until another converter for the same op
-takes over. The op version in effect for a model comes from ``onnx.defs``
-(the schema's ``since_version`` at the model's opset), so resolution follows
-ONNX's own versioning rather than a hand-kept table.
+takes over. For the default domain the op version in effect for a model
+comes from ``onnx.defs`` (the schema's ``since_version`` at the model's
+opset), so resolution follows ONNX's own versioning rather than a hand-kept
+table. ``onnx.defs`` knows no other domain, so an op of another domain (the
+``com.microsoft`` ops onnxruntime's quantizer writes) is first *declared*
+with :func:`declare` (its versions and attribute defaults, from that
+domain's documentation) and is then resolved the same way against the
+model's import of that domain. A converter for an undeclared domain op is a
+programming error, caught when the module registers it.
 """
 from __future__ import annotations
 
-from typing import Callable, Optional
+from dataclasses import dataclass
+from typing import Callable, Mapping, Optional
 
+import onnx
 import onnx.defs
 
+DEFAULT_DOMAINS = ("", "ai.onnx")
+
 _REGISTRY: dict = {}   # (domain, op_type) -> sorted list of (since, fn)
+_DECLARED: dict = {}   # (domain, op_type) -> sorted list of DomainSchema
+
+
+@dataclass(frozen=True)
+class DomainAttribute:
+    """What :class:`~.reader.NodeReader` reads of an attribute's schema: its default and whether it is required."""
+
+    default_value: onnx.AttributeProto
+    required: bool
+
+
+@dataclass(frozen=True)
+class DomainSchema:
+    """The part of an op schema tosaconv uses, for an op ``onnx.defs`` does not define."""
+
+    domain: str
+    name: str
+    since_version: int
+    attributes: Mapping[str, DomainAttribute]
+
+
+REQUIRED = object()    # an attribute without default that must be set
+
+
+def declare(domain: str, op_type: str, since: int, attributes: Optional[dict] = None):
+    """Declare version ``since`` of ``domain``'s ``op_type`` with ``{attribute: default}``
+    (``REQUIRED``, or None for an optional attribute without default)."""
+    attrs = {name: _attribute(name, default) for name, default in (attributes or {}).items()}
+    entries = _DECLARED.setdefault((domain, op_type), [])
+    if any(s.since_version == since for s in entries):
+        raise ValueError(f"{domain}.{op_type} version {since} is declared twice")
+    entries.append(DomainSchema(domain, op_type, since, attrs))
+    entries.sort(key=lambda s: s.since_version)
+
+
+def _attribute(name: str, default) -> DomainAttribute:
+    if default is REQUIRED or default is None:
+        return DomainAttribute(onnx.AttributeProto(), default is REQUIRED)
+    return DomainAttribute(onnx.helper.make_attribute(name, default), False)
 
 
 def converter(op_type: str, since: int = 1, domain: str = "") -> Callable:
+    if domain not in DEFAULT_DOMAINS and (domain, op_type) not in _DECLARED:
+        raise ValueError(f"{domain}.{op_type} has a converter but no declared schema (see registry.declare)")
+
     def register(fn: Callable) -> Callable:
-        entries = _REGISTRY.setdefault((domain, op_type), [])
+        entries = _REGISTRY.setdefault((_key(domain), op_type), [])
         if any(s == since for s, _ in entries):
             raise ValueError(f"two converters for {op_type} since version {since}")
         entries.append((since, fn))
@@ -26,17 +78,31 @@ def converter(op_type: str, since: int = 1, domain: str = "") -> Callable:
     return register
 
 
+def _key(domain: str) -> str:
+    return "" if domain in DEFAULT_DOMAINS else domain
+
+
+def schema(op_type: str, opset: int, domain: str = ""):
+    """The ONNX schema (or declared :class:`DomainSchema`) of ``op_type`` at ``opset`` of its
+    domain, or None if there is no such op."""
+    if _key(domain) == "":
+        try:
+            return onnx.defs.get_schema(op_type, opset, "")
+        except onnx.defs.SchemaError:
+            return None
+    usable = [s for s in _DECLARED.get((domain, op_type), []) if s.since_version <= opset]
+    return usable[-1] if usable else None
+
+
 def op_version(op_type: str, opset: int, domain: str = "") -> Optional[int]:
-    """The version of ``op_type`` in effect at ``opset``, or None if ONNX has no such op."""
-    try:
-        return onnx.defs.get_schema(op_type, opset, domain).since_version
-    except onnx.defs.SchemaError:
-        return None
+    """The version of ``op_type`` in effect at ``opset`` (of its domain), or None if there is no such op."""
+    found = schema(op_type, opset, domain)
+    return found.since_version if found is not None else None
 
 
 def resolve(op_type: str, opset: int, domain: str = "") -> Optional[Callable]:
-    """The converter for ``op_type`` at ``opset``, or None when unsupported."""
-    entries = _REGISTRY.get((domain, op_type))
+    """The converter for ``op_type`` at ``opset`` (of its domain), or None when unsupported."""
+    entries = _REGISTRY.get((_key(domain), op_type))
     version = op_version(op_type, opset, domain)
     if not entries or version is None:
         return None
@@ -50,14 +116,21 @@ def supported_ops() -> list:
 
 
 def support_table(min_opset: int, max_opset: int) -> list:
-    """One row per registered op: the model opsets in ``[min_opset, max_opset]`` it converts at,
-    and the op's schema versions those opsets select (from ``onnx.defs``)."""
+    """One row per registered op: the model opsets it converts at and the op's schema versions those
+    opsets select. For the default domain the opsets are those in ``[min_opset, max_opset]``; for
+    another domain, every declared version of that domain's op set up to its newest."""
     rows = []
     for (domain, op_type), entries in sorted(_REGISTRY.items()):
-        opsets = [o for o in range(min_opset, max_opset + 1) if resolve(op_type, o, domain)]
+        lo, hi = (min_opset, max_opset) if domain == "" else _declared_range(domain)
+        opsets = [o for o in range(lo, hi + 1) if resolve(op_type, o, domain)]
         if not opsets:
             continue
         versions = sorted({op_version(op_type, o, domain) for o in opsets})
         rows.append({"op_type": op_type, "domain": domain or "ai.onnx", "since": entries[0][0],
                      "opsets": [opsets[0], opsets[-1]], "versions": versions})
     return rows
+
+
+def _declared_range(domain: str) -> tuple:
+    versions = [s.since_version for (d, _), entries in _DECLARED.items() if d == domain for s in entries]
+    return min(versions), max(versions)

@@ -70,7 +70,7 @@ class _ScopedSymbols(_ScopedValues):
 def _init_child(ctx: ImportContext, parent: ImportContext, body: onnx.GraphProto, graph):
     """What every child shares with its parent: opset, initializers and constants (its own first)."""
     initializers = ChainMap({t.name: t for t in body.initializer}, parent.initializers)
-    ImportContext.__init__(ctx, graph, parent.opset, initializers)
+    ImportContext.__init__(ctx, graph, parent.opset, initializers, parent.domain_opsets)
     ctx._const_cache = ChainMap({}, parent._const_cache)
 
 

@@ -11,4 +11,5 @@ from . import recurrent  # noqa: F401
 from . import activation, argmax, arith, logic, norms  # noqa: F401
 from . import einsum, indexing, layout, masks, nonzero, pad, scatter, topk  # noqa: F401
 from . import dynamic_quant, qlinear, quant  # noqa: F401
+from . import qgemm, qlinear_ms  # noqa: F401  (com.microsoft, declared in ..ms_domain)
 from . import control, loops  # noqa: F401

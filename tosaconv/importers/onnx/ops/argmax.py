@@ -31,11 +31,12 @@ from ....lowering.reduce import arg_extreme
 from ....lowering.typed import compare
 from ....symbolic.expr import product
 from ..registry import converter
+from .qtypes import as_signed
 
 
 def _arg(find_min: bool):
     def convert(ctx, node):
-        x = ctx.tensor(node.inputs[0])
+        x, _ = as_signed(ctx, ctx.tensor(node.inputs[0]))   # uint8 data (QOperator models) compares signed
         axis = norm_axis(node.attr("axis"), x.type.rank)
         last = bool(node.attr("select_last_index", 0))
         index = arg_extreme(ctx, x, axis, find_min, last)

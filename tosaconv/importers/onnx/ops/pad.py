@@ -88,8 +88,11 @@ def _constant(ctx, node, x, before, after):
         value = 0 if name is None else ctx.const(name)
         if value is None:
             return _runtime_constant(ctx, x, padding, ctx.tensor(name))
-    value = np.asarray(value).reshape(-1)[0].item()
-    return ctx.b.emit(Op.PAD, x, attrs=A.PadAttrs(padding, _typed(value, x.type.dtype)))
+    value = np.asarray(value).reshape(-1)[0]
+    if value.dtype.kind == "u" and value.dtype.itemsize < 4:
+        # uint8/uint16 data is stored as the same bits in int8/int16 (see .qtypes): pad with those bits
+        value = value.astype(np.dtype(f"i{value.dtype.itemsize}"))
+    return ctx.b.emit(Op.PAD, x, attrs=A.PadAttrs(padding, _typed(value.item(), x.type.dtype)))
 
 
 def _typed(value, dtype: DType):

@@ -32,6 +32,7 @@ from ..reader import ConvertError
 from ..registry import converter
 from . import pool_separable as sep
 from .window_attrs import read_window
+from .qtypes import as_signed, stored_from_signed
 
 
 def _window(node, rank: int) -> Window:
@@ -64,7 +65,16 @@ def _axis_pools(ctx, node, x) -> list:
 
 @converter("MaxPool", since=1)
 def convert_max_pool(ctx, node):
-    x = ctx.tensor(node.inputs[0])
+    x, unsigned = as_signed(ctx, ctx.tensor(node.inputs[0]))   # uint8 data (QOperator models) pools signed
+    result = _max_pool(ctx, node, x)
+    if unsigned is None:
+        return result
+    if isinstance(result, list):
+        return [stored_from_signed(ctx, result[0], unsigned)] + result[1:]
+    return stored_from_signed(ctx, result, unsigned)
+
+
+def _max_pool(ctx, node, x):
     if len(node.outputs) > 1 and node.outputs[1]:
         return list(sep.max_pool_with_indices(ctx, x, _axis_pools(ctx, node, x), node.attr("storage_order", 0)))
     if not _native(node, x):

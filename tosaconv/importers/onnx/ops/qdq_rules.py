@@ -20,8 +20,6 @@ from the float program by one unit at exact ties; that is the only difference.
 """
 from __future__ import annotations
 
-from dataclasses import replace
-
 import numpy as np
 
 from ....ir import attrs as A
@@ -92,12 +90,11 @@ def order_preserving(ctx, x: Value, y_scale: float, y_zp: int) -> Value:
 
 
 def _avg_pool(ctx, x: Value, y_scale: float, y_zp: int) -> Value:
-    """AVG_POOL2D (after layout ops) of a quantized tensor.
-
-    The int8 AVG_POOL2D keeps the input's scale, so when the output scale is finer (a mean has a
-    smaller range than its input) its rounding to input units would cost several output units: an
-    unpadded pool then sums its window exactly (a DEPTHWISE_CONV2D with unit weights, int32) and
-    requantizes once by ``s_in / (count * s_out)``."""
+    """AVG_POOL2D (after layout ops) of a quantized tensor, as the exact window sum (a DEPTHWISE_CONV2D
+    with unit weights, int32) and one RESCALE by ``s_in / (count * s_out)``: a single rounding, to even at
+    ties as ONNX rounds. TOSA's int8 AVG_POOL2D would round once to input units and again to the output's,
+    one unit off on about a third of the elements. A pool whose windows exclude padding divides border
+    windows by fewer elements, which one RESCALE cannot do: it stays float."""
     v, after = x, []
     while v.producer is not None and v.producer.op in (Op.TRANSPOSE, Op.RESHAPE, Op.IDENTITY):
         after.append(v.producer)
@@ -107,11 +104,11 @@ def _avg_pool(ctx, x: Value, y_scale: float, y_zp: int) -> Value:
         raise NotMine("not an average pool")
     act = activation(trace(ctx, p.operands[0]))
     channels = p.operands[0].type.shape[-1]
-    if act.scale > y_scale and not any(p.attrs.pad) and isinstance(channels, int):
-        y = _window_sum(ctx, p, act, channels, y_scale, y_zp)
-    else:
-        attrs = replace(p.attrs, acc_type=DType.INT32, input_zp=act.zp, output_zp=act.zp)
-        y = requantize(ctx, ctx.b.emit(Op.AVG_POOL2D, emit_activation(ctx, act), attrs=attrs), act, y_scale, y_zp)
+    if any(p.attrs.pad):
+        raise NoFold("an average pool that excludes padding divides border windows by fewer elements")
+    if not isinstance(channels, int):
+        raise NoFold("an average pool over a symbolic number of channels")
+    y = _window_sum(ctx, p, act, channels, y_scale, y_zp)
     for op in reversed(after):
         y = ctx.b.emit(op.op, y, *op.operands[1:], attrs=op.attrs)
     return y

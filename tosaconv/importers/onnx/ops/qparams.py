@@ -1,7 +1,9 @@
 """Scale and zero-point operands of the ONNX quantization ops: reading them and broadcasting them.
 
 ONNX has three granularities. *Per tensor*: a scalar (or one-element) scale.
-*Per axis*: a 1-D scale of the length of ``axis`` of the data. *Blocked*
+*Per axis*: a 1-D scale of the length of ``axis`` of the data (from version
+13; a version-10 node that sets ``axis``, as onnxruntime's quantizer writes
+for QDQ models at opsets 10 to 12, is read the same way). *Blocked*
 (opset 21): a scale of the data's rank whose ``axis`` dim is
 ``ceil(size / block_size)``; each scale covers ``block_size`` consecutive
 elements. :func:`broadcast` turns any of them into a tensor that broadcasts
@@ -68,9 +70,15 @@ def _has_attr(node, name: str) -> bool:
 
 
 def _axis(node, rank: int) -> int:
-    if not _has_attr(node, "axis"):
+    # QuantizeLinear/DequantizeLinear 10 have no ``axis`` (per-axis scales came with version 13), yet
+    # onnxruntime's quantizer writes ``axis`` on them for the per-channel weights and biases of QDQ
+    # models at opsets 10 to 12 (onnxruntime itself then refuses the model: "Unrecognized attribute:
+    # axis"). A 1-D scale has no meaning but the per-axis one the quantizer computed it for, so an
+    # ``axis`` the node sets is read as in version 13; without one, a 1-D scale is refused.
+    if not _has_attr(node, "axis") and not node.has("axis"):
         raise ConvertError(f"{node.op_type} version {node.version} has no axis attribute and takes only "
-                           "per-tensor scales")
+                           "per-tensor scales (set 'axis' for per-axis scales, as onnxruntime reads it, or "
+                           "export the model at opset 13 or later)")
     return norm_axis(node.attr("axis"), rank)
 
 

@@ -211,6 +211,16 @@ def stored_from_signed(ctx, v: Value, qtype: QType) -> Value:
     return mark_unsigned(ctx, out, qtype)
 
 
+def as_signed(ctx, v: Value):
+    """``(v, None)``, or when ``v`` holds unsigned bits, ``(its signed form, its QType)``: ops that order
+    values (MaxPool, ArgMax) work on the signed form, which keeps the order, and a value result goes
+    back to unsigned storage with :func:`stored_from_signed`."""
+    qtype = stored_qtype(ctx, v) if v.type.dtype in (DType.INT8, DType.INT16) else None
+    if qtype is None or not qtype.unsigned:
+        return v, None
+    return signed_value(ctx, QTensor(qtype, value=v)), qtype
+
+
 def clamp_int32(ctx, v: Value, lo, hi) -> Value:
     """Clamp int32 ``v`` (TOSA's CLAMP takes int8/int16 only): MAXIMUM then MINIMUM with constants."""
     v = ctx.b.emit(Op.MAXIMUM, v, _int32_const(ctx, lo, v))

@@ -10,6 +10,8 @@ antialias when shrinking, tf_crop_and_resize, any axis, any scale, sizes
 known only after binding) becomes one interpolation-matrix MATMUL per resized
 axis. Integer data takes only the RESIZE form, in nearest mode (TOSA's
 integer BILINEAR returns a scaled int32 result).
+A linear Resize of 8-bit data is computed in float as onnxruntime does it
+(:mod:`.resize_8bit`).
 """
 from __future__ import annotations
 
@@ -20,6 +22,8 @@ import numpy as np
 from ....lowering.resize import Axis, ResizeSpec, resize, scaled_axis, sized_axis
 from ..reader import ConvertError
 from ..registry import converter
+from ....ir.dtypes import DType
+from .resize_8bit import linear_8bit
 
 MODES = ("nearest", "linear", "cubic")
 
@@ -30,9 +34,15 @@ def convert_resize(ctx, node):
     mode = node.attr("mode")
     if mode not in MODES:
         raise ConvertError(f"Resize mode '{mode}' is not one of {', '.join(MODES)}")
+    if mode == "linear" and x.type.dtype is DType.INT8:
+        return linear_8bit(ctx, x, lambda f: _resize(ctx, node, f, mode))
     if mode != "nearest" and not x.type.dtype.is_float:
-        raise ConvertError(f"{mode} Resize on {x.type.dtype.value} data is not supported (TOSA's integer "
-                           "BILINEAR returns a scaled int32 result)")
+        raise ConvertError(f"{mode} Resize on {x.type.dtype.value} data is not supported (nearest takes any "
+                           "type, linear takes float and 8-bit data)")
+    return _resize(ctx, node, x, mode)
+
+
+def _resize(ctx, node, x, mode: str):
     spec = _spec(node, mode)
     axes = _axes(ctx, node, x)
     order = resize_axes(node, x.type.rank)
