@@ -11,7 +11,7 @@ exponent)``, ``multiplier = (multiplier << s) / n`` (int64, truncated),
 ``exponent -= s``. The whole tail is one DOUBLE_ROUND RESCALE
 (= MultiplyByQuantizedMultiplier) straight into the output type with the
 output zero point, whose saturation is the kernel's clamp (uint8 through int16,
-see :func:`..int32_ops.int32_to_output`). Where the RESCALE's shift is below 32 the sum is
+see :func:`tosaconv.lowering.int32_ops.int32_to_output`). Where the RESCALE's shift is below 32 the sum is
 first clamped to TOSA's input range, which only touches sums whose result
 saturates anyway.
 
