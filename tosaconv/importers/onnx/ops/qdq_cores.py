@@ -21,6 +21,7 @@ from .qdq_core import (ADD_HEADROOM, DQ_HEADROOM, LAYOUT, WEIGHT_CHANNEL_AXES, N
                        check_scales, const_real, emit_activation, emit_centered16, emit_weights, quantize_bias, trace,
                        weights)
 from .qparams import is_value
+from .qdq_round import requantize_int8
 from .qtypes import rescale, signed_value, state
 
 
@@ -29,6 +30,7 @@ class Plan:
     scale: np.ndarray
     emit: Callable[[], Value]
     clamped: Optional[tuple] = None   # (bias before clamping, the accumulator's largest magnitude), per channel
+    emit_with_bias: Optional[Callable[[np.ndarray], Value]] = None   # a convolution with another int32 bias
 
     def check(self, scale: np.ndarray, zp: int):
         """Clamping a bias so the int32 sum cannot overflow must not change any int8 result (zero point
@@ -80,11 +82,11 @@ def _conv_plan(ctx, op) -> Plan:
     limit = np.maximum((1 << 31) - 1 - top, 0)
     bias = np.clip(bias, -limit, limit).astype(np.int32)
 
-    def emit():
+    def emit_with_bias(b: np.ndarray):
         attrs = replace(op.attrs, acc_type=DType.INT32, input_zp=act.zp, weight_zp=wt.zp)
         return ctx.b.emit(op.op, emit_activation(ctx, act), emit_weights(ctx, wt),
-                          ctx.b.const(np.ascontiguousarray(bias)), attrs=attrs)
-    return Plan(scale, emit, clamped)
+                          ctx.b.const(np.ascontiguousarray(b.astype(np.int32))), attrs=attrs)
+    return Plan(scale, lambda: emit_with_bias(bias), clamped, emit_with_bias)
 
 
 def _bias_units(ctx, b: Value, scale) -> np.ndarray:
@@ -154,3 +156,26 @@ def _sum_plan(ctx, op) -> Plan:
             total = ctx.b.emit(Op.REDUCE_SUM, total, attrs=step.attrs)
         return total
     return Plan(np.float64(act.scale), emit)
+
+
+WIDE_BITS = 29       # the int32 intermediate of the two-step requantization stays below 2**WIDE_BITS
+
+
+def wide_bias(ctx, plan: Plan, ratio: np.ndarray, y_zp: int) -> Value:
+    """A convolution whose int32 bias is so close to the limit that adding the accumulator could overflow
+    (onnxruntime's quantizer writes such biases for channels whose weights are all near zero): the
+    overflowing biases are left out of the convolution and added after a first RESCALE to ``2**-k``
+    output units (per channel, ``k`` as large as int32 allows), then one RESCALE by ``2**k`` rounds
+    once more. Each channel's result is within ``2**-k`` units of the exact value before that final
+    rounding, so it can differ from a single rounding only that close to a tie."""
+    bias, top = plan.clamped
+    over = np.abs(bias) + top >= 1 << 31
+    inner = np.where(over, 0, bias)
+    total = (top + np.abs(inner)).astype(np.float64) * ratio + np.abs(np.where(over, bias, 0)) * ratio
+    k = np.floor(np.log2((1 << WIDE_BITS) / np.maximum(total, 1e-300))).clip(0, 40)
+    unit = ratio * 2.0 ** k
+    check_scales(unit)
+    acc = rescale(ctx, plan.emit_with_bias(inner), unit, DType.INT32)
+    extra = np.rint(np.where(over, bias, 0) * unit).astype(np.int32)
+    acc = ctx.b.emit(Op.ADD, acc, ctx.b.const(extra))
+    return requantize_int8(ctx, acc, 2.0 ** -k, output_zp=y_zp)

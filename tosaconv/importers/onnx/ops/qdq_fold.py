@@ -48,7 +48,7 @@ from ....symbolic.expr import same
 from ..reader import ConvertError
 from .qdq_core import (LAYOUT, NoFold, NotMine, check_scales, clamp_is_exact_per_channel,
                        const_real, quantize_bias, replay)
-from .qdq_cores import plan_core
+from .qdq_cores import plan_core, wide_bias
 from .qdq_round import requantize_int8
 from .qdq_rules import INTEGER_RULES, first_rule, note_float_island, order_preserving
 from .qdq_table import table_lower
@@ -78,11 +78,16 @@ def _accumulator(ctx, x, y_scale: float, y_zp: int):
     plan = plan_core(ctx, core)
     steps, scale, rest = _plan_post(ctx, post, plan.scale)
     check_scales(scale / y_scale)
-    plan.check(scale / y_scale, y_zp)
-    if not clamp_is_exact_per_channel(scale / y_scale):
-        raise NoFold("the accumulator cannot be clamped to RESCALE's input range without changing results")
-    acc = _emit_steps(ctx, plan.emit(), steps)
-    y = requantize_int8(ctx, acc, scale / y_scale, output_zp=y_zp)
+    try:
+        plan.check(scale / y_scale, y_zp)
+    except NoFold:
+        if steps or plan.emit_with_bias is None:
+            raise
+        y = wide_bias(ctx, plan, np.broadcast_to(scale / y_scale, plan.clamped[0].shape), y_zp)
+    else:
+        if not clamp_is_exact_per_channel(scale / y_scale):
+            raise NoFold("the accumulator cannot be clamped to RESCALE's input range without changing results")
+        y = requantize_int8(ctx, _emit_steps(ctx, plan.emit(), steps), scale / y_scale, output_zp=y_zp)
     for op in rest:
         y = _quantized_clamp(ctx, y, op.attrs, y_scale, y_zp) if op.op is Op.CLAMP else replay(ctx, y, [op])
     return y
