@@ -20,6 +20,7 @@ from typing import Optional
 
 import numpy as np
 
+from .ir.io_quant import describe_io
 from .symbolic.expr import dim_str, free_symbols, subs
 
 REPORT_SCHEMA_VERSION = 1
@@ -89,6 +90,7 @@ class ReportData:
             "timings": {"stages": [{"stage": n, "seconds": round(s, 6)} for n, s in self.clock.stages],
                         "total_seconds": round(self.clock.total(), 6)},
             "run": self.run,
+            "io": describe_io(self.static if self.static is not None else self.graph),
         }
 
 

@@ -15,7 +15,7 @@ import click
 from ..fileio import npz_bytes, sha256_file
 from ..report import ReportData, dumps, run_section
 from . import steps
-from .common import IN_PATH, MODEL_PATH, OUT_PATH, Outcome, binding_options, check_outputs, guarded, output_options
+from .common import IN_PATH, INT_IO, MODEL_PATH, OUT_PATH, Outcome, binding_options, check_outputs, guarded, output_options
 
 _REPORT = click.option("--report", "report_path", type=OUT_PATH, metavar="REPORT.json",
                        help="Write the JSON report here.")
@@ -24,13 +24,14 @@ _REPORT = click.option("--report", "report_path", type=OUT_PATH, metavar="REPORT
 @click.command("import")
 @click.argument("model", type=MODEL_PATH)
 @click.option("-o", "--output", required=True, type=OUT_PATH, metavar="OUT.tosair", help="The text IR to write.")
+@INT_IO
 @output_options
 @guarded
-def import_(session, model, output) -> Outcome:
+def import_(session, model, output, int_io) -> Outcome:
     """Import MODEL and write the symbolic program (symbols, ledger, ops) as text."""
     check_outputs(model, output=output)
     data = ReportData("import", model, sha256_file(model), clock=session.clock)
-    data.graph = steps.load_model(session, model)
+    data.graph = steps.load_model(session, model, int_io)
     text = steps.print_ir(session, data.graph)
     data.histogram = steps.histogram(data.graph)
     data.written = [session.write(output, text.encode("utf-8"), "tosair")]
@@ -47,14 +48,16 @@ def import_(session, model, output) -> Outcome:
               help="Bind symbols from these arrays' shapes.")
 @click.option("-o", "--output", required=True, type=OUT_PATH, metavar="OUT.tosa", help="The TOSA file to write.")
 @_REPORT
+@INT_IO
 @output_options
 @guarded
-def specialize(session, model, binds, binding_files, input_shapes, inputs_path, output, report_path) -> Outcome:
+def specialize(session, model, binds, binding_files, input_shapes, inputs_path, output, report_path,
+               int_io) -> Outcome:
     """Bind the symbols of a .tosair program (or a model) and write static TOSA 1.0."""
     check_outputs(model, output=output, report=report_path)
     sources = steps.binding_sources(binds, binding_files, input_shapes, inputs_path)
     data = ReportData("specialize", model, sha256_file(model), clock=session.clock)
-    data.graph = steps.load_model(session, model)
+    data.graph = steps.load_model(session, model, int_io)
     data.bindings = steps.bind(session, data.graph, sources)
     data.static = steps.specialize(session, data.graph, data.bindings)
     blob = steps.emit(session, data.static)

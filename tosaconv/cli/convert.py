@@ -15,7 +15,7 @@ import click
 from ..fileio import npz_bytes, sha256_file
 from ..report import ReportData, dumps, run_section
 from . import steps
-from .common import IN_PATH, MODEL_PATH, OUT_PATH, Outcome, binding_options, check_outputs, guarded, output_options
+from .common import IN_PATH, INT_IO, MODEL_PATH, OUT_PATH, Outcome, binding_options, check_outputs, guarded, output_options
 
 HELP = """Convert MODEL (.onnx, .tosair or .tosa) to a static TOSA 1.0 flatbuffer OUT.tosa.
 
@@ -46,15 +46,16 @@ every step succeeded.
 @click.option("--seed", default=0, show_default=True, type=click.IntRange(min=0),
               help="Seed of the random inputs used without --inputs.")
 @click.option("--report", "report_path", type=OUT_PATH, metavar="REPORT.json", help="Write the JSON report here.")
+@INT_IO
 @output_options
 @guarded
 def convert(session, model, output, binds, binding_files, input_shapes, ir_path, do_run, inputs_path,
-            outputs_path, seed, report_path) -> Outcome:
+            outputs_path, seed, report_path, int_io) -> Outcome:
     npz_path = outputs_path or (os.path.splitext(output)[0] + ".npz" if do_run else None)
     check_outputs(model, output=output, ir=ir_path, outputs=npz_path, report=report_path)
     sources = steps.binding_sources(binds, binding_files, input_shapes, inputs_path)
     data = ReportData("convert", model, sha256_file(model), clock=session.clock)
-    data.graph = steps.load_model(session, model)
+    data.graph = steps.load_model(session, model, int_io)
     data.bindings = steps.bind(session, data.graph, sources)
     data.static = steps.specialize(session, data.graph, data.bindings)
     files = {output: (steps.emit(session, data.static), "tosa")}

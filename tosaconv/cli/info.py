@@ -13,16 +13,18 @@ import click
 from .. import api
 from ..diagnostics.render import show_inspect, show_ops
 from . import steps
-from .common import MODEL_PATH, Outcome, guarded, output_options
+from .common import INT_IO, MODEL_PATH, Outcome, guarded, output_options
 
 
 @click.command("inspect")
 @click.argument("file", type=MODEL_PATH, metavar="FILE")
+@INT_IO
 @output_options
 @guarded
-def inspect(session, file) -> Outcome:
-    """Show FILE's inputs, outputs, symbols, constraint ledger and op histogram."""
-    info = api.describe(steps.load_model(session, file))
+def inspect(session, file, int_io) -> Outcome:
+    """Show FILE's inputs and outputs (with the scale and zero point of quantized ones), symbols,
+    constraint ledger and op histogram; with --int-io, as convert --int-io would import it."""
+    info = api.describe(steps.load_model(session, file, int_io))
     doc = {"ok": True, "exit_code": 0, "command": "inspect", "file": file, **info}
     return Outcome(doc, show=lambda renderer: show_inspect(renderer, info))
 

@@ -23,9 +23,9 @@ INPUT_PREFIX = "input:"
 STEP_PREFIX = "step{}/"   # arrays of step k of a several-step run
 
 
-def load_model(session, path: str):
+def load_model(session, path: str, int_io: bool = False):
     with session.stage("load", f"loading {os.path.basename(path)}"):
-        return api.load(path)
+        return api.load(path, int_io=int_io)
 
 
 def binding_sources(binds, binding_files, input_shapes, inputs_path) -> BindingSources:

@@ -70,6 +70,10 @@ class Graph:
     scope: Scope = field(default_factory=Scope)
     ledger: Ledger = field(default_factory=Ledger)
     source: str = ""                                  # e.g. "model.onnx (opset 17)"
+    # the quantization of inputs and outputs by name (io_quant.EdgeQuant); int_io: made by --int-io
+    input_quant: dict = field(default_factory=dict)
+    output_quant: dict = field(default_factory=dict)
+    int_io: bool = False
     _names: set = field(default_factory=set, repr=False)
 
     def unique_name(self, base: str) -> str:
@@ -103,7 +107,8 @@ class Graph:
 
     def copy_shell(self) -> "Graph":
         """An empty graph that shares this one's name, scope and ledger."""
-        return Graph(name=self.name, scope=self.scope, ledger=self.ledger, source=self.source)
+        return Graph(name=self.name, scope=self.scope, ledger=self.ledger, source=self.source,
+                     input_quant=self.input_quant, output_quant=self.output_quant, int_io=self.int_io)
 
     def region_shell(self, name: str) -> "Graph":
         """An empty region graph: it shares this graph's symbols but keeps its own ledger, because

@@ -50,6 +50,7 @@ class ImportContext:
         self._const_cache: dict = {}
         self.symbol_values: dict = {}         # symbol name -> its Index value (GET_DIM or EXTRACT_DIM)
         self.index_cache: dict = {}           # dim expression key -> Index value computing it
+        self.int_io = None                    # with --int-io, the importer's edge plan (main graph only)
 
     # -- lookups -----------------------------------------------------------------
     def has(self, name: Optional[str]) -> bool:
