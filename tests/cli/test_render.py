@@ -14,7 +14,7 @@ from tosaconv.diagnostics.render import DelayedProgress, Renderer, diagnostic_te
 from tosaconv.ir.location import Location
 
 
-def _explode(path):
+def _explode(path, **options):
     raise RuntimeError("kaboom")
 
 
