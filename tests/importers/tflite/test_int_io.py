@@ -192,14 +192,26 @@ def test_int_io_on_a_program_not_imported_with_it_is_a_usage_error(tmp_path, mon
     assert r.exit_code == 2 and "was not imported with it" in r.output
 
 
+def assert_all_on_npu(tosa_path, workdir):
+    """Vela compiles the .tosa for the Ethos-U85 with every operator on the NPU."""
+    proc = subprocess.run([sys.executable, "-m", "ethosu.vela", str(tosa_path), "--accelerator-config",
+                           "ethos-u85-256", "--output-dir", str(workdir)],
+                          capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "CPU operators = 0 (0.0%)" in proc.stdout and "(100.0%)" in proc.stdout, proc.stdout
+
+
 @pytest.mark.parametrize("name", ["int8_float_io.tflite", "uint8_io.tflite"])
 def test_vela_puts_every_operator_on_the_npu(tmp_path, name):
     """Vela rejects float edges; with --int-io the whole program compiles for the Ethos-U85."""
     out = tmp_path / "m.tosa"
     r = CliRunner().invoke(cli, ["convert", sample(name), "--int-io", "-o", str(out)])
     assert r.exit_code == 0, r.output
-    proc = subprocess.run([sys.executable, "-m", "ethosu.vela", str(out), "--accelerator-config",
-                           "ethos-u85-256", "--output-dir", str(tmp_path / "vela")],
-                          capture_output=True, text=True, timeout=600)
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert "CPU operators = 0 (0.0%)" in proc.stdout and "(100.0%)" in proc.stdout, proc.stdout
+    assert_all_on_npu(out, tmp_path / "vela")
+
+
+def test_vela_rejects_the_float_edges_without_the_flag(tmp_path):
+    out = tmp_path / "m.tosa"
+    assert CliRunner().invoke(cli, ["convert", sample("int8_float_io.tflite"), "-o", str(out)]).exit_code == 0
+    with pytest.raises(AssertionError):
+        assert_all_on_npu(out, tmp_path / "vela")

@@ -92,14 +92,14 @@ def _plan_input(g, vi, out: Plan) -> list:
     return []
 
 
-def _one(params_scale, zero_point, what: str) -> tuple:
+def _one(params_scale, zero_point) -> tuple:
     """The one constant (scale, zero point) of an edge, or a ConvertError saying why there is none."""
     if not isinstance(params_scale, np.ndarray) or (zero_point is not None and not isinstance(zero_point, np.ndarray)):
-        raise ConvertError(f"--int-io: {what} is quantized with a scale or zero point computed at run time; "
-                           "a deployer needs constants")
+        raise ConvertError("is quantized with a scale or zero point computed at run time; a deployer needs "
+                           "constants")
     if params_scale.size != 1:
-        raise ConvertError(f"--int-io: {what} is quantized per axis ({params_scale.size} scales); an integer "
-                           "model edge needs one scale and zero point")
+        raise ConvertError(f"is quantized per axis ({params_scale.size} scales); an integer model edge needs "
+                           "one scale and zero point")
     zp = 0 if zero_point is None else int(np.asarray(zero_point).reshape(-1)[0])
     return float(np.float32(params_scale.reshape(-1)[0])), zp
 
@@ -107,7 +107,10 @@ def _one(params_scale, zero_point, what: str) -> tuple:
 def quantized_input(ctx, name: str, x, params, qtype):
     """The QuantizeLinear of planned input ``name`` (float value ``x``, not read by anything else): the
     input retyped to ``qtype``'s storage, returned as the QuantizeLinear's result."""
-    scale, zp = _one(params.scale, params.zero_point, f"input '{name}'")
+    try:
+        scale, zp = _one(params.scale, params.zero_point)
+    except ConvertError as e:
+        raise ConvertError(f"--int-io: input '{name}' {e}") from None
     ctx.values.pop(name, None)
     v = retype_input(ctx.graph, name, qtype.dtype)
     ctx.graph.input_quant[name] = signed_edge(scale, zp, numpy_name(x.type.dtype), qtype.offset)
@@ -122,17 +125,18 @@ def output_value(ctx, name: str, v):
     try:
         return _dequantized_source(ctx, name, node, v)
     except ConvertError as e:
-        raise ConversionError([edge_problem("output", name, f"cannot be made integer: {e}",
-                                            "convert without --int-io to keep the float output", SOURCE)]) from None
+        raise ConversionError([edge_problem("output", name, str(e), "convert without --int-io to keep the float "
+                                            "output", SOURCE)]) from None
 
 
 def _dequantized_source(ctx, name: str, node, v):
     x_name, zp_name = node.input[0], node.input[2] if len(node.input) > 2 else ""
     qtype = qtype_of(ctx, zp_name) or qtype_of(ctx, x_name)
     if qtype is None or qtype.bits not in (8, 16) or ctx.const(x_name) is not None:
-        raise ConvertError("its DequantizeLinear reads a constant or 32-bit data, not an 8- or 16-bit tensor")
+        raise ConvertError("comes from a DequantizeLinear of a constant or of 32-bit data, not of an 8- or "
+                           "16-bit tensor")
     scale = ctx.const(node.input[1])
-    _, zp = _one(scale, ctx.const(zp_name) if zp_name else None, f"output '{name}'")
+    _, zp = _one(scale, ctx.const(zp_name) if zp_name else None)
     data = read_qtensor(ctx, x_name, qtype)
     ctx.graph.output_quant[name] = signed_edge(float(np.float32(scale.reshape(-1)[0])), zp,
                                                numpy_name(v.type.dtype), qtype.offset)
