@@ -155,6 +155,19 @@ def test_qdq_conv_with_integer_edges(tmp_path, act, opset):
         ((3, -5) if not shift else (131 - shift, 120 - shift))
 
 
+def test_edge_parameters_from_constant_nodes(tmp_path):
+    """Exporters (PyTorch) write scales and zero points as Constant nodes rather than initializers."""
+    model = qdq_conv(TensorProto.INT8, 13)
+    g = model.graph
+    moved = [t for t in g.initializer if t.name in ("xs", "xz", "ys", "yz")]
+    for t in moved:
+        g.initializer.remove(t)
+    nodes = [helper.make_node("Constant", [], [t.name], value=t) for t in moved] + list(g.node)
+    del g.node[:]
+    g.node.extend(nodes)
+    check_int_io(model, tmp_path, seeds=(4,))
+
+
 @pytest.mark.parametrize("activation", [QuantType.QInt8, QuantType.QUInt8], ids=["int8", "uint8"])
 def test_onnxruntime_quantized_model_with_integer_edges(tmp_path, activation):
     model = ort_quantized(tmp_path, activation)
@@ -219,3 +232,28 @@ def test_per_axis_output_dequantization_is_refused(tmp_path):
     assert r.exit_code == 3
     messages = " ".join(d["message"] for d in json.loads(r.stdout)["diagnostics"])
     assert "--int-io: output 'y' is quantized per axis (3 scales)" in messages
+
+
+def _int8_in_uint8_out() -> onnx.ModelProto:
+    """int8 x -> DequantizeLinear -> Relu -> QuantizeLinear to uint8 (same scale, zero point + 128)."""
+    nodes = [helper.make_node("DequantizeLinear", ["x", "s", "zx"], ["d"], name="dq"),
+             helper.make_node("Relu", ["d"], ["r"], name="relu"),
+             helper.make_node("QuantizeLinear", ["r", "s", "zy"], ["y"], name="q")]
+    return make_model(nodes, [info("x", TensorProto.INT8, [2, 64])], [info("y", TensorProto.UINT8, None)],
+                      [const("s", np.float32(0.05)), const("zx", np.int8(-7)), const("zy", np.uint8(121))],
+                      opset=13)
+
+
+@pytest.mark.parametrize("int_io", [False, True])
+def test_integer_edges_are_reported_and_uint8_outputs_made_signed(tmp_path, int_io):
+    model = _int8_in_uint8_out()
+    graph = load(model, tmp_path, int_io)
+    io = describe_io(graph)
+    assert io["inputs"] == [{"name": "x", "dtype": "int8", "scale": float(np.float32(0.05)), "zero_point": -7,
+                             "source_dtype": "int8", "unsigned": False}]
+    assert io["outputs"] == [{"name": "y", "dtype": "int8", "scale": float(np.float32(0.05)),
+                              "zero_point": -7 if int_io else 121, "source_dtype": "uint8", "unsigned": not int_io}]
+    x = np.random.default_rng(3).integers(-128, 128, (2, 64)).astype(np.int8)
+    want = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
+    got = run_graph(graph, {"x": x})[0]
+    np.testing.assert_array_equal(got, signed(want) if int_io else want.view(np.int8))

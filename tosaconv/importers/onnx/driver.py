@@ -30,7 +30,7 @@ from . import scan8
 from ..errors import converting
 from .context import ImportContext, ShapeTensor
 from .external_data import load_external_data
-from .int_io import output_value
+from .int_io import output_value, record_integer_inputs
 from .int_io import plan as int_io_plan
 from .reader import ConvertError, NodeReader
 from .registry import op_version, resolve
@@ -57,6 +57,7 @@ def import_onnx(path: str, int_io: bool = False) -> Graph:
     ctx.int_io = int_io_plan(model.graph, initializers) if int_io else None
     _declare_inputs(ctx, model.graph, initializers)
     convert_nodes(ctx, model.graph.node)
+    record_integer_inputs(ctx, model.graph)
     _set_outputs(ctx, model.graph)
     return graph
 
@@ -182,7 +183,7 @@ def _set_outputs(ctx: ImportContext, g: onnx.GraphProto):
         for vi in g.output:
             if not ctx.has(vi.name):
                 raise ConversionError.one("E-MODEL-READ", f"graph output '{vi.name}' is never produced")
-            v = output_value(ctx, vi.name, ctx.tensor(vi.name))
+            v = output_value(ctx, vi.name, ctx.tensor(vi.name), g)
             if isinstance(ctx.values.get(vi.name), ShapeTensor) or v.producer is None or v in values:
                 v = ctx.b.emit(Op.IDENTITY, v, name=vi.name)
             values.append(v)

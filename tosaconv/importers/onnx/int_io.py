@@ -21,14 +21,15 @@ named. The edges' scales and zero points are recorded on the graph.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Optional
 
 import numpy as np
 import onnx
 
 from ...diagnostics import ConversionError
-from ...ir.io_quant import numpy_name
+from ...ir.io_quant import EdgeQuant, numpy_name
 from ..int_io import edge_problem, float_input, float_output, mixed_input, refuse, retype_input, signed_edge
-from .ops.qtypes import qtype_of, read_qtensor, signed_value, stored_from_signed
+from .ops.qtypes import QTensor, qtype_of, read_qtensor, signed_value, stored_from_signed
 from .reader import ConvertError
 
 _FLOATS = (onnx.TensorProto.FLOAT, onnx.TensorProto.FLOAT16, onnx.TensorProto.DOUBLE, onnx.TensorProto.BFLOAT16)
@@ -117,16 +118,52 @@ def quantized_input(ctx, name: str, x, params, qtype):
     return stored_from_signed(ctx, v, qtype)
 
 
-def output_value(ctx, name: str, v):
-    """Graph output ``name``: ``v``, or with --int-io the signed integer input of its DequantizeLinear."""
+def _const_params(ctx, node) -> Optional[tuple]:
+    """The one constant (scale, zero point) of a QuantizeLinear / DequantizeLinear, else None."""
+    zp_name = node.input[2] if len(node.input) > 2 else ""
+    try:
+        return _one(ctx.const(node.input[1]), ctx.const(zp_name) if zp_name else None)
+    except ConvertError:
+        return None
+
+
+def record_integer_inputs(ctx, g: onnx.GraphProto):
+    """The quantization of integer graph inputs a DequantizeLinear with constant parameters reads."""
+    for v in ctx.graph.inputs:
+        if v.name in ctx.graph.input_quant or not v.type.dtype.is_int:
+            continue
+        dq = next((n for n in g.node if _is(n, "DequantizeLinear") and n.input[0] == v.name), None)
+        params = _const_params(ctx, dq) if dq is not None else None
+        if params is not None:
+            ctx.graph.input_quant[v.name] = EdgeQuant(*params, numpy_name(v.type.dtype))
+
+
+def output_value(ctx, name: str, v, g: onnx.GraphProto):
+    """Graph output ``name``: ``v``, or with --int-io the signed integer input of its DequantizeLinear
+    (and a uint8 QuantizeLinear result in signed form); the quantization of integer outputs recorded."""
     node = ctx.int_io.outputs.get(name) if ctx.int_io is not None else None
     if node is None:
-        return v
+        return _quantized_output(ctx, name, v, g)
     try:
         return _dequantized_source(ctx, name, node, v)
     except ConvertError as e:
         raise ConversionError([edge_problem("output", name, str(e), "convert without --int-io to keep the float "
                                             "output", SOURCE)]) from None
+
+
+def _quantized_output(ctx, name: str, v, g):
+    """An output a QuantizeLinear with constant parameters makes: recorded (uint8 bits made signed
+    under --int-io); any other output as it is."""
+    q = next((n for n in g.node if _is(n, "QuantizeLinear") and name in n.output), None)
+    params = _const_params(ctx, q) if q is not None and len(q.input) > 2 else None
+    qtype = qtype_of(ctx, q.input[2]) if params is not None else None
+    if qtype is None or qtype.bits not in (8, 16):
+        return v
+    if ctx.int_io is None or not qtype.unsigned:
+        ctx.graph.output_quant[name] = EdgeQuant(*params, qtype.name, qtype.unsigned)
+        return v
+    ctx.graph.output_quant[name] = signed_edge(*params, qtype.name, qtype.offset)
+    return signed_value(ctx, QTensor(qtype, value=v))
 
 
 def _dequantized_source(ctx, name: str, node, v):
