@@ -16,7 +16,7 @@ import os
 
 import numpy as np
 
-from .diagnostics import ConversionError, ShapeError, TosaconvError
+from .diagnostics import ConversionError, ShapeError, TosaconvError, UsageError
 from .ir.graph import Graph, walk_graphs
 from .ir.types import TensorType
 from .passes import needed_symbols, run_pipeline
@@ -24,21 +24,28 @@ from .passes import specialize as _specialize
 from .symbolic.expr import dim_str, free_symbols, subs
 
 
-def load(path: str, npu_fast: bool = False) -> Graph:
+def load(path: str, npu_fast: bool = False, int_io: bool = False) -> Graph:
     """Read a model or program file into an IR graph (symbolic for models).
 
     ``npu_fast`` (TFLite models): lowerings that cost an NPU less but may differ from LiteRT's reference
-    kernels by one unit of the output (see the README's ``--npu-fast``); exact ones by default."""
+    kernels by one unit of the output (see the README's ``--npu-fast``); exact ones by default.
+    ``int_io`` (``--int-io``): the float quantize at each input and dequantize at each output are
+    removed, so the program takes and returns the integer tensors; ``graph.input_quant`` and
+    ``graph.output_quant`` hold their scales and zero points (see tosaconv.importers.int_io)."""
     kind = _kind(path)
     if kind == "onnx":
         from .importers.onnx.driver import import_onnx
-        return run_pipeline(import_onnx(path))
+        return run_pipeline(import_onnx(path, int_io=int_io))
     if kind == "tflite":
         from .importers.tflite.driver import import_tflite
-        return run_pipeline(import_tflite(path, npu_fast=npu_fast))
-    if kind == "tosair":
-        return _parse_tosair(path)
-    return _read_tosa(path)
+        return run_pipeline(import_tflite(path, npu_fast=npu_fast, int_io=int_io))
+    graph = _parse_tosair(path) if kind == "tosair" else _read_tosa(path)
+    if int_io and not graph.int_io:
+        raise UsageError.one("E-INT-IO", f"--int-io applies when a model is imported; '{path}' is a "
+                             f".{kind} program that was not imported with it",
+                             hint="import the .onnx or .tflite model with --int-io (tosaconv import MODEL "
+                                  "--int-io -o OUT.tosair, or convert it directly)")
+    return graph
 
 
 def _kind(path: str) -> str:
@@ -164,8 +171,10 @@ def describe(graph: Graph) -> dict:
     """Everything ``tosaconv inspect`` shows, as plain data."""
     return {
         "source": graph.source,
-        "inputs": [_value_info(v.name, v.type) for v in graph.inputs],
-        "outputs": [_value_info(n, v.type) for n, v in zip(graph.output_names, graph.outputs)],
+        "inputs": [_value_info(v.name, v.type, graph.input_quant.get(v.name)) for v in graph.inputs],
+        "outputs": [_value_info(n, v.type, graph.output_quant.get(n))
+                    for n, v in zip(graph.output_names, graph.outputs)],
+        "int_io": graph.int_io,
         "symbols": [_symbol_info(i) for i in graph.scope.symbols.values()],
         "needed_symbols": needed_symbols(graph),
         "constraints": [_constraint_info(c) for c in graph.ledger.entries],
@@ -209,9 +218,14 @@ def _is_static(graph: Graph) -> bool:
                for g in walk_graphs(graph) for op in g.ops)
 
 
-def _value_info(name, t) -> dict:
-    return {"name": name, "dtype": t.dtype.value, "shape": [d if isinstance(d, int) else dim_str(d) for d in t.shape],
+def _value_info(name, t, quant=None) -> dict:
+    """One input or output; a quantized one also has its scale, zero point and the model's own dtype."""
+    info = {"name": name, "dtype": t.dtype.value, "shape": [d if isinstance(d, int) else dim_str(d) for d in t.shape],
             "symbols": sorted(t.symbols())}
+    if quant is not None:
+        info.update({"scale": quant.scale, "zero_point": quant.zero_point, "source_dtype": quant.source_dtype,
+                     "unsigned": quant.unsigned})
+    return info
 
 
 def _symbol_info(info) -> dict:

@@ -25,6 +25,7 @@ from typing import Optional
 import numpy as np
 
 from .analysis import summary as tosa_summary
+from .ir.io_quant import describe_io
 from .symbolic.expr import dim_str, free_symbols, subs
 
 REPORT_SCHEMA_VERSION = 1
@@ -97,6 +98,7 @@ class ReportData:
             "run": self.run,
             "state_io": [state_entry(p) for p in _state_pairs(self.program())],
             "warnings": [d.to_json() for d in self.warnings()],
+            "io": describe_io(self.static if self.static is not None else self.graph),
         }
 
     def program(self):

@@ -104,3 +104,19 @@ def test_dense_data_is_little_endian_whatever_the_byte_order():
     # 1 -> 01 00 00 00, -2 -> fe ff ff ff
     expected = 'dense<i32 [2] base64 "AQAAAP7///8=">'
     assert dense_text(np.array([1, -2], ">i4")) == dense_text(np.array([1, -2], "<i4")) == expected
+
+
+def test_io_quantization_round_trips():
+    """--int-io's edge record (and uint8 bits without it) survives print and parse, scales exactly."""
+    from tosaconv.ir.io_quant import EdgeQuant
+    from tosaconv.ir.types import TensorType
+    g = Graph(int_io=True)
+    x = g.add_input("in/put:0", TensorType(DType.INT8, (1, 4)))
+    g.set_outputs([x], ["out"])
+    g.input_quant["in/put:0"] = EdgeQuant(float(np.float32(0.007843137718737125)), -1, "float32")
+    g.output_quant["out"] = EdgeQuant(3.0517578125e-05, 200, "uint8", unsigned=True)
+    text = print_graph(g)
+    assert 'io input "in/put:0" scale 0.007843137718737125 zero_point -1 from float32\n' in text
+    parsed = parse_graph(text)
+    assert (parsed.int_io, parsed.input_quant, parsed.output_quant) == (True, g.input_quant, g.output_quant)
+    assert print_graph(parsed) == text

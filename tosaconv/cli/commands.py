@@ -15,8 +15,8 @@ import click
 from ..fileio import npz_bytes, sha256_file
 from ..report import ReportData, dumps, run_section
 from . import steps
-from .common import (IN_PATH, MODEL_PATH, NPU_FAST, OUT_PATH, Outcome, binding_options, check_outputs, guarded,
-                     output_options, target_options)
+from .common import (IN_PATH, INT_IO, MODEL_PATH, NPU_FAST, OUT_PATH, Outcome, binding_options, check_outputs,
+                     guarded, output_options, target_options)
 
 _REPORT = click.option("--report", "report_path", type=OUT_PATH, metavar="REPORT.json",
                        help="Write the JSON report here.")
@@ -26,13 +26,14 @@ _REPORT = click.option("--report", "report_path", type=OUT_PATH, metavar="REPORT
 @click.argument("model", type=MODEL_PATH)
 @click.option("-o", "--output", required=True, type=OUT_PATH, metavar="OUT.tosair", help="The text IR to write.")
 @NPU_FAST
+@INT_IO
 @output_options
 @guarded
-def import_(session, model, output, npu_fast) -> Outcome:
+def import_(session, model, output, npu_fast, int_io) -> Outcome:
     """Import MODEL and write the symbolic program (symbols, ledger, ops) as text."""
     check_outputs(model, output=output)
     data = ReportData("import", model, sha256_file(model), clock=session.clock)
-    data.graph = steps.load_model(session, model, npu_fast)
+    data.graph = steps.load_model(session, model, npu_fast=npu_fast, int_io=int_io)
     text = steps.print_ir(session, data.graph)
     data.histogram = steps.histogram(data.graph)
     data.written = [session.write(output, text.encode("utf-8"), "tosair")]
@@ -52,15 +53,16 @@ def import_(session, model, output, npu_fast) -> Outcome:
 @target_options
 @steps.STATE_AS_IO
 @NPU_FAST
+@INT_IO
 @output_options
 @guarded
 def specialize(session, model, binds, binding_files, input_shapes, inputs_path, output, report_path, profile,
-               level, state_as_io, npu_fast) -> Outcome:
+               level, state_as_io, npu_fast, int_io) -> Outcome:
     """Bind the symbols of a .tosair program (or a model) and write static TOSA 1.0."""
     check_outputs(model, output=output, report=report_path)
     sources = steps.binding_sources(binds, binding_files, input_shapes, inputs_path)
     data = ReportData("specialize", model, sha256_file(model), clock=session.clock)
-    data.graph = steps.load_model(session, model, npu_fast)
+    data.graph = steps.load_model(session, model, npu_fast=npu_fast, int_io=int_io)
     if state_as_io:
         steps.state_as_io(session, data.graph)
     data.bindings = steps.bind(session, data.graph, sources)

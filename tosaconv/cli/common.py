@@ -27,6 +27,11 @@ EXIT_INTERRUPTED = 130
 MODEL_PATH = click.Path(exists=True, dir_okay=False)
 IN_PATH = click.Path(exists=True, dir_okay=False)
 OUT_PATH = click.Path(dir_okay=False)
+INT_IO = click.option(
+    "--int-io", "int_io", is_flag=True,
+    help="Integer I/O: drop the float quantize at each input and the dequantize at each output, so the "
+         "program takes and returns the int8 tensors a device feeds; the report gives their scales and "
+         "zero points (uint8 is carried as int8 with the zero point minus 128).")
 
 
 @dataclass

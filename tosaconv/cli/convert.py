@@ -15,8 +15,8 @@ import click
 from ..fileio import npz_bytes, sha256_file
 from ..report import ReportData, dumps, run_section
 from . import steps
-from .common import (IN_PATH, MODEL_PATH, NPU_FAST, OUT_PATH, Outcome, binding_options, check_outputs, guarded,
-                     output_options, target_options)
+from .common import (IN_PATH, INT_IO, MODEL_PATH, NPU_FAST, OUT_PATH, Outcome, binding_options, check_outputs,
+                     guarded, output_options, target_options)
 
 HELP = """Convert MODEL (.onnx, .tosair or .tosa) to a static TOSA 1.0 flatbuffer OUT.tosa.
 
@@ -52,15 +52,16 @@ written atomically, and only if every step succeeded.
 @target_options
 @steps.STATE_AS_IO
 @NPU_FAST
+@INT_IO
 @output_options
 @guarded
 def convert(session, model, output, binds, binding_files, input_shapes, ir_path, do_run, inputs_path,
-            outputs_path, seed, report_path, profile, level, state_as_io, npu_fast) -> Outcome:
+            outputs_path, seed, report_path, profile, level, state_as_io, npu_fast, int_io) -> Outcome:
     npz_path = outputs_path or (os.path.splitext(output)[0] + ".npz" if do_run else None)
     check_outputs(model, output=output, ir=ir_path, outputs=npz_path, report=report_path)
     sources = steps.binding_sources(binds, binding_files, input_shapes, inputs_path)
     data = ReportData("convert", model, sha256_file(model), clock=session.clock)
-    data.graph = steps.load_model(session, model, npu_fast)
+    data.graph = steps.load_model(session, model, npu_fast=npu_fast, int_io=int_io)
     state = steps.state_as_io(session, data.graph) if state_as_io else {}
     data.bindings = steps.bind(session, data.graph, sources)
     data.static = steps.specialize(session, data.graph, data.bindings)

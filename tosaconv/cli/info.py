@@ -14,17 +14,19 @@ import click
 from .. import api
 from ..diagnostics.render import show_inspect, show_ops
 from . import steps
-from .common import MODEL_PATH, Outcome, guarded, output_options
+from .common import INT_IO, MODEL_PATH, Outcome, guarded, output_options
 
 
 @click.command("inspect")
 @click.argument("file", type=MODEL_PATH, metavar="FILE")
+@INT_IO
 @output_options
 @guarded
-def inspect(session, file) -> Outcome:
-    """Show FILE's inputs, outputs, symbols, constraint ledger and op histogram, and the TOSA profiles,
-    extensions and level 8K fit it needs (exact when FILE needs no bindings)."""
-    graph = steps.load_model(session, file)
+def inspect(session, file, int_io) -> Outcome:
+    """Show FILE's inputs and outputs (with the scale and zero point of quantized ones), symbols,
+    constraint ledger and op histogram, and the TOSA profiles, extensions and level 8K fit it needs
+    (exact when FILE needs no bindings); with --int-io, as convert --int-io would import it."""
+    graph = steps.load_model(session, file, int_io=int_io)
     info = api.describe(graph)
     with session.stage("tosa", "checking TOSA profiles and levels"):
         info["tosa"] = api.tosa_summary(api.exact_program(graph))

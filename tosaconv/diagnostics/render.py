@@ -168,9 +168,17 @@ def _get(row: dict, *keys):
     return tuple(row.get(k) for k in keys)
 
 
+def _quant_text(v: dict) -> str:
+    """``scale 0.0078125, zero point -1 (model: float32)`` for a quantized input or output, else empty."""
+    if v.get("scale") is None:
+        return ""
+    bits = ", uint8 bits" if v.get("unsigned") else ""
+    return f"scale {v['scale']:.9g}, zero point {v['zero_point']} (model: {v.get('source_dtype', '?')}{bits})"
+
+
 def inspect_tables(info: dict) -> list:
     """The tables of ``tosaconv inspect`` for the data of ``api.describe``."""
-    values = [(kind, *_get(v, "name", "dtype"), _shape_text(v.get("shape")))
+    values = [(kind, *_get(v, "name", "dtype"), _shape_text(v.get("shape")), _quant_text(v))
               for kind in ("inputs", "outputs") for v in info.get(kind, [])]
     symbols = [_get(s, "name", "extent", "origin", "bound") for s in info.get("symbols", [])]
     constraints = [(i, *_get(c, "constraint", "op_type", "node", "reason"))
@@ -178,7 +186,7 @@ def inspect_tables(info: dict) -> list:
     histogram = [(src, ", ".join(f"{op} ×{n}" for op, n in sorted(ops.items())))
                  for src, ops in sorted(info.get("histogram", {}).items())]
     return [
-        table("Inputs and outputs", ("", "name", "dtype", "shape"), values),
+        table("Inputs and outputs", ("", "name", "dtype", "shape", "quantization"), values),
         table("Symbols", ("name", "extent", "origin", "bound"), symbols),
         table("Constraint ledger", ("#", "constraint", "op", "node", "reason"), constraints),
         table("Op histogram", ("source op", "TOSA ops"), histogram),

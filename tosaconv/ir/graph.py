@@ -74,6 +74,10 @@ class Graph:
     # it (tosaconv.analysis.note_float_reason) and the float-island report reads it. Shells and regions
     # share the dict, so a note survives passes, specialization and region rebuilding.
     float_reasons: dict = field(default_factory=dict)
+    # the quantization of inputs and outputs by name (io_quant.EdgeQuant); int_io: made by --int-io
+    input_quant: dict = field(default_factory=dict)
+    output_quant: dict = field(default_factory=dict)
+    int_io: bool = False
     _names: set = field(default_factory=set, repr=False)
 
     def unique_name(self, base: str) -> str:
@@ -108,7 +112,8 @@ class Graph:
     def copy_shell(self) -> "Graph":
         """An empty graph that shares this one's name, scope and ledger."""
         return Graph(name=self.name, scope=self.scope, ledger=self.ledger, source=self.source,
-                     float_reasons=self.float_reasons)
+                     float_reasons=self.float_reasons, input_quant=self.input_quant,
+                     output_quant=self.output_quant, int_io=self.int_io)
 
     def region_shell(self, name: str) -> "Graph":
         """An empty region graph: it shares this graph's symbols but keeps its own ledger, because

@@ -27,6 +27,7 @@ from .ops import OPS
 from .printer import FORMAT_VERSION, field_types
 from .types import IndexType, TensorType
 from .verifier import arity_problem, type_problems
+from .io_quant import EdgeQuant
 from .lexer import ParseError  # noqa: F401  (re-exported: part of the parser's API)
 from .lexer import Cursor, IDENT, OP_NAME, INT, DIGITS, FLOAT, BOOL, ARRAY_DTYPE
 
@@ -67,8 +68,29 @@ class _Parser(Cursor):
         elif self.keyword("float_reason"):
             location = self.string("the location's text")
             self.graph.float_reasons[location] = self.string("why the ops there stay float")
+        elif self.keyword("int_io"):
+            self.graph.int_io = True
+        elif self.keyword("io"):
+            self.io_edge()
         else:
-            raise self.error(f"expected 'source', 'symbol', 'constraint', 'float_reason' or 'func', {self.found()}")
+            raise self.error(f"expected 'source', 'symbol', 'constraint', 'float_reason', 'int_io', 'io' or 'func', "
+                             f"{self.found()}")
+
+    def io_edge(self):
+        """``io input|output "name" scale S zero_point Z from DTYPE [unsigned]`` (see io_quant.edge_text)."""
+        self.skip()
+        start, kind = self.pos, self.match(IDENT, "'input' or 'output'")
+        if kind not in ("input", "output"):
+            raise self.error(f"expected 'input' or 'output', found {kind!r}", start)
+        name = self.string("the edge's name")
+        self.expect_keyword("scale", "(the edge's scale)")
+        scale = float(self.match(FLOAT, "a scale"))
+        self.expect_keyword("zero_point", "(the edge's zero point)")
+        zero_point = self.integer("a zero point")
+        self.expect_keyword("from", "(the model's type at this edge)")
+        source = self.match(IDENT, "a dtype name")
+        table = self.graph.input_quant if kind == "input" else self.graph.output_quant
+        table[name] = EdgeQuant(scale, zero_point, source, self.keyword("unsigned"))
 
     def symbol(self):
         self.skip()

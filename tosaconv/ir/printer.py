@@ -28,6 +28,7 @@ import numpy as np
 from ..symbolic.expr import dim_str, format_symbol
 from .dtypes import DType
 from .graph import Graph
+from .io_quant import edge_text
 from .location import Location
 
 FORMAT_VERSION = 1
@@ -192,6 +193,13 @@ def _return(graph) -> str:
     return "  return" + (" " + ", ".join(items) if items else "")
 
 
+def _io_lines(graph) -> list:
+    """``int_io`` when --int-io made the edges, then the quantization of each input and output."""
+    lines = ["int_io"] if graph.int_io else []
+    lines += [edge_text("input", n, q) for n, q in graph.input_quant.items()]
+    return lines + [edge_text("output", n, q) for n, q in graph.output_quant.items()]
+
+
 def print_graph(graph) -> str:
     """The ``.tosair`` text of ``graph`` (ends with a newline)."""
     lines = [f"tosair {FORMAT_VERSION}"]
@@ -200,6 +208,7 @@ def print_graph(graph) -> str:
     lines += [symbol_text(info) for info in graph.scope.symbols.values()]
     lines += [constraint_text(c) for c in graph.ledger.entries]
     lines += [f"float_reason {quote(loc)} {quote(why)}" for loc, why in graph.float_reasons.items()]
+    lines += _io_lines(graph)
     lines.append("func " + _signature(graph))
     lines += _body(graph) + ["}"]
     return "\n".join(lines) + "\n"

@@ -49,6 +49,7 @@ class LoweringContext:
         self._const_cache: dict = {}
         self.symbol_values: dict = {}         # symbol name -> its Index value (GET_DIM or EXTRACT_DIM)
         self.index_cache: dict = {}           # dim expression key -> Index value computing it
+        self.int_io = None                    # with --int-io, the importer's edge plan (main graph only)
 
     # -- an importer's own constant store (ONNX initializers); the base has none ------
     def _has_initializer(self, name: str) -> bool:

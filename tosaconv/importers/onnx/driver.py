@@ -31,6 +31,8 @@ from . import scan8
 from ..errors import converting
 from .context import ImportContext, ShapeTensor
 from .external_data import load_external_data
+from .int_io import output_value, record_integer_inputs
+from .int_io import plan as int_io_plan
 from .reader import ConvertError, NodeReader
 from .registry import DEFAULT_DOMAINS, op_version, resolve
 
@@ -44,17 +46,20 @@ _ELEM_TYPES = {
 }
 
 
-def import_onnx(path: str) -> Graph:
+def import_onnx(path: str, int_io: bool = False) -> Graph:
+    """The symbolic program of the model at ``path``; ``int_io``: integer inputs and outputs (see .int_io)."""
     model = _load(path)
     model = _upgrade(model, path)
     opset = _default_opset(model)
     domains = {o.domain: o.version for o in model.opset_import if o.domain not in DEFAULT_DOMAINS}
     _check_supported(model.graph, opset, domains)
-    graph = Graph(source=f"{os.path.basename(path)} (ONNX opset {opset})")
+    graph = Graph(source=f"{os.path.basename(path)} (ONNX opset {opset})", int_io=int_io)
     initializers = {t.name: t for t in model.graph.initializer}
     ctx = ImportContext(graph, opset, initializers, domains)
+    ctx.int_io = int_io_plan(model.graph, initializers) if int_io else None
     _declare_inputs(ctx, model.graph, initializers)
     convert_nodes(ctx, model.graph.node)
+    record_integer_inputs(ctx, model.graph)
     _set_outputs(ctx, model.graph)
     return graph
 
@@ -190,7 +195,7 @@ def _set_outputs(ctx: ImportContext, g: onnx.GraphProto):
         for vi in g.output:
             if not ctx.has(vi.name):
                 raise ConversionError.one("E-MODEL-READ", f"graph output '{vi.name}' is never produced")
-            v = ctx.tensor(vi.name)
+            v = output_value(ctx, vi.name, ctx.tensor(vi.name), g)
             if isinstance(ctx.values.get(vi.name), ShapeTensor) or v.producer is None or v in values:
                 v = ctx.b.emit(Op.IDENTITY, v, name=vi.name)
             values.append(v)

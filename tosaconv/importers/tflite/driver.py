@@ -33,19 +33,23 @@ from .registry import NO_QUANTIZED_KERNEL, resolve, resolve_custom, supported_cu
 from .ops.custom import read_custom_options
 from .ops.variables import declare_variables
 from .subgraph import reachable_subgraphs
+from .int_io import declare_input, output_value
+from .int_io import plan as int_io_plan
 
 INPUT_TYPES = {"FLOAT32": DType.FP32, "FLOAT16": DType.FP16, "INT32": DType.INT32, "INT64": DType.INT32,
                "INT16": DType.INT16, "INT8": DType.INT8, "BOOL": DType.BOOL,
                "UINT8": DType.INT8}   # uint8 bits in int8 storage (see quant.py)
 
 
-def import_tflite(path: str, npu_fast: bool = False) -> Graph:
-    """``npu_fast``: the cheaper lowerings that may differ from LiteRT by 1 LSB (README, ``--npu-fast``)."""
+def import_tflite(path: str, npu_fast: bool = False, int_io: bool = False) -> Graph:
+    """The symbolic program of the model at ``path``. ``npu_fast``: the cheaper lowerings that may differ from
+    LiteRT by 1 LSB (README, ``--npu-fast``); ``int_io``: integer inputs and outputs (see .int_io)."""
     model = _load(path)
     model.npu_fast = npu_fast
     _check_supported(model)
-    graph = Graph(source=f"{os.path.basename(path)} (TFLite schema {model.version})")
+    graph = Graph(source=f"{os.path.basename(path)} (TFLite schema {model.version})", int_io=int_io)
     ctx = TfliteContext(graph, model)
+    ctx.int_io = int_io_plan(model, _edge_names(ctx, model)) if int_io else None
     ctx.custom_options = read_custom_options(model.data) if any(op.custom for op in model.ops) else {}
     _declare_inputs(ctx, model)
     convert_ops(ctx, model.ops)
@@ -55,9 +59,18 @@ def import_tflite(path: str, npu_fast: bool = False) -> Graph:
 
 
 def convert_ops(ctx: TfliteContext, ops):
-    """Convert ``ops`` in order in ``ctx`` (the main subgraph, or an IF/WHILE body's context)."""
+    """Convert ``ops`` in order in ``ctx`` (the main subgraph, or an IF/WHILE body's context); the edge
+    QUANTIZEs that --int-io removes are skipped."""
+    skip = ctx.int_io.bypass if ctx.int_io is not None else ()
     for op in ops:
-        _convert_op(ctx, op)
+        if op.index not in skip:
+            _convert_op(ctx, op)
+
+
+def _edge_names(ctx: TfliteContext, model: TfliteModel) -> dict:
+    """Tensor index -> the program's name for each graph input and output."""
+    names = {i: model.input_names.get(i, ctx.keys[i]) for i in model.inputs}
+    return {**names, **{i: model.output_names.get(i, ctx.keys[i]) for i in model.outputs}}
 
 
 def _load(path: str) -> TfliteModel:
@@ -132,6 +145,7 @@ def _declare_inputs(ctx: TfliteContext, model: TfliteModel):
         dims = t.signature if t.signature is not None and len(t.signature) == len(t.shape) else t.shape
         shape = tuple(_input_dim(ctx, name, axis, d) for axis, d in enumerate(dims))
         ctx.values[key] = ctx.graph.add_input(name, TensorType(INPUT_TYPES[t.type_name], shape))
+        declare_input(ctx, index, name)
 
 
 def _input_dim(ctx: TfliteContext, input_name: str, axis: int, d: int):
@@ -166,8 +180,8 @@ def _set_outputs(ctx: TfliteContext, model: TfliteModel):
             key = ctx.keys[index]
             if not ctx.has(key):
                 raise ConversionError.one("E-MODEL-READ", f"graph output '{key}' is never produced")
-            v = ctx.tensor(key)
             name = model.output_names.get(index, key)
+            v = output_value(ctx, index, name, ctx.tensor(key))
             if isinstance(ctx.values.get(key), ShapeTensor) or v.producer is None or v in values \
                     or v.producer.op is Op.CONST:
                 v = ctx.b.emit(Op.IDENTITY, v, name=name)

@@ -33,6 +33,7 @@ from ....ir.ops import Op
 from ..reader import ConvertError
 from ..registry import converter
 from .float_div import divide
+from ..int_io import quantized_input
 from .qdq_fold import fold_quantize
 from .qparams import as_float32, broadcast, is_value, read_params
 from .qtypes import (BY_ONNX_NAME, UINT8, DQRecord, QTensor, check_supported, clamp_int32, data_type, is_float16,
@@ -109,6 +110,8 @@ def convert_quantize_linear(ctx, node):
     qtype = _q_output_qtype(ctx, node)
     check_supported(qtype, "QuantizeLinear output")
     params = read_params(ctx, node, 1, 2, x.type)
+    if ctx.int_io is not None and ctx.int_io.inputs.get(node.inputs[0]) is node.node:
+        return quantized_input(ctx, node.inputs[0], x, params, qtype)   # --int-io: the input is the integer
     folded = fold_quantize(ctx, x, params, qtype)
     return folded if folded is not None else quantize(ctx, x, params, qtype)
 

@@ -1,0 +1,180 @@
+"""``--int-io`` in the ONNX importer: QDQ models take and return their int8 (or uint8-as-int8) tensors.
+
+In the QDQ form a float graph input goes straight into a QuantizeLinear and
+a float graph output comes straight out of a DequantizeLinear.
+:func:`plan` finds those nodes before anything converts and refuses, in one
+error, every float input or output that has none, and every input that also
+feeds other nodes (subgraphs included). Then:
+
+* the QuantizeLinear converter calls :func:`quantized_input` for a planned
+  input: the graph input is retyped to the quantized storage type under the
+  model's input name, and it *is* the QuantizeLinear's result (uint8 data is
+  carried as int8 ``q - 128``, turned into tosaconv's unsigned-bits storage
+  by one exact RESCALE whose signed form later readers take directly);
+* the driver calls :func:`output_value` for each graph output: a planned
+  output becomes the DequantizeLinear's integer input, in signed form.
+
+Scale and zero point must be constants and per tensor, since a deployer
+quantizes an edge with one scale; anything else is refused with the edge
+named. The edges' scales and zero points are recorded on the graph.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Optional
+
+import numpy as np
+import onnx
+
+from ...diagnostics import ConversionError
+from ...ir.io_quant import EdgeQuant, numpy_name
+from ..int_io import edge_problem, float_input, float_output, mixed_input, refuse, retype_input, signed_edge
+from .ops.qtypes import QTensor, qtype_of, read_qtensor, signed_value, stored_from_signed
+from .reader import ConvertError
+
+_FLOATS = (onnx.TensorProto.FLOAT, onnx.TensorProto.FLOAT16, onnx.TensorProto.DOUBLE, onnx.TensorProto.BFLOAT16)
+_DTYPES = {onnx.TensorProto.FLOAT: "float32", onnx.TensorProto.FLOAT16: "float16",
+           onnx.TensorProto.DOUBLE: "float64", onnx.TensorProto.BFLOAT16: "bfloat16"}
+SOURCE = "onnx"
+
+
+@dataclass
+class Plan:
+    inputs: dict = field(default_factory=dict)     # graph input name -> the QuantizeLinear NodeProto reading it
+    outputs: dict = field(default_factory=dict)    # graph output name -> the DequantizeLinear NodeProto making it
+
+
+def _is(node, op_type: str) -> bool:
+    return node is not None and node.op_type == op_type and node.domain in ("", "ai.onnx")
+
+
+def _nested_names(node) -> set:
+    """Every name the subgraphs of ``node`` read (they may capture the outer graph's inputs)."""
+    names = set()
+    for a in node.attribute:
+        for sub in ([a.g] if a.type == onnx.AttributeProto.GRAPH else
+                    a.graphs if a.type == onnx.AttributeProto.GRAPHS else []):
+            for n in sub.node:
+                names.update(n.input)
+                names |= _nested_names(n)
+    return names
+
+
+def plan(g: onnx.GraphProto, initializers: dict) -> Plan:
+    """The QuantizeLinear / DequantizeLinear edge nodes of ``g`` that --int-io removes."""
+    out, problems = Plan(), []
+    for vi in g.input:
+        if vi.name not in initializers:
+            problems += _plan_input(g, vi, out)
+    producers = {o: n for n in g.node for o in n.output}
+    for vi in g.output:
+        node = producers.get(vi.name)
+        if _is(node, "DequantizeLinear"):
+            out.outputs[vi.name] = node
+        elif vi.type.tensor_type.elem_type in _FLOATS:
+            problems.append(float_output(vi.name, _DTYPES[vi.type.tensor_type.elem_type], "DequantizeLinear",
+                                         SOURCE))
+    refuse(problems)
+    return out
+
+
+def _plan_input(g, vi, out: Plan) -> list:
+    elem = vi.type.tensor_type.elem_type
+    if elem not in _FLOATS:
+        return []
+    readers = [n for n in g.node if vi.name in n.input or vi.name in _nested_names(n)]
+    quantizes = [n for n in readers if _is(n, "QuantizeLinear") and n.input[0] == vi.name]
+    if not quantizes:
+        return [float_input(vi.name, _DTYPES[elem], "QuantizeLinear", SOURCE)]
+    others = [(n.op_type, n.name or n.output[0]) for n in readers if n is not quantizes[0]]
+    if others or vi.name in {o.name for o in g.output}:
+        return [mixed_input(vi.name, "QuantizeLinear", others or [("graph output", vi.name)], SOURCE)]
+    out.inputs[vi.name] = quantizes[0]
+    return []
+
+
+def _one(params_scale, zero_point) -> tuple:
+    """The one constant (scale, zero point) of an edge, or a ConvertError saying why there is none."""
+    if not isinstance(params_scale, np.ndarray) or (zero_point is not None and not isinstance(zero_point, np.ndarray)):
+        raise ConvertError("is quantized with a scale or zero point computed at run time; a deployer needs "
+                           "constants")
+    if params_scale.size != 1:
+        raise ConvertError(f"is quantized per axis ({params_scale.size} scales); an integer model edge needs "
+                           "one scale and zero point")
+    zp = 0 if zero_point is None else int(np.asarray(zero_point).reshape(-1)[0])
+    return float(np.float32(params_scale.reshape(-1)[0])), zp
+
+
+def quantized_input(ctx, name: str, x, params, qtype):
+    """The QuantizeLinear of planned input ``name`` (float value ``x``, not read by anything else): the
+    input retyped to ``qtype``'s storage, returned as the QuantizeLinear's result."""
+    try:
+        scale, zp = _one(params.scale, params.zero_point)
+    except ConvertError as e:
+        raise ConvertError(f"--int-io: input '{name}' {e}") from None
+    ctx.values.pop(name, None)
+    v = retype_input(ctx.graph, name, qtype.dtype)
+    ctx.graph.input_quant[name] = signed_edge(scale, zp, numpy_name(x.type.dtype), qtype.offset)
+    return stored_from_signed(ctx, v, qtype)
+
+
+def _const_params(ctx, node) -> Optional[tuple]:
+    """The one constant (scale, zero point) of a QuantizeLinear / DequantizeLinear, else None."""
+    zp_name = node.input[2] if len(node.input) > 2 else ""
+    try:
+        return _one(ctx.const(node.input[1]), ctx.const(zp_name) if zp_name else None)
+    except ConvertError:
+        return None
+
+
+def record_integer_inputs(ctx, g: onnx.GraphProto):
+    """The quantization of integer graph inputs a DequantizeLinear with constant parameters reads."""
+    for v in ctx.graph.inputs:
+        if v.name in ctx.graph.input_quant or not v.type.dtype.is_int:
+            continue
+        dq = next((n for n in g.node if _is(n, "DequantizeLinear") and n.input[0] == v.name), None)
+        params = _const_params(ctx, dq) if dq is not None else None
+        if params is not None:
+            ctx.graph.input_quant[v.name] = EdgeQuant(*params, numpy_name(v.type.dtype))
+
+
+def output_value(ctx, name: str, v, g: onnx.GraphProto):
+    """Graph output ``name``: ``v``, or with --int-io the signed integer input of its DequantizeLinear
+    (and a uint8 QuantizeLinear result in signed form); the quantization of integer outputs recorded."""
+    node = ctx.int_io.outputs.get(name) if ctx.int_io is not None else None
+    if node is None:
+        return _quantized_output(ctx, name, v, g)
+    try:
+        return _dequantized_source(ctx, name, node, v)
+    except ConvertError as e:
+        raise ConversionError([edge_problem("output", name, str(e), "convert without --int-io to keep the float "
+                                            "output", SOURCE)]) from None
+
+
+def _quantized_output(ctx, name: str, v, g):
+    """An output a QuantizeLinear with constant parameters makes: recorded (uint8 bits made signed
+    under --int-io); any other output as it is."""
+    q = next((n for n in g.node if _is(n, "QuantizeLinear") and name in n.output), None)
+    params = _const_params(ctx, q) if q is not None and len(q.input) > 2 else None
+    qtype = qtype_of(ctx, q.input[2]) if params is not None else None
+    if qtype is None or qtype.bits not in (8, 16):
+        return v
+    if ctx.int_io is None or not qtype.unsigned:
+        ctx.graph.output_quant[name] = EdgeQuant(*params, qtype.name, qtype.unsigned)
+        return v
+    ctx.graph.output_quant[name] = signed_edge(*params, qtype.name, qtype.offset)
+    return signed_value(ctx, QTensor(qtype, value=v))
+
+
+def _dequantized_source(ctx, name: str, node, v):
+    x_name, zp_name = node.input[0], node.input[2] if len(node.input) > 2 else ""
+    qtype = qtype_of(ctx, zp_name) or qtype_of(ctx, x_name)
+    if qtype is None or qtype.bits not in (8, 16) or ctx.const(x_name) is not None:
+        raise ConvertError("comes from a DequantizeLinear of a constant or of 32-bit data, not of an 8- or "
+                           "16-bit tensor")
+    scale = ctx.const(node.input[1])
+    _, zp = _one(scale, ctx.const(zp_name) if zp_name else None)
+    data = read_qtensor(ctx, x_name, qtype)
+    ctx.graph.output_quant[name] = signed_edge(float(np.float32(scale.reshape(-1)[0])), zp,
+                                               numpy_name(v.type.dtype), qtype.offset)
+    return signed_value(ctx, data)
