@@ -6,13 +6,16 @@ with tosaconv at the first catalog shape, catching every error (a refusal
 with its exit code, or an internal error with its traceback's last frames);
 count the float TOSA ops (the graph's own input-quantize/output-dequantize
 edges apart), with histograms by TOSA op and by source op; the largest
-difference from onnxruntime in LSB of each output's DequantizeLinear scale;
+difference from onnxruntime in LSB of each output's DequantizeLinear scale,
+against onnxruntime as users run it (graph optimizations fuse Q/DQ into
+integer kernels) and with its optimizations off (every Q/DQ as written);
 whether the official reference model agrees bit-exactly with our numpy
 run; and Vela's verdict for the Ethos-U85 (NPU operator share, or the ops it
 rejects). Every step is timed.
 
     python scripts/quantized_models.py [--models rapid,common] [--recipes qdq_s8_pc]
                                        [--markdown OUT.md] [--json] [--no-reference] [--no-vela]
+    python scripts/quantized_models.py --from-json RESULTS.json > OUT.md
 """
 from __future__ import annotations
 
@@ -28,12 +31,18 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 from tests.real_models.quantized import MODEL_NAMES, RECIPES, entry_named  # noqa: E402
 from tests.real_models.quantized_measure import measure, public  # noqa: E402
 
-HEADER = ("| model | recipe | result | TOSA ops | float ops | I/O edge float ops | max LSB vs onnxruntime "
-          "| reference model vs numpy | Vela (ethos-u85-256) | seconds: quantize / convert / numpy / reference / vela |")
+HEADER = ("| model | recipe | result | TOSA ops | float ops | I/O edge float ops "
+          "| max LSB vs onnxruntime: optimized / unoptimized | reference model vs numpy | Vela (ethos-u85-256) "
+          "| seconds: quantize / convert / numpy / reference / vela |")
 
 
 def main(argv=None) -> int:
     args = _parser().parse_args(argv)
+    if args.from_json:
+        with open(args.from_json) as f:
+            results = json.load(f)
+        print(markdown(results), end="")
+        return 0
     names = [n for n in MODEL_NAMES if _picked(n, args.models)]
     recipes = [r for r in RECIPES if _picked(r.name, args.recipes)]
     results = []
@@ -64,6 +73,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print the measurements as one JSON document instead")
     p.add_argument("--no-reference", action="store_true", help="skip the official reference model run")
     p.add_argument("--no-vela", action="store_true", help="skip Vela")
+    p.add_argument("--from-json", metavar="RESULTS.json", help="print the Markdown of an earlier --json run")
     return p
 
 
@@ -91,7 +101,8 @@ def _result(r: dict) -> str:
 def _lsb(r: dict) -> str:
     if "lsb" not in r:
         return ""
-    return ", ".join(f"{v['max']:.3g}{'' if v['unit'] == 'LSB' else ' (abs)'}" for v in r["lsb"].values())
+    return " / ".join(", ".join(f"{v['max']:.3g}{'' if v['unit'] == 'LSB' else ' (abs)'}" for v in r[k].values())
+                      for k in ("lsb", "lsb_unoptimized"))
 
 
 def _reference(r: dict) -> str:
@@ -120,25 +131,42 @@ def _cell(text: str, width: int = 160) -> str:
 
 def details(results: list) -> str:
     """Internal errors with their frames, then the float-op histograms (per case and over all cases)."""
-    lines = ["", "### Internal errors (exit 1)", ""]
-    for r in results:
-        if r["status"] == "internal":
-            lines.append(f"- **{r['model']} / {r['recipe']}**: `{_cell(r['message'], 300)}`")
-            lines.extend(f"  - `{frame}`" for frame in r["where"])
+    lines = ["", "### Internal errors (exit 1), by error and innermost frames", ""]
+    for (message, where), cases in _grouped(results, "internal").items():
+        lines.append(f"- `{_cell(message, 300)}` in {', '.join(cases)}")
+        lines.extend(f"  - `{frame}`" for frame in where)
+    lines += ["", "### Refusals (exit 3/4) and quantizer failures", ""]
+    for (message, _), cases in {**_grouped(results, "refused"), **_grouped(results, "quantize-failed")}.items():
+        lines.append(f"- {', '.join(cases)}: {_cell(message, 2000)}")
     lines += ["", "### Float ops left in the program (I/O edges excluded)", "",
-              "| model | recipe | by TOSA op | by source op |", "|---|---|---|---|"]
-    total_tosa, total_source = Counter(), Counter()
+              "| model | recipe | float TOSA ops by kind | by source op type: nodes (TOSA ops) |", "|---|---|---|---|"]
+    total_tosa, total_source, total_nodes = Counter(), Counter(), Counter()
     for r in results:
         if r.get("float_ops"):
             total_tosa.update(r["tosa_kinds"])
             total_source.update(r["source_kinds"])
-            lines.append(f"| {r['model']} | {r['recipe']} | {_hist(r['tosa_kinds'])} | {_hist(r['source_kinds'])} |")
-    lines.append(f"| **all** | | {_hist(total_tosa)} | {_hist(total_source)} |")
+            total_nodes.update(r["source_nodes"])
+            lines.append(f"| {r['model']} | {r['recipe']} | {_hist(r['tosa_kinds'])} "
+                         f"| {_nodes(r['source_nodes'], r['source_kinds'])} |")
+    lines.append(f"| **all** | | {_hist(total_tosa)} | {_nodes(total_nodes, total_source)} |")
     return "\n".join(lines) + "\n"
+
+
+def _grouped(results: list, status: str) -> dict:
+    """{(message, frames): ["model / recipe", ...]} of the cases with ``status``."""
+    groups: dict = {}
+    for r in results:
+        if r["status"] == status:
+            groups.setdefault((r["message"], tuple(r["where"])), []).append(f"{r['model']} / {r['recipe']}")
+    return groups
 
 
 def _hist(counts) -> str:
     return ", ".join(f"{k} {n}" for k, n in Counter(counts).most_common())
+
+
+def _nodes(nodes, ops) -> str:
+    return ", ".join(f"{k} {n} ({ops[k]})" for k, n in Counter(nodes).most_common())
 
 
 def markdown(results: list) -> str:

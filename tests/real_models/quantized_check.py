@@ -73,7 +73,8 @@ def _touches_float(op) -> bool:
 
 
 def float_ops(static, edges: set) -> dict:
-    """Float ops of ``static``: body count, TOSA-op and source-op histograms, and the I/O edge count."""
+    """Float ops of ``static``: body count, histograms by TOSA op and by source op type (TOSA ops, and
+    distinct source nodes), and the I/O edge count."""
     body, edge = [], 0
     for op in static.ops:
         if not _touches_float(op):
@@ -83,9 +84,10 @@ def float_ops(static, edges: set) -> dict:
         else:
             body.append(op)
     sources = Counter(p.op_type for op in body for p in op.location.parts())
+    nodes = Counter(p.op_type for p in {p for op in body for p in op.location.parts()})
     return {"float_ops": len(body), "io_edge_float_ops": edge, "ops": len(static.ops),
             "tosa_kinds": dict(Counter(op.op.name for op in body).most_common()),
-            "source_kinds": dict(sources.most_common())}
+            "source_kinds": dict(sources.most_common()), "source_nodes": dict(nodes.most_common())}
 
 
 def output_scales(model: onnx.ModelProto) -> dict:
@@ -102,8 +104,13 @@ def output_scales(model: onnx.ModelProto) -> dict:
     return out
 
 
-def onnxruntime_outputs(path, feeds: dict) -> dict:
-    session = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+def onnxruntime_outputs(path, feeds: dict, optimized: bool = True) -> dict:
+    """onnxruntime's outputs, with its graph optimizations (what users run: Q/DQ fused into integer
+    kernels) or without them (each QuantizeLinear and DequantizeLinear run as written)."""
+    options = ort.SessionOptions()
+    if not optimized:
+        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    session = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
     wanted = {i.name for i in session.get_inputs()}
     names = [o.name for o in session.get_outputs()]
     return dict(zip(names, session.run(None, {k: v for k, v in feeds.items() if k in wanted})))

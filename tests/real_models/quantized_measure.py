@@ -70,14 +70,15 @@ def _numerics(result: dict, entry, path, model, static):
     try:
         ours = _step(result, "numpy_run", api.run, static, ir_feeds)
         theirs = _step(result, "onnxruntime", onnxruntime_outputs, path, feeds)
+        literal = _step(result, "onnxruntime_unoptimized", onnxruntime_outputs, path, feeds, optimized=False)
     except TosaconvError as e:
         result["run_error"] = f"numpy run: {e.diagnostics[0].message}"
         return None
     except Exception as e:  # noqa: BLE001 - an interpreter bug or onnxruntime refusing the model, recorded
         result["run_error"] = f"{type(e).__name__}: {' '.join(str(e).split())[:300]}"
         return None
-    result["lsb"] = lsb_errors(ours, theirs, output_scales(model))
-    result["max_lsb"] = max(v["max"] for v in result["lsb"].values())
+    scales = output_scales(model)
+    result["lsb"], result["lsb_unoptimized"] = lsb_errors(ours, theirs, scales), lsb_errors(ours, literal, scales)
     return ours
 
 

