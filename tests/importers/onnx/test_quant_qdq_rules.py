@@ -76,7 +76,20 @@ CASES = {
     "Concat": lambda a: _binary("Concat", a, 0.04, axis=1),
     "MatMul": lambda a: _binary("MatMul", a, 0.3, shape2=(2, 4, 5, 3)),
     "Where": lambda a: _where(a),
+    "Div_then_GlobalAveragePool": lambda a: _div_then("GlobalAveragePool", a),
+    "Div_then_Resize": lambda a: _div_then("Resize", a),
 }
+
+
+def _div_then(op_type: str, act: int):
+    """A float Div by a constant left between quantized ops (as onnxruntime's quantizer leaves a hard-swish's
+    ``/ 6``), then an op that has an integer form: the Div only scales the dequantization."""
+    x_inits, x_nodes = quantized_input("x", act, 0.03, ZERO_POINTS[act][0])
+    inits = x_inits + [const("six", np.float32(6.0)), const("scales", np.array([1, 1, 2, 2], np.float32))]
+    extra = ["", "scales"] if op_type == "Resize" else []
+    nodes = x_nodes + [helper.make_node("Div", ["x_d", "six"], ["d"]),
+                       helper.make_node(op_type, ["d", *extra], ["c"], **({"mode": "nearest"} if extra else {}))]
+    return finish(nodes, inits, [vinfo("x", F, list(SHAPE))], act, 0.0041)   # no exact ties with 0.03 / 6
 
 
 def _where(act: int):
@@ -120,7 +133,7 @@ def test_qdq_op_is_integer_and_agrees(case, act):
 # Means land on exact halves often (a window of 4 gives k/4): tosaconv's exact sum rounds those to even,
 # while onnxruntime's float32 mean of dequantized values lands a rounding error to either side of them,
 # so more elements may differ, by one unit.
-MEANS = ("AveragePool", "GlobalAveragePool", "ReduceMean")
+MEANS = ("AveragePool", "GlobalAveragePool", "ReduceMean", "Div_then_GlobalAveragePool")
 
 
 def _assert_mean_within_one_lsb(got, want, what: str):

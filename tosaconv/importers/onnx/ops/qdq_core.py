@@ -14,6 +14,7 @@ from typing import Optional
 
 import numpy as np
 
+from ....interpreter.registry import KernelContext, kernel_for
 from ....ir import attrs as A
 from ....ir.dtypes import DType
 from ....ir.graph import Value
@@ -43,6 +44,7 @@ class NotMine(NoFold):
 class Operand:
     record: object        # the DQRecord of the DequantizeLinear result
     ops: list             # layout ops from that result to the core operand, in order
+    factor: float = 1.0   # positive scalar constants the value was multiplied by (a Div by 6 of a hard-swish)
 
 
 @dataclass
@@ -78,15 +80,48 @@ def _fits(arr: np.ndarray, dtype) -> bool:
     return bool(arr.min() >= info.min and arr.max() <= info.max)
 
 
-def trace(ctx, v: Value, allowed=INPUT_LAYOUT) -> Operand:
-    ops, dq = [], state(ctx).dq
+def trace(ctx, v: Value, allowed=INPUT_LAYOUT, scaled: bool = False) -> Operand:
+    """``v`` traced back through ``allowed`` ops to a DequantizeLinear result; ``scaled`` also passes a MUL
+    by a positive scalar constant, which only scales the dequantization (``s * c``): a float op left
+    between two quantized ops (onnxruntime's quantizer leaves Div float) costs nothing."""
+    ops, dq, factor = [], state(ctx).dq, 1.0
     while v not in dq:
         p = v.producer
+        c = _positive_scalar_factor(ctx, p) if scaled else None
+        if c is not None:
+            factor, v = factor * c[1], p.operands[c[0]]
+            continue
         if p is None or p.op not in allowed:
             raise NoFold(_not_dequantized(p))
         ops.append(p)
         v = p.operands[0]
-    return Operand(dq[v], ops[::-1])
+    return Operand(dq[v], ops[::-1], factor)
+
+
+CONST_ELEMENTWISE = (Op.RECIPROCAL, Op.NEGATE, Op.CAST)   # what converters build on constants (Div: x * 1/c)
+
+
+def _evaluated(ctx, op) -> np.ndarray:
+    """A constant-operand elementwise op evaluated with the interpreter's own kernel (constant folding
+    has not run yet while the importer converts)."""
+    args = [const_real(ctx, v).astype(v.type.dtype.numpy) for v in op.operands]
+    with np.errstate(all="ignore"):
+        out = kernel_for(op.op)(op, args, KernelContext())[0]
+    return np.asarray(out, dtype=np.float64)
+
+
+def _positive_scalar_factor(ctx, p):
+    """(index of the other operand, c) when ``p`` is a float MUL by one positive constant ``c``, else None."""
+    if p is None or p.op is not Op.MUL or p.attrs.shift or not p.result.type.dtype.is_float:
+        return None
+    for i in (1, 0):
+        try:
+            real = const_real(ctx, p.operands[i]).reshape(-1)
+        except NoFold:
+            continue
+        if real.size and np.all(real == real[0]) and np.isfinite(real[0]) and real[0] > 0:
+            return 1 - i, float(real[0])
+    return None
 
 
 def _not_dequantized(p) -> str:
@@ -124,10 +159,11 @@ def activation(operand: Operand, runtime_zp: bool = False) -> Activation:
         raise NoFold("an activation scale is known only at run time")
     if is_value(p.zero_point) and not runtime_zp:
         raise NoFold("an activation zero point is known only at run time")
+    scale = float(p.scale.reshape(-1)[0]) * operand.factor
     if is_value(p.zero_point):
-        return Activation(operand, float(p.scale.reshape(-1)[0]), None)
+        return Activation(operand, scale, None)
     z = 0 if p.zero_point is None else int(p.zero_point.reshape(-1)[0])
-    return Activation(operand, float(p.scale.reshape(-1)[0]), z - qt.offset)
+    return Activation(operand, scale, z - qt.offset)
 
 
 def emit_activation(ctx, act: Activation) -> Value:
@@ -157,7 +193,7 @@ def weights(ctx, operand: Operand, channel_axes: tuple) -> Weights:
     if data is None:
         act = activation(operand, runtime_zp=True)
         return Weights(np.float64(act.scale), runtime=act)
-    if qt.bits != 8 or is_value(p.scale) or is_value(p.zero_point):
+    if qt.bits != 8 or is_value(p.scale) or is_value(p.zero_point) or operand.factor != 1.0:
         raise NoFold("weights are not 8-bit with constant scales and zero points")
     data_type = TensorType(qt.dtype, data.shape)
     scale = replay_numpy(np.broadcast_to(broadcast(ctx, p.scale, p, data_type), data.shape), operand.ops)
@@ -192,6 +228,8 @@ def const_real(ctx, v: Value) -> np.ndarray:
     """The float value of ``v`` when it is a constant or a DequantizeLinear of constants."""
     if v.producer is not None and v.producer.op is Op.CONST:
         return np.asarray(v.producer.attrs.values, dtype=np.float64)
+    if v.producer is not None and v.producer.op in CONST_ELEMENTWISE:
+        return _evaluated(ctx, v.producer)
     operand = trace(ctx, v, LAYOUT)
     rec = operand.record
     p, data = rec.params, rec.data.const

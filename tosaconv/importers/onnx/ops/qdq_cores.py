@@ -148,7 +148,7 @@ def _sum_plan(ctx, op) -> Plan:
     chain = [op]
     while chain[-1].operands[0].producer is not None and chain[-1].operands[0].producer.op is Op.REDUCE_SUM:
         chain.append(chain[-1].operands[0].producer)
-    act = activation(trace(ctx, chain[-1].operands[0]))
+    act = activation(trace(ctx, chain[-1].operands[0], scaled=True))
 
     def emit():
         total = rescale(ctx, emit_activation(ctx, act), 1.0, DType.INT32, input_zp=act.zp)

@@ -80,7 +80,7 @@ def note_float_island(ctx, x: Value, reason: str):
 
 def order_preserving(ctx, x: Value, y_scale: float, y_zp: int) -> Value:
     try:
-        operand = trace(ctx, x, ORDER_PRESERVING)
+        operand = trace(ctx, x, ORDER_PRESERVING, scaled=True)
     except NoFold as e:
         raise NotMine(str(e)) from None
     if any(op.op is Op.RESIZE and op.attrs.mode != "NEAREST" for op in operand.ops):
@@ -102,7 +102,7 @@ def _avg_pool(ctx, x: Value, y_scale: float, y_zp: int) -> Value:
     p = v.producer
     if p is None or p.op is not Op.AVG_POOL2D:
         raise NotMine("not an average pool")
-    act = activation(trace(ctx, p.operands[0]))
+    act = activation(trace(ctx, p.operands[0], scaled=True))
     channels = p.operands[0].type.shape[-1]
     if any(p.attrs.pad):
         raise NoFold("an average pool that excludes padding divides border windows by fewer elements")

@@ -34,7 +34,7 @@ MAX_ROW = 1 << 17               # S <= MAX_ROW * E_MAX stays below 2**31
 
 def softmax_rule(ctx, x: Value, y_scale: float, y_zp: int) -> Value:
     p = x.producer
-    if p is None or p.op is not Op.MUL or p.location.op_type != "Softmax":
+    if p is None or p.op is not Op.MUL or p.location.op_type not in ("Softmax", "QLinearSoftmax"):
         raise NotMine("not a Softmax")
     axes, source = _match(p)
     act = activation(trace(ctx, source))
