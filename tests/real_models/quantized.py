@@ -18,6 +18,7 @@ fixed at the first catalog shape before pre-processing.
 """
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import tempfile
@@ -106,7 +107,8 @@ def quantize(entry, source: Path, recipe: Recipe, out: Path, work: Path) -> dict
     if entry.name in STATIC_FIRST:
         model = fix_input_shapes(model, entry.shapes[0])
     prepped = work / "prepped.onnx"
-    quant_pre_process(model, str(prepped))
+    with contextlib.chdir(work):   # on failure, symbolic shape inference leaves temporary files in the cwd
+        quant_pre_process(model, str(prepped))
     mid = time.perf_counter()
     _quantize_static(entry, prepped, recipe, out)
     return {"pre_process_s": mid - start, "quantize_s": time.perf_counter() - mid}

