@@ -22,8 +22,11 @@ lines. :func:`describe_io` turns it into the report's ``io`` section.
 """
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from typing import Optional
+
+import numpy as np
 
 
 @dataclass(frozen=True)
@@ -38,7 +41,6 @@ class EdgeQuant:
 
 def numpy_name(dtype) -> str:
     """``int8``, ``int16``, ``float32``...: how a deployer names an IR element type."""
-    import numpy as np
     try:
         return np.dtype(dtype.numpy).name
     except (AttributeError, TypeError):
@@ -64,7 +66,6 @@ def describe_io(graph) -> dict:
 
 def edge_text(kind: str, name: str, q: EdgeQuant) -> str:
     """One ``.tosair`` line (``kind``: input or output); the scale as Python's shortest exact repr."""
-    import json
     unsigned = " unsigned" if q.unsigned else ""
     return (f"io {kind} {json.dumps(name, ensure_ascii=False)} scale {q.scale!r} zero_point {q.zero_point} "
             f"from {q.source_dtype}{unsigned}")
