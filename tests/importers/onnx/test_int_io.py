@@ -207,10 +207,17 @@ def test_input_feeding_quantize_and_float_ops_is_refused(tmp_path):
     assert "input 'x' feeds a QuantizeLinear and also 1 other op(s) that read it as float (Add 'residual')" in text
 
 
-def test_per_axis_input_quantization_is_refused(tmp_path):
-    nodes = [helper.make_node("QuantizeLinear", ["x", "s", "z"], ["q"], axis=1, name="quant"),
-             helper.make_node("DequantizeLinear", ["q", "s", "z"], ["y"], axis=1, name="dequant")]
-    model = make_model(nodes, [info("x", TensorProto.FLOAT, [2, 3])], [info("y", TensorProto.FLOAT, None)],
+_PER_AXIS_EDGES = {
+    "input": [helper.make_node("QuantizeLinear", ["x", "s", "z"], ["q"], axis=1, name="quant"),
+              helper.make_node("DequantizeLinear", ["q", "s", "z"], ["y"], axis=1, name="dequant")],
+    "output": [helper.make_node("DequantizeLinear", ["x", "s", "z"], ["y"], axis=1, name="dequant")],
+}
+
+
+@pytest.mark.parametrize("edge, name", [("input", "x"), ("output", "y")])
+def test_per_axis_edge_quantization_is_refused(tmp_path, edge, name):
+    x_type = TensorProto.FLOAT if edge == "input" else TensorProto.INT8
+    model = make_model(_PER_AXIS_EDGES[edge], [info("x", x_type, [2, 3])], [info("y", TensorProto.FLOAT, None)],
                        [const("s", np.array([0.1, 0.2, 0.3], np.float32)), const("z", np.zeros(3, np.int8))],
                        opset=13)
     path = tmp_path / "axis.onnx"
@@ -218,20 +225,7 @@ def test_per_axis_input_quantization_is_refused(tmp_path):
     r = CliRunner().invoke(cli, ["convert", str(path), "--int-io", "-o", str(tmp_path / "x.tosa"), "--json"])
     assert r.exit_code == 3
     messages = " ".join(d["message"] for d in json.loads(r.stdout)["diagnostics"])
-    assert "--int-io: input 'x' is quantized per axis (3 scales)" in messages
-
-
-def test_per_axis_output_dequantization_is_refused(tmp_path):
-    nodes = [helper.make_node("DequantizeLinear", ["x", "s", "z"], ["y"], axis=1, name="dequant")]
-    model = make_model(nodes, [info("x", TensorProto.INT8, [2, 3])], [info("y", TensorProto.FLOAT, None)],
-                       [const("s", np.array([0.1, 0.2, 0.3], np.float32)), const("z", np.zeros(3, np.int8))],
-                       opset=13)
-    path = tmp_path / "axis.onnx"
-    onnx.save(model, str(path))
-    r = CliRunner().invoke(cli, ["convert", str(path), "--int-io", "-o", str(tmp_path / "x.tosa"), "--json"])
-    assert r.exit_code == 3
-    messages = " ".join(d["message"] for d in json.loads(r.stdout)["diagnostics"])
-    assert "--int-io: output 'y' is quantized per axis (3 scales)" in messages
+    assert f"--int-io: {edge} '{name}' is quantized per axis (3 scales)" in messages
 
 
 def _int8_in_uint8_out() -> onnx.ModelProto:
