@@ -23,7 +23,7 @@ from ....ir.dtypes import DType
 from ....ir.graph import Value
 from ....ir.ops import Op
 from .qdq_core import (ADD_HEADROOM, LAYOUT, NoFold, NotMine, activation, check_scales, clamp_is_exact_per_channel,
-                       const_real, emit_activation, requantize, trace)
+                       const_real, emit_activation, replay, requantize, trace)
 from .qdq_round import requantize_int8, round_half_even
 from .qtypes import rescale
 
@@ -37,13 +37,8 @@ def _root(x: Value):
     return v.producer, after[::-1]
 
 
-def _replay_after(ctx, y: Value, after) -> Value:
-    for op in after:
-        y = ctx.b.emit(op.op, y, *op.operands[1:], attrs=op.attrs)
-    return y
-
-
-def _root_of(x: Value, ops) -> tuple:
+def root_of(x: Value, ops) -> tuple:
+    """The op computing ``x`` behind trailing layout ops (one of ``ops``, else NotMine), and those ops."""
     p, after = _root(x)
     if p is None or p.op not in ops:
         raise NotMine(f"not a {' or '.join(o.name for o in ops)}")
@@ -69,7 +64,7 @@ def _finish(ctx, acc: Value, scale: float, y_scale: float, y_zp: int) -> Value:
 # -- MUL ----------------------------------------------------------------------------------
 
 def mul_rule(ctx, x: Value, y_scale: float, y_zp: int) -> Value:
-    p, after = _root_of(x, (Op.MUL,))
+    p, after = root_of(x, (Op.MUL,))
     if p.attrs.shift:
         raise NoFold("an integer MUL")
     parts = [_mul_operand(ctx, v) for v in p.operands]
@@ -77,7 +72,7 @@ def mul_rule(ctx, x: Value, y_scale: float, y_zp: int) -> Value:
         raise NoFold("a MUL of two constants")
     values = [ctx.b.const(v) if isinstance(v, np.ndarray) else v() for v, _ in parts]
     acc = ctx.b.emit(Op.MUL, *values, attrs=A.MulAttrs(0))
-    return _replay_after(ctx, _finish(ctx, acc, parts[0][1] * parts[1][1], y_scale, y_zp), after)
+    return replay(ctx, _finish(ctx, acc, parts[0][1] * parts[1][1], y_scale, y_zp), after)
 
 
 def _mul_operand(ctx, v: Value):
@@ -105,33 +100,33 @@ def _const_shape(real: np.ndarray, v: Value) -> tuple:
 # -- SUB ----------------------------------------------------------------------------------
 
 def sub_rule(ctx, x: Value, y_scale: float, y_zp: int) -> Value:
-    p, after = _root_of(x, (Op.SUB,))
+    p, after = root_of(x, (Op.SUB,))
     a, b = (_act(ctx, v) for v in p.operands)
     unit = 2.0 * max(a.scale, b.scale) / 2.0 ** ADD_HEADROOM
     check_scales([a.scale / unit, b.scale / unit])
     a32, b32 = (rescale(ctx, emit_activation(ctx, t), t.scale / unit, DType.INT32, input_zp=t.zp) for t in (a, b))
     acc = ctx.b.emit(Op.SUB, a32, b32)
-    return _replay_after(ctx, _finish(ctx, acc, unit, y_scale, y_zp), after)
+    return replay(ctx, _finish(ctx, acc, unit, y_scale, y_zp), after)
 
 
 # -- MAXIMUM / MINIMUM ---------------------------------------------------------------------
 
 def extreme_rule(ctx, x: Value, y_scale: float, y_zp: int) -> Value:
-    p, after = _root_of(x, (Op.MAXIMUM, Op.MINIMUM))
+    p, after = root_of(x, (Op.MAXIMUM, Op.MINIMUM))
     acts = [_act(ctx, v) for v in p.operands]
     check_scales([t.scale / y_scale for t in acts])
     ints = [round_half_even(ctx, emit_activation(ctx, t), t.scale / y_scale, input_zp=t.zp) for t in acts]
     m = ctx.b.emit(p.op, *ints, attrs=p.attrs)
-    return _replay_after(ctx, rescale(ctx, m, 1.0, DType.INT8, output_zp=y_zp), after)
+    return replay(ctx, rescale(ctx, m, 1.0, DType.INT8, output_zp=y_zp), after)
 
 
 # -- SELECT / CONCAT -------------------------------------------------------------------------
 
 def select_rule(ctx, x: Value, y_scale: float, y_zp: int) -> Value:
-    p, after = _root_of(x, (Op.SELECT,))
+    p, after = root_of(x, (Op.SELECT,))
     cond = _integer_condition(ctx, p.operands[0])
     branches = [_requantized(ctx, v, y_scale, y_zp) for v in p.operands[1:]]
-    return _replay_after(ctx, ctx.b.emit(Op.SELECT, cond(), *[f() for f in branches]), after)
+    return replay(ctx, ctx.b.emit(Op.SELECT, cond(), *[f() for f in branches]), after)
 
 
 COMPARISONS = {Op.GREATER: np.greater, Op.GREATER_EQUAL: np.greater_equal, Op.EQUAL: np.equal}
@@ -179,9 +174,9 @@ def _table_compare(ctx, q: Value, truth: np.ndarray) -> Value:
 
 
 def concat_rule(ctx, x: Value, y_scale: float, y_zp: int) -> Value:
-    p, after = _root_of(x, (Op.CONCAT,))
+    p, after = root_of(x, (Op.CONCAT,))
     parts = [_requantized(ctx, v, y_scale, y_zp) for v in p.operands]
-    return _replay_after(ctx, ctx.b.emit(Op.CONCAT, *[f() for f in parts], attrs=p.attrs), after)
+    return replay(ctx, ctx.b.emit(Op.CONCAT, *[f() for f in parts], attrs=p.attrs), after)
 
 
 def _requantized(ctx, v: Value, y_scale: float, y_zp: int):

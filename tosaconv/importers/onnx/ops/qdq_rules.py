@@ -26,8 +26,8 @@ from ....ir import attrs as A
 from ....ir.dtypes import DType
 from ....ir.graph import Value
 from ....ir.ops import Op
-from .qdq_binary import BINARY_RULES
-from .qdq_core import INPUT_LAYOUT, NoFold, NotMine, activation, emit_activation, requantize, trace
+from .qdq_binary import BINARY_RULES, root_of
+from .qdq_core import INPUT_LAYOUT, NoFold, NotMine, activation, emit_activation, replay, requantize, trace
 from .qdq_round import requantize_int8
 from .qdq_softmax import softmax_rule
 from .qtypes import state
@@ -95,23 +95,14 @@ def _avg_pool(ctx, x: Value, y_scale: float, y_zp: int) -> Value:
     ties as ONNX rounds. TOSA's int8 AVG_POOL2D would round once to input units and again to the output's,
     one unit off on about a third of the elements. A pool whose windows exclude padding divides border
     windows by fewer elements, which one RESCALE cannot do: it stays float."""
-    v, after = x, []
-    while v.producer is not None and v.producer.op in (Op.TRANSPOSE, Op.RESHAPE, Op.IDENTITY):
-        after.append(v.producer)
-        v = v.producer.operands[0]
-    p = v.producer
-    if p is None or p.op is not Op.AVG_POOL2D:
-        raise NotMine("not an average pool")
+    p, after = root_of(x, (Op.AVG_POOL2D,))
     act = activation(trace(ctx, p.operands[0], scaled=True))
     channels = p.operands[0].type.shape[-1]
     if any(p.attrs.pad):
         raise NoFold("an average pool that excludes padding divides border windows by fewer elements")
     if not isinstance(channels, int):
         raise NoFold("an average pool over a symbolic number of channels")
-    y = _window_sum(ctx, p, act, channels, y_scale, y_zp)
-    for op in reversed(after):
-        y = ctx.b.emit(op.op, y, *op.operands[1:], attrs=op.attrs)
-    return y
+    return replay(ctx, _window_sum(ctx, p, act, channels, y_scale, y_zp), after)
 
 
 def _window_sum(ctx, p, act, channels: int, y_scale: float, y_zp: int) -> Value:
