@@ -127,3 +127,23 @@ def iota(op, args, ctx):
     if length < 0:
         raise ValueError(f"IOTA length must be >= 0, got {length}")
     return [np.arange(length, dtype=op.attrs.dtype.numpy)]
+
+
+@kernel(Op.DYN_PAD)
+def dyn_pad(op, args, ctx):
+    """ONNX Pad semantics on the bound amounts: negative amounts crop, then numpy pads in the mode."""
+    x, pads = args[0], [int(p) for p in args[1:]]
+    if len(pads) != 2 * np.ndim(x):
+        raise ValueError(f"DYN_PAD on rank {np.ndim(x)} takes {2 * np.ndim(x)} pad amounts, got {len(pads)}")
+    pairs = list(zip(pads[0::2], pads[1::2]))
+    x = x[tuple(slice(max(-lo, 0), n - max(-hi, 0)) for n, (lo, hi) in zip(np.shape(x), pairs))]
+    if 0 in np.shape(x):
+        raise ValueError(f"DYN_PAD amounts {pads} crop an axis to nothing")
+    grow = [(max(lo, 0), max(hi, 0)) for lo, hi in pairs]
+    mode = op.attrs.mode
+    for n, (lo, hi) in zip(np.shape(x), grow):
+        if (mode == "reflect" and max(lo, hi) > n - 1) or (mode == "wrap" and max(lo, hi) > n):
+            raise ValueError(f"a {mode} pad of {max(lo, hi)} is too large for a dim of {n}")
+    if mode == "constant":
+        return [np.pad(x, grow, mode="constant", constant_values=x.dtype.type(op.attrs.pad_const))]
+    return [np.pad(x, grow, mode=mode)]

@@ -354,3 +354,12 @@ class VariableRefAttrs:
     name: str
     dtype: DType
     shape: tuple
+
+
+@dataclass(frozen=True)
+class DynPadAttrs:
+    """DYN_PAD: ONNX Pad whose amounts are Index operands (computed from shapes). ``mode`` is constant,
+    edge, reflect or wrap; a negative amount crops, as in ONNX. It decays to SLICE/PAD/CONCAT once bound."""
+
+    mode: str = "constant"
+    pad_const: float = 0.0

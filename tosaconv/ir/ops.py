@@ -170,6 +170,10 @@ _define("LOOP", "trip_count inputs*", A.LoopAttrs, {RG, DD}, RR.loop, tosa=None)
 _define("NONZERO", "input", A.NonZeroAttrs, {DD}, R.nonzero, tosa=None)
 
 
+# -- ONNX Pad whose amounts are computed from shapes (seed 001's data-dependent PAD); appended -----------
+_define("DYN_PAD", "input padding*", A.DynPadAttrs, {DD}, R.dyn_pad, tosa=None)
+
+
 # -- state (TOSA 1.0 EXT-VARIABLE; see variable_rules.py): not PURE, so no pass drops or folds them
 # (passes keep the op order, so reads and writes stay in sequence); VARIABLE declares, VARIABLE_READ
 # and VARIABLE_WRITE access the state by name -----------------------------------------------------

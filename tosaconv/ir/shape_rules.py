@@ -379,3 +379,12 @@ def nonzero(types, attrs):
     if t.rank < 1:
         raise ShapeRuleError("NONZERO needs an input of rank >= 1")
     return [TensorType(DType.INT32, (t.rank, _sym(attrs.count)))]
+
+
+def dyn_pad(types, attrs):
+    """DYN_PAD: each dim grows by its (before, after) Index operands, which come interleaved per dim."""
+    t = types[0]
+    if len(types) != 1 + 2 * t.rank:
+        raise ShapeRuleError(f"DYN_PAD on rank {t.rank} takes {2 * t.rank} pad amounts, got {len(types) - 1}")
+    pads = [p.value for p in types[1:]]
+    return [t.with_shape([add(add(d, pads[2 * i]), pads[2 * i + 1]) for i, d in enumerate(t.shape)])]

@@ -5,12 +5,21 @@ CONCAT of slices of the input (:func:`pad_axis`): TILEd edge rows, REVERSEd
 inner rows (reflect: the edge row is not repeated), or the opposite end
 (wrap). Slices stay valid with symbolic dims; the ledger records that
 reflect pads stay below the dim and wrap pads do not exceed it.
+
+Pad amounts known at import go through :func:`pad_static` (a SLICE crops
+negative amounts, then one PAD or the per-axis CONCATs). Amounts computed
+from symbolic dims (an STFT front-end padding its time axis to a multiple of
+the hop) are Index values: :func:`dyn_pad` emits the data-dependent DYN_PAD,
+whose decay rule calls :func:`pad_static` once binding makes them ints, so
+both paths share one lowering (an amount that binds to 0 or to a crop is
+handled there).
 """
 from __future__ import annotations
 
 from ..ir import attrs as A
 from ..ir.ops import Op
 from ..symbolic.constraints import Kind
+from ..symbolic.expr import add, dmax, sub
 from .dims import slice_
 from .errors import ConvertError
 
@@ -73,3 +82,44 @@ def tile(ctx, x, repeats: list):
         if not isinstance(v, int):
             ctx.require(Kind.GE, v, 1, f"Tile repeats on axis {axis} must be >= 1 (TOSA dims are >= 1)")
     return ctx.b.emit(Op.DYN_TILE, x, *repeats)
+
+
+def pad_static(ctx, x, before: list, after: list, mode: str, pad_const=0):
+    """``x`` padded by int amounts per axis in ``mode``; negative amounts crop first (ONNX semantics)."""
+    x = crop(ctx, x, before, after)
+    before, after = [max(p, 0) for p in before], [max(p, 0) for p in after]
+    if not any(before) and not any(after):
+        return x
+    if mode == "constant":
+        padding = tuple(p for pair in zip(before, after) for p in pair)
+        return ctx.b.emit(Op.PAD, x, attrs=A.PadAttrs(padding, pad_const))
+    for axis, (lo, hi) in enumerate(zip(before, after)):
+        if lo or hi:
+            x = pad_axis(ctx, x, axis, lo, hi, mode)
+    return x
+
+
+def crop(ctx, x, before: list, after: list):
+    """Negative pads remove elements: a SLICE of what is left (which must not be empty)."""
+    if min(list(before) + list(after)) >= 0:
+        return x
+    starts, sizes = [], []
+    for axis, (lo, hi) in enumerate(zip(before, after)):
+        cut_lo, cut_hi = max(-lo, 0), max(-hi, 0)
+        starts.append(cut_lo)
+        sizes.append(x.type.shape[axis] - cut_lo - cut_hi)
+    return slice_(ctx, x, starts, sizes)
+
+
+def dyn_pad(ctx, x, before: list, after: list, mode: str, pad_const=0):
+    """DYN_PAD of ``x`` by Index values ``before``/``after`` (one each per axis); the ledger records
+    that every padded dim stays >= 1 and, for reflect and wrap, that no pad outgrows its dim."""
+    for axis, (lo, hi) in enumerate(zip(before, after)):
+        n, lo, hi = x.type.shape[axis], lo.type.value, hi.type.value
+        ctx.require(Kind.GE, add(add(n, lo), hi), 1, f"Pad on axis {axis} must leave a dim >= 1")
+        if mode in ("reflect", "wrap"):
+            limit = sub(n, 1) if mode == "reflect" else n
+            ctx.require(Kind.GE, limit, dmax(lo, hi), f"{mode} Pad of {dmax(lo, hi)} needs a dim of at least "
+                        f"{add(dmax(lo, hi), 1 if mode == 'reflect' else 0)} on axis {axis}")
+    operands = [p for pair in zip(before, after) for p in pair]
+    return ctx.b.emit(Op.DYN_PAD, x, *operands, attrs=A.DynPadAttrs(mode, pad_const))

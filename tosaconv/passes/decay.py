@@ -134,3 +134,6 @@ from . import decay_data  # noqa: E402,F401  (registers the rules of size-from-d
 
 
 from . import decay_control  # noqa: E402,F401  (registers the control-flow rules: inline, unroll, regions)
+
+
+from . import decay_pad  # noqa: E402,F401  (registers DYN_PAD's rule: a Pad whose amounts come from shapes)
