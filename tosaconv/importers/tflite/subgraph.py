@@ -15,11 +15,16 @@ passes values in through the subgraph's inputs. So a child context is just a
 
 Both share the caller's resource-variable table, so a body sees the
 model's variables (:mod:`.ops.variables` refuses to use them inside a region).
+A tensor a subgraph reads without receiving it (onnx-tf's implicit captures)
+takes the value of the enclosing tensor of that name (:mod:`.captures`); a
+region returns its context, whose ``captures`` the op passes as trailing
+operands.
 """
 from __future__ import annotations
 
 from ...ir.graph import fresh_name
 from ...lowering.control import bool_scalar
+from .captures import bind_free_tensors
 from .context import TfliteContext
 from .node import OpReader
 from .reader import ConvertError
@@ -67,6 +72,8 @@ def _child(parent: TfliteContext, sub, graph) -> TfliteContext:
     ctx.custom_options = getattr(parent, "custom_options", {})
     ctx.variables, ctx.once = parent.variables, parent.once
     ctx.in_region, ctx.init_mode = parent.in_region, parent.init_mode
+    ctx.enclosing = parent
+    ctx.captures, ctx.captured = [], {}   # enclosing values a region reads, and their region inputs
     return ctx
 
 
@@ -80,14 +87,16 @@ def inline_subgraph(parent: TfliteContext, sub, operands: list) -> list:
     ctx.symbol_values, ctx.index_cache = parent.symbol_values, parent.index_cache
     for i, key in zip(sub.inputs, operands):
         ctx.bind(ctx.keys[i], parent.lookup(key))
+    bind_free_tensors(ctx, sub, _caller(parent))
     convert_ops(ctx, sub.ops)
     return [ctx.lookup(ctx.keys[o]) for o in sub.outputs]
 
 
-def region_subgraph(parent: TfliteContext, sub, types: list, name: str, condition: bool = False):
-    """Convert ``sub`` into a new region graph whose inputs have ``types``; returns the region (its
-    outputs set to the subgraph's outputs, as tensors; with ``condition``, its one output must be a
-    one-element bool and is returned as the rank-0 tensor WHILE_LOOP's cond graph gives)."""
+def region_subgraph(parent: TfliteContext, sub, types: list, name: str, condition: bool = False) -> TfliteContext:
+    """Convert ``sub`` into a new region graph whose inputs have ``types``, then the values it captures;
+    returns its context (``.graph`` has its outputs set to the subgraph's outputs, as tensors; with
+    ``condition``, its one output must be a one-element bool and is returned as the rank-0 tensor
+    WHILE_LOOP's cond graph gives; ``.captures`` are the enclosing values behind its trailing inputs)."""
     from .driver import convert_ops
     _check_arity(sub, types)
     ctx = _child(parent, sub, parent.graph.region_shell(name))
@@ -96,6 +105,7 @@ def region_subgraph(parent: TfliteContext, sub, types: list, name: str, conditio
     for i, t in zip(sub.inputs, types):
         key = ctx.keys[i]
         ctx.values[key] = ctx.graph.add_input(fresh_name(key, set(ctx.graph._names)), t)
+    bind_free_tensors(ctx, sub, _caller(parent))
     convert_ops(ctx, sub.ops)
     outs = [ctx.to_tensor(ctx.lookup(ctx.keys[o])) for o in sub.outputs]
     if condition:
@@ -103,7 +113,12 @@ def region_subgraph(parent: TfliteContext, sub, types: list, name: str, conditio
             raise ConvertError(f"the cond subgraph '{sub.name}' returns {len(outs)} values; it must return one bool")
         outs = [bool_scalar(ctx, outs[0], f"the value the cond subgraph '{sub.name}' returns")]
     ctx.graph.set_outputs(outs, [ctx.keys[o] for o in sub.outputs])
-    return ctx.graph
+    return ctx
+
+
+def _caller(parent: TfliteContext) -> str:
+    loc = parent.b.location
+    return f"{loc.op_type} '{loc.name}'" if loc is not None and loc.op_type else "its caller"
 
 
 def _check_arity(sub, operands: list):

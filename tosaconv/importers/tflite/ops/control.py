@@ -9,6 +9,8 @@ body subgraph while the cond subgraph returns true; it becomes a WHILE_LOOP
 whose carried values keep one type, so a body that changes a shape (TFLite
 allows that, resizing tensors at run time) is refused. Both ops are
 encoding-agnostic (``kind="any"``): quantized operands just pass through.
+Tensors a subgraph reads from an enclosing one (:mod:`..captures`) become
+trailing COND_IF operands, or extra WHILE_LOOP values the body passes on.
 """
 from __future__ import annotations
 
@@ -18,6 +20,7 @@ from ....ir.region_rules import same_type
 from ....lowering.control import bool_scalar, results
 from ..reader import ConvertError
 from ..registry import converter
+from ..captures import align_captures
 from ..subgraph import called_subgraphs, inline_subgraph, region_subgraph
 
 
@@ -49,12 +52,14 @@ def convert_if(ctx, node):
     cond = bool_scalar(ctx, ctx.tensor(node.inputs[0]), f"the condition '{node.inputs[0]}'")
     values = [ctx.tensor(k) for k in operands]
     types = [v.type for v in values]
-    then_g, else_g = (region_subgraph(ctx, sub, types, name) for sub, name in zip(branches, ("then", "else")))
+    regions = [region_subgraph(ctx, sub, types, name) for sub, name in zip(branches, ("then", "else"))]
+    captured = align_captures(regions)
+    then_g, else_g = (r.graph for r in regions)
     for key, a, b in zip(node.outputs, then_g.outputs, else_g.outputs):
         if not same_type(a.type, b.type):
             raise ConvertError(f"the branches return {a.type} and {b.type} for '{key}'; TOSA COND_IF needs both "
                                "branches to return the same type")
-    return ctx.b.create(Op.COND_IF, [cond] + values, A.CondIfAttrs(then_g, else_g)).results
+    return ctx.b.create(Op.COND_IF, [cond] + values + captured, A.CondIfAttrs(then_g, else_g)).results
 
 
 @converter("WHILE", options="WhileOptions", kind="any")
@@ -65,12 +70,18 @@ def convert_while(ctx, node):
     if len(carried) != len(node.outputs):
         raise ConvertError(f"WHILE carries {len(carried)} values but has {len(node.outputs)} outputs")
     types = [v.type for v in carried]
-    cond_g = region_subgraph(ctx, cond_sub, types, "cond", condition=True)
-    body_g = region_subgraph(ctx, body_sub, types, "body")
+    cond_r = region_subgraph(ctx, cond_sub, types, "cond", condition=True)
+    body_r = region_subgraph(ctx, body_sub, types, "body")
+    captured = align_captures([cond_r, body_r])
+    cond_g, body_g = cond_r.graph, body_r.graph
     for key, t, out in zip(node.outputs, types, body_g.outputs):
         if not same_type(t, out.type):
             raise ConvertError(
                 f"the body changes loop value '{key}' from {t} to {out.type}; TOSA WHILE_LOOP carries values of "
                 "one type, so loops whose shapes change between iterations (data-dependent shapes) are not "
                 "supported")
-    return ctx.b.create(Op.WHILE_LOOP, carried, A.WhileLoopAttrs(cond_g, body_g)).results
+    if captured:   # what the regions read from outside rides along unchanged as extra loop values
+        passed = body_g.inputs[len(carried):]
+        body_g.set_outputs(list(body_g.outputs) + passed, body_g.output_names + [v.name for v in passed])
+    return ctx.b.create(Op.WHILE_LOOP, carried + captured,
+                        A.WhileLoopAttrs(cond_g, body_g)).results[:len(carried)]
