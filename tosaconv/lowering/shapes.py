@@ -63,17 +63,20 @@ def _expand_by_broadcast(ctx, x, target):
 
 def arange_of(ctx, start: str, limit: str, delta: str):
     """Range of the values named ``start``, ``limit`` and ``delta``: a constant when all three are, else an
-    IOTA of the count's Index value, scaled and offset (start and limit from shapes, delta a constant)."""
+    IOTA of the count's Index value, scaled and offset (delta a constant). A start or limit computed from
+    shapes is an Index value already; one computed from int tensor data (a counter carried through a Loop
+    body, a Loop's final state) is read with EXTRACT_DIM, which decays when that data folds to a constant
+    once the symbols are bound (the loop unrolled), and is refused at specialization otherwise."""
     names = (start, limit, delta)
     consts = [ctx.const(n) for n in names]
     if all(c is not None for c in consts):
         lo, hi, step = (c.item() for c in consts)
         return ctx.b.const(to_ir(np.arange(lo, hi, step, dtype=consts[0].dtype)))
-    st = [ctx.shape_tensor(n) for n in names]
-    if any(s is None for s in st) or ctx.const(delta) is None:
-        raise ConvertError("Range needs start, limit and delta computed from shapes or constants")
-    first, last = st[0].dims[0], st[1].dims[0]
-    step = int(ctx.const(delta).item())
+    if consts[2] is None:
+        raise ConvertError(f"Range needs a constant delta; '{delta}' is computed when the model runs, so the "
+                           "number of elements could not be derived from shapes")
+    first, last = _range_bound(ctx, start, "start"), _range_bound(ctx, limit, "limit")
+    step = int(consts[2].item())
     span = sub(last.type.value, first.type.value)
     if step == 0:
         raise ConvertError("Range with delta 0 never ends")
@@ -83,6 +86,20 @@ def arange_of(ctx, start: str, limit: str, delta: str):
                                                 attrs=A.MulAttrs(0))
     offset = ctx.b.dims_to_tensor([first], DType.INT32)
     return ctx.b.emit(Op.ADD, scaled, offset)
+
+
+def _range_bound(ctx, name: str, what: str):
+    """Range's ``start`` or ``limit`` as one Index value (from shapes, or read from int data)."""
+    st = ctx.shape_tensor(name)
+    if st is None:
+        t = ctx.tensor(name)
+        if not t.type.dtype.is_int:
+            raise ConvertError(f"Range {what} '{name}' is {t.type.dtype.name} data computed when the model runs; "
+                               "tosaconv needs an int start and limit to size the result")
+        st = ctx.dims(name)
+    if len(st.dims) != 1:
+        raise ConvertError(f"Range {what} '{name}' must hold one element, it holds {len(st.dims)}")
+    return st.dims[0]
 
 
 def to_ir(arr: np.ndarray) -> np.ndarray:

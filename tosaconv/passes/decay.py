@@ -101,10 +101,17 @@ def decay_extract_dim(op, operands, b, env):
     src = operands[0]
     if src.producer is None or src.producer.op is not Op.CONST:
         raise DataDependentDim(op, f"EXTRACT_DIM at {op.location} reads a size from tensor data "
-                                   f"('{src.name}') that is only known when the model runs")
+                                   f"('{_data_origin(src).name}') that is only known when the model runs")
     value = int(np.asarray(src.producer.attrs.values).reshape(-1)[op.attrs.dim_index])
     env[next(iter(op.result.type.symbols()))] = value
     return [b.index(value)]
+
+
+def _data_origin(v):
+    """The value whose data ``v`` reshapes (the name a user knows), through RESHAPEs."""
+    while v.producer is not None and v.producer.op is Op.RESHAPE:
+        v = v.producer.operands[0]
+    return v
 
 
 @decays(Op.COUNT_RESCALE)

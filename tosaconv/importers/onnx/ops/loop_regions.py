@@ -19,6 +19,7 @@ from ....ir.region_rules import same_type
 from ....ir.types import IndexType
 from ....lowering.control import bool_scalar
 from ....lowering.dims import index_for, index_op
+from ....symbolic.expr import free_symbols
 from ....symbolic.scope import ExtentKind, SymbolInfo
 from ..context import ShapeTensor
 from ..reader import ConvertError
@@ -46,10 +47,21 @@ def convert_loop_region(ctx, node, body, n_state: int) -> list:
     cond_out = [bool_scalar(r, r.to_tensor(outs[0][1]), "the Loop body's condition")] if head else []
     n_scan = len(outs) - 1 - n_state
     _finish(r, [(outs[0][0], c) for c in cond_out], outs[1:1 + n_state], outs[1 + n_state:], state, known)
-    iterations = trip.type.value if _runs_every_iteration(ctx, node, cond_in, cond_out) else \
-        _iterations_symbol(ctx, node, trip)
+    runs_all = _runs_every_iteration(ctx, node, cond_in, cond_out)
+    iterations = trip.type.value if runs_all else _iterations_symbol(ctx, node, trip)
     attrs = A.LoopAttrs(r.graph, n_state, (), (), (0,) * n_scan, (0,) * n_scan, (iterations,), bool(head))
-    return ctx.b.create(Op.LOOP, [trip] + head + state + r.captures, attrs).results
+    outs = ctx.b.create(Op.LOOP, [trip] + head + state + r.captures, attrs).results
+    if not runs_all and n_scan:
+        _define_iterations(ctx, iterations, outs[n_state])
+    return outs
+
+
+def _define_iterations(ctx, iterations, scan_out):
+    """A data-dependent iteration count is the scan outputs' length: give its symbol that Index value
+    (GET_DIM of a scan output), so sizes computed from it downstream (a ReverseSequence over the
+    stacked steps, a Range up to the count) have a value to compute from, and fold once the loop unrolls."""
+    (name,) = free_symbols(iterations)
+    ctx.symbol_values[name] = ctx.b.get_dim(scan_out, 0)
 
 
 def convert_scan_region(ctx, node, body, n_state, length, in_axes, in_rev, out_axes, out_rev) -> list:
