@@ -70,8 +70,24 @@ def test_pad_from_shape_matches_onnxruntime_and_the_reference_model(mode, tmp_pa
         check_reference_model(tosa, static, feeds, got, tmp_path / f"{mode}{feeds['x'].shape[1]}")
 
 
-def test_pad_from_shape_that_crops_matches_onnxruntime():
-    check_with_onnxruntime(_stft_pad_model("constant", right_sign=-1), _feeds())
+@pytest.mark.parametrize("mode", ["constant", "edge"])
+def test_pad_from_shape_that_crops_matches_onnxruntime(mode):
+    check_with_onnxruntime(_stft_pad_model(mode, right_sign=-1), _feeds())
+
+
+def test_pad_cropping_by_a_negated_dim_matches_onnxruntime():
+    """pads = [0, 0, 0, -(T // 4)] with the minus from Neg (shape arithmetic, so DYN_PAD)."""
+    nodes = [helper.make_node("Shape", ["x"], ["s"]),
+             helper.make_node("Gather", ["s", "one"], ["t"], axis=0),
+             helper.make_node("Div", ["t", "four"], ["q"]),
+             helper.make_node("Neg", ["q"], ["neg"]),
+             helper.make_node("Unsqueeze", ["neg", "ax0"], ["n1"]),
+             helper.make_node("Concat", ["zero", "zero", "zero", "n1"], ["pads"], axis=0),
+             helper.make_node("Pad", ["x", "pads"], ["y"])]
+    inits = [const("one", np.array(1, np.int64)), const("ax0", np.array([0], np.int64)),
+             const("zero", np.array([0], np.int64)), const("four", np.array(4, np.int64))]
+    model = make_model(nodes, [info("x", F32, [2, "T"])], [info("y", F32, None)], inits, 18)
+    assert "DYN_PAD" in check_with_onnxruntime(model, _feeds()).histogram()
 
 
 def test_pad_from_shape_with_a_run_time_value_matches_onnxruntime():
@@ -112,12 +128,12 @@ def test_reflect_pad_from_shape_checks_each_binding():
 def test_pad_from_shape_that_crops_everything_is_refused():
     nodes = [helper.make_node("Shape", ["x"], ["s"]),
              helper.make_node("Gather", ["s", "one"], ["t"], axis=0),
-             helper.make_node("Sub", ["zero0", "t"], ["neg"]),
+             helper.make_node("Neg", ["t"], ["neg"]),
              helper.make_node("Unsqueeze", ["neg", "ax0"], ["n1"]),
              helper.make_node("Concat", ["zero", "zero", "zero", "n1"], ["pads"], axis=0),
              helper.make_node("Pad", ["x", "pads"], ["y"], name="crop_all")]
     inits = [const("one", np.array(1, np.int64)), const("ax0", np.array([0], np.int64)),
-             const("zero", np.array([0], np.int64)), const("zero0", np.array(0, np.int64))]
+             const("zero", np.array([0], np.int64))]
     model = make_model(nodes, [info("x", F32, [2, "T"])], [info("y", F32, None)], inits, 18)
     with pytest.raises(TosaconvError, match="(?s)crop_all.*Pad on axis 1 must leave a dim >= 1"):
         convert(model)

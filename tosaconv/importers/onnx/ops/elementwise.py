@@ -94,6 +94,9 @@ for _onnx, _op in (("Reciprocal", Op.RECIPROCAL), ("Exp", Op.EXP), ("Log", Op.LO
 
 @converter("Neg", since=6)
 def convert_neg(ctx, node):
+    held = ctx.values.get(node.inputs[0])
+    if isinstance(held, ShapeTensor):   # shape arithmetic (a crop computed from a dim) stays Index values
+        return index_elementwise(ctx, Op.INDEX_SUB, ShapeTensor([ctx.index(0)], scalar=True), held)
     return ctx.b.emit(Op.NEGATE, ctx.tensor(node.inputs[0]), attrs=A.NegateAttrs(0, 0))
 
 
