@@ -17,6 +17,7 @@ from ..symbolic.constraints import Kind
 from ..symbolic.expr import dmax, floordiv, product, same, sub
 from .dims import expand_leading, index_for, reshape
 from .errors import ConvertError
+from .index_elements import traced_shape_tensor
 
 
 def reshape_with_hole(ctx, x, dims: list, op_name: str):
@@ -90,7 +91,7 @@ def arange_of(ctx, start: str, limit: str, delta: str):
 
 def _range_bound(ctx, name: str, what: str):
     """Range's ``start`` or ``limit`` as one Index value (from shapes, or read from int data)."""
-    st = ctx.shape_tensor(name)
+    st = ctx.shape_tensor(name) or traced_shape_tensor(ctx, name)
     if st is None:
         t = ctx.tensor(name)
         if not t.type.dtype.is_int:

@@ -3,7 +3,8 @@
 STFT front-ends pad the time axis by amounts they compute from the input's
 shape: ``Shape -> Gather -> Mod/Sub/Div -> Unsqueeze -> Concat -> Cast -> Pad``
 (here: ``T // 4`` before and ``(4 - T % 4) % 4`` after, so one binding pads 0
-on a side). The importer keeps the amounts as Index values in one DYN_PAD,
+on a side); torch.onnx's export of ``F.pad`` also moves the amounts through
+Reshape, a reversing Slice and Transpose, which are traced back to them. The importer keeps the amounts as Index values in one DYN_PAD,
 which decays to static SLICE/PAD/CONCAT once ``T`` is bound. Every mode is
 compared with onnxruntime at two bindings (the symbolic program and the
 specialized, emitted and read-back one), and the official reference model
@@ -53,6 +54,38 @@ def _stft_pad_model(mode: str, left: str = "Div", right_sign: int = 1, value_inp
     return make_model(nodes, inputs, [info("y", F32, None)], inits, 18)
 
 
+def torch_pad_model(mode: str):
+    """torch.onnx's opset-11 export of ``F.pad(x, (0, amount))`` on x [2, 1, T], amount = (4 - T % 4) % 4:
+    the amounts go Concat -> ConstantOfShape zeros -> Reshape [-1, 2] -> Slice (step -1) -> Transpose ->
+    Reshape [-1] -> Cast, i.e. through tensor layout ops, before they reach Pad."""
+    def ints(name, v):
+        return const(name, np.array(v, np.int64))
+    nodes = [helper.make_node("Shape", ["x"], ["s"]),
+             helper.make_node("Gather", ["s", "two"], ["t"], axis=0),
+             helper.make_node("Mod", ["t", "hop"], ["r"]),
+             helper.make_node("Sub", ["hop", "r"], ["q"]),
+             helper.make_node("Mod", ["q", "hop"], ["amount"]),
+             helper.make_node("Unsqueeze", ["amount", "ax0"], ["a1"]),
+             helper.make_node("Concat", ["zero1", "a1"], ["pad"], axis=0),
+             helper.make_node("Shape", ["pad"], ["pad_shape"]),
+             helper.make_node("Gather", ["pad_shape", "zero"], ["pad_len"], axis=0),
+             helper.make_node("Sub", ["six", "pad_len"], ["ext"]),
+             helper.make_node("Unsqueeze", ["ext", "ax0"], ["ext1"]),
+             helper.make_node("ConstantOfShape", ["ext1"], ["zeros"],
+                              value=helper.make_tensor("v", TensorProto.INT64, [1], [0])),
+             helper.make_node("Cast", ["pad"], ["pad64"], to=TensorProto.INT64),
+             helper.make_node("Concat", ["pad64", "zeros"], ["paddings"], axis=0),
+             helper.make_node("Reshape", ["paddings", "m1_2"], ["p2"]),
+             helper.make_node("Slice", ["p2", "m1", "big", "ax0", "m1"], ["flipped"]),
+             helper.make_node("Transpose", ["flipped"], ["pt"], perm=[1, 0]),
+             helper.make_node("Reshape", ["pt", "m1"], ["p1"]),
+             helper.make_node("Cast", ["p1"], ["pads"], to=TensorProto.INT64),
+             helper.make_node("Pad", ["x", "pads"], ["y"], mode=mode, name="torch_pad")]
+    inits = [ints("two", 2), ints("hop", HOP), ints("ax0", [0]), ints("zero1", [0]), ints("zero", 0),
+             ints("six", 6), ints("m1_2", [-1, 2]), ints("m1", [-1]), ints("big", [-2**63 + 1])]
+    return make_model(nodes, [info("x", F32, [2, 1, "T"])], [info("y", F32, None)], inits, 17)
+
+
 def _feeds(**extra):
     return [dict({"x": rand(2, t, seed=t)}, **extra) for t in BINDINGS]
 
@@ -68,6 +101,17 @@ def test_pad_from_shape_matches_onnxruntime_and_the_reference_model(mode, tmp_pa
         got = run_graph(static, feeds)
         np.testing.assert_allclose(got[0], run_onnxruntime(model, feeds)[0], rtol=0, atol=0)
         check_reference_model(tosa, static, feeds, got, tmp_path / f"{mode}{feeds['x'].shape[1]}")
+
+
+@pytest.mark.parametrize("mode", ["constant", "reflect"])
+def test_torch_exported_pad_from_shape_matches_onnxruntime_and_the_reference_model(mode, tmp_path):
+    model = torch_pad_model(mode)
+    feeds = [{"x": rand(2, 1, t, seed=t)} for t in BINDINGS]
+    graph = check_with_onnxruntime(model, feeds)
+    assert graph.histogram().get("DYN_PAD") == 1 and "GATHER" not in graph.histogram()
+    for f in feeds:
+        static, tosa = specialize_and_emit(graph, {"x": f["x"].shape})
+        check_reference_model(tosa, static, f, run_graph(static, f), tmp_path / f"{mode}{f['x'].shape[2]}")
 
 
 @pytest.mark.parametrize("mode", ["constant", "edge"])

@@ -22,6 +22,7 @@ from ....ir import attrs as A
 from ....ir.dtypes import DType
 from ....ir.ops import Op
 from ....lowering.dims import norm_axis
+from ....lowering.index_elements import traced_shape_tensor
 from ....lowering.index_math import fill
 from ....lowering.pad import dyn_pad, pad_static, tile
 from ..reader import ConvertError
@@ -68,12 +69,13 @@ def _pads(ctx, node, rank: int) -> tuple:
 def _amounts(ctx, node) -> list:
     """The ``pads`` input as Index values: known ints, or values computed from (symbolic) shapes."""
     name = node.input(1)
-    st = ctx.shape_tensor(name)
+    st = ctx.shape_tensor(name) or traced_shape_tensor(ctx, name)
     if st is None:
         raise ConvertError(f"Pad pads input '{name}' must be a constant or computed from tensor shapes: TOSA "
                            "PAD takes padding fixed before the model runs, and these pad amounts depend on tensor "
                            "data that is only known at run time (pads computed from input shapes with Shape, "
-                           "Gather, Add/Sub/Mul/Div/Mod, Unsqueeze, Concat and Cast are supported)")
+                           "Gather, Add/Sub/Mul/Div/Mod, Unsqueeze, Concat and Cast, and rearranged by Reshape, "
+                           "Transpose or Slice, are supported)")
     return st.dims
 
 
