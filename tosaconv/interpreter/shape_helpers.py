@@ -142,7 +142,7 @@ def dyn_pad(op, args, ctx):
     grow = [(max(lo, 0), max(hi, 0)) for lo, hi in pairs]
     mode = op.attrs.mode
     for n, (lo, hi) in zip(np.shape(x), grow):
-        if (mode == "reflect" and max(lo, hi) > n - 1) or (mode == "wrap" and max(lo, hi) > n):
+        if (mode == "reflect" and max(lo, hi) > n - 1) or (mode in ("wrap", "symmetric") and max(lo, hi) > n):
             raise ValueError(f"a {mode} pad of {max(lo, hi)} is too large for a dim of {n}")
     if mode == "constant":
         return [np.pad(x, grow, mode="constant", constant_values=x.dtype.type(op.attrs.pad_const))]

@@ -358,8 +358,9 @@ class VariableRefAttrs:
 
 @dataclass(frozen=True)
 class DynPadAttrs:
-    """DYN_PAD: ONNX Pad whose amounts are Index operands (computed from shapes). ``mode`` is constant,
-    edge, reflect or wrap; a negative amount crops, as in ONNX. It decays to SLICE/PAD/CONCAT once bound."""
+    """DYN_PAD: a pad whose amounts are Index operands (computed from shapes). ``mode`` is constant,
+    edge, reflect, wrap (ONNX) or symmetric (TFLite MIRROR_PAD); a negative amount crops, as in ONNX.
+    It decays to SLICE/PAD/CONCAT once bound."""
 
     mode: str = "constant"
     pad_const: float = 0.0

@@ -29,13 +29,17 @@ MAX_ELEMENTS = 64
 
 def traced_shape_tensor(ctx, name: str) -> Optional[ShapeTensor]:
     """The tensor ``name`` as a ShapeTensor when its elements trace back to dims and constants (else None)."""
-    v = ctx.tensor(name)
-    if v.type.rank > 1:
+    if ctx.tensor(name).type.rank > 1:
         return None
-    elems = _elements(ctx, v, 0)
-    if elems is None:
-        return None
-    return ShapeTensor(list(elems.reshape(-1)), scalar=v.type.rank == 0)
+    elems = traced_elements(ctx, name)
+    return None if elems is None else ShapeTensor(elems, scalar=ctx.tensor(name).type.rank == 0)
+
+
+def traced_elements(ctx, name: str) -> Optional[list]:
+    """The elements of the int tensor ``name`` (any rank, row-major) as Index values, when every one
+    traces back to dims and constants; None when some come from tensor data."""
+    elems = _elements(ctx, ctx.tensor(name), 0)
+    return None if elems is None else list(elems.reshape(-1))
 
 
 def _elements(ctx, v: Value, depth: int) -> Optional[np.ndarray]:

@@ -3,8 +3,9 @@
 TOSA PAD pads with one constant. The other modes build each padded axis as a
 CONCAT of slices of the input (:func:`pad_axis`): TILEd edge rows, REVERSEd
 inner rows (reflect: the edge row is not repeated), or the opposite end
-(wrap). Slices stay valid with symbolic dims; the ledger records that
-reflect pads stay below the dim and wrap pads do not exceed it.
+(wrap), or REVERSEd rows from the edge (symmetric: TFLite's MIRROR_PAD).
+Slices stay valid with symbolic dims; the ledger records that reflect pads
+stay below the dim and wrap and symmetric pads do not exceed it.
 
 Pad amounts known at import go through :func:`pad_static` (a SLICE crops
 negative amounts, then one PAD or the per-axis CONCATs). Amounts computed
@@ -21,17 +22,18 @@ from ..ir.ops import Op
 from ..symbolic.constraints import Kind
 from ..symbolic.expr import add, dmax, sub
 from .dims import slice_
+from .index_elements import traced_elements
 from .errors import ConvertError
 
 
 def pad_axis(ctx, x, axis, lo: int, hi: int, mode: str):
-    """``lo`` rows before and ``hi`` after ``x`` on ``axis``, in ``mode`` edge, reflect or wrap."""
+    """``lo`` rows before and ``hi`` after ``x`` on ``axis``, in ``mode`` edge, reflect, symmetric or wrap."""
     n = x.type.shape[axis]
     if mode == "reflect":
         ctx.require(Kind.GE, n - 1, max(lo, hi), f"reflect Pad of {max(lo, hi)} needs a dim of at least "
                     f"{max(lo, hi) + 1} on axis {axis}")
-    if mode == "wrap":
-        ctx.require(Kind.GE, n, max(lo, hi), f"wrap Pad of {max(lo, hi)} needs a dim of at least "
+    if mode in ("wrap", "symmetric"):
+        ctx.require(Kind.GE, n, max(lo, hi), f"{mode} Pad of {max(lo, hi)} needs a dim of at least "
                     f"{max(lo, hi)} on axis {axis}")
     parts = []
     if lo:
@@ -48,8 +50,9 @@ def _side(ctx, x, axis, p: int, mode: str, front: bool):
     if mode == "edge":
         row = axis_rows(ctx, x, axis, 0 if front else n - 1, 1)
         return row if p == 1 else ctx.b.emit(Op.TILE, row, attrs=A.TileAttrs(_unit(x.type.rank, axis, p)))
-    if mode == "reflect":
-        rows = axis_rows(ctx, x, axis, 1 if front else n - 1 - p, p)
+    if mode in ("reflect", "symmetric"):   # symmetric repeats the edge row, reflect does not
+        skip = 1 if mode == "reflect" else 0
+        rows = axis_rows(ctx, x, axis, skip if front else n - skip - p, p)
         return rows if p == 1 else ctx.b.emit(Op.REVERSE, rows, attrs=A.AxisAttrs(axis))
     return axis_rows(ctx, x, axis, n - p if front else 0, p)     # wrap: the opposite end
 
@@ -117,9 +120,38 @@ def dyn_pad(ctx, x, before: list, after: list, mode: str, pad_const=0):
     for axis, (lo, hi) in enumerate(zip(before, after)):
         n, lo, hi = x.type.shape[axis], lo.type.value, hi.type.value
         ctx.require(Kind.GE, add(add(n, lo), hi), 1, f"Pad on axis {axis} must leave a dim >= 1")
-        if mode in ("reflect", "wrap"):
+        if mode in ("reflect", "wrap", "symmetric"):
             limit = sub(n, 1) if mode == "reflect" else n
             ctx.require(Kind.GE, limit, dmax(lo, hi), f"{mode} Pad of {dmax(lo, hi)} needs a dim of at least "
                         f"{add(dmax(lo, hi), 1 if mode == 'reflect' else 0)} on axis {axis}")
     operands = [p for pair in zip(before, after) for p in pair]
     return ctx.b.emit(Op.DYN_PAD, x, *operands, attrs=A.DynPadAttrs(mode, pad_const))
+
+
+def pad_by(ctx, x, before: list, after: list, mode: str, pad_const=0):
+    """``x`` padded by Index values ``before``/``after`` (one each per axis): lowered at once when they are
+    all ints, else DYN_PAD, which decays to the same lowering once they are bound."""
+    lo, hi = [p.type.value for p in before], [p.type.value for p in after]
+    if all(isinstance(v, int) for v in lo + hi):
+        return pad_static(ctx, x, lo, hi, mode, pad_const)
+    return dyn_pad(ctx, x, before, after, mode, pad_const)
+
+
+def paddings_pairs(ctx, name: str, rank: int, what: str) -> tuple:
+    """TFLite's ``[rank, 2]`` paddings as ``(before, after)`` lists of Index values: a constant, or traced
+    back to shapes (``SHAPE -> ... -> PACK``); amounts must be >= 0 (the ledger checks symbolic ones)."""
+    c = ctx.const(name)
+    flat = [ctx.index(int(v)) for v in c.reshape(-1)] if c is not None else traced_elements(ctx, name)
+    if flat is None:
+        raise ConvertError(f"{what} '{name}' must be a constant or computed from tensor shapes: TOSA PAD takes "
+                           "padding fixed before the model runs, and these amounts depend on tensor data that is "
+                           "only known at run time")
+    if len(flat) != 2 * rank:
+        raise ConvertError(f"{what} has {len(flat)} values for a rank {rank} input (it needs {rank} pairs)")
+    for i, p in enumerate(flat):
+        v = p.type.value
+        if isinstance(v, int) and v < 0:
+            raise ConvertError(f"{what} needs non-negative (before, after) pairs, got {v} on axis {i // 2}")
+        if not isinstance(v, int):
+            ctx.require(Kind.GE, v, 0, f"{what} on axis {i // 2} must be >= 0")
+    return flat[0::2], flat[1::2]

@@ -5,9 +5,12 @@ ADD, SUB and MUL of shape tensors (``SHAPE -> MUL -> RESHAPE``) stay index
 arithmetic, through the shared ``index_arith``. Float DIV is MUL by
 RECIPROCAL; int32 DIV truncates (TFLite's reference kernel is C++ ``/``),
 which is TOSA's INTDIV. FLOOR_DIV and FLOOR_MOD correct the truncated
-quotient toward negative infinity as TFLite's kernels do.
+quotient toward negative infinity as TFLite's kernels do; of shape tensors
+they are the index algebra's floordiv and mod (the same floor semantics).
 """
 from __future__ import annotations
+
+import functools
 
 from ....ir import attrs as A
 from ....ir.dtypes import DType
@@ -79,7 +82,19 @@ def convert_pow(ctx, node):
     return ctx.b.emit(Op.POW, a, b)
 
 
+def _index_or(index_op_def):
+    """A converter on tensors that becomes ``index_op_def`` when its operands are shape arithmetic."""
+    def wrap(fn):
+        @functools.wraps(fn)
+        def convert(ctx, node):
+            st = index_arith(ctx, node.inputs[0], node.inputs[1], index_op_def)
+            return st if st is not None else fn(ctx, node)
+        return convert
+    return wrap
+
+
 @converter("FLOOR_DIV")
+@_index_or(Op.INDEX_FLOORDIV)   # floor division, as the dim algebra's floordiv
 def convert_floor_div(ctx, node):
     a, b = _both(ctx, node)
     if a.type.dtype.is_float:
@@ -90,6 +105,7 @@ def convert_floor_div(ctx, node):
 
 
 @converter("FLOOR_MOD")
+@_index_or(Op.INDEX_MOD)        # the divisor's sign, as the dim algebra's mod
 def convert_floor_mod(ctx, node):
     a, b = _both(ctx, node)
     if a.type.dtype.is_float:

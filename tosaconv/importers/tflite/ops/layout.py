@@ -1,9 +1,9 @@
 """Converters for TFLite's layout ops: MIRROR_PAD (REFLECT, SYMMETRIC),
 DEPTH_TO_SPACE, SPACE_TO_DEPTH, SPACE_TO_BATCH_ND and BATCH_TO_SPACE_ND.
 
-MIRROR_PAD REFLECT is the shared reflect padding (:func:`tosaconv.lowering.pad.pad_axis`) (a CONCAT of
-REVERSEd inner rows per axis); SYMMETRIC repeats the edge row too, so its
-mirrored rows start at the edge. The NHWC block ops are RESHAPE -> TRANSPOSE
+MIRROR_PAD is the shared reflect or symmetric padding (:func:`tosaconv.lowering.pad.pad_by`: a CONCAT of
+REVERSEd rows per axis; SYMMETRIC repeats the edge row too, so its mirrored
+rows start at the edge), or DYN_PAD when the paddings are computed from shapes. The NHWC block ops are RESHAPE -> TRANSPOSE
 -> RESHAPE through a rank-6 view using the shared helpers (TFLite
 orders a pixel's block as ``(i * b + j) * C + c``, ONNX's DCR order). A
 symbolic dim that must split records a divisibility fact in the ledger.
@@ -17,8 +17,7 @@ from ....ir import attrs as A
 from ....ir.ops import Op
 from ....lowering.dims import exact_quotient, reshape, slice_
 from ....lowering.index_math import transpose
-from ....lowering.pad import axis_rows, pad_axis
-from ....symbolic.constraints import Kind
+from ....lowering.pad import pad_by, paddings_pairs
 from ....symbolic.expr import mul, product, sub
 from ..qhelpers_data import keeps_quant
 from ..reader import ConvertError
@@ -36,35 +35,11 @@ def _ints(ctx, key, what: str) -> list:
 @keeps_quant
 def convert_mirror_pad(ctx, node):
     x = ctx.tensor(node.inputs[0])
-    pads = _ints(ctx, node.inputs[1], "MIRROR_PAD paddings")
-    if len(pads) != 2 * x.type.rank or min(pads) < 0:
-        raise ConvertError(f"MIRROR_PAD needs {x.type.rank} non-negative (before, after) pairs, got {pads}")
     mode = node.opt("Mode")
     if mode not in (tflite.MirrorPadMode.REFLECT, tflite.MirrorPadMode.SYMMETRIC):
         raise ConvertError(f"MIRROR_PAD mode {mode} is neither REFLECT nor SYMMETRIC")
-    for axis in range(x.type.rank):
-        lo, hi = pads[2 * axis], pads[2 * axis + 1]
-        if not (lo or hi):
-            continue
-        if mode == tflite.MirrorPadMode.REFLECT:
-            x = pad_axis(ctx, x, axis, lo, hi, "reflect")
-        else:
-            x = _symmetric(ctx, x, axis, lo, hi)
-    return x
-
-
-def _symmetric(ctx, x, axis: int, lo: int, hi: int):
-    n = x.type.shape[axis]
-    ctx.require(Kind.GE, n, max(lo, hi), f"SYMMETRIC MIRROR_PAD of {max(lo, hi)} needs a dim of at least "
-                f"{max(lo, hi)} on axis {axis}")
-    parts = []
-    for p, start in ((lo, 0), (None, None), (hi, sub(n, hi))):
-        if p is None:
-            parts.append(x)
-        elif p:
-            rows = axis_rows(ctx, x, axis, start, p)
-            parts.append(rows if p == 1 else ctx.b.emit(Op.REVERSE, rows, attrs=A.AxisAttrs(axis)))
-    return ctx.b.emit(Op.CONCAT, *parts, attrs=A.AxisAttrs(axis))
+    before, after = paddings_pairs(ctx, node.inputs[1], x.type.rank, "MIRROR_PAD paddings")
+    return pad_by(ctx, x, before, after, "reflect" if mode == tflite.MirrorPadMode.REFLECT else "symmetric")
 
 
 def _nhwc(ctx, node):

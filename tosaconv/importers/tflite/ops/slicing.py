@@ -18,6 +18,7 @@ import numpy as np
 from ....ir import attrs as A
 from ....ir.ops import Op
 from ....lowering.dims import norm_axis, reshape, slice_, split_along
+from ....lowering.pad import pad_by, paddings_pairs
 from ....lowering.reduce import mean_over, reduce_chain
 from ....symbolic.constraints import Kind
 from ....symbolic.expr import sub
@@ -191,10 +192,8 @@ def convert_pad(ctx, node):
 def pad(ctx, node, value: float):
     """PAD/PADV2's input padded with ``value`` (for integer data: the stored value)."""
     x = ctx.tensor(node.inputs[0])
-    pads = _ints(ctx, node.inputs[1], f"{node.op_type} paddings")
-    if not any(pads):
-        return x
-    return ctx.b.emit(Op.PAD, x, attrs=A.PadAttrs(tuple(pads), value))
+    before, after = paddings_pairs(ctx, node.inputs[1], x.type.rank, f"{node.op_type} paddings")
+    return pad_by(ctx, x, before, after, "constant", value)
 
 
 def _const(ctx, key, what):
