@@ -22,8 +22,8 @@ from ..ir.ops import Op
 from ..symbolic.constraints import Kind
 from ..symbolic.expr import add, dmax, sub
 from .dims import slice_
-from .index_elements import traced_elements
 from .errors import ConvertError
+from .index_elements import traced_elements
 
 
 def pad_axis(ctx, x, axis, lo: int, hi: int, mode: str):
@@ -116,7 +116,7 @@ def crop(ctx, x, before: list, after: list):
 
 def dyn_pad(ctx, x, before: list, after: list, mode: str, pad_const=0):
     """DYN_PAD of ``x`` by Index values ``before``/``after`` (one each per axis); the ledger records
-    that every padded dim stays >= 1 and, for reflect and wrap, that no pad outgrows its dim."""
+    that every padded dim stays >= 1 and, for reflect, wrap and symmetric, that no pad outgrows its dim."""
     for axis, (lo, hi) in enumerate(zip(before, after)):
         n, lo, hi = x.type.shape[axis], lo.type.value, hi.type.value
         ctx.require(Kind.GE, add(add(n, lo), hi), 1, f"Pad on axis {axis} must leave a dim >= 1")

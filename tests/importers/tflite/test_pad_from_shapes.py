@@ -81,3 +81,13 @@ def test_paddings_from_tensor_data_are_refused_by_name():
     with pytest.raises(TosaconvError, match="PAD 'y'.*PAD paddings 'p' must be a constant or computed from "
                                             "tensor shapes.*depend on tensor data"):
         convert(m.finish())
+
+
+def test_negative_paddings_are_refused():
+    m = ModelBuilder()
+    x = m.input("x", [2, 3])
+    y = m.tensor("y", [2, 2])
+    m.op("MIRROR_PAD", [x, m.const("p", np.array([[0, 0], [0, -1]], I32))], [y], "MirrorPadOptions", Mode=0)
+    m.output(y)
+    with pytest.raises(TosaconvError, match="MIRROR_PAD paddings needs non-negative .* got -1 on axis 1"):
+        convert(m.finish())

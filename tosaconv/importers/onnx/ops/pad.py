@@ -3,15 +3,15 @@
 Pads come from the ``pads`` attribute before opset 11 and from input 1 after,
 optionally restricted to the ``axes`` of input 3 (opset 18). Negative pads
 crop: the input is SLICEd first, then padded. Pad amounts known at import
-lower at once (:func:`tosaconv.lowering.pad.pad_static`); amounts computed
-from symbolic shapes (Shape -> arithmetic -> Concat -> Cast, the STFT
-front-end idiom) are Index values and become DYN_PAD, which decays to the
-same static lowering once the symbols are bound. Amounts read from tensor
-data are refused: TOSA PAD's padding is fixed before the model runs. ``constant`` is one TOSA PAD;
-a ``constant_value`` only known at run time pads with 0 and then SELECTs the
-value where a padded all-true mask is false. ``edge``, ``reflect`` and
-``wrap`` build each padded axis as a CONCAT of slices of the input
-(:func:`tosaconv.lowering.pad.pad_axis`). Tile is TILE, or DYN_TILE when the
+lower at once; amounts computed from symbolic shapes (Shape -> arithmetic ->
+Concat -> Cast, the STFT front-end idiom, also rearranged as torch.onnx does)
+are Index values and become DYN_PAD, which decays to the same lowering once
+the symbols are bound (:func:`tosaconv.lowering.pad.pad_by`). Amounts read
+from tensor data are refused: TOSA PAD's padding is fixed before the model
+runs. ``constant`` is one TOSA PAD; a ``constant_value`` only known at run
+time pads with 0 and then SELECTs the value where a padded all-true mask is
+false. ``edge``, ``reflect`` and ``wrap`` build each padded axis as a CONCAT
+of slices of the input (:func:`tosaconv.lowering.pad.pad_axis`). Tile is TILE, or DYN_TILE when the
 repeats are computed from shapes (:func:`tosaconv.lowering.pad.tile`).
 """
 from __future__ import annotations
@@ -24,7 +24,7 @@ from ....ir.ops import Op
 from ....lowering.dims import norm_axis
 from ....lowering.index_elements import traced_shape_tensor
 from ....lowering.index_math import fill
-from ....lowering.pad import dyn_pad, pad_static, tile
+from ....lowering.pad import pad_by, tile
 from ..reader import ConvertError
 from ..registry import converter
 
@@ -45,11 +45,8 @@ def convert_pad(ctx, node):
 
 
 def _padder(ctx, before: list, after: list, mode: str):
-    """``pad(tensor, value)`` by these Index amounts: lowered at once when they are ints, else DYN_PAD."""
-    lo, hi = [p.type.value for p in before], [p.type.value for p in after]
-    if all(isinstance(v, int) for v in lo + hi):
-        return lambda t, value: pad_static(ctx, t, lo, hi, mode, value)
-    return lambda t, value: dyn_pad(ctx, t, before, after, mode, value)
+    """``pad(tensor, value)`` by these Index amounts (a static pad when they are ints, else DYN_PAD)."""
+    return lambda t, value: pad_by(ctx, t, before, after, mode, value)
 
 
 def _pads(ctx, node, rank: int) -> tuple:
