@@ -18,9 +18,9 @@ from ....ir import attrs as A
 from ....ir.ops import Op
 from ....ir.region_rules import same_type
 from ....lowering.control import bool_scalar, results
+from ..captures import align_captures
 from ..reader import ConvertError
 from ..registry import converter
-from ..captures import align_captures
 from ..subgraph import called_subgraphs, inline_subgraph, region_subgraph
 
 
