@@ -11,11 +11,17 @@ specialized, emitted and read-back one), and the official reference model
 runs the emitted ``.tosa``. Also: amounts that crop, a pad value given at run
 time, the text IR round trip, and the refusals: amounts read from tensor data,
 a reflect pad that can never fit, one that does not fit a binding, a crop
-that empties the axis.
+that empties the axis, and the exit codes of the command line for them.
 """
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+from pathlib import Path
+
 import numpy as np
+import onnx
 import pytest
 from onnx import TensorProto, helper
 
@@ -181,3 +187,23 @@ def test_pad_from_shape_that_crops_everything_is_refused():
     model = make_model(nodes, [info("x", F32, [2, "T"])], [info("y", F32, None)], inits, 18)
     with pytest.raises(TosaconvError, match="(?s)crop_all.*Pad on axis 1 must leave a dim >= 1"):
         convert(model)
+
+
+def _tosaconv(*args, cwd) -> subprocess.CompletedProcess:
+    env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[3]))
+    return subprocess.run([sys.executable, "-m", "tosaconv", *map(str, args)], cwd=cwd, env=env,
+                          capture_output=True, text=True, timeout=300)
+
+
+def test_command_line_exit_codes(tmp_path):
+    """Data pads: exit 3 at conversion; a binding the reflect pad does not fit: exit 4; a good one: 0."""
+    onnx.save(_stft_pad_model("reflect"), tmp_path / "stft.onnx")
+    data = make_model([helper.make_node("Pad", ["x", "p"], ["y"], name="data_pad")],
+                      [info("x", F32, [2, "T"]), info("p", I64, [4])], [info("y", F32, None)])
+    onnx.save(data, tmp_path / "data.onnx")
+    r = _tosaconv("convert", "data.onnx", "--bind", "T=5", "-o", "d.tosa", cwd=tmp_path)
+    assert r.returncode == 3 and "data_pad" in r.stderr and "Traceback" not in r.stderr, r.stderr
+    r = _tosaconv("convert", "stft.onnx", "--bind", "T=2", "-o", "s.tosa", cwd=tmp_path)
+    assert r.returncode == 4 and "stft_pad" in r.stderr and "reflect Pad" in r.stderr, r.stderr
+    r = _tosaconv("convert", "stft.onnx", "--bind", "T=13", "-o", "s.tosa", cwd=tmp_path)
+    assert r.returncode == 0 and (tmp_path / "s.tosa").exists(), r.stderr
