@@ -125,6 +125,24 @@ def test_pad_from_shape_that_crops_matches_onnxruntime(mode):
     check_with_onnxruntime(_stft_pad_model(mode, right_sign=-1), _feeds())
 
 
+def test_padded_time_axis_feeds_stft_framing(tmp_path):
+    """Pad time to a multiple of the hop (4T before, (4 - T % 4) % 4 after), frame it with Reshape [2, -1, 4]
+    and apply a 4-point DFT-like MatMul: the padded dim flows into the frame count."""
+    model = _stft_pad_model("constant", left="Mul")
+    graph_proto = model.graph
+    graph_proto.output.pop()
+    graph_proto.node.extend([helper.make_node("Reshape", ["y", "frame_shape"], ["frames"]),
+                             helper.make_node("MatMul", ["frames", "dft"], ["spec"])])
+    k = np.arange(HOP)
+    graph_proto.initializer.extend([const("frame_shape", np.array([2, -1, HOP], np.int64)),
+                                    const("dft", np.cos(2 * np.pi * np.outer(k, k) / HOP).astype(np.float32))])
+    graph_proto.output.append(info("spec", F32, None))
+    graph = check_with_onnxruntime(model, _feeds())
+    for f in _feeds():
+        static, tosa = specialize_and_emit(graph, {"x": f["x"].shape})
+        check_reference_model(tosa, static, f, run_graph(static, f), tmp_path / str(f["x"].shape[1]))
+
+
 def test_pad_cropping_by_a_negated_dim_matches_onnxruntime():
     """pads = [0, 0, 0, -(T // 4)] with the minus from Neg (shape arithmetic, so DYN_PAD)."""
     nodes = [helper.make_node("Shape", ["x"], ["s"]),
