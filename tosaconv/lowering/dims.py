@@ -5,7 +5,9 @@
 a converter can compute an output size with the dim algebra and still hand
 RESHAPE or DYN_SLICE a real Dimension Value. ``reshape`` builds a RESHAPE that
 spells every output dim: literal ints stay in ``new_shape`` and each symbolic
-dim becomes a ``-1`` with its Index value in ``shape_symbols``.
+dim becomes a ``-1`` with its Index value in ``shape_symbols``. A symbol that
+no input defines (made by an op: a loop's data-dependent iteration count)
+gets its value from a computed value that carries it as a dim.
 """
 from __future__ import annotations
 
@@ -13,7 +15,7 @@ from ..ir import attrs as A
 from ..ir.graph import Value
 from ..ir.ops import Op
 from ..symbolic.constraints import Kind
-from ..symbolic.expr import Dim, Expr, floordiv, product, same
+from ..symbolic.expr import Dim, Expr, floordiv, free_symbols, product, same, sym
 from .errors import ConvertError
 
 _ATOM_OPS = {"floordiv": Op.INDEX_FLOORDIV, "mod": Op.INDEX_MOD, "min": Op.INDEX_MIN, "max": Op.INDEX_MAX}
@@ -68,10 +70,27 @@ def symbol_value(ctx, name: str) -> Value:
         return ctx.symbol_values[name]
     info = ctx.graph.scope.symbols.get(name)
     if info is None or info.input_name is None:
-        raise ConvertError(f"symbol '{name}' has no value in the program to compute sizes from")
+        carrier = _carrier(ctx.graph, name)
+        if carrier is None:
+            origin = f" ({info.origin})" if info is not None else ""
+            raise ConvertError(f"symbol '{name}'{origin} has no value in the program to compute sizes from: it is "
+                               "not a dim of an input, and no value computed so far has it as a dim")
+        ctx.symbol_values[name] = ctx.b.get_dim(*carrier)
+        return ctx.symbol_values[name]
     source = next(v for v in ctx.graph.inputs if v.name == info.input_name)
     ctx.symbol_values[name] = ctx.b.get_dim(source, info.axis)
     return ctx.symbol_values[name]
+
+
+def _carrier(graph, name: str):
+    """``(value, axis)`` of the latest result in ``graph`` whose dim ``axis`` is exactly the symbol ``name``
+    (an op that made the symbol, such as a loop stopped by its condition, defines it), or None."""
+    for op in reversed(graph.ops):
+        for v in op.results:
+            for axis, d in enumerate(getattr(v.type, "shape", ())):
+                if isinstance(d, Expr) and free_symbols(d) == {name} and same(d, sym(name)):
+                    return v, axis
+    return None
 
 
 def reshape(ctx, x: Value, dims) -> Value:

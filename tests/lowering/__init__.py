@@ -1,0 +1,1 @@
+"""Tests of tosaconv.lowering: format-neutral builders both importers share."""
