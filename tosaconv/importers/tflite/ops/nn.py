@@ -86,9 +86,8 @@ def conv_groups(ctx, x, w) -> int:
     runs a filter of ``[O, KH, KW, C / groups]`` as a grouped convolution; O must divide by groups)."""
     o, _, _, i = _shape(w)
     c = x.type.shape[3]
-    if not isinstance(c, int) or c == i:
-        if c != i:
-            ctx.require(Kind.EQ, c, i, "CONV_2D input channels = filter channels")
+    if not isinstance(c, int) or c == i:   # a symbolic c: the ledger proves, records or refuses c == i
+        ctx.require(Kind.EQ, c, i, "CONV_2D input channels = filter channels")
         return 1
     if c % i or o % (c // i) or not isinstance(w, np.ndarray):
         raise ConvertError(f"CONV_2D input has {c} channels and the filter {i} per group with {o} outputs: "
