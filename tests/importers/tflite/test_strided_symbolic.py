@@ -36,3 +36,10 @@ def _model(begin, end, stride, masks) -> bytes:
 @pytest.mark.parametrize("begin, end, stride, masks", CASES, ids=[str(i) for i in range(len(CASES))])
 def test_strided_slice_on_symbolic_axis(begin, end, stride, masks):
     check_with_litert(_model(begin, end, stride, masks), [{"x": rand(2, 9, 3)}, {"x": rand(2, 20, 3, seed=1)}])
+
+
+def test_negative_shrink_index_on_symbolic_axis_is_refused_with_the_reason():
+    from tests.importers.tflite.harness import convert
+    from tosaconv.diagnostics import ConversionError
+    with pytest.raises(ConversionError, match=r"STRIDED_SLICE shrinks symbolic axis 1 \(size x\.1\) at index -1"):
+        convert(_model(-1, 0, 1, dict(ShrinkAxisMask=2)))
