@@ -40,6 +40,23 @@ def test_dynamic_channels_convert_and_match_litert():
     assert [c.text() for c in graph.ledger.entries if "channels" in c.provenance.reason] == ["x.3 == 3"]
 
 
+def depthwise_dynamic_channels() -> bytes:
+    m = ModelBuilder()
+    x = m.input("x", [1, 6, 7, 3], signature=[1, -1, -1, -1])
+    w = m.const("w", np.random.default_rng(4).uniform(-1, 1, (1, 3, 3, 3)).astype(np.float32))
+    b = m.const("b", np.array([0.1, -0.2, 0.3], np.float32))
+    y = m.tensor("y", [1, 6, 7, 3], signature=[1, -1, -1, 3])
+    m.op("DEPTHWISE_CONV_2D", [x, w, b], [y], "DepthwiseConv2DOptions", Padding=0, StrideH=1, StrideW=1,
+         DepthMultiplier=1, DilationHFactor=1, DilationWFactor=1)
+    m.output(y)
+    return m.finish()
+
+
+def test_depthwise_with_dynamic_channels_matches_litert():
+    graph = check_with_litert(depthwise_dynamic_channels(), [{"x": rand(1, 6, 7, 3)}, {"x": rand(1, 5, 9, 3, seed=2)}])
+    assert "x.3 == 3" in [c.text() for c in graph.ledger.entries]
+
+
 def _tosaconv(tmp_path, *args):
     env = {**os.environ, "PYTHONPATH": REPO}
     return subprocess.run([sys.executable, "-m", "tosaconv", *map(str, args)], cwd=tmp_path, capture_output=True,

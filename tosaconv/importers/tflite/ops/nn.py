@@ -127,9 +127,7 @@ def convert_depthwise_conv_2d(ctx, node):
     x = require_float(node, float_input(ctx, node))
     w = _weight(ctx, node, 1, x.type.dtype)
     _, kh, kw, cm = _shape(w)
-    c = x.type.shape[3]
-    if not isinstance(c, int) or cm % c:
-        raise ConvertError(f"DEPTHWISE_CONV_2D filter has {cm} channels, not a multiple of the input's {c}")
+    c = depthwise_channels(ctx, x, cm)
     m = cm // c
     if isinstance(w, np.ndarray):
         dw = ctx.b.const(np.ascontiguousarray(w.reshape(kh, kw, c, m)))
@@ -138,6 +136,19 @@ def convert_depthwise_conv_2d(ctx, node):
     b = _bias(ctx, node, 2, cm, x.type.dtype)
     x, attrs = conv_window(ctx, node, x, (kh, kw))
     return fused(ctx, node, ctx.b.emit(Op.DEPTHWISE_CONV2D, x, dw, b, attrs=attrs))
+
+
+def depthwise_channels(ctx, x, cm: int) -> int:
+    """DEPTHWISE_CONV_2D's input channels for a filter of ``cm`` channels; a symbolic channel dim is taken
+    with depth multiplier 1, a fact the ledger checks at binding."""
+    c = x.type.shape[3]
+    if not isinstance(c, int):
+        ctx.require(Kind.EQ, c, cm, "DEPTHWISE_CONV_2D input channels = filter channels (a symbolic channel dim "
+                                    "is converted with depth multiplier 1)")
+        return cm
+    if cm % c:
+        raise ConvertError(f"DEPTHWISE_CONV_2D filter has {cm} channels, not a multiple of the input's {c}")
+    return c
 
 
 def pool_window(node):
