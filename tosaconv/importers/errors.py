@@ -1,8 +1,9 @@
 """How every importer turns a converter's failure into a diagnostic that says where.
 
 Converters raise plain errors (ConvertError, a shape rule's error, a failed
-constraint, an ordering of symbolic dims that the bounds cannot decide); ``converting(loc)`` wraps one op's conversion and re-raises them
-as ConversionError (exit 3) or ShapeError (exit 4) naming the op. Any other
+constraint, an ordering of symbolic dims that the bounds cannot decide);
+``converting(loc)`` wraps one op's conversion and re-raises them as
+ConversionError (exit 3) or ShapeError (exit 4) naming the op. Any other
 exception is a bug: it propagates with a note naming the op.
 """
 from __future__ import annotations
