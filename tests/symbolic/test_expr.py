@@ -180,6 +180,11 @@ def test_equality_is_structural(thunk, expected):
     assert thunk() is expected
 
 
+def test_equality_with_numpy_stays_elementwise():
+    assert (a == np.array([1, 2])).tolist() == [False, False]
+    assert (np.array([a, 1], dtype=object) == a).tolist() == [True, False]
+
+
 def test_equality_agrees_with_hash():
     table = {a + b: "sum", 2 * a: "double", 3: "three"}
     assert table[b + a] == "sum" and table[a + a] == "double" and table[3] == "three"

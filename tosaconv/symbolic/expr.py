@@ -24,6 +24,7 @@ importers report as a shape error (exit 4) naming the op. ``bool()``,
 from __future__ import annotations
 
 import math
+import numbers
 import re
 from typing import Union
 
@@ -126,7 +127,7 @@ class Expr:
     def __eq__(self, o):
         if isinstance(o, Expr):
             return self.key == o.key
-        if isinstance(o, int) or hasattr(o, "__index__"):
+        if isinstance(o, numbers.Integral):   # int, bool and numpy integers
             return False   # a normalized Expr is never a constant
         return NotImplemented
 
