@@ -4,7 +4,8 @@ The output extent ``ceil((end - start) / step)`` after ONNX's wrapping and clamp
 expression; each case converts once and is run at two bindings, both as the symbolic program and as
 the specialized, emitted ``.tosa`` (``check_with_onnxruntime``), which must hold no helper op. The
 reflect-padding idiom of STFT front-ends (``x[..., 1:n+1][::-1]`` and ``x[..., -2::-1]``, written as
-Slice with step -1 and an end of -INT64_MAX) is among the cases.
+Slice with step -1 and an end of -INT64_MAX) is among the cases. The same cases on static dims (one
+lowering serves both) and the official reference model on a few emitted programs are checked too.
 """
 from __future__ import annotations
 
@@ -15,7 +16,8 @@ from onnx import helper
 from tosaconv import api
 from tosaconv.diagnostics import EXIT_SHAPE, ShapeError
 
-from .harness import F32, check_with_onnxruntime, const, convert, info, make_model, rand, specialize_and_emit
+from .harness import (F32, check_reference_model, check_with_onnxruntime, const, convert, info, make_model, rand,
+                      run_graph, specialize_and_emit)
 
 INT64_MAX = np.iinfo(np.int64).max
 INT64_MIN = np.iinfo(np.int64).min
@@ -50,6 +52,19 @@ def test_strided_slice_on_symbolic_axis(starts, ends, axes, steps):
     graph = check_with_onnxruntime(model, [{"x": rand(2, 3, 11)}, {"x": rand(3, 3, 24, seed=1)}])
     static, _ = specialize_and_emit(graph, {"x": (2, 3, 11)})
     assert not [op.op.name for op in static.ops if op.op.tosa is None], "helper ops left after binding"
+
+
+@pytest.mark.parametrize("starts, ends, axes, steps", CASES, ids=[str(c) for c in range(len(CASES))])
+def test_strided_slice_on_static_dims(starts, ends, axes, steps):
+    check_with_onnxruntime(slice_model(starts, ends, axes, steps, dims=(2, 3, 11)), [{"x": rand(2, 3, 11)}])
+
+
+@pytest.mark.parametrize("case", [1, 6, 8])
+def test_the_reference_model_agrees(case, tmp_path):
+    graph = convert(slice_model(*CASES[case]))
+    feeds = {"x": rand(2, 3, 13)}
+    static, tosa = specialize_and_emit(graph, {"x": (2, 3, 13)})
+    check_reference_model(tosa, static, feeds, run_graph(static, feeds), tmp_path)
 
 
 def test_extent_is_a_symbolic_expression():

@@ -4,8 +4,8 @@ Slice, Split and Transpose.
 Each works on shape tensors (lists of Index values) when its inputs are
 shape-like, which is how exporters compute reshape targets, and on data
 tensors otherwise. Data Slice with symbolic bounds becomes DYN_SLICE with
-Index operands, and a step other than 1 on symbolic dims is built per axis by
-``lowering.strided``; Squeeze/Unsqueeze use the seed's COLLAPSE_DIMS/EXPAND_DIMS.
+Index operands, and a step other than 1 is built per axis by
+``lowering.strided`` (static or symbolic dims alike); Squeeze/Unsqueeze use the seed's COLLAPSE_DIMS/EXPAND_DIMS.
 """
 from __future__ import annotations
 
@@ -112,8 +112,6 @@ def convertslice_(ctx, node):
     b_ends = ctx.dims(node.inputs[2]).dims
     axes = list(range(len(b_starts))) if node.input(3) is None else _const_list(ctx, node.input(3))
     steps = [1] * len(axes) if node.input(4) is None else _const_list(ctx, node.input(4))
-    if any(step != 1 for step in steps) and x.type.is_static:
-        return _strided(ctx, x, node)
     starts0, sizes, strided = [0] * rank, list(x.type.shape), []
     for s, e, a, step in zip(b_starts, b_ends, axes, steps):
         a = norm_axis(a, rank)
@@ -122,7 +120,7 @@ def convertslice_(ctx, node):
             continue
         starts0[a], sizes[a] = slice_extent(ctx, x.type.shape[a], s.type.value, e.type.value, 1, a)
     y = slice_(ctx, x, starts0, sizes)
-    for a, s, e, step in strided:   # symbolic dims: REVERSE / SLICE / PAD / RESHAPE per axis (lowering.strided)
+    for a, s, e, step in strided:   # REVERSE / SLICE / PAD / RESHAPE per axis (lowering.strided)
         y = strided_axis(ctx, y, a, s, e, step)
     return y
 
@@ -132,22 +130,6 @@ def _const_list(ctx, name):
     if c is None:
         raise ConvertError(f"'{name}' must be a constant")
     return [int(v) for v in c.reshape(-1)]
-
-
-def _strided(ctx, x, node):
-    """Slice with steps other than 1, on static dims: a GATHER of the chosen indices per axis."""
-    rank = x.type.rank
-    shape = x.type.static_shape()
-    slicer = [slice(None)] * rank
-    axes = _const_list(ctx, node.input(3)) if node.input(3) else list(range(len(_const_list(ctx, node.input(1)))))
-    for s, e, a, st in zip(_const_list(ctx, node.input(1)), _const_list(ctx, node.input(2)), axes,
-                           _const_list(ctx, node.input(4))):
-        slicer[norm_axis(a, rank)] = slice(s, e, st)
-    index_grid = np.arange(int(np.prod(shape))).reshape(shape)[tuple(slicer)]
-    flat = reshape(ctx, x, [1, int(np.prod(shape)), 1])
-    idx = ctx.b.const(index_grid.reshape(1, -1).astype(np.int32))
-    g = ctx.b.emit(Op.GATHER, flat, idx)
-    return reshape(ctx, g, list(index_grid.shape))
 
 
 def _slice_shape_tensor(st, starts, ends, axes, steps):
