@@ -172,13 +172,19 @@ def test_same_type_is_structural():
 
 
 def test_type_equality_is_structural():
-    # CORE BUG (reported to the lead): TensorType and IndexType use the dataclass __eq__, which compares
-    # the shape tuples with Expr.__eq__; that raises InconclusiveDimension whenever two different
-    # symbolic dims meet (tensor<[s]> == tensor<[t]>), so a pass that writes `a.type == b.type` crashes.
-    # The verifier and parser use same_type() instead. Expected: type equality is structural.
+    # TensorType and IndexType use the dataclass __eq__, which compares the shape tuples with
+    # Expr.__eq__; that is structural (as in jax), so tensor<[s]> == tensor<[t]> is False, never a raise.
     assert (tensor(F32, s) == tensor(F32, sym("t"))) is False
     assert (IndexType(s) == IndexType(sym("t"))) is False
     assert tensor(F32, s, 2) == tensor(F32, s, 2)
+
+
+def test_reshape_rule_takes_a_symbolic_new_shape_entry_as_a_dim():
+    # Rank equalization writes symbolic dims into new_shape; one that may be negative by its bounds
+    # (t - 2) must not be asked "< 0" (undecidable), only the plain ints are -1 holes or invalid.
+    t = sym("t")
+    x = tensor(F32, 2, t - 2)
+    assert Op.RESHAPE.shape_rule([x], A.ReshapeAttrs((1, 2, t - 2))) == [tensor(F32, 1, 2, t - 2)]
 
 
 def test_numpy_integer_dims_are_static():

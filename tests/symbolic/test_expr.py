@@ -8,13 +8,14 @@ multiples of the divisor; min/max decided by bounds, with symbols >= 1).
 """
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from tosaconv.symbolic.constraints import ConstraintFailed, Kind, Ledger, Provenance
 from tosaconv.symbolic.expr import (Expr, InconclusiveDimension, dmax, dmin, floordiv, mod, same, subs,
                                     sym)
 from tosaconv.symbolic.parse import DimSyntaxError, parse_dim
-from tosaconv.symbolic.scope import Decision, Rel, Scope
+from tosaconv.symbolic.scope import Decision, Rel, Scope, prove, proven
 
 a, b, s, seq = sym("a"), sym("b"), sym("s"), sym("seq")
 
@@ -141,20 +142,53 @@ def test_parse_errors(text):
 # -- decisions ------------------------------------------------------------------
 
 @pytest.mark.parametrize("thunk", [
-    lambda: bool(a == b), lambda: a > 1, lambda: a < b, lambda: int(a), lambda: bool(a), lambda: range(a),
-    lambda: a == 1,
-], ids=["a==b", "a>1", "a<b", "int", "bool", "index", "a==1"])
-def test_undecidable_comparisons_raise(thunk):
-    with pytest.raises(InconclusiveDimension):
+    lambda: a > 1, lambda: a < b, lambda: a <= b, lambda: a - b >= 0, lambda: int(a), lambda: bool(a),
+    lambda: range(a), lambda: max(a, b), lambda: sorted([a, b]),
+], ids=["a>1", "a<b", "a<=b", "a-b>=0", "int", "bool", "index", "max", "sorted"])
+def test_undecidable_orderings_raise(thunk):
+    with pytest.raises(InconclusiveDimension, match="(before the symbols are|until it is) bound|undefined"):
         thunk()
 
 
+def test_undecidable_ordering_message_names_both_sides():
+    with pytest.raises(InconclusiveDimension, match=r"cannot decide whether a < b \+ 1"):
+        _ = a < b + 1
+
+
 @pytest.mark.parametrize("thunk, expected", [
-    (lambda: a == a, True), (lambda: a + 1 == a, False), (lambda: a == 0, False), (lambda: a >= 1, True),
-    (lambda: a > 0, True), (lambda: a != a + 2, True), (lambda: 2 * a == a + a, True),
+    (lambda: a >= 1, True), (lambda: a > 0, True), (lambda: a + 1 > a, True), (lambda: a < 0, False),
+    (lambda: dmin(a, 3) <= 3, True), (lambda: floordiv(a, 2) >= 0, True), (lambda: mod(a, 4) < 4, True),
 ])
-def test_decidable_comparisons(thunk, expected):
+def test_decidable_orderings(thunk, expected):
     assert thunk() is expected
+
+
+# == and != are structural, as in jax: same normal form, never raise, agree with __hash__.
+STRUCTURAL = [
+    (lambda: a == a, True), (lambda: a + 1 == a, False), (lambda: a == 0, False), (lambda: a != a + 2, True),
+    (lambda: 2 * a == a + a, True), (lambda: a == b, False), (lambda: a != b, True), (lambda: a == 1, False),
+    (lambda: a != 1, True), (lambda: 1 == a, False), (lambda: (a + b) * 2 == 2 * b + 2 * a, True),
+    (lambda: floordiv(a, 2) == floordiv(a, 2), True), (lambda: dmin(a, b) == dmin(b, a), True),
+    (lambda: a == np.int64(1), False), (lambda: a == "a", False), (lambda: a == None, False),  # noqa: E711
+    (lambda: (1, a, 2) == (1, a, 2), True), (lambda: (1, a) == (1, b), False), (lambda: a in (1, 2), False),
+    (lambda: a + b in [b + a], True),
+]
+
+
+@pytest.mark.parametrize("thunk, expected", STRUCTURAL)
+def test_equality_is_structural(thunk, expected):
+    assert thunk() is expected
+
+
+def test_equality_with_numpy_stays_elementwise():
+    assert (a == np.array([1, 2])).tolist() == [False, False]
+    assert (np.array([a, 1], dtype=object) == a).tolist() == [True, False]
+
+
+def test_equality_agrees_with_hash():
+    table = {a + b: "sum", 2 * a: "double", 3: "three"}
+    assert table[b + a] == "sum" and table[a + a] == "double" and table[3] == "three"
+    assert a + 0 not in {b} and len({a, a + 0, 1 * a, b}) == 2
 
 
 PROVE = [
@@ -183,6 +217,12 @@ PROVE = [
 @pytest.mark.parametrize("lhs, rel, rhs, expected", PROVE, ids=[f"{x} {r.value} {y}" for x, r, y, _ in PROVE])
 def test_scope_prove(lhs, rel, rhs, expected):
     assert Scope().prove(lhs, rel, rhs) is expected
+    assert prove(lhs, rel, rhs) is expected and proven(lhs, rel, rhs) is (expected is Decision.YES)
+
+
+def test_structural_inequality_is_not_a_proof():
+    # s != b structurally, but they may be bound to the same value: the semantic question stays open.
+    assert s != b and prove(s, Rel.EQ, b) is Decision.UNKNOWN and prove(s, Rel.NE, b) is Decision.UNKNOWN
 
 
 # -- the ledger ------------------------------------------------------------------------

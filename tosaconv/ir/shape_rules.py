@@ -141,13 +141,13 @@ def transpose(types, attrs):
 def reshape(types, attrs):
     t, symbols = types[0], types[1:]
     dims, k = [], 0
-    for d in attrs.new_shape:
-        if d == -1:
+    for d in attrs.new_shape:   # a symbolic entry (rank equalization writes them) is a dim as it stands
+        if isinstance(d, int) and d == -1:
             if k >= len(symbols):
                 raise ShapeRuleError("RESHAPE has fewer shape_symbols than -1 entries in new_shape")
             dims.append(symbols[k].value)
             k += 1
-        elif d < 0:
+        elif isinstance(d, int) and d < 0:
             raise ShapeRuleError(f"RESHAPE new_shape entry {d} is invalid")
         else:
             dims.append(d)

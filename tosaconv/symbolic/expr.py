@@ -5,13 +5,26 @@ polynomials over *atoms*: symbols (``batch``, ``input_ids.1``) and the
 non-polynomial operations floordiv, mod, min and max. Every constructor
 normalizes, so ``2*seq`` and ``seq+seq`` are the same object structurally and
 print the same, and an expression that folds to a constant comes back as a
-plain ``int``. Symbols are >= 1, which lets interval bounds decide many
-comparisons; a comparison that cannot be decided raises
-:class:`InconclusiveDimension` instead of guessing.
+plain ``int``. Symbols are >= 1.
+
+Comparisons follow jax's symbolic shapes. ``==`` and ``!=`` are *structural*:
+two dims are equal when their normal forms are the same (so an Expr never
+equals an ``int``), they never raise, and they agree with ``__hash__``, so
+dims work as dict keys, in ``in`` tests and in tuples of shapes. Structural
+inequality is not a proof that two dims differ (``a`` and ``b`` may be bound
+to the same value): code that needs the semantic answer asks
+:func:`tosaconv.symbolic.scope.prove` (YES / NO / UNKNOWN) and handles
+UNKNOWN on purpose, by recording a constraint or refusing. The orderings
+``<``, ``<=``, ``>``, ``>=`` (and so ``min``, ``max`` and ``sorted`` on
+dims) are decided by interval bounds over symbols >= 1; when the bounds
+cannot decide them they raise :class:`InconclusiveDimension`, which the
+importers report as a shape error (exit 4) naming the op. ``bool()``,
+``int()`` and ``range()`` of a symbolic dim raise the same error.
 """
 from __future__ import annotations
 
 import math
+import numbers
 import re
 from typing import Union
 
@@ -110,20 +123,22 @@ class Expr:
     def __mod__(self, o): return mod(self, o)
     def __rmod__(self, o): return mod(o, self)
 
-    # -- comparisons: decided by bounds, or raise --------------------------
+    # -- equality is structural (never raises); orderings by bounds, or raise --
     def __eq__(self, o):
-        if not isinstance(o, (int, Expr)):
-            return NotImplemented
-        return _decide_eq(sub(self, o))
+        if isinstance(o, Expr):
+            return self.key == o.key
+        if isinstance(o, numbers.Integral):   # int, bool and numpy integers
+            return False   # a normalized Expr is never a constant
+        return NotImplemented
 
     def __ne__(self, o):
         r = self.__eq__(o)
         return r if r is NotImplemented else not r
 
-    def __lt__(self, o): return _decide_pos(sub(o, self), strict=True)
-    def __le__(self, o): return _decide_pos(sub(o, self), strict=False)
-    def __gt__(self, o): return _decide_pos(sub(self, o), strict=True)
-    def __ge__(self, o): return _decide_pos(sub(self, o), strict=False)
+    def __lt__(self, o): return _decide_order(self, "<", o, sub(o, self), strict=True)
+    def __le__(self, o): return _decide_order(self, "<=", o, sub(o, self), strict=False)
+    def __gt__(self, o): return _decide_order(self, ">", o, sub(self, o), strict=True)
+    def __ge__(self, o): return _decide_order(self, ">=", o, sub(self, o), strict=False)
 
     def __bool__(self):
         raise InconclusiveDimension(f"the truth value of symbolic dim '{self}' is undefined")
@@ -393,20 +408,14 @@ def _decide_eq_or_none(d: Dim):
     return None
 
 
-def _decide_eq(d: Dim) -> bool:
-    r = _decide_eq_or_none(d)
-    if r is None:
-        raise InconclusiveDimension(f"cannot decide whether {d} == 0 before the symbols are bound")
-    return r
-
-
-def _decide_pos(d: Dim, strict: bool) -> bool:
+def _decide_order(a: "Expr", rel: str, b: Dim, d: Dim, strict: bool) -> bool:
+    """``a rel b``, where it holds exactly when ``d`` > 0 (``strict``) or ``d`` >= 0; raise when undecidable."""
     lo, hi = bounds(d)
     if (lo > 0) if strict else (lo >= 0):
         return True
     if (hi <= 0) if strict else (hi < 0):
         return False
-    raise InconclusiveDimension(f"cannot decide the sign of {d} before the symbols are bound")
+    raise InconclusiveDimension(f"cannot decide whether {a} {rel} {b} before the symbols are bound")
 
 
 # -- helpers over Dim -----------------------------------------------------

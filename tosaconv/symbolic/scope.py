@@ -1,9 +1,10 @@
 """The symbol scope: the symbol table and three-valued decisions.
 
-Code never branches on ``==`` between symbolic dims; it asks the scope,
-``scope.prove(a, Rel.EQ, b)``, and gets :data:`Decision.YES`, ``NO`` or
-``UNKNOWN``. The scope also knows each symbol's origin (which tensor and axis
-or which op made it) and the strength of what is known about it: ``Exact``
+``==`` between dims is structural (see :mod:`.expr`); the semantic question
+is asked here, ``prove(a, Rel.EQ, b)`` (or ``scope.prove``), which gives
+:data:`Decision.YES`, ``NO`` or ``UNKNOWN``; ``proven`` is its YES test.
+The scope also knows each symbol's origin (which tensor and axis or which
+op made it) and the strength of what is known about it: ``Exact``
 symbols come from inputs and denote true sizes, ``UpperBound`` symbols come
 from data-dependent ops that are known not to exceed a bound, and ``Unknown``
 ones carry no useful bound (seed 003).
@@ -76,13 +77,7 @@ class Scope:
 
     def prove(self, a: Dim, rel: Rel, b: Dim) -> Decision:
         """Decide ``a rel b`` for every binding of the symbols (all >= 1)."""
-        lo, hi = bounds(sub(a, b))
-        yes, no = _REL_TABLE[rel](lo, hi)
-        if yes:
-            return Decision.YES
-        if no:
-            return Decision.NO
-        return Decision.UNKNOWN
+        return prove(a, rel, b)
 
     def extent_kind(self, d: Dim) -> ExtentKind:
         """The weakest guarantee among the symbols that ``d`` mentions."""
@@ -98,6 +93,22 @@ class Scope:
 
     def evaluate(self, d: Dim, bindings: dict) -> Dim:
         return subs(d, bindings)
+
+
+def prove(a: Dim, rel: Rel, b: Dim) -> Decision:
+    """Decide ``a rel b`` for every binding of the symbols (all >= 1): YES, NO or UNKNOWN."""
+    lo, hi = bounds(sub(a, b))
+    yes, no = _REL_TABLE[rel](lo, hi)
+    if yes:
+        return Decision.YES
+    if no:
+        return Decision.NO
+    return Decision.UNKNOWN
+
+
+def proven(a: Dim, rel: Rel, b: Dim) -> bool:
+    """Whether ``a rel b`` holds for every binding (UNKNOWN counts as not proven)."""
+    return prove(a, rel, b) is Decision.YES
 
 
 def _rel_eq(lo, hi):

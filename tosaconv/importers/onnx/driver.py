@@ -3,7 +3,8 @@
 It reads the model (with a clear error for truncated or foreign files),
 upgrades opsets older than 11 with ``onnx.version_converter`` (Scan version 8
 through :mod:`.scan8`, which the converter would get wrong), declares one
-symbol per unknown input dim (``dim_param`` names, else ``<input>.<axis>``),
+symbol per unknown input dim (``dim_param`` names, else ``<input>.<axis>``;
+placeholders such as ``?`` or ``unk__3`` count as unnamed, see :mod:`.dim_names`),
 lists *every* unsupported op before converting anything (subgraphs of If,
 Loop and Scan included; an op of another domain, such as ``com.microsoft``,
 is resolved against the model's import of that domain), then runs each node's converter at that node's
@@ -28,6 +29,7 @@ from ...ir.types import TensorType
 from ...symbolic.scope import SymbolInfo
 from . import ops as _ops  # noqa: F401  (registers the converters)
 from . import scan8
+from .dim_names import symbol_name
 from ..errors import converting
 from .context import ImportContext, ShapeTensor
 from .external_data import load_external_data
@@ -172,7 +174,7 @@ def _input_dim(ctx: ImportContext, input_name: str, axis: int, d):
     if d.HasField("dim_value") and d.dim_value == 0 and not d.HasField("dim_param"):
         raise ConversionError.one(
             "E-INPUT-SHAPE", f"input '{input_name}' axis {axis} has size 0; TOSA requires every dim to be >= 1")
-    name = d.dim_param if d.HasField("dim_param") and d.dim_param else f"{input_name}.{axis}"
+    name = symbol_name(input_name, axis, d.dim_param if d.HasField("dim_param") else "")
     origin = f"input '{input_name}' axis {axis}"
     return ctx.graph.scope.declare(SymbolInfo(name, origin, input_name=input_name, axis=axis))
 

@@ -4,7 +4,8 @@ Slice, Split and Transpose.
 Each works on shape tensors (lists of Index values) when its inputs are
 shape-like, which is how exporters compute reshape targets, and on data
 tensors otherwise. Data Slice with symbolic bounds becomes DYN_SLICE with
-Index operands; Squeeze/Unsqueeze use the seed's COLLAPSE_DIMS/EXPAND_DIMS.
+Index operands, and a step other than 1 is built per axis by
+``lowering.strided`` (static or symbolic dims alike); Squeeze/Unsqueeze use the seed's COLLAPSE_DIMS/EXPAND_DIMS.
 """
 from __future__ import annotations
 
@@ -14,13 +15,12 @@ from ....ir import attrs as A
 from ....ir.ops import Op
 from ....lowering.dims import norm_axis, reshape, slice_, split_along
 from ....lowering.gather import gather
+from ....lowering.strided import slice_extent, strided_axis
 from ....symbolic.constraints import Kind
-from ....symbolic.expr import Expr, dmax, dmin, floordiv, same
+from ....symbolic.expr import Expr, floordiv, same
 from ..context import ShapeTensor
 from ..reader import ConvertError
 from ..registry import converter
-
-BIG = 2 ** 31 - 1
 
 
 def _axes(ctx, node, input_index: int, since: int):
@@ -112,13 +112,17 @@ def convertslice_(ctx, node):
     b_ends = ctx.dims(node.inputs[2]).dims
     axes = list(range(len(b_starts))) if node.input(3) is None else _const_list(ctx, node.input(3))
     steps = [1] * len(axes) if node.input(4) is None else _const_list(ctx, node.input(4))
-    starts0, sizes = [0] * rank, list(x.type.shape)
+    starts0, sizes, strided = [0] * rank, list(x.type.shape), []
     for s, e, a, step in zip(b_starts, b_ends, axes, steps):
         a = norm_axis(a, rank)
         if step != 1:
-            return _strided(ctx, x, node)
-        starts0[a], sizes[a] = _clamp(x.type.shape[a], s.type.value, e.type.value)
-    return slice_(ctx, x, starts0, sizes)
+            strided.append((a, s.type.value, e.type.value, step))
+            continue
+        starts0[a], sizes[a] = slice_extent(ctx, x.type.shape[a], s.type.value, e.type.value, 1, a)
+    y = slice_(ctx, x, starts0, sizes)
+    for a, s, e, step in strided:   # REVERSE / SLICE / PAD / RESHAPE per axis (lowering.strided)
+        y = strided_axis(ctx, y, a, s, e, step)
+    return y
 
 
 def _const_list(ctx, name):
@@ -126,38 +130,6 @@ def _const_list(ctx, name):
     if c is None:
         raise ConvertError(f"'{name}' must be a constant")
     return [int(v) for v in c.reshape(-1)]
-
-
-def _clamp(dim, start, end):
-    """ONNX Slice bounds for step 1: negative wrap, clamp to [0, dim]; returns (start, size)."""
-    def fix(v):
-        if isinstance(v, int) and v >= BIG:
-            return dim
-        if isinstance(v, int) and v <= -BIG:
-            return 0
-        if isinstance(v, int) and v < 0:
-            return dmax(dim + v, 0)
-        return dmin(v, dim)
-    s, e = fix(start), fix(end)
-    return s, dmax(e - s, 0)
-
-
-def _strided(ctx, x, node):
-    """Slice with steps other than 1, on static dims: a GATHER of the chosen indices per axis."""
-    rank = x.type.rank
-    if not x.type.is_static:
-        raise ConvertError("Slice with a step other than 1 needs static input dims")
-    shape = x.type.static_shape()
-    slicer = [slice(None)] * rank
-    axes = _const_list(ctx, node.input(3)) if node.input(3) else list(range(len(_const_list(ctx, node.input(1)))))
-    for s, e, a, st in zip(_const_list(ctx, node.input(1)), _const_list(ctx, node.input(2)), axes,
-                           _const_list(ctx, node.input(4))):
-        slicer[norm_axis(a, rank)] = slice(s, e, st)
-    index_grid = np.arange(int(np.prod(shape))).reshape(shape)[tuple(slicer)]
-    flat = reshape(ctx, x, [1, int(np.prod(shape)), 1])
-    idx = ctx.b.const(index_grid.reshape(1, -1).astype(np.int32))
-    g = ctx.b.emit(Op.GATHER, flat, idx)
-    return reshape(ctx, g, list(index_grid.shape))
 
 
 def _slice_shape_tensor(st, starts, ends, axes, steps):

@@ -86,9 +86,8 @@ def conv_groups(ctx, x, w) -> int:
     runs a filter of ``[O, KH, KW, C / groups]`` as a grouped convolution; O must divide by groups)."""
     o, _, _, i = _shape(w)
     c = x.type.shape[3]
-    if not isinstance(c, int) or c == i:
-        if c != i:
-            ctx.require(Kind.EQ, c, i, "CONV_2D input channels = filter channels")
+    if not isinstance(c, int) or c == i:   # a symbolic c: the ledger proves, records or refuses c == i
+        ctx.require(Kind.EQ, c, i, "CONV_2D input channels = filter channels")
         return 1
     if c % i or o % (c // i) or not isinstance(w, np.ndarray):
         raise ConvertError(f"CONV_2D input has {c} channels and the filter {i} per group with {o} outputs: "
@@ -128,9 +127,7 @@ def convert_depthwise_conv_2d(ctx, node):
     x = require_float(node, float_input(ctx, node))
     w = _weight(ctx, node, 1, x.type.dtype)
     _, kh, kw, cm = _shape(w)
-    c = x.type.shape[3]
-    if not isinstance(c, int) or cm % c:
-        raise ConvertError(f"DEPTHWISE_CONV_2D filter has {cm} channels, not a multiple of the input's {c}")
+    c = depthwise_channels(ctx, x, cm)
     m = cm // c
     if isinstance(w, np.ndarray):
         dw = ctx.b.const(np.ascontiguousarray(w.reshape(kh, kw, c, m)))
@@ -139,6 +136,19 @@ def convert_depthwise_conv_2d(ctx, node):
     b = _bias(ctx, node, 2, cm, x.type.dtype)
     x, attrs = conv_window(ctx, node, x, (kh, kw))
     return fused(ctx, node, ctx.b.emit(Op.DEPTHWISE_CONV2D, x, dw, b, attrs=attrs))
+
+
+def depthwise_channels(ctx, x, cm: int) -> int:
+    """DEPTHWISE_CONV_2D's input channels for a filter of ``cm`` channels; a symbolic channel dim is taken
+    with depth multiplier 1, a fact the ledger checks at binding."""
+    c = x.type.shape[3]
+    if not isinstance(c, int):
+        ctx.require(Kind.EQ, c, cm, "DEPTHWISE_CONV_2D input channels = filter channels (a symbolic channel dim "
+                                    "is converted with depth multiplier 1)")
+        return cm
+    if cm % c:
+        raise ConvertError(f"DEPTHWISE_CONV_2D filter has {cm} channels, not a multiple of the input's {c}")
+    return c
 
 
 def pool_window(node):

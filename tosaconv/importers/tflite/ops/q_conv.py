@@ -20,11 +20,10 @@ import numpy as np
 from ....ir import attrs as A
 from ....ir.dtypes import DType
 from ....ir.ops import Op
-from ..reader import ConvertError
 from ..registry import converter
 from . import q_accum as Q
 from .conv_transpose import cut_result, transpose_geometry
-from .nn import conv_groups, conv_window, grouped_conv
+from .nn import conv_groups, conv_window, depthwise_channels, grouped_conv
 
 
 def operands(ctx, node, xi: int, wi: int, channels: int, axis: int) -> Q.QOperands:
@@ -62,9 +61,7 @@ def convert_q_conv_2d(ctx, node):
 def convert_q_depthwise_conv_2d(ctx, node):
     q = operands(ctx, node, 0, 1, _channels(ctx, node, 1, 3), 3)
     _, kh, kw, cm = q.w.shape
-    c = q.x.type.shape[3]
-    if not isinstance(c, int) or cm % c:
-        raise ConvertError(f"DEPTHWISE_CONV_2D filter has {cm} channels, not a multiple of the input's {c}")
+    c = depthwise_channels(ctx, q.x, cm)
     w = ctx.b.const(np.ascontiguousarray(q.w.reshape(kh, kw, c, cm // c)))
     x, attrs = conv_window(ctx, node, q.x, (kh, kw), q.acc, float(q.x_zp))
     attrs = replace(attrs, input_zp=q.x_zp, weight_zp=q.w_zp)

@@ -6,9 +6,10 @@ STRIDED_SLICE is resolved into a *dense spec* the way TensorFlow's
 ``BuildDenseSpec`` does (ellipsis expands to the dims no other entry names,
 new-axis entries insert a 1, shrink-axis entries take one element and drop
 the dim). On a shape tensor it slices the Index values, so
-``SHAPE -> STRIDED_SLICE`` keeps symbolic dims. On a tensor with symbolic
-dims, a bound is only allowed where it needs no clamping against the size
-(masked, or a start >= 0 with stride 1). MEAN over a symbolic axis divides by
+``SHAPE -> STRIDED_SLICE`` keeps symbolic dims. On a symbolic axis, bounds
+that clamp against the size and strides other than 1 give a dim expression
+for the extent (``lowering.strided``, shared with ONNX Slice); only a
+negative shrink index there is refused. MEAN over a symbolic axis divides by
 the bound size (the shared ``mean_over``).
 """
 from __future__ import annotations
@@ -20,6 +21,7 @@ from ....ir.ops import Op
 from ....lowering.dims import norm_axis, reshape, slice_, split_along
 from ....lowering.pad import pad_by, paddings_pairs
 from ....lowering.reduce import mean_over, reduce_chain
+from ....lowering.strided import BIG, strided_axis, take_every
 from ....symbolic.constraints import Kind
 from ....symbolic.expr import sub
 from ..context import ShapeTensor
@@ -105,7 +107,7 @@ def convert_strided_slice(ctx, node):
 
 
 def _slice_dims(ctx, x, dims):
-    starts, sizes, steps = [], [], []
+    starts, sizes, steps, deferred = [], [], [], []
     for axis, spec in enumerate(dims):
         size = x.type.shape[axis]
         if isinstance(size, int):
@@ -118,37 +120,32 @@ def _slice_dims(ctx, x, dims):
             steps.append(r.step)
             continue
         b, e, s, bmask, emask, shrink = spec
-        if s != 1 or (not bmask and b < 0) or (not emask and not shrink):
-            raise ConvertError(f"STRIDED_SLICE on symbolic axis {axis} (size {size}) needs stride 1, a start >= 0 "
-                               "and a masked end (other bounds clamp against the size); bind the symbol first")
-        start = 0 if bmask else b
-        starts.append(start)
-        sizes.append(1 if shrink else sub(size, start))
+        starts.append(0)
+        sizes.append(size)
         steps.append(1)
+        if s == 1 and (bmask or b >= 0) and (emask or shrink):
+            starts[-1] = 0 if bmask else b
+            sizes[-1] = 1 if shrink else sub(size, starts[-1])
+        elif shrink:
+            raise ConvertError(f"STRIDED_SLICE shrinks symbolic axis {axis} (size {size}) at index {b}: a negative "
+                               "index counts from the size; bind the symbol first")
+        else:   # clamped bounds or a stride other than 1: the extent is a dim expression (lowering.strided)
+            deferred.append((axis, _unmasked(b, bmask, -s), _unmasked(e, emask, s), s))
     y = slice_(ctx, x, starts, sizes)
     for axis, step in enumerate(steps):
         if step == 1:
             continue
         if step < 0:
             y = ctx.b.emit(Op.REVERSE, y, attrs=A.AxisAttrs(axis))
-        y = _every(ctx, y, axis, abs(step))
+        y = take_every(ctx, y, axis, 0, -(-y.type.shape[axis] // abs(step)), abs(step))
+    for axis, b, e, s in deferred:
+        y = strided_axis(ctx, y, axis, b, e, s)
     return y
 
 
-def _every(ctx, x, axis: int, step: int):
-    """Every ``step``-th element along ``axis`` (static sizes): pad to a multiple, reshape, take index 0."""
-    shape = list(x.type.shape)
-    n = shape[axis]
-    if step == 1 or n == 1:
-        return x
-    count = -(-n // step)
-    padding = [0] * (2 * len(shape))
-    padding[2 * axis + 1] = count * step - n
-    if count * step != n:
-        x = ctx.b.emit(Op.PAD, x, attrs=A.PadAttrs(tuple(padding), 0.0))
-    split = reshape(ctx, x, shape[:axis] + [count, step] + shape[axis + 1:])
-    first = slice_(ctx, split, [0] * (len(shape) + 1), shape[:axis] + [count, 1] + shape[axis + 1:])
-    return reshape(ctx, first, shape[:axis] + [count] + shape[axis + 1:])
+def _unmasked(v: int, masked: bool, direction: int) -> int:
+    """A masked bound as the Python slice bound that means the same: past the end in ``direction``."""
+    return (BIG if direction > 0 else -BIG) if masked else v
 
 
 @converter("SLICE", kind="any")
