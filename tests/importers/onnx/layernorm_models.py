@@ -110,3 +110,34 @@ def _affine(act: int, gamma, beta, st: dict, inits: list, nodes: list):
     _qdq("scaled", act, *minmax(st["scaled"], act), inits, nodes)
     nodes.append(helper.make_node("Add", ["scaled_d", "beta_d"], ["y"]))
     _qdq("y", act, *minmax(st["y"], act), inits, nodes)
+
+
+def whole_layernorm(act: int, shape, eps: float = 1e-5, spelled: str = "op", seed: int = 0, y_scale: float = 0.03):
+    """``DQ -> LayerNorm over the last axis -> Q`` with nothing quantized inside: the LayerNormalization op
+    (opset 17, ``spelled="op"``) or ReduceMean/Sub/Pow/ReduceMean/Add/Sqrt/Div/Mul/Add (``"primitives"``),
+    float gamma (signs mixed) and beta. Returns the model; its outputs are ``x_q`` and ``y_q``."""
+    rng = np.random.default_rng(seed)
+    n = shape[-1]
+    zp = {I8: (3, -5), U8: (131, 120)}[act]
+    inits = [const("gamma", rng.uniform(-1.5, 1.5, n).astype(np.float32)),
+             const("beta", rng.uniform(-0.5, 0.5, n).astype(np.float32))]
+    nodes = []
+    _qdq("x", act, 0.03, zp[0], inits, nodes)
+    if spelled == "op":
+        nodes.append(helper.make_node("LayerNormalization", ["x_d", "gamma", "beta"], ["y"], axis=-1, epsilon=eps))
+    else:
+        inits += [const("two", np.float32(2.0)), const("eps", np.float32(eps))]
+        nodes += [helper.make_node("ReduceMean", ["x_d"], ["mean"], axes=[-1], keepdims=1),
+                  helper.make_node("Sub", ["x_d", "mean"], ["d"]),
+                  helper.make_node("Pow", ["d", "two"], ["sq"]),
+                  helper.make_node("ReduceMean", ["sq"], ["var"], axes=[-1], keepdims=1),
+                  helper.make_node("Add", ["var", "eps"], ["var_eps"]),
+                  helper.make_node("Sqrt", ["var_eps"], ["std"]),
+                  helper.make_node("Div", ["d", "std"], ["norm"]),
+                  helper.make_node("Mul", ["norm", "gamma"], ["scaled"]),
+                  helper.make_node("Add", ["scaled", "beta"], ["y"])]
+    inits += [const("y_s", np.float32(y_scale)), const("y_z", np.array(zp[1], NUMPY[act]))]
+    nodes.append(helper.make_node("QuantizeLinear", ["y", "y_s", "y_z"], ["y_q"]))
+    outputs = [info("x_q", act, None), info("y_q", act, None)]
+    return make_model(nodes, [info("x", TensorProto.FLOAT, list(shape))], outputs, inits,
+                      opset=17 if spelled == "op" else 13)
