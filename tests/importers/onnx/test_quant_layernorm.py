@@ -19,10 +19,10 @@ import pytest
 from onnx import numpy_helper
 
 from tosaconv import api
-from tosaconv.importers.onnx.ops.qdq_layernorm import MAX_ROW
+from tosaconv.importers.onnx.ops.qdq_layernorm import FULL_MAX_ERROR, FULL_MAX_ROW, MAX_ROW
 
 from .harness import check_reference_model, convert, run_graph, run_onnxruntime, specialize_and_emit
-from .layernorm_models import I8, NUMPY, STAGES, U8, split_layernorm
+from .layernorm_models import I8, NUMPY, STAGES, U8, split_layernorm, whole_layernorm
 
 # (activation type, shape, eps, transpose, square): row lengths 32..768, both squarings, the Transpose
 # of PP-OCRv6_rec_small, eps from 1e-12 (the variance's quantization decides) to 0.1
@@ -148,3 +148,78 @@ def test_row_too_long_for_int32_stays_float_and_says_why():
     reasons = graph.float_reasons
     assert any(loc.startswith("QuantizeLinear 'var_q'") and "could overflow the int32 sum of squares" in r
                for loc, r in reasons.items()), reasons
+
+
+# -- a whole LayerNorm between DequantizeLinear and QuantizeLinear --------------------------------
+
+WHOLE = [(I8, 32, 1e-5, "op"), (U8, 64, 1e-5, "primitives"), (U8, 256, 1e-6, "op"), (I8, 363, 1e-5, "op"),
+         (I8, 128, 1e-12, "primitives"), (U8, 100, 0.01, "op")]
+
+
+def _whole_ids(case) -> str:
+    act, n, eps, spelled = case
+    return f"{'u8' if act == U8 else 's8'}-{n}-eps{eps:g}-{spelled}"
+
+
+@pytest.fixture(scope="module", params=WHOLE, ids=_whole_ids)
+def whole(request):
+    act, n, eps, spelled = request.param
+    model = whole_layernorm(act, (2, 5, n), eps=eps, spelled=spelled, seed=n)
+    return model, convert(model), (2, 5, n), eps
+
+
+def _rows(shape, seed: int) -> np.ndarray:
+    """Rows of different spreads: one constant (its output is beta exactly), one at the largest variance
+    (every element at one end of the int8 range), one with a single element off by a little."""
+    rng = np.random.default_rng(seed)
+    x = (rng.standard_normal(shape) * rng.uniform(0.05, 2.0, shape[:-1] + (1,))).astype(np.float32)
+    x[0, 0, :] = 0.25
+    x[1, 1, :] = np.where(np.arange(shape[-1]) % 2, 10.0, -10.0)
+    x[1, 2, :] = 0.25
+    x[1, 2, 3] = 0.3
+    return x
+
+
+def test_whole_layernorm_is_all_integer(whole):
+    assert not _float_ops(whole[1]), _float_ops(whole[1])
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_whole_layernorm_agrees_with_onnxruntime(whole, seed):
+    model, graph, shape, _ = whole
+    feeds = {"x": _rows(shape, seed)}
+    (_, got), (_, want) = run_graph(graph, feeds), run_onnxruntime(model, feeds, optimize=False)
+    diff = np.abs(got.astype(want.dtype).astype(np.int64) - want.astype(np.int64))
+    assert diff.max() <= 1 and (diff > 0).mean() <= MAX_DIFFERING, (diff.max(), (diff > 0).mean())
+
+
+@pytest.mark.parametrize("seed", [3, 4])
+def test_whole_layernorm_within_one_unit_of_exact_math(whole, seed):
+    """float64 LayerNorm of the quantized input; one unit off only within FULL_MAX_ERROR of a tie."""
+    model, graph, shape, eps = whole
+    dtype = NUMPY[_act(model)]
+    xq, y = (v.astype(dtype) for v in run_graph(graph, {"x": _rows(shape, seed)}))
+    inits = {t.name: numpy_helper.to_array(t).astype(np.float64) for t in model.graph.initializer}
+    x = (xq - inits["x_z"]) * inits["x_s"]
+    d = x - x.mean(axis=-1, keepdims=True)
+    norm = d / np.sqrt((d * d).mean(axis=-1, keepdims=True) + eps)
+    real = (norm * inits["gamma"] + inits["beta"]) / inits["y_s"] + inits["y_z"]
+    want = np.clip(np.rint(real), np.iinfo(dtype).min, np.iinfo(dtype).max)
+    diff = np.abs(y.astype(np.float64) - want)
+    assert diff.max() <= 1, f"max |diff| {diff.max()} vs the exact value rounded"
+    near_tie = np.abs(np.abs(real - np.floor(real)) - 0.5) < FULL_MAX_ERROR
+    assert np.all(near_tie[diff > 0]), "a unit off away from a rounding tie"
+
+
+def test_whole_layernorm_bit_exact_on_reference_model(whole, tmp_path):
+    _, graph, shape, _ = whole
+    feeds = {"x": _rows(shape, 5)}
+    static, tosa = specialize_and_emit(graph, {"x": shape})
+    check_reference_model(tosa, static, feeds, run_graph(static, feeds), tmp_path)
+
+
+def test_whole_layernorm_row_too_long_stays_float_and_says_why():
+    graph = convert(whole_layernorm(I8, (1, 2, FULL_MAX_ROW + 1)))
+    assert _float_ops(graph)
+    assert any(loc.startswith("LayerNormalization") and "its variance could overflow int32" in r
+               for loc, r in graph.float_reasons.items()), graph.float_reasons

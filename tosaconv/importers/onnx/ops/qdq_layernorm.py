@@ -392,7 +392,7 @@ def _emit_whole(ctx, cen: Centered, eps: float, gamma: np.ndarray, beta: np.ndar
     v = ctx.b.emit(Op.ADD, u, _scalar(ctx, math.floor(big_e), u)) if big_e >= 1 else u
     inv, h = normalized_rsqrt(ctx, v, big_e - math.floor(big_e))
     ops = Int32Ops(ctx, v.type.rank)
-    inv = replay(ctx, ops.rdbpot(inv, ops.sub(14, h)), cen.post)          # 1/sqrt(U + E) * 2**44 / 2**14
+    inv = replay(ctx, ops.rdbpot(inv, ops.sub(15, h)), cen.post)          # 1/sqrt(U + E) * 2**44 / 2**15
     a = replay(ctx, ctx.b.emit(Op.SUB, _mul32(ctx, q, n), total), cen.post)
     normalized = ctx.b.emit(Op.MUL, a, inv, attrs=A.MulAttrs(plan.s1))    # (x - mean) / std * 2**f
     return plan.emit(ctx, normalized, y_zp)
@@ -406,7 +406,7 @@ def _mul32(ctx, v: Value, k) -> Value:
 class _AffinePlan:
     """Fixed-point bits of ``normalized * gamma + beta`` and the bound on the error they cause.
 
-    ``normalized`` (at most ``sqrt(N - 1)`` in size) arrives with ``f = 30 - s1`` fractional bits;
+    ``normalized`` (at most ``sqrt(N - 1)`` in size) arrives with ``f = 29 - s1`` fractional bits;
     gamma is an int32 with ``g`` fractional bits; their MUL (shift ``s2``) and beta have ``F2`` bits,
     as many as keep ``sqrt(N) |gamma| + |beta|`` below 2**30; one RESCALE by ``2**-F2 / y_scale``
     gives the output."""
@@ -414,7 +414,7 @@ class _AffinePlan:
     def __init__(self, n: int, gamma: np.ndarray, beta: np.ndarray, y_scale: float):
         self.gamma, self.beta, self.y_scale = gamma, beta, y_scale
         self.s1 = max(1, math.ceil(math.log2(n) / 2))
-        self.f = 30 - self.s1
+        self.f = 29 - self.s1
         g_max = max(float(np.abs(gamma).max()), 2.0 ** -20)
         self.g = 29 - math.ceil(math.log2(g_max))
         reach = math.sqrt(n) * g_max + float(np.abs(beta).max())
@@ -424,7 +424,7 @@ class _AffinePlan:
 
     def _check(self, n: int, g_max: float):
         out_reach = OUT_REACH + float(np.abs(self.beta).max()) / self.y_scale
-        error = (out_reach * 2.0 ** -15.5                                   # 1/sqrt, relative
+        error = (out_reach * 2.0 ** -14.5                                   # 1/sqrt, relative
                  + g_max * 2.0 ** -(self.f + 1) / self.y_scale               # the normalized value's rounding
                  + math.sqrt(n) * 2.0 ** -(self.g + 1) / self.y_scale        # gamma's
                  + 2.0 ** -self.f2 / self.y_scale)                           # the product's and beta's
