@@ -1,5 +1,8 @@
 """Integer forms of the two float cones a quantized LayerNorm leaves between DequantizeLinear and QuantizeLinear.
 
+(A whole LayerNorm with nothing quantized inside, such as the LayerNormalization op, is
+:mod:`.qdq_layernorm_whole`, which shares this module's matching.)
+
 onnxruntime's quantizer quantizes every intermediate of a LayerNorm spelled in
 primitive ops (ReduceMean, Sub, Pow, ReduceMean, Add, Sqrt, Div, Mul, Add)
 except the centred value ``d = x - mean(x)``. Two QuantizeLinears then quantize
@@ -48,17 +51,14 @@ import math
 
 import numpy as np
 
-from ....interpreter.registry import KernelContext, kernel_for
 from ....ir import attrs as A
 from ....ir.dtypes import DType
 from ....ir.graph import Value
-from ....ir.ops import Op, Trait
-from ....lowering.int32_ops import Int32Ops
+from ....ir.ops import Op
 from ....lowering.reduce import reduce_chain
-from ....lowering.rsqrt import normalized_rsqrt
 from ....lowering.tables import int8_table, wide_table
 from ....symbolic.expr import same
-from .qdq_core import LAYOUT, NoFold, NotMine, activation, const_real, emit_activation, replay, trace
+from .qdq_core import LAYOUT, NoFold, NotMine, activation, emit_activation, replay, trace
 from .qdq_table import cone_values
 from .qtypes import rescale
 
@@ -90,25 +90,22 @@ class Centered:
 def layernorm_rule(ctx, x: Value, y_scale: float, y_zp: int) -> Value:
     """The signed-form int8 QuantizeLinear(x) for a LayerNorm's variance or normalized value."""
     p = x.producer
-    if p is None or p.op not in (Op.MUL, Op.ADD):
+    if p is None or p.op is not Op.MUL:
         raise NotMine("not a LayerNorm variance or normalization")
-    found = _mean(x)
+    found = mean_of(x)
     if found is not None:
         square, axes, _ = found
-        return _variance(ctx, _squared(square), axes, y_scale, y_zp)
+        return _variance(ctx, squared_centered(square), axes, y_scale, y_zp)
     for i in (0, 1):
-        cen = _centered(p.operands[i])
+        cen = centered(p.operands[i])
         if cen is not None:
-            try:
-                return _normalized(ctx, cen, p.operands[1 - i], x, y_scale, y_zp)
-            except NotMine:
-                break
-    return _whole(ctx, x, y_scale, y_zp)
+            return _normalized(ctx, cen, p.operands[1 - i], x, y_scale, y_zp)
+    raise NotMine("not a LayerNorm variance or normalization")
 
 
 # -- matching -------------------------------------------------------------------------
 
-def _mean(v: Value):
+def mean_of(v: Value):
     """(source, axes, count) when ``v`` is REDUCE_SUMs of ``source`` over ``axes`` times 1/count."""
     p = v.producer
     if p is None or p.op is not Op.MUL or p.attrs.shift:
@@ -137,7 +134,7 @@ def _count(v: Value, axes) -> int:
     return n
 
 
-def _centered(v: Value):
+def centered(v: Value):
     """A :class:`Centered` when ``v`` is ``SUB(x, mean(x))`` then layout ops, else None."""
     post = []
     while v.producer is not None and v.producer.op in LAYOUT:
@@ -146,17 +143,17 @@ def _centered(v: Value):
     p = v.producer
     if p is None or p.op is not Op.SUB:
         return None
-    found = _mean(p.operands[1])
+    found = mean_of(p.operands[1])
     if found is None or found[0] is not p.operands[0]:
         return None
     return Centered(p.operands[0], found[1], found[2], post[::-1])
 
 
-def _squared(v: Value) -> Centered:
+def squared_centered(v: Value) -> Centered:
     p = v.producer
     if p is None or p.op is not Op.MUL or p.operands[0] is not p.operands[1] or p.attrs.shift:
         raise NotMine("a mean of something other than a square")
-    cen = _centered(p.operands[0])
+    cen = centered(p.operands[0])
     if cen is None:
         raise NotMine("a mean of the square of something other than a centred tensor")
     return cen
@@ -164,34 +161,34 @@ def _squared(v: Value) -> Centered:
 
 # -- emitting -------------------------------------------------------------------------
 
-def _int32(ctx, v: Value) -> Value:
+def int32(ctx, v: Value) -> Value:
     return ctx.b.emit(Op.CAST, v, attrs=A.CastAttrs(DType.INT32))
 
 
-def _scalar(ctx, value: int, like: Value) -> Value:
+def scalar(ctx, value: int, like: Value) -> Value:
     return ctx.b.const(np.full((1,) * like.type.rank, value, dtype=np.int32))
 
 
-def _row(ctx, cen: Centered):
+def row_sums(ctx, cen: Centered):
     """(the Activation of the centred tensor, its int32 values, their row sums)."""
     if cen.count > MAX_ROW:
         raise NoFold(f"a LayerNorm row of {cen.count} elements could overflow the int32 sum of squares "
                      f"(at most {MAX_ROW})")
     act = activation(trace(ctx, cen.source))
-    q = _int32(ctx, emit_activation(ctx, act))
+    q = int32(ctx, emit_activation(ctx, act))
     return act, q, reduce_chain(ctx, Op.REDUCE_SUM, q, cen.axes)
 
 
 def _variance(ctx, cen: Centered, axes: list, y_scale: float, y_zp: int) -> Value:
     if cen.axes_after() != axes:
         raise NoFold("the variance is taken over other axes than the mean it is centred by")
-    act, q, total = _row(ctx, cen)
+    act, q, total = row_sums(ctx, cen)
     n = cen.count
     unit = act.scale * act.scale / (n * y_scale)          # output units per unit of C
     k = _fraction_bits(65025 * n * unit)
     r = rescale(ctx, total, 1.0 / n, DType.INT32)
     c = replay(ctx, ctx.b.emit(Op.SUB, q, r), cen.post)
-    e = ctx.b.emit(Op.SUB, total, ctx.b.emit(Op.MUL, r, _scalar(ctx, n, r), attrs=A.MulAttrs(0)))
+    e = ctx.b.emit(Op.SUB, total, ctx.b.emit(Op.MUL, r, scalar(ctx, n, r), attrs=A.MulAttrs(0)))
     e = replay(ctx, e, cen.post)
     squares = reduce_chain(ctx, Op.REDUCE_SUM, ctx.b.emit(Op.MUL, c, c, attrs=A.MulAttrs(0)), axes)
     big = rescale(ctx, squares, unit * 2.0 ** k, DType.INT32)
@@ -211,12 +208,12 @@ def _fraction_bits(largest: float) -> int:
 
 def _normalized(ctx, cen: Centered, factor: Value, x: Value, y_scale: float, y_zp: int) -> Value:
     leaf, real = cone_values(ctx, factor)
-    if not _same_shape(x.type.shape, _shape_after(cen)):
+    if not same_shape(x.type.shape, _shape_after(cen)):
         raise NoFold("the normalizing factor broadcasts the centred tensor to a larger shape")
     entries, gain = _factor_table(real)
-    act, q, total = _row(ctx, cen)
+    act, q, total = row_sums(ctx, cen)
     n = cen.count
-    a = ctx.b.emit(Op.SUB, ctx.b.emit(Op.MUL, q, _scalar(ctx, n, q), attrs=A.MulAttrs(0)), total)
+    a = ctx.b.emit(Op.SUB, ctx.b.emit(Op.MUL, q, scalar(ctx, n, q), attrs=A.MulAttrs(0)), total)
     a = replay(ctx, a, cen.post)
     shift = max(0, (255 * n * int(np.abs(entries).max())).bit_length() - PRODUCT_BITS)
     scale = act.scale * 2.0 ** shift / (n * gain * y_scale)
@@ -240,17 +237,17 @@ def _non_finite(ctx, a: Value, index: Value, real: np.ndarray) -> Value:
     ``K * (2 sign(f) * sign - 1)`` with ``K`` beyond any in-range output."""
     special = ~np.isfinite(real)
     slope = np.where(np.isinf(real), 2 * np.sign(np.where(np.isinf(real), real, 0.0)), 0).astype(np.int64)
-    sign = _int32(ctx, rescale(ctx, a, 128.0, DType.INT8))
-    tables = [_int32(ctx, int8_table(ctx, index, t, (-128, 127))) for t in (slope, special.astype(np.int64))]
+    sign = int32(ctx, rescale(ctx, a, 128.0, DType.INT8))
+    tables = [int32(ctx, int8_table(ctx, index, t, (-128, 127))) for t in (slope, special.astype(np.int64))]
     offset = ctx.b.emit(Op.SUB, ctx.b.emit(Op.MUL, tables[0], sign, attrs=A.MulAttrs(0)), tables[1])
-    return ctx.b.emit(Op.MUL, offset, _scalar(ctx, OUT_REACH, offset), attrs=A.MulAttrs(0))
+    return ctx.b.emit(Op.MUL, offset, scalar(ctx, OUT_REACH, offset), attrs=A.MulAttrs(0))
 
 
 def _shape_after(cen: Centered) -> list:
     return list(cen.post[-1].result.type.shape if cen.post else cen.source.type.shape)
 
 
-def _same_shape(a, b) -> bool:
+def same_shape(a, b) -> bool:
     return len(a) == len(b) and all(same(p, q) for p, q in zip(a, b))
 
 
@@ -276,174 +273,3 @@ def _check_error(scale: float, entries: np.ndarray):
         raise NoFold(f"the normalizing factor spans too wide a range for an exact integer form "
                      f"(error bound {error:.3g} output units)")
 
-
-# -- a whole LayerNorm between DequantizeLinear and QuantizeLinear ---------------------
-
-FULL_MAX_ROW = 363       # N * sum(c^2) <= 16257 N^2 stays below 2**31
-FULL_MAX_ERROR = 1 / 32  # output units the whole LayerNorm may be off before its last rounding
-MAX_CHAIN = 8            # elementwise float ops between the variance and the normalizing factor
-VAR_SAMPLES = np.array([1e-6, 1e-4, 1e-2, 1.0, 1e2, 1e4])
-
-
-def _whole(ctx, x: Value, y_scale: float, y_zp: int) -> Value:
-    """``Q((x - mean) * f(var) * gamma + beta)`` with ``f(v) = 1 / sqrt(v + eps)``: the LayerNormalization
-    op, or its primitive-op spelling with nothing quantized inside."""
-    v, beta = _peel(ctx, x, Op.ADD)
-    v, gamma = _peel(ctx, v, Op.MUL)
-    p = v.producer
-    if p is None or p.op is not Op.MUL:
-        raise NotMine("not a LayerNorm")
-    for i in (0, 1):
-        cen = _centered(p.operands[i])
-        if cen is not None:
-            eps = _epsilon(ctx, cen, p.operands[1 - i])
-            return _emit_whole(ctx, cen, eps, _constant(gamma, 1.0), _constant(beta, 0.0), y_scale, y_zp)
-    raise NotMine("not a LayerNorm")
-
-
-def _peel(ctx, v: Value, op: Op) -> tuple:
-    """(the other operand, the constant) when ``v`` is ``op`` with one constant operand, else (v, None)."""
-    p = v.producer
-    if p is None or p.op is not op or (op is Op.MUL and p.attrs.shift):
-        return v, None
-    for i in (1, 0):
-        try:
-            return p.operands[1 - i], const_real(ctx, p.operands[i])
-        except NoFold:
-            continue
-    return v, None
-
-
-def _constant(real, default: float) -> np.ndarray:
-    return np.full((1,), default) if real is None else np.asarray(real, dtype=np.float64)
-
-
-def _epsilon(ctx, cen: Centered, factor: Value) -> float:
-    """``eps`` when ``factor`` is ``1 / sqrt(var + eps)`` of the variance of ``cen`` (fitted on samples with
-    the interpreter's kernels, so any spelling qualifies: RSQRT, or RECIPROCAL of a square root)."""
-    ops, v = [], factor
-    while not _is_variance_of(v, cen):
-        p = v.producer
-        if p is None or not p.op.has(Trait.ELEMENTWISE) or len(ops) >= MAX_CHAIN:
-            raise NotMine("not a LayerNorm's normalizing factor")
-        chain = [w for w in p.operands if not _is_constant(ctx, w)]
-        if len(chain) != 1:
-            raise NotMine("not a LayerNorm's normalizing factor")
-        ops.append(p)
-        v = chain[0]
-    if not ops:
-        raise NotMine("not a LayerNorm's normalizing factor")
-    f = _run_chain(ctx, ops[::-1], v, VAR_SAMPLES)
-    with np.errstate(all="ignore"):
-        eps = 1.0 / (f * f) - VAR_SAMPLES
-    if not np.all(np.isfinite(eps)) or not np.all(np.abs(eps - eps[0]) <= 1e-5 * (VAR_SAMPLES + abs(eps[0])) + 1e-12):
-        raise NoFold("the normalizing factor of the variance is not 1 / sqrt(variance + eps)")
-    if eps[0] < -1e-12:
-        raise NoFold("a LayerNorm epsilon below 0")
-    return max(float(eps[0]), 0.0)
-
-
-def _is_variance_of(v: Value, cen: Centered) -> bool:
-    found = _mean(v)
-    if found is None:
-        return False
-    try:
-        square = _squared(found[0])
-    except NoFold:
-        return False
-    return square.source is cen.source and square.axes == cen.axes and found[1] == square.axes_after()
-
-
-def _is_constant(ctx, v: Value) -> bool:
-    try:
-        return const_real(ctx, v).size == 1
-    except NoFold:
-        return False
-
-
-def _run_chain(ctx, ops, leaf: Value, values: np.ndarray) -> np.ndarray:
-    env = {leaf: values.astype(leaf.type.dtype.numpy)}
-    kctx = KernelContext()
-    with np.errstate(all="ignore"):
-        for op in ops:
-            args = [env[w] if w in env else const_real(ctx, w).astype(w.type.dtype.numpy).reshape(-1)
-                    for w in op.operands]
-            env[op.result] = np.asarray(kernel_for(op.op)(op, args, kctx)[0]).reshape(-1)
-    return env[ops[-1].result].astype(np.float64)
-
-
-def _emit_whole(ctx, cen: Centered, eps: float, gamma: np.ndarray, beta: np.ndarray, y_scale: float,
-                y_zp: int) -> Value:
-    """The integer LayerNorm (see the module docstring): ``a / sqrt(U + E)`` times gamma, plus beta."""
-    n = cen.count
-    if n > FULL_MAX_ROW:
-        raise NoFold(f"a LayerNorm row of {n} elements: its variance could overflow int32 (the integer "
-                     f"form of a LayerNorm whose variance is not quantized takes at most {FULL_MAX_ROW})")
-    act, q, total = _row(ctx, cen)
-    big_e = eps * n * n / (act.scale * act.scale)          # eps in units of U = N^2 var / s^2
-    if 16257 * n * n + math.floor(big_e) >= 1 << 31:
-        raise NoFold("a LayerNorm epsilon too large for the int32 variance")
-    plan = _AffinePlan(n, gamma, beta, y_scale)
-    r = rescale(ctx, total, 1.0 / n, DType.INT32)
-    c = ctx.b.emit(Op.SUB, q, r)
-    e = ctx.b.emit(Op.SUB, total, _mul32(ctx, r, n))
-    squares = reduce_chain(ctx, Op.REDUCE_SUM, _mul32(ctx, c, c), cen.axes)
-    u = ctx.b.emit(Op.SUB, _mul32(ctx, squares, n), ctx.b.emit(Op.MUL, e, e, attrs=A.MulAttrs(0)))
-    v = ctx.b.emit(Op.ADD, u, _scalar(ctx, math.floor(big_e), u)) if big_e >= 1 else u
-    inv, h = normalized_rsqrt(ctx, v, big_e - math.floor(big_e))
-    ops = Int32Ops(ctx, v.type.rank)
-    inv = replay(ctx, ops.rdbpot(inv, ops.sub(15, h)), cen.post)          # 1/sqrt(U + E) * 2**44 / 2**15
-    a = replay(ctx, ctx.b.emit(Op.SUB, _mul32(ctx, q, n), total), cen.post)
-    normalized = ctx.b.emit(Op.MUL, a, inv, attrs=A.MulAttrs(plan.s1))    # (x - mean) / std * 2**f
-    return plan.emit(ctx, normalized, y_zp)
-
-
-def _mul32(ctx, v: Value, k) -> Value:
-    other = _scalar(ctx, k, v) if isinstance(k, int) else k
-    return ctx.b.emit(Op.MUL, v, other, attrs=A.MulAttrs(0))
-
-
-class _AffinePlan:
-    """Fixed-point bits of ``normalized * gamma + beta`` and the bound on the error they cause.
-
-    ``normalized`` (at most ``sqrt(N - 1)`` in size) arrives with ``f = 29 - s1`` fractional bits;
-    gamma is an int32 with ``g`` fractional bits; their MUL (shift ``s2``) and beta have ``F2`` bits,
-    as many as keep ``sqrt(N) |gamma| + |beta|`` below 2**30; one RESCALE by ``2**-F2 / y_scale``
-    gives the output."""
-
-    def __init__(self, n: int, gamma: np.ndarray, beta: np.ndarray, y_scale: float):
-        self.gamma, self.beta, self.y_scale = gamma, beta, y_scale
-        self.s1 = max(1, math.ceil(math.log2(n) / 2))
-        self.f = 29 - self.s1
-        g_max = max(float(np.abs(gamma).max()), 2.0 ** -20)
-        self.g = 29 - math.ceil(math.log2(g_max))
-        reach = math.sqrt(n) * g_max + float(np.abs(beta).max())
-        self.f2 = min(self.f + self.g, math.floor(math.log2((1 << 30) / reach)))
-        self.s2 = self.f + self.g - self.f2
-        self._check(n, g_max)
-
-    def _check(self, n: int, g_max: float):
-        out_reach = OUT_REACH + float(np.abs(self.beta).max()) / self.y_scale
-        error = (out_reach * 2.0 ** -14.5                                   # 1/sqrt, relative
-                 + g_max * 2.0 ** -(self.f + 1) / self.y_scale               # the normalized value's rounding
-                 + math.sqrt(n) * 2.0 ** -(self.g + 1) / self.y_scale        # gamma's
-                 + 2.0 ** -self.f2 / self.y_scale)                           # the product's and beta's
-        if error > FULL_MAX_ERROR or self.s2 < 0 or self.s2 > 62:
-            raise NoFold(f"the LayerNorm's scales leave too few fixed-point bits for an exact integer form "
-                         f"(error bound {error:.3g} output units)")
-        self.error = error
-
-    def emit(self, ctx, normalized: Value, y_zp: int) -> Value:
-        gamma = np.broadcast_to(self.gamma, self.gamma.shape)
-        g = ctx.b.const(np.rint(gamma * 2.0 ** self.g).astype(np.int32).reshape(_ranked(gamma, normalized)))
-        y = ctx.b.emit(Op.MUL, normalized, g, attrs=A.MulAttrs(self.s2))
-        if np.any(self.beta):
-            b = np.rint(self.beta * 2.0 ** self.f2).astype(np.int32).reshape(_ranked(self.beta, normalized))
-            y = ctx.b.emit(Op.ADD, y, ctx.b.const(b))
-        return rescale(ctx, y, 2.0 ** -self.f2 / self.y_scale, DType.INT8, output_zp=y_zp)
-
-
-def _ranked(arr: np.ndarray, like: Value) -> tuple:
-    """``arr``'s shape at ``like``'s rank (leading 1s), as TOSA's broadcasting needs."""
-    shape = tuple(arr.shape)
-    return (1,) * (like.type.rank - len(shape)) + shape
