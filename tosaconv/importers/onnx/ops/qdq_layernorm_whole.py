@@ -11,8 +11,8 @@ kernels on sample variances and ``eps`` is fitted.
 * ``a = N q - sum(q)`` and ``U = N sum(c^2) - e^2`` (``c = q - r``, ``r`` the
   rounded row mean, ``e = sum(c)``) are exact integers with ``(x - mean) / sqrt(var + eps)
   = a / sqrt(U + E)``, ``E = eps N^2 / s^2``; ``U <= 16257 N^2`` fits int32 for
-  rows up to :data:`FULL_MAX_ROW` elements (longer rows are refused, and so is
-  an ``E`` that does not fit beside it);
+  rows up to 363 elements; in longer rows (up to :data:`.qdq_layernorm.MAX_ROW`)
+  a row with a large ``sum(c^2)`` takes ``U / 4**x`` instead (:func:`_variance_units`);
 * ``1 / sqrt(U + E)`` comes from :func:`tosaconv.lowering.rsqrt.normalized_rsqrt`
   (CLZ normalization, a TABLE guess, three Newton steps: relative error below
   2**-26) as ``r * 2**(h - 44)``; ``r`` shifted right by ``15 - h`` (rounded,
@@ -44,7 +44,6 @@ from .qdq_core import NoFold, NotMine, const_real, replay
 from .qdq_layernorm import OUT_REACH, Centered, centered, mean_of, row_sums, scalar, squared_centered
 from .qtypes import rescale
 
-FULL_MAX_ROW = 363       # N * sum(c^2) <= 16257 N^2 stays below 2**31
 FULL_MAX_ERROR = 1 / 32  # output units the whole LayerNorm may be off before its last rounding
 MAX_CHAIN = 8            # elementwise float ops between the variance and the normalizing factor
 VAR_SAMPLES = np.array([1e-6, 1e-4, 1e-2, 1.0, 1e2, 1e4])
@@ -141,26 +140,45 @@ def _emit_whole(ctx, cen: Centered, eps: float, gamma: np.ndarray, beta: np.ndar
                 y_zp: int) -> Value:
     """The integer LayerNorm (see the module docstring): ``a / sqrt(U + E)`` times gamma, plus beta."""
     n = cen.count
-    if n > FULL_MAX_ROW:
-        raise NoFold(f"a LayerNorm row of {n} elements: its variance could overflow int32 (the integer "
-                     f"form of a LayerNorm whose variance is not quantized takes at most {FULL_MAX_ROW})")
     act, q, total = row_sums(ctx, cen)
     big_e = eps * n * n / (act.scale * act.scale)          # eps in units of U = N^2 var / s^2
-    if 16257 * n * n + math.floor(big_e) >= 1 << 31:
+    if big_e >= 1 << 30:
         raise NoFold("a LayerNorm epsilon too large for the int32 variance")
     plan = _AffinePlan(n, gamma, beta, y_scale)
     r = rescale(ctx, total, 1.0 / n, DType.INT32)
     c = ctx.b.emit(Op.SUB, q, r)
     e = ctx.b.emit(Op.SUB, total, _mul32(ctx, r, n))
     squares = reduce_chain(ctx, Op.REDUCE_SUM, _mul32(ctx, c, c), cen.axes)
-    u = ctx.b.emit(Op.SUB, _mul32(ctx, squares, n), ctx.b.emit(Op.MUL, e, e, attrs=A.MulAttrs(0)))
-    v = ctx.b.emit(Op.ADD, u, scalar(ctx, math.floor(big_e), u)) if big_e >= 1 else u
+    v, half_exponent = _variance_units(ctx, n, squares, ctx.b.emit(Op.MUL, e, e, attrs=A.MulAttrs(0)), big_e)
     inv, h = normalized_rsqrt(ctx, v, big_e - math.floor(big_e))
     ops = Int32Ops(ctx, v.type.rank)
-    inv = replay(ctx, ops.rdbpot(inv, ops.sub(15, h)), cen.post)          # 1/sqrt(U + E) * 2**44 / 2**15
+    shift = ops.sub(15, h) if half_exponent is None else ops.add(ops.sub(15, h), half_exponent)
+    inv = replay(ctx, ops.rdbpot(inv, shift), cen.post)                  # 1/sqrt(U + E) * 2**44 / 2**15
     a = replay(ctx, ctx.b.emit(Op.SUB, _mul32(ctx, q, n), total), cen.post)
     normalized = ctx.b.emit(Op.MUL, a, inv, attrs=A.MulAttrs(plan.s1))    # (x - mean) / std * 2**f
     return plan.emit(ctx, normalized, y_zp)
+
+
+def _variance_units(ctx, n: int, squares: Value, e2: Value, big_e: float) -> tuple:
+    """``(V, x)`` with ``U + E = (V + frac(E)) * 4**x`` in int32 (``x`` None: 0 everywhere).
+
+    ``U = N sum(c^2) - e^2 <= 16257 N^2`` is exact while that bound and ``E`` fit int32. For longer rows,
+    a row whose ``sum(c^2)`` exceeds ``limit`` takes ``U / 2**j`` (MUL with shift, ``j`` even, so that
+    ``x = j / 2``), which is then at least 2**(31-j) and loses at most 2**-25 of its value; the other rows
+    stay exact (SELECT)."""
+    floor_e = math.floor(big_e)
+    if 16257 * n * n + floor_e < 1 << 31:
+        u = ctx.b.emit(Op.SUB, _mul32(ctx, squares, n), e2)
+        return (ctx.b.emit(Op.ADD, u, scalar(ctx, floor_e, u)) if floor_e else u), None
+    ops = Int32Ops(ctx, squares.type.rank)
+    j = 2 * math.ceil((math.log2(16257 * n * n) - 30) / 2)
+    limit = ((1 << 31) - 1 - floor_e) // n
+    exact = ops.add(ops.sub(_mul32(ctx, ops.minimum(squares, limit), n), e2), floor_e)
+    scaled = ops.sub(ctx.b.emit(Op.MUL, squares, scalar(ctx, n, squares), attrs=A.MulAttrs(j)), ops.rdbpot(e2, j))
+    scaled = ops.add(scaled, round(big_e / 2 ** j))
+    long_row = ctx.b.emit(Op.GREATER, squares, scalar(ctx, limit, squares))
+    return (ctx.b.emit(Op.SELECT, long_row, scaled, exact),
+            ctx.b.emit(Op.SELECT, long_row, scalar(ctx, j // 2, squares), scalar(ctx, 0, squares)))
 
 
 def _mul32(ctx, v: Value, k) -> Value:
