@@ -208,7 +208,7 @@ def _fraction_bits(largest: float) -> int:
 
 def _normalized(ctx, cen: Centered, factor: Value, x: Value, y_scale: float, y_zp: int) -> Value:
     leaf, real = cone_values(ctx, factor)
-    if not same_shape(x.type.shape, _shape_after(cen)):
+    if not same_shape(x.type.shape, shape_after(cen)):
         raise NoFold("the normalizing factor broadcasts the centred tensor to a larger shape")
     entries, gain = _factor_table(real)
     act, q, total = row_sums(ctx, cen)
@@ -243,7 +243,7 @@ def _non_finite(ctx, a: Value, index: Value, real: np.ndarray) -> Value:
     return ctx.b.emit(Op.MUL, offset, scalar(ctx, OUT_REACH, offset), attrs=A.MulAttrs(0))
 
 
-def _shape_after(cen: Centered) -> list:
+def shape_after(cen: Centered) -> list:
     return list(cen.post[-1].result.type.shape if cen.post else cen.source.type.shape)
 
 

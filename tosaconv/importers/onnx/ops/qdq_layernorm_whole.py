@@ -41,7 +41,8 @@ from ....lowering.int32_ops import Int32Ops
 from ....lowering.reduce import reduce_chain
 from ....lowering.rsqrt import normalized_rsqrt
 from .qdq_core import NoFold, NotMine, const_real, replay
-from .qdq_layernorm import OUT_REACH, Centered, centered, mean_of, row_sums, scalar, squared_centered
+from .qdq_layernorm import (OUT_REACH, Centered, centered, mean_of, row_sums, same_shape, scalar, shape_after,
+                            squared_centered)
 from .qtypes import rescale
 
 FULL_MAX_ERROR = 1 / 32  # output units the whole LayerNorm may be off before its last rounding
@@ -61,6 +62,8 @@ def whole_layernorm_rule(ctx, x: Value, y_scale: float, y_zp: int) -> Value:
         cen = centered(p.operands[i])
         if cen is not None:
             eps = _epsilon(ctx, cen, p.operands[1 - i])
+            if not same_shape(x.type.shape, shape_after(cen)):
+                raise NoFold("gamma or beta broadcasts the LayerNorm to a larger shape")
             return _emit_whole(ctx, cen, eps, _constant(gamma, 1.0), _constant(beta, 0.0), y_scale, y_zp)
     raise NotMine("not a LayerNorm")
 
