@@ -50,6 +50,27 @@ def int32_table(ctx, index, entries):
     return result
 
 
+def wide_table(ctx, index, entries, piece_bits: int = 7):
+    """An int32 per int8 ``index`` value: ``entries`` (256 signed values in TABLE order, magnitudes below
+    ``2**(3 * piece_bits)``) from three int8 TABLEs, the signed top piece and two unsigned
+    ``piece_bits``-bit pieces, combined with MUL and ADD (two ops fewer than :func:`int32_table`'s bytes)."""
+    entries = np.asarray(entries, dtype=np.int64)
+    top = entries >> (2 * piece_bits)
+    if top.min() < -128 or top.max() > 127:
+        raise ValueError(f"table entries need at most {3 * piece_bits} magnitude bits")
+    mask = (1 << piece_bits) - 1
+    result = None
+    for part in (top, (entries >> piece_bits) & mask, entries & mask):
+        value = ctx.b.emit(Op.CAST, ctx.b.emit(Op.TABLE, index, attrs=A.TableAttrs(part.astype(np.int8))),
+                           attrs=A.CastAttrs(DType.INT32))
+        if result is not None:
+            shifted = ctx.b.emit(Op.MUL, result, int_const(ctx, 1 << piece_bits, index.type.rank),
+                                 attrs=A.MulAttrs(0))
+            value = ctx.b.emit(Op.ADD, shifted, value)
+        result = value
+    return result
+
+
 def int_const(ctx, value: int, rank: int, dtype=np.int32):
     """An int32 constant of ``rank`` ones, ready to broadcast."""
     return ctx.b.const(np.full((1,) * rank, value, dtype=dtype))

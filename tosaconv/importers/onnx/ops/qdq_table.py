@@ -46,6 +46,17 @@ def table_lower(ctx, x: Value, y_scale: float, y_zp: int) -> Value:
     return ctx.b.emit(Op.TABLE, y, attrs=A.TableAttrs(table))
 
 
+def cone_values(ctx, x: Value) -> tuple:
+    """(the Activation of the one quantized tensor an elementwise float chain ``x`` is computed from,
+    ``x``'s float values for its 256 values in TABLE order), for rules that need more than 8 bits."""
+    ops, leaf, consts = _cone(ctx, x)
+    if leaf is None or not ops:
+        raise NotMine("no elementwise op of a dequantized tensor")
+    if not _same_shape(leaf[0], x):
+        raise NoFold("a constant broadcasts the quantized tensor to a larger shape")
+    return leaf[1], _evaluate(ops, x, leaf, consts, _dequantized_range(leaf[1]))
+
+
 def _cone(ctx, x: Value):
     """(ops in program order, (leaf value, Activation), {constant value: its one element})."""
     ops, leaf, consts, seen, stack = [], None, {}, set(), [x]
