@@ -6,7 +6,9 @@ Slots come from ``schema.py``. Constant data is not copied more than needed:
 the builder is sized up front so it never regrows, and each array's ``uint8``
 view goes in through a single ``tobytes``, 8-byte aligned as the schema's
 ``force_align`` asks. Scalars equal to their schema default are left out, as
-flatbuffers does.
+flatbuffers does. Every string (tensor names, which each op's input and
+output lists repeat, and locations) is written once and shared
+(``CreateSharedString``), which saves both bytes and time.
 """
 from __future__ import annotations
 
@@ -46,7 +48,7 @@ def too_big(block: BlockRecord) -> bool:
 
 def _region(b, region_name: str, block: int) -> int:
     # The official tools name the first region and its block "main"; the reference model requires it.
-    name, blocks = b.CreateString(region_name), _offsets(b, [block])
+    name, blocks = b.CreateSharedString(region_name), _offsets(b, [block])
     b.StartObject(S.RegionSlot.COUNT)
     b.PrependUOffsetTRelativeSlot(S.RegionSlot.NAME, name, 0)
     b.PrependUOffsetTRelativeSlot(S.RegionSlot.BLOCKS, blocks, 0)
@@ -68,7 +70,7 @@ def _block(b, block: BlockRecord) -> int:
     shapes = _offsets(b, [_shape(b, s) for s in block.shapes])
     operators = _offsets(b, [_operator(b, op) for op in block.ops])
     inputs, outputs = _strings(b, block.inputs), _strings(b, block.outputs)
-    name = b.CreateString(block.name)
+    name = b.CreateSharedString(block.name)
     b.StartObject(S.BlockSlot.COUNT)
     b.PrependUOffsetTRelativeSlot(S.BlockSlot.NAME, name, 0)
     b.PrependUOffsetTRelativeSlot(S.BlockSlot.OPERATORS, operators, 0)
@@ -82,8 +84,8 @@ def _block(b, block: BlockRecord) -> int:
 def _tensor(b, t: TensorRecord) -> int:
     data = None if t.data is None else _aligned_bytes(b, t.data)
     shape = _int32s(b, t.shape)
-    name = b.CreateString(t.name)
-    variable_name = None if t.variable_name is None else b.CreateString(t.variable_name)
+    name = b.CreateSharedString(t.name)
+    variable_name = None if t.variable_name is None else b.CreateSharedString(t.variable_name)
     b.StartObject(S.TensorSlot.COUNT)
     b.PrependUOffsetTRelativeSlot(S.TensorSlot.NAME, name, 0)
     b.PrependUOffsetTRelativeSlot(S.TensorSlot.SHAPE, shape, 0)
@@ -98,7 +100,7 @@ def _tensor(b, t: TensorRecord) -> int:
 
 def _shape(b, s: ShapeRecord) -> int:
     data = None if s.data is None else _aligned_bytes(b, s.data)
-    name = b.CreateString(s.name)
+    name = b.CreateSharedString(s.name)
     b.StartObject(S.ShapeSlot.COUNT)
     b.PrependUOffsetTRelativeSlot(S.ShapeSlot.NAME, name, 0)
     b.PrependUint32Slot(S.ShapeSlot.RANK, s.rank, 0)
@@ -112,7 +114,7 @@ def _operator(b, op: OpRecord) -> int:
     inputs, outputs = _strings(b, op.inputs), _strings(b, op.outputs)
     location = None
     if op.location is not None:
-        text = b.CreateString(op.location)
+        text = b.CreateSharedString(op.location)
         b.StartObject(S.LocationSlot.COUNT)
         b.PrependUOffsetTRelativeSlot(S.LocationSlot.TEXT, text, 0)
         location = b.EndObject()
@@ -150,7 +152,7 @@ def _field_vector(b, kind: str, value) -> int:
     if kind == S.INT32_VEC:
         return _int32s(b, value)
     if kind == S.STRING:
-        return b.CreateString(value)
+        return b.CreateSharedString(value)
     return _aligned_bytes(b, np.frombuffer(bytes(value), dtype=np.uint8))
 
 
@@ -167,7 +169,7 @@ def _int32s(b, values) -> int:
 
 
 def _strings(b, strings) -> int:
-    return _offsets(b, [b.CreateString(s) for s in strings])
+    return _offsets(b, [b.CreateSharedString(s) for s in strings])
 
 
 def _offsets(b, offsets: list) -> int:
