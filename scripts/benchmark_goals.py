@@ -6,6 +6,8 @@ the noise is all on the slow side. See benchmark.py's docstring for what each
 table measures.
 
     python scripts/benchmark.py --goals [startup] [run] [scaling] [onnx] [--sizes 10000,30000]
+
+``TOSACONV_BENCH_REPEAT=N`` changes the number of rounds (default 5).
 """
 from __future__ import annotations
 
@@ -131,7 +133,16 @@ def _timed(fn, *args) -> float:
     return time.perf_counter() - start
 
 
+SINGLE_THREAD = {"OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+
+
 def run():
+    """In a child process whose BLAS runs one thread, as onnxruntime is asked to (the variables must be
+    set before numpy loads)."""
+    subprocess.run([sys.executable, os.path.abspath(__file__), "run-child"], env={**ENV, **SINGLE_THREAD}, check=True)
+
+
+def _run_child():
     from tests.real_models.catalog import MODELS
     rows = [_run_case(e) for e in MODELS if e.name in RUN_MODELS]
     ratios = sorted(float(r[-1][:-1]) for r in rows)
@@ -161,14 +172,13 @@ def chain_model(n: int):
 
 
 _SCALE = """
-import json, sys, time, resource
+import json, sys, time
 from tosaconv import api
 clock = lambda: (time.perf_counter(), time.process_time())
 t0 = clock(); graph = api.load(sys.argv[1]); t1 = clock()
 static = api.specialize(graph, {"batch": 1}); t2 = clock(); api.emit(static); t3 = clock()
-rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 print(json.dumps({"stages": [b[0] - a[0] for a, b in ((t0, t1), (t1, t2), (t2, t3))],
-                  "wall": t3[0] - t0[0], "cpu": t3[1] - t0[1], "rss_mb": rss}))
+                  "wall": t3[0] - t0[0], "cpu": t3[1] - t0[1]}))
 """
 
 
@@ -181,11 +191,14 @@ def scaling(sizes: list):
         for n in sizes:
             path = os.path.join(work, f"chain{n}.onnx")
             onnx.save(chain_model(n), path)
-            out = subprocess.run([sys.executable, "-c", _SCALE, path], env=ENV, capture_output=True, text=True,
-                                 check=True)
+            # /usr/bin/time reports the peak RSS of the child alone (Linux copies a parent's peak into
+            # a forked child, so the child's own getrusage would include this process's size)
+            out = subprocess.run(["/usr/bin/time", "-f", "%M", sys.executable, "-c", _SCALE, path], env=ENV,
+                                 capture_output=True, text=True, check=True)
             r = json.loads(out.stdout)
+            rss_mb = int(out.stderr.strip().splitlines()[-1]) / 1024
             rows.append([n, *(f"{s:.1f}" for s in r["stages"]), f"{r['wall']:.1f}", f"{r['cpu']:.1f}",
-                         f"{1000 * r['cpu'] / n:.2f}", f"{r['rss_mb']:.0f}"])
+                         f"{1000 * r['cpu'] / n:.2f}", f"{rss_mb:.0f}"])
     print("### Scaling: a chain of N nodes with a symbolic batch (one run each)\n")
     _table(["nodes", "load s", "specialize s", "emit s", "wall s", "CPU s", "CPU ms/node", "peak RSS MB"], rows)
     print("goal: 100k nodes in at most 20 s, linear\n")
@@ -229,6 +242,10 @@ def onnx_conversion():
 
 
 def main(argv: list):
+    global REPEAT
+    REPEAT = int(os.environ.get("TOSACONV_BENCH_REPEAT", REPEAT))   # inherited by the run child
+    if argv == ["run-child"]:
+        return _run_child()
     sizes = [10000, 30000, 100000]
     if "--sizes" in argv:
         at = argv.index("--sizes")
@@ -238,3 +255,7 @@ def main(argv: list):
     print(f"python {sys.version.split()[0]}, {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f}\n")
     for name in wanted:
         {"startup": startup, "run": run, "scaling": lambda: scaling(sizes), "onnx": onnx_conversion}[name]()
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

@@ -12,6 +12,8 @@ output lists repeat, and locations) is written once and shared
 """
 from __future__ import annotations
 
+import struct
+
 import flatbuffers
 import numpy as np
 
@@ -173,7 +175,11 @@ def _strings(b, strings) -> int:
 
 
 def _offsets(b, offsets: list) -> int:
-    b.StartVector(4, len(offsets), 4)
-    for off in reversed(offsets):
-        b.PrependUOffsetTRelative(off)
+    """A vector of offsets, written in one ``pack_into`` (as ``CreateNumpyVector`` writes its data) instead
+    of one ``PrependUOffsetTRelative`` each. Element i, at ``4 * (n - i)`` bytes past the vector's start
+    offset ``start``, stores the distance to its target: ``start + 4 * (n - i) - offsets[i]``."""
+    n = len(offsets)
+    start = b.StartVector(4, n, 4)
+    b.head = b.Head() - 4 * n
+    struct.pack_into(f"<{n}I", b.Bytes, b.Head(), *[start + 4 * (n - i) - off for i, off in enumerate(offsets)])
     return b.EndVector()
