@@ -83,7 +83,9 @@ def window_gemm(view: np.ndarray, weights: np.ndarray) -> np.ndarray:
     block = max(1, _CHUNK // max(per_row, 1))
     for b in range(n):
         for r in range(0, out[0], block):
-            rows = view[b, r:r + block].reshape(-1, depth)
+            # a copy unless the windows do not overlap: BLAS needs rows that do not alias (a reshape of
+            # overlapping windows can come back as a view, which matmul then runs without BLAS)
+            rows = np.ascontiguousarray(view[b, r:r + block].reshape(-1, depth))
             np.matmul(rows, matrix, out=acc[b, r:r + block].reshape(-1, weights.shape[0]))
     return acc
 
