@@ -74,11 +74,7 @@ def verify(graph, *, require_equal_ranks: bool = False, require_static: bool = F
     ``memo`` (optional, any dict kept between calls) remembers the ops that passed their type checks."""
     problems = _ssa_problems(graph) + variable_problems(graph)
     for i, op in enumerate(graph.ops):
-        found = _op_problems(op, memo)
-        if require_equal_ranks:
-            found += _rank_problems(op)
-        if require_static:
-            found += _static_problems(op)
+        found = _checked_op_problems(op, memo, require_equal_ranks, require_static)
         found += _region_problems(op, require_equal_ranks=require_equal_ranks, require_static=require_static,
                                   memo=memo)
         problems += [_where(i, op) + p for p in found]
@@ -157,20 +153,30 @@ def _output_problems(graph, defined: set) -> list:
 
 # -- per-op checks ---------------------------------------------------------------------
 
-def _op_problems(op, memo: dict | None = None) -> list:
-    key = (op.op, op.attrs, len(op.operands), *(v.type for v in op.operands), *(r.type for r in op.results))
+def _checked_op_problems(op, memo: dict | None, equal_ranks: bool, static: bool) -> list:
+    """The op's own checks (not its regions'), skipped when ``memo`` saw it pass unchanged."""
+    key = (op.op, op.attrs, equal_ranks, static, len(op.operands), *(v.type for v in op.operands),
+           *(r.type for r in op.results))
     seen = memo.get(id(op)) if memo is not None else None
     if seen is not None and seen[0] is op and len(seen[1]) == len(key) and all(a is b for a, b in zip(seen[1], key)):
         return []
+    found = _op_problems(op)
+    if equal_ranks:
+        found += _rank_problems(op)
+    if static:
+        found += _static_problems(op)
+    if memo is not None and not found:
+        memo[id(op)] = (op, key)     # holding ``op`` keeps its id from being reused while the memo lives
+    return found
+
+
+def _op_problems(op) -> list:
     arity = arity_problem(op.op, len(op.operands))
     if arity:
         return [arity]
     if not isinstance(op.attrs, op.op.attrs):
         return [f"attributes are {type(op.attrs).__name__}, expected {op.op.attrs.__name__}"]
-    problems = type_problems(op.op, [v.type for v in op.operands], op.attrs, [r.type for r in op.results])
-    if memo is not None and not problems:
-        memo[id(op)] = (op, key)     # holding ``op`` keeps its id from being reused while the memo lives
-    return problems
+    return type_problems(op.op, [v.type for v in op.operands], op.attrs, [r.type for r in op.results])
 
 
 def _rank_problems(op) -> list:
