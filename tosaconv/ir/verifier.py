@@ -157,8 +157,9 @@ def _checked_op_problems(op, memo: dict | None, equal_ranks: bool, static: bool)
     """The op's own checks (not its regions'), skipped when ``memo`` saw it pass unchanged."""
     key = (op.op, op.attrs, equal_ranks, static, len(op.operands), *(v.type for v in op.operands),
            *(r.type for r in op.results))
+    ids = tuple(map(id, key))      # the memo holds the key's objects, so equal ids mean the same objects
     seen = memo.get(id(op)) if memo is not None else None
-    if seen is not None and seen[0] is op and len(seen[1]) == len(key) and all(a is b for a, b in zip(seen[1], key)):
+    if seen is not None and seen[0] is op and seen[2] == ids:
         return []
     found = _op_problems(op)
     if equal_ranks:
@@ -166,7 +167,7 @@ def _checked_op_problems(op, memo: dict | None, equal_ranks: bool, static: bool)
     if static:
         found += _static_problems(op)
     if memo is not None and not found:
-        memo[id(op)] = (op, key)     # holding ``op`` keeps its id from being reused while the memo lives
+        memo[id(op)] = (op, key, ids)     # holding ``op`` and ``key`` keeps their ids from being reused
     return found
 
 
