@@ -11,6 +11,21 @@ linearly with N; the ratio column makes that visible.
     python scripts/benchmark.py 10 20 40   # your own sizes
     python scripts/benchmark.py --tflite   # int8 TFLite: N blocks of CONV_2D 3x3 (64 channels, per-channel
                                            # weights, fused RELU) + residual ADD, dynamic batch
+
+The goals of issue 13, each measured against its floor side by side (ratios
+from interleaved runs, best of several, since the machine may be shared):
+
+    python scripts/benchmark.py --goals                  # all four tables below
+    python scripts/benchmark.py --goals startup run      # or some of: startup run scaling onnx
+
+- startup: ``tosaconv --help``/``--version`` wall time, and the time until a conversion reaches its
+  load stage, against the bare interpreter (``python -c pass``); goals 0.15 s and 0.3 s.
+- run: ``tosaconv``'s numpy reference run of the static program against onnxruntime with one
+  thread, on the conv nets of tests/real_models/catalog.py (wheels cached as the tests do); goal 3x.
+- scaling: a synthetic chain of N elementwise nodes on ``[batch, 16]`` (symbolic batch), load,
+  specialize and emit at 10k, 30k and 100k nodes, wall and CPU; goal 100k nodes in 20 s, linear.
+- onnx: ``tosaconv convert`` of the six largest real ONNX models against ``onnx.load`` of the same
+  file, wall time and peak RSS (both as fresh processes); goals 2x and 1.3x.
 """
 from __future__ import annotations
 
@@ -113,6 +128,9 @@ def measure(n_blocks: int, workdir: str, tflite: bool = False) -> dict:
 
 
 def main(argv):
+    if "--goals" in argv:
+        import benchmark_goals
+        return benchmark_goals.main([a for a in argv if a != "--goals"])
     tflite = "--tflite" in argv
     sizes = [int(a) for a in argv if a != "--tflite"] or [8, 16, 32, 64]
     print(f"{'blocks':>6} {'nodes':>6} {'import s':>9} {'special. s':>10} {'emit s':>7} {'total s':>8} "

@@ -9,17 +9,28 @@ one JSON document on stdout.
 """
 from __future__ import annotations
 
+import importlib
 import sys
 
 import click
 
 from ..diagnostics import EXIT_USAGE, Diagnostic
-from ..diagnostics.render import Renderer
-from ..report import tool_version
-from .commands import import_, run, specialize
-from .common import EXIT_INTERRUPTED
-from .convert import convert
-from .info import inspect, ops
+
+EXIT_INTERRUPTED = 130
+
+# Start-up (issue 13): `tosaconv --help` and `--version` must not pay for numpy, rich and the
+# converter, so a command's module is imported only when that command is looked up. This table is
+# the one place that names them: command -> (module in this package, attribute, the short help
+# `--help` lists). tests/cli/test_startup.py checks it against the commands themselves.
+COMMANDS = {
+    "convert": ("convert", "convert", "Convert MODEL (.onnx, .tosair or .tosa) to a static TOSA 1.0 flatbuffer."),
+    "import": ("commands", "import_", "Import MODEL and write the symbolic program (symbols, ledger, ops) as text."),
+    "inspect": ("info", "inspect", "Show FILE's inputs and outputs (with the scale and zero point of quantized ones)."),
+    "ops": ("info", "ops", "List the ONNX ops tosaconv converts (with the model opsets and op versions each covers)."),
+    "run": ("commands", "run", "Run FILE (.onnx, .tflite, .tosair or .tosa) with the numpy reference interpreter."),
+    "specialize": ("commands", "specialize", "Bind the symbols of a .tosair program (or a model) and write static "
+                                             "TOSA 1.0."),
+}
 
 
 class TosaconvGroup(click.Group):
@@ -38,9 +49,26 @@ class TosaconvGroup(click.Group):
             sys.exit(code)
         return code
 
+    def list_commands(self, ctx) -> list:
+        return sorted(COMMANDS)
+
+    def get_command(self, ctx, name: str):
+        if name not in COMMANDS:
+            return None
+        module, attr, _ = COMMANDS[name]
+        return getattr(importlib.import_module(f"{__name__}.{module}"), attr)
+
+    def format_commands(self, ctx, formatter) -> None:
+        """The command list from :data:`COMMANDS`, without importing a single command."""
+        limit = formatter.width - 6 - max(len(name) for name in COMMANDS)
+        rows = [(name, click.utils.make_default_short_help(COMMANDS[name][2], limit)) for name in sorted(COMMANDS)]
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
+
 
 def _usage_failure(e: click.ClickException, json_mode: bool) -> int:
     if json_mode:
+        from ..diagnostics.render import Renderer   # lazy: rich is slow to import, see COMMANDS
         Renderer(json_mode=True).diagnostics([Diagnostic("E-USAGE", e.format_message())], EXIT_USAGE)
     else:
         e.show()
@@ -49,7 +77,7 @@ def _usage_failure(e: click.ClickException, json_mode: bool) -> int:
 
 @click.group(cls=TosaconvGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.option("--debug", is_flag=True, envvar="TOSACONV_DEBUG", help="Show tracebacks of internal errors.")
-@click.version_option(tool_version(), "--version", prog_name="tosaconv")
+@click.version_option(None, "--version", package_name="tosaconv", prog_name="tosaconv")
 def cli(debug):
     """Convert ONNX models with dynamic dims to static TOSA 1.0, and run them.
 
@@ -57,10 +85,6 @@ def cli(debug):
     converted, 4 shape problem (unbound symbol, violated constraint,
     data-dependent dim, inputs that do not fit).
     """
-
-
-for _command in (convert, import_, specialize, run, inspect, ops):
-    cli.add_command(_command)
 
 
 def main(args=None) -> int:

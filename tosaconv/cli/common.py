@@ -21,8 +21,7 @@ from ..diagnostics import EXIT_INTERNAL, EXIT_OK, Diagnostic, TosaconvError, Usa
 from ..diagnostics.render import Renderer
 from ..fileio import OutputBatch
 from ..report import StageClock
-
-EXIT_INTERRUPTED = 130
+from . import EXIT_INTERRUPTED
 
 MODEL_PATH = click.Path(exists=True, dir_okay=False)
 IN_PATH = click.Path(exists=True, dir_okay=False)

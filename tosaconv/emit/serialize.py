@@ -6,9 +6,15 @@ Slots come from ``schema.py``. Constant data is not copied more than needed:
 the builder is sized up front so it never regrows, and each array's ``uint8``
 view goes in through a single ``tobytes``, 8-byte aligned as the schema's
 ``force_align`` asks. Scalars equal to their schema default are left out, as
-flatbuffers does.
+flatbuffers does. Every string (tensor names, which each op's input and
+output lists repeat, and locations) is written once and shared
+(``CreateSharedString``), which saves both bytes and time; so are tables and
+vectors whose content repeats (shape vectors, attribute tables without
+vectors, locations): flatbuffers lets several parents point at one child.
 """
 from __future__ import annotations
+
+import struct
 
 import flatbuffers
 import numpy as np
@@ -19,10 +25,27 @@ from .records import BlockRecord, OpRecord, ShapeRecord, TensorRecord
 _MAX_BYTES = 2**31 - 2**20  # flatbuffers' 2 GB limit, with room for the tables
 
 
+class _Builder(flatbuffers.Builder):
+    """flatbuffers' builder plus the offsets of children already written, by content."""
+
+    __slots__ = ("written",)
+
+    def __init__(self, size: int):
+        super().__init__(size)
+        self.written: dict = {}
+
+    def once(self, key: tuple, make) -> int:
+        """The offset of the child ``key`` names, written by ``make()`` the first time."""
+        off = self.written.get(key)
+        if off is None:
+            off = self.written[key] = make()
+        return off
+
+
 def serialize(block: BlockRecord) -> bytes:
     """The flatbuffer bytes of a TOSA 1.0 graph: region ``main`` with ``block``, then its other regions
     (the then/else and cond/body graphs of control flow), one block each."""
-    b = flatbuffers.Builder(_size_estimate(block))
+    b = _Builder(_size_estimate(block))
     named = [("main", block)] + sorted(block.regions.items())
     regions = _offsets(b, [_region(b, name, _block(b, blk)) for name, blk in named])
     version = _version(b)
@@ -46,7 +69,7 @@ def too_big(block: BlockRecord) -> bool:
 
 def _region(b, region_name: str, block: int) -> int:
     # The official tools name the first region and its block "main"; the reference model requires it.
-    name, blocks = b.CreateString(region_name), _offsets(b, [block])
+    name, blocks = b.CreateSharedString(region_name), _offsets(b, [block])
     b.StartObject(S.RegionSlot.COUNT)
     b.PrependUOffsetTRelativeSlot(S.RegionSlot.NAME, name, 0)
     b.PrependUOffsetTRelativeSlot(S.RegionSlot.BLOCKS, blocks, 0)
@@ -68,7 +91,7 @@ def _block(b, block: BlockRecord) -> int:
     shapes = _offsets(b, [_shape(b, s) for s in block.shapes])
     operators = _offsets(b, [_operator(b, op) for op in block.ops])
     inputs, outputs = _strings(b, block.inputs), _strings(b, block.outputs)
-    name = b.CreateString(block.name)
+    name = b.CreateSharedString(block.name)
     b.StartObject(S.BlockSlot.COUNT)
     b.PrependUOffsetTRelativeSlot(S.BlockSlot.NAME, name, 0)
     b.PrependUOffsetTRelativeSlot(S.BlockSlot.OPERATORS, operators, 0)
@@ -81,9 +104,10 @@ def _block(b, block: BlockRecord) -> int:
 
 def _tensor(b, t: TensorRecord) -> int:
     data = None if t.data is None else _aligned_bytes(b, t.data)
-    shape = _int32s(b, t.shape)
-    name = b.CreateString(t.name)
-    variable_name = None if t.variable_name is None else b.CreateString(t.variable_name)
+    dims = tuple(int(d) for d in t.shape)
+    shape = b.once(("shape", dims), lambda: _int32s(b, dims))
+    name = b.CreateSharedString(t.name)
+    variable_name = None if t.variable_name is None else b.CreateSharedString(t.variable_name)
     b.StartObject(S.TensorSlot.COUNT)
     b.PrependUOffsetTRelativeSlot(S.TensorSlot.NAME, name, 0)
     b.PrependUOffsetTRelativeSlot(S.TensorSlot.SHAPE, shape, 0)
@@ -98,7 +122,7 @@ def _tensor(b, t: TensorRecord) -> int:
 
 def _shape(b, s: ShapeRecord) -> int:
     data = None if s.data is None else _aligned_bytes(b, s.data)
-    name = b.CreateString(s.name)
+    name = b.CreateSharedString(s.name)
     b.StartObject(S.ShapeSlot.COUNT)
     b.PrependUOffsetTRelativeSlot(S.ShapeSlot.NAME, name, 0)
     b.PrependUint32Slot(S.ShapeSlot.RANK, s.rank, 0)
@@ -110,12 +134,7 @@ def _shape(b, s: ShapeRecord) -> int:
 def _operator(b, op: OpRecord) -> int:
     attribute = _attribute(b, op.attribute or op.op, op.fields)
     inputs, outputs = _strings(b, op.inputs), _strings(b, op.outputs)
-    location = None
-    if op.location is not None:
-        text = b.CreateString(op.location)
-        b.StartObject(S.LocationSlot.COUNT)
-        b.PrependUOffsetTRelativeSlot(S.LocationSlot.TEXT, text, 0)
-        location = b.EndObject()
+    location = None if op.location is None else b.once(("location", op.location), lambda: _location(b, op.location))
     code = S.OP_CODE[op.op]
     b.StartObject(S.OperatorSlot.COUNT)
     b.PrependUint32Slot(S.OperatorSlot.OP, code, 0)
@@ -129,10 +148,24 @@ def _operator(b, op: OpRecord) -> int:
     return b.EndObject()
 
 
+def _location(b, text: str) -> int:
+    text_offset = b.CreateSharedString(text)
+    b.StartObject(S.LocationSlot.COUNT)
+    b.PrependUOffsetTRelativeSlot(S.LocationSlot.TEXT, text_offset, 0)
+    return b.EndObject()
+
+
 def _attribute(b, op_name: str, fields: dict) -> int:
     layout = S.attr_layout(op_name)
+    if not any(kind in (S.INT32_VEC, S.BYTES, S.STRING) and name in fields for name, kind in layout):
+        scalars = tuple((name, fields[name]) for name, _ in layout if name in fields)
+        return b.once(("attribute", op_name, scalars), lambda: _attribute_table(b, layout, fields, {}))
     vectors = {name: _field_vector(b, kind, fields[name])
                for name, kind in layout if kind in (S.INT32_VEC, S.BYTES, S.STRING) and name in fields}
+    return _attribute_table(b, layout, fields, vectors)
+
+
+def _attribute_table(b, layout, fields: dict, vectors: dict) -> int:
     b.StartObject(len(layout))
     for slot, (name, kind) in enumerate(layout):
         if name in vectors:
@@ -150,7 +183,7 @@ def _field_vector(b, kind: str, value) -> int:
     if kind == S.INT32_VEC:
         return _int32s(b, value)
     if kind == S.STRING:
-        return b.CreateString(value)
+        return b.CreateSharedString(value)
     return _aligned_bytes(b, np.frombuffer(bytes(value), dtype=np.uint8))
 
 
@@ -167,11 +200,15 @@ def _int32s(b, values) -> int:
 
 
 def _strings(b, strings) -> int:
-    return _offsets(b, [b.CreateString(s) for s in strings])
+    return _offsets(b, [b.CreateSharedString(s) for s in strings])
 
 
 def _offsets(b, offsets: list) -> int:
-    b.StartVector(4, len(offsets), 4)
-    for off in reversed(offsets):
-        b.PrependUOffsetTRelative(off)
+    """A vector of offsets, written in one ``pack_into`` (as ``CreateNumpyVector`` writes its data) instead
+    of one ``PrependUOffsetTRelative`` each. Element i, at ``4 * (n - i)`` bytes past the vector's start
+    offset ``start``, stores the distance to its target: ``start + 4 * (n - i) - offsets[i]``."""
+    n = len(offsets)
+    start = b.StartVector(4, n, 4)
+    b.head = b.Head() - 4 * n
+    struct.pack_into(f"<{n}I", b.Bytes, b.Head(), *[start + 4 * (n - i) - off for i, off in enumerate(offsets)])
     return b.EndVector()

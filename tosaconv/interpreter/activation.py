@@ -3,13 +3,19 @@
 CLAMP follows ``apply_clip_s``: a max against ``min_val`` then a min against
 ``max_val``, each honouring ``nan_mode`` (PROPAGATE keeps a NaN, IGNORE
 returns the other operand, so a NaN input clamps to ``min_val``). ERF has no
-numpy ufunc; it is evaluated in float64 from the everywhere-convergent series
-erf(x) = 2/sqrt(pi) * exp(-x^2) * sum_n (2x^2)^n x / (1*3*...*(2n+1)), whose
-terms are all positive, so it loses no digits to cancellation; past |x| = 4
-erf is 1 to float32 precision and the argument is clamped there.
+numpy ufunc, and the spec asks for 5 ulp of the float64 result. It is
+evaluated in float64 as a degree-5 Taylor polynomial around the nearest point
+of a 1/128 grid on [-4, 4] (so |h| <= 1/256): with erf' = 2/sqrt(pi) exp(-x^2)
+and the k-th derivative of exp(-x^2) being (-1)^k H_k(x) exp(-x^2) (physicists'
+Hermite polynomials), the coefficients at grid point x0 are erf(x0) and
+2/sqrt(pi) exp(-x0^2) (-1)^(k-1) H_(k-1)(x0) / k!; the result is within
+2e-15 (relative) of erf. erf(x0) at the 1025 grid points comes once from the positive-term
+series erf(x) = 2/sqrt(pi) exp(-x^2) sum_n (2x^2)^n x / (1*3*...*(2n+1)). Past
+|x| = 4 erf is 1 to float32 precision and the argument is clamped there.
 """
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -21,6 +27,8 @@ from .registry import kernel
 
 _ERF_CLAMP = 4.0         # erf(4) = 1 - 1.5e-8 rounds to 1.0 in float32 (and in fp16/bf16)
 _ERF_MAX_TERMS = 200     # the series at |x| = 4 converges in well under 100 terms
+_ERF_STEPS = 128         # grid points per unit of x
+_ERF_DEGREE = 5          # Taylor degree around each grid point
 
 
 @kernel(Op.CLAMP)
@@ -54,16 +62,46 @@ def erf(op, args, ctx):
 
 
 def erf_f64(x) -> np.ndarray:
-    """erf of each element, computed in float64."""
+    """erf of each element, computed in float64 (a NaN stays NaN)."""
     x = np.clip(np.asarray(x, dtype=np.float64), -_ERF_CLAMP, _ERF_CLAMP)
+    nan = np.isnan(x)
+    has_nan = bool(nan.any())
+    if has_nan:
+        x = np.where(nan, 0.0, x)
+    index = np.rint(x * _ERF_STEPS)
+    h = x - index / _ERF_STEPS
+    rows = (index + _ERF_CLAMP * _ERF_STEPS).astype(np.intp)
+    coeffs = _erf_taylor_table()          # one contiguous row per degree, so each take is a plain gather
+    total = coeffs[_ERF_DEGREE].take(rows)
+    for k in range(_ERF_DEGREE - 1, -1, -1):
+        total *= h
+        total += coeffs[k].take(rows)
+    total = np.copysign(total, x)    # erf is odd: keeps erf(-0.0) = -0.0
+    return np.where(nan, np.nan, total) if has_nan else total
+
+
+@functools.lru_cache(maxsize=None)
+def _erf_taylor_table() -> np.ndarray:
+    """Row k, column i: the k-th Taylor coefficient of erf around x0 = i/128 - 4 (see the module docstring)."""
+    x0 = np.arange(-_ERF_CLAMP * _ERF_STEPS, _ERF_CLAMP * _ERF_STEPS + 1) / _ERF_STEPS
+    table = np.empty((_ERF_DEGREE + 1, x0.size))
+    table[0] = _erf_series(x0)
+    scale = (2.0 / math.sqrt(math.pi)) * np.exp(-x0 * x0)
+    h_prev, h_cur = np.zeros_like(x0), np.ones_like(x0)      # H_(-1) (unused), H_0
+    for k in range(1, _ERF_DEGREE + 1):                       # table[k] uses H_(k-1)
+        table[k] = scale * (-1) ** (k - 1) * h_cur / math.factorial(k)
+        h_prev, h_cur = h_cur, 2.0 * x0 * h_cur - 2.0 * (k - 1) * h_prev
+    return table
+
+
+def _erf_series(x: np.ndarray) -> np.ndarray:
+    """erf from the everywhere-convergent positive-term series (slow: for the grid points only)."""
     two_x2 = 2.0 * x * x
     term = x.copy()
     total = x.copy()
     for n in range(1, _ERF_MAX_TERMS):
-        np.multiply(term, two_x2, out=term)
-        term *= 1.0 / (2 * n + 1)
+        term *= two_x2 / (2 * n + 1)
         total += term
-        # Checking convergence costs as much as a term, so check every 8 terms only.
-        if n % 8 == 0 and not np.any(np.abs(term) > 1e-17 * np.abs(total)):
+        if not np.any(np.abs(term) > 1e-17 * np.abs(total)):
             break
     return (2.0 / math.sqrt(math.pi)) * np.exp(-0.5 * two_x2) * total

@@ -3,15 +3,21 @@
 The kernels never loop over pixels. They pad the NHWC input once and visit
 each kernel tap ``(ky, kx)`` as a strided view of the padded input, shaped
 like the output (``view[n, oy, ox, c] = padded[n, oy*sy + ky*dy, ox*sx + kx*dx, c]``),
-so a 3x3 convolution is nine matrix products over all pixels at once. The
-helpers here also centre operands on their zero points and pick the type the
-products run in: float32 for float data, float64 for integer data (int8 and
-int16 products summed in float64 are exact far beyond any real kernel size,
-and float64 goes through BLAS where int64 would not).
+or all taps at once as :func:`patches`, a view with the kernel axes next to
+the channels (im2col without the copy). :func:`window_gemm` turns that view
+into ONE matrix product per convolution (``[pixels, KH*KW*C] @ [KH*KW*C, O]``),
+copying the im2col rows in chunks of bounded size. The helpers here also
+centre operands on their zero points and pick the type the products run in:
+float32 for float data, float64 for integer data (int8 and int16 products
+summed in float64 are exact far beyond any real kernel size, see
+:func:`blas_type`, and float64 goes through BLAS where int64 would not).
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
+from numpy.lib.stride_tricks import as_strided
 
 from ..ir.dtypes import DType
 from .numeric import as_int64, f32
@@ -47,6 +53,41 @@ def taps(padded: np.ndarray, kernel, out_hw, stride, dilation=(1, 1)):
         for kx in range(kw):
             y0, x0 = ky * dy, kx * dx
             yield ky, kx, padded[:, y0:y0 + (oh - 1) * sy + 1:sy, x0:x0 + (ow - 1) * sx + 1:sx, :]
+
+
+def patches(padded: np.ndarray, kernel, out, stride, dilation) -> np.ndarray:
+    """A read-only view ``[N, *out, *kernel, C]`` of every window of a padded ``[N, *spatial, C]`` array:
+    ``view[n, o..., k..., c] = padded[n, o*stride + k*dilation ..., c]`` (any number of spatial axes)."""
+    n, c = padded.shape[0], padded.shape[-1]
+    axes = padded.strides[1:-1]
+    strides = (padded.strides[0], *(a * s for a, s in zip(axes, stride)), *(a * d for a, d in zip(axes, dilation)),
+               padded.strides[-1])
+    return as_strided(padded, (n, *out, *kernel, c), strides, writeable=False)
+
+
+_CHUNK = 1 << 22    # elements of im2col rows copied at once (32 MB of float64)
+
+
+def window_gemm(view: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    """``sum over k, c of view[n, o..., k..., c] * weights[m, k..., c]`` as ``[N, *out, M]``.
+
+    ``view`` comes from :func:`patches` and ``weights`` is ``[M, *kernel, C]`` in the view's dtype. The
+    windows of a block of output rows are copied into contiguous im2col rows and multiplied by the
+    weights in one BLAS product; blocks keep the copy under :data:`_CHUNK` elements.
+    """
+    spatial = (view.ndim - 2) // 2
+    n, out, depth = view.shape[0], view.shape[1:1 + spatial], math.prod(view.shape[1 + spatial:])
+    matrix = weights.reshape(weights.shape[0], depth).T
+    acc = np.empty((n, *out, weights.shape[0]), dtype=np.result_type(view, weights))
+    per_row = math.prod(out[1:]) * depth
+    block = max(1, _CHUNK // max(per_row, 1))
+    for b in range(n):
+        for r in range(0, out[0], block):
+            # a copy unless the windows do not overlap: BLAS needs rows that do not alias (a reshape of
+            # overlapping windows can come back as a view, which matmul then runs without BLAS)
+            rows = np.ascontiguousarray(view[b, r:r + block].reshape(-1, depth))
+            np.matmul(rows, matrix, out=acc[b, r:r + block].reshape(-1, weights.shape[0]))
+    return acc
 
 
 def centered(x: np.ndarray, zp: int, what: str, dtype: DType) -> np.ndarray:

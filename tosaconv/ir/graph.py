@@ -122,14 +122,16 @@ class Graph:
 
 
 @functools.lru_cache(maxsize=None)
-def _field_names(attrs_class: type) -> tuple:
-    return tuple(f.name for f in fields(attrs_class))
+def _region_fields(attrs_class: type) -> tuple:
+    """The fields of an attribute class declared as a ``Graph`` (a region); most classes have none."""
+    return tuple(f.name for f in fields(attrs_class) if f.type in ("Graph", Graph))
 
 
 def op_regions(op) -> list:
     """``(attribute name, Graph)`` for every region ``op`` holds, in field order (none for most ops)."""
-    return [(name, getattr(op.attrs, name)) for name in _field_names(type(op.attrs))
-            if isinstance(getattr(op.attrs, name), Graph)]
+    names = _region_fields(type(op.attrs))
+    return [(name, getattr(op.attrs, name)) for name in names if isinstance(getattr(op.attrs, name), Graph)] \
+        if names else []
 
 
 def walk_graphs(graph):

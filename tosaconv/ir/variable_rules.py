@@ -52,7 +52,7 @@ def variable_problems(graph) -> list:
             if op.attrs.name in declared:
                 problems.append(f"op {i}: variable '{op.attrs.name}' is declared twice")
             declared[op.attrs.name] = declared_type(op.attrs)
-        elif op.op in (Op.VARIABLE_READ, Op.VARIABLE_WRITE):
+        elif op.op is Op.VARIABLE_READ or op.op is Op.VARIABLE_WRITE:   # ``is``: OpDef's == compares every field
             t = declared.get(op.attrs.name)
             if t is None:
                 problems.append(f"op {i} {op.op.name}: variable '{op.attrs.name}' is not declared before it "

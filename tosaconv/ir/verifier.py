@@ -12,6 +12,12 @@ Optional checks: equal operand ranks for broadcastable ops (after rank
 equalization) and a fully static program (before emission). Types are
 compared structurally with :func:`same_type`, because ``==`` on symbolic dims
 raises when the answer depends on the bindings.
+
+Speed: the pass manager verifies after every pass, so it passes a ``memo``
+dict that lives for one pipeline. An op whose op kind, attributes, operand
+types and result types are the very same (immutable) objects as when it last
+passed its checks is not run through its shape rule again. Error messages
+are only formatted when there is a problem.
 """
 from __future__ import annotations
 
@@ -61,16 +67,16 @@ def type_problems(op: OpDef, operand_types: list, attrs, result_types: list) -> 
             for i, (got, want) in enumerate(zip(result_types, expected)) if not same_type(got, want)]
 
 
-def verify(graph, *, require_equal_ranks: bool = False, require_static: bool = False) -> list:
-    """Every problem found in ``graph``, as text; an empty list when it is well formed."""
+def verify(graph, *, require_equal_ranks: bool = False, require_static: bool = False,
+           memo: dict | None = None) -> list:
+    """Every problem found in ``graph``, as text; an empty list when it is well formed.
+
+    ``memo`` (optional, any dict kept between calls) remembers the ops that passed their type checks."""
     problems = _ssa_problems(graph) + variable_problems(graph)
     for i, op in enumerate(graph.ops):
-        found = _op_problems(op)
-        if require_equal_ranks:
-            found += _rank_problems(op)
-        if require_static:
-            found += _static_problems(op)
-        found += _region_problems(op, require_equal_ranks=require_equal_ranks, require_static=require_static)
+        found = _checked_op_problems(op, memo, require_equal_ranks, require_static)
+        found += _region_problems(op, require_equal_ranks=require_equal_ranks, require_static=require_static,
+                                  memo=memo)
         problems += [_where(i, op) + p for p in found]
     if require_static:
         problems += [f"graph input {v.name!r}: {p}" for v in graph.inputs for p in _static_type_problems(v.type)]
@@ -99,16 +105,16 @@ class _Definitions:
         self.produced = {id(r) for op in graph.ops for r in op.results}
         self.ids, self.names, self.problems = set(), set(), []
 
-    def define(self, value, what: str):
+    def define(self, value, what):
         if id(value) in self.ids or value.name in self.names:
             self.problems.append(f"{what} defines %{value.name}, which is already defined")
         self.ids.add(id(value))
         self.names.add(value.name)
 
-    def use(self, value, where: str):
+    def use(self, value, i: int, op, k: int):
         if id(value) not in self.ids:
             why = "used before it is defined" if id(value) in self.produced else "not defined in the graph"
-            self.problems.append(f"{where} %{value.name} is {why}")
+            self.problems.append(f"{_where(i, op)}operand {k} %{value.name} is {why}")
 
 
 def _ssa_problems(graph) -> list:
@@ -117,10 +123,20 @@ def _ssa_problems(graph) -> list:
         defs.define(v, "graph input")
     for i, op in enumerate(graph.ops):
         for k, v in enumerate(op.operands):
-            defs.use(v, f"{_where(i, op)}operand {k}")
+            defs.use(v, i, op, k)
         for r in op.results:
-            defs.define(r, f"op {i} {op.op.name}")
+            defs.define(r, _OpLabel(i, op))
     return defs.problems + _output_problems(graph, defs.ids)
+
+
+class _OpLabel:
+    """``op I NAME``, formatted only when a message needs it."""
+
+    def __init__(self, i: int, op):
+        self.i, self.op = i, op
+
+    def __str__(self):
+        return f"op {self.i} {self.op.op.name}"
 
 
 def _where(i: int, op) -> str:
@@ -136,6 +152,24 @@ def _output_problems(graph, defined: set) -> list:
 
 
 # -- per-op checks ---------------------------------------------------------------------
+
+def _checked_op_problems(op, memo: dict | None, equal_ranks: bool, static: bool) -> list:
+    """The op's own checks (not its regions'), skipped when ``memo`` saw it pass unchanged."""
+    key = (op.op, op.attrs, equal_ranks, static, len(op.operands), *(v.type for v in op.operands),
+           *(r.type for r in op.results))
+    ids = tuple(map(id, key))      # the memo holds the key's objects, so equal ids mean the same objects
+    seen = memo.get(id(op)) if memo is not None else None
+    if seen is not None and seen[0] is op and seen[2] == ids:
+        return []
+    found = _op_problems(op)
+    if equal_ranks:
+        found += _rank_problems(op)
+    if static:
+        found += _static_problems(op)
+    if memo is not None and not found:
+        memo[id(op)] = (op, key, ids)     # holding ``op`` and ``key`` keeps their ids from being reused
+    return found
+
 
 def _op_problems(op) -> list:
     arity = arity_problem(op.op, len(op.operands))

@@ -40,9 +40,11 @@ DEFAULT_PIPELINE = [
 
 
 def run_pipeline(graph, pipeline=None, *, require_static=False):
+    memo: dict = {}    # ops already verified and unchanged since are not re-checked (see ir/verifier.py)
     for p in pipeline or DEFAULT_PIPELINE:
         run_everywhere(p.run, graph)
-        problems = verify(graph, require_equal_ranks=p.equal_ranks_after, require_static=require_static)
+        problems = verify(graph, require_equal_ranks=p.equal_ranks_after, require_static=require_static,
+                          memo=memo)
         if problems:
             raise PassError(f"IR invalid after pass '{p.name}': " + "; ".join(problems[:5]))
     return graph

@@ -14,6 +14,7 @@ programming error, caught when the module registers it.
 """
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import Callable, Mapping, Optional
 
@@ -86,12 +87,18 @@ def schema(op_type: str, opset: int, domain: str = ""):
     """The ONNX schema (or declared :class:`DomainSchema`) of ``op_type`` at ``opset`` of its
     domain, or None if there is no such op."""
     if _key(domain) == "":
-        try:
-            return onnx.defs.get_schema(op_type, opset, "")
-        except onnx.defs.SchemaError:
-            return None
+        return _onnx_schema(op_type, opset)
     usable = [s for s in _DECLARED.get((domain, op_type), []) if s.since_version <= opset]
     return usable[-1] if usable else None
+
+
+@functools.lru_cache(maxsize=4096)
+def _onnx_schema(op_type: str, opset: int):
+    """onnx's own schema table, which never changes in a process (a model asks for each op many times)."""
+    try:
+        return onnx.defs.get_schema(op_type, opset, "")
+    except onnx.defs.SchemaError:
+        return None
 
 
 def op_version(op_type: str, opset: int, domain: str = "") -> Optional[int]:

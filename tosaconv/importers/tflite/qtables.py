@@ -43,6 +43,15 @@ I32_MIN = -(1 << 31)
 
 @functools.lru_cache(maxsize=None)
 def _libm():
+    """The C math library, loaded on the first table that needs it. The process (CPython links
+    libm) usually has it already; ``find_library`` spawns ``ldconfig``, so it is the last resort."""
+    for candidate in (None, "libm.so.6"):
+        try:
+            lib = ctypes.CDLL(candidate)
+        except OSError:
+            continue
+        if hasattr(lib, "erfcf"):
+            return lib
     name = ctypes.util.find_library("m")
     return ctypes.CDLL(name) if name else None
 

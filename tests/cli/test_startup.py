@@ -1,0 +1,69 @@
+"""Start-up: ``--help`` and ``--version`` import no command, and the lazy command table stays true.
+
+The CLI imports a command's module only when that command is looked up
+(:data:`tosaconv.cli.COMMANDS`), so ``tosaconv --version`` does not pay for
+numpy, rich or the converter. These tests check what gets imported (in a
+fresh interpreter), not how long it takes; the time is measured by
+``scripts/benchmark.py --startup``.
+"""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import click
+import pytest
+
+from tosaconv.cli import COMMANDS, cli
+
+REPO = Path(__file__).resolve().parents[2]
+HEAVY = ["numpy", "rich", "onnx", "tosaconv.api", "tosaconv.report", "tosaconv.interpreter", "ctypes.util"]
+
+PROBE = """
+import json, sys
+from tosaconv.cli import main
+try:
+    main({args!r})
+except SystemExit:
+    pass
+sys.stdout.flush()
+print(json.dumps(sorted(sys.modules)), file=sys.stderr)
+"""
+
+
+def loaded_modules(args: list) -> set:
+    env_path = str(REPO)
+    proc = subprocess.run([sys.executable, "-c", PROBE.format(args=args)], capture_output=True, text=True,
+                          cwd=REPO, env={"PYTHONPATH": env_path, "PATH": "/usr/bin:/bin"}, timeout=120)
+    return set(json.loads(proc.stderr.strip().splitlines()[-1]))
+
+
+@pytest.mark.parametrize("args", [["--version"], ["--help"]])
+def test_version_and_help_import_no_command(args):
+    modules = loaded_modules(args)
+    assert not [m for m in HEAVY if m in modules]
+    assert not [m for m in modules if m.startswith("tosaconv.cli.") and m != "tosaconv.cli"]
+
+
+def test_a_command_is_imported_when_it_runs():
+    assert "tosaconv.api" in loaded_modules(["convert", "--help"])
+
+
+def test_the_command_list_is_what_the_commands_say():
+    """--help lists each command with the short help click would take from its own docstring."""
+    lazy = cli.get_help(cli.make_context("tosaconv", [], resilient_parsing=True))
+    eager_group = click.Group("tosaconv", params=cli.params, help=cli.help,
+                              context_settings=cli.context_settings)
+    for name in COMMANDS:
+        eager_group.add_command(cli.get_command(None, name), name)
+    eager = eager_group.get_help(eager_group.make_context("tosaconv", [], resilient_parsing=True))
+    assert lazy == eager
+    for name, (_, _, short) in COMMANDS.items():
+        assert " ".join(cli.get_command(None, name).help.split()).startswith(short[:-1])
+
+
+def test_unknown_command_is_a_usage_error():
+    assert cli.main(["no-such-command"], standalone_mode=False) == 2
+    assert cli.get_command(None, "no-such-command") is None

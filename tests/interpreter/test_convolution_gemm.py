@@ -1,0 +1,162 @@
+"""The one-GEMM convolutions and the table-driven ERF against independent formulations.
+
+CONV2D, CONV3D and TRANSPOSE_CONV2D run as one matrix product over im2col rows
+(integer data in float64, see interpreter/windows.py). Here each is compared
+with the spec's pseudocode written as plain loops over output positions in
+int64 (for integers: bit-exact, at the extremes of the types, with the int48
+accumulator holding sums far beyond int32) or float64 (for floats). ERF is
+compared with Python's ``math.erf`` (the C library's double erf) within the
+spec's 5 ulp, across the whole float32 range the kernel treats specially.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from tosaconv.interpreter import windows
+from tosaconv.ir import attrs as A
+from tosaconv.ir.dtypes import DType
+from tosaconv.ir.ops import Op
+
+from .helpers import run_op
+
+RNG = np.random.default_rng(1313)
+
+
+def loop_conv(x, w, bias, pad, stride, dilation, x_zp=0, w_zp=0, dtype=np.int64) -> np.ndarray:
+    """CONV2D/CONV3D pseudocode: for each output position, sum over the window's taps and channels."""
+    spatial = x.ndim - 2
+    pads = [(pad[2 * i], pad[2 * i + 1]) for i in range(spatial)]
+    xp = np.pad(x.astype(dtype) - x_zp, [(0, 0), *pads, (0, 0)])
+    wc = w.astype(dtype) - w_zp
+    k = w.shape[1:-1]
+    out = [(xp.shape[1 + i] - (k[i] - 1) * dilation[i] - 1) // stride[i] + 1 for i in range(spatial)]
+    result = np.zeros((x.shape[0], *out, w.shape[0]), dtype)
+    for n in range(x.shape[0]):
+        for o in np.ndindex(*out):
+            window = xp[(n, *(slice(o[i] * stride[i], o[i] * stride[i] + (k[i] - 1) * dilation[i] + 1,
+                                    dilation[i]) for i in range(spatial)))]
+            result[(n, *o)] = np.tensordot(wc, window, axes=(range(1, spatial + 2), range(spatial + 1)))
+    return result + bias.astype(dtype)
+
+
+def loop_transpose(x, w, bias, out_pad, stride, x_zp=0, w_zp=0) -> np.ndarray:
+    """TRANSPOSE_CONV2D pseudocode: every input pixel adds its products into the output, int64."""
+    n, ih, iw, _ = x.shape
+    oc, kh, kw, _ = w.shape
+    top, bottom, left, right = out_pad
+    oh, ow = (ih - 1) * stride[0] + top + bottom + kh, (iw - 1) * stride[1] + left + right + kw
+    out = np.zeros((n, oh, ow, oc), np.int64) + bias.astype(np.int64)
+    xc, wc = x.astype(np.int64) - x_zp, w.astype(np.int64) - w_zp
+    for b, iy, ix, ky, kx in np.ndindex(n, ih, iw, kh, kw):
+        oy, ox = iy * stride[0] + top + ky, ix * stride[1] + left + kx
+        if 0 <= oy < oh and 0 <= ox < ow:
+            out[b, oy, ox] += wc[:, ky, kx, :] @ xc[b, iy, ix]
+    return out
+
+
+def extreme_int8(shape) -> np.ndarray:
+    """int8 data that is mostly -128 (the value whose products are largest), with some 127s."""
+    x = np.full(shape, -128, np.int8)
+    x[RNG.random(shape) < 0.2] = 127
+    return x
+
+
+@pytest.mark.parametrize("zps", [(0, 0), (127, 127), (-128, 127)])
+def test_conv2d_int8_extremes_are_exact(zps):
+    x, w = extreme_int8((2, 9, 8, 32)), extreme_int8((5, 3, 3, 32))
+    bias = np.array([2**31 - 2**26, -2**31 + 2**26, 0, 1, -1], np.int32)
+    a = A.Conv2dAttrs((1, 2, 0, 1), (2, 1), (1, 2), DType.INT32, input_zp=zps[0], weight_zp=zps[1])
+    got = run_op(Op.CONV2D, [x, w, bias], a)
+    want = loop_conv(x, w, bias, a.pad, a.stride, a.dilation, *zps)
+    assert np.abs(want).max() < 2**31      # the accumulator stays in range: no overflow to forgive
+    assert got.dtype == np.int32
+    np.testing.assert_array_equal(got, want)
+
+
+def test_conv2d_int16_int48_accumulates_beyond_int32_exactly():
+    x = np.where(RNG.random((1, 6, 6, 400)) < 0.9, -32768, 32767).astype(np.int16)
+    w = np.where(RNG.random((3, 5, 5, 400)) < 0.9, -128, 127).astype(np.int8)
+    bias = np.array([2**46, -2**46, 12345], np.int64)
+    a = A.Conv2dAttrs((2, 2, 2, 2), (1, 1), (1, 1), DType.INT48)
+    got = run_op(Op.CONV2D, [x, w, bias], a)
+    want = loop_conv(x, w, bias, a.pad, a.stride, a.dilation)
+    assert np.abs(want).max() > 2**40 and np.abs(want).max() < 2**47
+    np.testing.assert_array_equal(got, want)
+
+
+def test_conv2d_in_several_im2col_blocks_is_the_same(monkeypatch):
+    x, w = extreme_int8((2, 11, 7, 6)), extreme_int8((4, 3, 3, 6))
+    bias = np.zeros(4, np.int32)
+    a = A.Conv2dAttrs((1, 1, 1, 1), (1, 1), (1, 1), DType.INT32, input_zp=-3, weight_zp=5)
+    monkeypatch.setattr(windows, "_CHUNK", 3 * 7 * 9 * 6)     # three output rows per block, a short last one
+    got = run_op(Op.CONV2D, [x, w, bias], a)
+    np.testing.assert_array_equal(got, loop_conv(x, w, bias, a.pad, a.stride, a.dilation, -3, 5))
+
+
+def test_conv2d_float_against_float64_loops():
+    x, w = RNG.standard_normal((2, 13, 11, 24)).astype(np.float32), RNG.standard_normal((8, 3, 5, 24)).astype(np.float32)
+    bias = RNG.standard_normal(8).astype(np.float32)
+    a = A.Conv2dAttrs((2, 0, 1, 3), (1, 2), (2, 1), DType.FP32)
+    got = run_op(Op.CONV2D, [x, w, bias], a)
+    want = loop_conv(x, w, bias, a.pad, a.stride, a.dilation, dtype=np.float64)
+    assert got.dtype == np.float32
+    # spec dot-product bound for fp32: 3*2*ksb ulp-ish; this is far tighter
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-4)
+
+
+def test_conv3d_int8_exact_with_stride_and_dilation():
+    x, w = extreme_int8((1, 5, 6, 7, 3)), extreme_int8((2, 2, 3, 2, 3))
+    bias = np.array([7, -7], np.int32)
+    a = A.Conv3dAttrs((1, 0, 0, 1, 2, 1), (1, 2, 1), (2, 1, 3), DType.INT32, input_zp=4, weight_zp=-9)
+    got = run_op(Op.CONV3D, [x, w, bias], a)
+    np.testing.assert_array_equal(got, loop_conv(x, w, bias, a.pad, a.stride, a.dilation, 4, -9))
+
+
+@pytest.mark.parametrize("m", [1, 3])
+def test_depthwise_conv2d_int8_extremes_are_exact(m):
+    x, w = extreme_int8((2, 7, 9, 5)), extreme_int8((3, 2, 5, m))
+    bias = np.arange(5 * m, dtype=np.int32) - 2**20
+    a = A.Conv2dAttrs((1, 1, 0, 2), (2, 1), (1, 3), DType.INT32, input_zp=127, weight_zp=-128)
+    got = run_op(Op.DEPTHWISE_CONV2D, [x, w, bias], a)
+    # depthwise = a grouped conv: channel c with multiplier j is a one-channel conv of x[..., c]
+    want = np.concatenate([loop_conv(x[..., c:c + 1], w[:, :, c, :].transpose(2, 0, 1)[..., None], bias[c * m:(c + 1) * m],
+                                     a.pad, a.stride, a.dilation, 127, -128) for c in range(5)], axis=-1)
+    np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("out_pad", [(0, 0, 0, 0), (-2, 1, 3, -1)])
+def test_transpose_conv2d_int8_extremes_are_exact(out_pad):
+    x, w = extreme_int8((2, 4, 3, 16)), extreme_int8((3, 3, 4, 16))
+    bias = np.array([2**30, -2**30, 5], np.int32)
+    a = A.TransposeConv2dAttrs(out_pad, (2, 3), DType.INT32, input_zp=-128, weight_zp=127)
+    got = run_op(Op.TRANSPOSE_CONV2D, [x, w, bias], a)
+    np.testing.assert_array_equal(got, loop_transpose(x, w, bias, out_pad, a.stride, -128, 127))
+
+
+def ulp_distance(got: np.ndarray, want: np.ndarray) -> np.ndarray:
+    """Distance in float32 units of the last place (both as float32 bit patterns on one line)."""
+    def line(v):
+        bits = v.astype(np.float32).view(np.int32).astype(np.int64)
+        return np.where(bits < 0, -(bits & 0x7FFFFFFF), bits)
+    return np.abs(line(got) - line(want))
+
+
+def test_erf_within_the_spec_bound_of_double_erf():
+    x = np.concatenate([np.linspace(-4.2, 4.2, 200001), [1e-38, -1e-30, 1e-7, 3.99, 4.0, 4.001, 9.0, -30.0],
+                        RNG.standard_normal(10000) * 2]).astype(np.float32)
+    want = np.array([math.erf(float(v)) for v in x])
+    got = run_op(Op.ERF, [x])
+    assert got.dtype == np.float32
+    assert ulp_distance(got, want).max() <= 1       # the spec allows 5
+    assert (ulp_distance(got, want) == 0).mean() > 0.999
+
+
+def test_erf_special_values():
+    x = np.array([np.nan, np.inf, -np.inf, 0.0, -0.0], np.float32)
+    got = run_op(Op.ERF, [x])
+    assert np.isnan(got[0])
+    np.testing.assert_array_equal(got[1:], [1.0, -1.0, 0.0, -0.0])
+    assert np.signbit(got[4]) and not np.signbit(got[3])
