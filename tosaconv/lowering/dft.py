@@ -1,0 +1,126 @@
+"""Discrete Fourier transforms along the last axis, for both importers: TOSA FFT2D/RFFT2D or MATMUL.
+
+TOSA's FFT2D and RFFT2D belong to the EXT-FFT extension and need power-of-two
+lengths. A program that must stay inside plain PRO-FP, or a length that is
+not a power of two, takes the MATMUL form instead: the real and imaginary
+parts side by side, ``[.., 2n]``, times one constant ``[2n, 2K]`` matrix of
+cosines and sines whose columns are the ``K`` wanted bins' real parts, then
+their imaginary parts. :func:`dft_mode` chooses (``--dft``): ``fft`` always
+uses EXT-FFT (and refuses other lengths), ``matmul`` never does, ``auto``
+(default) uses EXT-FFT for power-of-two lengths. Forward transforms use
+``exp(-2*pi*i*k*t/n)``; ``scale`` multiplies the result (1/n for ONNX's
+normalized inverse).
+"""
+from __future__ import annotations
+
+import contextlib
+import contextvars
+from typing import Optional
+
+import numpy as np
+
+from ..ir import attrs as A
+from ..ir.ops import Op
+from ..symbolic.expr import product
+from .dims import reshape, slice_
+from .errors import ConvertError
+from .matmul import matmul
+
+DFT_MODES = ("auto", "fft", "matmul")
+_MODE: contextvars.ContextVar = contextvars.ContextVar("dft_mode", default="auto")
+
+
+@contextlib.contextmanager
+def dft_mode(mode: str):
+    """Lower every DFT imported inside the block in ``mode`` (one of :data:`DFT_MODES`)."""
+    if mode not in DFT_MODES:
+        raise ValueError(f"--dft must be one of {', '.join(DFT_MODES)}, got '{mode}'")
+    token = _MODE.set(mode)
+    try:
+        yield
+    finally:
+        _MODE.reset(token)
+
+
+def set_dft_mode(mode: str) -> None:
+    """Choose the DFT lowering for the rest of this context (the command line's ``--dft``)."""
+    if mode not in DFT_MODES:
+        raise ValueError(f"--dft must be one of {', '.join(DFT_MODES)}, got '{mode}'")
+    _MODE.set(mode)
+
+
+def is_pow2(n: int) -> bool:
+    return n >= 1 and not n & (n - 1)
+
+
+def use_fft(n: int, what: str) -> bool:
+    """Whether a transform of length ``n`` lowers to EXT-FFT; refuses ``--dft fft`` on other lengths."""
+    mode = _MODE.get()
+    if mode == "matmul":
+        return False
+    if is_pow2(n):
+        return True
+    if mode == "fft":
+        raise ConvertError(f"{what} has length {n}, which is not a power of two, and TOSA FFT2D/RFFT2D need "
+                           f"one; use --dft matmul (or auto) for a MATMUL-based DFT")
+    return False
+
+
+def dft_last(ctx, re, im: Optional[object], inverse: bool, onesided: bool, scale: float, what: str) -> tuple:
+    """(real, imaginary) DFT of ``re + i*im`` (``im`` None: real input) along the last, static, axis."""
+    n = re.type.shape[-1]
+    if not isinstance(n, int):
+        raise ConvertError(f"{what}: the transformed axis has a symbolic length {n}; bind it first "
+                           f"(--bind) so that the DFT length is static")
+    k = n // 2 + 1 if onesided else n
+    if use_fft(n, what):
+        return _fft(ctx, re, im, inverse, k, scale)
+    return _matmul_dft(ctx, re, im, inverse, k, scale)
+
+
+def dft_matrix(n: int, k: int, inverse: bool, scale: float, real_input: bool) -> np.ndarray:
+    """The ``[n or 2n, 2k]`` matrix taking ``[re | im]`` rows to ``[Re | Im]`` columns."""
+    t = np.arange(n, dtype=np.int64)[:, None] * np.arange(k, dtype=np.int64)[None, :] % n
+    angle = 2.0 * np.pi * t / n
+    cos, sin = np.cos(angle) * scale, np.sin(angle) * scale
+    s = -1.0 if inverse else 1.0
+    top = np.concatenate([cos, -s * sin], axis=1)
+    if real_input:
+        return top.astype(np.float32)
+    return np.concatenate([top, np.concatenate([s * sin, cos], axis=1)], axis=0).astype(np.float32)
+
+
+def _matmul_dft(ctx, re, im, inverse: bool, k: int, scale: float) -> tuple:
+    n, rank = re.type.shape[-1], re.type.rank
+    x = re if im is None else ctx.b.emit(Op.CONCAT, re, im, attrs=A.AxisAttrs(rank - 1))
+    w = ctx.b.const(dft_matrix(n, k, inverse, scale, im is None))
+    y = matmul(ctx, x, w)
+    lead = list(y.type.shape[:-1])
+    starts = [0] * rank
+    real = slice_(ctx, y, starts, lead + [k])
+    imag = slice_(ctx, y, starts[:-1] + [k], lead + [k])
+    return real, imag
+
+
+def _fft(ctx, re, im, inverse: bool, k: int, scale: float) -> tuple:
+    shape = list(re.type.shape)
+    n, lead = shape[-1], shape[:-1]
+    flat = [product(lead) if lead else 1, 1, n]
+    x = reshape(ctx, re, flat)
+    if im is None and not inverse and k == n // 2 + 1:
+        real, imag = ctx.b.create(Op.RFFT2D, [x], A.Rfft2dAttrs()).results
+    else:
+        y = reshape(ctx, im, flat) if im is not None else _zeros_like(ctx, x)
+        real, imag = ctx.b.create(Op.FFT2D, [x, y], A.Fft2dAttrs(inverse=inverse)).results
+        if k != n:
+            real, imag = (slice_(ctx, v, [0, 0, 0], flat[:2] + [k]) for v in (real, imag))
+    if scale != 1.0:
+        factor = ctx.b.const(np.full((1, 1, 1), scale, dtype=np.float32))
+        real, imag = (ctx.b.emit(Op.MUL, v, factor, attrs=A.MulAttrs()) for v in (real, imag))
+    return reshape(ctx, real, lead + [k]), reshape(ctx, imag, lead + [k])
+
+
+def _zeros_like(ctx, x):
+    """The imaginary part of real data given to FFT2D (x * 0: one op, any batch size)."""
+    zero = ctx.b.const(np.zeros((1, 1, 1), dtype=np.float32))
+    return ctx.b.emit(Op.MUL, x, zero, attrs=A.MulAttrs())
