@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+from dataclasses import dataclass
 from typing import Optional
 
 import numpy as np
@@ -124,3 +125,38 @@ def _zeros_like(ctx, x):
     """The imaginary part of real data given to FFT2D (x * 0: one op, any batch size)."""
     zero = ctx.b.const(np.zeros((1, 1, 1), dtype=np.float32))
     return ctx.b.emit(Op.MUL, x, zero, attrs=A.MulAttrs())
+
+
+@dataclass(frozen=True)
+class ComplexPair:
+    """A complex tensor as its real and imaginary parts (TOSA has no complex type). Only the ops that
+    take a part (TFLite REAL, IMAG, COMPLEX_ABS) read one; :attr:`why_not_a_tensor` is the refusal any
+    other reader gives."""
+
+    real: object
+    imag: object
+    source: str
+
+    @property
+    def why_not_a_tensor(self) -> str:
+        return (f"is the complex result of {self.source}; TOSA has no complex tensors, so only REAL, IMAG "
+                f"and COMPLEX_ABS can read it")
+
+
+def rfft2d_last2(ctx, x, what: str) -> tuple:
+    """(real, imaginary) 2-D DFT of real ``[..., H, W]`` data with static H, W: ``[..., H, W/2 + 1]``."""
+    *lead, h, w = x.type.shape
+    if not (isinstance(h, int) and isinstance(w, int)):
+        raise ConvertError(f"{what}: the transformed dims {h}, {w} must be static; bind them (--bind) first")
+    if use_fft(h, what) and use_fft(w, what):
+        flat = reshape(ctx, x, [product(lead) if lead else 1, h, w])
+        real, imag = ctx.b.create(Op.RFFT2D, [flat], A.Rfft2dAttrs()).results
+        return tuple(reshape(ctx, v, lead + [h, w // 2 + 1]) for v in (real, imag))
+    real, imag = dft_last(ctx, x, None, False, True, 1.0, what)
+    if h == 1:
+        return real, imag
+    rank = x.type.rank
+    perm = tuple(range(rank - 2)) + (rank - 1, rank - 2)
+    real, imag = (ctx.b.emit(Op.TRANSPOSE, v, attrs=A.TransposeAttrs(perm)) for v in (real, imag))
+    real, imag = dft_last(ctx, real, imag, False, False, 1.0, what)
+    return tuple(ctx.b.emit(Op.TRANSPOSE, v, attrs=A.TransposeAttrs(perm)) for v in (real, imag))
