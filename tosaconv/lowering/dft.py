@@ -160,3 +160,45 @@ def rfft2d_last2(ctx, x, what: str) -> tuple:
     real, imag = (ctx.b.emit(Op.TRANSPOSE, v, attrs=A.TransposeAttrs(perm)) for v in (real, imag))
     real, imag = dft_last(ctx, real, imag, False, False, 1.0, what)
     return tuple(ctx.b.emit(Op.TRANSPOSE, v, attrs=A.TransposeAttrs(perm)) for v in (real, imag))
+
+
+def irfft_last(ctx, re, im, n: int, what: str):
+    """The real inverse (1/n normalized) of a one-sided spectrum along the last axis: ``n`` samples from
+    its first ``n/2 + 1`` bins (padded with zeros or cropped to that), as numpy's ``irfft``."""
+    m = n // 2 + 1
+    re, im = (_fit_last(ctx, v, m) for v in (re, im))
+    if not use_fft(n, what):
+        w = ctx.b.const(irfft_matrix(n))
+        x = ctx.b.emit(Op.CONCAT, re, im, attrs=A.AxisAttrs(re.type.rank - 1))
+        return matmul(ctx, x, w)
+    rest = n - m   # bins m..n-1 are the conjugates of bins rest..1
+    if rest:
+        axis = re.type.rank - 1
+        mirror = [ctx.b.emit(Op.REVERSE, slice_(ctx, v, [0] * axis + [1], list(v.type.shape[:-1]) + [rest]),
+                             attrs=A.AxisAttrs(axis)) for v in (re, im)]
+        re = ctx.b.emit(Op.CONCAT, re, mirror[0], attrs=A.AxisAttrs(axis))
+        im = ctx.b.emit(Op.CONCAT, im, ctx.b.emit(Op.NEGATE, mirror[1], attrs=A.NegateAttrs()),
+                        attrs=A.AxisAttrs(axis))
+    real, _ = _fft(ctx, re, im, True, n, 1.0 / n)
+    return real
+
+
+def irfft_matrix(n: int) -> np.ndarray:
+    """``[2m, n]``: rows for the bins' real parts, then their imaginary parts (numpy irfft's weights)."""
+    m = n // 2 + 1
+    k = np.arange(m, dtype=np.int64)
+    angle = 2.0 * np.pi * (k[:, None] * np.arange(n, dtype=np.int64)[None, :] % n) / n
+    weight = np.full(m, 2.0)
+    weight[0] = 1.0
+    if n % 2 == 0:
+        weight[-1] = 1.0
+    sin = np.sin(angle)
+    sin[weight == 1.0] = 0.0      # the imaginary parts of bins 0 and n/2 do not contribute
+    return np.concatenate([np.cos(angle) * weight[:, None], -sin * weight[:, None]], axis=0).astype(
+        np.float32) / np.float32(n)
+
+
+def _fit_last(ctx, v, size: int):
+    from .pad import pad_static   # noqa: PLC0415 (pad builds on dims, as this module does)
+    rank = v.type.rank
+    return pad_static(ctx, v, [0] * rank, [0] * (rank - 1) + [size - v.type.shape[-1]], "constant")

@@ -94,9 +94,31 @@ def test_dft_fft_mode_refuses_a_length_that_is_not_a_power_of_two():
         convert(_dft_model((10,), 1, 17))
 
 
-def test_dft_inverse_onesided_is_refused():
-    with pytest.raises(TosaconvError, match=r"DFT 'dft': onesided with inverse is not supported"):
-        convert(_dft_model((8,), 2, 17, inverse=1, onesided=1))
+@pytest.mark.parametrize("mode", ["auto", "matmul"])
+@pytest.mark.parametrize("bins,n_out,n", [(5, None, 8), (4, 7, 7), (9, 16, 16), (3, 4, 4)])
+def test_inverse_onesided_is_an_irfft(bins, n_out, n, mode, tmp_path):
+    # opset 20: a one-sided spectrum to n real samples (numpy's irfft); onnxruntime as the judge
+    static = _check(_dft_model((bins,), 2, 20, n_out, inverse=1, onesided=1), (bins,), 2, mode, tmp_path)
+    assert static.outputs[0].type.shape == (2, n, 1)
+    assert bool(_ops(static) & {"FFT2D"}) == (mode == "auto" and n & (n - 1) == 0)
+
+
+def test_irfft_with_more_bins_than_it_needs_follows_onnx():
+    # 5 bins for 7 samples: ONNX's reference (numpy's irfft) uses the first 7 // 2 + 1 = 4 bins;
+    # onnxruntime 1.2x reads all 5 differently, so ONNX's own evaluator is the judge here
+    from onnx.reference import ReferenceEvaluator
+    model = _dft_model((5,), 2, 20, 7, inverse=1, onesided=1)
+    x = rand(2, 5, 2, seed=3)
+    want = ReferenceEvaluator(model).run(None, {"x": x})[0]
+    for mode in ("auto", "matmul"):
+        with dft_mode(mode):
+            got = run_graph(convert(model), {"x": x})[0]
+        np.testing.assert_allclose(got, want, rtol=RTOL, atol=ATOL)
+
+
+def test_irfft_of_real_data_is_refused():
+    with pytest.raises(TosaconvError, match=r"DFT 'dft': inverse with onesided takes a complex"):
+        convert(_dft_model((8,), 1, 20, inverse=1, onesided=1))
 
 
 def test_dft_runtime_length_is_refused():

@@ -5,9 +5,10 @@ axis is moved last, padded with zeros or cropped to ``dft_length``, and
 transformed (EXT-FFT or MATMUL, as ``--dft`` chooses); the inverse is scaled
 by 1/n as ONNX defines it, and ``onesided`` keeps the first ``n/2 + 1`` bins.
 Opset 17 gives ``axis`` as an attribute (default 1), opset 20 as an input
-(default -2). STFT frames the signal with one GATHER of constant indices
+(default -2). ``inverse`` with ``onesided`` is opset 20's IRFFT: a one-sided
+spectrum to ``dft_length`` (default ``2 * (bins - 1)``) real samples. STFT frames the signal with one GATHER of constant indices
 (``frame_step`` and the frame length must be constants), multiplies by the
-window and transforms each frame. Lengths along the transformed axis must be
+window (a constant or a runtime input) and transforms each frame. Lengths along the transformed axis must be
 static; ``dft_length`` must be a constant.
 """
 from __future__ import annotations
@@ -16,7 +17,7 @@ import numpy as np
 
 from ....ir import attrs as A
 from ....ir.ops import Op
-from ....lowering.dft import dft_last
+from ....lowering.dft import dft_last, irfft_last
 from ....lowering.dims import reshape, slice_
 from ....lowering.gather import take
 from ....lowering.index_math import axis_last, inverse, transpose
@@ -42,17 +43,16 @@ def convert_stft(ctx, node):
     if x.type.rank != 3:
         raise ConvertError(f"STFT takes a [batch, length, 1 or 2] signal, got rank {x.type.rank}")
     step = _const_int(ctx, node, 1, "frame_step")
-    window = ctx.const(node.input(2)) if node.input(2) else None
-    if node.input(2) and window is None:
-        raise ConvertError("STFT's window must be a constant (an initializer or a folded value)")
+    window = ctx.tensor(node.input(2)) if node.input(2) else None
     length = _const_int(ctx, node, 3, "frame_length") if node.input(3) else None
-    length = length if length is not None else (window.shape[0] if window is not None else None)
-    if length is None:
-        raise ConvertError("STFT needs a window or a frame_length to know the frame length")
+    length = length if length is not None else (window.type.shape[0] if window is not None else x.type.shape[1])
+    if not isinstance(length, int):
+        raise ConvertError(f"STFT: with neither window nor frame_length, a frame is the whole signal, whose "
+                           f"length {length} is symbolic; bind it (--bind) first")
     re, im = _parts(x, ctx)
     re, im = (None if v is None else _frames(ctx, v, step, length) for v in (re, im))
     if window is not None:
-        w = ctx.b.const(np.asarray(window, np.float32).reshape(1, 1, length))
+        w = reshape(ctx, window, [1, 1, length])
         re, im = (None if v is None else ctx.b.emit(Op.MUL, v, w, attrs=A.MulAttrs()) for v in (re, im))
     onesided = bool(node.attr("onesided", 1))
     out = dft_last(ctx, re, im, False, onesided, 1.0, f"STFT '{node.name}'")
@@ -67,14 +67,28 @@ def _dft(ctx, node, axis: int):
         raise ConvertError(f"{what}: axis {axis} is out of range for rank {rank} data (the last dim holds "
                            f"the real/imaginary parts)")
     inverse_, onesided = bool(node.attr("inverse", 0)), bool(node.attr("onesided", 0))
-    if inverse_ and onesided:
-        raise ConvertError(f"{what}: onesided with inverse is not supported (ONNX does not define it)")
     perm = axis_last(rank - 1, axis)
     re, im = (None if v is None else transpose(ctx, v, perm) for v in _parts(x, ctx))
+    if inverse_ and onesided:
+        return _irfft(ctx, node, re, im, perm, what)
     n = _length(ctx, node, re, what)
     re, im = (None if v is None else _fit(ctx, v, n) for v in (re, im))
     out = dft_last(ctx, re, im, inverse_, onesided, 1.0 / n if inverse_ else 1.0, what)
     return _stack(ctx, *(transpose(ctx, v, inverse(perm)) for v in out))
+
+
+def _irfft(ctx, node, re, im, perm, what: str):
+    """inverse with onesided (opset 20's IRFFT): a one-sided spectrum to ``[..., n, 1]`` real samples."""
+    if im is None:
+        raise ConvertError(f"{what}: inverse with onesided takes a complex (last dim 2) one-sided spectrum")
+    m = re.type.shape[-1]
+    if not isinstance(m, int):
+        raise ConvertError(f"{what}: the transformed axis has a symbolic length {m}; bind it (--bind) first")
+    n = _const_int(ctx, node, 1, "dft_length") if node.input(1) else 2 * (m - 1)
+    if n < 1:
+        raise ConvertError(f"{what}: the inverse length {n} must be >= 1 (give dft_length)")
+    y = transpose(ctx, irfft_last(ctx, re, im, n, what), inverse(perm))
+    return reshape(ctx, y, list(y.type.shape) + [1])
 
 
 def _parts(x, ctx) -> tuple:
