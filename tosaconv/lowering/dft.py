@@ -28,6 +28,9 @@ from .errors import ConvertError
 from .matmul import matmul
 
 DFT_MODES = ("auto", "fft", "matmul")
+# the refusal's advice for a symbolic transform length (the matrices and FFT sizes are built at import)
+STATIC_HINT = ("the transform's constants and TOSA FFT sizes are fixed when the model is imported, so the "
+               "model must give that axis a static size")
 _MODE: contextvars.ContextVar = contextvars.ContextVar("dft_mode", default="auto")
 
 
@@ -71,8 +74,7 @@ def dft_last(ctx, re, im: Optional[object], inverse: bool, onesided: bool, scale
     """(real, imaginary) DFT of ``re + i*im`` (``im`` None: real input) along the last, static, axis."""
     n = re.type.shape[-1]
     if not isinstance(n, int):
-        raise ConvertError(f"{what}: the transformed axis has a symbolic length {n}; bind it first "
-                           f"(--bind) so that the DFT length is static")
+        raise ConvertError(f"{what}: the transformed axis has a symbolic length {n}; {STATIC_HINT}")
     k = n // 2 + 1 if onesided else n
     if use_fft(n, what):
         return _fft(ctx, re, im, inverse, k, scale)
@@ -147,7 +149,7 @@ def rfft2d_last2(ctx, x, what: str) -> tuple:
     """(real, imaginary) 2-D DFT of real ``[..., H, W]`` data with static H, W: ``[..., H, W/2 + 1]``."""
     *lead, h, w = x.type.shape
     if not (isinstance(h, int) and isinstance(w, int)):
-        raise ConvertError(f"{what}: the transformed dims {h}, {w} must be static; bind them (--bind) first")
+        raise ConvertError(f"{what}: the transformed dims {h}, {w} are symbolic; {STATIC_HINT}")
     if use_fft(h, what) and use_fft(w, what):
         flat = reshape(ctx, x, [product(lead) if lead else 1, h, w])
         real, imag = ctx.b.create(Op.RFFT2D, [flat], A.Rfft2dAttrs()).results

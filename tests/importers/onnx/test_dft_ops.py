@@ -193,3 +193,16 @@ def test_api_load_takes_the_dft_option(tmp_path):
     ops = {mode: _ops(api.load(str(tmp_path / "m.onnx"), dft=mode)) for mode in ("auto", "matmul")}
     assert "RFFT2D" in ops["auto"] and "MATMUL" not in ops["auto"]
     assert "MATMUL" in ops["matmul"] and not ops["matmul"] & {"FFT2D", "RFFT2D"}
+
+
+def test_symbolic_transform_length_is_refused():
+    node = helper.make_node("DFT", ["x"], ["y"], name="dft")
+    model = make_model([node], [info("x", F32, [1, "n", 1])], [info("y", F32, None)])
+    with pytest.raises(TosaconvError, match=r"DFT 'dft': the transformed axis has a symbolic length n; .*"
+                                            r"must give that axis a static size"):
+        convert(model)
+    node = helper.make_node("STFT", ["x", "step", "", "len"], ["y"], name="stft")
+    model = make_model([node], [info("x", F32, [1, "t", 1])], [info("y", F32, None)],
+                       [const("step", np.array(4, np.int64)), const("len", np.array(8, np.int64))])
+    with pytest.raises(TosaconvError, match=r"STFT: the signal length t is symbolic"):
+        convert(model)

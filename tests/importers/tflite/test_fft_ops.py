@@ -78,3 +78,16 @@ def test_complex_result_read_by_another_op_is_refused():
     m.output(r)
     with pytest.raises(TosaconvError, match=r"is the complex result of RFFT2D .*only REAL, IMAG and COMPLEX_ABS"):
         convert(m.finish())
+
+
+def test_symbolic_transform_dims_are_refused():
+    m = ModelBuilder()
+    x = m.input("x", (1, 4, 8), signature=[1, 4, -1])
+    n = m.const("n", np.array([4, 8], np.int32))
+    z = m.tensor("z", (1, 4, 5), "COMPLEX64")
+    m.op("RFFT2D", [x, n], [z], "Rfft2dOptions")
+    r = m.tensor("r", (1, 4, 5))
+    m.op("REAL", [z], [r])
+    m.output(r)
+    with pytest.raises(TosaconvError, match=r"RFFT2D '.*': the transformed dims 4, x.2 are symbolic; .*static size"):
+        convert(m.finish())

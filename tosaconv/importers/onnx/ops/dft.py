@@ -6,10 +6,12 @@ transformed (EXT-FFT or MATMUL, as ``--dft`` chooses); the inverse is scaled
 by 1/n as ONNX defines it, and ``onesided`` keeps the first ``n/2 + 1`` bins.
 Opset 17 gives ``axis`` as an attribute (default 1), opset 20 as an input
 (default -2). ``inverse`` with ``onesided`` is opset 20's IRFFT: a one-sided
-spectrum to ``dft_length`` (default ``2 * (bins - 1)``) real samples. STFT frames the signal with one GATHER of constant indices
-(``frame_step`` and the frame length must be constants), multiplies by the
-window (a constant or a runtime input) and transforms each frame. Lengths along the transformed axis must be
-static; ``dft_length`` must be a constant.
+spectrum to ``dft_length`` (default ``2 * (bins - 1)``) real samples. STFT
+frames the signal with one GATHER of constant indices (``frame_step`` and the
+frame length must be constants; without either window or frame_length a frame
+is the whole signal), multiplies by the window (a constant or a runtime input)
+and transforms each frame. Lengths along the transformed axis must be static;
+``dft_length`` and ``axis`` must be constants.
 """
 from __future__ import annotations
 
@@ -17,7 +19,7 @@ import numpy as np
 
 from ....ir import attrs as A
 from ....ir.ops import Op
-from ....lowering.dft import dft_last, irfft_last
+from ....lowering.dft import STATIC_HINT, dft_last, irfft_last
 from ....lowering.dims import reshape, slice_
 from ....lowering.gather import take
 from ....lowering.index_math import axis_last, inverse, transpose
@@ -48,7 +50,7 @@ def convert_stft(ctx, node):
     length = length if length is not None else (window.type.shape[0] if window is not None else x.type.shape[1])
     if not isinstance(length, int):
         raise ConvertError(f"STFT: with neither window nor frame_length, a frame is the whole signal, whose "
-                           f"length {length} is symbolic; bind it (--bind) first")
+                           f"length {length} is symbolic; {STATIC_HINT}")
     re, im = _parts(x, ctx)
     re, im = (None if v is None else _frames(ctx, v, step, length) for v in (re, im))
     if window is not None:
@@ -83,7 +85,7 @@ def _irfft(ctx, node, re, im, perm, what: str):
         raise ConvertError(f"{what}: inverse with onesided takes a complex (last dim 2) one-sided spectrum")
     m = re.type.shape[-1]
     if not isinstance(m, int):
-        raise ConvertError(f"{what}: the transformed axis has a symbolic length {m}; bind it (--bind) first")
+        raise ConvertError(f"{what}: the transformed axis has a symbolic length {m}; {STATIC_HINT}")
     n = _const_int(ctx, node, 1, "dft_length") if node.input(1) else 2 * (m - 1)
     if n < 1:
         raise ConvertError(f"{what}: the inverse length {n} must be >= 1 (give dft_length)")
@@ -107,8 +109,7 @@ def _length(ctx, node, re, what: str) -> int:
     if not node.input(1):
         n = re.type.shape[-1]
         if not isinstance(n, int):
-            raise ConvertError(f"{what}: the transformed axis has a symbolic length {n}; bind it (--bind) or "
-                               f"give a constant dft_length")
+            raise ConvertError(f"{what}: the transformed axis has a symbolic length {n}; {STATIC_HINT}")
         return n
     n = _const_int(ctx, node, 1, "dft_length")
     if n < 1:
@@ -120,7 +121,7 @@ def _fit(ctx, v, n: int):
     """Zero-pad or crop the last axis to ``n`` (ONNX's dft_length)."""
     have = v.type.shape[-1]
     if not isinstance(have, int):
-        raise ConvertError(f"the transformed axis has a symbolic length {have}; bind it (--bind) first")
+        raise ConvertError(f"the transformed axis has a symbolic length {have}; {STATIC_HINT}")
     rank = v.type.rank
     return pad_static(ctx, v, [0] * rank, [0] * (rank - 1) + [n - have], "constant")
 
@@ -129,7 +130,7 @@ def _frames(ctx, v, step: int, length: int):
     """``[batch, frames, length]`` frames of a ``[batch, signal]`` signal (one GATHER of constant rows)."""
     total = v.type.shape[1]
     if not isinstance(total, int):
-        raise ConvertError(f"STFT: the signal length {total} is symbolic; bind it (--bind) first")
+        raise ConvertError(f"STFT: the signal length {total} is symbolic; {STATIC_HINT}")
     if step < 1 or length < 1 or length > total:
         raise ConvertError(f"STFT: frame_step {step} and frame length {length} do not fit a signal of {total}")
     count = 1 + (total - length) // step

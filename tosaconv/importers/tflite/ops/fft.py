@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from ....ir.ops import Op
-from ....lowering.dft import ComplexPair, rfft2d_last2
+from ....lowering.dft import STATIC_HINT, ComplexPair, rfft2d_last2
 from ....lowering.elementwise import sqrt
 from ....lowering.pad import pad_static
 from ..reader import ConvertError
@@ -37,7 +37,7 @@ def convert_rfft2d(ctx, node):
         raise ConvertError(f"{what}: fft_length {[fh, fw]} must be positive")
     *_, h, w = x.type.shape
     if not (isinstance(h, int) and isinstance(w, int)):
-        raise ConvertError(f"{what}: the transformed dims {h}, {w} must be static; bind them (--bind) first")
+        raise ConvertError(f"{what}: the transformed dims {h}, {w} are symbolic; {STATIC_HINT}")
     rank = x.type.rank
     x = pad_static(ctx, x, [0] * rank, [0] * (rank - 2) + [fh - h, fw - w], "constant")
     if node.outputs[0] in _graph_outputs(ctx):
