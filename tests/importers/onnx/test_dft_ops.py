@@ -206,3 +206,15 @@ def test_symbolic_transform_length_is_refused():
                        [const("step", np.array(4, np.int64)), const("len", np.array(8, np.int64))])
     with pytest.raises(TosaconvError, match=r"STFT: the signal length t is symbolic"):
         convert(model)
+
+
+@pytest.mark.parametrize("mode", ["auto", "matmul"])
+def test_complex_onesided_keeps_the_first_bins(mode):
+    # onnxruntime refuses onesided complex input; ONNX's own evaluator defines it (the first n/2 + 1 bins)
+    from onnx.reference import ReferenceEvaluator
+    model = _dft_model((8,), 2, 17, None, 1, onesided=1)
+    x = rand(2, 8, 2, seed=4)
+    want = ReferenceEvaluator(model).run(None, {"x": x})[0]
+    with dft_mode(mode):
+        got = run_graph(convert(model), {"x": x})[0]
+    np.testing.assert_allclose(got, want, rtol=RTOL, atol=ATOL)
