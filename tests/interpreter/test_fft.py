@@ -94,3 +94,15 @@ def test_kernel_checks_the_power_of_two_rule_once_bound():
     g.set_outputs([re, im], ["re", "im"])
     with pytest.raises(KernelError, match=r"RFFT2D needs W to be a power of two .*got 6"):
         evaluate(g, {"x0": np.zeros((1, 1, 6), np.float32)})
+
+
+def test_text_ir_round_trip_keeps_both_results_and_the_attributes():
+    from tosaconv.ir.parser import parse_graph
+    from tosaconv.ir.printer import print_graph
+    g = _graph(Op.FFT2D, [(1, 2, 4), (1, 2, 4)], A.Fft2dAttrs(inverse=True))
+    back = parse_graph(print_graph(g))
+    op = next(o for o in back.ops if o.op is Op.FFT2D)
+    assert op.attrs == A.Fft2dAttrs(inverse=True) and len(op.results) == 2
+    feed = {"x0": RNG.standard_normal((1, 2, 4)).astype(np.float32),
+            "x1": RNG.standard_normal((1, 2, 4)).astype(np.float32)}
+    np.testing.assert_array_equal(evaluate(back, feed)["im"], evaluate(g, feed)["im"])
