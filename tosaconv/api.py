@@ -24,7 +24,16 @@ from .passes import specialize as _specialize
 from .symbolic.expr import dim_str, free_symbols, subs
 
 
-def load(path: str, npu_fast: bool = False, int_io: bool = False) -> Graph:
+def load(path: str, npu_fast: bool = False, int_io: bool = False, dft: "str | None" = None) -> Graph:
+    """``load`` with ``dft`` (``--dft``: auto, fft or matmul) choosing how Fourier transforms lower."""
+    if dft is None:
+        return _load(path, npu_fast, int_io)
+    from .lowering.dft import dft_mode
+    with dft_mode(dft):
+        return _load(path, npu_fast, int_io)
+
+
+def _load(path: str, npu_fast: bool = False, int_io: bool = False) -> Graph:
     """Read a model or program file into an IR graph (symbolic for models).
 
     ``npu_fast`` (TFLite models): lowerings that cost an NPU less but may differ from LiteRT's reference

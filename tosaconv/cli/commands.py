@@ -15,7 +15,7 @@ import click
 from ..fileio import npz_bytes, sha256_file
 from ..report import ReportData, dumps, run_section
 from . import steps
-from .common import (IN_PATH, INT_IO, MODEL_PATH, NPU_FAST, OUT_PATH, Outcome, binding_options, check_outputs,
+from .common import (DFT, IN_PATH, INT_IO, MODEL_PATH, NPU_FAST, OUT_PATH, Outcome, binding_options, check_outputs,
                      guarded, output_options, target_options)
 
 _REPORT = click.option("--report", "report_path", type=OUT_PATH, metavar="REPORT.json",
@@ -26,6 +26,7 @@ _REPORT = click.option("--report", "report_path", type=OUT_PATH, metavar="REPORT
 @click.argument("model", type=MODEL_PATH)
 @click.option("-o", "--output", required=True, type=OUT_PATH, metavar="OUT.tosair", help="The text IR to write.")
 @NPU_FAST
+@DFT
 @INT_IO
 @output_options
 @guarded
@@ -53,6 +54,7 @@ def import_(session, model, output, npu_fast, int_io) -> Outcome:
 @target_options
 @steps.STATE_AS_IO
 @NPU_FAST
+@DFT
 @INT_IO
 @output_options
 @guarded
@@ -90,6 +92,7 @@ def specialize(session, model, binds, binding_files, input_shapes, inputs_path, 
 @_REPORT
 @steps.STATE_AS_IO
 @NPU_FAST
+@DFT
 @output_options
 @guarded
 def run(session, file, binds, binding_files, input_shapes, inputs_paths, seed, output, report_path,

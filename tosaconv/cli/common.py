@@ -103,6 +103,19 @@ NPU_FAST = click.option("--npu-fast", is_flag=True,
                              "differ from LiteRT by 1 in the last place.")
 
 
+def _set_dft(ctx, param, value):
+    from ..lowering.dft import set_dft_mode  # noqa: PLC0415 (the option only matters when a model is imported)
+    set_dft_mode(value)
+    return value
+
+
+# ONNX DFT/STFT, TFLite RFFT2D: README "Fourier transforms" describes the three lowerings
+DFT = click.option("--dft", type=click.Choice(["auto", "fft", "matmul"]), default="auto", show_default=True,
+                   expose_value=False, callback=_set_dft,
+                   help="DFT lowering: fft = TOSA FFT2D/RFFT2D (EXT-FFT, power-of-two lengths), matmul = MATMUL "
+                        "(plain PRO-FP), auto = fft where the length is a power of two.")
+
+
 def guarded(body: Callable) -> Callable:
     """A click callback that runs ``body`` and returns the command's exit code."""
     @functools.wraps(body)

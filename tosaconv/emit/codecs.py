@@ -275,3 +275,22 @@ class StateCodec(Codec):
 
 
 _register("VARIABLE VARIABLE_READ VARIABLE_WRITE", StateCodec())
+
+
+class FftCodec(Codec):
+    """FFT2D / RFFT2D (EXT-FFT): attribute table only (``inverse`` for FFT2D, ``local_bound``)."""
+
+    def encode(self, attrs, ins, out):
+        fields = {"local_bound": attrs.local_bound}
+        if isinstance(attrs, A.Fft2dAttrs):
+            fields["inverse"] = attrs.inverse
+        return [], fields
+
+    def decode(self, fields, params, ins, out):
+        if len(ins) == 2:
+            return A.Fft2dAttrs(bool(fields.get("inverse", False)), bool(fields.get("local_bound", False)))
+        return A.Rfft2dAttrs(bool(fields.get("local_bound", False)))
+
+
+_register("FFT2D RFFT2D", FftCodec())
+MULTI_RESULT_OPS = frozenset({"FFT2D", "RFFT2D"})   # plain ops whose TOSA form has several outputs

@@ -24,7 +24,7 @@ from ..ir.ops import OPS, Op
 from ..ir.types import TensorType
 from . import schema as S
 from . import variables
-from .codecs import CODECS
+from .codecs import CODECS, MULTI_RESULT_OPS
 from .deserialize import deserialize
 from .errors import ReadError
 from .tensor_data import from_le_bytes
@@ -77,7 +77,7 @@ class _Lifting:
             return self._region_op(op)
         if op.op in variables.ACCESS_OPS:
             return variables.lift_access(self, op)
-        if len(op.outputs) != 1:
+        if len(op.outputs) != 1 and op.op not in MULTI_RESULT_OPS:
             raise ReadError(f"{op.op} has {len(op.outputs)} outputs; expected one")
         if op.op == "CONST":
             self._const(op)
@@ -143,10 +143,11 @@ class _Lifting:
         text = op.location if op.location is not None else name
         with self.builder.at(Location(op.op, text, source="tosa")):
             try:
-                result = self.builder.create(opdef, operands, attrs, result_types=[out], name=name).result
+                types = [out] + [self._type(extra) for extra in op.outputs[1:]]
+                results = self.builder.create(opdef, operands, attrs, result_types=types, name=name).results
             except TypeError as e:
                 raise ReadError(f"{op.op} '{name}': {e}") from None
-        self.values[name] = result
+        self.values.update(zip(op.outputs, results))
 
     def _param(self, op, role: str, name: str) -> np.ndarray:
         if name not in self.consts:

@@ -24,7 +24,7 @@ from ..ir.location import Location
 from ..ir.ops import Op, Trait
 from ..ir.types import TensorType
 from . import variables
-from .codecs import CODECS
+from .codecs import CODECS, MULTI_RESULT_OPS
 from .errors import EmitError
 from .records import BlockRecord, OpRecord, ShapeRecord, TensorRecord
 from .serialize import serialize, too_big
@@ -93,7 +93,7 @@ class _Lowering:
                 raise EmitError(f"cannot emit {op.op.name}: {e}", op.location) from None
         if op.op.has(Trait.REGION):
             return self._region_op(op)
-        if len(op.results) != 1:
+        if len(op.results) != 1 and op.op.name not in MULTI_RESULT_OPS:
             raise EmitError(f"cannot emit {op.op.name}: it has {len(op.results)} results", op.location)
         out = _static_type(op.result, f"result of {op.op.name}", op.location)
         try:
@@ -103,7 +103,7 @@ class _Lowering:
                 self._op(op, ins, out)
         except ValueError as e:
             raise EmitError(f"cannot emit {op.op.name}: {e}", op.location) from None
-        self.defined.add(op.result)
+        self.defined.update(op.results)
 
     def _operand(self, op, v) -> TensorType:
         if v not in self.defined:
@@ -127,8 +127,10 @@ class _Lowering:
         out_name = self.names[op.result]
         inputs = [self.names[v] for v in op.operands]
         inputs += [self._param(out_name, p, op.location) for p in params]
-        self._add_tensor(out_name, out)
-        self._add_op(op.op.tosa, fields, inputs, [out_name], location_text(op.location))
+        outs = [self.names[r] for r in op.results]
+        for r, name in zip(op.results, outs):
+            self._add_tensor(name, out if r is op.results[0] else _static_type(r, "result", op.location))
+        self._add_op(op.op.tosa, fields, inputs, outs, location_text(op.location))
 
     def _region_op(self, op):
         """COND_IF / WHILE_LOOP: each region becomes a region of the file, named in the attribute."""

@@ -22,6 +22,7 @@ from . import (  # noqa: F401 - imported for their @kernel registrations
     elementwise_binary,
     elementwise_ternary,
     elementwise_unary,
+    fft,
     image,
     interpolation,
     recurrent,

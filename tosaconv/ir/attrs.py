@@ -364,3 +364,19 @@ class DynPadAttrs:
 
     mode: str = "constant"
     pad_const: float = 0.0
+
+
+# -- TOSA 1.0 EXT-FFT: FFT2D / RFFT2D ------------------------------------------------------------
+@dataclass(frozen=True)
+class Fft2dAttrs:
+    """FFT2D: ``inverse`` flips the sign of the exponent (no normalization either way)."""
+
+    inverse: bool = False
+    local_bound: bool = False
+
+
+@dataclass(frozen=True)
+class Rfft2dAttrs:
+    """RFFT2D: a forward FFT2D of real input that keeps the ``W/2 + 1`` non-redundant columns."""
+
+    local_bound: bool = False

@@ -96,6 +96,8 @@ class LoweringContext:
             value = self.b.const(_narrow(self.const(name)), name=name)
             self.values[name] = value
             return value
+        if hasattr(v, "why_not_a_tensor"):   # e.g. a complex FFT result (lowering.dft.ComplexPair)
+            raise ConvertError(f"input '{name}' {v.why_not_a_tensor}")
         raise ConvertError(f"input '{name}' is not produced by any earlier node or initializer")
 
     def type_of(self, name: str) -> TensorType:

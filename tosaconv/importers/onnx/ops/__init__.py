@@ -13,3 +13,4 @@ from . import einsum, indexing, layout, masks, nonzero, pad, scatter, topk  # no
 from . import dynamic_quant, qlinear, quant  # noqa: F401
 from . import qgemm, qlinear_ms  # noqa: F401  (com.microsoft, declared in ..ms_domain)
 from . import control, loops  # noqa: F401
+from . import dft  # noqa: F401

@@ -23,3 +23,4 @@ from . import q_misc  # noqa: F401,E402  (quantized FILL, a copy of the stored v
 from . import q_logsoftmax, q_l2norm  # noqa: F401,E402  (quantized LOG_SOFTMAX, L2_NORMALIZATION in integer ops)
 from . import q_div  # noqa: F401,E402  (quantized DIV in int32 ops, as LiteRT's x86-64 reference kernel runs it)
 from . import q_sqrt  # noqa: F401,E402  (quantized SQRT: LiteRT's truncating float kernel as a TABLE or GATHER)
+from . import fft  # noqa: F401,E402  (RFFT2D and REAL, IMAG, COMPLEX_ABS of its result)
