@@ -9,8 +9,10 @@ the test itself created.
 from __future__ import annotations
 
 import hashlib
+import os
 import json
 import shutil
+import time
 
 import pytest
 
@@ -121,3 +123,47 @@ def test_single_convert_depfile_lists_external_data(cli, tmp_path):
     r = cli("convert", "ext.onnx", "--inputs", "in.npz", "-o", "e.tosa", "--depfile", "e.d")
     assert r.exit_code == 0, r
     assert (tmp_path / "e.d").read_text() == "e.tosa: \\\n  ext.onnx \\\n  ext.bin \\\n  in.npz\n"
+
+
+def readme_makefile() -> str:
+    """The first ```make block of the README, exactly as users copy it."""
+    text = (REPO / "README.md").read_text()
+    start = text.index("```make\n") + len("```make\n")
+    return text[start:text.index("```", start)]
+
+
+def make(tmp_path, *args):
+    import subprocess
+    import sys
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    return subprocess.run(["make", *args, f"TOSACONV={sys.executable} -m tosaconv"], cwd=tmp_path, env=env,
+                          capture_output=True, text=True)
+
+
+def test_readme_makefile_builds_in_parallel_and_rebuilds_only_what_changed(tmp_path, cli):
+    assert shutil.which("make"), "GNU make is needed to run the README's Makefile example; install make"
+    (tmp_path / "models").mkdir()
+    for model in (TRANSFORMER, CNN):
+        shutil.copy(model, tmp_path / "models" / model.name)
+    (tmp_path / "Makefile").write_text(readme_makefile())
+    first = make(tmp_path, "-j2")
+    assert first.returncode == 0, first.stderr
+    out = tmp_path / "out"
+    expected = {f"tiny_transformer_s{s}_b{b}.tosa" for s in (8, 16) for b in (1, 2)}
+    expected |= {"small_cnn_h16.tosa", "small_cnn_h32.tosa", "tiny_transformer.d", "small_cnn.d"}
+    assert {p.name for p in out.iterdir()} == expected
+    assert cli("convert", CNN, "--bind", "N=1", "--bind", "W=16", "--bind", "H=32", "-o", "one.tosa").exit_code == 0
+    assert sha(out / "small_cnn_h32.tosa") == sha(tmp_path / "one.tosa")
+    past = time.time_ns() - 100_000_000_000   # everything 100 s old: no clock skew between the steps
+    for p in [*out.iterdir(), *(tmp_path / "models").iterdir()]:
+        os.utime(p, ns=(past, past))
+    stamps = {p.name: p.stat().st_mtime_ns for p in out.iterdir()}
+    again = make(tmp_path, "-j2")
+    assert again.returncode == 0 and "tosaconv" not in again.stdout, again.stdout
+    assert {p.name: p.stat().st_mtime_ns for p in out.iterdir()} == stamps
+    touched = past + 50_000_000_000
+    os.utime(tmp_path / "models" / "tiny_transformer.onnx", ns=(touched, touched))
+    third = make(tmp_path, "-j2")
+    assert third.returncode == 0 and "tiny_transformer" in third.stdout, third.stderr
+    changed = {n for n, t in stamps.items() if (out / n).stat().st_mtime_ns != t}
+    assert changed == {n for n in expected if n.startswith("tiny_transformer")}
