@@ -1,7 +1,8 @@
 """Make-style dependency files (``--depfile OUT.d``): what a conversion wrote and what it read.
 
 The file is one rule, ``TARGETS: PREREQUISITES``: the targets are every
-output the command wrote, the prerequisites every input it read (the model,
+output the command wrote (the depfile itself last, so that a Makefile rule
+that makes the depfile reruns when an input only the depfile names changes), the prerequisites every input it read (the model,
 an ONNX model's external-data files, ``--bindings`` files and the
 ``--inputs`` archive). A build system that includes it (``-include out/*.d``
 in a Makefile) re-runs the conversion when any input changes. Paths are

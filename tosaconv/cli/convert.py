@@ -105,7 +105,7 @@ def _finish(session, data: ReportData, files: dict, report_path, output: str, de
     if report_path:
         session.write(report_path, dumps(doc).encode("utf-8"), "report")
     if deps:
-        targets = list(files) + ([report_path] if report_path else [])
+        targets = list(files) + ([report_path] if report_path else []) + [deps[0]]
         session.write(deps[0], depfile_module.depfile_text(targets, deps[1]).encode("utf-8"), "depfile")
     n_files = len(files) + bool(report_path)
     summary = (f"converted {os.path.basename(data.model_path)} → {output}: "

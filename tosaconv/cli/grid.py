@@ -234,7 +234,8 @@ def _document(session, job: GridJob, sha: str, graph, entries: list, written: li
 
 
 def _write_side_files(session, job: GridJob, doc: dict, written: list):
-    """The report, then the depfile naming every output (the report included)."""
+    """The report, then the depfile naming every output (the report and the depfile itself included, so a
+    Makefile whose rule makes the depfile reruns when any input changes)."""
     targets = [w.path for w in written]
     if job.report_path:
         session.write(job.report_path, dumps(doc).encode("utf-8"), "report")
@@ -242,7 +243,7 @@ def _write_side_files(session, job: GridJob, doc: dict, written: list):
     if job.depfile and targets:
         from ..depfile import depfile_text, inputs_read
         deps = inputs_read(job.model, job.binding_files, job.inputs_path)
-        session.write(job.depfile, depfile_text(targets, deps).encode("utf-8"), "depfile")
+        session.write(job.depfile, depfile_text(targets + [job.depfile], deps).encode("utf-8"), "depfile")
 
 
 def _show(renderer, results: list, doc: dict, job: GridJob):
