@@ -29,10 +29,13 @@ def sha(path) -> str:
 
 def test_grid_variants_equal_separate_converts(cli, tmp_path):
     r = cli("convert", TRANSFORMER, "--bind-grid", "seq=4,8", "--bind-grid", "batch=1,2",
-            "-o", "out/tt_s{seq}_b{batch}.tosa", "--json")
+            "-o", "out/tt_s{seq}_b{batch}.tosa", "--ir", "tt.tosair", "--json")
     assert r.exit_code == 0, r
     doc = json.loads(r.stdout)
     report_validator().validate(doc)
+    assert doc["ok"] and doc["outputs_written"][-1]["kind"] == "tosair" and len(doc["outputs_written"]) == 5
+    assert cli("import", TRANSFORMER, "-o", "alone.tosair").exit_code == 0
+    assert sha(tmp_path / "tt.tosair") == sha(tmp_path / "alone.tosair")
     assert [v["grid"] for v in doc["variants"]] == [{"seq": s, "batch": b} for s in (4, 8) for b in (1, 2)]
     for seq in (4, 8):
         for batch in (1, 2):
@@ -87,6 +90,8 @@ def test_terminal_names_the_failed_variant(cli):
     (("--bind-grid", "seq", "--bind", "batch=1", "-o", "t{seq}.tosa"), "expects NAME=V1,V2"),
     (("--bind-grid", "seq=4,0", "--bind", "batch=1", "-o", "t{seq}.tosa"), "not a positive integer"),
     (("--bind-grid", "seq=4", "--bind", "batch=1", "-o", "t{seq}.tosa", "--run"), "do not combine"),
+    (("--bind-grid", "sequ=4,8", "--bind", "batch=1", "-o", "t{sequ}.tosa"),
+     "--bind-grid sequ: 'sequ' is not a symbol of this model"),
 ])
 def test_grid_usage_errors_exit_2_and_write_nothing(cli, tmp_path, args, message):
     r = cli("convert", TRANSFORMER, *args)
@@ -120,8 +125,9 @@ def test_single_convert_depfile_lists_external_data(cli, tmp_path):
     onnx.save(model, str(path), save_as_external_data=True, location="ext.bin", size_threshold=0)
     (tmp_path / "in.npz").write_bytes(b"")
     np.savez(tmp_path / "in.npz", x=np.ones((3, 64), np.float32))
-    r = cli("convert", "ext.onnx", "--inputs", "in.npz", "-o", "e.tosa", "--depfile", "e.d")
+    r = cli("convert", "ext.onnx", "--inputs", "in.npz", "-o", "e.tosa", "--depfile", "e.d", "--json")
     assert r.exit_code == 0, r
+    assert "variants" not in json.loads(r.stdout)   # without --bind-grid the report is the single one
     assert (tmp_path / "e.d").read_text() == "e.tosa \\\n  e.d: \\\n  ext.onnx \\\n  ext.bin \\\n  in.npz\n"
 
 

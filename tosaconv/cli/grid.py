@@ -24,7 +24,7 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field, replace
 
 from .. import api
-from ..bindings import BindingSources, collect, parse_bind
+from ..bindings import Binding, BindingSources, _check_symbol, collect, parse_bind
 from ..diagnostics import EXIT_INTERNAL, EXIT_OK, Diagnostic, TosaconvError, UsageError
 from ..report import REPORT_SCHEMA_VERSION, StageClock, dumps, tool_version
 from . import steps
@@ -202,6 +202,8 @@ def convert_grid(session, job: GridJob, model_sha256: str) -> Outcome:
     check_outputs(job.model, ir=job.ir_path, report=job.report_path, depfile=job.depfile,
                   **{f"output '{v.output}'": v.output for v in todo})
     graph = steps.load_model(session, job.model, **job.load_options)
+    for name, value in todo[0].values.items():   # a name that is no symbol fails every variant: say it once
+        _check_symbol(Binding(name, value, f"{GRID_OPTION} {name}"), graph.scope.symbols)
     if job.state_as_io:
         steps.state_as_io(session, graph)
     label = f"converting {len(todo)} variants" + (f" in {job.jobs} processes" if job.jobs > 1 else "")
