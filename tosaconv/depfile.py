@@ -2,9 +2,10 @@
 
 The file is one rule, ``TARGETS: PREREQUISITES``: the targets are every
 output the command wrote (the depfile itself last, so that a Makefile rule
-that makes the depfile reruns when an input only the depfile names changes), the prerequisites every input it read (the model,
-an ONNX model's external-data files, ``--bindings`` files and the
-``--inputs`` archive). A build system that includes it (``-include out/*.d``
+that makes the depfile reruns when an input only the depfile names
+changes), the prerequisites every input it read (the model, an ONNX
+model's external-data files, ``--bindings`` files and the ``--inputs``
+archive). A build system that includes it (``-include out/*.d``
 in a Makefile) re-runs the conversion when any input changes. Paths are
 escaped the way GNU make reads them: a space or ``#`` gets a backslash,
 ``$`` is doubled.

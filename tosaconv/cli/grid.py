@@ -25,7 +25,7 @@ from dataclasses import dataclass, field, replace
 
 from .. import api
 from ..bindings import Binding, BindingSources, _check_symbol, collect, parse_bind
-from ..diagnostics import EXIT_INTERNAL, EXIT_OK, Diagnostic, TosaconvError, UsageError
+from ..diagnostics import EXIT_INTERNAL, EXIT_OK, TosaconvError, UsageError
 from ..report import REPORT_SCHEMA_VERSION, StageClock, dumps, tool_version
 from . import steps
 from .common import Outcome, check_outputs, internal_diagnostic
@@ -86,7 +86,7 @@ def variants(grid: dict, template: str, binds) -> list:
     if missing:
         raise UsageError.one("E-BIND-GRID", f"the output '{template}' does not mention "
                              f"{', '.join('{' + n + '}' for n in missing)}: the variants would overwrite "
-                             "each other", hint=f"put every grid symbol in -o, e.g. -o 'out/model_"
+                             "each other", hint="put every grid symbol in -o, e.g. -o 'out/model_"
                              + "_".join(f"{n}{{{n}}}" for n in grid) + ".tosa'")
     names = list(grid)
     return [Variant(dict(zip(names, combo)), _fill(template, dict(zip(names, combo))))
@@ -136,7 +136,7 @@ def _variant_bindings(graph, variant: Variant, sources: BindingSources):
 _WORKER: dict = {}
 
 
-def _init_worker(graph, model: str, load_options: dict, sources, profile, level):
+def _init_worker(graph, model: str, load_options: dict, sources, profile, level) -> None:
     if graph is None:   # no fork: this process loads the model itself
         graph = api.load(model, **load_options)
     _WORKER.update(graph=graph, sources=sources, profile=profile, level=level)
@@ -235,7 +235,7 @@ def _document(session, job: GridJob, sha: str, graph, entries: list, written: li
                         "total_seconds": round(session.clock.total(), 6)}}
 
 
-def _write_side_files(session, job: GridJob, doc: dict, written: list):
+def _write_side_files(session, job: GridJob, doc: dict, written: list) -> None:
     """The report, then the depfile naming every output (the report and the depfile itself included, so a
     Makefile whose rule makes the depfile reruns when any input changes)."""
     targets = [w.path for w in written]
@@ -248,7 +248,7 @@ def _write_side_files(session, job: GridJob, doc: dict, written: list):
         session.write(job.depfile, depfile_text(targets + [job.depfile], deps).encode("utf-8"), "depfile")
 
 
-def _show(renderer, results: list, doc: dict, job: GridJob):
+def _show(renderer, results: list, doc: dict, job: GridJob) -> None:
     """Each failed variant's diagnostics on stderr, then one summary line."""
     failed = [r for r in results if r.exit_code != EXIT_OK]
     for r in failed:
