@@ -41,6 +41,7 @@ class Outcome:
     summary: str = ""
     show: Optional[Callable] = None   # show(renderer), used instead of the summary line
     warnings: list = field(default_factory=list)   # Diagnostics shown on stderr (the document holds them too)
+    exit_code: int = EXIT_OK   # non-zero when part of the work failed but the rest is written (--bind-grid)
 
 
 class Session:
@@ -151,7 +152,7 @@ def _run(session: Session, body: Callable, options: dict) -> int:
         outcome.show(session.renderer)
     else:
         session.renderer.summary(outcome.summary)
-    return EXIT_OK
+    return outcome.exit_code
 
 
 def _fail(session: Session, diags: list, code: int, debug: bool) -> int:

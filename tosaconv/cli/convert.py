@@ -12,6 +12,8 @@ import os
 
 import click
 
+from .. import depfile as depfile_module
+from ..diagnostics import UsageError
 from ..fileio import npz_bytes, sha256_file
 from ..report import ReportData, dumps, run_section
 from . import steps
@@ -49,6 +51,14 @@ written atomically, and only if every step succeeded.
 @click.option("--seed", default=0, show_default=True, type=click.IntRange(min=0),
               help="Seed of the random inputs used without --inputs.")
 @click.option("--report", "report_path", type=OUT_PATH, metavar="REPORT.json", help="Write the JSON report here.")
+@click.option("--bind-grid", "bind_grid", multiple=True, metavar="NAME=V1,V2,...",
+              help="Convert one variant per combination of these sizes (repeatable: the cartesian product); "
+                   "the model is imported once, and -o must name every grid symbol, e.g. "
+                   "-o 'out/m_seq{seq}.tosa'.")
+@click.option("--jobs", default=1, show_default=True, type=click.IntRange(min=1),
+              help="With --bind-grid: convert the variants in this many processes.")
+@click.option("--depfile", type=OUT_PATH, metavar="OUT.d",
+              help="Write a Make dependency file: every output written depends on every input read.")
 @target_options
 @steps.STATE_AS_IO
 @NPU_FAST
@@ -57,9 +67,14 @@ written atomically, and only if every step succeeded.
 @output_options
 @guarded
 def convert(session, model, output, binds, binding_files, input_shapes, ir_path, do_run, inputs_path,
-            outputs_path, seed, report_path, profile, level, state_as_io, npu_fast, int_io) -> Outcome:
+            outputs_path, seed, report_path, profile, level, state_as_io, npu_fast, int_io,
+            bind_grid=(), jobs=1, depfile=None) -> Outcome:
+    if bind_grid:
+        return _convert_grid(session, model, output, bind_grid, jobs, depfile, binds, binding_files, input_shapes,
+                             inputs_path, ir_path, report_path, profile, level, state_as_io, npu_fast, int_io,
+                             do_run or outputs_path)
     npz_path = outputs_path or (os.path.splitext(output)[0] + ".npz" if do_run else None)
-    check_outputs(model, output=output, ir=ir_path, outputs=npz_path, report=report_path)
+    check_outputs(model, output=output, ir=ir_path, outputs=npz_path, report=report_path, depfile=depfile)
     sources = steps.binding_sources(binds, binding_files, input_shapes, inputs_path)
     data = ReportData("convert", model, sha256_file(model), clock=session.clock)
     data.graph = steps.load_model(session, model, npu_fast=npu_fast, int_io=int_io)
@@ -72,7 +87,8 @@ def convert(session, model, output, binds, binding_files, input_shapes, ir_path,
         files[ir_path] = (steps.print_ir(session, data.graph).encode("utf-8"), "tosair")
     if npz_path:
         files[npz_path] = (_run(session, data, sources, seed, npz_path, state), "npz")
-    return _finish(session, data, files, report_path, output)
+    deps = depfile and (depfile, depfile_module.inputs_read(model, binding_files, inputs_path))
+    return _finish(session, data, files, report_path, output, deps)
 
 
 def _run(session, data: ReportData, sources, seed: int, npz_path: str, state: dict) -> bytes:
@@ -82,16 +98,33 @@ def _run(session, data: ReportData, sources, seed: int, npz_path: str, state: di
     return npz_bytes(steps.npz_arrays(inputs, outputs))
 
 
-def _finish(session, data: ReportData, files: dict, report_path, output: str) -> Outcome:
+def _finish(session, data: ReportData, files: dict, report_path, output: str, deps=None) -> Outcome:
     """Stage every output (the report last, so it can list the others) and summarize."""
     data.histogram = steps.histogram(data.graph)
     data.written = [session.write(path, blob, kind) for path, (blob, kind) in files.items()]
     doc = data.document()
     if report_path:
         session.write(report_path, dumps(doc).encode("utf-8"), "report")
+    if deps:
+        targets = list(files) + ([report_path] if report_path else []) + [deps[0]]
+        session.write(deps[0], depfile_module.depfile_text(targets, deps[1]).encode("utf-8"), "depfile")
     n_files = len(files) + bool(report_path)
     summary = (f"converted {os.path.basename(data.model_path)} → {output}: "
                f"{steps.plural(len(data.static.ops), 'op')}, {steps.bindings_text(data.bindings)}, "
                f"{steps.plural(n_files, 'file')} written in {session.clock.total():.2f} s")
     return Outcome(doc, summary, warnings=data.warnings())
 
+
+def _convert_grid(session, model, template, bind_grid, jobs, depfile, binds, binding_files, input_shapes,
+                  inputs_path, ir_path, report_path, profile, level, state_as_io, npu_fast, int_io,
+                  wants_run) -> Outcome:
+    """``--bind-grid``: see :mod:`tosaconv.cli.grid`."""
+    from .grid import GridJob, convert_grid
+    if wants_run:
+        raise UsageError.one("E-BIND-GRID", "--run and --outputs do not combine with --bind-grid",
+                             hint="convert the variants, then run each with 'tosaconv run OUT.tosa'")
+    job = GridJob(model, template, list(bind_grid), steps.binding_sources(binds, binding_files, input_shapes,
+                                                                            inputs_path),
+                  tuple(binding_files), inputs_path, jobs, ir_path, report_path, depfile, profile, level,
+                  state_as_io, {"npu_fast": npu_fast, "int_io": int_io})
+    return convert_grid(session, job, sha256_file(model))
