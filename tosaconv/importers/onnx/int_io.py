@@ -16,7 +16,9 @@ feeds other nodes (subgraphs included). Then:
 
 Scale and zero point must be constants and per tensor, since a deployer
 quantizes an edge with one scale; anything else is refused with the edge
-named. The edges' scales and zero points are recorded on the graph.
+named. The edges' scales and zero points are recorded on the graph. An edge that reaches its
+QuantizeLinear (DequantizeLinear) only through layout ops is first rewritten so that it does not
+(:mod:`.int_io_moves`); an edge that cannot be is refused with a note saying which op stops it.
 """
 from __future__ import annotations
 
