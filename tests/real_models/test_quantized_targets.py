@@ -25,7 +25,6 @@ from .quantized_check import float_ops
 from .test_quantized_models import CASES, _ids
 
 NOT_YET = {
-    "PP-OCRv6_det_small/qop_s8": "onnxruntime leaves ConvTranspose float (float weights) in QOperator form",
     "PP-OCRv6_rec_small/*": "LayerNorm spelled ReduceMean/Sub/Pow/Sqrt/Div, which the quantizer leaves float",
     "ddddocr common/*": "an LSTM, which the quantizer leaves float",
     "silero_vad_v6/*": "an LSTM, which the quantizer leaves float; float state inputs h, c",
