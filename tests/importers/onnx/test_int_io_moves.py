@@ -97,6 +97,18 @@ def focus_concat(act: int) -> onnx.ModelProto:
                       inits, opset=13)
 
 
+def relu_max_pool(act: int) -> onnx.ModelProto:
+    """Order-preserving ops before the input's QuantizeLinear: a Relu (int8 only: it becomes a CLAMP at the
+    zero point) and a padded MaxPool; a DepthToSpace after the output's DequantizeLinear."""
+    relu = [helper.make_node("Relu", ["x"], ["r"], name="relu")] if act == TensorProto.INT8 else \
+        [helper.make_node("Identity", ["x"], ["r"], name="same")]
+    nodes = [*relu, helper.make_node("MaxPool", ["r"], ["m"], kernel_shape=[3, 3], pads=[1, 1, 1, 1], name="pool_in"),
+             *_body("m", "body"),
+             helper.make_node("DepthToSpace", ["body"], ["y"], blocksize=2, mode="CRD", name="d2s")]
+    return make_model(nodes, [info("x", TensorProto.FLOAT, [1, 4, 6, 6])], [info("y", TensorProto.FLOAT, None)],
+                      _params(act, "q", 0.02, -20), opset=13)
+
+
 def _load(model: onnx.ModelProto, tmp_path, int_io: bool = True):
     path = tmp_path / "m.onnx"
     onnx.save(model, str(path))
@@ -143,6 +155,11 @@ def test_transpose_pad_slice_at_the_input_and_pad_squeeze_at_the_output(tmp_path
 @ACTS
 def test_slices_and_concat_at_the_input_and_relu_reshape_at_the_output(tmp_path, act):
     check_against_float_model(focus_concat(act), tmp_path)
+
+
+@ACTS
+def test_relu_and_max_pool_at_the_input_and_depth_to_space_at_the_output(tmp_path, act):
+    check_against_float_model(relu_max_pool(act), tmp_path)
 
 
 def test_reported_edge_parameters_are_the_models(tmp_path):

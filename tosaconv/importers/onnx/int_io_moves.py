@@ -230,6 +230,8 @@ def _common_params(gr: Graph, ends: list, what: str) -> EdgeParams:
     found = {}
     for n in ends:
         scale = gr.const(n.input[1])
+        if not (len(n.input) > 2 and n.input[2]) and any(a.name == "output_dtype" and a.i for a in n.attribute):
+            raise Blocked(f"{_name(n)} names its type by output_dtype, without a zero point")
         zp = gr.const(n.input[2]) if len(n.input) > 2 and n.input[2] else np.array(0, np.uint8)
         if scale is None or zp is None:
             raise Blocked(f"{_name(n)} has a scale or zero point computed at run time")
