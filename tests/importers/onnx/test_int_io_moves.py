@@ -162,6 +162,15 @@ def test_relu_and_max_pool_at_the_input_and_depth_to_space_at_the_output(tmp_pat
     check_against_float_model(relu_max_pool(act), tmp_path)
 
 
+def test_a_concat_of_one_value_twice_and_an_identity_output(tmp_path):
+    nodes = [helper.make_node("Transpose", ["x"], ["t"], perm=[0, 1, 3, 2], name="swap"),
+             helper.make_node("Concat", ["t", "t"], ["c"], axis=1, name="twice"), *_body("c", "body"),
+             helper.make_node("Identity", ["body"], ["y"], name="same")]
+    model = make_model(nodes, [info("x", TensorProto.FLOAT, [1, 2, 4, 4])], [info("y", TensorProto.FLOAT, None)],
+                       _params(TensorProto.INT8, "q", 0.05, 3), opset=13)
+    check_against_float_model(model, tmp_path)
+
+
 def test_reported_edge_parameters_are_the_models(tmp_path):
     io = describe_io(_load(space_to_depth_gather(TensorProto.UINT8), tmp_path))
     for edge in io["inputs"] + io["outputs"]:

@@ -89,7 +89,8 @@ class Graph:
         self.outputs = {o.name for o in g.output}
 
     def const(self, name: str) -> Optional[np.ndarray]:
-        t = self.initializers.get(name) or self.constants.get(name)
+        t = self.initializers.get(name)
+        t = self.constants.get(name) if t is None else t
         return None if t is None else numpy_helper.to_array(t)
 
     def add_const(self, name: str, arr: np.ndarray) -> str:
@@ -109,7 +110,8 @@ class Graph:
 def _check_movable(node, v: str):
     if node.op_type not in MOVABLE or node.domain not in ("", "ai.onnx"):
         raise Blocked(f"{_name(node)} reads it, and {node.op_type} does not commute with quantization")
-    if v not in data_inputs(node) or list(node.input).count(v) > 1:
+    repeated = list(node.input).count(v) > 1 and node.op_type not in ALL_INPUTS_ARE_DATA
+    if v not in data_inputs(node) or repeated:
         raise Blocked(f"{_name(node)} reads it as something other than its data")
     if _is(node, "MaxPool") and len([o for o in node.output if o]) > 1:
         raise Blocked(f"{_name(node)} also returns indices")
