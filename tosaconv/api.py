@@ -24,27 +24,30 @@ from .passes import specialize as _specialize
 from .symbolic.expr import dim_str, free_symbols, subs
 
 
-def load(path: str, npu_fast: bool = False, int_io: bool = False, dft: "str | None" = None) -> Graph:
+def load(path: str, npu_fast: bool = False, int_io: bool = False, dft: "str | None" = None,
+         quantize_weights: bool = False) -> Graph:
     """``load`` with ``dft`` (``--dft``: auto, fft or matmul) choosing how Fourier transforms lower."""
     if dft is None:
-        return _load(path, npu_fast, int_io)
+        return _load(path, npu_fast, int_io, quantize_weights)
     from .lowering.dft import dft_mode
     with dft_mode(dft):
-        return _load(path, npu_fast, int_io)
+        return _load(path, npu_fast, int_io, quantize_weights)
 
 
-def _load(path: str, npu_fast: bool = False, int_io: bool = False) -> Graph:
+def _load(path: str, npu_fast: bool = False, int_io: bool = False, quantize_weights: bool = False) -> Graph:
     """Read a model or program file into an IR graph (symbolic for models).
 
     ``npu_fast`` (TFLite models): lowerings that cost an NPU less but may differ from LiteRT's reference
     kernels by one unit of the output (see the README's ``--npu-fast``); exact ones by default.
     ``int_io`` (``--int-io``): the float quantize at each input and dequantize at each output are
     removed, so the program takes and returns the integer tensors; ``graph.input_quant`` and
-    ``graph.output_quant`` hold their scales and zero points (see tosaconv.importers.int_io)."""
+    ``graph.output_quant`` hold their scales and zero points (see tosaconv.importers.int_io).
+    ``quantize_weights`` (ONNX; ``--profile int``): float weights of a Conv, ConvTranspose, MatMul or Gemm
+    between DequantizeLinear and QuantizeLinear are quantized to int8, with a warning."""
     kind = _kind(path)
     if kind == "onnx":
         from .importers.onnx.driver import import_onnx
-        return run_pipeline(import_onnx(path, int_io=int_io))
+        return run_pipeline(import_onnx(path, int_io=int_io, quantize_weights=quantize_weights))
     if kind == "tflite":
         from .importers.tflite.driver import import_tflite
         return run_pipeline(import_tflite(path, npu_fast=npu_fast, int_io=int_io))

@@ -108,7 +108,8 @@ class ReportData:
     def warnings(self) -> list:
         """Diagnostics of severity warning about that program."""
         from .passes.state_as_io import variable_warnings
-        return variable_warnings(self.program())
+        program = self.program()
+        return variable_warnings(program) + list(getattr(program, "import_warnings", ()))
 
 
 def _state_pairs(graph) -> list:

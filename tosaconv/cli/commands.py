@@ -64,7 +64,7 @@ def specialize(session, model, binds, binding_files, input_shapes, inputs_path, 
     check_outputs(model, output=output, report=report_path)
     sources = steps.binding_sources(binds, binding_files, input_shapes, inputs_path)
     data = ReportData("specialize", model, sha256_file(model), clock=session.clock)
-    data.graph = steps.load_model(session, model, npu_fast=npu_fast, int_io=int_io)
+    data.graph = steps.load_model(session, model, npu_fast=npu_fast, int_io=int_io, profile=profile)
     if state_as_io:
         steps.state_as_io(session, data.graph)
     data.bindings = steps.bind(session, data.graph, sources)

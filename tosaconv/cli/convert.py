@@ -77,7 +77,7 @@ def convert(session, model, output, binds, binding_files, input_shapes, ir_path,
     check_outputs(model, output=output, ir=ir_path, outputs=npz_path, report=report_path, depfile=depfile)
     sources = steps.binding_sources(binds, binding_files, input_shapes, inputs_path)
     data = ReportData("convert", model, sha256_file(model), clock=session.clock)
-    data.graph = steps.load_model(session, model, npu_fast=npu_fast, int_io=int_io)
+    data.graph = steps.load_model(session, model, npu_fast=npu_fast, int_io=int_io, profile=profile)
     state = steps.state_as_io(session, data.graph) if state_as_io else {}
     data.bindings = steps.bind(session, data.graph, sources)
     data.static = steps.specialize(session, data.graph, data.bindings)
@@ -126,5 +126,6 @@ def _convert_grid(session, model, template, bind_grid, jobs, depfile, binds, bin
     job = GridJob(model, template, list(bind_grid), steps.binding_sources(binds, binding_files, input_shapes,
                                                                             inputs_path),
                   tuple(binding_files), inputs_path, jobs, ir_path, report_path, depfile, profile, level,
-                  state_as_io, {"npu_fast": npu_fast, "int_io": int_io})
+                  state_as_io, {"npu_fast": npu_fast, "int_io": int_io,
+                                 "quantize_weights": profile == "int"})
     return convert_grid(session, job, sha256_file(model))

@@ -33,9 +33,9 @@ STATE_AS_IO = click.option(
          "consumer without the variable extension (e.g. Vela) runs the model while the host carries the state.")
 
 
-def load_model(session, path: str, npu_fast: bool = False, int_io: bool = False):
+def load_model(session, path: str, npu_fast: bool = False, int_io: bool = False, profile=None):
     with session.stage("load", f"loading {os.path.basename(path)}"):
-        return api.load(path, npu_fast=npu_fast, int_io=int_io)
+        return api.load(path, npu_fast=npu_fast, int_io=int_io, quantize_weights=profile == "int")
 
 
 def state_as_io(session, graph) -> dict:

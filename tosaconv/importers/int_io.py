@@ -44,30 +44,30 @@ def retype_input(graph, name: str, dtype) -> Value:
     return graph.inputs[index]
 
 
-def edge_problem(kind: str, name: str, why: str, hint: str, source: str) -> Diagnostic:
+def edge_problem(kind: str, name: str, why: str, hint: str, source: str, notes: tuple = ()) -> Diagnostic:
     """One refused edge (``kind``: input or output), located at the edge."""
     return Diagnostic("E-INT-IO", f"--int-io: {kind} '{name}' {why}", Location(kind, name, source=source),
-                      hint=hint)
+                      notes=notes, hint=hint)
 
 
-def float_input(name: str, dtype: str, quantize: str, source: str) -> Diagnostic:
+def float_input(name: str, dtype: str, quantize: str, source: str, notes: tuple = ()) -> Diagnostic:
     return edge_problem("input", name, f"is {dtype} and is not quantized by a {quantize}",
-                        f"--int-io makes integer inputs of float inputs that feed only a {quantize}; convert "
-                        "without --int-io to keep the float input", source)
+                        f"--int-io makes integer inputs of float inputs that feed only a {quantize}, directly or "
+                        "through layout ops; convert without --int-io to keep the float input", source, notes)
 
 
-def float_output(name: str, dtype: str, dequantize: str, source: str) -> Diagnostic:
+def float_output(name: str, dtype: str, dequantize: str, source: str, notes: tuple = ()) -> Diagnostic:
     return edge_problem("output", name, f"is {dtype} and is not produced by a {dequantize}",
-                        f"--int-io makes integer outputs of float outputs that a {dequantize} produces; convert "
-                        "without --int-io to keep the float output", source)
+                        f"--int-io makes integer outputs of float outputs that a {dequantize} produces, directly "
+                        "or through layout ops; convert without --int-io to keep the float output", source, notes)
 
 
-def mixed_input(name: str, quantize: str, others: list, source: str) -> Diagnostic:
+def mixed_input(name: str, quantize: str, others: list, source: str, notes: tuple = ()) -> Diagnostic:
     listed = ", ".join(f"{t} '{n}'" for t, n in others[:4]) + (", ..." if len(others) > 4 else "")
     return edge_problem("input", name, f"feeds a {quantize} and also {len(others)} other op(s) that read it as "
                         f"float ({listed})",
                         "--int-io can remove the quantize only when nothing else reads the float input; "
-                        "convert without --int-io, or quantize that input once in the model", source)
+                        "convert without --int-io, or quantize that input once in the model", source, notes)
 
 
 def refuse(problems: list):

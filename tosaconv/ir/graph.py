@@ -78,6 +78,7 @@ class Graph:
     input_quant: dict = field(default_factory=dict)
     output_quant: dict = field(default_factory=dict)
     int_io: bool = False
+    import_warnings: list = field(default_factory=list)   # Diagnostics (warnings) the importer raised
     _names: set = field(default_factory=set, repr=False)
 
     def unique_name(self, base: str) -> str:
@@ -113,7 +114,7 @@ class Graph:
         """An empty graph that shares this one's name, scope and ledger."""
         return Graph(name=self.name, scope=self.scope, ledger=self.ledger, source=self.source,
                      float_reasons=self.float_reasons, input_quant=self.input_quant,
-                     output_quant=self.output_quant, int_io=self.int_io)
+                     output_quant=self.output_quant, int_io=self.int_io, import_warnings=self.import_warnings)
 
     def region_shell(self, name: str) -> "Graph":
         """An empty region graph: it shares this graph's symbols but keeps its own ledger, because

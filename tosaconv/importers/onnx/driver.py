@@ -48,8 +48,10 @@ _ELEM_TYPES = {
 }
 
 
-def import_onnx(path: str, int_io: bool = False) -> Graph:
-    """The symbolic program of the model at ``path``; ``int_io``: integer inputs and outputs (see .int_io)."""
+def import_onnx(path: str, int_io: bool = False, quantize_weights: bool = False) -> Graph:
+    """The symbolic program of the model at ``path``; ``int_io``: integer inputs and outputs (see .int_io);
+    ``quantize_weights`` (``--profile int``): float weights between QDQ pairs are quantized (see
+    .ops.qdq_weights)."""
     model = _load(path)
     model = _upgrade(model, path)
     opset = _default_opset(model)
@@ -59,6 +61,7 @@ def import_onnx(path: str, int_io: bool = False) -> Graph:
     initializers = {t.name: t for t in model.graph.initializer}
     ctx = ImportContext(graph, opset, initializers, domains)
     ctx.int_io = int_io_plan(model.graph, initializers) if int_io else None
+    ctx.quantize_weights = quantize_weights
     _declare_inputs(ctx, model.graph, initializers)
     convert_nodes(ctx, model.graph.node)
     record_integer_inputs(ctx, model.graph)

@@ -16,7 +16,9 @@ feeds other nodes (subgraphs included). Then:
 
 Scale and zero point must be constants and per tensor, since a deployer
 quantizes an edge with one scale; anything else is refused with the edge
-named. The edges' scales and zero points are recorded on the graph.
+named. The edges' scales and zero points are recorded on the graph. An edge that reaches its
+QuantizeLinear (DequantizeLinear) only through layout ops is first rewritten so that it does not
+(:mod:`.int_io_moves`); an edge that cannot be is refused with a note saying which op stops it.
 """
 from __future__ import annotations
 
@@ -28,6 +30,7 @@ import onnx
 
 from ...diagnostics import ConversionError
 from ...ir.io_quant import EdgeQuant, numpy_name
+from .int_io_moves import move_edges
 from ..int_io import edge_problem, float_input, float_output, mixed_input, refuse, retype_input, signed_edge
 from .ops.qtypes import QTensor, qtype_of, read_qtensor, signed_value, stored_from_signed
 from .reader import ConvertError
@@ -61,11 +64,15 @@ def _nested_names(node) -> set:
 
 
 def plan(g: onnx.GraphProto, initializers: dict) -> Plan:
-    """The QuantizeLinear / DequantizeLinear edge nodes of ``g`` that --int-io removes."""
+    """The QuantizeLinear / DequantizeLinear edge nodes of ``g`` that --int-io removes (after moving the
+    quantization of edges that reach it through layout ops onto the edge, :mod:`.int_io_moves`, which
+    rewrites ``g``: the importer's own copy)."""
+    nested = set().union(*(_nested_names(n) for n in g.node)) if len(g.node) else set()
+    why = move_edges(g, initializers, nested, _FLOATS)
     out, problems = Plan(), []
     for vi in g.input:
         if vi.name not in initializers:
-            problems += _plan_input(g, vi, out)
+            problems += _plan_input(g, vi, out, _note(why, vi.name))
     producers = {o: n for n in g.node for o in n.output}
     for vi in g.output:
         node = producers.get(vi.name)
@@ -73,22 +80,26 @@ def plan(g: onnx.GraphProto, initializers: dict) -> Plan:
             out.outputs[vi.name] = node
         elif vi.type.tensor_type.elem_type in _FLOATS:
             problems.append(float_output(vi.name, _DTYPES[vi.type.tensor_type.elem_type], "DequantizeLinear",
-                                         SOURCE))
+                                         SOURCE, _note(why, vi.name)))
     refuse(problems)
     return out
 
 
-def _plan_input(g, vi, out: Plan) -> list:
+def _note(why: dict, name: str) -> tuple:
+    return (f"its quantization cannot move onto the edge: {why[name]}",) if name in why else ()
+
+
+def _plan_input(g, vi, out: Plan, notes: tuple) -> list:
     elem = vi.type.tensor_type.elem_type
     if elem not in _FLOATS:
         return []
     readers = [n for n in g.node if vi.name in n.input or vi.name in _nested_names(n)]
     quantizes = [n for n in readers if _is(n, "QuantizeLinear") and n.input[0] == vi.name]
     if not quantizes:
-        return [float_input(vi.name, _DTYPES[elem], "QuantizeLinear", SOURCE)]
+        return [float_input(vi.name, _DTYPES[elem], "QuantizeLinear", SOURCE, notes)]
     others = [(n.op_type, n.name or n.output[0]) for n in readers if n is not quantizes[0]]
     if others or vi.name in {o.name for o in g.output}:
-        return [mixed_input(vi.name, "QuantizeLinear", others or [("graph output", vi.name)], SOURCE)]
+        return [mixed_input(vi.name, "QuantizeLinear", others or [("graph output", vi.name)], SOURCE, notes)]
     out.inputs[vi.name] = quantizes[0]
     return []
 

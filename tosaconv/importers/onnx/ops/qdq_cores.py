@@ -22,6 +22,7 @@ from .qdq_core import (ADD_HEADROOM, DQ_HEADROOM, LAYOUT, WEIGHT_CHANNEL_AXES, N
                        weights)
 from .qparams import is_value
 from .qdq_round import requantize_int8
+from .qdq_weights import float_constant, note_quantized, quantize_symmetric
 from .qtypes import rescale, signed_value, state
 
 
@@ -70,7 +71,7 @@ def _dq_plan(ctx, v: Value) -> Plan:
 def _conv_plan(ctx, op) -> Plan:
     x, w, b = op.operands
     act = activation(trace(ctx, x))
-    wt = weights(ctx, trace(ctx, w), WEIGHT_CHANNEL_AXES[op.op])
+    wt, error = _weights_of(ctx, op, w)
     if wt.zp is None:
         raise NoFold("the weight zero point is known only at run time, or per-channel zero points leave "
                      "centered weights outside int8 (TOSA convolutions take one zero point)")
@@ -83,10 +84,29 @@ def _conv_plan(ctx, op) -> Plan:
     bias = np.clip(bias, -limit, limit).astype(np.int32)
 
     def emit_with_bias(b: np.ndarray):
+        _noted(ctx, op, error)
         attrs = replace(op.attrs, acc_type=DType.INT32, input_zp=act.zp, weight_zp=wt.zp)
         return ctx.b.emit(op.op, emit_activation(ctx, act), emit_weights(ctx, wt),
                           ctx.b.const(np.ascontiguousarray(b.astype(np.int32))), attrs=attrs)
     return Plan(scale, lambda: emit_with_bias(bias), clamped, emit_with_bias)
+
+
+def _weights_of(ctx, core, w: Value) -> tuple:
+    """(the core's weights, None), or under ``--profile int`` for float constant weights, (the weights
+    tosaconv quantized, their largest relative error); see :mod:`.qdq_weights`."""
+    try:
+        operand = trace(ctx, w)
+    except NoFold:
+        real = float_constant(w) if getattr(ctx, "quantize_weights", False) else None
+        if real is None:
+            raise
+        return quantize_symmetric(real, WEIGHT_CHANNEL_AXES[core.op])
+    return weights(ctx, operand, WEIGHT_CHANNEL_AXES[core.op]), None
+
+
+def _noted(ctx, core, error: Optional[float]):
+    if error is not None:
+        note_quantized(ctx, core, error)
 
 
 def _bias_units(ctx, b: Value, scale) -> np.ndarray:
@@ -117,10 +137,11 @@ def _accumulator_bound(wt: Weights, channel_axes: tuple) -> np.ndarray:
 
 def _matmul_plan(ctx, op) -> Plan:
     act = activation(trace(ctx, op.operands[0]), runtime_zp=True)
-    wt = weights(ctx, trace(ctx, op.operands[1]), WEIGHT_CHANNEL_AXES[Op.MATMUL])
+    wt, error = _weights_of(ctx, op, op.operands[1])
     wide = act.zp is None or wt.zp is None
 
     def emit():
+        _noted(ctx, op, error)
         if not wide:
             return ctx.b.emit(Op.MATMUL, emit_activation(ctx, act), emit_weights(ctx, wt),
                               attrs=A.MatMulAttrs(act.zp, wt.zp))
