@@ -127,5 +127,5 @@ def _convert_grid(session, model, template, bind_grid, jobs, depfile, binds, bin
                                                                             inputs_path),
                   tuple(binding_files), inputs_path, jobs, ir_path, report_path, depfile, profile, level,
                   state_as_io, {"npu_fast": npu_fast, "int_io": int_io,
-                                 "quantize_weights": profile == "int"})
+                                 "profile": profile})
     return convert_grid(session, job, sha256_file(model))

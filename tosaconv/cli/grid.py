@@ -138,7 +138,8 @@ _WORKER: dict = {}
 
 def _init_worker(graph, model: str, load_options: dict, sources, profile, level) -> None:
     if graph is None:   # no fork: this process loads the model itself
-        graph = api.load(model, **load_options)
+        graph = api.load(model, npu_fast=load_options["npu_fast"], int_io=load_options["int_io"],
+                         quantize_weights=load_options.get("profile") == "int")
     _WORKER.update(graph=graph, sources=sources, profile=profile, level=level)
 
 
