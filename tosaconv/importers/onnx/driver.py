@@ -49,9 +49,11 @@ _ELEM_TYPES = {
 def import_onnx(path: str, int_io: bool = False) -> Graph:
     """The symbolic program of the model at ``path``; ``int_io``: integer inputs and outputs (see .int_io)."""
     model = _load(path)
+    domains = {o.domain: o.version for o in model.opset_import if o.domain not in DEFAULT_DOMAINS}
+    if not any(o.domain in DEFAULT_DOMAINS for o in model.opset_import):
+        _check_supported(model.graph, 0, domains)   # e.g. an ai.onnx.ml-only model: name its ops first
     model = _upgrade(model, path)
     opset = _default_opset(model)
-    domains = {o.domain: o.version for o in model.opset_import if o.domain not in DEFAULT_DOMAINS}
     _check_supported(model.graph, opset, domains)
     graph = Graph(source=f"{os.path.basename(path)} (ONNX opset {opset})", int_io=int_io)
     initializers = {t.name: t for t in model.graph.initializer}
@@ -132,8 +134,8 @@ def _check_supported(g: onnx.GraphProto, opset: int, domains: dict):
 
 def _what(op_type: str, domain: str, version: int) -> str:
     """Which version of the op the model uses, or why it has none tosaconv knows."""
-    if domain not in DEFAULT_DOMAINS and not version:
-        return f"the model does not import the {domain} op set"
+    if not version:
+        return f"the model does not import the {'default ONNX' if domain in DEFAULT_DOMAINS else domain} op set"
     found = op_version(op_type, version, domain)
     if found:
         return f"version {found}"
