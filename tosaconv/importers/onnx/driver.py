@@ -27,7 +27,7 @@ from ...ir.ops import Op
 from ...ir.types import TensorType
 from ...symbolic.scope import SymbolInfo
 from . import ops as _ops  # noqa: F401  (registers the converters)
-from . import scan8
+from . import scan8, unsigned_io
 from ..errors import converting
 from .context import ImportContext, ShapeTensor
 from .external_data import load_external_data
@@ -43,6 +43,7 @@ _ELEM_TYPES = {
     onnx.TensorProto.INT64: DType.INT32, onnx.TensorProto.INT32: DType.INT32,
     onnx.TensorProto.INT16: DType.INT16, onnx.TensorProto.INT8: DType.INT8,
     onnx.TensorProto.BOOL: DType.BOOL, onnx.TensorProto.DOUBLE: DType.FP32,
+    onnx.TensorProto.UINT8: DType.INT8, onnx.TensorProto.UINT16: DType.INT16,   # the same bits (see .unsigned_io)
 }
 
 
@@ -60,9 +61,11 @@ def import_onnx(path: str, int_io: bool = False) -> Graph:
     ctx = ImportContext(graph, opset, initializers, domains)
     ctx.int_io = int_io_plan(model.graph, initializers) if int_io else None
     _declare_inputs(ctx, model.graph, initializers)
+    unsigned_io.check_readers(model.graph, ctx.graph.input_dtypes)
     convert_nodes(ctx, model.graph.node)
     record_integer_inputs(ctx, model.graph)
     _set_outputs(ctx, model.graph)
+    unsigned_io.record_outputs(ctx, model.graph)
     return graph
 
 
@@ -165,7 +168,8 @@ def _declare_inputs(ctx: ImportContext, g: onnx.GraphProto, initializers: dict):
             raise ConversionError.one("E-INPUT-RANK", f"input '{vi.name}' has no rank; tosaconv needs fixed ranks",
                                       hint="export the model with a shaped input")
         shape = tuple(_input_dim(ctx, vi.name, axis, d) for axis, d in enumerate(tt.shape.dim))
-        ctx.values[vi.name] = ctx.graph.add_input(vi.name, TensorType(_ELEM_TYPES[tt.elem_type], shape))
+        v = ctx.graph.add_input(vi.name, TensorType(_ELEM_TYPES[tt.elem_type], shape))
+        ctx.values[vi.name] = unsigned_io.declared_input(ctx, v, tt.elem_type)
 
 
 def _input_dim(ctx: ImportContext, input_name: str, axis: int, d):
