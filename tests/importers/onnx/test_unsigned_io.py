@@ -69,14 +69,15 @@ def test_uint8_image_model_matches_onnxruntime(tmp_path):
 def test_uint8_passthrough_and_cast_to_int():
     nodes = [helper.make_node("Transpose", ["x"], ["t"], name="tr", perm=[1, 0]),
              helper.make_node("Cast", ["t"], ["wide"], name="wide", to=TensorProto.INT32),
-             helper.make_node("Identity", ["t"], ["same"], name="id")]
+             helper.make_node("Identity", ["t"], ["same"], name="id"),
+             helper.make_node("Shape", ["x"], ["dims"], name="dims")]
     model = make_model(nodes, [info("x", U8, ["A", 4])], [info("wide", TensorProto.INT32, None),
-                                                           info("same", U8, None)], (), 17)
+                                                           info("same", U8, None), info("dims", I64, None)], (), 17)
     graph = convert(model)
     for i, a in enumerate([2, 5]):
         x = pixels(a, 4, seed=i)
         want = run_onnxruntime(model, {"x": x})
-        compare_both_paths(graph, {"x": x.view(np.int8)}, [want[0], want[1].view(np.int8)], 0, 0)
+        compare_both_paths(graph, {"x": x.view(np.int8)}, [want[0], want[1].view(np.int8), want[2]], 0, 0)
 
 
 def test_uint8_input_read_as_signed_data_is_refused():

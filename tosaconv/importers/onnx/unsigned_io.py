@@ -36,11 +36,12 @@ MODEL_DTYPES = {T.UINT8: "uint8", T.UINT16: "uint16", T.INT64: "int64", T.DOUBLE
 _UNSIGNED = {T.UINT8: UINT8, T.UINT16: UINT16}
 _STORED = {"uint8": DType.INT8, "uint16": DType.INT16, "int64": DType.INT32, "float64": DType.FP32}
 
-# ops whose converters read unsigned storage correctly, and layout ops that carry it unchanged
+# ops whose converters read unsigned storage correctly (Shape and Size read no values), and layout ops that
+# carry it unchanged
 READERS = {"Cast", "DequantizeLinear", "QLinearConv", "QLinearMatMul", "ConvInteger", "MatMulInteger", "MaxPool",
            "ArgMax", "ArgMin", "QLinearAdd", "QLinearMul", "QLinearSigmoid", "QLinearLeakyRelu", "QLinearSoftmax",
            "QLinearConcat", "QLinearWhere", "QLinearGlobalAveragePool", "QLinearAveragePool", "QLinearReduceMean",
-           "QGemm"}
+           "QGemm", "Shape", "Size"}
 LAYOUT = {"Transpose", "Reshape", "Squeeze", "Unsqueeze", "Flatten", "Identity", "Slice"}
 
 
