@@ -1,8 +1,10 @@
 """A small BERT-like encoder built with ``onnx.helper`` the way PyTorch exports one (opset 14):
-embeddings, then layers of self-attention with the usual additive key mask, residual adds,
+word, token-type and position embeddings (position ids sliced from a constant by the input's
+length), then layers of self-attention with the usual additive key mask, residual adds,
 decomposed LayerNorms (ReduceMean/Sub/Pow/Sqrt/Div) and an erf Gelu feed-forward, and a
 Conv/Gemm/Transpose-MatMul head. onnxruntime's optimizers fuse these patterns into the
-com.microsoft ops (Attention, SkipLayerNormalization, BiasGelu, FusedConv, FusedGemm, FusedMatMul...),
+com.microsoft ops (EmbedLayerNormalization, Attention, SkipLayerNormalization, BiasGelu, FusedConv,
+FusedGemm, FusedMatMul),
 which is what the whole-model test converts. Symbolic ``batch`` and ``seq``."""
 from __future__ import annotations
 
@@ -10,7 +12,7 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
-HIDDEN, HEADS, FFN, VOCAB = 16, 2, 32, 30
+HIDDEN, HEADS, FFN, VOCAB, MAX_POSITIONS = 16, 2, 32, 30, 12
 
 
 class _Builder:
@@ -90,10 +92,21 @@ def _head(b: _Builder, x: str):
     return logits, sim
 
 
+def _embeddings(b: _Builder) -> str:
+    """Words + token types + positions (ids 0..seq-1 sliced from a constant, as PyTorch exports them)."""
+    words = b.op("Gather", [b.weight(VOCAB, HIDDEN, scale=1.0), "input_ids"])
+    types = b.op("Gather", [b.weight(2, HIDDEN, scale=1.0), "token_type_ids"])
+    seq = b.op("Gather", [b.op("Shape", ["input_ids"]), b.const(np.array(1, np.int64))], axis=0)
+    seq = b.op("Unsqueeze", [seq, b.const(np.array([0], np.int64))])
+    ids = b.op("Slice", [b.const(np.arange(MAX_POSITIONS, dtype=np.int64).reshape(1, -1)),
+                         b.const(np.array([0], np.int64)), seq, b.const(np.array([1], np.int64))])
+    positions = b.op("Gather", [b.weight(MAX_POSITIONS, HIDDEN, scale=1.0), ids])
+    return b.layer_norm(b.op("Add", [b.op("Add", [words, types]), positions]))
+
+
 def bert_like(layers: int = 2, seed: int = 0) -> onnx.ModelProto:
     b = _Builder(seed)
-    words = b.op("Gather", [b.weight(VOCAB, HIDDEN, scale=1.0), "input_ids"])
-    x = b.layer_norm(words)
+    x = _embeddings(b)
     mask_term = _mask_term(b)
     for _ in range(layers):
         x = _layer(b, x, mask_term)
@@ -102,7 +115,7 @@ def bert_like(layers: int = 2, seed: int = 0) -> onnx.ModelProto:
     b.nodes.append(helper.make_node("Identity", [logits], ["logits"], name="out1"))
     b.nodes.append(helper.make_node("Identity", [sim], ["similarity"], name="out2"))
     inputs = [helper.make_tensor_value_info(n, TensorProto.INT64, ["batch", "seq"])
-              for n in ("input_ids", "attention_mask")]
+              for n in ("input_ids", "attention_mask", "token_type_ids")]
     outputs = [helper.make_tensor_value_info("last_hidden_state", TensorProto.FLOAT, ["batch", "seq", HIDDEN]),
                helper.make_tensor_value_info("logits", TensorProto.FLOAT, ["batch", 4]),
                helper.make_tensor_value_info("similarity", TensorProto.FLOAT, ["batch", "seq", "seq"])]
@@ -116,4 +129,5 @@ def feeds(batch: int, seq: int, seed: int = 0) -> dict:
     r = np.random.default_rng(seed)
     mask = np.ones((batch, seq), np.int64)
     mask[0, seq // 2 + 1:] = 0          # right padding on the first sequence
-    return {"input_ids": r.integers(0, VOCAB, (batch, seq)).astype(np.int64), "attention_mask": mask}
+    return {"input_ids": r.integers(0, VOCAB, (batch, seq)).astype(np.int64), "attention_mask": mask,
+            "token_type_ids": (np.arange(seq) >= seq // 2).astype(np.int64)[None].repeat(batch, 0)}

@@ -1,5 +1,6 @@
 """onnxruntime's optimizer ops (com.microsoft FusedConv, FusedGemm, FusedMatMul, Gelu, FastGelu,
-BiasGelu, QuickGelu, BiasAdd, SkipLayerNormalization, SkipSimplifiedLayerNormalization, and its
+BiasGelu, QuickGelu, BiasAdd, SkipLayerNormalization, SkipSimplifiedLayerNormalization,
+EmbedLayerNormalization, and its
 default-domain LayerNormalization 1 and SimplifiedLayerNormalization), each built with
 ``onnx.helper`` and compared with onnxruntime, which implements them, at two or more bindings of
 the symbolic dims (the symbolic program and the emitted static .tosa); plus the refusals of what
@@ -225,7 +226,8 @@ def test_ops_listing_names_the_onnxruntime_ops():
     from tosaconv.cli.info import supported_ops
     rows = {(r["domain"], r["op_type"]): r for r in supported_ops()}
     for op in ("FusedConv", "FusedGemm", "FusedMatMul", "Gelu", "FastGelu", "BiasGelu", "QuickGelu", "BiasAdd",
-               "SkipLayerNormalization", "SkipSimplifiedLayerNormalization"):
+               "SkipLayerNormalization", "SkipSimplifiedLayerNormalization", "EmbedLayerNormalization", "Attention",
+               "MultiHeadAttention", "DynamicQuantizeMatMul", "DynamicQuantizeLSTM"):
         assert rows[(MS, op)]["versions"] == [1]
     assert rows[("ai.onnx (onnxruntime)", "LayerNormalization")]["opsets"] == [11, 16]
     assert rows[("ai.onnx", "LayerNormalization")]["opsets"][0] == 17
@@ -240,3 +242,52 @@ def test_gelu_against_its_definition():
     x = np.array([-1.0, 0.0, 2.0], np.float32)
     want = 0.5 * x * (1 + np.array([math.erf(v / math.sqrt(2)) for v in x]))
     np.testing.assert_allclose(run_graph(g, {"x": x})[0], want, rtol=1e-6, atol=1e-7)
+
+
+# -- EmbedLayerNormalization ------------------------------------------------------------------
+
+def _embed_model(segment=True, mask=True, position_ids=False):
+    from onnx import TensorProto
+    vocab, positions, hidden = 20, 16, 8
+    inits = [const("we", rand(vocab, hidden, seed=1)), const("pe", rand(positions, hidden, seed=2)),
+             const("se", rand(2, hidden, seed=3)), const("gamma", rand(hidden, seed=4)),
+             const("beta", rand(hidden, seed=5))]
+    i32 = TensorProto.INT32
+    inputs = [info("ids", i32, ["B", "S"])]
+    names = ["ids", "", "we", "pe", "", "gamma", "beta", "", ""]
+    if segment:
+        inputs.append(info("seg", i32, ["B", "S"]))
+        names[1], names[4] = "seg", "se"
+    if mask:
+        inputs.append(info("mask", i32, ["B", "S"]))
+        names[7] = "mask"
+    if position_ids:
+        inputs.append(info("pos", i32, [1, "S"]))
+        names[8] = "pos"
+    while not names[-1]:
+        names.pop()
+    out_names = ["y", "mask_index" if mask else "", "sum"]
+    outs = [info(n, i32 if n == "mask_index" else F32, None) for n in out_names if n]
+    node = helper.make_node("EmbedLayerNormalization", names, out_names, name="embed", domain=MS)
+    model = make_model([node], inputs, outs, [t for t in inits if t.name in names], 17)
+    model.opset_import.append(helper.make_opsetid(MS, 1))
+    return model
+
+
+def _embed_feeds(b, s, seed, position_ids=False):
+    r = np.random.default_rng(seed)
+    feeds = {"ids": r.integers(0, 20, (b, s)).astype(np.int32), "seg": r.integers(0, 2, (b, s)).astype(np.int32),
+             "mask": (r.uniform(size=(b, s)) > 0.3).astype(np.int32)}
+    if position_ids:
+        feeds["pos"] = r.permutation(16)[:s].reshape(1, s).astype(np.int32)
+    return feeds
+
+
+@pytest.mark.parametrize("segment,mask,position_ids", [(True, True, False), (False, True, False),
+                                                       (True, False, True), (True, True, True)], ids=str)
+def test_embed_layer_normalization(segment, mask, position_ids):
+    model = _embed_model(segment, mask, position_ids)
+    names = {i.name for i in model.graph.input}
+    feeds = [{k: v for k, v in _embed_feeds(b, s, i, position_ids).items() if k in names}
+             for i, (b, s) in enumerate([(2, 5), (1, 9)])]
+    check_with_onnxruntime(model, feeds, atol=1e-4)

@@ -1,6 +1,6 @@
 """A whole model as onnxruntime's optimizers leave it: the BERT-like encoder of :mod:`.bert_like`
-through ``onnxruntime.transformers.optimizer.optimize_model`` (Attention, SkipLayerNormalization,
-BiasGelu, onnxruntime's LayerNormalization 1 at opset 14) and then a session at
+through ``onnxruntime.transformers.optimizer.optimize_model`` (EmbedLayerNormalization, Attention
+reading its mask index, SkipLayerNormalization, BiasGelu) and then a session at
 ORT_ENABLE_EXTENDED saved with ``optimized_model_filepath`` (FusedConv, FusedGemm, FusedMatMul).
 tosaconv converts the optimized model, and at two bindings of batch and seq its outputs match
 onnxruntime running the *unoptimized* model node by node; the official reference model running
@@ -20,8 +20,8 @@ from .bert_like import HEADS, HIDDEN, bert_like, feeds
 from .harness import check_reference_model, compare_both_paths, convert, run_graph, run_onnxruntime, \
     specialize_and_emit
 
-FUSED = {("com.microsoft", op) for op in ("Attention", "SkipLayerNormalization", "BiasGelu", "FusedConv",
-                                          "FusedGemm", "FusedMatMul")} | {("", "LayerNormalization")}
+FUSED = {("com.microsoft", op) for op in ("EmbedLayerNormalization", "Attention", "SkipLayerNormalization", "BiasGelu",
+                                          "FusedConv", "FusedGemm", "FusedMatMul")}
 
 
 @pytest.fixture(scope="module")

@@ -59,6 +59,7 @@ _FLOAT_OPS = {
     "Gelu": {}, "FastGelu": {}, "BiasGelu": {}, "QuickGelu": {"alpha": 1.702}, "BiasAdd": {},
     "SkipLayerNormalization": {"epsilon": 1e-12},
     "SkipSimplifiedLayerNormalization": {"epsilon": 1e-12},
+    "EmbedLayerNormalization": {"epsilon": 1e-12, "mask_index_type": None},
     "Attention": {"num_heads": REQUIRED, "unidirectional": 0, "scale": None, "mask_filter_value": None,
                   "do_rotary": 0, "past_present_share_buffer": 0, "qkv_hidden_sizes": None,
                   "rotary_embedding_dim": None},

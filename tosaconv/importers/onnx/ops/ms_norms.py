@@ -17,11 +17,21 @@ From onnxruntime's schemas and CPU kernels:
   (``input_skip_bias_sum``).
 * SkipSimplifiedLayerNormalization: the same sum, RMS-normalized with gamma;
   outputs Y, (mean: not computed by onnxruntime, refused), inv_std_var and S.
+* EmbedLayerNormalization (BERT's embeddings): ``E = word[input_ids] +
+  position[position_ids] (+ segment[segment_ids])``, the position ids being
+  ``0..S-1`` unless given (then the position rows are a SLICE of the table);
+  outputs the layer normalization of E with gamma and beta, the mask index
+  (the sum of each row of the 0/1 ``mask``, int32, as onnxruntime's kernel
+  computes it) and E itself (``embedding_sum``).
 """
 from __future__ import annotations
 
-from ....lowering.dims import norm_axis
-from ....lowering.reduce import mean_over
+from ....ir import attrs as A
+from ....ir.dtypes import DType
+from ....lowering.dims import norm_axis, reshape, slice_
+from ....lowering.gather import gather
+from ....lowering.reduce import mean_over, reduce_chain
+from ....symbolic.constraints import Kind
 from ....lowering.typed import mul
 from ....ir.ops import Op
 from ..ms_domain import MS
@@ -72,3 +82,35 @@ def convert_skip_simplified_layer_normalization(ctx, node):
     s = _skip_sum(ctx, node, 3)
     y, inv = rms_normalize(ctx, s, [s.type.rank - 1], node.attr("epsilon"))
     return [mul(ctx, y, ctx.tensor(node.inputs[2])), None, inv, s]
+
+
+@converter("EmbedLayerNormalization", since=1, domain=MS)
+def convert_embed_layer_normalization(ctx, node):
+    ids = ctx.tensor(node.inputs[0])
+    embedded = gather(ctx, node.inputs[2], node.inputs[0], 0)                  # [B, S, H]
+    embedded = ctx.b.emit(Op.ADD, embedded, _positions(ctx, node, ids))
+    if node.input(1) and node.input(4):
+        embedded = ctx.b.emit(Op.ADD, embedded, gather(ctx, node.input(4), node.input(1), 0))
+    normalized, _, _ = standardize(ctx, embedded, [2], node.attr("epsilon"))
+    y = ctx.b.emit(Op.ADD, mul(ctx, normalized, ctx.tensor(node.inputs[5])), ctx.tensor(node.inputs[6]))
+    return [y, _mask_index(ctx, node, ids), embedded]
+
+
+def _positions(ctx, node, ids):
+    """The position rows: gathered at position_ids, else the first S rows of the table ([S, H])."""
+    if node.input(8):
+        return gather(ctx, node.input(3), node.input(8), 0)
+    table = ctx.tensor(node.inputs[3])
+    seq, hidden = ids.type.shape[1], table.type.shape[1]
+    ctx.require(Kind.GE, table.type.shape[0], seq, "EmbedLayerNormalization has a position row for every token")
+    return slice_(ctx, table, [0, 0], [seq, hidden])
+
+
+def _mask_index(ctx, node, ids):
+    """The sum of each mask row as int32 ``[B]``, or None without a mask."""
+    if not node.input(7):
+        return None
+    mask = ctx.tensor(node.input(7))
+    if mask.type.dtype is not DType.INT32:
+        mask = ctx.b.emit(Op.CAST, mask, attrs=A.CastAttrs(DType.INT32))
+    return reshape(ctx, reduce_chain(ctx, Op.REDUCE_SUM, mask, [1]), [ids.type.shape[0]])
