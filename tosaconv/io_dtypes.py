@@ -3,7 +3,8 @@
 TOSA has no unsigned or 64-bit tensors, so a program stores a model's uint8
 (uint16) edge as the same bits in INT8 (INT16), an int64 edge in INT32 and
 a float64 edge in FP32. The importer records the model's type of every such
-edge in ``graph.input_dtypes`` / ``graph.output_dtypes``. A run
+edge in ``graph.input_dtypes`` / ``graph.output_dtypes`` (a quantized edge
+holding unsigned bits is in ``graph.input_quant`` / ``output_quant``). A run
 (``tosaconv run``, ``convert --run``) takes and saves arrays in the model's
 types: :func:`to_program` turns a model-typed input array into the stored
 form (bits reinterpreted; int64 checked to fit int32; float64 rounded), and
@@ -21,10 +22,20 @@ from .diagnostics import ShapeError
 _STORED = {"uint8": np.int8, "uint16": np.int16, "int64": np.int32, "float64": np.float32}
 
 
+def model_dtypes(graph, kind: str) -> dict:
+    """The model's type of each recorded input (``kind="input"``) or output edge: ``graph.input_dtypes`` /
+    ``output_dtypes``, plus the quantized edges whose int8/int16 tensor holds uint8/uint16 bits (a TFLite
+    model's uint8 I/O without --int-io)."""
+    quant = graph.input_quant if kind == "input" else graph.output_quant
+    out = {name: q.source_dtype for name, q in quant.items() if q.unsigned and q.source_dtype in ("uint8", "uint16")}
+    out.update(graph.input_dtypes if kind == "input" else graph.output_dtypes)
+    return out
+
+
 def to_program(graph, arrays: dict) -> dict:
     """``arrays`` by input name with each model-typed array of a recorded input in its stored type."""
     out = dict(arrays)
-    for name, model_dtype in graph.input_dtypes.items():
+    for name, model_dtype in model_dtypes(graph, "input").items():
         a = out.get(name)
         if a is None or np.asarray(a).dtype != np.dtype(model_dtype):
             continue
@@ -46,9 +57,8 @@ def _stored(name: str, a: np.ndarray, model_dtype: str) -> np.ndarray:
 
 def to_model(graph, arrays: dict, kind: str = "output") -> dict:
     """Program ``arrays`` (outputs by output name, or inputs with ``kind="input"``) in the model's types."""
-    table = graph.output_dtypes if kind == "output" else graph.input_dtypes
     out = dict(arrays)
-    for name, model_dtype in table.items():
+    for name, model_dtype in model_dtypes(graph, kind).items():
         a = out.get(name)
         if a is None or np.asarray(a).dtype != np.dtype(_STORED[model_dtype]):
             continue

@@ -55,3 +55,17 @@ def test_convert_run_random_inputs_and_tosa_types(cli, tmp_path):
     assert r.exit_code == 0, r
     with np.load(tmp_path / "again.npz") as again, np.load(tmp_path / "m.npz") as first:
         assert again["mask"].dtype == np.uint8 and np.array_equal(again["mask"], first["mask"])
+
+
+def test_tflite_uint8_model_npz_is_uint8_and_matches_litert(cli, tmp_path):
+    """A TFLite model with uint8 I/O (no --int-io): its quantized edges hold uint8 bits, and the .npz gives
+    them as uint8, equal to LiteRT's reference kernels on the same pixels."""
+    from tests.importers.tflite.test_int_io import litert_tensors, sample
+    image = pixels(1, 16, 16, 3, seed=4)
+    np.savez(tmp_path / "in.npz", image=image)
+    r = cli("run", sample("uint8_io.tflite"), "--inputs", "in.npz", "-o", "out.npz")
+    assert r.exit_code == 0, r
+    with np.load(tmp_path / "out.npz") as out:
+        assert out["probs/uint8"].dtype == np.uint8 and out["image"].dtype == np.uint8
+        want = litert_tensors(sample("uint8_io.tflite"), {"image": image})["probs/uint8"]
+        np.testing.assert_array_equal(out["probs/uint8"], want)
