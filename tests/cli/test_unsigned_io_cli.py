@@ -69,3 +69,13 @@ def test_tflite_uint8_model_npz_is_uint8_and_matches_litert(cli, tmp_path):
         assert out["probs/uint8"].dtype == np.uint8 and out["image"].dtype == np.uint8
         want = litert_tensors(sample("uint8_io.tflite"), {"image": image})["probs/uint8"]
         np.testing.assert_array_equal(out["probs/uint8"], want)
+
+
+def test_inspect_names_the_model_dtypes(cli, tmp_path):
+    r = cli("inspect", _save(tmp_path), "--json")
+    assert r.exit_code == 0, r
+    doc = json.loads(r.stdout)
+    (image,) = doc["inputs"]
+    assert image["source_dtype"] == "uint8" and image["unsigned"] is True
+    outputs = {o["name"]: o for o in doc["outputs"]}
+    assert outputs["best"]["source_dtype"] == "int64" and "source_dtype" not in outputs["features"]
