@@ -147,3 +147,43 @@ def test_dynamic_quantize_lstm_needs_constant_weights():
     from tosaconv.diagnostics import TosaconvError
     with pytest.raises(TosaconvError, match="DynamicQuantizeLSTM W 'W' must be a constant"):
         convert(model)
+
+
+@pytest.mark.parametrize("weight_type", ["QUInt8", "QInt8"])
+def test_quantize_dynamic_then_onnxruntime_fusion(weight_type, tmp_path):
+    """The real pipeline: ``quantize_dynamic`` (MatMulInteger form), then a session at ORT_ENABLE_EXTENDED
+    saved with ``optimized_model_filepath`` fuses it into DynamicQuantizeMatMul. uint8 weights: equal to
+    onnxruntime. int8 weights (full range, -127..127): onnxruntime's u8s8 kernel saturates its int16 pair
+    sums on CPUs without VNNI, so the reference is the definition in integers (numpy)."""
+    import onnxruntime as ort
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+    r = np.random.default_rng(0)
+    nodes = [helper.make_node("MatMul", ["x", "w"], ["m"], name="mm"), helper.make_node("Add", ["m", "b"], ["y"],
+                                                                                          name="add")]
+    model = make_model(nodes, [info("x", F32, ["B", 16])], [info("y", F32, None)],
+                       [const("w", r.standard_normal((16, 8)).astype(np.float32)), const("b", rand(8, seed=1))], 17)
+    onnx.save(model, str(tmp_path / "mm.onnx"))
+    quantize_dynamic(str(tmp_path / "mm.onnx"), str(tmp_path / "q.onnx"), weight_type=getattr(QuantType, weight_type),
+                     extra_options={"MatMulConstBOnly": True})
+    options = ort.SessionOptions()
+    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_EXTENDED
+    options.optimized_model_filepath = str(tmp_path / "fused.onnx")
+    ort.InferenceSession(str(tmp_path / "q.onnx"), options, providers=["CPUExecutionProvider"])
+    fused = onnx.load(str(tmp_path / "fused.onnx"))
+    assert [n.op_type for n in fused.graph.node] == ["DynamicQuantizeMatMul"]
+    graph = convert(fused)
+    for i, rows in enumerate((3, 1)):
+        x = rand(rows, 16, low=-2, high=3, seed=5 + i)
+        want = run_onnxruntime(fused, {"x": x}) if weight_type == "QUInt8" else [_integer_truth(fused, x)]
+        compare_both_paths(graph, {"x": x}, want, 1e-5, 1e-5)
+
+
+def _integer_truth(model, x: np.ndarray) -> np.ndarray:
+    t = {i.name: numpy_helper.to_array(i) for i in model.graph.initializer}
+    _, b, b_scale, b_zp, bias = model.graph.node[0].input
+    lo, hi = min(x.min(), 0.0), max(x.max(), 0.0)
+    scale = np.float32((hi - lo) / np.float32(255))
+    zp = np.clip(np.rint(-lo / scale), 0, 255)
+    q = np.clip(np.rint(x / scale) + zp, 0, 255)
+    acc = (q - zp).astype(np.int64) @ (t[b].astype(np.int64) - t[b_zp].astype(np.int64))
+    return (acc * (scale * t[b_scale].astype(np.float64)) + t[bias]).astype(np.float32)
