@@ -22,11 +22,10 @@ from .matmul import matmul
 from .reduce import reduce_chain
 
 
-def split_heads(ctx, x, heads: int, head_size, keys: bool = False):
-    """``[B, L, heads*head_size]`` as ``[B, heads, L, head_size]`` (``[B, heads, head_size, L]`` for keys)."""
+def split_heads(ctx, x, heads: int, head_size):
+    """``[B, L, heads*head_size]`` as ``[B, heads, L, head_size]``."""
     b, length, _ = x.type.shape
-    y = reshape(ctx, x, [b, length, heads, head_size])
-    return transpose(ctx, y, (0, 2, 3, 1) if keys else (0, 2, 1, 3))
+    return transpose(ctx, reshape(ctx, x, [b, length, heads, head_size]), (0, 2, 1, 3))
 
 
 def merge_heads(ctx, y):

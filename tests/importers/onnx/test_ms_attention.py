@@ -1,8 +1,9 @@
 """com.microsoft Attention and MultiHeadAttention against onnxruntime, at two or more bindings of
-batch and sequence: every mask form tosaconv converts (none, dummy, [B] key lengths, [B, T] and
-[B, S, T] 0/1 masks), unidirectional, attention_bias, custom scale and mask_filter_value, unequal
-Q/V hidden sizes, cross attention and per-head K/V with present outputs; and the refusals (past
-state, rotary, left-padding masks, packed QKV) with their messages."""
+batch and sequence (and past length): every mask form tosaconv converts (none, dummy, [B] key
+lengths, [B, T] and [B, S, T] 0/1 masks), unidirectional, attention_bias, custom scale and
+mask_filter_value, unequal Q/V hidden sizes, cross attention, per-head K/V, a key/value cache
+(past in, present out, causal over both); and the refusals (shared past/present buffers, rotary,
+left-padding masks, packed QKV) with their messages."""
 from __future__ import annotations
 
 import numpy as np
@@ -81,8 +82,10 @@ def test_attention_unequal_qkv_hidden_sizes():
 
 
 @pytest.mark.parametrize("what,change,message", [
-    ("past", lambda m: _with_input(m, 4, "past", [2, "B", HEADS, 3, 4]), "past state input"),
-    ("present", lambda m: _with_output(m, "present"), r"output 1 \(present state\)"),
+    ("shared buffer", lambda m: m.graph.node[0].attribute.append(helper.make_attribute("past_present_share_buffer",
+                                                                                         1)),
+     "past_present_share_buffer=1"),
+    ("past length", lambda m: _with_input(m, 6, "plen", [1], I32), r"past_sequence_length \(a shared"),
     ("rotary", lambda m: m.graph.node[0].attribute.append(helper.make_attribute("do_rotary", 1)), "do_rotary=1"),
     ("left padding", lambda m: _with_input(m, 3, "mask", [6], I32), r"mask of shape \[6\] is not supported"),
 ])
@@ -156,11 +159,42 @@ def test_mha_per_head_key_and_value():
                                    enumerate(MHA_BINDINGS)])
 
 
-def test_mha_past_key_is_refused():
+def test_mha_past_key_without_past_value_is_refused():
     model = _mha(["B", "L", HIDDEN], ["B", "L", HIDDEN])
     _with_input(model, 6, "past_k", ["B", HEADS, "P", 4])
-    with pytest.raises(TosaconvError, match="with past_key is not supported .*without a key/value cache"):
+    with pytest.raises(TosaconvError, match="needs both past_key and past_value, or neither"):
         convert(model)
+
+
+def test_mha_with_past_key_and_value_unidirectional():
+    """A decoder step: past keys and values in front, causal over past + new, present outputs."""
+    model = _mha(["B", "S", HIDDEN], ["B", "S", HIDDEN], bias=True, outputs=3, unidirectional=1)
+    for i, name in ((6, "past_k"), (7, "past_v")):
+        _with_input(model, i, name, ["B", HEADS, "P", HIDDEN // HEADS])
+    feeds = []
+    for i, (b, s, p) in enumerate([(2, 3, 4), (1, 1, 6)]):
+        f = _mha_feeds(b, s, s, seed=i)
+        f["past_k"], f["past_v"] = (rand(b, HEADS, p, HIDDEN // HEADS, seed=20 + i + j) for j in (0, 1))
+        feeds.append(f)
+    check_with_onnxruntime(model, feeds)
+
+
+# -- Attention with a key/value cache ---------------------------------------------------------
+
+@pytest.mark.parametrize("mask", [None, "2d"])
+def test_attention_with_past_and_present(mask):
+    """GPT-2 style: past [2, B, N, P, h], unidirectional, a [B, P+S] mask, the present output."""
+    model = _attention(mask=["B", "T"] if mask else None, unidirectional=1)
+    _with_input(model, 4, "past", [2, "B", HEADS, "P", HIDDEN // HEADS])
+    _with_output(model, "present")
+    feeds = []
+    for i, (b, s, p) in enumerate([(2, 3, 4), (1, 1, 5)]):
+        f = {"x": rand(b, s, HIDDEN, seed=i), "past": rand(2, b, HEADS, p, HIDDEN // HEADS, seed=10 + i)}
+        if mask:
+            f["mask"] = (np.random.default_rng(i).uniform(size=(b, p + s)) > 0.3).astype(np.int32)
+            f["mask"][:, 0] = 1
+        feeds.append(f)
+    check_with_onnxruntime(model, feeds)
 
 
 def test_mha_packed_qkv_is_refused():

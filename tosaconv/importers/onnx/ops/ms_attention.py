@@ -1,4 +1,4 @@
-"""Converters for onnxruntime's com.microsoft Attention and MultiHeadAttention (no KV cache).
+"""Converters for onnxruntime's com.microsoft Attention and MultiHeadAttention.
 
 From onnxruntime's schemas and CPU kernels:
 
@@ -14,12 +14,15 @@ From onnxruntime's schemas and CPU kernels:
 ``scale`` defaults to ``1/sqrt(head size)``. Masks add ``mask_filter_value``
 (default -10000) where a key is masked: a 2-D ``[B, T]`` or 3-D ``[B, S, T]``
 0/1 mask (0 masks), a ``[B]`` vector of key lengths (right padding), or the
-dummy ``[B|1, 1]`` (no mask). ``unidirectional`` masks key ``j > i`` for
-query ``i``. Refused, each with a message naming it: past/present key-value
-state (``past``, ``past_key``/``past_value``, Attention's ``present``), rotary
-embedding (``do_rotary``), shared past/present buffers, the left-padding
-``[2B]`` and Megatron ``[B, 1, M, M]`` masks, MultiHeadAttention's packed
-QKV/KV inputs and its ``qk`` output.
+dummy ``[B|1, 1]`` (no mask). A key/value cache is concatenated in front of
+the new keys and values (Attention's ``past [2, B, N, P, h]``, MultiHeadAttention's
+``past_key``/``past_value [B, N, P, h]``), and the ``present`` outputs are
+the concatenations. ``unidirectional`` masks key ``j > i + P`` for query ``i``.
+Refused, each with a message naming it: rotary embedding (``do_rotary``),
+shared past/present buffers (``past_present_share_buffer``,
+``past_sequence_length``), the left-padding ``[2B]`` and Megatron
+``[B, 1, M, M]`` masks, MultiHeadAttention's packed QKV/KV inputs (which
+onnxruntime's CPU kernels do not run either) and its ``qk`` output.
 """
 from __future__ import annotations
 
@@ -32,7 +35,7 @@ from ....ir.dtypes import DType
 from ....ir.ops import Op
 from ....lowering.attention import attend, head_size, merge_heads, split_heads
 from ....lowering.dims import reshape, split_along
-from ....lowering.index_math import arange, transpose
+from ....lowering.index_math import arange, dim_tensor, transpose
 from ....lowering.matmul import matmul
 from ....symbolic.constraints import Kind
 from ....symbolic.expr import same
@@ -46,8 +49,8 @@ DEFAULT_MASK_FILTER = -10000.0
 def _refuse_inputs(node, indices: dict):
     for i, what in indices.items():
         if node.input(i):
-            raise ConvertError(f"{node.op_type} with {what} is not supported (tosaconv converts attention without "
-                               "a key/value cache; export the model without past state)")
+            raise ConvertError(f"{node.op_type} with {what} is not supported (tosaconv converts a key/value cache "
+                               "given as past inputs that grow, not a shared fixed-size buffer)")
 
 
 def _refuse_outputs(node, indices: dict):
@@ -58,8 +61,7 @@ def _refuse_outputs(node, indices: dict):
 
 @converter("Attention", since=1, domain=MS)
 def convert_attention(ctx, node):
-    _refuse_inputs(node, {4: "a past state input", 6: "past_sequence_length"})
-    _refuse_outputs(node, {1: "present state"})
+    _refuse_inputs(node, {6: "past_sequence_length (a shared past/present buffer)"})
     for attr in ("do_rotary", "past_present_share_buffer"):
         if node.attr(attr):
             raise ConvertError(f"Attention with {attr}=1 is not supported")
@@ -72,10 +74,35 @@ def convert_attention(ctx, node):
     hq, hv = head_size(sizes[0], heads, "Q hidden size"), head_size(sizes[2], heads, "V hidden size")
     if sizes[0] != sizes[1]:
         raise ConvertError(f"Attention Q and K hidden sizes differ ({sizes[0]} and {sizes[1]})")
-    q, k_t, v = (split_heads(ctx, q, heads, hq), split_heads(ctx, k, heads, hq, keys=True),
-                 split_heads(ctx, v, heads, hv))
-    biases = _biases(ctx, node, q, k_t, mask_index=3, bias_index=5)
-    return merge_heads(ctx, attend(ctx, q, k_t, v, _scale(node, hq), biases))
+    q, k, v = (split_heads(ctx, t, heads, h) for t, h in ((q, hq), (k, hq), (v, hv)))
+    past = _attention_past(ctx, node)
+    k, v = (k, v) if past is None else (_concat_seq(ctx, past[0], k), _concat_seq(ctx, past[1], v))
+    k_t = transpose(ctx, k, (0, 1, 3, 2))
+    biases = _biases(ctx, node, q, k_t, mask_index=3, bias_index=5, past=past)
+    y = merge_heads(ctx, attend(ctx, q, k_t, v, _scale(node, hq), biases))
+    present = None
+    if len(node.outputs) > 1 and node.outputs[1]:
+        present = ctx.b.emit(Op.CONCAT, _lead(ctx, k), _lead(ctx, v), attrs=A.AxisAttrs(0))
+    return [y, present]
+
+
+def _attention_past(ctx, node):
+    """Attention's ``past [2, B, N, P, h]`` as (past keys, past values) ``[B, N, P, h]``, or None."""
+    if not node.input(4):
+        return None
+    past = ctx.tensor(node.input(4))
+    if past.type.rank != 5:
+        raise ConvertError(f"Attention past must be [2, batch, heads, past_length, head_size], got {past.type}")
+    _, b, n, p, h = past.type.shape
+    return tuple(reshape(ctx, part, [b, n, p, h]) for part in split_along(ctx, past, 0, [1, 1]))
+
+
+def _concat_seq(ctx, past, new):
+    return ctx.b.emit(Op.CONCAT, past, new, attrs=A.AxisAttrs(2))
+
+
+def _lead(ctx, x):
+    return reshape(ctx, x, [1] + list(x.type.shape))
 
 
 def _qkv_sizes(node, total) -> list:
@@ -100,8 +127,9 @@ def _scale(node, size) -> float:
     return 1.0 / math.sqrt(size)
 
 
-def _biases(ctx, node, q, k_t, mask_index: int, bias_index: int) -> list:
-    """The additive terms of the scores ``[B, N, S, T]``: key mask, causal mask, attention_bias."""
+def _biases(ctx, node, q, k_t, mask_index: int, bias_index: int, past=None) -> list:
+    """The additive terms of the scores ``[B, N, S, T]``: key mask, causal mask (query i sees keys up to
+    ``i + P`` with P past keys), attention_bias."""
     (b, _, s, _), t = q.type.shape, k_t.type.shape[3]
     fill = node.attr("mask_filter_value")
     fill = DEFAULT_MASK_FILTER if fill is None else fill
@@ -111,7 +139,10 @@ def _biases(ctx, node, q, k_t, mask_index: int, bias_index: int) -> list:
         if mask is not None:
             terms.append(_fill_where(ctx, mask, fill, q))
     if node.attr("unidirectional"):
-        later = ctx.b.emit(Op.GREATER, arange(ctx, t, 4, 3), arange(ctx, s, 4, 2))
+        last = arange(ctx, s, 4, 2)
+        if past is not None:
+            last = ctx.b.emit(Op.ADD, last, dim_tensor(ctx, past[0].type.shape[2], 4))
+        later = ctx.b.emit(Op.GREATER, arange(ctx, t, 4, 3), last)
         terms.append(_fill_where(ctx, later, fill, q))
     if node.input(bias_index):
         terms.append(ctx.tensor(node.input(bias_index)))
@@ -153,7 +184,7 @@ def _fill_where(ctx, masked, value: float, like):
 
 @converter("MultiHeadAttention", since=1, domain=MS)
 def convert_multi_head_attention(ctx, node):
-    _refuse_inputs(node, {6: "past_key", 7: "past_value", 8: "past_sequence_length", 9: "cache_indirection"})
+    _refuse_inputs(node, {8: "past_sequence_length (a shared past/present buffer)", 9: "cache_indirection"})
     _refuse_outputs(node, {3: "qk"})
     heads = node.attr("num_heads")
     query = ctx.tensor(node.inputs[0])
@@ -173,10 +204,22 @@ def convert_multi_head_attention(ctx, node):
     else:
         raise ConvertError(f"MultiHeadAttention key of rank {key.type.rank} and value of rank {value.type.rank} "
                            "are not supported (packed KV); give both as [B, L, D] or both per head [B, N, L, h]")
+    past = _mha_past(ctx, node)
+    if past is not None:
+        k_heads, v_heads = _concat_seq(ctx, past[0], k_heads), _concat_seq(ctx, past[1], v_heads)
     k_t = transpose(ctx, k_heads, (0, 1, 3, 2))
-    biases = _biases(ctx, node, q, k_t, mask_index=4, bias_index=5)
+    biases = _biases(ctx, node, q, k_t, mask_index=4, bias_index=5, past=past)
     y = merge_heads(ctx, attend(ctx, q, k_t, v_heads, _scale(node, hq), biases))
     return [y, k_heads, v_heads]
+
+
+def _mha_past(ctx, node):
+    """``(past_key, past_value)`` ``[B, N, P, h]``, or None; one without the other is refused."""
+    if not node.input(6) and not node.input(7):
+        return None
+    if not (node.input(6) and node.input(7)):
+        raise ConvertError("MultiHeadAttention needs both past_key and past_value, or neither")
+    return ctx.tensor(node.input(6)), ctx.tensor(node.input(7))
 
 
 def _mha_bias(ctx, node, query, value):
