@@ -203,3 +203,18 @@ def test_mha_packed_qkv_is_refused():
     model.opset_import.append(helper.make_opsetid(MS, 1))
     with pytest.raises(TosaconvError, match="packed QKV"):
         convert(model)
+
+
+def test_attention_with_past_on_the_reference_model(tmp_path):
+    from tosaconv.emit import read_tosa
+
+    from .harness import check_reference_model, run_graph, specialize_and_emit
+    model = _attention(mask=["B", "T"], unidirectional=1)
+    _with_input(model, 4, "past", [2, "B", HEADS, "P", HIDDEN // HEADS])
+    _with_output(model, "present")
+    feeds = {"x": rand(2, 3, HIDDEN, seed=1), "past": rand(2, 2, HEADS, 4, HIDDEN // HEADS, seed=2),
+             "mask": np.ones((2, 7), np.int32)}
+    feeds["mask"][1, 5:] = 0
+    static, tosa = specialize_and_emit(convert(model), {k: v.shape for k, v in feeds.items()})
+    got = run_graph(read_tosa(tosa), feeds)
+    check_reference_model(tosa, static, feeds, got, tmp_path)
