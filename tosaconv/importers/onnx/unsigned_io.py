@@ -65,11 +65,11 @@ def check_readers(g: onnx.GraphProto, input_dtypes: dict):
 
 
 def _direct_readers(g: onnx.GraphProto, name: str) -> list:
-    """Nodes that read ``name`` (through layout ops) and are not unsigned-aware readers."""
-    bad, queue, seen = [], deque([name]), {name}
+    """Nodes that read ``name`` (through layout ops; in subgraphs too) and are not unsigned-aware readers."""
+    bad, queue, seen, nodes = [], deque([name]), {name}, list(_nodes(g))
     while queue:
         tensor = queue.popleft()
-        for node in g.node:
+        for node in nodes:
             if tensor not in node.input:
                 continue
             if node.op_type in LAYOUT and node.input[0] == tensor:
@@ -78,6 +78,15 @@ def _direct_readers(g: onnx.GraphProto, name: str) -> list:
             elif node.op_type not in READERS:
                 bad.append(node)
     return bad
+
+
+def _nodes(g: onnx.GraphProto):
+    """The nodes of ``g`` and of the subgraphs nested in it (a branch may read an outer input)."""
+    for node in g.node:
+        yield node
+        for a in node.attribute:
+            for sub in [a.g] if a.type == onnx.AttributeProto.GRAPH else list(a.graphs):
+                yield from _nodes(sub)
 
 
 def _problem(name: str, dtype: str, node) -> Diagnostic:
