@@ -91,8 +91,9 @@ def test_uint8_input_read_as_signed_data_is_refused():
 
 
 def test_uint8_input_read_inside_a_branch_is_refused_too():
-    branch = lambda name: helper.make_graph(  # noqa: E731
-        [helper.make_node("Neg", ["x"], [f"{name}_out"], name=f"neg_{name}")], name, [], [info(f"{name}_out", U8, None)])
+    def branch(name):
+        return helper.make_graph([helper.make_node("Neg", ["x"], [f"{name}_out"], name=f"neg_{name}")], name, [],
+                                 [info(f"{name}_out", U8, None)])
     nodes = [helper.make_node("If", ["c"], ["y"], name="if0", then_branch=branch("then"), else_branch=branch("else"))]
     model = make_model(nodes, [info("c", TensorProto.BOOL, []), info("x", U8, [3])], [info("y", U8, None)], (), 17)
     with pytest.raises(TosaconvError, match=r"input 'x' is uint8, .* Neg 'neg_then' reads it directly"):
