@@ -1,12 +1,13 @@
 """Local response normalization across channels, for the LRN of either importer.
 
-``y = x / (bias + scale * sum(x^2 over a window of channels))^beta`` on an
-``[N, C, ...]`` input, the window running from ``c - before`` to ``c + after``
-and clipped at the edges (ONNX LRN: ``scale = alpha / size``,
-``before = floor((size - 1) / 2)``, ``after = ceil((size - 1) / 2)``).
+``y = x / (bias + scale * sum(x^2 over a window of channels))^beta`` with the
+channels on ``axis`` (1 for ONNX's NCHW, the last for TFLite's NHWC), the
+window running from ``c - before`` to ``c + after`` and clipped at the edges
+(ONNX LRN: ``scale = alpha / size``, ``before = floor((size - 1) / 2)``,
+``after = ceil((size - 1) / 2)``; TFLite: ``scale = alpha``, both ``radius``).
 
 TOSA has no window over the channel axis, so the squares are reshaped to
-``[N, C, rest, 1]``, an NHWC tensor whose *height* is the channel axis, and
+``[outer, C, inner, 1]``, an NHWC tensor whose *height* is the channel axis, and
 one CONV2D with a ``[1, before + 1 + after, 1, 1]`` kernel of ``scale``
 (zero padding: the clipped window) sums them; the exact sum times ``scale``
 is what a channel-by-channel loop computes, up to the order of float
@@ -26,13 +27,13 @@ from .dims import reshape
 from .errors import ConvertError
 
 
-def local_response(ctx, x, before: int, after: int, scale: float, bias: float, beta: float):
-    """LRN of float ``x`` ``[N, C, ...]`` (see the module docstring)."""
+def local_response(ctx, x, before: int, after: int, scale: float, bias: float, beta: float, axis: int = 1):
+    """LRN of float ``x`` across the channels on ``axis`` (see the module docstring)."""
     if x.type.rank < 3 or not x.type.dtype.is_float:
-        raise ConvertError(f"LRN needs a float [N, C, spatial...] input, got {x.type}")
-    n, c, *rest = x.type.shape
+        raise ConvertError(f"LRN needs a float input with channels and spatial dims, got {x.type}")
+    shape = list(x.type.shape)
     squares = ctx.b.emit(Op.MUL, x, x, attrs=A.MulAttrs(0))
-    rows = reshape(ctx, squares, [n, c, product(rest), 1])
+    rows = reshape(ctx, squares, [product(shape[:axis]), shape[axis], product(shape[axis + 1:]), 1])
     dtype = x.type.dtype.numpy
     kernel = ctx.b.const(np.full((1, before + 1 + after, 1, 1), scale, dtype))
     attrs = A.Conv2dAttrs((before, after, 0, 0), (1, 1), (1, 1), DType.FP32)
