@@ -218,3 +218,17 @@ def test_attention_with_past_on_the_reference_model(tmp_path):
     static, tosa = specialize_and_emit(convert(model), {k: v.shape for k, v in feeds.items()})
     got = run_graph(read_tosa(tosa), feeds)
     check_reference_model(tosa, static, feeds, got, tmp_path)
+
+
+def test_attention_unnamed_mask_length_is_tied_to_the_batch():
+    """A [?] mask is taken as key lengths, with batch == its length in the ledger: binding it to twice
+    the batch (the left-padding form) fails with that constraint."""
+    from tosaconv import api
+    from tosaconv.diagnostics import ShapeError
+    model = _attention(mask=[None])
+    graph = convert(model)
+    f = _feeds(2, 5, "lengths", seed=3)
+    check_with_onnxruntime(model, [f])
+    with pytest.raises(ShapeError, match="constraint mask.0 == B does not hold") as e:
+        api.specialize(graph, api.solve_bindings(graph, {"x": (2, 5, HIDDEN), "mask": (4,)}))
+    assert "one key length per batch entry" in str([(d.message, d.notes, d.hint) for d in e.value.diagnostics])

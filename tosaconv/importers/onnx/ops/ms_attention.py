@@ -158,7 +158,9 @@ def _key_mask(ctx, node, mask, b, s, t):
         ctx.require(Kind.EQ, shape[-1], t, f"{node.op_type} mask covers every key")
         dims = [shape[0], 1, 1, t] if mask.type.rank == 2 else [shape[0], 1, shape[1], t]
         return ctx.b.emit(Op.EQUAL, reshape(ctx, _int32(ctx, mask), dims), _zero(ctx, 4))
-    if mask.type.rank == 1 and same(shape[0], b):
+    if mask.type.rank == 1 and not (isinstance(shape[0], int) and isinstance(b, int) and shape[0] != b):
+        ctx.require(Kind.EQ, shape[0], b, f"{node.op_type} 1-D mask has one key length per batch entry "
+                    "(the [2*batch] left-padding form is not supported)")
         lengths = reshape(ctx, _int32(ctx, mask), [b, 1, 1, 1])
         return ctx.b.emit(Op.GREATER_EQUAL, arange(ctx, t, 4, 3), lengths)
     raise ConvertError(f"{node.op_type} mask of shape {list(shape)} is not supported (supported: [batch] key "
