@@ -183,8 +183,9 @@ def describe(graph: Graph) -> dict:
     """Everything ``tosaconv inspect`` shows, as plain data."""
     return {
         "source": graph.source,
-        "inputs": [_value_info(v.name, v.type, graph.input_quant.get(v.name)) for v in graph.inputs],
-        "outputs": [_value_info(n, v.type, graph.output_quant.get(n))
+        "inputs": [_value_info(v.name, v.type, graph.input_quant.get(v.name), graph.input_dtypes.get(v.name))
+                   for v in graph.inputs],
+        "outputs": [_value_info(n, v.type, graph.output_quant.get(n), graph.output_dtypes.get(n))
                     for n, v in zip(graph.output_names, graph.outputs)],
         "int_io": graph.int_io,
         "symbols": [_symbol_info(i) for i in graph.scope.symbols.values()],
@@ -230,13 +231,16 @@ def _is_static(graph: Graph) -> bool:
                for g in walk_graphs(graph) for op in g.ops)
 
 
-def _value_info(name, t, quant=None) -> dict:
-    """One input or output; a quantized one also has its scale, zero point and the model's own dtype."""
+def _value_info(name, t, quant=None, own=None) -> dict:
+    """One input or output; a quantized one also has its scale, zero point and the model's own dtype, and
+    one the program stores in another type (``own``: uint8, int64...) the model's dtype."""
     info = {"name": name, "dtype": t.dtype.value, "shape": [d if isinstance(d, int) else dim_str(d) for d in t.shape],
             "symbols": sorted(t.symbols())}
     if quant is not None:
         info.update({"scale": quant.scale, "zero_point": quant.zero_point, "source_dtype": quant.source_dtype,
                      "unsigned": quant.unsigned})
+    elif own is not None:
+        info.update({"source_dtype": own, "unsigned": own.startswith("uint")})
     return info
 
 

@@ -21,6 +21,7 @@ from .. import api
 from ..bindings import BindingSet, BindingSources, collect
 from ..diagnostics import Diagnostic, ShapeError
 from ..fileio import load_npz
+from ..io_dtypes import to_model, to_program
 from ..passes.state_as_io import carry_in, state_pairs
 
 INPUT_PREFIX = "input:"
@@ -86,7 +87,7 @@ def pick_inputs(graph, bindings: BindingSet, sources: BindingSources, seed: int,
     state = state or {}
     if not sources.arrays_path:
         _require_bound(graph, bindings.values())
-        inputs = api.random_inputs(graph, bindings.values(), seed)
+        inputs = to_model(graph, api.random_inputs(graph, bindings.values(), seed), "input")
         inputs.update(carry_in(graph, {}, state))
         return inputs, f"random (seed {seed})"
     names = [v.name for v in graph.inputs]
@@ -126,8 +127,8 @@ def _origin(graph, name: str) -> str:
 
 
 def run(session, graph, inputs: dict, bindings: dict | None = None, state: dict | None = None) -> dict:
-    with session.stage("run", "running the reference interpreter"):
-        return api.run(graph, inputs, bindings or None, state)
+    with session.stage("run", "running the reference interpreter"):   # arrays in the model's dtypes
+        return to_model(graph, api.run(graph, to_program(graph, inputs), bindings or None, state))
 
 
 def merge_steps(runs: list) -> tuple:

@@ -79,6 +79,10 @@ class Graph:
     output_quant: dict = field(default_factory=dict)
     int_io: bool = False
     import_warnings: list = field(default_factory=list)   # Diagnostics (warnings) the importer raised
+    # the model's own element type of an input or output by name, where the IR stores it in another
+    # one ("uint8": uint8 bits in INT8, "int64" in INT32, "float64" in FP32); see tosaconv.io_dtypes
+    input_dtypes: dict = field(default_factory=dict)
+    output_dtypes: dict = field(default_factory=dict)
     _names: set = field(default_factory=set, repr=False)
 
     def unique_name(self, base: str) -> str:
@@ -114,7 +118,8 @@ class Graph:
         """An empty graph that shares this one's name, scope and ledger."""
         return Graph(name=self.name, scope=self.scope, ledger=self.ledger, source=self.source,
                      float_reasons=self.float_reasons, input_quant=self.input_quant,
-                     output_quant=self.output_quant, int_io=self.int_io, import_warnings=self.import_warnings)
+                     output_quant=self.output_quant, int_io=self.int_io, import_warnings=self.import_warnings,
+                     input_dtypes=self.input_dtypes, output_dtypes=self.output_dtypes)
 
     def region_shell(self, name: str) -> "Graph":
         """An empty region graph: it shares this graph's symbols but keeps its own ledger, because

@@ -47,21 +47,32 @@ def numpy_name(dtype) -> str:
         return dtype.value
 
 
-def _edge(name: str, value, quant: Optional[EdgeQuant]) -> dict:
+def _edge(name: str, value, quant: Optional[EdgeQuant], own: Optional[str] = None) -> dict:
+    """``own``: the model's type at an unquantized edge stored in another IR type (graph.*_dtypes)."""
     t = value.type
     dtype = numpy_name(t.dtype)
     return {"name": name, "dtype": dtype,
             "scale": None if quant is None else quant.scale,
             "zero_point": None if quant is None else quant.zero_point,
-            "source_dtype": dtype if quant is None else quant.source_dtype,
-            "unsigned": False if quant is None else quant.unsigned}
+            "source_dtype": (own or dtype) if quant is None else quant.source_dtype,
+            "unsigned": own in UNSIGNED if quant is None else quant.unsigned}
+
+
+UNSIGNED = ("uint8", "uint16")
 
 
 def describe_io(graph) -> dict:
     """The report's ``io`` section: whether ``--int-io`` made the edges, and every input and output."""
     return {"int_io": graph.int_io,
-            "inputs": [_edge(v.name, v, graph.input_quant.get(v.name)) for v in graph.inputs],
-            "outputs": [_edge(n, v, graph.output_quant.get(n)) for n, v in zip(graph.output_names, graph.outputs)]}
+            "inputs": [_edge(v.name, v, graph.input_quant.get(v.name), graph.input_dtypes.get(v.name))
+                       for v in graph.inputs],
+            "outputs": [_edge(n, v, graph.output_quant.get(n), graph.output_dtypes.get(n))
+                        for n, v in zip(graph.output_names, graph.outputs)]}
+
+
+def dtype_text(kind: str, name: str, dtype: str) -> str:
+    """One ``.tosair`` line for an edge's own model type (``io input "x" from uint8``)."""
+    return f"io {kind} {json.dumps(name, ensure_ascii=False)} from {dtype}"
 
 
 def edge_text(kind: str, name: str, q: EdgeQuant) -> str:

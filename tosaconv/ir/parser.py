@@ -77,12 +77,17 @@ class _Parser(Cursor):
                              f"{self.found()}")
 
     def io_edge(self):
-        """``io input|output "name" scale S zero_point Z from DTYPE [unsigned]`` (see io_quant.edge_text)."""
+        """``io input|output "name" scale S zero_point Z from DTYPE [unsigned]`` (see io_quant.edge_text), or
+        ``io input|output "name" from DTYPE``."""
         self.skip()
         start, kind = self.pos, self.match(IDENT, "'input' or 'output'")
         if kind not in ("input", "output"):
             raise self.error(f"expected 'input' or 'output', found {kind!r}", start)
         name = self.string("the edge's name")
+        if self.keyword("from"):      # ``io input "x" from uint8``: the model's own type (io_quant.dtype_text)
+            table = self.graph.input_dtypes if kind == "input" else self.graph.output_dtypes
+            table[name] = self.match(IDENT, "a dtype name")
+            return
         self.expect_keyword("scale", "(the edge's scale)")
         scale = float(self.match(FLOAT, "a scale"))
         self.expect_keyword("zero_point", "(the edge's zero point)")

@@ -28,7 +28,7 @@ import numpy as np
 from ..symbolic.expr import dim_str, format_symbol
 from .dtypes import DType
 from .graph import Graph
-from .io_quant import edge_text
+from .io_quant import dtype_text, edge_text
 from .location import Location
 
 FORMAT_VERSION = 1
@@ -197,7 +197,9 @@ def _io_lines(graph) -> list:
     """``int_io`` when --int-io made the edges, then the quantization of each input and output."""
     lines = ["int_io"] if graph.int_io else []
     lines += [edge_text("input", n, q) for n, q in graph.input_quant.items()]
-    return lines + [edge_text("output", n, q) for n, q in graph.output_quant.items()]
+    lines += [edge_text("output", n, q) for n, q in graph.output_quant.items()]
+    lines += [dtype_text("input", n, d) for n, d in graph.input_dtypes.items()]
+    return lines + [dtype_text("output", n, d) for n, d in graph.output_dtypes.items()]
 
 
 def print_graph(graph) -> str:

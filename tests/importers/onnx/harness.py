@@ -90,6 +90,8 @@ def run_graph(graph, feeds: dict) -> list:
 
 def _narrow(arr, dtype: np.dtype) -> np.ndarray:
     arr = np.asarray(arr)
+    if arr.dtype.kind == "u" and np.dtype(dtype).kind == "i" and arr.dtype.itemsize == np.dtype(dtype).itemsize:
+        return arr.view(dtype)   # uint8/uint16 model data: the program holds the same bits (tosaconv.io_dtypes)
     if arr.dtype.kind in "iu" and np.dtype(dtype).kind == "i" and arr.size:
         info_ = np.iinfo(dtype)
         if arr.max() > info_.max or arr.min() < info_.min:

@@ -98,3 +98,29 @@ def test_prelu():
     m.op("PRELU", [x, m.const("alpha", rand(1, 4, low=0.0, high=0.5))], [y])
     m.output(y)
     check_with_litert(m.finish(), FEEDS)
+
+
+
+@pytest.mark.parametrize("fields", [{"Radius": 2, "Bias": 1.0, "Alpha": 0.5, "Beta": 0.75},
+                                    {"Radius": 1, "Bias": 2.0, "Alpha": 1.0, "Beta": 0.5},
+                                    {"Radius": 5, "Bias": 0.5, "Alpha": 0.2, "Beta": 1.0}], ids=str)
+def test_local_response_normalization(fields):
+    """Windows inside, at and wider than the 6 channels; the RSQRT, RECIPROCAL and POW forms. The window is
+    TensorFlow's ``c - radius .. c + radius``, which LiteRT's builtin kernel computes; its reference kernel
+    stops one channel short (``c + radius`` exclusive), so the comparison is with the builtin kernel."""
+    from ai_edge_litert.interpreter import Interpreter, OpResolverType
+
+    from tests.importers.tflite.harness import compare_both_paths, convert
+    model = unary_model("LOCAL_RESPONSE_NORMALIZATION", [1, 3, 4, 6], [-1, -1, 4, 6],
+                        "LocalResponseNormalizationOptions", **fields)
+    graph = convert(model)
+    for x in (rand(2, 3, 4, 6, low=-3, high=3), rand(1, 5, 4, 6, low=-3, high=3, seed=1)):
+        interp = Interpreter(model_content=model,
+                             experimental_op_resolver_type=OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES)
+        index = interp.get_input_details()[0]["index"]
+        interp.resize_tensor_input(index, x.shape)
+        interp.allocate_tensors()
+        interp.set_tensor(index, x)
+        interp.invoke()
+        want = interp.get_tensor(interp.get_output_details()[0]["index"])
+        compare_both_paths(graph, {"x": x}, [want], 1e-5, 1e-6)

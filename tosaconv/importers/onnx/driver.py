@@ -28,7 +28,7 @@ from ...ir.ops import Op
 from ...ir.types import TensorType
 from ...symbolic.scope import SymbolInfo
 from . import ops as _ops  # noqa: F401  (registers the converters)
-from . import scan8
+from . import scan8, unsigned_io
 from .dim_names import symbol_name
 from ..errors import converting
 from .context import ImportContext, ShapeTensor
@@ -45,6 +45,7 @@ _ELEM_TYPES = {
     onnx.TensorProto.INT64: DType.INT32, onnx.TensorProto.INT32: DType.INT32,
     onnx.TensorProto.INT16: DType.INT16, onnx.TensorProto.INT8: DType.INT8,
     onnx.TensorProto.BOOL: DType.BOOL, onnx.TensorProto.DOUBLE: DType.FP32,
+    onnx.TensorProto.UINT8: DType.INT8, onnx.TensorProto.UINT16: DType.INT16,   # the same bits (see .unsigned_io)
 }
 
 
@@ -53,9 +54,11 @@ def import_onnx(path: str, int_io: bool = False, quantize_weights: bool = False)
     ``quantize_weights`` (``--profile int``): float weights between QDQ pairs are quantized (see
     .ops.qdq_weights)."""
     model = _load(path)
+    domains = {o.domain: o.version for o in model.opset_import if o.domain not in DEFAULT_DOMAINS}
+    if not any(o.domain in DEFAULT_DOMAINS for o in model.opset_import):
+        _check_supported(model.graph, 0, domains)   # e.g. an ai.onnx.ml-only model: name its ops first
     model = _upgrade(model, path)
     opset = _default_opset(model)
-    domains = {o.domain: o.version for o in model.opset_import if o.domain not in DEFAULT_DOMAINS}
     _check_supported(model.graph, opset, domains)
     graph = Graph(source=f"{os.path.basename(path)} (ONNX opset {opset})", int_io=int_io)
     initializers = {t.name: t for t in model.graph.initializer}
@@ -63,9 +66,11 @@ def import_onnx(path: str, int_io: bool = False, quantize_weights: bool = False)
     ctx.int_io = int_io_plan(model.graph, initializers) if int_io else None
     ctx.quantize_weights = quantize_weights
     _declare_inputs(ctx, model.graph, initializers)
+    unsigned_io.check_readers(model.graph, ctx.graph.input_dtypes)
     convert_nodes(ctx, model.graph.node)
     record_integer_inputs(ctx, model.graph)
     _set_outputs(ctx, model.graph)
+    unsigned_io.record_outputs(ctx, model.graph)
     return graph
 
 
@@ -137,8 +142,8 @@ def _check_supported(g: onnx.GraphProto, opset: int, domains: dict):
 
 def _what(op_type: str, domain: str, version: int) -> str:
     """Which version of the op the model uses, or why it has none tosaconv knows."""
-    if domain not in DEFAULT_DOMAINS and not version:
-        return f"the model does not import the {domain} op set"
+    if not version:
+        return f"the model does not import the {'default ONNX' if domain in DEFAULT_DOMAINS else domain} op set"
     found = op_version(op_type, version, domain)
     if found:
         return f"version {found}"
@@ -168,7 +173,8 @@ def _declare_inputs(ctx: ImportContext, g: onnx.GraphProto, initializers: dict):
             raise ConversionError.one("E-INPUT-RANK", f"input '{vi.name}' has no rank; tosaconv needs fixed ranks",
                                       hint="export the model with a shaped input")
         shape = tuple(_input_dim(ctx, vi.name, axis, d) for axis, d in enumerate(tt.shape.dim))
-        ctx.values[vi.name] = ctx.graph.add_input(vi.name, TensorType(_ELEM_TYPES[tt.elem_type], shape))
+        v = ctx.graph.add_input(vi.name, TensorType(_ELEM_TYPES[tt.elem_type], shape))
+        ctx.values[vi.name] = unsigned_io.declared_input(ctx, v, tt.elem_type)
 
 
 def _input_dim(ctx: ImportContext, input_name: str, axis: int, d):

@@ -146,7 +146,8 @@ def record_integer_inputs(ctx, g: onnx.GraphProto):
         dq = next((n for n in g.node if _is(n, "DequantizeLinear") and n.input[0] == v.name), None)
         params = _const_params(ctx, dq) if dq is not None else None
         if params is not None:
-            ctx.graph.input_quant[v.name] = EdgeQuant(*params, numpy_name(v.type.dtype))
+            own = ctx.graph.input_dtypes.get(v.name, numpy_name(v.type.dtype))   # uint8 bits: "uint8"
+            ctx.graph.input_quant[v.name] = EdgeQuant(*params, own, own.startswith("uint"))
 
 
 def output_value(ctx, name: str, v, g: onnx.GraphProto):

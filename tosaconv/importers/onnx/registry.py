@@ -87,7 +87,9 @@ def schema(op_type: str, opset: int, domain: str = ""):
     """The ONNX schema (or declared :class:`DomainSchema`) of ``op_type`` at ``opset`` of its
     domain, or None if there is no such op."""
     if _key(domain) == "":
-        return _onnx_schema(op_type, opset)
+        found = _onnx_schema(op_type, opset)
+        if found is not None:
+            return found   # else perhaps one of onnxruntime's own ops of the default domain, declared with domain ""
     usable = [s for s in _DECLARED.get((domain, op_type), []) if s.since_version <= opset]
     return usable[-1] if usable else None
 
@@ -125,17 +127,31 @@ def supported_ops() -> list:
 def support_table(min_opset: int, max_opset: int) -> list:
     """One row per registered op: the model opsets it converts at and the op's schema versions those
     opsets select. For the default domain the opsets are those in ``[min_opset, max_opset]``; for
-    another domain, every declared version of that domain's op set up to its newest."""
+    another domain, every declared version of that domain's op set up to its newest. An op that
+    onnxruntime defines in the default domain (declared with domain "") gets its own row, with domain
+    ``ORT_DEFAULT_DOMAIN``, for the opsets at which ``onnx.defs`` has no such op."""
     rows = []
     for (domain, op_type), entries in sorted(_REGISTRY.items()):
         lo, hi = (min_opset, max_opset) if domain == "" else _declared_range(domain)
         opsets = [o for o in range(lo, hi + 1) if resolve(op_type, o, domain)]
-        if not opsets:
-            continue
-        versions = sorted({op_version(op_type, o, domain) for o in opsets})
-        rows.append({"op_type": op_type, "domain": domain or "ai.onnx", "since": entries[0][0],
-                     "opsets": [opsets[0], opsets[-1]], "versions": versions})
+        for label, chosen in _by_origin(op_type, domain, opsets):
+            versions = sorted({op_version(op_type, o, domain) for o in chosen})
+            since = max(s for s, _ in entries if s <= versions[0])
+            rows.append({"op_type": op_type, "domain": label, "since": since,
+                         "opsets": [chosen[0], chosen[-1]], "versions": versions})
     return rows
+
+
+ORT_DEFAULT_DOMAIN = "ai.onnx (onnxruntime)"
+
+
+def _by_origin(op_type: str, domain: str, opsets: list) -> list:
+    """``[(domain label, opsets)]``: a default-domain op's opsets split into ONNX's and onnxruntime's."""
+    if domain != "":
+        return [(domain, opsets)] if opsets else []
+    standard = [o for o in opsets if isinstance(schema(op_type, o), onnx.defs.OpSchema)]
+    ort_own = [o for o in opsets if o not in standard]
+    return [(label, chosen) for label, chosen in (("ai.onnx", standard), (ORT_DEFAULT_DOMAIN, ort_own)) if chosen]
 
 
 def _declared_range(domain: str) -> tuple:

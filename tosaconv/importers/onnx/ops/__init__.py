@@ -12,5 +12,6 @@ from . import activation, argmax, arith, logic, norms  # noqa: F401
 from . import einsum, indexing, layout, masks, nonzero, pad, scatter, topk  # noqa: F401
 from . import dynamic_quant, qlinear, quant  # noqa: F401
 from . import qgemm, qlinear_ms  # noqa: F401  (com.microsoft, declared in ..ms_domain)
+from . import ms_activation, ms_attention, ms_dynamic_quant, ms_fused, ms_norms  # noqa: F401  (..ms_domain)
 from . import control, loops  # noqa: F401
 from . import dft  # noqa: F401

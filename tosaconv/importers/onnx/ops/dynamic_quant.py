@@ -29,12 +29,18 @@ def convert_dynamic_quantize_linear(ctx, node):
     x = ctx.tensor(node.inputs[0])
     if x.type.dtype != DType.FP32:
         raise ConvertError(f"DynamicQuantizeLinear takes float32 input, not {x.type.dtype.value}")
-    scale, zero_point = _parameters(ctx, x)
-    q = _rint(ctx, divide(ctx, x, scale, ctx.b.emit(Op.RECIPROCAL, scale)))
-    q = clamp_int32(ctx, ctx.b.emit(Op.ADD, q, zero_point), 0, 255)
+    q, scale, zero_point = quantize_uint8(ctx, x)
     y = mark_unsigned(ctx, _cast(ctx, q, DType.INT8), UINT8)
     zp = mark_unsigned(ctx, _scalar(ctx, _cast(ctx, zero_point, DType.INT8)), UINT8)
     return [y, _scalar(ctx, scale), zp]
+
+
+def quantize_uint8(ctx, x) -> tuple:
+    """DynamicQuantizeLinear of float32 ``x`` as int32 values: ``(q in [0, 255], scale, zero point)``,
+    the scale float and the zero point int32, both with every dim 1."""
+    scale, zero_point = _parameters(ctx, x)
+    q = _rint(ctx, divide(ctx, x, scale, ctx.b.emit(Op.RECIPROCAL, scale)))
+    return clamp_int32(ctx, ctx.b.emit(Op.ADD, q, zero_point), 0, 255), scale, zero_point
 
 
 def _parameters(ctx, x):

@@ -19,6 +19,8 @@ from ....ir.ops import Op
 from ....lowering.elementwise import index_arith, index_elementwise, sqrt, truncate
 from ....lowering.typed import clamp, compare, int32_op, mul
 from ..context import ShapeTensor
+from ..unsigned_io import true_value
+from .qtypes import UINT8, UINT16, mark_unsigned, stored_qtype
 from ..reader import ConvertError
 from ..registry import converter
 
@@ -201,18 +203,36 @@ _CAST_TARGETS = {
 }
 
 
+_UNSIGNED_TARGETS = {onnx.TensorProto.UINT8: UINT8, onnx.TensorProto.UINT16: UINT16}
+
+
 @converter("Cast", since=6)
 def convert_cast(ctx, node):
     to = node.attr("to")
+    if to in _UNSIGNED_TARGETS:
+        return _cast_to_unsigned(ctx, node, _UNSIGNED_TARGETS[to])
     if to not in _CAST_TARGETS:
         raise ConvertError(f"Cast to {onnx.TensorProto.DataType.Name(to)} has no TOSA equivalent")
     st = ctx.values.get(node.inputs[0])
     if isinstance(st, ShapeTensor) and _CAST_TARGETS[to] in (DType.INT32, DType.INT16):
         return st
-    x = ctx.tensor(node.inputs[0])
+    x = true_value(ctx, ctx.tensor(node.inputs[0]))     # uint8 bits read as their values
     target = _CAST_TARGETS[to]
     if x.type.dtype is target:
         return x
     if x.type.dtype.is_float and target.is_int:
         x = truncate(ctx, x)
     return ctx.b.emit(Op.CAST, x, attrs=A.CastAttrs(target))
+
+
+def _cast_to_unsigned(ctx, node, qtype):
+    """uint8/uint16 storage (the low bits, as ONNX's integer Cast wraps; floats truncated first)."""
+    x = ctx.tensor(node.inputs[0])
+    if stored_qtype(ctx, x) is qtype:
+        return x
+    x = true_value(ctx, x)
+    if x.type.dtype.is_float:
+        x = truncate(ctx, x)
+    if x.type.dtype is DType.BOOL or x.type.dtype.is_float or x.type.dtype is not DType.INT32:
+        x = ctx.b.emit(Op.CAST, x, attrs=A.CastAttrs(DType.INT32))
+    return mark_unsigned(ctx, ctx.b.emit(Op.CAST, x, attrs=A.CastAttrs(qtype.dtype)), qtype)

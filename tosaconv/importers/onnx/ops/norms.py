@@ -1,6 +1,7 @@
 """Converters for the ONNX normalizations over blocks of an [N, C, ...] input:
 InstanceNormalization, GroupNormalization (opset 18 and 21),
-MeanVarianceNormalization and LpNormalization.
+MeanVarianceNormalization, LpNormalization and LRN (across channels, see
+:mod:`tosaconv.lowering.lrn`).
 
 Instance and group normalization standardize with
 :func:`.normalize.standardize` (mean, then the mean of squared deviations).
@@ -22,6 +23,7 @@ from ....ir.dtypes import DType
 from ....ir.ops import Op
 from ....lowering.dims import norm_axis, reshape
 from ....lowering.elementwise import sqrt
+from ....lowering.lrn import local_response
 from ....lowering.reduce import mean_over, reduce_chain
 from ....lowering.typed import mul
 from ....symbolic.constraints import Kind
@@ -116,3 +118,15 @@ def convert_lp_normalization(ctx, node):
     zero = ctx.b.scalar_like(0, x.type)
     is_zero = ctx.b.emit(Op.EQUAL, norm, zero)
     return ctx.b.emit(Op.SELECT, is_zero, zero, mul(ctx, x, ctx.b.emit(Op.RECIPROCAL, norm)))
+
+
+# -- LRN -------------------------------------------------------------------------------------
+
+@converter("LRN", since=1)
+def convert_lrn(ctx, node):
+    """ONNX LRN: the window of ``size`` channels around each one, scaled by ``alpha / size``."""
+    size = node.attr("size")
+    if size < 1:
+        raise ConvertError(f"LRN size must be >= 1, got {size}")
+    return local_response(ctx, ctx.tensor(node.inputs[0]), (size - 1) // 2, size // 2,
+                          node.attr("alpha") / size, node.attr("bias"), node.attr("beta"))

@@ -1,11 +1,13 @@
 """Converters for TFLite activations and normalizations: LOGISTIC, TANH, the
 RELU family, LEAKY_RELU, PRELU, HARD_SWISH, GELU, ELU, SOFTMAX (with beta),
-LOG_SOFTMAX and L2_NORMALIZATION.
+LOG_SOFTMAX, L2_NORMALIZATION and LOCAL_RESPONSE_NORMALIZATION.
 
 SOFTMAX and LOG_SOFTMAX work on the last axis (TFLite's only axis) and
 subtract the max first, like the reference kernels. L2_NORMALIZATION is
 ``x * rsqrt(max(sum(x^2), 1e-6))`` over the last axis (the float kernel's
-epsilon).
+epsilon). LOCAL_RESPONSE_NORMALIZATION is ``x * (bias + alpha * sum(x^2 over
+channels c - radius .. c + radius))^-beta`` on the last axis, the reference
+kernel's formula, built by :func:`tosaconv.lowering.lrn.local_response`.
 """
 from __future__ import annotations
 
@@ -14,6 +16,7 @@ import math
 from ....ir import attrs as A
 from ....ir.ops import Op
 from ....lowering.elementwise import hard_sigmoid
+from ....lowering.lrn import local_response
 from ....lowering.reduce import reduce_chain
 from ....lowering.typed import clamp, compare, mul
 from ..registry import converter
@@ -128,3 +131,11 @@ def convert_l2_normalization(ctx, node):
     total = reduce_chain(ctx, Op.REDUCE_SUM, mul(ctx, x, x), [x.type.rank - 1])
     total = ctx.b.emit(Op.MAXIMUM, total, _c(ctx, L2_EPSILON, x), attrs=A.NanModeAttrs())
     return fused(ctx, node, mul(ctx, x, ctx.b.emit(Op.RSQRT, total)))
+
+
+@converter("LOCAL_RESPONSE_NORMALIZATION", options="LocalResponseNormalizationOptions")
+def convert_local_response_normalization(ctx, node):
+    x = _x(ctx, node)
+    radius = int(node.opt("Radius"))
+    return local_response(ctx, x, radius, radius, float(node.opt("Alpha")), float(node.opt("Bias")),
+                          float(node.opt("Beta")), axis=x.type.rank - 1)

@@ -1,0 +1,120 @@
+"""uint8/uint16, int64 and float64 model inputs and outputs in the ONNX importer.
+
+TOSA 1.0 has no unsigned tensors: only RESCALE reads or writes int8/int16
+storage as unsigned (``input_unsigned`` / ``output_unsigned``). An image model
+that takes uint8 pixels therefore gets an INT8 program input holding the
+same bits (:mod:`.ops.qtypes` explains the convention), recorded as unsigned
+so every reader interprets it right: the quantized ops already do, and Cast
+turns it into its true value with one unsigned RESCALE (``input_unsigned``,
+exact) before converting it (:func:`true_value`). A uint8 *output* (a Cast
+to uint8, a QuantizeLinear to uint8) is likewise the INT8 bits.
+
+:func:`check_readers` refuses, before anything converts, a uint8/uint16
+input read directly by an op that would compute on the stored bits (an Add,
+a Conv...), naming each one; layout ops in between are followed.
+
+The model's own type of every such edge (and of int64 and float64 edges,
+which TOSA stores as int32 and float32) is recorded in
+``graph.input_dtypes`` / ``graph.output_dtypes``, so the report says so and a
+run takes and saves arrays in those types (:mod:`tosaconv.io_dtypes`).
+"""
+from __future__ import annotations
+
+from collections import deque
+
+import onnx
+
+from ...diagnostics import ConversionError, Diagnostic
+from ...ir import attrs as A
+from ...ir.dtypes import DType
+from ...ir.location import Location
+from ...ir.ops import Op
+from .ops.qtypes import UINT8, UINT16, QTensor, mark_unsigned, signed_value, stored_qtype
+
+T = onnx.TensorProto
+MODEL_DTYPES = {T.UINT8: "uint8", T.UINT16: "uint16", T.INT64: "int64", T.DOUBLE: "float64"}
+_UNSIGNED = {T.UINT8: UINT8, T.UINT16: UINT16}
+_STORED = {"uint8": DType.INT8, "uint16": DType.INT16, "int64": DType.INT32, "float64": DType.FP32}
+
+# ops whose converters read unsigned storage correctly (Shape and Size read no values), and layout ops that
+# carry it unchanged
+READERS = {"Cast", "DequantizeLinear", "QLinearConv", "QLinearMatMul", "ConvInteger", "MatMulInteger", "MaxPool",
+           "ArgMax", "ArgMin", "QLinearAdd", "QLinearMul", "QLinearSigmoid", "QLinearLeakyRelu", "QLinearSoftmax",
+           "QLinearConcat", "QLinearWhere", "QLinearGlobalAveragePool", "QLinearAveragePool", "QLinearReduceMean",
+           "QGemm", "Shape", "Size"}
+LAYOUT = {"Transpose", "Reshape", "Squeeze", "Unsqueeze", "Flatten", "Identity", "Slice"}
+
+
+def declared_input(ctx, v, elem_type: int):
+    """Graph input ``v`` of ONNX type ``elem_type``: its model type recorded, unsigned bits marked."""
+    if elem_type in MODEL_DTYPES:
+        ctx.graph.input_dtypes[v.name] = MODEL_DTYPES[elem_type]
+    if elem_type in _UNSIGNED:
+        mark_unsigned(ctx, v, _UNSIGNED[elem_type])
+    return v
+
+
+def check_readers(g: onnx.GraphProto, input_dtypes: dict):
+    """Refuse (one error listing all) every op that reads a uint8/uint16 input's bits as signed data."""
+    diags = []
+    for name, dtype in input_dtypes.items():
+        if dtype.startswith("uint"):
+            diags += [_problem(name, dtype, node) for node in _direct_readers(g, name)]
+    if diags:
+        raise ConversionError(diags)
+
+
+def _direct_readers(g: onnx.GraphProto, name: str) -> list:
+    """Nodes that read ``name`` (through layout ops; in subgraphs too) and are not unsigned-aware readers."""
+    bad, queue, seen, nodes = [], deque([name]), {name}, list(_nodes(g))
+    while queue:
+        tensor = queue.popleft()
+        for node in nodes:
+            if tensor not in node.input:
+                continue
+            if node.op_type in LAYOUT and node.input[0] == tensor:
+                queue.extend(o for o in node.output if o and o not in seen)
+                seen.update(node.output)
+            elif node.op_type not in READERS:
+                bad.append(node)
+    return bad
+
+
+def _nodes(g: onnx.GraphProto):
+    """The nodes of ``g`` and of the subgraphs nested in it (a branch may read an outer input)."""
+    for node in g.node:
+        yield node
+        for a in node.attribute:
+            for sub in [a.g] if a.type == onnx.AttributeProto.GRAPH else list(a.graphs):
+                yield from _nodes(sub)
+
+
+def _problem(name: str, dtype: str, node) -> Diagnostic:
+    where = node.name or (node.output[0] if node.output else node.op_type)
+    return Diagnostic(
+        "E-INPUT-TYPE", f"input '{name}' is {dtype}, which TOSA stores as signed bits; {node.op_type} '{where}' "
+        "reads it directly, and tosaconv computes on unsigned data only through Cast, the quantized ops "
+        "(DequantizeLinear, QLinear*, ConvInteger, MatMulInteger), MaxPool, ArgMax/ArgMin and layout ops",
+        Location(node.op_type, where), hint=f"insert a Cast of '{name}' to int32 or float before {node.op_type}")
+
+
+def true_value(ctx, x):
+    """``x`` as int32 holding its true values when it stores unsigned bits (an exact unsigned RESCALE to
+    the signed form ``q - offset``, then CAST and ADD offset), else ``x`` itself."""
+    qtype = stored_qtype(ctx, x) if x.type.dtype in (DType.INT8, DType.INT16) else None
+    if qtype is None or not qtype.unsigned:
+        return x
+    signed = signed_value(ctx, QTensor(qtype, value=x))
+    wide = ctx.b.emit(Op.CAST, signed, attrs=A.CastAttrs(DType.INT32))
+    return ctx.b.emit(Op.ADD, wide, ctx.b.scalar_like(qtype.offset, wide.type))
+
+
+def record_outputs(ctx, g: onnx.GraphProto):
+    """The model type of every uint8/uint16/int64/float64 graph output stored in another IR type (an output
+    that --int-io made signed int8 is not uint8 bits, and keeps its io record only)."""
+    for vi, v in zip(g.output, ctx.graph.outputs):
+        dtype = MODEL_DTYPES.get(vi.type.tensor_type.elem_type)
+        quant = ctx.graph.output_quant.get(vi.name)
+        if dtype is None or v.type.dtype is not _STORED[dtype] or (quant is not None and not quant.unsigned):
+            continue
+        ctx.graph.output_dtypes[vi.name] = dtype

@@ -1,0 +1,67 @@
+"""Arrays in the model's own element types at the program's edges, and back.
+
+TOSA has no unsigned or 64-bit tensors, so a program stores a model's uint8
+(uint16) edge as the same bits in INT8 (INT16), an int64 edge in INT32 and
+a float64 edge in FP32. The importer records the model's type of every such
+edge in ``graph.input_dtypes`` / ``graph.output_dtypes`` (a quantized edge
+holding unsigned bits is in ``graph.input_quant`` / ``output_quant``). A run
+(``tosaconv run``, ``convert --run``) takes and saves arrays in the model's
+types: :func:`to_program` turns a model-typed input array into the stored
+form (bits reinterpreted; int64 checked to fit int32; float64 rounded), and
+:func:`to_model` turns program arrays back (uint8 bits as uint8, int32 as
+int64, float32 as float64). An array of any other type is left as it is, for
+the interpreter to check. A ``.tosa`` file does not carry these records, so
+its edges stay in their TOSA types.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .diagnostics import ShapeError
+
+_STORED = {"uint8": np.int8, "uint16": np.int16, "int64": np.int32, "float64": np.float32}
+
+
+def model_dtypes(graph, kind: str) -> dict:
+    """The model's type of each recorded input (``kind="input"``) or output edge: ``graph.input_dtypes`` /
+    ``output_dtypes``, plus the quantized edges whose int8/int16 tensor holds uint8/uint16 bits (a TFLite
+    model's uint8 I/O without --int-io)."""
+    quant = graph.input_quant if kind == "input" else graph.output_quant
+    out = {name: q.source_dtype for name, q in quant.items() if q.unsigned and q.source_dtype in ("uint8", "uint16")}
+    out.update(graph.input_dtypes if kind == "input" else graph.output_dtypes)
+    return out
+
+
+def to_program(graph, arrays: dict) -> dict:
+    """``arrays`` by input name with each model-typed array of a recorded input in its stored type."""
+    out = dict(arrays)
+    for name, model_dtype in model_dtypes(graph, "input").items():
+        a = out.get(name)
+        if a is None or np.asarray(a).dtype != np.dtype(model_dtype):
+            continue
+        out[name] = _stored(name, np.asarray(a), model_dtype)
+    return out
+
+
+def _stored(name: str, a: np.ndarray, model_dtype: str) -> np.ndarray:
+    stored = np.dtype(_STORED[model_dtype])
+    if model_dtype.startswith("uint"):
+        return a.view(stored)
+    if model_dtype == "int64" and a.size:
+        info = np.iinfo(np.int32)
+        if a.max() > info.max or a.min() < info.min:
+            raise ShapeError.one("E-INPUT", f"input '{name}' has int64 values outside the int32 range the TOSA "
+                                 "program stores it in", hint="give values that fit 32 bits")
+    return a.astype(stored)
+
+
+def to_model(graph, arrays: dict, kind: str = "output") -> dict:
+    """Program ``arrays`` (outputs by output name, or inputs with ``kind="input"``) in the model's types."""
+    out = dict(arrays)
+    for name, model_dtype in model_dtypes(graph, kind).items():
+        a = out.get(name)
+        if a is None or np.asarray(a).dtype != np.dtype(_STORED[model_dtype]):
+            continue
+        a = np.asarray(a)
+        out[name] = a.view(np.dtype(model_dtype)) if model_dtype.startswith("uint") else a.astype(model_dtype)
+    return out
