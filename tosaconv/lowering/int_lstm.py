@@ -13,8 +13,17 @@ Formats (TFLite's 8x8_16 integer LSTM design):
 - Gate pre-activations: int16 Q3.12 (real = q / 2**12, range [-8, 8)), each of
   the two int32 matmul accumulators (bias folded into the ``x`` one) RESCALEd to
   Q3.12 with TOSA's ``apply_scale_32`` and summed with saturation to int16.
-- Sigmoid and tanh: int16 TOSA TABLEs (513 entries, interpolating; the result
-  has 7 extra fraction bits), output int16 Q0.15 after a rounding shift by 7.
+- Sigmoid and tanh, two variants (``table_bits``):
+
+  * 16 (TFLite's design): int16 TOSA TABLEs (513 entries, interpolating; the
+    result has 7 extra fraction bits), output int16 Q0.15 after a rounding
+    shift by 7.
+  * 8 (what Ethos-U's compiler accepts: Vela 5.2's TOSA reader takes TABLE
+    only with int8 input, output and table, ``constraint_table_dtype``): the
+    Q3.12 pre-activation is RESCALEd (rounding shift) to int8 at scale 2**-4
+    for sigmoid (range [-8, 8)) and 2**-5 for tanh ([-4, 4)), looked up in a
+    256-entry int8 TABLE (sigmoid out at scale 2**-8, zp -128; tanh out at
+    2**-7, zp 0) and RESCALEd exactly to Q0.15.
 - Cell state: int16 Q3.12, i.e. scale 2**-12, **|c| < 8 assumed** (not
   calibrated: ONNX QDQ carries no cell-state range); larger values saturate.
 - ``h = o * tanh(c)``: Q0.15 x Q0.15 = Q0.30 in int32, RESCALEd to the int8
@@ -59,6 +68,39 @@ SIGMOID = int16_table(lambda v: 1.0 / (1.0 + np.exp(-v)))
 TANH = int16_table(np.tanh)
 
 
+@dataclass(frozen=True)
+class Table8:
+    """An int8 TABLE on a Q3.12 value narrowed by ``narrow`` bits; output (q - zp) << widen is Q0.15."""
+    narrow: int
+    entries: np.ndarray
+    zp: int
+    widen: int
+
+    def __call__(self, q12: np.ndarray) -> np.ndarray:
+        index = np.clip(rounding_shift(q12, self.narrow), -128, 127)
+        return (self.entries[index + 128].astype(np.int64) - self.zp) << self.widen
+
+
+def int8_table(fn, narrow: int, out_bits: int, zp: int) -> Table8:
+    """``fn`` on int8 inputs at scale 2**(narrow - 12), output int8 at scale 2**-out_bits with ``zp``."""
+    inputs = np.arange(-128, 128) * 2.0 ** (narrow - GATE_BITS)
+    entries = np.clip(np.rint(fn(inputs) * (1 << out_bits)) + zp, -128, 127).astype(np.int8)
+    return Table8(narrow, entries, zp, ACT_BITS - out_bits)
+
+
+SIGMOID8 = int8_table(lambda v: 1.0 / (1.0 + np.exp(-v)), 8, 8, -128)
+TANH8 = int8_table(np.tanh, 7, 7, 0)
+
+
+def activations(table_bits: int) -> tuple:
+    """(sigmoid, tanh) as functions Q3.12 -> Q0.15 for 16- or 8-bit TABLEs."""
+    if table_bits == 16:
+        return (lambda z: lookup(SIGMOID, z)), (lambda z: lookup(TANH, z))
+    if table_bits == 8:
+        return SIGMOID8, TANH8
+    raise ValueError(f"table_bits must be 8 or 16, got {table_bits}")
+
+
 def lookup(table: np.ndarray, q12: np.ndarray) -> np.ndarray:
     """TABLE then a rounding shift by 7 (RESCALE multiplier 1, shift 7): Q3.12 -> Q0.15 int16."""
     wide = apply_lookup_s(table, q12)
@@ -96,9 +138,11 @@ class IntLstmDirection:
     x_zp: int
     h_zp: int
     h_out: tuple            # (multiplier, shift) of Q0.30 -> int8 h
+    table_bits: int = 16
 
 
-def quantize_direction(w, r, b, x_scale: float, x_zp: int, h_scale: float, h_zp: int) -> IntLstmDirection:
+def quantize_direction(w, r, b, x_scale: float, x_zp: int, h_scale: float, h_zp: int,
+                       table_bits: int = 16) -> IntLstmDirection:
     """Integer parameters from ONNX float ``W`` [4H, I], ``R`` [4H, H], ``B`` [8H] (or None)."""
     w_scale = np.maximum(np.abs(w).max(axis=1), 1e-30) / 127.0
     r_scale = np.maximum(np.abs(r).max(axis=1), 1e-30) / 127.0
@@ -109,7 +153,7 @@ def quantize_direction(w, r, b, x_scale: float, x_zp: int, h_scale: float, h_zp:
     acc_scale = x_scale * w_scale
     bias_q = np.rint(bias / acc_scale).astype(np.int64)
     return IntLstmDirection(wq, rq, bias_q, Requant.of(acc_scale), Requant.of(h_scale * r_scale),
-                            int(x_zp), int(h_zp), quantized_multiplier(2.0 ** -30 / h_scale))
+                            int(x_zp), int(h_zp), quantized_multiplier(2.0 ** -30 / h_scale), table_bits)
 
 
 def step(d: IntLstmDirection, x: np.ndarray, h: np.ndarray, c: np.ndarray) -> tuple:
@@ -119,11 +163,11 @@ def step(d: IntLstmDirection, x: np.ndarray, h: np.ndarray, c: np.ndarray) -> tu
     z = np.clip(d.w_requant(acc_x) + d.r_requant(acc_h), -32768, 32767)
     hidden = d.r.shape[1]
     i, o, f, g = (z[:, k * hidden:(k + 1) * hidden] for k in range(4))
-    i, o, f = lookup(SIGMOID, i), lookup(SIGMOID, o), lookup(SIGMOID, f)
-    g = lookup(TANH, g)
+    sigmoid, tanh = activations(d.table_bits)
+    i, o, f, g = sigmoid(i), sigmoid(o), sigmoid(f), tanh(g)
     c_new = rounding_shift(f * c, ACT_BITS) + rounding_shift(i * g, 2 * ACT_BITS - GATE_BITS)
     c_new = np.clip(c_new, -32768, 32767)
-    product = o * lookup(TANH, c_new)
+    product = o * tanh(c_new)
     multiplier, shift = d.h_out
     h_new = np.clip(apply_scale_32(product, multiplier, shift) + d.h_zp, -128, 127)
     return h_new, c_new
