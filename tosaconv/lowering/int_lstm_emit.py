@@ -4,7 +4,8 @@ Only ops Ethos-U's compiler (Vela 5.2) reads from TOSA are used: CONV2D 1x1
 for the two matrix products (weights constant), RESCALE for every change of
 scale, saturation and rounding shift (``multiplier 2**30, shift 30 + s`` is a
 rounding right shift by ``s``), ADD, MUL (int16 x int16 -> int32), SLICE and
-int8 TABLE. Tensors are NHWC ``[B, 1, 1, C]``.
+int8 TABLE (and CONCAT for a sequence). Per step, tensors are NHWC ``[1, B, 1, C]``
+(the batch on H, so a whole sequence ``[T, B, 1, C]`` is sliced on N).
 """
 from __future__ import annotations
 
@@ -45,12 +46,12 @@ def _activate(b, z16, table: Table8):
 
 
 def _gate(b, z16, k: int, hidden: int):
-    batch = z16.type.shape[0]
-    return b.emit(Op.SLICE, z16, attrs=A.SliceAttrs((0, 0, 0, k * hidden), (batch, 1, 1, hidden)))
+    size = tuple(z16.type.shape[:-1]) + (hidden,)
+    return b.emit(Op.SLICE, z16, attrs=A.SliceAttrs((0, 0, 0, k * hidden), size))
 
 
 def emit_step(b, d: IntLstmDirection, x, h, c) -> tuple:
-    """int8 ``x`` [B,1,1,I], int8 ``h`` [B,1,1,H], int16 ``c`` [B,1,1,H] -> (int8 h, int16 c)."""
+    """int8 ``x`` [1,B,1,I], int8 ``h`` [1,B,1,H], int16 ``c`` [1,B,1,H] -> (int8 h, int16 c)."""
     if d.table_bits != 8:
         raise ValueError("only the 8-bit-TABLE integer LSTM has a TOSA form Vela accepts")
     hidden = d.r.shape[1]
@@ -67,3 +68,15 @@ def emit_step(b, d: IntLstmDirection, x, h, c) -> tuple:
     product = b.emit(Op.MUL, o, _activate(b, c_new, TANH8), attrs=A.MulAttrs(0))
     multiplier, shift = d.h_out
     return _rescale(b, product, DType.INT8, multiplier, shift, output_zp=d.h_zp), c_new
+
+
+def emit_sequence(b, d: IntLstmDirection, x, h, c, reverse: bool = False) -> tuple:
+    """int8 ``x`` [T,B,1,I] and initial ``h``, ``c`` [1,B,1,H] -> (int8 Y [T,B,1,H], h_T, c_T), unrolled."""
+    steps, batch, _, width = x.type.shape
+    ys = [None] * steps
+    for t in (reversed(range(steps)) if reverse else range(steps)):
+        x_t = b.emit(Op.SLICE, x, attrs=A.SliceAttrs((t, 0, 0, 0), (1, batch, 1, width)))
+        h, c = emit_step(b, d, x_t, h, c)
+        ys[t] = h
+    y = ys[0] if steps == 1 else b.emit(Op.CONCAT, *ys, attrs=A.AxisAttrs(0))
+    return y, h, c
