@@ -1,0 +1,192 @@
+"""Integer LSTM cell (8x8_16 style): the numeric plan, as numpy, in TOSA's own integer semantics.
+
+This module fixes the formats and every rounding step of an all-integer ONNX
+``LSTM`` (gates i, o, f, c; default Sigmoid/Tanh/Tanh; no peepholes, no clip)
+so that a TOSA emitter can reproduce it op for op. It is format-neutral (no
+ONNX or TFLite import) and is the arithmetic a converter's lowering must match.
+It is not wired into any importer yet.
+
+Formats (TFLite's 8x8_16 integer LSTM design):
+
+- ``x`` and ``h``: int8 with their own (scale, zero point); weights ``W``, ``R``:
+  int8, symmetric, one scale per gate row (per output channel).
+- Gate pre-activations: int16 Q3.12 (real = q / 2**12, range [-8, 8)), each of
+  the two int32 matmul accumulators (bias folded into the ``x`` one) RESCALEd to
+  Q3.12 with TOSA's ``apply_scale_32`` and summed with saturation to int16.
+- Sigmoid and tanh, two variants (``table_bits``):
+
+  * 16 (TFLite's design): int16 TOSA TABLEs (513 entries, interpolating; the
+    result has 7 extra fraction bits), output int16 Q0.15 after a rounding
+    shift by 7.
+  * 8 (what Ethos-U's compiler accepts: Vela 5.2's TOSA reader takes TABLE
+    only with int8 input, output and table, ``constraint_table_dtype``): the
+    Q3.12 pre-activation is RESCALEd (rounding shift) to int8 at scale 2**-4
+    for sigmoid (range [-8, 8)) and 2**-5 for tanh ([-4, 4)), looked up in a
+    256-entry int8 TABLE (sigmoid out at scale 2**-8, zp -128; tanh out at
+    2**-7, zp 0) and RESCALEd exactly to Q0.15.
+- Cell state: int16 Q3.12, i.e. scale 2**-12, **|c| < 8 assumed** (not
+  calibrated: ONNX QDQ carries no cell-state range); larger values saturate.
+- ``h = o * tanh(c)``: Q0.15 x Q0.15 = Q0.30 in int32, RESCALEd to the int8
+  (scale, zp) of the QuantizeLinear consuming ``Y``.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional
+
+import numpy as np
+
+from ..interpreter.fixed_point import apply_lookup_s, apply_scale_32
+
+GATE_BITS = 12          # Q3.12 gate pre-activations and cell state
+ACT_BITS = 15           # Q0.15 gate activations
+CELL_LIMIT = 8.0        # the assumed bound on |c| (scale 2**-12 in int16)
+
+
+def quantized_multiplier(real: float) -> tuple:
+    """(multiplier, shift) of TOSA RESCALE (scale32) for a positive ``real`` below 2**15."""
+    if not real > 0:
+        raise ValueError(f"a rescale factor must be positive, got {real}")
+    mantissa, exponent = np.frexp(real)
+    multiplier = int(round(mantissa * (1 << 30)))
+    shift = 30 - int(exponent)
+    if multiplier == 1 << 30:
+        multiplier, shift = 1 << 29, shift - 1
+    if not 2 <= shift <= 62:
+        raise ValueError(f"a rescale factor of {real} is outside RESCALE's shift range")
+    return multiplier, shift
+
+
+def int16_table(fn) -> np.ndarray:
+    """The 513 int16 entries of a TOSA TABLE computing ``fn`` from Q3.12 input to Q0.15 output."""
+    inputs = (np.arange(513, dtype=np.int64) - 256) * 128 / float(1 << GATE_BITS)
+    entries = np.rint(fn(inputs) * (1 << ACT_BITS))
+    return np.clip(entries, -32768, 32767).astype(np.int16)
+
+
+SIGMOID = int16_table(lambda v: 1.0 / (1.0 + np.exp(-v)))
+TANH = int16_table(np.tanh)
+
+
+@dataclass(frozen=True)
+class Table8:
+    """An int8 TABLE on a Q3.12 value narrowed by ``narrow`` bits; output (q - zp) << widen is Q0.15."""
+    narrow: int
+    entries: np.ndarray
+    zp: int
+    widen: int
+
+    def __call__(self, q12: np.ndarray) -> np.ndarray:
+        index = np.clip(rounding_shift(q12, self.narrow), -128, 127)
+        return (self.entries[index + 128].astype(np.int64) - self.zp) << self.widen
+
+
+def int8_table(fn, narrow: int, out_bits: int, zp: int) -> Table8:
+    """``fn`` on int8 inputs at scale 2**(narrow - 12), output int8 at scale 2**-out_bits with ``zp``."""
+    inputs = np.arange(-128, 128) * 2.0 ** (narrow - GATE_BITS)
+    entries = np.clip(np.rint(fn(inputs) * (1 << out_bits)) + zp, -128, 127).astype(np.int8)
+    return Table8(narrow, entries, zp, ACT_BITS - out_bits)
+
+
+SIGMOID8 = int8_table(lambda v: 1.0 / (1.0 + np.exp(-v)), 8, 8, -128)
+TANH8 = int8_table(np.tanh, 7, 7, 0)
+
+
+def activations(table_bits: int) -> tuple:
+    """(sigmoid, tanh) as functions Q3.12 -> Q0.15 for 16- or 8-bit TABLEs."""
+    if table_bits == 16:
+        return (lambda z: lookup(SIGMOID, z)), (lambda z: lookup(TANH, z))
+    if table_bits == 8:
+        return SIGMOID8, TANH8
+    raise ValueError(f"table_bits must be 8 or 16, got {table_bits}")
+
+
+def lookup(table: np.ndarray, q12: np.ndarray) -> np.ndarray:
+    """TABLE then a rounding shift by 7 (RESCALE multiplier 1, shift 7): Q3.12 -> Q0.15 int16."""
+    wide = apply_lookup_s(table, q12)
+    return np.clip((wide + 64) >> 7, -32768, 32767)
+
+
+def rounding_shift(value: np.ndarray, shift: int) -> np.ndarray:
+    """ARITHMETIC_RIGHT_SHIFT with round = true."""
+    return (value + (np.int64(1) << (shift - 1))) >> shift
+
+
+@dataclass(frozen=True)
+class Requant:
+    """Per-row RESCALE of an int32 accumulator to Q3.12: multipliers and shifts, one per gate row."""
+    multiplier: np.ndarray
+    shift: np.ndarray
+
+    @staticmethod
+    def of(scales: np.ndarray) -> "Requant":
+        pairs = [quantized_multiplier(float(s) * (1 << GATE_BITS)) for s in scales]
+        return Requant(np.array([m for m, _ in pairs]), np.array([s for _, s in pairs]))
+
+    def __call__(self, acc: np.ndarray) -> np.ndarray:
+        return apply_scale_32(acc, self.multiplier, self.shift)
+
+
+@dataclass(frozen=True)
+class IntLstmDirection:
+    """One direction's integer parameters: int8 W [4H, I], R [4H, H], int32 bias at W's scale."""
+    w: np.ndarray
+    r: np.ndarray
+    bias: np.ndarray
+    w_requant: Requant
+    r_requant: Requant
+    x_zp: int
+    h_zp: int
+    h_out: tuple            # (multiplier, shift) of Q0.30 -> int8 h
+    table_bits: int = 16
+
+
+def quantize_direction(w, r, b, x_scale: float, x_zp: int, h_scale: float, h_zp: int,
+                       table_bits: int = 16) -> IntLstmDirection:
+    """Integer parameters from ONNX float ``W`` [4H, I], ``R`` [4H, H], ``B`` [8H] (or None)."""
+    w_scale = np.maximum(np.abs(w).max(axis=1), 1e-30) / 127.0
+    r_scale = np.maximum(np.abs(r).max(axis=1), 1e-30) / 127.0
+    wq = np.clip(np.rint(w / w_scale[:, None]), -127, 127).astype(np.int64)
+    rq = np.clip(np.rint(r / r_scale[:, None]), -127, 127).astype(np.int64)
+    rows = w.shape[0]
+    bias = np.zeros(rows) if b is None else b[:rows] + b[rows:]
+    acc_scale = x_scale * w_scale
+    bias_q = np.rint(bias / acc_scale).astype(np.int64)
+    return IntLstmDirection(wq, rq, bias_q, Requant.of(acc_scale), Requant.of(h_scale * r_scale),
+                            int(x_zp), int(h_zp), quantized_multiplier(2.0 ** -30 / h_scale), table_bits)
+
+
+def step(d: IntLstmDirection, x: np.ndarray, h: np.ndarray, c: np.ndarray) -> tuple:
+    """One time step: int8 ``x`` [B, I], int8 ``h`` [B, H], int16 Q3.12 ``c`` [B, H] -> (h, c)."""
+    acc_x = (x.astype(np.int64) - d.x_zp) @ d.w.T + d.bias
+    acc_h = (h.astype(np.int64) - d.h_zp) @ d.r.T
+    z = np.clip(d.w_requant(acc_x) + d.r_requant(acc_h), -32768, 32767)
+    hidden = d.r.shape[1]
+    i, o, f, g = (z[:, k * hidden:(k + 1) * hidden] for k in range(4))
+    sigmoid, tanh = activations(d.table_bits)
+    i, o, f, g = sigmoid(i), sigmoid(o), sigmoid(f), tanh(g)
+    c_new = rounding_shift(f * c, ACT_BITS) + rounding_shift(i * g, 2 * ACT_BITS - GATE_BITS)
+    c_new = np.clip(c_new, -32768, 32767)
+    product = o * tanh(c_new)
+    multiplier, shift = d.h_out
+    h_new = np.clip(apply_scale_32(product, multiplier, shift) + d.h_zp, -128, 127)
+    return h_new, c_new
+
+
+def run(d: IntLstmDirection, xs: np.ndarray, h0: Optional[np.ndarray] = None,
+        c0: Optional[np.ndarray] = None, reverse: bool = False) -> tuple:
+    """int8 ``xs`` [T, B, I] -> (int8 Y [T, B, H], int8 h_T, int16 c_T), forward or reverse."""
+    steps, batch = xs.shape[0], xs.shape[1]
+    hidden = d.r.shape[1]
+    h = np.full((batch, hidden), d.h_zp, np.int64) if h0 is None else h0.astype(np.int64)
+    c = np.zeros((batch, hidden), np.int64) if c0 is None else c0.astype(np.int64)
+    ys = [None] * steps
+    for t in (reversed(range(steps)) if reverse else range(steps)):
+        h, c = step(d, xs[t], h, c)
+        ys[t] = h
+    return np.stack(ys), h, c
+
+
+def quantize_cell(c: np.ndarray) -> np.ndarray:
+    """A float cell state in the assumed Q3.12 format (saturating at |c| = 8)."""
+    return np.clip(np.rint(c * (1 << GATE_BITS)), -32768, 32767).astype(np.int64)

@@ -1,0 +1,82 @@
+"""One integer LSTM time step as TOSA ops, exactly :func:`tosaconv.lowering.int_lstm.step` (8-bit TABLEs).
+
+Only ops Ethos-U's compiler (Vela 5.2) reads from TOSA are used: CONV2D 1x1
+for the two matrix products (weights constant), RESCALE for every change of
+scale, saturation and rounding shift (``multiplier 2**30, shift 30 + s`` is a
+rounding right shift by ``s``), ADD, MUL (int16 x int16 -> int32), SLICE and
+int8 TABLE (and CONCAT for a sequence). Per step, tensors are NHWC ``[1, B, 1, C]``
+(the batch on H, so a whole sequence ``[T, B, 1, C]`` is sliced on N).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..ir import attrs as A
+from ..ir.dtypes import DType
+from ..ir.ops import Op
+from .int_lstm import ACT_BITS, GATE_BITS, IntLstmDirection, SIGMOID8, TANH8, Table8
+
+ONE = 1 << 30
+
+
+def _rescale(b, x, dtype: DType, multiplier, shift, input_zp: int = 0, output_zp: int = 0):
+    per_channel = np.ndim(multiplier) > 0
+    mult = tuple(int(m) for m in np.atleast_1d(multiplier))
+    shifts = tuple(int(s) for s in np.atleast_1d(shift))
+    attrs = A.RescaleAttrs(mult, shifts, input_zp, output_zp, True, "SINGLE_ROUND", per_channel)
+    return b.emit(Op.RESCALE, x, attrs=attrs, result_type=x.type.with_dtype(dtype))
+
+
+def _shift(b, x, dtype: DType, bits: int, input_zp: int = 0):
+    """A saturating rounding right shift by ``bits`` (a left shift for negative ``bits``)."""
+    return _rescale(b, x, dtype, ONE, 30 + bits, input_zp)
+
+
+def _matmul(b, x, weights: np.ndarray, bias: np.ndarray, zp: int):
+    out = weights.shape[0]
+    w = b.const(np.ascontiguousarray(weights.astype(np.int8).reshape(out, 1, 1, -1)))
+    attrs = A.Conv2dAttrs((0, 0, 0, 0), (1, 1), (1, 1), DType.INT32, zp, 0)
+    return b.emit(Op.CONV2D, x, w, b.const(bias.astype(np.int32)), attrs=attrs)
+
+
+def _activate(b, z16, table: Table8):
+    index = _shift(b, z16, DType.INT8, table.narrow)
+    looked = b.emit(Op.TABLE, index, attrs=A.TableAttrs(table.entries))
+    return _shift(b, looked, DType.INT16, -table.widen, input_zp=table.zp)
+
+
+def _gate(b, z16, k: int, hidden: int):
+    size = tuple(z16.type.shape[:-1]) + (hidden,)
+    return b.emit(Op.SLICE, z16, attrs=A.SliceAttrs((0, 0, 0, k * hidden), size))
+
+
+def emit_step(b, d: IntLstmDirection, x, h, c) -> tuple:
+    """int8 ``x`` [1,B,1,I], int8 ``h`` [1,B,1,H], int16 ``c`` [1,B,1,H] -> (int8 h, int16 c)."""
+    if d.table_bits != 8:
+        raise ValueError("only the 8-bit-TABLE integer LSTM has a TOSA form Vela accepts")
+    hidden = d.r.shape[1]
+    acc_x = _rescale(b, _matmul(b, x, d.w, d.bias, d.x_zp), DType.INT32, d.w_requant.multiplier,
+                     d.w_requant.shift)
+    acc_h = _rescale(b, _matmul(b, h, d.r, np.zeros(d.r.shape[0]), d.h_zp), DType.INT32,
+                     d.r_requant.multiplier, d.r_requant.shift)
+    z16 = _shift(b, b.emit(Op.ADD, acc_x, acc_h), DType.INT16, 0)
+    i, o, f = (_activate(b, _gate(b, z16, k, hidden), SIGMOID8) for k in (0, 1, 2))
+    g = _activate(b, _gate(b, z16, 3, hidden), TANH8)
+    keep = _shift(b, b.emit(Op.MUL, f, c, attrs=A.MulAttrs(0)), DType.INT32, ACT_BITS)
+    new = _shift(b, b.emit(Op.MUL, i, g, attrs=A.MulAttrs(0)), DType.INT32, 2 * ACT_BITS - GATE_BITS)
+    c_new = _shift(b, b.emit(Op.ADD, keep, new), DType.INT16, 0)
+    product = b.emit(Op.MUL, o, _activate(b, c_new, TANH8), attrs=A.MulAttrs(0))
+    multiplier, shift = d.h_out
+    return _rescale(b, product, DType.INT8, multiplier, shift, output_zp=d.h_zp), c_new
+
+
+def emit_sequence(b, d: IntLstmDirection, x, h, c, reverse: bool = False) -> tuple:
+    """int8 ``x`` [T,B,1,I] and initial ``h``, ``c`` [1,B,1,H] -> (int8 Y [T,B,1,H], h_T, c_T), unrolled."""
+    steps, batch, _, width = x.type.shape
+    ys = [None] * steps
+    for t in (reversed(range(steps)) if reverse else range(steps)):
+        x_t = b.emit(Op.SLICE, x, attrs=A.SliceAttrs((t, 0, 0, 0), (1, batch, 1, width)))
+        h, c = emit_step(b, d, x_t, h, c)
+        ys[t] = h
+    y = ys[0] if steps == 1 else b.emit(Op.CONCAT, *ys, attrs=A.AxisAttrs(0))
+    return y, h, c
