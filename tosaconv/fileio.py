@@ -66,6 +66,7 @@ def _write_temp(final: str, data: bytes) -> str:
     directory, base = os.path.split(final)
     fd, temp = tempfile.mkstemp(prefix=f".{base}.", suffix=".tmp", dir=directory)
     try:
+        os.fchmod(fd, _final_mode(final))
         with os.fdopen(fd, "wb") as f:
             f.write(data)
             f.flush()
@@ -74,6 +75,20 @@ def _write_temp(final: str, data: bytes) -> str:
         _unlink_quietly(temp)
         raise
     return temp
+
+
+def _final_mode(final: str) -> int:
+    """The mode the output should have: an existing file's own, else 0666 less the umask.
+
+    mkstemp creates 0600 files, and ``os.replace`` keeps the temporary file's
+    mode, so without this every output would be private to its owner.
+    """
+    try:
+        return os.stat(final).st_mode & 0o7777
+    except OSError:
+        umask = os.umask(0)
+        os.umask(umask)
+        return 0o666 & ~umask
 
 
 def _unlink_quietly(path: str):
