@@ -19,6 +19,7 @@ import numpy as np
 from .diagnostics import ConversionError, ShapeError, TosaconvError, UsageError
 from .ir.graph import Graph, walk_graphs
 from .ir.types import TensorType
+from .limits import check_tensor
 from .passes import needed_symbols, run_pipeline
 from .passes import specialize as _specialize
 from .symbolic.expr import dim_str, free_symbols, subs
@@ -154,6 +155,8 @@ def random_inputs(graph: Graph, bindings: dict, seed: int = 0) -> dict:
                              hint=" ".join(f"--bind {s}=N" for s in missing))
     for v in graph.inputs:
         shape = tuple(int(subs(d, bindings)) for d in v.type.shape)
+        behind = ", ".join(f"{s}={bindings[s]}" for s in sorted(v.type.symbols()) if s in bindings)
+        check_tensor(f"random input '{v.name}'", shape, v.type.dtype.numpy, behind)
         out[v.name] = _random_array(rng, v.type, shape)
     return out
 

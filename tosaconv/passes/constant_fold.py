@@ -8,6 +8,8 @@ TILE of a small constant does not bloat the file.
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ..interpreter.registry import KernelContext, kernel_for
@@ -48,7 +50,8 @@ def _const_value(v):
 
 
 def _small(t: TensorType) -> bool:
-    return t.is_static and int(np.prod(t.static_shape(), dtype=np.int64)) <= MAX_FOLD_ELEMENTS
+    # math.prod: exact, where an int64 product of huge dims could wrap round to a small number
+    return t.is_static and math.prod(t.static_shape()) <= MAX_FOLD_ELEMENTS
 
 
 def _as_const(b, result, value):
