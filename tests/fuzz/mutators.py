@@ -126,7 +126,7 @@ def _m_attribute(m, rnd):
     elif a.type == onnx.AttributeProto.FLOAT:
         a.f = rnd.choice((float("nan"), float("inf"), -1.0))
     else:
-        a.type = rnd.choice((0, 99, onnx.AttributeProto.INTS))
+        a.type = rnd.choice((0, onnx.AttributeProto.STRING, onnx.AttributeProto.INTS, onnx.AttributeProto.GRAPH))
 
 
 def _m_input_dim(m, rnd):
@@ -201,7 +201,10 @@ def onnx_case(rnd: random.Random) -> Case:
         model = onnx.load_from_string(seed.data)
         chosen = [rnd.choice(ONNX_MUTATIONS) for _ in range(rnd.choice((1, 1, 2, 3)))]
         for mutation in chosen:
-            mutation(model, rnd)
+            try:
+                mutation(model, rnd)
+            except (ValueError, TypeError):   # protobuf refused the value: the mutation is a no-op
+                pass
         data = model.SerializeToString()
         note = f"{seed.name}: " + ", ".join(f.__name__[3:] for f in chosen)
         if _m_external in chosen:

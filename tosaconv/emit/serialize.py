@@ -14,6 +14,7 @@ import flatbuffers
 import numpy as np
 
 from . import schema as S
+from .errors import EmitError
 from .records import BlockRecord, OpRecord, ShapeRecord, TensorRecord
 
 _MAX_BYTES = 2**31 - 2**20  # flatbuffers' 2 GB limit, with room for the tables
@@ -108,6 +109,7 @@ def _shape(b, s: ShapeRecord) -> int:
 
 
 def _operator(b, op: OpRecord) -> int:
+    _check_int32_fields(op)
     attribute = _attribute(b, op.attribute or op.op, op.fields)
     inputs, outputs = _strings(b, op.inputs), _strings(b, op.outputs)
     location = None
@@ -127,6 +129,18 @@ def _operator(b, op: OpRecord) -> int:
     if location is not None:
         b.PrependUOffsetTRelativeSlot(S.OperatorSlot.LOCATION, location, 0)
     return b.EndObject()
+
+
+def _check_int32_fields(op: OpRecord) -> None:
+    """Every int32 attribute value fits int32 (a model's 2^40 stride or pad is refused, not wrapped)."""
+    for name, kind in S.attr_layout(op.attribute or op.op):
+        if name not in op.fields or kind not in (S.INT32, S.INT32_VEC):
+            continue
+        values = [op.fields[name]] if kind == S.INT32 else list(op.fields[name])
+        bad = next((int(v) for v in values if not -(1 << 31) <= int(v) < (1 << 31)), None)
+        if bad is not None:
+            where = f" at {op.location}" if op.location else ""
+            raise EmitError(f"{op.op}{where}: attribute '{name}' holds {bad}, which does not fit TOSA's int32")
 
 
 def _attribute(b, op_name: str, fields: dict) -> int:

@@ -110,7 +110,9 @@ def _release_schedule(graph) -> list:
 def _run(op, args: list, ctx: KernelContext) -> list:
     _check_budget(op, ctx.bindings)
     try:
-        results = list(kernel_for(op.op)(op, args, ctx))
+        # IEEE float semantics (inf, NaN) are intended, as in the reference model: no numpy warnings
+        with np.errstate(all="ignore"):
+            results = list(kernel_for(op.op)(op, args, ctx))
         if len(results) != len(op.results):
             raise ValueError(f"the kernel returned {len(results)} results for {len(op.results)} values")
         return [_conform(value, result, ctx.bindings) for value, result in zip(op.results, results)]
