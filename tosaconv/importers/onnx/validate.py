@@ -22,12 +22,16 @@ from ...diagnostics import ConversionError
 from ...limits import budget_diagnostic
 from .registry import DEFAULT_DOMAINS
 
-# element types tosaconv reads (numpy_helper converts them and the IR has a type for each)
-READABLE_TYPES = frozenset((TensorProto.FLOAT, TensorProto.FLOAT16, TensorProto.DOUBLE, TensorProto.INT8,
-                            TensorProto.UINT8, TensorProto.INT16, TensorProto.INT32, TensorProto.INT64,
-                            TensorProto.BOOL))
-# typed field that holds each type's values when raw_data is empty (the ONNX spec's TensorProto table)
-_FIELD = {TensorProto.FLOAT: "float_data", TensorProto.DOUBLE: "double_data", TensorProto.INT64: "int64_data"}
+# element types numpy_helper cannot read (each converter refuses the readable types it cannot use)
+_UNREADABLE = frozenset((TensorProto.UNDEFINED, TensorProto.STRING))
+# values per stored byte of the sub-byte types, and the typed field that holds each type's values
+# when raw_data is empty (the ONNX spec's TensorProto table; int32_data otherwise)
+_PACKED = {TensorProto.INT4: 2, TensorProto.UINT4: 2, TensorProto.FLOAT4E2M1: 2, TensorProto.INT2: 4,
+           TensorProto.UINT2: 4}
+_FIELD = {TensorProto.FLOAT: "float_data", TensorProto.COMPLEX64: "float_data", TensorProto.DOUBLE: "double_data",
+          TensorProto.COMPLEX128: "double_data", TensorProto.INT64: "int64_data", TensorProto.UINT32: "uint64_data",
+          TensorProto.UINT64: "uint64_data"}
+_COMPLEX = (TensorProto.COMPLEX64, TensorProto.COMPLEX128)
 _MAX_VERSION = 1 << 31
 _POSITIVE_ATTRS = frozenset(("strides", "dilations", "kernel_shape", "group"))   # window geometry: >= 1
 
@@ -56,14 +60,11 @@ def validate_opsets(model: onnx.ModelProto, path: str) -> None:
 
 
 def _check_graph(g: onnx.GraphProto, path: str, opsets: dict, outer: dict) -> None:
-    """``outer``: element types of the enclosing graphs' inputs and initializers, by name."""
+    """``outer``: element types of the enclosing graphs' initializers, by name."""
     known = dict(outer)
     for vi in list(g.input) + list(g.output) + list(g.value_info):
         _check_name(path, "value", vi.name)
         _check_elem_type(path, vi)
-    for vi in g.input:
-        if vi.type.HasField("tensor_type"):
-            known[vi.name] = vi.type.tensor_type.elem_type
     for t in g.initializer:
         check_tensor_proto(t, path, "initializer")
         known[t.name] = t.data_type
@@ -129,7 +130,8 @@ def _check_arity(node: onnx.NodeProto, path: str, opset: int, where: str, known:
 
 
 def _check_input_types(node, schema, path: str, where: str, known: dict) -> None:
-    """Inputs whose element type is known from the file (graph inputs, initializers) meet the schema."""
+    """Initializers a node reads have an element type its schema admits (a graph input's type is
+    the converters' to check, with the op's own words)."""
     allowed = {c.type_param_str: set(c.allowed_type_strs) for c in schema.type_constraints}
     for i, name in enumerate(node.input):
         if not name or name not in known or not schema.inputs:
@@ -152,11 +154,11 @@ def check_tensor_proto(t: TensorProto, path: str, what: str) -> None:
     """A tensor's type, dims and data length agree, and its size fits the budget."""
     where = f"{what} '{t.name}'"
     _check_name(path, what, t.name)
-    if t.data_type not in READABLE_TYPES:
+    if t.data_type in _UNREADABLE or t.data_type not in TensorProto.DataType.values():
         name = TensorProto.DataType.Name(t.data_type) if t.data_type in TensorProto.DataType.values() else \
             f"{t.data_type} (not an ONNX data type)"
         _fail(path, f"{where} has element type {name}, which tosaconv does not read",
-              hint="supported tensor types: float, float16, double, int8, uint8, int16, int32, int64, bool")
+              hint="TOSA tensors are numbers: float, integer or bool")
     if any(d < 0 for d in t.dims):
         _fail(path, f"{where} has a negative dim: {list(t.dims)}")
     itemsize = helper.tensor_dtype_to_np_dtype(t.data_type).itemsize
@@ -169,11 +171,13 @@ def check_tensor_proto(t: TensorProto, path: str, what: str) -> None:
 
 
 def _check_data_length(t: TensorProto, path: str, where: str, count: int, itemsize: int) -> None:
+    pack = _PACKED.get(t.data_type, 1)
     if t.HasField("raw_data"):
-        have, want, unit = len(t.raw_data), count * itemsize, "bytes"
+        have, want, unit = len(t.raw_data), -(-count // pack) * (1 if pack > 1 else itemsize), "bytes"
     else:
         field = _FIELD.get(t.data_type, "int32_data")
-        have, want, unit = len(getattr(t, field)), count, f"values in {field}"
+        want = count * 2 if t.data_type in _COMPLEX else -(-count // pack)
+        have, unit = len(getattr(t, field)), f"values in {field}"
     if have != want:
         _fail(path, f"{where} has dims {list(t.dims)} ({count} elements) but holds {have} {unit}, "
               f"not {want}", hint="the file is damaged or was written by a faulty exporter")
