@@ -62,7 +62,10 @@ def lift_variables(lifting) -> dict:
         except ValueError as e:
             raise ReadError(f"variable tensor '{rec.name}': {e}") from None
         with lifting.builder.at(Location("VARIABLE", rec.variable_name, source="tosa")):
-            lifting.builder.create(Op.VARIABLE, [], A.VariableAttrs(rec.variable_name, t.dtype, t.shape, initial))
+            try:
+                lifting.builder.create(Op.VARIABLE, [], A.VariableAttrs(rec.variable_name, t.dtype, t.shape, initial))
+            except ValueError as e:   # the VARIABLE shape rule (static dims >= 1)
+                raise ReadError(f"variable tensor '{rec.name}': {e}") from None
         out[rec.name] = A.VariableRefAttrs(rec.variable_name, t.dtype, t.shape)
     return out
 
