@@ -102,7 +102,8 @@ class _NotInteger(str):
 
 
 def _json_int(text: str):
-    return _NotInteger(text) if len(text.lstrip("-0")) > len(str(MAX_DIM)) else int(text)
+    # beyond Python's own limit on converting digits (4300) a number stays text; it is refused either way
+    return _NotInteger(text) if len(text) > 4000 else int(text)
 
 
 def _json_pairs(pairs: list) -> dict:
