@@ -61,9 +61,19 @@ def _parse_tosair(path: str) -> Graph:
     from .ir.parser import ParseError, parse_graph
     try:
         with open(path, encoding="utf-8") as f:
-            return parse_graph(f.read())
+            graph = parse_graph(f.read())
     except (ParseError, UnicodeDecodeError) as e:
         raise ConversionError.one("E-TOSAIR", f"cannot parse '{path}': {e}") from None
+    _check_tensor_outputs(graph, path)
+    return graph
+
+
+def _check_tensor_outputs(graph: Graph, path: str):
+    """A program to run or convert returns tensors; an index value has no TOSA form to hand back."""
+    for name, v in zip(graph.output_names, graph.outputs):
+        if not isinstance(v.type, TensorType):
+            raise ConversionError.one("E-TOSAIR", f"'{path}' returns '{name}', an index value ({v.type}); "
+                                      "program outputs must be tensors", hint="return DIMS_TO_TENSOR of it")
 
 
 def _read_tosa(path: str) -> Graph:

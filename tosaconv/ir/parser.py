@@ -52,20 +52,11 @@ class _Parser(Cursor):
             raise self.error(f"unsupported tosair version (this reader knows {FORMAT_VERSION})", version_pos)
         while not self.keyword("func"):
             self.directive()
-        func_pos = self.pos
         self.func()
-        self._check_outputs(func_pos)
         self.skip()
         if self.pos != len(self.text):
             raise self.error(f"unexpected text after the end of the func, {self.found()}")
         return self.graph
-
-    def _check_outputs(self, pos: int):
-        """The program's outputs are tensors: an index value has no TOSA form to hand back."""
-        for name, v in zip(self.graph.output_names, self.graph.outputs):
-            if not isinstance(v.type, TensorType):
-                raise self.error(f"the program returns {name!r}, an index value ({v.type}); program outputs "
-                                 "must be tensors (DIMS_TO_TENSOR makes one)", pos)
 
     def directive(self):
         if self.keyword("source"):
