@@ -158,6 +158,10 @@ def _wrong_variable_write(block):
     next(op for op in block.ops if op.attribute == "VARIABLE_WRITE").inputs = ["z"]
 
 
+def _huge_pad(block):
+    next(op for op in block.ops if op.op == "DEPTHWISE_CONV2D").fields["pad"] = (0, 1 << 21, 0, 0)
+
+
 def _tosa_unknown_attribute() -> bytes:
     data = _tosa_seed("running_sum")
 
@@ -295,6 +299,9 @@ CASES = [
      "is not a TOSA attribute table"),
     ("tosa: shape-inconsistent VARIABLE_WRITE", {"m.tosa": _tosa_records("running_sum", _wrong_variable_write)},
      ["run", "{dir}/m.tosa", "-o", "{dir}/o.npz"], 3, "VARIABLE_WRITE"),
+    ("tosa: a window pad of 2^21 (the padded copy)", {"m.tosa": _tosa_records("int8_cnn", _huge_pad)},
+     ["run", "{dir}/m.tosa", "-o", "{dir}/o.npz", "--max-tensor-bytes", "100000000"], 4,
+     "the padded input of a window op"),
     # ONNX
     ("onnx: Add missing an input", {"m.onnx": _onnx([helper.make_node("Add", ["x"], ["y"], name="add")], [_x()])},
      ["inspect", "{dir}/m.onnx"], 3, "node 'add' (Add) lacks its required input 1 ('B')"),

@@ -22,6 +22,7 @@ import numpy as np
 from ..ir.graph import walk_graphs
 from ..ir.types import IndexType
 from ..symbolic.expr import dim_str, is_static, subs
+from ..diagnostics import TosaconvError
 from ..limits import check_tensor
 from .binding import bare_symbol, bind_from_shapes
 from .errors import InputError, KernelError
@@ -116,6 +117,8 @@ def _run(op, args: list, ctx: KernelContext) -> list:
         if len(results) != len(op.results):
             raise ValueError(f"the kernel returned {len(results)} results for {len(op.results)} values")
         return [_conform(value, result, ctx.bindings) for value, result in zip(op.results, results)]
+    except TosaconvError:   # a budget refusal (limits.check_tensor) keeps its own exit code
+        raise
     except Exception as e:   # noqa: BLE001 - any kernel failure becomes a located KernelError
         raise KernelError(f"while running {op.op.name} at {op.location}: {e}",
                           location=op.location, op_name=op.op.name) from e

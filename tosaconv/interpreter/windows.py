@@ -14,6 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..ir.dtypes import DType
+from ..limits import check_tensor
 from .numeric import as_int64, f32
 
 
@@ -37,6 +38,9 @@ def pad_hw(x: np.ndarray, pad, value=0) -> np.ndarray:
     top, bottom, left, right = (int(p) for p in pad)
     if not (top or bottom or left or right):
         return x
+    n, h, w, c = x.shape
+    # the padded copy is an allocation of its own: a damaged pad of 2^21 must not take gigabytes
+    check_tensor("the padded input of a window op", (n, h + top + bottom, w + left + right, c), x.dtype)
     return np.pad(x, ((0, 0), (top, bottom), (left, right), (0, 0)), constant_values=value)
 
 
