@@ -267,6 +267,10 @@ CASES = [
      {"m.onnx": _onnx([helper.make_node("Expand", ["x", "s"], ["y"], name="expand")], [_x((1, 1))],
                       [_const("s", np.array([1000, 1000], np.int64))])},
      RUN + ["--max-tensor-bytes", "100000"], 4, "<1000x1000> would take 3.8 MiB"),
+    ("bindings: batch*seq beyond int32 (a computed index value)",
+     {"m.onnx": (seeds.SAMPLES / "tiny_transformer.onnx").read_bytes()},
+     ["convert", "{dir}/m.onnx", "-o", "{dir}/o.tosa", "--bind", "batch=65536", "--bind", "seq=65536",
+      "--max-tensor-bytes", str(1 << 60)], 4, "(batch*seq) is 4294967296, beyond TOSA's int32 shapes"),
     # --inputs archives
     ("inputs: a .npy named .npz", {"m.onnx": SYM, "in.npz": _npy(np.ones((2, 3), np.float32))}, RUN_INPUTS, 2,
      "a single .npy array, not an .npz archive"),

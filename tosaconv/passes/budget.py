@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..diagnostics import ShapeError
+from ..diagnostics import Diagnostic, ShapeError
 from ..ir.graph import Graph, walk_graphs
-from ..ir.types import TensorType
-from ..limits import budget_diagnostic
-from ..symbolic.expr import dim_str
+from ..ir.types import IndexType, TensorType
+from ..limits import MAX_DIM, budget_diagnostic
+from ..symbolic.expr import dim_str, free_symbols, is_static, subs
 
 _MAX_REPORTED = 3   # the first few say enough; the rest follow from the same bindings
 
@@ -45,6 +45,8 @@ def _values(g: Graph):
 
 def _value_diagnostic(value, location, env: dict):
     t = value.type
+    if isinstance(t, IndexType):
+        return _index_diagnostic(value, location, env)
     if not isinstance(t, TensorType):
         return None
     concrete = t.subs(env)
@@ -54,3 +56,14 @@ def _value_diagnostic(value, location, env: dict):
     behind = ", ".join(f"{s}={env[s]}" for s in sorted(t.symbols()) if s in env)
     return budget_diagnostic(f"tensor '{value.name}' (<{symbolic}>)", concrete.shape,
                              np.dtype(t.dtype.numpy).itemsize, behind, location)
+
+
+def _index_diagnostic(value, location, env: dict):
+    """An index value (a size computed from dims, such as batch*seq) must fit TOSA's int32 shapes."""
+    concrete = subs(value.type.value, env)
+    if not is_static(concrete) or -MAX_DIM - 1 <= concrete <= MAX_DIM:
+        return None
+    behind = ", ".join(f"{s}={env[s]}" for s in sorted(free_symbols(value.type.value)) if s in env)
+    return Diagnostic("E-TENSOR-DIM", f"index value '{value.name}' ({dim_str(value.type.value)}) is {concrete}, "
+                      f"beyond TOSA's int32 shapes", location, (f"from the symbols {behind}",) if behind else (),
+                      "bind the symbols to smaller sizes")
