@@ -162,6 +162,10 @@ def _huge_pad(block):
     next(op for op in block.ops if op.op == "DEPTHWISE_CONV2D").fields["pad"] = (0, 1 << 21, 0, 0)
 
 
+def _huge_kernel(block):
+    next(op for op in block.ops if op.op == "MAX_POOL2D").fields["kernel"] = (2139095040, 2)
+
+
 def _tosa_unknown_attribute() -> bytes:
     data = _tosa_seed("running_sum")
 
@@ -306,6 +310,8 @@ CASES = [
     ("tosa: a window pad of 2^21 (the padded copy)", {"m.tosa": _tosa_records("int8_cnn", _huge_pad)},
      ["run", "{dir}/m.tosa", "-o", "{dir}/o.npz", "--max-tensor-bytes", "100000000"], 4,
      "the padded input of a window op"),
+    ("tosa: a pool kernel of 2^31 taps (was a hang)", {"m.tosa": _tosa_records("small_cnn", _huge_kernel)},
+     ["run", "{dir}/m.tosa", "-o", "{dir}/o.npz"], 3, "kernel (dilation 1x1) does not fit the padded"),
     # ONNX
     ("onnx: Add missing an input", {"m.onnx": _onnx([helper.make_node("Add", ["x"], ["y"], name="add")], [_x()])},
      ["inspect", "{dir}/m.onnx"], 3, "node 'add' (Add) lacks its required input 1 ('B')"),
