@@ -81,6 +81,8 @@ def _block(b, block: BlockRecord) -> int:
 
 
 def _tensor(b, t: TensorRecord) -> int:
+    if any(not -(1 << 31) <= int(d) < (1 << 31) for d in t.shape):
+        raise EmitError(f"tensor '{t.name}' has shape {list(t.shape)}, beyond TOSA's int32 dims")
     data = None if t.data is None else _aligned_bytes(b, t.data)
     shape = _int32s(b, t.shape)
     name = b.CreateString(t.name)

@@ -181,6 +181,8 @@ class LoweringContext:
 
     def dim_value(self, v: Value, axis: int) -> Value:
         """An Index value for dim ``axis`` of ``v``: a constant when static, else GET_DIM."""
+        if not -v.type.rank <= axis < v.type.rank:
+            raise ConvertError(f"axis {axis} is out of range for '{v.name}' of rank {v.type.rank}")
         d = v.type.shape[axis]
         return self.b.index(d) if isinstance(d, int) else self.b.get_dim(v, axis)
 

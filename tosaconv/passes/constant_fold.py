@@ -38,7 +38,7 @@ def fold_op(op, b):
     args = [_const_value(v) for v in op.operands]
     with np.errstate(all="ignore"):   # folding computes what the interpreter would: IEEE floats, no warnings
         out = kernel_for(op.op)(op, args, KernelContext())
-    return [_as_const(b, r, value) for r, value in zip(op.results, out)]
+        return [_as_const(b, r, value) for r, value in zip(op.results, out)]
 
 
 def _is_const(v) -> bool:
