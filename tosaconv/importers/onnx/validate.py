@@ -6,10 +6,14 @@ field and the limit, instead of deep inside a converter:
 
 - every opset version is one ONNX defines (1 to the newest the onnx package knows);
 - every name (nodes, values, tensors) is valid UTF-8 text;
-- every tensor (initializers, Constant values, subgraphs included) has a known element type
-  tosaconv reads, dims >= 0, a size within ``--max-tensor-bytes``, and exactly the data its dims declare;
+- every tensor (initializers, Constant values, subgraphs included) has an ONNX element type numpy
+  reads, dims >= 0, a size within ``--max-tensor-bytes``, and exactly the data its dims declare;
 - every node of the default domain has the inputs and outputs its schema requires
-  (``''`` only where an input is optional), as ``onnx.checker`` demands.
+  (``''`` only where an input is optional), attributes of the schema's types, initializer inputs of
+  types the schema admits, and window attributes (strides, dilations, kernel_shape, group) >= 1,
+  as ``onnx.checker`` demands; :data:`MIN_INPUT_RANK` gives the driver each op's least operand ranks.
+Unlike ``onnx.checker.check_model`` it accepts attributes a schema does not list (onnxruntime's
+quantizer writes ``axis`` on opset-10 DequantizeLinear, and real models carry it).
 """
 from __future__ import annotations
 
