@@ -53,9 +53,9 @@ def campaign(kind: str, cases: int, seed: int, out: Path, timeout: float) -> int
                 _save(out, kind, index, case, verdict, directory)
     elapsed = time.monotonic() - start
     print(f"{kind}: {cases} cases in {elapsed:.0f} s, exit codes {dict(sorted(codes.items()))}, "
-          f"{failures} failures, {len(problems)} distinct problems")
+          f"{failures} failures, {len(problems)} distinct problems", flush=True)
     for problem, count in problems.most_common():
-        print(f"  {count:5d}  {problem}")
+        print(f"  {count:5d}  {problem}", flush=True)
     return failures
 
 

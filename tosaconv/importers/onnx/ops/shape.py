@@ -109,8 +109,8 @@ def convert_constant_of_shape(ctx, node):
     st = ctx.dims(node.inputs[0])
     dims = [d.type.value for d in st.dims]
     if all(isinstance(d, int) for d in dims):
-        if any(d < 0 for d in dims):
-            raise ConvertError(f"ConstantOfShape shape {dims} has a negative dim")
+        if any(d < 1 for d in dims):   # an empty tensor too: [2^20, 2^20, 0] holds nothing but still hangs printers
+            raise ConvertError(f"ConstantOfShape shape {dims} has a dim below 1; TOSA requires every dim to be >= 1")
         check_tensor(f"ConstantOfShape result '{node.outputs[0]}'", dims, fill.dtype)
         return ctx.b.const(to_ir(np.full(dims, fill[0], dtype=fill.dtype)))
     base = ctx.b.const(to_ir(np.full((1,) * len(dims), fill[0], dtype=fill.dtype)))
