@@ -356,6 +356,8 @@ CASES = [
     # TFLite
     ("tflite: too few inputs", {"m.tflite": _tflite("FULLY_CONNECTED", shape=(1, 4), options=None)},
      ["inspect", "{dir}/m.tflite"], 3, "input 1 is missing"),
+    ("tflite: SELECT with one input (a slice of operands)", {"m.tflite": _tflite("SELECT")},
+     ["inspect", "{dir}/m.tflite"], 3, "SELECT has 1 inputs; it needs at least 3"),
     ("tflite: negative tensor index", {"m.tflite": _tflite("ADD", inputs=[0, -5], options="AddOptions")},
      ["inspect", "{dir}/m.tflite"], 3, "reads tensor index -5"),
     ("tflite: options offset outside the file", {"m.tflite": _tflite_options_outside_file()},

@@ -42,6 +42,9 @@ class _Operands(list):
         self.op_type, self.what = op_type, what
 
     def __getitem__(self, i):
+        if isinstance(i, slice) and i.stop is not None and i.stop > len(self):   # [:3] means three operands
+            raise ConvertError(f"{self.op_type} has {len(self)} {self.what}s; it needs at least {i.stop} "
+                               "(the operator has too few operands for its type)")
         try:
             return super().__getitem__(i)
         except IndexError:
