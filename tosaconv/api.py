@@ -19,6 +19,7 @@ import numpy as np
 from .diagnostics import ConversionError, ShapeError, TosaconvError, UsageError
 from .ir.graph import Graph, walk_graphs
 from .ir.types import TensorType
+from .limits import check_tensor
 from .passes import needed_symbols, run_pipeline
 from .passes import specialize as _specialize
 from .symbolic.expr import dim_str, free_symbols, subs
@@ -72,9 +73,19 @@ def _parse_tosair(path: str) -> Graph:
     from .ir.parser import ParseError, parse_graph
     try:
         with open(path, encoding="utf-8") as f:
-            return parse_graph(f.read())
+            graph = parse_graph(f.read())
     except (ParseError, UnicodeDecodeError) as e:
         raise ConversionError.one("E-TOSAIR", f"cannot parse '{path}': {e}") from None
+    _check_tensor_outputs(graph, path)
+    return graph
+
+
+def _check_tensor_outputs(graph: Graph, path: str):
+    """A program to run or convert returns tensors; an index value has no TOSA form to hand back."""
+    for name, v in zip(graph.output_names, graph.outputs):
+        if not isinstance(v.type, TensorType):
+            raise ConversionError.one("E-TOSAIR", f"'{path}' returns '{name}', an index value ({v.type}); "
+                                      "program outputs must be tensors", hint="return DIMS_TO_TENSOR of it")
 
 
 def _read_tosa(path: str) -> Graph:
@@ -166,6 +177,8 @@ def random_inputs(graph: Graph, bindings: dict, seed: int = 0) -> dict:
                              hint=" ".join(f"--bind {s}=N" for s in missing))
     for v in graph.inputs:
         shape = tuple(int(subs(d, bindings)) for d in v.type.shape)
+        behind = ", ".join(f"{s}={bindings[s]}" for s in sorted(v.type.symbols()) if s in bindings)
+        check_tensor(f"random input '{v.name}'", shape, v.type.dtype.numpy, behind)
         out[v.name] = _random_array(rng, v.type, shape)
     return out
 

@@ -14,10 +14,12 @@ from __future__ import annotations
 
 import difflib
 import json
+import re
 from dataclasses import dataclass, field, replace
 
 from .diagnostics import ShapeError, TosaconvError, UsageError
 from .fileio import read_bytes
+from .limits import MAX_DIM
 
 
 @dataclass(frozen=True)
@@ -67,26 +69,85 @@ def parse_bind(text: str) -> Binding:
     return Binding(name.strip(), _positive_int(value.strip(), f"--bind {text}"), f"--bind {text}")
 
 
+_DIGITS = re.compile(r"[0-9]+")    # ASCII digits only: no sign, '_', exponent, point or other scripts
+_MAX_NESTING = 32                   # a bindings file is one flat object; deeper documents are refused unparsed
+_SIZE_HINT = f"symbols denote sizes: whole numbers from 1 to {MAX_DIM} (TOSA shapes are int32)"
+
+
 def _positive_int(text: str, where: str) -> int:
-    try:
-        value = int(text, 10)
-    except ValueError:
-        raise UsageError.one("E-BIND-SYNTAX", f"{where}: '{text}' is not an integer",
-                             hint="symbol values are positive integers") from None
+    if not _DIGITS.fullmatch(text):
+        raise UsageError.one("E-BIND-SYNTAX", f"{where}: '{_clip(text)}' is not an integer written in "
+                             "decimal digits", hint=_SIZE_HINT)
+    if len(text.lstrip("0")) > len(str(MAX_DIM)):
+        raise UsageError.one("E-BIND-VALUE", f"{where}: {_clip(text)} is above {MAX_DIM}", hint=_SIZE_HINT)
+    return _in_range(int(text), where)
+
+
+def _in_range(value: int, where: str) -> int:
     if value < 1:
         raise UsageError.one("E-BIND-VALUE", f"{where}: {value} is not a positive integer",
                              hint="symbols denote sizes, which are at least 1")
+    if value > MAX_DIM:
+        raise UsageError.one("E-BIND-VALUE", f"{where}: {value} is above {MAX_DIM}, the largest TOSA dim",
+                             hint=_SIZE_HINT)
     return value
 
 
+def _clip(text: str, limit: int = 40) -> str:
+    return text if len(text) <= limit else f"{text[:limit]}... ({len(text)} characters)"
+
+
+class _NotInteger(str):
+    """A JSON number or constant of a bindings file that is not a plain integer (its text)."""
+
+
+def _json_int(text: str):
+    # beyond Python's own limit on converting digits (4300) a number stays text; it is refused either way
+    return _NotInteger(text) if len(text) > 4000 else int(text)
+
+
+def _json_pairs(pairs: list) -> dict:
+    names = [name for name, _ in pairs]
+    duplicate = next((n for n in names if names.count(n) > 1), None)
+    if duplicate is not None:
+        raise ValueError(f"the name '{_clip(duplicate)}' appears twice")
+    return dict(pairs)
+
+
+def _nesting(raw: bytes) -> int:
+    """The deepest nesting of arrays and objects in a JSON text (strings skipped)."""
+    depth = deepest = 0
+    in_string = escaped = False
+    for byte in raw:
+        if in_string:
+            escaped, in_string = (False, True) if escaped else (byte == 0x5C, byte != 0x22)
+        elif byte == 0x22:
+            in_string = True
+        elif byte in (0x5B, 0x7B):
+            depth += 1
+            deepest = max(deepest, depth)
+        elif byte in (0x5D, 0x7D):
+            depth -= 1
+    return deepest
+
+
 def load_bindings_file(path: str) -> list:
-    """The bindings of a JSON object file ``{"batch": 2, "seq": 16}``."""
+    """The bindings of a JSON object file ``{"batch": 2, "seq": 16}``.
+
+    Numbers are taken exactly as written: ``2.0``, ``1E2``, ``NaN``, ``Infinity`` and integers of more
+    digits than TOSA's int32 dims are refused, as are duplicate names and nesting deeper than a flat
+    object could need (checked before parsing, so a 10,000-deep document is not recursed into)."""
     raw = read_bytes(path, "bindings file")
+    hint = 'write an object of symbol names to sizes, e.g. {"batch": 2}'
+    if _nesting(raw) > _MAX_NESTING:
+        raise UsageError.one("E-BINDINGS-FILE", f"bindings file '{path}' nests arrays or objects more than "
+                             f"{_MAX_NESTING} deep", hint=hint)
     try:
-        doc = json.loads(raw)
-    except (UnicodeDecodeError, json.JSONDecodeError) as e:
+        doc = json.loads(raw, parse_int=_json_int, parse_float=_NotInteger, parse_constant=_NotInteger,
+                         object_pairs_hook=_json_pairs)
+    except (UnicodeDecodeError, ValueError) as e:
         raise UsageError.one("E-BINDINGS-FILE", f"bindings file '{path}' is not valid JSON: {e}",
-                             hint='write an object of symbol names to sizes, e.g. {"batch": 2}') from None
+                             hint=hint) from None
     return [Binding(name, value, path) for name, value in validate_bindings_doc(doc, path).items()]
 
 
@@ -99,10 +160,13 @@ def validate_bindings_doc(doc, path: str) -> dict:
     for name, value in doc.items():
         if not name:
             raise UsageError.one("E-BINDINGS-FILE", f"bindings file '{path}' has an empty symbol name")
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or value != int(value) or value < 1:
-            raise UsageError.one("E-BINDINGS-FILE", f"bindings file '{path}': '{name}' is {json.dumps(value)}, "
-                                 "not a positive integer", hint="symbols denote sizes, which are at least 1")
-        out[name] = int(value)
+        if isinstance(value, (bool, _NotInteger)) or not isinstance(value, int) or not 1 <= value <= MAX_DIM:
+            shown = _clip(value) if isinstance(value, _NotInteger) else _clip(json.dumps(value, default=str))
+            what = f"above {MAX_DIM}, the largest TOSA dim" if isinstance(value, int) and value > MAX_DIM \
+                and not isinstance(value, bool) else "not a positive integer"
+            raise UsageError.one("E-BINDINGS-FILE", f"bindings file '{path}': '{_clip(name)}' is {shown}, {what}",
+                                 hint=_SIZE_HINT)
+        out[name] = value
     return out
 
 

@@ -16,11 +16,13 @@ import io
 import os
 import tempfile
 import zipfile
+import zlib
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from .diagnostics import UsageError
+from .limits import check_tensor, nbytes
 
 _ZIP_EPOCH = (1980, 1, 1, 0, 0, 0)   # the earliest zip date; fixed so .npz bytes are reproducible
 
@@ -66,6 +68,7 @@ def _write_temp(final: str, data: bytes) -> str:
     directory, base = os.path.split(final)
     fd, temp = tempfile.mkstemp(prefix=f".{base}.", suffix=".tmp", dir=directory)
     try:
+        os.fchmod(fd, _final_mode(final))
         with os.fdopen(fd, "wb") as f:
             f.write(data)
             f.flush()
@@ -74,6 +77,20 @@ def _write_temp(final: str, data: bytes) -> str:
         _unlink_quietly(temp)
         raise
     return temp
+
+
+def _final_mode(final: str) -> int:
+    """The mode the output should have: an existing file's own, else 0666 less the umask.
+
+    mkstemp creates 0600 files, and ``os.replace`` keeps the temporary file's
+    mode, so without this every output would be private to its owner.
+    """
+    try:
+        return os.stat(final).st_mode & 0o7777
+    except OSError:
+        umask = os.umask(0)
+        os.umask(umask)
+        return 0o666 & ~umask
 
 
 def _unlink_quietly(path: str):
@@ -102,17 +119,81 @@ def npz_bytes(arrays: dict) -> bytes:
     return buffer.getvalue()
 
 
+_NPZ_HINT = "pass an .npz written by numpy.savez or by 'tosaconv run'"
+_ARRAY_KINDS = "biuf"   # bool, signed and unsigned integers, floats: the dtypes a model input can have
+
+
 def load_npz(path: str) -> dict:
-    """The arrays of an ``.npz`` file by name; a UsageError if it is missing or unreadable."""
+    """The arrays of an ``.npz`` file by name; a UsageError if it is missing or unreadable.
+
+    The archive is checked before any array is read: every member must be an uncompressed or
+    deflated ``.npy`` whose header declares a plain numeric dtype (nothing is unpickled), and whose
+    declared size fits ``--max-tensor-bytes`` (a ShapeError, exit 4, otherwise). Then exactly the
+    declared bytes are read, so a small member that would inflate to gigabytes never does.
+    """
     if not os.path.isfile(path):
-        raise UsageError.one("E-NPZ-READ", f"inputs file '{path}' does not exist",
-                             hint="pass an .npz written by numpy.savez or by 'tosaconv run'")
+        raise UsageError.one("E-NPZ-READ", f"inputs file '{path}' does not exist", hint=_NPZ_HINT)
+    if not zipfile.is_zipfile(path):
+        raise _npz_error(path, _not_zip_reason(path))
     try:
-        with np.load(path, allow_pickle=False) as npz:
-            return {name: npz[name] for name in npz.files}
-    except (OSError, ValueError, zipfile.BadZipFile, EOFError) as e:
-        raise UsageError.one("E-NPZ-READ", f"cannot read '{path}' as an .npz file: {e}",
-                             hint="pass an .npz written by numpy.savez or by 'tosaconv run'") from None
+        with zipfile.ZipFile(path) as zf:
+            members = _npz_members(path, zf)
+            return {name[:-4]: _read_member(path, zf, info) for name, info in members.items()}
+    except (OSError, ValueError, EOFError, zipfile.BadZipFile, zlib.error, NotImplementedError) as e:
+        raise _npz_error(path, str(e) or type(e).__name__) from None
+
+
+def _npz_error(path: str, reason: str, member: str = "") -> UsageError:
+    where = f"'{path}'" + (f" (member '{member}')" if member else "")
+    return UsageError.one("E-NPZ-READ", f"cannot read {where} as an .npz file: {reason}", hint=_NPZ_HINT)
+
+
+def _not_zip_reason(path: str) -> str:
+    with open(path, "rb") as f:
+        magic = f.read(6)
+    if magic == b"\x93NUMPY":
+        return "it is a single .npy array, not an .npz archive (save it with numpy.savez(path, name=array))"
+    return "it is not a zip archive"
+
+
+def _npz_members(path: str, zf: zipfile.ZipFile) -> dict:
+    members = {}
+    for info in zf.infolist():
+        if not info.filename.endswith(".npy"):
+            raise _npz_error(path, "every member must be a .npy array", info.filename)
+        if info.compress_type not in (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED):
+            raise _npz_error(path, f"zip compression method {info.compress_type} is not supported "
+                             "(only stored and deflated, as numpy.savez and savez_compressed write)", info.filename)
+        if info.filename in members:
+            raise _npz_error(path, "the archive holds this member twice", info.filename)
+        members[info.filename] = info
+    return members
+
+
+def _read_member(path: str, zf: zipfile.ZipFile, info: zipfile.ZipInfo) -> np.ndarray:
+    name = info.filename[:-4]
+    with zf.open(info) as f:
+        shape, fortran, dtype = _npy_header(path, info.filename, f)
+        check_tensor(f"array '{name}' of '{path}'", shape, dtype)
+        size = nbytes(shape, dtype.itemsize)
+        data = f.read(size)
+    if len(data) != size:
+        raise _npz_error(path, f"the header declares {size} bytes of data but the member holds {len(data)}",
+                         info.filename)
+    array = np.frombuffer(data, dtype=dtype).reshape(shape, order="F" if fortran else "C")
+    return np.ascontiguousarray(array, dtype=dtype.newbyteorder("="))
+
+
+def _npy_header(path: str, member: str, f) -> tuple:
+    """(shape, fortran order, dtype) from the header of one ``.npy`` member, checked."""
+    version = np.lib.format.read_magic(f)
+    if version not in ((1, 0), (2, 0), (3, 0)):
+        raise _npz_error(path, f".npy format version {version} is not supported", member)
+    reader = np.lib.format.read_array_header_1_0 if version == (1, 0) else np.lib.format.read_array_header_2_0
+    shape, fortran, dtype = reader(f)
+    if dtype.hasobject or dtype.kind not in _ARRAY_KINDS or dtype.fields is not None:
+        raise _npz_error(path, f"dtype {dtype} is not a numeric array type (bool, integer or float)", member)
+    return tuple(shape), bool(fortran), dtype
 
 
 def read_bytes(path: str, what: str) -> bytes:

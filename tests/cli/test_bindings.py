@@ -41,10 +41,16 @@ def test_parse_input_shape():
 
 
 BINDINGS_DOCS = [
-    ({"batch": 2, "seq": 16}, True), ({}, True), ({"batch": 2.0}, True),
+    ({"batch": 2, "seq": 16}, True), ({}, True), ({"batch": 2**31 - 1}, True), ({"batch": 2**31}, False),
     ({"batch": 0}, False), ({"batch": -3}, False), ({"batch": 2.5}, False), ({"batch": "2"}, False),
     ({"batch": True}, False), ({"batch": None}, False), ({"": 2}, False), ([2, 16], False), ("batch=2", False),
 ]
+
+
+def test_a_float_is_refused_although_the_schema_integer_type_admits_it():
+    # JSON Schema counts 2.0 as an integer; a bindings file is read as written, so 2.0 is refused
+    with pytest.raises(UsageError, match="is 2.0, not a positive integer"):
+        validate_bindings_doc({"batch": 2.0}, "b.json")
 
 
 @pytest.mark.parametrize("doc, valid", BINDINGS_DOCS)

@@ -1,6 +1,9 @@
 """Unit tests of tosaconv.fileio: staged atomic outputs and .npz files."""
 from __future__ import annotations
 
+import os
+import stat
+
 import numpy as np
 import pytest
 
@@ -55,3 +58,30 @@ def test_load_npz_truncated(tmp_path):
     path.write_bytes(data[: len(data) // 2])
     with pytest.raises(UsageError, match="cannot read"):
         load_npz(str(path))
+
+
+@pytest.mark.parametrize("umask, expected", [(0o022, 0o644), (0o002, 0o664), (0o077, 0o600)])
+def test_new_outputs_get_the_umask_mode(tmp_path, umask, expected):
+    old = os.umask(umask)
+    try:
+        batch = OutputBatch()
+        batch.stage(str(tmp_path / "m.tosa"), b"x", "tosa")
+        batch.commit()
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE(os.stat(tmp_path / "m.tosa").st_mode) == expected
+
+
+def test_replacing_keeps_the_existing_mode(tmp_path):
+    target = tmp_path / "m.tosa"
+    target.write_bytes(b"old")
+    os.chmod(target, 0o640)
+    old = os.umask(0o077)
+    try:
+        batch = OutputBatch()
+        batch.stage(str(target), b"new", "tosa")
+        batch.commit()
+    finally:
+        os.umask(old)
+    assert target.read_bytes() == b"new"
+    assert stat.S_IMODE(os.stat(target).st_mode) == 0o640

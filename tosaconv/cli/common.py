@@ -20,6 +20,7 @@ import click
 from ..diagnostics import EXIT_INTERNAL, EXIT_OK, Diagnostic, TosaconvError, UsageError
 from ..diagnostics.render import Renderer
 from ..fileio import OutputBatch
+from ..limits import DEFAULT_MAX_TENSOR_BYTES, tensor_budget
 from ..report import StageClock
 from . import EXIT_INTERRUPTED
 
@@ -84,6 +85,9 @@ def output_options(fn):
     fn = click.option("--debug", is_flag=True, envvar="TOSACONV_DEBUG",
                       help="Show the Python traceback of internal errors.")(fn)
     fn = click.option("-q", "--quiet", is_flag=True, help="No summary line, no progress display.")(fn)
+    fn = click.option("--max-tensor-bytes", "max_tensor_bytes", type=click.IntRange(min=1),
+                      default=DEFAULT_MAX_TENSOR_BYTES, show_default=True, metavar="BYTES",
+                      help="Refuse (exit 4) any input, constant or intermediate tensor larger than this.")(fn)
     return click.option("--json", "json_mode", is_flag=True,
                         help="Print exactly one JSON document on stdout (errors included) and nothing else.")(fn)
 
@@ -120,11 +124,13 @@ DFT = click.option("--dft", type=click.Choice(["auto", "fft", "matmul"]), defaul
 def guarded(body: Callable) -> Callable:
     """A click callback that runs ``body`` and returns the command's exit code."""
     @functools.wraps(body)
-    def callback(json_mode: bool, quiet: bool, debug: bool, **options) -> int:
+    def callback(json_mode: bool, quiet: bool, debug: bool, max_tensor_bytes: int = DEFAULT_MAX_TENSOR_BYTES,
+                 **options) -> int:
         debug = debug or bool(click.get_current_context().find_root().params.get("debug"))
         session = Session(json_mode, quiet)
         try:
-            return _run(session, body, options)
+            with tensor_budget(max_tensor_bytes):
+                return _run(session, body, options)
         except TosaconvError as e:
             return _fail(session, e.diagnostics, e.exit_code, debug)
         except KeyboardInterrupt:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..limits import check_tensor
 from . import schema as S
 from .errors import ReadError
 from .fbread import Buffer, Table
@@ -61,13 +62,25 @@ def _only(tables: list, what: str):
 
 def _block(region: Table) -> BlockRecord:
     block = _only(region.tables(S.RegionSlot.BLOCKS, "TosaBasicBlock"), "block")
-    return BlockRecord(
+    record = BlockRecord(
         name=block.string(S.BlockSlot.NAME),
         ops=[_operator(t) for t in block.tables(S.BlockSlot.OPERATORS, "TosaOperator")],
         tensors=[_tensor(t) for t in block.tables(S.BlockSlot.TENSORS, "TosaTensor")],
         shapes=[_shape(t) for t in block.tables(S.BlockSlot.SHAPES, "TosaShape")],
         inputs=block.strings(S.BlockSlot.INPUTS),
         outputs=block.strings(S.BlockSlot.OUTPUTS))
+    _check_unique(record.inputs, f"block '{record.name}' input")
+    _check_unique([t.name for t in record.tensors], f"block '{record.name}' tensor")
+    _check_unique([s.name for s in record.shapes], f"block '{record.name}' shape")
+    return record
+
+
+def _check_unique(names: list, what: str) -> None:
+    seen = set()
+    for name in names:
+        if name in seen:
+            raise ReadError(f"{what} name '{name}' appears twice; names must be unique")
+        seen.add(name)
 
 
 def _tensor(t: Table) -> TensorRecord:
@@ -78,7 +91,17 @@ def _tensor(t: Table) -> TensorRecord:
         raise ReadError(f"tensor '{name}' is stored outside the flatbuffer; not supported")
     array = None if data is None else np.frombuffer(data, dtype=np.uint8)
     variable = (t.string(S.TensorSlot.VARIABLE_NAME, None) or name) if t.boolean(S.TensorSlot.VARIABLE) else None
-    return TensorRecord(name, t.int32s(S.TensorSlot.SHAPE), S.DTYPE_FROM_CODE.get(code), array, code, variable)
+    record = TensorRecord(name, t.int32s(S.TensorSlot.SHAPE), S.DTYPE_FROM_CODE.get(code), array, code, variable)
+    _check_size(record)
+    return record
+
+
+def _check_size(rec: TensorRecord) -> None:
+    """A tensor's declared size fits --max-tensor-bytes (a ShapeError, exit 4), before anything reads it.
+    (Data shorter than the shape says is refused where the data is decoded, by ``from_le_bytes``.)"""
+    if rec.dtype is None or any(d < 0 for d in rec.shape):
+        return   # the reader refuses these with their own message
+    check_tensor(f"tensor '{rec.name}'", rec.shape, np.dtype(rec.dtype.numpy))
 
 
 def _shape(t: Table) -> ShapeRecord:
@@ -93,6 +116,8 @@ def _operator(t: Table) -> OpRecord:
         raise ReadError(f"operator code {code} is not a TOSA op this reader knows")
     name = S.OP_NAMES[code]
     attr_type = t.u8(S.OperatorSlot.ATTRIBUTE_TYPE)
+    if not 0 <= attr_type < len(S.OP_NAMES):
+        raise ReadError(f"{name} carries attribute type {attr_type}, which is not a TOSA attribute table")
     if name == "IDENTITY" and attr_type and S.OP_NAMES[attr_type] in ("VARIABLE_READ", "VARIABLE_WRITE"):
         name, code = S.OP_NAMES[attr_type], attr_type   # a variable access (see emit/variables.py)
     if attr_type not in (0, code):

@@ -20,6 +20,7 @@ import flatbuffers
 import numpy as np
 
 from . import schema as S
+from .errors import EmitError
 from .records import BlockRecord, OpRecord, ShapeRecord, TensorRecord
 
 _MAX_BYTES = 2**31 - 2**20  # flatbuffers' 2 GB limit, with room for the tables
@@ -103,6 +104,8 @@ def _block(b, block: BlockRecord) -> int:
 
 
 def _tensor(b, t: TensorRecord) -> int:
+    if any(not -(1 << 31) <= int(d) < (1 << 31) for d in t.shape):
+        raise EmitError(f"tensor '{t.name}' has shape {list(t.shape)}, beyond TOSA's int32 dims")
     data = None if t.data is None else _aligned_bytes(b, t.data)
     dims = tuple(int(d) for d in t.shape)
     shape = b.once(("shape", dims), lambda: _int32s(b, dims))
@@ -132,6 +135,7 @@ def _shape(b, s: ShapeRecord) -> int:
 
 
 def _operator(b, op: OpRecord) -> int:
+    _check_int32_fields(op)
     attribute = _attribute(b, op.attribute or op.op, op.fields)
     inputs, outputs = _strings(b, op.inputs), _strings(b, op.outputs)
     location = None if op.location is None else b.once(("location", op.location), lambda: _location(b, op.location))
@@ -153,6 +157,18 @@ def _location(b, text: str) -> int:
     b.StartObject(S.LocationSlot.COUNT)
     b.PrependUOffsetTRelativeSlot(S.LocationSlot.TEXT, text_offset, 0)
     return b.EndObject()
+
+
+def _check_int32_fields(op: OpRecord) -> None:
+    """Every int32 attribute value fits int32 (a model's 2^40 stride or pad is refused, not wrapped)."""
+    for name, kind in S.attr_layout(op.attribute or op.op):
+        if name not in op.fields or kind not in (S.INT32, S.INT32_VEC):
+            continue
+        values = [op.fields[name]] if kind == S.INT32 else list(op.fields[name])
+        bad = next((int(v) for v in values if not -(1 << 31) <= int(v) < (1 << 31)), None)
+        if bad is not None:
+            where = f" at {op.location}" if op.location else ""
+            raise EmitError(f"{op.op}{where}: attribute '{name}' holds {bad}, which does not fit TOSA's int32")
 
 
 def _attribute(b, op_name: str, fields: dict) -> int:

@@ -57,9 +57,15 @@ def lift_variables(lifting) -> dict:
         t = lifting._type(rec.name)
         if rec.data is None:
             raise ReadError(f"variable tensor '{rec.name}' has no initial value")
-        initial = from_le_bytes(rec.data, t.dtype, t.shape)
+        try:
+            initial = from_le_bytes(rec.data, t.dtype, t.shape)
+        except ValueError as e:
+            raise ReadError(f"variable tensor '{rec.name}': {e}") from None
         with lifting.builder.at(Location("VARIABLE", rec.variable_name, source="tosa")):
-            lifting.builder.create(Op.VARIABLE, [], A.VariableAttrs(rec.variable_name, t.dtype, t.shape, initial))
+            try:
+                lifting.builder.create(Op.VARIABLE, [], A.VariableAttrs(rec.variable_name, t.dtype, t.shape, initial))
+            except ValueError as e:   # the VARIABLE shape rule (static dims >= 1)
+                raise ReadError(f"variable tensor '{rec.name}': {e}") from None
         out[rec.name] = A.VariableRefAttrs(rec.variable_name, t.dtype, t.shape)
     return out
 
@@ -67,7 +73,8 @@ def lift_variables(lifting) -> dict:
 def lift_access(lifting, op):
     """A VARIABLE_READ or VARIABLE_WRITE record (an IDENTITY with the variable's table) as an IR op."""
     read = op.op == "VARIABLE_READ"
-    var = op.inputs[0] if read else (op.outputs[0] if op.outputs else None)
+    side = op.inputs if read else op.outputs
+    var = side[0] if side else None
     attrs = lifting.variables.get(var)
     if attrs is None or len(op.inputs) != 1 or len(op.outputs) != 1:
         raise ReadError(f"{op.op} must take one tensor and give one, with a variable tensor on its "
@@ -78,4 +85,7 @@ def lift_access(lifting, op):
             lifting.values[op.outputs[0]] = lifting.builder.emit(Op.VARIABLE_READ, attrs=attrs, name=op.outputs[0])
         else:
             value = lifting._value(op.inputs[0], "operand of VARIABLE_WRITE")
-            lifting.builder.create(Op.VARIABLE_WRITE, [value], attrs)
+            try:
+                lifting.builder.create(Op.VARIABLE_WRITE, [value], attrs)
+            except ValueError as e:   # the shape rule: the value must have the variable's own type
+                raise ReadError(f"VARIABLE_WRITE '{text}': {e}") from None

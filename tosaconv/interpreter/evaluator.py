@@ -22,6 +22,8 @@ import numpy as np
 from ..ir.graph import walk_graphs
 from ..ir.types import IndexType
 from ..symbolic.expr import dim_str, is_static, subs
+from ..diagnostics import TosaconvError
+from ..limits import check_tensor
 from .binding import bare_symbol, bind_from_shapes
 from .errors import InputError, KernelError
 from .inputs import prepare_inputs
@@ -107,14 +109,30 @@ def _release_schedule(graph) -> list:
 
 
 def _run(op, args: list, ctx: KernelContext) -> list:
+    _check_budget(op, ctx.bindings)
     try:
-        results = list(kernel_for(op.op)(op, args, ctx))
+        # IEEE float semantics (inf, NaN) are intended, as in the reference model: no numpy warnings
+        with np.errstate(all="ignore"):
+            results = list(kernel_for(op.op)(op, args, ctx))
         if len(results) != len(op.results):
             raise ValueError(f"the kernel returned {len(results)} results for {len(op.results)} values")
         return [_conform(value, result, ctx.bindings) for value, result in zip(op.results, results)]
+    except TosaconvError:   # a budget refusal (limits.check_tensor) keeps its own exit code
+        raise
     except Exception as e:   # noqa: BLE001 - any kernel failure becomes a located KernelError
         raise KernelError(f"while running {op.op.name} at {op.location}: {e}",
                           location=op.location, op_name=op.op.name) from e
+
+
+def _check_budget(op, env: dict):
+    """Refuse (exit 4) a result whose bound shape would break --max-tensor-bytes, before the kernel allocates it."""
+    for value in op.results:
+        if isinstance(value.type, IndexType):
+            continue
+        shape = [subs(d, env) for d in value.type.shape]
+        if all(is_static(d) for d in shape):
+            check_tensor(f"result '{value.name}' of {op.op.name}", shape, value.type.dtype.numpy,
+                         location=op.location)
 
 
 def _conform(value, result, env: dict):

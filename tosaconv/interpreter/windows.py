@@ -20,6 +20,7 @@ import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
 from ..ir.dtypes import DType
+from ..limits import check_tensor
 from .numeric import as_int64, f32
 
 
@@ -43,12 +44,20 @@ def pad_hw(x: np.ndarray, pad, value=0) -> np.ndarray:
     top, bottom, left, right = (int(p) for p in pad)
     if not (top or bottom or left or right):
         return x
+    n, h, w, c = x.shape
+    # the padded copy is an allocation of its own: a damaged pad of 2^21 must not take gigabytes
+    check_tensor("the padded input of a window op", (n, h + top + bottom, w + left + right, c), x.dtype)
     return np.pad(x, ((0, 0), (top, bottom), (left, right), (0, 0)), constant_values=value)
 
 
 def taps(padded: np.ndarray, kernel, out_hw, stride, dilation=(1, 1)):
     """Yield ``(ky, kx, view)`` for every kernel tap; ``view`` has the output's N, H, W."""
     (kh, kw), (oh, ow), (sy, sx), (dy, dx) = kernel, out_hw, stride, dilation
+    span_h, span_w = (kh - 1) * dy + 1, (kw - 1) * dx + 1
+    if min(kh, kw) < 1 or span_h > padded.shape[1] or span_w > padded.shape[2]:
+        # checked before the loop: a damaged kernel of 2^31 taps would otherwise run for hours
+        raise ValueError(f"a {kh}x{kw} kernel (dilation {dy}x{dx}) does not fit the padded "
+                         f"{padded.shape[1]}x{padded.shape[2]} input")
     for ky in range(kh):
         for kx in range(kw):
             y0, x0 = ky * dy, kx * dx

@@ -22,6 +22,9 @@ FLOAT = re.compile(r"-?(?:inf|nan|\d+(?:\.\d+)?(?:[eE][-+]?\d+)?)(?![\w.])")
 BOOL = re.compile(r"(?:true|false)(?![\w.])")
 ARRAY_DTYPE = re.compile(r"bool|([iuf])(8|16|32|64)")
 SPACE = re.compile(r"(?:\s+|//[^\n]*)*")
+MAX_NUMBER_CHARS = 64   # int64 needs 20 characters and a float 25: longer numbers are damage, refused unparsed
+LONG_NUMBER = re.compile(r"\d{%d,}" % (MAX_NUMBER_CHARS + 1))
+_NUMBERS = (INT, DIGITS, FLOAT)
 JSON = json.JSONDecoder(strict=False)  # strings are JSON literals; raw control characters are allowed
 
 
@@ -82,6 +85,9 @@ class Cursor:
         m = pattern.match(self.text, self.pos)
         if not m:
             raise self.error(f"expected {what}, {self.found()}")
+        if pattern in _NUMBERS and len(m.group()) > MAX_NUMBER_CHARS:
+            raise self.error(f"a number of {len(m.group())} characters; no TOSA value needs more than "
+                             f"{MAX_NUMBER_CHARS}")
         self.pos = m.end()
         return m.group()
 
@@ -131,6 +137,10 @@ class Cursor:
         source, self.pos = self.text[start:end], end
         if not source.strip():
             raise self.error(f"expected {what}, {self.found()}")
+        long = LONG_NUMBER.search(source)
+        if long:
+            raise self.error(f"a number of {len(long.group())} digits in {what}; no TOSA dim needs more than "
+                             f"{MAX_NUMBER_CHARS}", start + long.start())
         try:
             return parse_dim(source)
         except (DimSyntaxError, ZeroDivisionError, RecursionError) as e:

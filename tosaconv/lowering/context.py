@@ -41,6 +41,11 @@ class ShapeTensor:
         return [d.type.value for d in self.dims]
 
 
+# numpy types a constant may have on its way into the IR (dtypes.from_numpy maps each to a TOSA type)
+_TOSA_CONST_DTYPES = frozenset(np.dtype(t) for t in (np.bool_, np.int8, np.uint8, np.int16, np.int32, np.int64,
+                                                      np.float16, np.float32, np.float64))
+
+
 class LoweringContext:
     def __init__(self, graph: Graph):
         self.graph = graph
@@ -93,7 +98,11 @@ class LoweringContext:
         if isinstance(v, ShapeTensor):
             return self._materialize(name, v)
         if self._has_initializer(name) or name in self._const_cache:
-            value = self.b.const(_narrow(self.const(name)), name=name)
+            array = _narrow(self.const(name))
+            if array.dtype not in _TOSA_CONST_DTYPES:
+                raise ConvertError(f"constant '{name}' has element type {array.dtype}, which TOSA has no tensors "
+                                   "for (and this op does not convert it)")
+            value = self.b.const(array, name=name)
             self.values[name] = value
             return value
         if hasattr(v, "why_not_a_tensor"):   # e.g. a complex FFT result (lowering.dft.ComplexPair)
@@ -174,6 +183,8 @@ class LoweringContext:
 
     def dim_value(self, v: Value, axis: int) -> Value:
         """An Index value for dim ``axis`` of ``v``: a constant when static, else GET_DIM."""
+        if not -v.type.rank <= axis < v.type.rank:
+            raise ConvertError(f"axis {axis} is out of range for '{v.name}' of rank {v.type.rank}")
         d = v.type.shape[axis]
         return self.b.index(d) if isinstance(d, int) else self.b.get_dim(v, axis)
 

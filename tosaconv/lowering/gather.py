@@ -30,7 +30,11 @@ def gather(ctx, data: str, indices: str, axis: int):
     st = ctx.shape_tensor(data)
     idx = ctx.const(indices)
     if st is not None and idx is not None and not st.scalar:
-        picked = [st.dims[int(i) + (len(st.dims) if i < 0 else 0)] for i in idx.reshape(-1)]
+        n = len(st.dims)
+        bad = [int(i) for i in idx.reshape(-1) if not -n <= int(i) < n]
+        if bad:
+            raise ConvertError(f"Gather index {bad[0]} is out of range for a shape of {n} dims")
+        picked = [st.dims[int(i) + (n if i < 0 else 0)] for i in idx.reshape(-1)]
         return ShapeTensor(picked, scalar=idx.ndim == 0)
     return _gather_tensor(ctx, data, indices, axis)
 

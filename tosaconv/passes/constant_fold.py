@@ -8,6 +8,8 @@ TILE of a small constant does not bloat the file.
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ..interpreter.registry import KernelContext, kernel_for
@@ -34,8 +36,9 @@ def fold_op(op, b):
     if any(isinstance(r.type, TensorType) and not _small(r.type) for r in op.results):
         return None
     args = [_const_value(v) for v in op.operands]
-    out = kernel_for(op.op)(op, args, KernelContext())
-    return [_as_const(b, r, value) for r, value in zip(op.results, out)]
+    with np.errstate(all="ignore"):   # folding computes what the interpreter would: IEEE floats, no warnings
+        out = kernel_for(op.op)(op, args, KernelContext())
+        return [_as_const(b, r, value) for r, value in zip(op.results, out)]
 
 
 def _is_const(v) -> bool:
@@ -48,7 +51,8 @@ def _const_value(v):
 
 
 def _small(t: TensorType) -> bool:
-    return t.is_static and int(np.prod(t.static_shape(), dtype=np.int64)) <= MAX_FOLD_ELEMENTS
+    # math.prod: exact, where an int64 product of huge dims could wrap round to a small number
+    return t.is_static and math.prod(t.static_shape()) <= MAX_FOLD_ELEMENTS
 
 
 def _as_const(b, result, value):

@@ -14,6 +14,7 @@ from __future__ import annotations
 from ..diagnostics import Diagnostic, ShapeError
 from ..ir.builder import Builder
 from ..ir.graph import Graph
+from .budget import check_budget
 from .dce import eliminate_dead_code
 from .manager import DEFAULT_PIPELINE, run_pipeline
 from .rebuild import check_ledger, rebuild_ops
@@ -23,6 +24,7 @@ def specialize(graph: Graph, bindings: dict) -> Graph:
     env = {k: int(v) for k, v in bindings.items()}
     _check_bound(graph, env)
     check_ledger(graph, env)
+    check_budget(graph, env)
     static = _rebuild(graph, env)
     check_ledger(graph, env)
     # Dead INDEX_CONSTs must go before the pipeline: its verifier demands a static program after every pass.

@@ -37,6 +37,7 @@ from .int_io import output_value, record_integer_inputs
 from .int_io import plan as int_io_plan
 from .reader import ConvertError, NodeReader
 from .registry import DEFAULT_DOMAINS, op_version, resolve
+from .validate import input_rank_problem, validate_model, validate_opsets
 
 MIN_OPSET, MAX_OPSET = 11, 21
 
@@ -91,7 +92,9 @@ def _load(path: str) -> onnx.ModelProto:
         raise ConversionError.one(
             "E-MODEL-READ", f"'{path}' is not an ONNX model (no IR version, graph or opset import)",
             hint="check that the file is a complete .onnx model")
+    validate_opsets(model, path)
     load_external_data(model, path)
+    validate_model(model, path)
     return model
 
 
@@ -192,12 +195,27 @@ def _convert_node(ctx: ImportContext, node: NodeReader):
     fn = resolve(node.op_type, ctx.opset_of(node.node.domain), node.node.domain)
     loc = node.location
     with ctx.b.at(loc), converting(loc, ConvertError):
+        problem = input_rank_problem(node.op_type, [_rank(ctx, name) for name in node.inputs])
+        if problem:
+            raise ConvertError(problem)
         results = fn(ctx, node)
     if not isinstance(results, (list, tuple)):
         results = [results]
     for name, value in zip(node.outputs, results):
         if name and value is not None:
             ctx.values[name] = value
+
+
+def _rank(ctx: ImportContext, name: str):
+    """The rank of input ``name`` where known without materializing it, else None."""
+    v = ctx.values.get(name)
+    if isinstance(v, ShapeTensor):
+        return 0 if v.scalar else 1
+    if v is not None and hasattr(v.type, "rank"):
+        return v.type.rank
+    if name in ctx.initializers:
+        return len(ctx.initializers[name].dims)
+    return None
 
 
 def _set_outputs(ctx: ImportContext, g: onnx.GraphProto):

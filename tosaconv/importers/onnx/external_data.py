@@ -13,6 +13,7 @@ import os
 
 import onnx
 from onnx import external_data_helper
+from onnx.onnx_cpp2py_export import checker as c_checker
 
 from ...diagnostics import ConversionError
 
@@ -25,13 +26,18 @@ def load_external_data(model: onnx.ModelProto, path: str) -> None:
     for t in tensors:
         _check(t, base, path)
     if tensors:
-        external_data_helper.load_external_data_for_model(model, base)
+        try:
+            external_data_helper.load_external_data_for_model(model, base)
+        except (OSError, ValueError, onnx.checker.ValidationError) as e:
+            _fail(f"cannot read the external data of '{path}': {e}")
 
 
 def _check(tensor: onnx.TensorProto, base: str, path: str) -> None:
     info = {e.key: e.value for e in tensor.external_data}
     location = info.get("location", "")
-    where = f"tensor '{tensor.name}' of '{path}' stores its data in '{location}'"
+    where = f"tensor '{tensor.name}' of '{path}' stores its data in {location!r}"
+    if "\x00" in location:
+        _fail(f"{where}, a path with a NUL byte")
     if not location or os.path.isabs(location):
         _fail(f"{where}, which is not a path relative to the model's directory")
     real_base = os.path.realpath(base)
@@ -42,11 +48,31 @@ def _check(tensor: onnx.TensorProto, base: str, path: str) -> None:
     if not os.path.isfile(target):
         _fail(f"{where}, which does not exist or is not a regular file",
               hint="copy the model's data files next to the .onnx file")
-    offset, length = int(info.get("offset", 0) or 0), info.get("length")
+    _resolve_as_onnx_does(base, location, tensor.name, where)
+    offset, length = _count(info, "offset", where), _count(info, "length", where)
     size = os.path.getsize(target)
-    end = offset + (int(length) if length is not None else 0)
+    end = offset + (length or 0)
     if offset > size or end > size:
         _fail(f"{where} at bytes {offset}..{end}, but the file has only {size} bytes (truncated?)")
+
+
+def _resolve_as_onnx_does(base: str, location: str, name: str, where: str) -> None:
+    """onnx's own location check (symlinks, hard links, containment), so that what passes here also
+    loads in onnx: a symlink inside the model's directory passes the realpath test above, but not this."""
+    try:
+        c_checker._resolve_external_data_location(base, location, name)
+    except Exception as e:   # noqa: BLE001 - onnx raises its ValidationError and others
+        _fail(f"{where}, which onnx refuses: {e}", hint="replace links by the data files themselves")
+
+
+def _count(info: dict, key: str, where: str):
+    """The ``offset`` or ``length`` entry as a non-negative integer (None when absent)."""
+    text = info.get(key)
+    if text is None or text == "":
+        return None
+    if not text.isascii() or not text.isdigit():
+        _fail(f"{where} with {key} {text!r}, which is not a non-negative integer")
+    return int(text)
 
 
 def _fail(message: str, hint: str = "check the model's external data files") -> None:

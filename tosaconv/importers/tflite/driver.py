@@ -165,12 +165,35 @@ def _convert_op(ctx: TfliteContext, op):
         node = OpReader(op, ctx.keys, ctx.sub.tensors, entry.options)
     loc = node.location
     with ctx.b.at(loc), converting(loc, ConvertError):
+        _check_ranks(ctx, node)
         results = entry.fn(ctx, node)
     if not isinstance(results, (list, tuple)):
         results = [results]
     for key, value in zip(node.outputs, results):
         if value is not None:
             ctx.values[key] = value
+
+
+# the exact rank of each leading input (by position) the TFLite kernels of these ops accept
+_INPUT_RANKS = {"CONV_2D": (4, 4), "DEPTHWISE_CONV_2D": (4, 4), "TRANSPOSE_CONV": (1, 4, 4), "CONV_3D": (5, 5),
+                "AVERAGE_POOL_2D": (4,), "MAX_POOL_2D": (4,), "L2_POOL_2D": (4,), "FULLY_CONNECTED": (None, 2),
+                "RESIZE_BILINEAR": (4,), "RESIZE_NEAREST_NEIGHBOR": (4,), "SPACE_TO_DEPTH": (4,),
+                "DEPTH_TO_SPACE": (4,)}
+
+
+def _check_ranks(ctx: TfliteContext, node) -> None:
+    """Operands of the wrong rank for their op are a model error, before a converter indexes their dims.
+    The rank is the IR value's where one exists (a damaged file may declare another than its producer makes)."""
+    for i, rank in enumerate(_INPUT_RANKS.get(node.op_type, ())):
+        info = node.input_infos[i] if i < len(node.input_infos) else None
+        if rank is None or info is None:
+            continue
+        value = ctx.values.get(node.inputs[i])
+        have = len(info.shape) if value is None or not hasattr(value, "type") else value.type.rank
+        if isinstance(value, ShapeTensor):
+            have = 0 if value.scalar else 1
+        if have != rank:
+            raise ConvertError(f"{node.op_type} input {i} ('{info.name}') has rank {have}; the op takes rank {rank}")
 
 
 def _set_outputs(ctx: TfliteContext, model: TfliteModel):

@@ -17,6 +17,7 @@ import tflite
 from ...ir.location import Location
 from .reader import ConvertError, OpInfo, TensorInfo
 
+_WINDOW_FIELDS = ("Stride", "Filter", "Dilation")   # window geometry option fields: each must be >= 1
 _OPTION_TYPES = {v: k for k, v in vars(tflite.BuiltinOptions).items() if not k.startswith("_")}
 
 
@@ -32,14 +33,33 @@ def _empty_table(options: str):
     return obj
 
 
+class _Operands(list):
+    """An operator's inputs or outputs; reading one the operator does not have is a ConvertError
+    naming the count, so a model with too few operands fails with a message, not an IndexError."""
+
+    def __init__(self, op_type: str, what: str, items: list):
+        super().__init__(items)
+        self.op_type, self.what = op_type, what
+
+    def __getitem__(self, i):
+        if isinstance(i, slice) and i.stop is not None and i.stop > len(self):   # [:3] means three operands
+            raise ConvertError(f"{self.op_type} has {len(self)} {self.what}s; it needs at least {i.stop} "
+                               "(the operator has too few operands for its type)")
+        try:
+            return super().__getitem__(i)
+        except IndexError:
+            raise ConvertError(f"{self.op_type} has {len(self)} {self.what}s; {self.what} {i} is missing "
+                               "(the operator has too few operands for its type)") from None
+
+
 class OpReader:
     def __init__(self, op: OpInfo, keys: list, tensors: list, options: str | None):
         self.info = op
         self.op_type = op.op_type
-        self.inputs = [keys[i] if i >= 0 else None for i in op.inputs]
-        self.outputs = [keys[i] for i in op.outputs]
-        self.input_infos = [tensors[i] if i >= 0 else None for i in op.inputs]
-        self.output_infos: list[TensorInfo] = [tensors[i] for i in op.outputs]
+        self.inputs = _Operands(op.op_type, "input", [keys[i] if i >= 0 else None for i in op.inputs])
+        self.outputs = _Operands(op.op_type, "output", [keys[i] for i in op.outputs])
+        self.input_infos = _Operands(op.op_type, "input", [tensors[i] if i >= 0 else None for i in op.inputs])
+        self.output_infos: list[TensorInfo] = _Operands(op.op_type, "output", [tensors[i] for i in op.outputs])
         self._options = self._read_options(options)
 
     @property
@@ -65,7 +85,11 @@ class OpReader:
         if vector is not None:
             arr = vector()
             return () if isinstance(arr, int) else tuple(int(x) for x in np.asarray(arr).reshape(-1))
-        return getattr(self._options, field)()
+        value = getattr(self._options, field)()
+        if field.startswith(_WINDOW_FIELDS) and isinstance(value, int) and value < 1:
+            raise ConvertError(f"{self.op_type} has {field} {value}; window sizes, strides and dilations "
+                               "must be at least 1")
+        return value
 
     def _read_options(self, options: str | None):
         if options is None:

@@ -35,6 +35,7 @@ import math
 
 import numpy as np
 
+from ...lowering.errors import ConvertError
 from ...lowering.tables import int8_table
 from .quant import RANGES, unsigned
 
@@ -75,7 +76,11 @@ def round_half_away(x) -> np.ndarray:
 
 def float_to_int32(x) -> np.ndarray:
     """``static_cast<int32_t>(float)`` followed by LiteRT's clamp: truncation, saturating out of range."""
-    x64 = np.nan_to_num(np.asarray(x, dtype=np.float32).astype(np.float64), nan=0.0)
+    x64 = np.asarray(x, dtype=np.float32).astype(np.float64)
+    if np.isnan(x64).any():   # C's cast of NaN is undefined: no integer table entry would be right
+        raise ConvertError(f"{int(np.isnan(x64).sum())} of the {x64.size} table entries compute to NaN "
+                           "(from the tensors' scales and zero points); an integer table cannot hold them: "
+                           "check the quantization parameters of this op's input and output")
     return np.trunc(np.clip(x64, float(I32_MIN), -float(I32_MIN) - 1)).astype(np.int64)
 
 

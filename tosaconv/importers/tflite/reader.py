@@ -15,6 +15,7 @@ signature def's input and output names. Sparse constants are densified here
 """
 from __future__ import annotations
 
+import functools
 import struct
 from dataclasses import dataclass, field
 from typing import Optional
@@ -23,6 +24,7 @@ import numpy as np
 import tflite
 from tflite.utils import BUILTIN_OPCODE2NAME
 
+from ...limits import check_tensor
 from ...lowering.errors import ConvertError  # noqa: F401  (one error type for every importer's converters)
 from .sparse import SparseError, densify
 
@@ -140,10 +142,15 @@ def _subgraph(sg, k: int, buffers: list, codes: list) -> Subgraph:
     ops = [_op(sg.Operators(i), i, codes) for i in range(sg.OperatorsLength())]
     inputs = [int(i) for i in _ints(sg.InputsAsNumpy())]
     outputs = [int(i) for i in _ints(sg.OutputsAsNumpy())]
-    for i in inputs + outputs + [t for op in ops for t in op.inputs + op.outputs if t >= 0]:
+    where = "" if k == 0 else f" in subgraph {k}"
+    for i in inputs + outputs + [t for op in ops for t in op.outputs]:
         if not 0 <= i < len(tensors):
-            where = "" if k == 0 else f" in subgraph {k}"
             raise ModelReadError(f"tensor index {i} is out of range ({len(tensors)} tensors{where})")
+    for op in ops:
+        bad = next((i for i in op.inputs if not -1 <= i < len(tensors)), None)
+        if bad is not None:   # -1 marks an optional input left out; nothing else may be negative
+            raise ModelReadError(f"operator {op.index} ({op.op_type}) reads tensor index {bad}, out of range "
+                                 f"({len(tensors)} tensors{where}; -1 marks an omitted input)")
     name = (sg.Name() or b"").decode("utf-8", errors="replace") or f"subgraph_{k}"
     return Subgraph(k, name, tensors, ops, inputs, outputs)
 
@@ -179,12 +186,30 @@ def _tensor(t, index: int, buffers: list) -> TensorInfo:
     name = (t.Name() or b"").decode("utf-8", errors="replace") or f"tensor_{index}"
     shape = tuple(int(d) for d in _ints(t.ShapeAsNumpy()))
     signature = None if t.ShapeSignatureIsNone() else tuple(int(d) for d in _ints(t.ShapeSignatureAsNumpy()))
-    info = TensorInfo(index, name, t.Type(), shape, signature, quant=_quant(t.Quantization()),
-                      is_variable=t.IsVariable())
+    try:
+        quant = _quant(t.Quantization())
+    except ModelReadError as e:
+        raise ModelReadError(f"tensor '{name}': {e}") from None
+    info = TensorInfo(index, name, t.Type(), shape, signature, quant=quant, is_variable=t.IsVariable())
+    _check_zero_points(info)
+    if info.type in NUMPY_TYPES:   # shape (not signature) dims are concrete: the budget applies as declared
+        check_tensor(f"tensor '{name}'", [max(d, 0) for d in shape], NUMPY_TYPES[info.type])
     raw = buffers[t.Buffer()] if 0 < t.Buffer() < len(buffers) else None
     if raw is not None:
         info.data = _typed_data(info, raw, t.Sparsity())
     return info
+
+
+def _check_zero_points(info: TensorInfo) -> None:
+    """A quantized integer tensor's zero points lie in its own type's range."""
+    dtype = NUMPY_TYPES.get(info.type)
+    if info.quant is None or dtype is None or not np.issubdtype(dtype, np.integer):
+        return
+    limits = np.iinfo(dtype)
+    bad = [int(z) for z in info.quant.zero_point.reshape(-1) if not limits.min <= z <= limits.max]
+    if bad:
+        raise ModelReadError(f"tensor '{info.name}' ({info.type_name}) has zero point {bad[0]}, outside "
+                             f"{limits.min}..{limits.max}")
 
 
 def _typed_data(info: TensorInfo, raw: np.ndarray, sparsity) -> np.ndarray:
@@ -209,6 +234,10 @@ def _quant(q) -> Optional[QuantParams]:
     zp = np.asarray(_ints(q.ZeroPointAsNumpy()), np.int64)
     if zp.size == 0:
         zp = np.zeros(scale.shape, np.int64)
+    ok = np.isfinite(scale) & (scale >= np.finfo(np.float32).tiny)
+    if not np.all(ok):
+        raise ModelReadError(f"a quantization scale is {scale[~ok][0]}; scales must be finite, positive "
+                             "normal float32 numbers")
     return QuantParams(scale, zp, q.QuantizedDimension())
 
 
@@ -219,7 +248,43 @@ def _op(op, index: int, codes: list) -> OpInfo:
     name, custom, version = codes[idx]
     inputs = [int(i) for i in _ints(op.InputsAsNumpy())]
     outputs = [int(i) for i in _ints(op.OutputsAsNumpy())]
-    return OpInfo(index, name, custom, version, inputs, outputs, op.BuiltinOptions(), op.BuiltinOptionsType())
+    options, options_type = op.BuiltinOptions(), op.BuiltinOptionsType()
+    try:
+        _probe_options(options, options_type)
+    except (struct.error, IndexError, ValueError, TypeError, OverflowError, UnicodeDecodeError) as e:
+        raise ModelReadError(f"operator {index} ({name}): its options table is damaged or reaches outside "
+                             f"the file ({type(e).__name__}: {e})") from None
+    return OpInfo(index, name, custom, version, inputs, outputs, options, options_type)
+
+
+def _probe_options(table, options_type: int) -> None:
+    """Read every field of an operator's options once, so a table reaching outside the file fails
+    here (struct.error, caught by read_model) and not in a converter."""
+    name = _OPTION_NAMES.get(options_type)
+    if table is None or name is None or not hasattr(tflite, name):
+        return
+    obj = getattr(tflite, name)()
+    obj.Init(table.Bytes, table.Pos)
+    for field in _option_fields(name):
+        getattr(obj, field)()
+
+
+@functools.lru_cache(maxsize=None)
+def _option_fields(name: str) -> tuple:
+    """The zero-argument field readers of options class ``name`` (vectors through their AsNumpy)."""
+    cls = getattr(tflite, name)
+    fields = []
+    for attr, fn in vars(cls).items():
+        if attr.startswith("_") or attr in ("Init",) or attr.startswith("GetRootAs") or not callable(fn):
+            continue
+        if attr.endswith(("IsNone", "Length")) or "BufferHasIdentifier" in attr:
+            continue
+        if fn.__code__.co_argcount == 1:
+            fields.append(attr)
+    return tuple(fields)
+
+
+_OPTION_NAMES = {v: k for k, v in vars(tflite.BuiltinOptions).items() if not k.startswith("_")}
 
 
 def _read_signature(model, result: TfliteModel):

@@ -115,13 +115,15 @@ def channel_shape(ctx, x, channels, what: str = "BatchNormalization statistics")
 
 def _folded_constants(ctx, x, stats, eps: float):
     """scale = gamma / sqrt(var + eps) and shift = beta - mean * scale, folded in float64."""
-    gamma, beta, mean, var = (np.asarray(s, dtype=np.float64).reshape(-1) for s in stats)
-    scale = gamma / np.sqrt(var + eps)
-    shift = beta - mean * scale
-    shape = channel_shape(ctx, x, scale.shape[0])
-    dtype = x.type.dtype.numpy
-    return (ctx.b.const(scale.reshape(shape).astype(dtype), name=f"{ctx.b.location.name}.scale"),
-            ctx.b.const(shift.reshape(shape).astype(dtype), name=f"{ctx.b.location.name}.shift"))
+    with np.errstate(all="ignore"):   # float folding: a negative variance gives NaN, as onnxruntime computes
+        gamma, beta, mean, var = (np.asarray(s, dtype=np.float64).reshape(-1) for s in stats)
+        scale = gamma / np.sqrt(var + eps)
+        shift = beta - mean * scale
+        shape = channel_shape(ctx, x, scale.shape[0])
+        dtype = x.type.dtype.numpy
+        scale, shift = scale.reshape(shape).astype(dtype), shift.reshape(shape).astype(dtype)
+    return (ctx.b.const(scale, name=f"{ctx.b.location.name}.scale"),
+            ctx.b.const(shift, name=f"{ctx.b.location.name}.shift"))
 
 
 def _folded_values(ctx, x, node, eps: float):

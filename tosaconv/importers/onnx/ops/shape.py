@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from ....ir.ops import Op
+from ....limits import check_tensor
 from ....lowering.dims import index_for, reshape
 from ....lowering.shapes import arange_of, expand, reshape_with_hole, to_ir
 from ....symbolic.expr import product, same
@@ -102,10 +103,15 @@ def convert_flatten(ctx, node):
 @converter("ConstantOfShape", since=9)
 def convert_constant_of_shape(ctx, node):
     value = node.attr("value", None)
+    if value is not None and np.asarray(value).size != 1:
+        raise ConvertError(f"ConstantOfShape 'value' must be a one-element tensor, not {np.asarray(value).shape}")
     fill = np.zeros((1,), np.float32) if value is None else np.asarray(value).reshape(-1)[:1]
     st = ctx.dims(node.inputs[0])
     dims = [d.type.value for d in st.dims]
     if all(isinstance(d, int) for d in dims):
+        if any(d < 1 for d in dims):   # an empty tensor too: [2^20, 2^20, 0] holds nothing but still hangs printers
+            raise ConvertError(f"ConstantOfShape shape {dims} has a dim below 1; TOSA requires every dim to be >= 1")
+        check_tensor(f"ConstantOfShape result '{node.outputs[0]}'", dims, fill.dtype)
         return ctx.b.const(to_ir(np.full(dims, fill[0], dtype=fill.dtype)))
     base = ctx.b.const(to_ir(np.full((1,) * len(dims), fill[0], dtype=fill.dtype)))
     return ctx.b.emit(Op.DYN_TILE, base, *st.dims)

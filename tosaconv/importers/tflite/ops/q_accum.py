@@ -132,6 +132,8 @@ def bias(ctx, node, i, channels: int, acc: DType):
     b = np.zeros((channels,), np.int64) if key is None else ctx.const(key)
     if b is None:
         raise ConvertError(f"quantized {node.op_type} needs a constant bias")
+    if not np.issubdtype(np.asarray(b).dtype, np.integer):   # a float bias (NaN included) is never cast
+        raise ConvertError(f"quantized {node.op_type} bias is {np.asarray(b).dtype}; it must be int32 or int64")
     b = np.asarray(b).astype(np.int64).reshape(-1)
     if b.size != channels:
         raise ConvertError(f"{node.op_type} bias has {b.size} values for {channels} output channels")

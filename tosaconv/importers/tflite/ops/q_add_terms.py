@@ -70,6 +70,8 @@ def exact_form(info, left_shift: int, real: float):
     d = offsets(info)
     want = term(d, left_shift, real)
     m0, s0 = tosa_multiplier(real)
+    if m0 == 0:   # a real multiplier that rounds to 0 (a denormal scale ratio): no exact form to search
+        return None
     top = min(62, (((1 << 31) - 1) * (1 << s0) // (m0 << left_shift)).bit_length() - 1)
     for shift in (top, top - 1):
         for double in (False, True) if shift > 31 else (False,):     # DOUBLE_ROUND differs only above 31

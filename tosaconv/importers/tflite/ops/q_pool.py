@@ -43,6 +43,7 @@ import tflite
 from ....ir import attrs as A
 from ....ir.dtypes import DType
 from ....ir.ops import Op
+from ....limits import check_tensor
 from ....lowering.index_math import fill
 from ....lowering.window import apply_fits, fit_window, lowest
 from ....lowering.int32_ops import Int32Ops, int32_to_output
@@ -125,6 +126,7 @@ def _window_sum(ctx, x, w, zp: int, channels=None):
         raise ConvertError(f"quantized AVERAGE_POOL_2D with a symbolic channel count {c} is not supported")
     acc = DType.INT48 if x.type.dtype == DType.INT16 else DType.INT32
     x, pad = fit_window(ctx, x, w, float(zp))
+    check_tensor("the window of ones of a quantized pool", tuple(w.kernel) + (c, 1), np.int8)
     ones = ctx.b.const(np.ones(tuple(w.kernel) + (c, 1), np.int8))
     bias = ctx.b.emit(Op.CONST, attrs=A.ConstAttrs(np.zeros((c,), np.int64), acc)) if acc == DType.INT48 \
         else ctx.b.const(np.zeros((c,), np.int32))

@@ -74,6 +74,8 @@ def _static_range(size: int, spec) -> range:
         raise ConvertError("STRIDED_SLICE stride 0")
     if shrink:
         b = b + size if b < 0 else b
+        if not 0 <= b < size:
+            raise ConvertError(f"STRIDED_SLICE picks index {spec[0]} of a dim of size {size}")
         return range(b, b + 1)
     lo, hi = (0, size) if s > 0 else (-1, size - 1)
     def fix(v, masked, default):

@@ -1,0 +1,1 @@
+"""Fuzzing tosaconv's six input kinds: seed inputs, mutators, and a harness that runs one case."""

@@ -1,0 +1,208 @@
+"""Checks of an ONNX model's structure, made once when it is read and before anything is converted.
+
+Converters trust what this module has checked, so a damaged or hand-made
+model fails here with a message naming the file, the node or tensor, the
+field and the limit, instead of deep inside a converter:
+
+- every opset version is one ONNX defines (1 to the newest the onnx package knows);
+- every name (nodes, values, tensors) is valid UTF-8 text;
+- every tensor (initializers, Constant values, subgraphs included) has an ONNX element type numpy
+  reads, dims >= 0, a size within ``--max-tensor-bytes``, and exactly the data its dims declare;
+- every node of the default domain has the inputs and outputs its schema requires
+  (``''`` only where an input is optional), attributes of the schema's types, initializer inputs of
+  types the schema admits, and window attributes (strides, dilations, kernel_shape, group) >= 1,
+  as ``onnx.checker`` demands; :data:`MIN_INPUT_RANK` gives the driver each op's least operand ranks.
+Unlike ``onnx.checker.check_model`` it accepts attributes a schema does not list (onnxruntime's
+quantizer writes ``axis`` on opset-10 DequantizeLinear, and real models carry it).
+"""
+from __future__ import annotations
+
+import math
+
+import onnx
+from onnx import TensorProto, defs, helper
+
+from ...diagnostics import ConversionError
+from ...limits import budget_diagnostic
+from .registry import DEFAULT_DOMAINS
+
+# element types numpy_helper cannot read (each converter refuses the readable types it cannot use)
+_UNREADABLE = frozenset((TensorProto.UNDEFINED, TensorProto.STRING))
+# values per stored byte of the sub-byte types, and the typed field that holds each type's values
+# when raw_data is empty (the ONNX spec's TensorProto table; int32_data otherwise)
+_PACKED = {TensorProto.INT4: 2, TensorProto.UINT4: 2, TensorProto.FLOAT4E2M1: 2, TensorProto.INT2: 4,
+           TensorProto.UINT2: 4}
+_FIELD = {TensorProto.FLOAT: "float_data", TensorProto.COMPLEX64: "float_data", TensorProto.DOUBLE: "double_data",
+          TensorProto.COMPLEX128: "double_data", TensorProto.INT64: "int64_data", TensorProto.UINT32: "uint64_data",
+          TensorProto.UINT64: "uint64_data"}
+_COMPLEX = (TensorProto.COMPLEX64, TensorProto.COMPLEX128)
+_MAX_VERSION = 1 << 31
+_POSITIVE_ATTRS = frozenset(("strides", "dilations", "kernel_shape", "group"))   # window geometry: >= 1
+
+
+def validate_model(model: onnx.ModelProto, path: str) -> None:
+    """Raise a ConversionError (exit 3) at the first structural problem of ``model``."""
+    validate_opsets(model, path)
+    opsets = {o.domain or "": o.version for o in model.opset_import}
+    _check_graph(model.graph, path, opsets, {})
+
+
+def _fail(path: str, message: str, hint: str = "re-export the model, or check the tool that wrote it"):
+    raise ConversionError.one("E-MODEL-INVALID", f"'{path}': {message}", hint=hint)
+
+
+def validate_opsets(model: onnx.ModelProto, path: str) -> None:
+    newest = defs.onnx_opset_version()
+    for o in model.opset_import:
+        default = o.domain in DEFAULT_DOMAINS
+        if not isinstance(o.domain, str):
+            _fail(path, "an opset import has a domain name that is not valid UTF-8")
+        limit = newest if default else _MAX_VERSION
+        if not 1 <= o.version <= limit:
+            _fail(path, f"the model imports version {o.version} of the op set '{o.domain or 'ai.onnx'}'; "
+                  f"versions run from 1 to {limit}" + (" (the newest this onnx package knows)" if default else ""))
+
+
+def _check_graph(g: onnx.GraphProto, path: str, opsets: dict, outer: dict) -> None:
+    """``outer``: element types of the enclosing graphs' initializers, by name."""
+    known = dict(outer)
+    for vi in list(g.input) + list(g.output) + list(g.value_info):
+        _check_name(path, "value", vi.name)
+        _check_elem_type(path, vi)
+    for t in g.initializer:
+        check_tensor_proto(t, path, "initializer")
+        known[t.name] = t.data_type
+    for node in g.node:
+        _check_node(node, path, opsets, known)
+
+
+def _check_name(path: str, what: str, name) -> None:
+    if not isinstance(name, str):
+        shown = bytes(name)[:60].decode("utf-8", "replace")
+        _fail(path, f"a {what} name is not valid UTF-8 text ('{shown}')")
+
+
+def _check_elem_type(path: str, vi) -> None:
+    if vi.type.HasField("tensor_type"):
+        elem = vi.type.tensor_type.elem_type
+        if elem not in TensorProto.DataType.values():
+            _fail(path, f"value '{vi.name}' has element type {elem}, which is not an ONNX data type")
+
+
+def _check_node(node: onnx.NodeProto, path: str, opsets: dict, known: dict) -> None:
+    for text, what in ((node.name, "node"), (node.op_type, "op type"), (node.domain, "domain")):
+        _check_name(path, what, text)
+    for name in list(node.input) + list(node.output):
+        _check_name(path, f"value (of node '{node.name}')", name)
+    where = f"node '{node.name}' ({node.op_type})"
+    for a in node.attribute:
+        _check_name(path, f"attribute (of {where})", a.name)
+        if a.type == onnx.AttributeProto.TENSOR:
+            check_tensor_proto(a.t, path, f"attribute '{a.name}' of {where}")
+        for sub in ([a.g] if a.type == onnx.AttributeProto.GRAPH else list(a.graphs)):
+            _check_graph(sub, path, opsets, known)
+        if a.name in _POSITIVE_ATTRS and node.domain in DEFAULT_DOMAINS:
+            values = [a.i] if a.type == onnx.AttributeProto.INT else list(a.ints)
+            if any(v < 1 for v in values):
+                _fail(path, f"{where} has {a.name} {values}; each must be at least 1")
+    if node.domain in DEFAULT_DOMAINS:
+        _check_arity(node, path, opsets.get(node.domain, opsets.get("", 1)), where, known)
+
+
+def _check_arity(node: onnx.NodeProto, path: str, opset: int, where: str, known: dict) -> None:
+    try:
+        schema = defs.get_schema(node.op_type, opset, node.domain)
+    except defs.SchemaError:
+        return   # not an op of this opset: the unsupported-op report lists it
+    for a in node.attribute:
+        declared = schema.attributes.get(a.name)
+        if declared is not None and a.type != declared.type.value:
+            _fail(path, f"{where} has attribute '{a.name}' of type {_attr_type(a.type)}; {node.op_type} "
+                  f"defines it as {_attr_type(declared.type.value)}")
+    given = len(node.input)
+    if given > schema.max_input:
+        _fail(path, f"{where} has {given} inputs; {node.op_type} takes at most {schema.max_input}")
+    for i, formal in enumerate(schema.inputs):
+        if formal.option != defs.OpSchema.FormalParameterOption.Single:
+            continue
+        if i >= given or not node.input[i]:
+            _fail(path, f"{where} lacks its required input {i} ('{formal.name}')",
+                  hint=f"{node.op_type} needs it; re-export the model")
+    if len(node.output) < schema.min_output:
+        _fail(path, f"{where} has {len(node.output)} outputs; {node.op_type} makes at least {schema.min_output}")
+    _check_input_types(node, schema, path, where, known)
+
+
+def _check_input_types(node, schema, path: str, where: str, known: dict) -> None:
+    """Initializers a node reads have an element type its schema admits (a graph input's type is
+    the converters' to check, with the op's own words)."""
+    allowed = {c.type_param_str: set(c.allowed_type_strs) for c in schema.type_constraints}
+    for i, name in enumerate(node.input):
+        if not name or name not in known or not schema.inputs:
+            continue
+        formal = schema.inputs[min(i, len(schema.inputs) - 1)]
+        types = allowed.get(formal.type_str, {formal.type_str})
+        elem = known[name]
+        text = f"tensor({TensorProto.DataType.Name(elem).lower()})" if elem in TensorProto.DataType.values() else "?"
+        if text not in types:
+            _fail(path, f"{where} input {i} ('{name}') is a {text}; {node.op_type}'s '{formal.name}' takes "
+                  f"{', '.join(sorted(types))}")
+
+
+def _attr_type(code: int) -> str:
+    return onnx.AttributeProto.AttributeType.Name(code) if code in onnx.AttributeProto.AttributeType.values() \
+        else str(code)
+
+
+def check_tensor_proto(t: TensorProto, path: str, what: str) -> None:
+    """A tensor's type, dims and data length agree, and its size fits the budget."""
+    where = f"{what} '{t.name}'"
+    _check_name(path, what, t.name)
+    if t.data_type in _UNREADABLE or t.data_type not in TensorProto.DataType.values():
+        name = TensorProto.DataType.Name(t.data_type) if t.data_type in TensorProto.DataType.values() else \
+            f"{t.data_type} (not an ONNX data type)"
+        _fail(path, f"{where} has element type {name}, which tosaconv does not read",
+              hint="TOSA tensors are numbers: float, integer or bool")
+    if any(d < 0 for d in t.dims):
+        _fail(path, f"{where} has a negative dim: {list(t.dims)}")
+    itemsize = helper.tensor_dtype_to_np_dtype(t.data_type).itemsize
+    diag = budget_diagnostic(where, t.dims, itemsize)
+    if diag is not None:
+        _fail(path, diag.message, hint=diag.hint)
+    if t.data_location == TensorProto.EXTERNAL:
+        return   # checked against the file by external_data, and again here once loaded
+    _check_data_length(t, path, where, math.prod(t.dims), itemsize)
+
+
+def _check_data_length(t: TensorProto, path: str, where: str, count: int, itemsize: int) -> None:
+    pack = _PACKED.get(t.data_type, 1)
+    if t.HasField("raw_data"):
+        have, want, unit = len(t.raw_data), -(-count // pack) * (1 if pack > 1 else itemsize), "bytes"
+    else:
+        field = _FIELD.get(t.data_type, "int32_data")
+        want = count * 2 if t.data_type in _COMPLEX else -(-count // pack)
+        have, unit = len(getattr(t, field)), f"values in {field}"
+    if have != want:
+        _fail(path, f"{where} has dims {list(t.dims)} ({count} elements) but holds {have} {unit}, "
+              f"not {want}", hint="the file is damaged or was written by a faulty exporter")
+
+
+
+# the least rank of each input (by position) an op's definition admits; converters rely on it
+MIN_INPUT_RANK = {
+    "MatMul": (1, 1), "MatMulInteger": (1, 1), "QLinearMatMul": (1, 0, 0, 1), "Gemm": (2, 2),
+    "Gather": (1, 0), "GatherElements": (1, 1), "GatherND": (1, 1), "ScatterElements": (1, 1, 1),
+    "ScatterND": (1, 1), "Conv": (3, 3), "ConvInteger": (3, 3), "ConvTranspose": (3, 3),
+    "QLinearConv": (3, 0, 0, 3), "MaxPool": (3,), "AveragePool": (3,), "LpPool": (3,), "GlobalAveragePool": (3,),
+    "GlobalMaxPool": (3,), "InstanceNormalization": (3,), "LRN": (3,), "BatchNormalization": (2,),
+    "Softmax": (1,), "LogSoftmax": (1,), "Hardmax": (1,), "TopK": (1,), "CumSum": (1,), "Split": (1,),
+    "Concat": (1,), "DepthToSpace": (4,), "SpaceToDepth": (4,), "Resize": (1,), "LayerNormalization": (1,),
+}
+
+
+def input_rank_problem(op_type: str, ranks: list) -> str:
+    """Why the inputs' ranks (None where unknown) are impossible for ``op_type``; '' when they are fine."""
+    for i, (least, rank) in enumerate(zip(MIN_INPUT_RANK.get(op_type, ()), ranks)):
+        if rank is not None and rank < least:
+            return f"input {i} has rank {rank}; {op_type} needs rank {least} or more"
+    return ""

@@ -1,0 +1,69 @@
+"""The size budget over a whole program: checked once the symbols are bound, before anything is built.
+
+:func:`check_budget` substitutes the bindings into the type of every value
+of the symbolic program (its regions included) and reports every tensor
+that would break ``--max-tensor-bytes`` or TOSA's int32 dims (see
+:mod:`tosaconv.limits`), naming the value, its shape, the symbols behind it
+and the op that makes it. Index values and dims still symbolic under the
+bindings (a region's own data-dependent symbols) are skipped: the
+interpreter checks those before it allocates.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..diagnostics import Diagnostic, ShapeError
+from ..ir.graph import Graph, walk_graphs
+from ..ir.types import IndexType, TensorType
+from ..limits import MAX_DIM, budget_diagnostic
+from ..symbolic.expr import dim_str, free_symbols, is_static, subs
+
+_MAX_REPORTED = 3   # the first few say enough; the rest follow from the same bindings
+
+
+def check_budget(graph: Graph, env: dict) -> None:
+    """Raise a ShapeError listing the values of ``graph`` too big under the bindings ``env``."""
+    diags = []
+    for g in walk_graphs(graph):
+        for value, location in _values(g):
+            diag = _value_diagnostic(value, location, env)
+            if diag is not None:
+                diags.append(diag)
+                if len(diags) >= _MAX_REPORTED:
+                    raise ShapeError(diags)
+    if diags:
+        raise ShapeError(diags)
+
+
+def _values(g: Graph):
+    for v in g.inputs:
+        yield v, None
+    for op in g.ops:
+        for v in op.results:
+            yield v, op.location
+
+
+def _value_diagnostic(value, location, env: dict):
+    t = value.type
+    if isinstance(t, IndexType):
+        return _index_diagnostic(value, location, env)
+    if not isinstance(t, TensorType):
+        return None
+    concrete = t.subs(env)
+    if not concrete.is_static:
+        return None
+    symbolic = "x".join(dim_str(d) for d in t.shape)
+    behind = ", ".join(f"{s}={env[s]}" for s in sorted(t.symbols()) if s in env)
+    return budget_diagnostic(f"tensor '{value.name}' (<{symbolic}>)", concrete.shape,
+                             np.dtype(t.dtype.numpy).itemsize, behind, location)
+
+
+def _index_diagnostic(value, location, env: dict):
+    """An index value (a size computed from dims, such as batch*seq) must fit TOSA's int32 shapes."""
+    concrete = subs(value.type.value, env)
+    if not is_static(concrete) or -MAX_DIM - 1 <= concrete <= MAX_DIM:
+        return None
+    behind = ", ".join(f"{s}={env[s]}" for s in sorted(free_symbols(value.type.value)) if s in env)
+    return Diagnostic("E-TENSOR-DIM", f"index value '{value.name}' ({dim_str(value.type.value)}) is {concrete}, "
+                      f"beyond TOSA's int32 shapes", location, (f"from the symbols {behind}",) if behind else (),
+                      "bind the symbols to smaller sizes")
