@@ -18,7 +18,6 @@ from onnx import TensorProto as T
 from onnx import helper as h
 from onnx import numpy_helper, version_converter
 
-import tosaconv.api as api
 from tosaconv.diagnostics import ConversionError
 
 from .harness import _all_node_cases, check_with_onnxruntime, convert, info, rand, run_node_case
@@ -43,7 +42,7 @@ def _f(name, dims):
     return info(name, T.FLOAT, dims)
 
 
-def test_issue_opset7_mul_converts_without_patching(tmp_path):
+def test_issue_opset7_mul_converts_without_patching():
     w = numpy_helper.from_array(np.arange(6, dtype=np.float32).reshape(2, 3), "W")
     m = _model([h.make_node("Mul", ["X", "W"], ["Y"])], [_f("X", [2, 3])], [_f("Y", [2, 3])], 7, [w])
     with pytest.raises(Exception, match="Input W is undefined"):
@@ -122,7 +121,7 @@ def test_small_cnn_at_each_old_opset(converter_fails, opset):
     check_with_onnxruntime(_cnn(opset, spatial=1 if opset < 9 else None), [{"x": rand(1, 2, 4, 4)}])
 
 
-def test_batchnorm7_spatial0_is_refused(converter_fails, tmp_path):
+def test_batchnorm7_spatial0_is_refused(converter_fails):
     with pytest.raises(ConversionError) as e:
         convert(_cnn(7, spatial=0))
     msg = e.value.diagnostics[0].message
@@ -153,7 +152,7 @@ def _opset(model: onnx.ModelProto) -> int:
 OLD_NODE_CASES = [c for c in _all_node_cases()
                   if 7 <= _opset(c.model) <= 10
                   and c.model.graph.node[0].op_type in
-                  ("And", "Or", "Xor", "Shrink", "Upsample", "ReverseSequence", "Scatter")]
+                  ("And", "Or", "Xor", "Shrink", "Upsample", "ReverseSequence", "Scatter", "Scan")]
 
 
 @pytest.mark.parametrize("case", OLD_NODE_CASES, ids=lambda c: c.name)
