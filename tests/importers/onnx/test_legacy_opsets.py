@@ -162,3 +162,42 @@ def test_onnx_node_cases_of_opsets_7_to_10(converter_fails, case):
 
 def test_old_node_cases_were_found():
     assert len(OLD_NODE_CASES) >= 30
+
+
+# ops whose opset-7..10 versions mean the same at opset 11 (only relabelled): each old form vs onnxruntime
+_N = h.make_node
+RELABELLED = [
+    (7, _N("ReduceMean", ["x"], ["y"], axes=[1], keepdims=0), [2, 3, 4]),
+    (9, _N("ReduceSum", ["x"], ["y"], axes=[0, 2]), [2, 3, 4]),
+    (7, _N("ReduceMax", ["x"], ["y"]), [2, 3, 4]),
+    (8, _N("Squeeze", ["x"], ["y"], axes=[1]), [2, 1, 4]),
+    (10, _N("Unsqueeze", ["x"], ["y"], axes=[0, 3]), [2, 4]),
+    (7, _N("Flatten", ["x"], ["y"], axis=2), [2, 3, 4]),
+    (9, _N("Concat", ["x", "x"], ["y"], axis=1), [2, 3]),
+    (7, _N("ArgMax", ["x"], ["y"], axis=1, keepdims=0), [3, 5]),
+    (10, _N("ArgMin", ["x"], ["y"], axis=0), [3, 5]),
+    (8, _N("DepthToSpace", ["x"], ["y"], blocksize=2), [1, 8, 2, 3]),
+    (7, _N("Max", ["x", "x2"], ["y"]), [3, 4]),
+    (8, _N("Sum", ["x", "x2"], ["y"]), [3, 4]),
+    (7, _N("Mean", ["x", "x2"], ["y"]), [3, 4]),
+    (9, _N("Cast", ["x"], ["y"], to=T.INT32), [3, 4]),
+    (8, _N("MaxPool", ["x"], ["y"], kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1]), [1, 2, 6, 6]),
+    (7, _N("AveragePool", ["x"], ["y"], kernel_shape=[3, 3], pads=[1, 1, 1, 1], count_include_pad=1), [1, 2, 5, 5]),
+    (10, _N("AveragePool", ["x"], ["y"], kernel_shape=[2, 2], strides=[2, 2], ceil_mode=1), [1, 2, 5, 5]),
+    (7, _N("PRelu", ["x", "x2"], ["y"]), [3, 4]),
+    (7, _N("LeakyRelu", ["x"], ["y"], alpha=0.2), [3, 4]),
+    (8, _N("Transpose", ["x"], ["y"], perm=[2, 0, 1]), [2, 3, 4]),
+    (9, _N("MatMul", ["x", "x2"], ["y"]), [4, 4]),
+    (7, _N("Tanh", ["x"], ["y"]), [3, 4]),
+    (10, _N("Dropout", ["x"], ["y"]), [3, 4]),
+]
+
+
+@pytest.mark.parametrize("opset,node,shape", RELABELLED, ids=lambda v: getattr(v, "op_type", str(v)))
+def test_relabelled_old_versions_match_onnxruntime(converter_fails, opset, node, shape):
+    out = info("y", T.INT32 if node.op_type == "Cast" else T.INT64 if node.op_type.startswith("Arg") else T.FLOAT,
+               None)
+    inputs = [_f(n, shape) for n in dict.fromkeys(node.input)]
+    m = _model([node], inputs, [out], opset)
+    feeds = {n: rand(*shape, seed=i) for i, n in enumerate(dict.fromkeys(node.input))}
+    check_with_onnxruntime(m, [feeds])
