@@ -83,13 +83,17 @@ def test_upsample7_scales_attribute(converter_fails, opset, mode):
     check_with_onnxruntime(m, [{"x": rand(1, 2, 3, 4, seed=2)}])
 
 
-@pytest.mark.parametrize("opset,op,mode", [(9, "Upsample", "nearest"), (9, "Upsample", "linear"),
-                                           (10, "Resize", "nearest"), (10, "Resize", "linear")])
-def test_upsample9_and_resize10_scales_input(converter_fails, opset, op, mode):
-    scales = numpy_helper.from_array(np.array([1, 1, 2, 2], np.float32), "s")
-    m = _model([h.make_node(op, ["x", "s"], ["y"], mode=mode)], [_f("x", [1, 2, 3, 4])], [_f("y", None)],
-               opset, [scales])
-    check_with_onnxruntime(m, [{"x": rand(1, 2, 3, 4, seed=3)}])
+SCALED = [(opset, op, mode, scales) for opset, op in [(9, "Upsample"), (10, "Resize")]
+          for mode in ("nearest", "linear")
+          for scales in ([1, 1, 2, 2], [1, 1, 1.5, 2.5]) + (([1, 1, 0.5, 0.5],) if op == "Resize" else ())]
+
+
+@pytest.mark.parametrize("opset,op,mode,scales", SCALED)
+def test_upsample9_and_resize10_scales_input(converter_fails, opset, op, mode, scales):
+    s = numpy_helper.from_array(np.array(scales, np.float32), "s")
+    m = _model([h.make_node(op, ["x", "s"], ["y"], mode=mode)], [_f("x", [1, 2, 6, 5])], [_f("y", None)],
+               opset, [s])
+    check_with_onnxruntime(m, [{"x": rand(1, 2, 6, 5, seed=3)}])
 
 
 def test_scatter9_is_scatter_elements(converter_fails):
