@@ -2,7 +2,8 @@
 
 It reads the model (with a clear error for truncated or foreign files),
 upgrades opsets older than 11 with ``onnx.version_converter`` (Scan version 8
-through :mod:`.scan8`, which the converter would get wrong), declares one
+through :mod:`.scan8`, which the converter would get wrong; when the converter
+fails, opsets 7 to 10 are upgraded natively by :mod:`.legacy`), declares one
 symbol per unknown input dim (``dim_param`` names, else ``<input>.<axis>``;
 placeholders such as ``?`` or ``unk__3`` count as unnamed, see :mod:`.dim_names`),
 lists *every* unsupported op before converting anything (subgraphs of If,
@@ -28,7 +29,7 @@ from ...ir.ops import Op
 from ...ir.types import TensorType
 from ...symbolic.scope import SymbolInfo
 from . import ops as _ops  # noqa: F401  (registers the converters)
-from . import scan8, unsigned_io
+from . import legacy, scan8, unsigned_io
 from .dim_names import symbol_name
 from ..errors import converting
 from .context import ImportContext, ShapeTensor
@@ -116,7 +117,12 @@ def _upgrade(model: onnx.ModelProto, path: str) -> onnx.ModelProto:
     except Exception as e:  # the converter raises many unrelated types
         unknown = sorted({n.op_type for n in model.graph.node
                           if n.domain in DEFAULT_DOMAINS and op_version(n.op_type, opset, n.domain) is None})
-        notes = (f"ops ONNX does not define at opset {opset}: {', '.join(unknown)}",) if unknown else ()
+        if not unknown:  # the converter failed on ops that exist: upgrade them natively (see legacy.py)
+            upgraded = legacy.upgrade(model, opset, _all_nodes(model.graph), path)
+            if parked:
+                scan8.unpark(upgraded, _all_nodes(upgraded.graph), opset, path)
+            return upgraded
+        notes = (f"ops ONNX does not define at opset {opset}: {', '.join(unknown)}",)
         raise ConversionError.one(
             "E-OPSET", f"'{path}' uses ONNX opset {opset}; upgrading it to opset {MIN_OPSET} failed: {e}",
             notes=notes, hint=f"re-export the model with opset {MIN_OPSET} to {MAX_OPSET}") from None

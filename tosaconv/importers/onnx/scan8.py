@@ -16,6 +16,7 @@ import onnx
 from onnx import helper, version_converter
 
 from ...diagnostics import ConversionError
+from . import legacy
 
 PARKED = "tosaconv.scan8"
 
@@ -71,5 +72,7 @@ def _upgraded_body(body, model, opset: int, path: str) -> onnx.GraphProto:
     try:
         return version_converter.convert_version(wrapper, 11).graph
     except Exception as e:  # the converter raises many unrelated types
+        if opset >= legacy.OLDEST:  # the native upgrade, as for the whole model (see legacy.py)
+            return legacy.upgrade(wrapper, opset, wrapper.graph.node, path).graph
         raise ConversionError.one("E-OPSET", f"'{path}': upgrading the body of a Scan version 8 to opset 11 "
                                   f"failed: {e}", hint="re-export the model with opset 11 to 21") from None
