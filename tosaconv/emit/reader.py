@@ -115,7 +115,8 @@ class _Lifting:
             raise ReadError(f"CONST '{name}': {e}") from None
         self.consts[name] = values
         if name in self.kept_consts:
-            self._create(op, Op.CONST, [], A.ConstAttrs(values, type_.dtype == DType.INT48), type_)
+            self._create(op, Op.CONST, [], A.ConstAttrs(values, type_.dtype == DType.INT48,
+                                                     type_.dtype == DType.INT4), type_)
 
     def _const_shape(self, op):
         name = op.outputs[0]
@@ -125,6 +126,9 @@ class _Lifting:
             self.consts[name] = np.array(self.shapes[name].values(), dtype=np.int64)
         except ValueError as e:
             raise ReadError(str(e)) from None
+        if name in self.block.outputs:   # a shape value returned by the program stays a (shape) constant
+            values = self.consts[name]
+            self._create(op, Op.CONST, [], A.ConstAttrs(values, shape_value=True), TensorType(DType.INDEX, values.shape))
 
     def _compute(self, op):
         codec, opdef = CODECS[op.op], OPS[op.op]

@@ -55,7 +55,8 @@ def erf(op, args, ctx):
 
 def erf_f64(x) -> np.ndarray:
     """erf of each element, computed in float64."""
-    x = np.clip(np.asarray(x, dtype=np.float64), -_ERF_CLAMP, _ERF_CLAMP)
+    # np.clip returns a numpy scalar for a rank-0 input; the in-place series below needs an array.
+    x = np.asarray(np.clip(np.asarray(x, dtype=np.float64), -_ERF_CLAMP, _ERF_CLAMP))
     two_x2 = 2.0 * x * x
     term = x.copy()
     total = x.copy()

@@ -26,6 +26,8 @@ class NoAttrs:
 class ConstAttrs:
     values: np.ndarray
     int48: bool = False             # int64 values that are INT48 data (numpy has no 48-bit type)
+    int4: bool = False              # int8 values in [-8, 7] that are INT4 data (numpy has no 4-bit type)
+    shape_value: bool = False       # a TOSA shape value (CONST_SHAPE): rank-1 int64 data of dtype INDEX
 
 
 @dataclass(frozen=True, eq=False)

@@ -86,7 +86,9 @@ def cast(types, attrs):
 
 def const(types, attrs):
     from .dtypes import from_numpy
-    dtype = DType.INT48 if attrs.int48 else from_numpy(attrs.values.dtype)
+    if attrs.shape_value:
+        return [TensorType(DType.INDEX, tuple(int(d) for d in attrs.values.shape))]
+    dtype = DType.INT48 if attrs.int48 else DType.INT4 if attrs.int4 else from_numpy(attrs.values.dtype)
     return [TensorType(dtype, tuple(int(d) for d in attrs.values.shape))]
 
 
