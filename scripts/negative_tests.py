@@ -15,7 +15,9 @@ error) or anything else is a crash.
 Generation takes a few minutes and is cached in ``~/.cache/tosaconv-negative``
 (``--cache`` to change it). The command the cache was made with is
 :data:`GENERATE`. Tests run in-process through the CLI's own entry point, so
-the exit code is the one a user sees.
+the exit code is the one a user sees. They run with ``--level 8k``: the
+reference model checks level 8K by default, and the generator's ``WrongRank``
+tests break its LEVEL_CHECK on rank (at most 6), not an ERROR_IF.
 """
 from __future__ import annotations
 
@@ -76,7 +78,8 @@ def run_one(test: Path, work: Path) -> tuple:
     arrays = {name: np.load(test / f) for name, f in zip(desc["ifm_name"], desc["ifm_file"])}
     inputs, output = work / "in.npz", work / "out.npz"
     inputs.write_bytes(npz_bytes(arrays))
-    args = ["run", str(test / desc["tosa_file"]), "--inputs", str(inputs), "-o", str(output), "--json"]
+    args = ["run", str(test / desc["tosa_file"]), "--inputs", str(inputs), "-o", str(output), "--json",
+            "--level", "8k"]
     stdout = io.StringIO()
     with redirect_stdout(stdout), redirect_stderr(io.StringIO()):
         code = cli.main(args, prog_name="tosaconv", standalone_mode=False)

@@ -22,6 +22,7 @@ from ..ir.location import Location
 from ..ir.dtypes import DType
 from ..ir.ops import OPS, Op
 from ..ir.types import TensorType
+from ..ir.verifier import verify
 from . import schema as S
 from . import variables
 from .codecs import CODECS
@@ -34,8 +35,16 @@ _REGION_OPS = ("COND_IF", "WHILE_LOOP")
 
 
 def read_tosa(data) -> Graph:
-    """The IR graph of a ``.tosa`` file's bytes (raises :class:`ReadError`)."""
-    return _Lifting(deserialize(data)).run()
+    """The IR graph of a ``.tosa`` file's bytes (raises :class:`ReadError`).
+
+    The graph must pass the IR verifier, which holds the specification's ERROR_IF rules: a file
+    that breaks one is refused here, before anything runs it."""
+    graph = _Lifting(deserialize(data)).run()
+    problems = verify(graph, require_static=True)
+    if problems:
+        more = f" (and {len(problems) - 3} more)" if len(problems) > 3 else ""
+        raise ReadError("the program is not valid TOSA: " + "; ".join(problems[:3]) + more)
+    return graph
 
 
 class _Lifting:

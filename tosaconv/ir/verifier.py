@@ -5,7 +5,8 @@ fine); :func:`check` raises :class:`VerifyError` carrying all of them. It
 checks SSA (each operand is a graph input or the result of an earlier op, no
 value is defined twice, the outputs are defined), operand counts and attribute
 classes against the op table, and that every result type is what the op's
-shape rule gives (EXTRACT_DIM's result is data-dependent, so only its kind is
+shape rule gives, after the op's ERROR_IF rules of the TOSA specification (:mod:`.error_if`)
+hold (EXTRACT_DIM's result is data-dependent, so only its kind is
 checked); each region of a control-flow op is verified as a graph of its own; reads and
 writes of state name a variable declared earlier with their type.
 Optional checks: equal operand ranks for broadcastable ops (after rank
@@ -16,16 +17,18 @@ raises when the answer depends on the bindings.
 from __future__ import annotations
 
 from ..symbolic.expr import InconclusiveDimension, is_static
+from .error_if import error_if
 from .graph import op_regions
 from .ops import Op, OpDef, Trait
 from .printer import field_types
 from .region_rules import same_type  # noqa: F401  (part of the verifier's API)
+from .shape_rules import ShapeRuleError
 from .types import IndexType, TensorType
 from .variable_rules import variable_problems
 
-# A shape rule that rejects its operands may fail in any of these ways; all of them are type errors.
-RULE_ERRORS = (ValueError, TypeError, AttributeError, IndexError, KeyError, ZeroDivisionError,
-               InconclusiveDimension)
+# How a shape rule rejects operands on purpose: impossible shapes, or a decision a symbol leaves open.
+# Anything else a rule raises is a bug in the rule, not a verdict on the operands.
+RULE_ERRORS = (ShapeRuleError, InconclusiveDimension)
 
 
 class VerifyError(Exception):
@@ -51,6 +54,9 @@ def type_problems(op: OpDef, operand_types: list, attrs, result_types: list) -> 
     if op is Op.EXTRACT_DIM:
         ok = len(result_types) == 1 and isinstance(result_types[0], IndexType)
         return [] if ok else ["EXTRACT_DIM must have one index result"]
+    broken = error_if(op.name, operand_types, attrs)
+    if broken:
+        return [f"{op.name} breaks a TOSA ERROR_IF rule: {broken}"]
     try:
         expected = op.shape_rule(list(operand_types), attrs)
     except RULE_ERRORS as e:

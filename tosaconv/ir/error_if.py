@@ -1,0 +1,450 @@
+"""The ERROR_IF rules of the TOSA 1.0 specification, one checker per op family.
+
+:func:`error_if` returns why an op's operand types and attributes break a rule
+of the specification (the reason, as text) or None when they do not. It never
+raises: operands of the wrong kind or rank, attribute tuples of the wrong
+length and symbolic dims all give an answer. A rule whose value depends on a
+symbol is three-valued (DESIGN.md): its answer is "unknown", so it does not
+reject here; the pass manager verifies the static program again after
+specialization, where every dim is an int and the rule decides. The verifier
+runs these checks before an op's shape rule, so a shape rule only ever sees
+operands of the ranks and attribute lengths it expects.
+
+The rules are read from the per-op pseudocode of the specification
+(``pseudocode/operators/*.tosac``): exact divisions of convolution, pooling and
+resize output sizes (``idiv_check``), kernel, stride, dilation and padding
+limits, RESIZE's scale, offset, border and size limits, zero points allowed
+only on 8-bit data (and RESCALE's unsigned 16-bit 32768), operand ranks and
+the dims that two operands share (MATMUL's C, a convolution's IC, its bias).
+MUL's shift range is a REQUIRE of the specification; a program breaking it is
+refused the same way. Level limits (rank <= 6 and so on at level 8K) are
+LEVEL_CHECKs, not ERROR_IFs, and live in :mod:`tosaconv.analysis.levels`.
+"""
+from __future__ import annotations
+
+from typing import Callable, Optional
+
+from ..symbolic.expr import is_static
+from .dtypes import DType
+from .types import TensorType
+
+Reason = Optional[str]
+RULES: dict = {}
+MAX_RESIZE_DIM = 16384      # ERROR_IF(max(OH, OW, IH, IW) >= 16384)
+
+
+def rule(*names: str) -> Callable:
+    """Register a checker ``fn(types, attrs) -> Reason`` for the ops ``names``."""
+    def register(fn: Callable) -> Callable:
+        for name in names:
+            if name in RULES:
+                raise ValueError(f"ERROR_IF rule for {name} registered twice")
+            RULES[name] = fn
+        return fn
+    return register
+
+
+def error_if(op_name: str, types: list, attrs) -> Reason:
+    """Why ``types`` and ``attrs`` break an ERROR_IF rule of ``op_name`` (None: they break none)."""
+    fn = RULES.get(op_name)
+    return None if fn is None else fn(list(types), attrs)
+
+
+# -- helpers: every one answers, none raises -------------------------------------------------------
+
+def _ints(value, n: int) -> bool:
+    return isinstance(value, (tuple, list)) and len(value) == n and all(
+        isinstance(v, int) and not isinstance(v, bool) for v in value)
+
+
+def _attr_tuples(attrs, **lengths) -> Reason:
+    for name, n in lengths.items():
+        value = getattr(attrs, name, None)
+        if not _ints(value, n):
+            return f"attribute {name} must hold {n} integers, got {value!r}"
+    return None
+
+
+def _tensors(types: list, *ranks) -> Reason:
+    """Each of the first ``len(ranks)`` operands is a tensor of that rank (None: any rank)."""
+    if len(types) < len(ranks):
+        return f"takes {len(ranks)} operands, got {len(types)}"
+    for i, (t, rank) in enumerate(zip(types, ranks)):
+        if not isinstance(t, TensorType):
+            return f"operand {i} must be a tensor, got {t}"
+        if rank is not None and t.rank != rank:
+            return f"operand {i} must have rank {rank}, got {t}"
+    return None
+
+
+def _static(*dims) -> bool:
+    return all(is_static(d) for d in dims)
+
+
+def _differ(a, b) -> bool:
+    """True only when both dims are known and differ (a symbolic pair is decided after binding)."""
+    return _static(a, b) and a != b
+
+
+def _exact(numerator, divisor: int, what: str) -> Reason:
+    """``idiv_check``: the division must be exact (symbolic: decided after binding)."""
+    if divisor < 1 or not _static(numerator):
+        return None
+    if numerator % divisor:
+        return f"{what} = {numerator} is not a multiple of the stride {divisor} (idiv_check)"
+    return None
+
+
+def _zero_point(value, dtype: DType, name: str) -> Reason:
+    if dtype is not DType.INT8 and value != 0:
+        return f"{name} is {value}, but a zero point other than 0 needs int8 data ({dtype.name})"
+    return None
+
+
+def _first(*reasons) -> Reason:
+    return next((r for r in reasons if r), None)
+
+
+# -- elementwise ------------------------------------------------------------------------------
+
+@rule("MUL")
+def mul(types, attrs) -> Reason:
+    shift = getattr(attrs, "shift", None)
+    if not isinstance(shift, int) or not 0 <= shift <= 63:
+        return f"MUL shift must be an integer in [0, 63], got {shift!r}"
+    bad = _tensors(types, None, None)
+    if bad:
+        return bad
+    if shift and types[0].dtype is not DType.INT32:
+        return f"MUL shift {shift} needs int32 operands, got {types[0].dtype.name}"
+    return None
+
+
+@rule("NEGATE")
+def negate(types, attrs) -> Reason:
+    bad = _tensors(types, None)
+    if bad:
+        return bad
+    dtype = types[0].dtype
+    return _first(_zero_point(getattr(attrs, "input_zp", 0), dtype, "input_zp"),
+                  _zero_point(getattr(attrs, "output_zp", 0), dtype, "output_zp"))
+
+
+@rule("RESCALE")
+def rescale(types, attrs) -> Reason:
+    bad = _tensors(types, None)
+    if bad:
+        return bad
+    return _first(_rescale_zero_point(types[0].dtype, attrs.input_zp, attrs.input_unsigned, "input"),
+                  _rescale_zero_point(attrs.output_dtype, attrs.output_zp, attrs.output_unsigned, "output"),
+                  _rescale_flags(types[0], attrs))
+
+
+def _rescale_zero_point(dtype: DType, zp: int, unsigned: bool, side: str) -> Reason:
+    if dtype is DType.INT16 and unsigned:
+        return None if zp in (0, 32768) else f"{side}_zp of unsigned int16 data must be 0 or 32768, got {zp}"
+    if dtype is not DType.INT8 and zp != 0:
+        return f"{side}_zp is {zp}, but a zero point other than 0 needs int8 (or unsigned int16) data"
+    return None
+
+
+def _rescale_flags(t: TensorType, attrs) -> Reason:
+    in_t, out_t = t.dtype, attrs.output_dtype
+    checks = (
+        (attrs.scale32 and in_t is DType.INT48, "scale32 is not allowed on int48 input"),
+        (not attrs.scale32 and attrs.rounding_mode == "DOUBLE_ROUND", "DOUBLE_ROUND needs scale32"),
+        (attrs.input_unsigned and attrs.output_unsigned, "input and output cannot both be unsigned"),
+        (attrs.input_unsigned and (out_t is DType.INT32 or in_t in (DType.INT32, DType.INT48)),
+         f"an unsigned input is not allowed from {in_t.name} to {out_t.name}"),
+        (attrs.output_unsigned and (out_t is DType.INT32 or in_t in (DType.INT32, DType.INT48)),
+         f"an unsigned output is not allowed from {in_t.name} to {out_t.name}"),
+        (attrs.per_channel and t.rank < 1, "per_channel needs an input of rank >= 1"),
+        (len(attrs.multiplier) != len(attrs.shift), "multiplier and shift differ in length"),
+    )
+    return next((why for broken, why in checks if broken), None)
+
+
+# -- tensor operators --------------------------------------------------------------------------
+
+@rule("MATMUL")
+def matmul(types, attrs) -> Reason:
+    bad = _tensors(types, 3, 3)
+    if bad:
+        return bad
+    a, b = types[0], types[1]
+    if _differ(a.shape[2], b.shape[1]):
+        return f"MATMUL needs A [N,H,C] and B [N,C,W] with the same C, got {a} and {b}"
+    return _first(_zero_point(attrs.a_zp, a.dtype, "a_zp"), _zero_point(attrs.b_zp, b.dtype, "b_zp"))
+
+
+def _conv_common(types, attrs, rank: int, spatial: int) -> Reason:
+    bad = _tensors(types, rank, rank, 1) or _attr_tuples(attrs, pad=2 * spatial, stride=spatial)
+    if bad:
+        return bad
+    if any(p < 0 for p in attrs.pad):
+        return f"pad {list(attrs.pad)} has a negative entry"
+    if any(s < 1 for s in attrs.stride):
+        return f"stride {list(attrs.stride)} has an entry below 1"
+    x, w = types[0], types[1]
+    return _first(_zero_point(attrs.input_zp, x.dtype, "input_zp"),
+                  _zero_point(attrs.weight_zp, w.dtype, "weight_zp"))
+
+
+def _dilated(attrs, spatial: int) -> Reason:
+    bad = _attr_tuples(attrs, dilation=spatial)
+    if bad:
+        return bad
+    return f"dilation {list(attrs.dilation)} has an entry below 1" if any(d < 1 for d in attrs.dilation) else None
+
+
+def _windows(sizes, kernels, attrs, dilation) -> Reason:
+    """Each output size of a convolution or pooling must be an exact division (idiv_check)."""
+    axes = "yx" if len(sizes) == 2 else "dyx"
+    for i, (size, k) in enumerate(zip(sizes, kernels)):
+        if not _static(size, k):
+            continue
+        span = (k - 1) * dilation[i] + 1
+        numerator = size + attrs.pad[2 * i] + attrs.pad[2 * i + 1] - span
+        bad = _exact(numerator, attrs.stride[i], f"the padded {axes[i]} extent minus the kernel")
+        if bad:
+            return bad
+        if numerator < 0:
+            return f"the kernel ({span} along {axes[i]}) is larger than the padded input ({size})"
+    return None
+
+
+def _bias(types, out_channels) -> Reason:
+    bc = types[2].shape[0]
+    if _differ(bc, out_channels) and bc != 1:
+        return f"bias has {bc} values; it needs 1 or one per output channel ({out_channels})"
+    return None
+
+
+@rule("CONV2D")
+def conv2d(types, attrs) -> Reason:
+    bad = _conv_common(types, attrs, 4, 2) or _dilated(attrs, 2)
+    if bad:
+        return bad
+    x, w = types[0], types[1]
+    if _differ(x.shape[3], w.shape[3]):
+        return f"input channels {x.shape[3]} differ from the weight's {w.shape[3]} ([OC,KH,KW,IC])"
+    return _first(_windows(x.shape[1:3], w.shape[1:3], attrs, attrs.dilation), _bias(types, w.shape[0]))
+
+
+@rule("CONV3D")
+def conv3d(types, attrs) -> Reason:
+    bad = _conv_common(types, attrs, 5, 3) or _dilated(attrs, 3)
+    if bad:
+        return bad
+    x, w = types[0], types[1]
+    if _differ(x.shape[4], w.shape[4]):
+        return f"input channels {x.shape[4]} differ from the weight's {w.shape[4]} ([OC,KD,KH,KW,IC])"
+    return _first(_windows(x.shape[1:4], w.shape[1:4], attrs, attrs.dilation), _bias(types, w.shape[0]))
+
+
+@rule("DEPTHWISE_CONV2D")
+def depthwise_conv2d(types, attrs) -> Reason:
+    bad = _conv_common(types, attrs, 4, 2) or _dilated(attrs, 2)
+    if bad:
+        return bad
+    x, w = types[0], types[1]
+    if _differ(x.shape[3], w.shape[2]):
+        return f"input channels {x.shape[3]} differ from the weight's {w.shape[2]} ([KH,KW,C,M])"
+    out = x.shape[3] * w.shape[3] if _static(x.shape[3], w.shape[3]) else None
+    return _first(_windows(x.shape[1:3], w.shape[0:2], attrs, attrs.dilation),
+                  _bias(types, out) if out is not None else None)
+
+
+@rule("TRANSPOSE_CONV2D")
+def transpose_conv2d(types, attrs) -> Reason:
+    bad = _tensors(types, 4, 4, 1) or _attr_tuples(attrs, out_pad=4, stride=2)
+    if bad:
+        return bad
+    if any(s < 1 for s in attrs.stride):
+        return f"stride {list(attrs.stride)} has an entry below 1"
+    x, w = types[0], types[1]
+    if _differ(x.shape[3], w.shape[3]):
+        return f"input channels {x.shape[3]} differ from the weight's {w.shape[3]} ([OC,KH,KW,IC])"
+    kh, kw = w.shape[1], w.shape[2]
+    top, bottom, left, right = attrs.out_pad
+    if _static(kh, kw) and (min(top, bottom) <= -kh or min(left, right) <= -kw):
+        return f"out_pad {list(attrs.out_pad)} reaches past the kernel ({kh}x{kw})"
+    return _first(_zero_point(attrs.input_zp, x.dtype, "input_zp"),
+                  _zero_point(attrs.weight_zp, w.dtype, "weight_zp"), _bias(types, w.shape[0]))
+
+
+@rule("AVG_POOL2D", "MAX_POOL2D")
+def pool2d(types, attrs) -> Reason:
+    bad = _tensors(types, 4) or _attr_tuples(attrs, kernel=2, stride=2, pad=4)
+    if bad:
+        return bad
+    ky, kx = attrs.kernel
+    checks = ((ky < 1 or kx < 1, f"kernel {list(attrs.kernel)} has an entry below 1"),
+              (min(attrs.stride) < 1, f"stride {list(attrs.stride)} has an entry below 1"),
+              (min(attrs.pad) < 0, f"pad {list(attrs.pad)} has a negative entry"),
+              (max(attrs.pad[:2]) >= ky or max(attrs.pad[2:]) >= kx,
+               f"pad {list(attrs.pad)} must be smaller than the kernel {list(attrs.kernel)}"))
+    bad = next((why for broken, why in checks if broken), None)
+    if bad:
+        return bad
+    if hasattr(attrs, "input_zp"):
+        dtype = types[0].dtype
+        bad = _first(_zero_point(attrs.input_zp, dtype, "input_zp"), _zero_point(attrs.output_zp, dtype, "output_zp"))
+    return bad or _windows(types[0].shape[1:3], attrs.kernel, attrs, (1, 1))
+
+
+# -- image -------------------------------------------------------------------------------------
+
+@rule("RESIZE")
+def resize(types, attrs) -> Reason:
+    bad = _tensors(types, 4) or _attr_tuples(attrs, scale=4, offset=2, border=2)
+    if bad:
+        return bad
+    if attrs.mode not in ("NEAREST", "BILINEAR"):
+        return f"mode {attrs.mode!r} is not NEAREST or BILINEAR"
+    y_n, y_d, x_n, x_d = attrs.scale
+    if min(attrs.scale) <= 0:
+        return f"scale {list(attrs.scale)} must be positive"
+    return _first(_resize_axis("y", y_n, y_d, attrs.offset[0], attrs.border[0]),
+                  _resize_axis("x", x_n, x_d, attrs.offset[1], attrs.border[1]),
+                  _resize_sizes(types[0], attrs))
+
+
+def _resize_axis(axis: str, n: int, d: int, offset: int, border: int) -> Reason:
+    checks = ((n > 1 << 11, f"scale_{axis}_n = {n} is above 2048"),
+              (d >= 16 * n, f"scale_{axis}_d = {d} is at least 16 x scale_{axis}_n (below 1/16 downscale)"),
+              (not -n <= offset < 16 * n, f"offset_{axis} = {offset} is outside [-scale_{axis}_n, 16 x scale_{axis}_n)"),
+              (not -16 * n <= border < n, f"border_{axis} = {border} is outside [-16 x scale_{axis}_n, scale_{axis}_n)"))
+    return next((why for broken, why in checks if broken), None)
+
+
+def _resize_sizes(x: TensorType, attrs) -> Reason:
+    ih, iw = x.shape[1], x.shape[2]
+    if not _static(ih, iw):
+        return None
+    y_n, y_d, x_n, x_d = attrs.scale
+    ny = (ih - 1) * y_n - attrs.offset[0] + attrs.border[0]
+    nx = (iw - 1) * x_n - attrs.offset[1] + attrs.border[1]
+    bad = _exact(ny, y_d, "(IH - 1) * scale_y_n - offset_y + border_y") or \
+        _exact(nx, x_d, "(IW - 1) * scale_x_n - offset_x + border_x")
+    if bad:
+        return bad
+    oh, ow = ny // y_d + 1, nx // x_d + 1
+    if max(oh, ow, ih, iw) >= MAX_RESIZE_DIM:
+        return f"an image size (input {ih}x{iw}, output {oh}x{ow}) reaches {MAX_RESIZE_DIM}"
+    if min(oh, ow) < 1:
+        return f"the output size {oh}x{ow} is empty"
+    return None
+
+
+# -- data layout -------------------------------------------------------------------------------
+
+@rule("TRANSPOSE")
+def transpose(types, attrs) -> Reason:
+    bad = _tensors(types, None)
+    if bad:
+        return bad
+    perms, rank = getattr(attrs, "perms", None), types[0].rank
+    if not _ints(perms, rank) or sorted(perms) != list(range(rank)):
+        return f"perms {perms!r} is not a permutation of 0..{rank - 1}"
+    return None
+
+
+@rule("REDUCE_ALL", "REDUCE_ANY", "REDUCE_MAX", "REDUCE_MIN", "REDUCE_PRODUCT", "REDUCE_SUM", "ARGMAX", "REVERSE")
+def axis_op(types, attrs) -> Reason:
+    bad = _tensors(types, None)
+    if bad:
+        return bad
+    axis, rank = getattr(attrs, "axis", None), types[0].rank
+    if not isinstance(axis, int) or not 0 <= axis < max(rank, 1):
+        return f"axis {axis!r} is outside [0, {rank})"
+    return None
+
+
+@rule("CONCAT")
+def concat(types, attrs) -> Reason:
+    if not types or any(not isinstance(t, TensorType) for t in types):
+        return "CONCAT takes one or more tensors"
+    first = types[0]
+    bad = axis_op(types[:1], attrs)
+    if bad:
+        return bad
+    for t in types[1:]:
+        if t.rank != first.rank or t.dtype != first.dtype:
+            return f"CONCAT operands {first} and {t} differ in rank or element type"
+        if any(_differ(a, b) for k, (a, b) in enumerate(zip(first.shape, t.shape)) if k != attrs.axis):
+            return f"CONCAT operands {first} and {t} differ outside axis {attrs.axis}"
+    return None
+
+
+@rule("SLICE")
+def slice_(types, attrs) -> Reason:
+    bad = _tensors(types, None)
+    if bad:
+        return bad
+    t, start, size = types[0], getattr(attrs, "start", None), getattr(attrs, "size", None)
+    if not (isinstance(start, tuple) and isinstance(size, tuple) and len(start) == len(size) == t.rank):
+        return f"SLICE start and size need one entry per dim of {t}, got {start!r} and {size!r}"
+    for axis, (s, n, d) in enumerate(zip(start, size, t.shape)):
+        if not _static(s, n):
+            continue
+        if s < 0 or n <= 0 or (_static(d) and s + n > d):
+            return f"SLICE start {list(start)} and size {list(size)} leave {t} at axis {axis}"
+    return None
+
+
+@rule("PAD")
+def pad(types, attrs) -> Reason:
+    bad = _tensors(types, None)
+    if bad:
+        return bad
+    padding = getattr(attrs, "padding", None)
+    if not isinstance(padding, tuple) or len(padding) != 2 * types[0].rank:
+        return f"padding must have two entries per dim of {types[0]}, got {padding!r}"
+    if _static(*padding) and min(padding, default=0) < 0:
+        return f"padding {list(padding)} has a negative entry"
+    return None
+
+
+@rule("TILE")
+def tile(types, attrs) -> Reason:
+    bad = _tensors(types, None)
+    if bad:
+        return bad
+    multiples = getattr(attrs, "multiples", None)
+    if not isinstance(multiples, tuple) or len(multiples) != types[0].rank:
+        return f"multiples must have one entry per dim of {types[0]}, got {multiples!r}"
+    if _static(*multiples) and min(multiples, default=1) < 1:
+        return f"multiples {list(multiples)} has an entry below 1"
+    return None
+
+
+@rule("GATHER")
+def gather(types, attrs) -> Reason:
+    bad = _tensors(types, 3, 2)
+    if bad:
+        return bad
+    if _differ(types[0].shape[0], types[1].shape[0]):
+        return f"GATHER values {types[0]} and indices {types[1]} differ in N"
+    return None
+
+
+@rule("SCATTER")
+def scatter(types, attrs) -> Reason:
+    bad = _tensors(types, 3, 2, 3)
+    if bad:
+        return bad
+    values, indices, source = types[:3]
+    if _differ(values.shape[0], indices.shape[0]) or _differ(values.shape[0], source.shape[0]) or \
+            _differ(indices.shape[1], source.shape[1]) or _differ(values.shape[2], source.shape[2]):
+        return f"SCATTER values {values}, indices {indices} and input {source} do not fit"
+    return None
+
+
+@rule("COND_IF")
+def cond_if(types, attrs) -> Reason:
+    if not types or not isinstance(types[0], TensorType) or types[0].dtype is not DType.BOOL:
+        return f"the COND_IF condition must be a bool tensor, got {types[0] if types else 'nothing'}"
+    return None
+
+
