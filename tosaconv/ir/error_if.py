@@ -26,7 +26,7 @@ from typing import Callable, Optional
 
 from ..symbolic.expr import is_static
 from .dtypes import DType
-from .types import TensorType
+from .types import IndexType, TensorType
 
 Reason = Optional[str]
 RULES: dict = {}
@@ -46,8 +46,36 @@ def rule(*names: str) -> Callable:
 
 def error_if(op_name: str, types: list, attrs) -> Reason:
     """Why ``types`` and ``attrs`` break an ERROR_IF rule of ``op_name`` (None: they break none)."""
+    bad = operand_kinds(op_name, list(types))
+    if bad:
+        return bad
     fn = RULES.get(op_name)
     return None if fn is None else fn(list(types), attrs)
+
+
+# Operands that are Index values (dimension values of the seed's helper ops), by operand name;
+# "inputs*" of the control-flow ops may be either kind, every other operand is a tensor.
+_INDEX_OPERANDS = {"shape_symbols*", "start*", "size*", "length", "count", "in_size", "out_size", "lhs",
+                   "rhs", "dims*", "trip_count", "multiples*"}
+_ANY_OPERANDS = {"inputs*"}
+
+
+def operand_kinds(op_name: str, types: list) -> Reason:
+    """Each operand is of the kind (tensor or Index) the op table gives its position."""
+    from .ops import OPS   # the op table imports the shape rules, which import nothing of this module
+    op = OPS.get(op_name)
+    if op is None:
+        return f"{op_name} is not an op of the table"
+    names = list(op.operands)
+    for i, t in enumerate(types):
+        name = names[min(i, len(names) - 1)] if names else ""
+        if name in _ANY_OPERANDS:
+            continue
+        index = name in _INDEX_OPERANDS or (op_name == "IF" and i == 0)
+        want = IndexType if index else TensorType
+        if not isinstance(t, want):
+            return f"operand {i} ({name.rstrip('*') or '?'}) must be {'an Index value' if index else 'a tensor'}, got {t}"
+    return None
 
 
 # -- helpers: every one answers, none raises -------------------------------------------------------
@@ -350,15 +378,53 @@ def transpose(types, attrs) -> Reason:
     return None
 
 
-@rule("REDUCE_ALL", "REDUCE_ANY", "REDUCE_MAX", "REDUCE_MIN", "REDUCE_PRODUCT", "REDUCE_SUM", "ARGMAX", "REVERSE")
+@rule("REDUCE_ALL", "REDUCE_ANY", "REDUCE_MAX", "REDUCE_MIN", "REDUCE_PRODUCT", "REDUCE_SUM", "ARGMAX")
 def axis_op(types, attrs) -> Reason:
+    """ERROR_IF(axis < 0 || axis >= rank(shape1))."""
     bad = _tensors(types, None)
     if bad:
         return bad
     axis, rank = getattr(attrs, "axis", None), types[0].rank
-    if not isinstance(axis, int) or not 0 <= axis < max(rank, 1):
+    if not isinstance(axis, int) or not 0 <= axis < rank:
         return f"axis {axis!r} is outside [0, {rank})"
     return None
+
+
+@rule("REVERSE")
+def reverse(types, attrs) -> Reason:
+    """As :func:`axis_op`; a rank-0 REVERSE (axis 0) is the identity the importers may leave."""
+    if _tensors(types, 0) is None and getattr(attrs, "axis", None) == 0:
+        return None
+    return axis_op(types, attrs)
+
+
+@rule("GET_DIM")
+def get_dim(types, attrs) -> Reason:
+    bad = _tensors(types, None)
+    index = getattr(attrs, "dim_index", None)
+    if bad is None and not (isinstance(index, int) and 0 <= index < types[0].rank):
+        return f"dim_index {index!r} is outside [0, {types[0].rank})"
+    return bad
+
+
+def _indices(types, attrs, extra: int) -> Reason:
+    bad = _tensors(types, None)
+    if bad:
+        return bad
+    indices, limit = getattr(attrs, "indices", None), types[0].rank + extra
+    if not isinstance(indices, tuple) or not all(isinstance(i, int) and 0 <= i < limit for i in indices):
+        return f"indices {indices!r} must be integers in [0, {limit})"
+    return None
+
+
+@rule("EXPAND_DIMS")
+def expand_dims(types, attrs) -> Reason:
+    return _indices(types, attrs, len(getattr(attrs, "indices", None) or ()))
+
+
+@rule("COLLAPSE_DIMS")
+def collapse_dims(types, attrs) -> Reason:
+    return _indices(types, attrs, 0)
 
 
 @rule("CONCAT")
