@@ -65,15 +65,14 @@ def _operand_lists(op):
         if count == 0:
             yield []
             continue
-        for combo in itertools.islice(itertools.product(OPERAND_POOL, repeat=count), 0, None, 7):
+        for combo in itertools.islice(itertools.product(OPERAND_POOL, repeat=count), 0, None, 3):
             yield list(combo)
 
 
-@pytest.mark.parametrize("name", sorted(OPS))
+# EXTRACT_DIM is typed by the builder (its value is data); the verifier checks only its result kind.
+@pytest.mark.parametrize("name", sorted(n for n in OPS if OPS[n] is not Op.EXTRACT_DIM))
 def test_rules_answer_malformed_operands_without_raising(name):
     op = OPS[name]
-    if op is Op.EXTRACT_DIM:
-        pytest.skip("EXTRACT_DIM is typed by the builder; the verifier checks only its result kind")
     checked = 0
     for variant in range(3):
         attrs = _attrs(op, variant)

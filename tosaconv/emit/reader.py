@@ -31,6 +31,8 @@ from .errors import ReadError
 from .tensor_data import from_le_bytes
 
 _CONSTANT_OPS = ("CONST", "CONST_SHAPE")
+# Element types whose numpy arrays do not say them (ConstAttrs.element_type).
+_ELEMENT_TYPES = {DType.INT4: DType.INT4.value, DType.BF16: DType.BF16.value}
 _REGION_OPS = ("COND_IF", "WHILE_LOOP")
 
 
@@ -125,7 +127,7 @@ class _Lifting:
         self.consts[name] = values
         if name in self.kept_consts:
             self._create(op, Op.CONST, [], A.ConstAttrs(values, type_.dtype == DType.INT48,
-                                                     type_.dtype == DType.INT4), type_)
+                                                     _ELEMENT_TYPES.get(type_.dtype, "")), type_)
 
     def _const_shape(self, op):
         name = op.outputs[0]
@@ -137,7 +139,7 @@ class _Lifting:
             raise ReadError(str(e)) from None
         if name in self.block.outputs:   # a shape value returned by the program stays a (shape) constant
             values = self.consts[name]
-            self._create(op, Op.CONST, [], A.ConstAttrs(values, shape_value=True), TensorType(DType.INDEX, values.shape))
+            self._create(op, Op.CONST, [], A.ConstAttrs(values, element_type=DType.INDEX.value), TensorType(DType.INDEX, values.shape))
 
     def _compute(self, op):
         codec, opdef = CODECS[op.op], OPS[op.op]

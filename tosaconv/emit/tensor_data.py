@@ -7,7 +7,7 @@ so large weights are not duplicated on their way into the flatbuffer.
 layout, returns a zero-copy read-only view. BOOL is one byte per element,
 INT48 six, BF16 the top half of a float32 (rounded to nearest even). INT4 is
 packed two to a byte, the first element in the low nibble (as the official
-serialization library packs it); it is held as int8 values in [-8, 7].
+serialization library packs it); it is held as int8 values in [-7, 7], the official range.
 """
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ _LE = {
     DType.FP16: "<f2", DType.FP32: "<f4",
 }
 _INT_RANGE = {
-    DType.INT4: (-8, 7), DType.INT8: (-2**7, 2**7 - 1), DType.INT16: (-2**15, 2**15 - 1),
+    DType.INT4: (-7, 7), DType.INT8: (-2**7, 2**7 - 1), DType.INT16: (-2**15, 2**15 - 1),
     DType.INT32: (-2**31, 2**31 - 1), DType.INT48: (-2**47, 2**47 - 1),
 }
 ELEMENT_BYTES = {DType.BOOL: 1, DType.INT8: 1, DType.INT16: 2, DType.INT32: 4, DType.INT48: 6,

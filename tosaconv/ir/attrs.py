@@ -26,8 +26,9 @@ class NoAttrs:
 class ConstAttrs:
     values: np.ndarray
     int48: bool = False             # int64 values that are INT48 data (numpy has no 48-bit type)
-    int4: bool = False              # int8 values in [-8, 7] that are INT4 data (numpy has no 4-bit type)
-    shape_value: bool = False       # a TOSA shape value (CONST_SHAPE): rank-1 int64 data of dtype INDEX
+    # The element type's DType value when numpy cannot tell it: "i4" (int8 values in [-7, 7]), "bf16"
+    # (float32 values), "index" (a TOSA shape value from CONST_SHAPE, rank-1 int64); "" = from the values.
+    element_type: str = ""
 
 
 @dataclass(frozen=True, eq=False)

@@ -24,6 +24,8 @@ from __future__ import annotations
 
 from typing import Callable, Optional
 
+import numpy as np
+
 from ..symbolic.expr import is_static
 from .dtypes import DType
 from .types import IndexType, TensorType
@@ -505,6 +507,22 @@ def scatter(types, attrs) -> Reason:
             _differ(indices.shape[1], source.shape[1]) or _differ(values.shape[2], source.shape[2]):
         return f"SCATTER values {values}, indices {indices} and input {source} do not fit"
     return None
+
+
+@rule("CONST")
+def const(types, attrs) -> Reason:
+    values, element = getattr(attrs, "values", None), getattr(attrs, "element_type", "")
+    if not isinstance(values, np.ndarray):
+        return f"CONST values must be an array, got {type(values).__name__}"
+    if element and element not in {d.value for d in DType}:
+        return f"CONST element_type {element!r} is not an element type"
+    if not element and values.dtype not in _CONST_NUMPY:
+        return f"CONST values of numpy type {values.dtype} have no TOSA element type"
+    return None
+
+
+_CONST_NUMPY = {np.dtype(t) for t in (np.bool_, np.int8, np.uint8, np.int16, np.int32, np.int64, np.float16,
+                                      np.float32, np.float64)}
 
 
 @rule("COND_IF")
