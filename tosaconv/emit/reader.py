@@ -42,7 +42,7 @@ def read_tosa(data) -> Graph:
     The graph must pass the IR verifier, which holds the specification's ERROR_IF rules: a file
     that breaks one is refused here, before anything runs it."""
     graph = _Lifting(deserialize(data)).run()
-    problems = verify(graph, require_static=True)
+    problems = verify(graph, require_static=True, require_equal_ranks=True)
     if problems:
         more = f" (and {len(problems) - 3} more)" if len(problems) > 3 else ""
         raise ReadError("the program is not valid TOSA: " + "; ".join(problems[:3]) + more)
