@@ -11,6 +11,7 @@ error) or anything else is a crash.
     python scripts/negative_tests.py                 # generate once into the cache, run all, print the table
     python scripts/negative_tests.py --op conv2d     # only tests whose name starts with conv2d
     python scripts/negative_tests.py --json out.json # also write every test's outcome
+    python scripts/negative_tests.py --table         # every op and ERROR_IF rule, not only the failures
 
 Generation takes a few minutes and is cached in ``~/.cache/tosaconv-negative``
 (``--cache`` to change it). The command the cache was made with is
@@ -70,7 +71,7 @@ def op_name(test: Path) -> str:
     return test.name.split("_ERRORIF_")[0]
 
 
-def run_one(test: Path, work: Path) -> tuple:
+def run_one(test: Path, work: Path, level: str = "8k") -> tuple:
     """``(outcome, exit code, first message line)`` for one test: clean, silent or crash."""
     from tosaconv.cli import cli
     from tosaconv.fileio import npz_bytes
@@ -78,8 +79,8 @@ def run_one(test: Path, work: Path) -> tuple:
     arrays = {name: np.load(test / f) for name, f in zip(desc["ifm_name"], desc["ifm_file"])}
     inputs, output = work / "in.npz", work / "out.npz"
     inputs.write_bytes(npz_bytes(arrays))
-    args = ["run", str(test / desc["tosa_file"]), "--inputs", str(inputs), "-o", str(output), "--json",
-            "--level", "8k"]
+    args = ["run", str(test / desc["tosa_file"]), "--inputs", str(inputs), "-o", str(output), "--json"]
+    args += ["--level", level] if level else []
     stdout = io.StringIO()
     with redirect_stdout(stdout), redirect_stderr(io.StringIO()):
         code = cli.main(args, prog_name="tosaconv", standalone_mode=False)
@@ -101,14 +102,15 @@ def _message(text: str) -> str:
         return text.strip().splitlines()[0][:200] if text.strip() else ""
 
 
-def scoreboard(results: list) -> str:
-    """The per-op and per-rule table of ``(test, outcome, code, message)`` rows, and the totals."""
+def scoreboard(results: list, every_row: bool = False) -> str:
+    """The per-op and per-rule table of ``(test, outcome, code, message)`` rows (only those with a silent
+    run or a crash unless ``every_row``), and the totals."""
     by = collections.defaultdict(collections.Counter)
     for test, outcome, _, _ in results:
         by[(op_name(test), error_kind(test))][outcome] += 1
     lines = [f"{'op':<24} {'ERROR_IF':<36} {'clean':>5} {'silent':>6} {'crash':>5}"]
     for (op, kind), c in sorted(by.items()):
-        if c["silent"] or c["crash"]:
+        if every_row or c["silent"] or c["crash"]:
             lines.append(f"{op:<24} {kind:<36} {c['clean']:>5} {c['silent']:>6} {c['crash']:>5}")
     total = collections.Counter(outcome for _, outcome, _, _ in results)
     n = len(results)
@@ -122,14 +124,16 @@ def main(argv=None) -> int:
     parser.add_argument("--cache", type=Path, default=DEFAULT_CACHE)
     parser.add_argument("--op", default="", help="only tests whose name starts with this")
     parser.add_argument("--json", type=Path, help="write every test's outcome here")
+    parser.add_argument("--level", default="8k", help="tosaconv run --level ('' to leave the option out)")
+    parser.add_argument("--table", action="store_true", help="print every op and rule, not only failures")
     args = parser.parse_args(argv)
     root = generate(args.cache)
     results = []
     with tempfile.TemporaryDirectory() as work:
         for test in test_dirs(root, args.op):
-            outcome, code, message = run_one(test, Path(work))
+            outcome, code, message = run_one(test, Path(work), args.level)
             results.append((test, outcome, code, message))
-    print(scoreboard(results))
+    print(scoreboard(results, args.table))
     if args.json:
         args.json.write_text(json.dumps([{"test": t.name, "outcome": o, "exit": c, "message": m}
                                          for t, o, c, m in results], indent=1))
