@@ -405,7 +405,7 @@ def get_dim(types, attrs) -> Reason:
     bad = _tensors(types, None)
     index = getattr(attrs, "dim_index", None)
     if bad is None and not (isinstance(index, int) and 0 <= index < types[0].rank):
-        return f"dim_index {index!r} is outside [0, {types[0].rank})"
+        return f"axis {index!r} is out of range for rank {types[0].rank}"
     return bad
 
 

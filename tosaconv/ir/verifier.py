@@ -55,8 +55,9 @@ def type_problems(op: OpDef, operand_types: list, attrs, result_types: list) -> 
         ok = len(result_types) == 1 and isinstance(result_types[0], IndexType)
         return [] if ok else ["EXTRACT_DIM must have one index result"]
     broken = error_if(op.name, operand_types, attrs)
-    if broken:
-        return [f"{op.name} breaks a TOSA ERROR_IF rule: {broken}"]
+    if broken:   # helper ops have no TOSA form: their rules are the IR's own
+        what = "breaks a TOSA ERROR_IF rule" if op.tosa else "rejects the operands"
+        return [f"{'' if op.tosa else 'the shape rule of '}{op.name} {what}: {broken}"]
     try:
         expected = op.shape_rule(list(operand_types), attrs)
     except RULE_ERRORS as e:
