@@ -191,6 +191,9 @@ def _rescale_flags(t: TensorType, attrs) -> Reason:
          f"an unsigned output is not allowed from {in_t.name} to {out_t.name}"),
         (attrs.per_channel and t.rank < 1, "per_channel needs an input of rank >= 1"),
         (len(attrs.multiplier) != len(attrs.shift), "multiplier and shift differ in length"),
+        (not attrs.per_channel and len(attrs.multiplier) != 1, "without per_channel, multiplier holds one value"),
+        (attrs.per_channel and t.rank >= 1 and _static(t.shape[-1]) and len(attrs.multiplier) != t.shape[-1],
+         f"per_channel needs one multiplier per channel ({t.shape[-1] if t.rank else '?'})"),
     )
     return next((why for broken, why in checks if broken), None)
 

@@ -23,6 +23,8 @@ def matmul(types, attrs) -> Reason:
     if bad:
         return bad
     a, b = types[0], types[1]
+    if _differ(a.shape[0], b.shape[0]):
+        return f"MATMUL needs A [N,H,C] and B [N,C,W] with the same N, got {a} and {b}"
     if _differ(a.shape[2], b.shape[1]):
         return f"MATMUL needs A [N,H,C] and B [N,C,W] with the same C, got {a} and {b}"
     return _first(_zero_point(attrs.a_zp, a.dtype, "a_zp"), _zero_point(attrs.b_zp, b.dtype, "b_zp"))
