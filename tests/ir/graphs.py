@@ -83,7 +83,7 @@ def build_floats() -> Graph:
     b = Builder(g, at("Clip", "c"))
     y = x
     for lo, hi in ((float("nan"), float("inf")), (-0.0, 0.1), (5e-324, 1.7976931348623157e308),
-                   (-128, 127), (1 / 3, 2.5e-8)):
+                   (-128, 127), (2.5e-8, 1 / 3)):   # TOSA requires min_val <= max_val
         y = b.emit(Op.CLAMP, y, attrs=A.ClampAttrs(lo, hi))
     g.set_outputs([y], ["y"])
     return g

@@ -151,6 +151,37 @@ def mul(types, attrs) -> Reason:
     return None
 
 
+@rule("CLAMP")
+def clamp(types, attrs) -> Reason:
+    """ERROR_IF(max_val < min_val)."""
+    bad = _tensors(types, None)
+    lo, hi = getattr(attrs, "min_val", None), getattr(attrs, "max_val", None)
+    if bad is None and isinstance(lo, (int, float)) and isinstance(hi, (int, float)) and hi < lo:
+        return f"max_val {hi} is below min_val {lo}"
+    return bad
+
+
+@rule("TABLE")
+def table(types, attrs) -> Reason:
+    """The table has 256 entries for int8 input and 513 for int16."""
+    bad = _tensors(types, None)
+    if bad:
+        return bad
+    want = {DType.INT8: 256, DType.INT16: 513}.get(types[0].dtype)
+    size = getattr(getattr(attrs, "table", None), "size", None)
+    if want is not None and size != want:
+        return f"a TABLE on {types[0].dtype.name} needs {want} entries, got {size}"
+    return None
+
+
+@rule("SELECT")
+def select(types, attrs) -> Reason:
+    bad = _tensors(types, None, None, None)
+    if bad is None and types[0].dtype is not DType.BOOL:
+        return f"the SELECT condition must be bool, got {types[0]}"
+    return bad
+
+
 @rule("NEGATE")
 def negate(types, attrs) -> Reason:
     bad = _tensors(types, None)
