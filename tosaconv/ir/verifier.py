@@ -23,6 +23,7 @@ from .ops import Op, OpDef, Trait
 from .printer import field_types
 from .region_rules import same_type  # noqa: F401  (part of the verifier's API)
 from .shape_rules import ShapeRuleError
+from .dtypes import DType
 from .types import IndexType, TensorType
 from .variable_rules import variable_problems
 
@@ -65,7 +66,18 @@ def type_problems(op: OpDef, operand_types: list, attrs, result_types: list) -> 
     if len(expected) != len(result_types):
         return [f"{op.name} has {len(result_types)} results, the shape rule gives {len(expected)}"]
     return [f"result {i} has type {got}, but the shape rule of {op.name} gives {want}"
-            for i, (got, want) in enumerate(zip(result_types, expected)) if not same_type(got, want)]
+            for i, (got, want) in enumerate(zip(result_types, expected))
+            if not same_type(got, want) and not _wider_result(op, got, want)]
+
+
+# Results the spec lets an op widen beyond its operands' type (TOSA 1.0 MATMUL: fp16 x fp16 -> fp32,
+# bf16 x bf16 -> fp32); the shape rule gives the narrow one.
+_WIDER_RESULTS = {("MATMUL", DType.FP16): DType.FP32, ("MATMUL", DType.BF16): DType.FP32}
+
+
+def _wider_result(op: OpDef, got, want) -> bool:
+    wide = _WIDER_RESULTS.get((op.name, getattr(want, "dtype", None)))
+    return wide is not None and isinstance(got, TensorType) and same_type(got, want.with_dtype(wide))
 
 
 def verify(graph, *, require_equal_ranks: bool = False, require_static: bool = False) -> list:
