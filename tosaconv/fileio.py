@@ -114,7 +114,8 @@ def npz_bytes(arrays: dict) -> bytes:
     with zipfile.ZipFile(buffer, "w", zipfile.ZIP_STORED) as zf:
         for name, array in arrays.items():
             member = io.BytesIO()
-            np.lib.format.write_array(member, np.asarray(array), allow_pickle=False)
+            # C order always: the official tools' npy reader refuses Fortran-order arrays.
+            np.lib.format.write_array(member, np.asarray(array, order="C"), allow_pickle=False)
             zf.writestr(zipfile.ZipInfo(f"{name}.npy", _ZIP_EPOCH), member.getvalue())
     return buffer.getvalue()
 

@@ -60,11 +60,11 @@ def build_every_field_type() -> Graph:
     b = Builder(g, at("Conv", "conv"))
     w = b.const(np.arange(2 * 3 * 3 * 3, dtype=np.int8).reshape(2, 3, 3, 3))
     bias = b.const(np.zeros(2, np.int32))
-    conv = A.Conv2dAttrs((1, 1, 0, 2), (2, 1), (1, 1), DType.INT32, input_zp=-3, weight_zp=0, local_bound=True)
+    conv = A.Conv2dAttrs((1, 0, 0, 2), (2, 1), (1, 1), DType.INT32, input_zp=-3, weight_zp=0, local_bound=True)
     y = b.emit(Op.CONV2D, x, w, bias, attrs=conv)
     y = b.emit(Op.CLAMP, y, attrs=A.ClampAttrs(-0.0, 6.5e-300, "IGNORE"))
     y = b.emit(Op.RESCALE, y, attrs=A.RescaleAttrs((1 << 30, 1 << 29), (31, 30), 0, -128, True,
-                                                   "DOUBLE_ROUND", True, False, True))
+                                                   "DOUBLE_ROUND", True, False, False))
     y = b.emit(Op.CAST, y, attrs=A.CastAttrs(DType.FP16))
     y = b.emit(Op.PAD, y, attrs=A.PadAttrs((0, 0, 1, 1, 2, 2, 0, 0), float("-inf")))
     y = b.emit(Op.SLICE, y, attrs=A.SliceAttrs((0, 0, 0, 0), (floordiv(n + 1, 2), 3, 2, 1)))
@@ -83,7 +83,7 @@ def build_floats() -> Graph:
     b = Builder(g, at("Clip", "c"))
     y = x
     for lo, hi in ((float("nan"), float("inf")), (-0.0, 0.1), (5e-324, 1.7976931348623157e308),
-                   (-128, 127), (1 / 3, 2.5e-8)):
+                   (-128, 127), (2.5e-8, 1 / 3)):   # TOSA requires min_val <= max_val
         y = b.emit(Op.CLAMP, y, attrs=A.ClampAttrs(lo, hi))
     g.set_outputs([y], ["y"])
     return g
@@ -146,12 +146,14 @@ def build_constants() -> Graph:
     """0-d tensors and constants of bool, int8, uint8, int64, fp16, float64 and empty shapes."""
     g = Graph()
     x = g.add_input("scalar", tensor(F32))
+    q = g.add_input("q", tensor(I8))   # zero points other than 0 need int8 data (an ERROR_IF)
     b = Builder(g, at("Constant", "k"))
     arrays = [np.array(True), np.array([True, False, True]), np.array([-128, 0, 127], np.int8),
               np.array([[0, 255]], np.uint8), np.array(7, np.int64), np.array([1.5, -0.0, np.inf], np.float16),
               np.array([np.pi], np.float64), np.zeros((0, 3), np.float32), np.arange(24, dtype=np.int32).reshape(2, 3, 4),
               np.array([1.0, float("nan")], np.float32)]
-    outs = [b.const(a) for a in arrays] + [b.emit(Op.NEGATE, x, attrs=A.NegateAttrs(1, -1))]
+    outs = [b.const(a) for a in arrays] + [b.emit(Op.NEGATE, q, attrs=A.NegateAttrs(1, -1)),
+                                           b.emit(Op.NEGATE, x)]
     g.set_outputs(outs, [f"o{i}" for i in range(len(outs))])
     return g
 

@@ -6,7 +6,7 @@ the elements of array attributes (``rank(shape1) <= MAX_RANK``, ``dilation_y * K
 ``scale_y_n/scale_y_d <= MAX_SCALE``, ``tensor_list_shape(input_list) <= MAX_TENSOR_LIST_SIZE``).
 :func:`violations` evaluates them for every op, regions included, and adds the two rules the spec
 states outside the operator tables: every tensor's size in bytes must be a ``tensor_size_t``
-(below ``2**MAX_LOG2_SIZE``), and COND_IF/WHILE_LOOP may nest at most ``MAX_NESTING`` deep. A value
+(below ``2**MAX_LOG2_SIZE``) and its rank at most ``MAX_RANK``, and COND_IF/WHILE_LOOP may nest at most ``MAX_NESTING`` deep. A value
 that is still symbolic cannot be checked; the result then says it is not exact.
 """
 from __future__ import annotations
@@ -70,6 +70,8 @@ def _walk(check: LevelCheck, limits: dict, graph, depth: int):
             _check_op(check, limits, op, entry)
         for r in op.results:
             _check_size(check, limits, r, op.op.name, op.location)
+            if entry is not None and not any(limit == "MAX_RANK" for _, _, limit in entry["limits"]):
+                _check_rank(check, limits, r, op.op.name, op.location)
         regions = op_regions(op)
         if regions and depth >= limits["MAX_NESTING"]:
             check.violations.append(Violation(op.op.name, op.location, "MAX_NESTING", "nesting depth",
@@ -86,6 +88,13 @@ def _check_op(check: LevelCheck, limits: dict, op, entry: dict):
             check.exact = False
         elif value > limits[limit]:
             check.violations.append(Violation(op.op.name, op.location, limit, expression, value, limits[limit]))
+
+
+def _check_rank(check: LevelCheck, limits: dict, value, op_name: str, location: Location):
+    """MAX_RANK bounds every tensor (the spec table lists it per argument, but not for the reductions)."""
+    if isinstance(value.type, TensorType) and value.type.rank > limits["MAX_RANK"]:
+        check.violations.append(Violation(op_name, location, "MAX_RANK", f"rank of '{value.name}'",
+                                          value.type.rank, limits["MAX_RANK"]))
 
 
 def _check_size(check: LevelCheck, limits: dict, value, op_name: str, location: Location):

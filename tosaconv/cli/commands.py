@@ -93,10 +93,13 @@ def specialize(session, model, binds, binding_files, input_shapes, inputs_path, 
 @steps.STATE_AS_IO
 @NPU_FAST
 @DFT
+@click.option("--level", type=click.Choice(["none", "8k"]), default="none", show_default=True,
+              help="Fail (exit 3) before running when an op breaks a limit of this TOSA level (the "
+                   "official reference model checks level 8K).")
 @output_options
 @guarded
 def run(session, file, binds, binding_files, input_shapes, inputs_paths, seed, output, report_path,
-        state_as_io, npu_fast) -> Outcome:
+        state_as_io, npu_fast, level) -> Outcome:
     """Run FILE (.onnx, .tflite, .tosair or .tosa) with the numpy reference interpreter.
 
     On a symbolic program, symbols are bound from the input arrays' shapes (and
@@ -114,6 +117,7 @@ def run(session, file, binds, binding_files, input_shapes, inputs_paths, seed, o
     check_outputs(file, output=output, report=report_path)
     data = ReportData("run", file, sha256_file(file), clock=session.clock)
     data.graph = steps.load_model(session, file, npu_fast)
+    steps.check_target(session, data.graph, None, level)
     state = steps.state_as_io(session, data.graph) if state_as_io else {}
     paths, runs = list(inputs_paths) or [""], []
     for path in paths:

@@ -1,7 +1,8 @@
 """Parse TOSA flatbuffer bytes into a :class:`BlockRecord`, checking as it goes.
 
 It accepts what our writer and the official tools write: identifier ``TOSA``,
-version 1.0.0 (final) or 1.1.0 (draft), and regions of one block each: the
+version 1.0.x (final, or marked draft as the official test generator writes
+1.0.2) or 1.1.0 (draft), and regions of one block each: the
 first is the program (the official tools call it and its block ``main``), the
 others are the graphs of COND_IF and WHILE_LOOP, returned by name in the main
 record's ``regions``. Every read is bounds-checked by :mod:`fbread`, so
@@ -47,9 +48,9 @@ def _check_version(v: Table):
     d = S.VersionSlot.DEFAULTS
     version = (v.i32(S.VersionSlot.MAJOR, d[0]), v.i32(S.VersionSlot.MINOR, d[1]),
                v.i32(S.VersionSlot.PATCH, d[2]), v.boolean(S.VersionSlot.DRAFT, d[3]))
-    if version not in S.READ_VERSIONS:
+    if version not in S.READ_VERSIONS and version[:2] != (1, 0):
         text = f"{version[0]}.{version[1]}.{version[2]}{' (draft)' if version[3] else ''}"
-        raise ReadError(f"TOSA version {text} is not supported; expected 1.0.0 or the 1.1.0 draft")
+        raise ReadError(f"TOSA version {text} is not supported; expected 1.0.x or the 1.1.0 draft")
 
 
 def _only(tables: list, what: str):

@@ -71,9 +71,10 @@ def _fitting(value: int, np_type, role: str) -> np.ndarray:
 
 def scalar_value(arr: np.ndarray, role: str, unsigned: bool = False):
     """The single value of a folded [1] operand: int for integer data, float for float data."""
-    flat = np.asarray(arr).reshape(-1)
-    if flat.size != 1:
-        raise ValueError(f"{role} must hold one value, has {flat.size}")
+    arr = np.asarray(arr)
+    if arr.shape != (1,):   # TOSA 1.0: zero points, MUL's shift and pad_const are [1] tensors
+        raise ValueError(f"{role} must be a tensor of shape [1], got shape {list(arr.shape)}")
+    flat = arr.reshape(-1)
     if flat.dtype.kind == "f":
         return float(flat[0])
     if unsigned and flat.dtype.itemsize in (1, 2):

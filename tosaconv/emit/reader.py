@@ -22,6 +22,7 @@ from ..ir.location import Location
 from ..ir.dtypes import DType
 from ..ir.ops import OPS, Op
 from ..ir.types import TensorType
+from ..ir.verifier import verify
 from . import schema as S
 from . import variables
 from .codecs import CODECS, MULTI_RESULT_OPS
@@ -30,12 +31,22 @@ from .errors import ReadError
 from .tensor_data import from_le_bytes
 
 _CONSTANT_OPS = ("CONST", "CONST_SHAPE")
+# Element types whose numpy arrays do not say them (ConstAttrs.element_type).
+_ELEMENT_TYPES = {DType.INT4: DType.INT4.value, DType.BF16: DType.BF16.value}
 _REGION_OPS = ("COND_IF", "WHILE_LOOP")
 
 
 def read_tosa(data) -> Graph:
-    """The IR graph of a ``.tosa`` file's bytes (raises :class:`ReadError`)."""
-    return _Lifting(deserialize(data)).run()
+    """The IR graph of a ``.tosa`` file's bytes (raises :class:`ReadError`).
+
+    The graph must pass the IR verifier, which holds the specification's ERROR_IF rules: a file
+    that breaks one is refused here, before anything runs it."""
+    graph = _Lifting(deserialize(data)).run()
+    problems = verify(graph, require_static=True, require_equal_ranks=True)
+    if problems:
+        more = f" (and {len(problems) - 3} more)" if len(problems) > 3 else ""
+        raise ReadError("the program is not valid TOSA: " + "; ".join(problems[:3]) + more)
+    return graph
 
 
 class _Lifting:
@@ -115,7 +126,8 @@ class _Lifting:
             raise ReadError(f"CONST '{name}': {e}") from None
         self.consts[name] = values
         if name in self.kept_consts:
-            self._create(op, Op.CONST, [], A.ConstAttrs(values, type_.dtype == DType.INT48), type_)
+            self._create(op, Op.CONST, [], A.ConstAttrs(values, type_.dtype == DType.INT48,
+                                                     _ELEMENT_TYPES.get(type_.dtype, "")), type_)
 
     def _const_shape(self, op):
         name = op.outputs[0]
@@ -125,6 +137,9 @@ class _Lifting:
             self.consts[name] = np.array(self.shapes[name].values(), dtype=np.int64)
         except ValueError as e:
             raise ReadError(str(e)) from None
+        if name in self.block.outputs:   # a shape value returned by the program stays a (shape) constant
+            values = self.consts[name]
+            self._create(op, Op.CONST, [], A.ConstAttrs(values, element_type=DType.INDEX.value), TensorType(DType.INDEX, values.shape))
 
     def _compute(self, op):
         codec, opdef = CODECS[op.op], OPS[op.op]

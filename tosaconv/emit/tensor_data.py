@@ -6,7 +6,8 @@ so large weights are not duplicated on their way into the flatbuffer.
 :func:`from_le_bytes` is the inverse and, where the bytes already have numpy's
 layout, returns a zero-copy read-only view. BOOL is one byte per element,
 INT48 six, BF16 the top half of a float32 (rounded to nearest even). INT4 is
-packed two to a byte; we neither write nor read it yet.
+packed two to a byte, the first element in the low nibble (as the official
+serialization library packs it); it is held as int8 values in [-7, 7], the official range.
 """
 from __future__ import annotations
 
@@ -22,7 +23,7 @@ _LE = {
     DType.FP16: "<f2", DType.FP32: "<f4",
 }
 _INT_RANGE = {
-    DType.INT8: (-2**7, 2**7 - 1), DType.INT16: (-2**15, 2**15 - 1),
+    DType.INT4: (-7, 7), DType.INT8: (-2**7, 2**7 - 1), DType.INT16: (-2**15, 2**15 - 1),
     DType.INT32: (-2**31, 2**31 - 1), DType.INT48: (-2**47, 2**47 - 1),
 }
 ELEMENT_BYTES = {DType.BOOL: 1, DType.INT8: 1, DType.INT16: 2, DType.INT32: 4, DType.INT48: 6,
@@ -32,7 +33,7 @@ ELEMENT_BYTES = {DType.BOOL: 1, DType.INT8: 1, DType.INT16: 2, DType.INT32: 4, D
 def to_le_bytes(values, dtype: DType) -> np.ndarray:
     """The TOSA encoding of ``values`` as a flat ``uint8`` array (raises ValueError if impossible)."""
     arr = np.asarray(values)
-    if dtype not in ELEMENT_BYTES:
+    if dtype not in ELEMENT_BYTES and dtype != DType.INT4:
         raise ValueError(f"{dtype.name} data cannot be written yet")
     if dtype in _INT_RANGE:
         _check_int_range(arr, dtype)
@@ -41,6 +42,8 @@ def to_le_bytes(values, dtype: DType) -> np.ndarray:
         return arr.reshape(-1).view(np.uint8)
     if dtype == DType.INT48:
         return _int48_bytes(arr)
+    if dtype == DType.INT4:
+        return _int4_bytes(arr)
     if dtype == DType.BF16:
         return _bf16_bytes(arr)
     arr = np.ascontiguousarray(arr).astype(_LE[dtype], copy=False)
@@ -66,6 +69,19 @@ def _int48_bytes(arr: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(wide.view(np.uint8).reshape(-1, 8)[:, :6]).reshape(-1)
 
 
+def _int4_bytes(arr: np.ndarray) -> np.ndarray:
+    nibbles = (np.ascontiguousarray(arr).astype(np.int64).reshape(-1) & 0xF).astype(np.uint8)
+    if nibbles.size % 2:
+        nibbles = np.append(nibbles, np.uint8(0))
+    return nibbles[0::2] | (nibbles[1::2] << 4)
+
+
+def _int4_values(raw: np.ndarray, count: int) -> np.ndarray:
+    nibbles = np.empty(raw.size * 2, dtype=np.uint8)
+    nibbles[0::2], nibbles[1::2] = raw & 0xF, raw >> 4
+    return (nibbles[:count].astype(np.int8) ^ 8) - 8   # sign-extend the 4-bit values
+
+
 def _bf16_bytes(arr: np.ndarray) -> np.ndarray:
     bits = np.ascontiguousarray(arr).astype("<f4").reshape(-1).view("<u4").astype(np.uint64)
     rounded = (bits + 0x7FFF + ((bits >> 16) & 1)) >> 16
@@ -76,14 +92,16 @@ def _bf16_bytes(arr: np.ndarray) -> np.ndarray:
 
 def from_le_bytes(data, dtype: DType, shape: tuple) -> np.ndarray:
     """The array of ``shape`` encoded in ``data`` (raises ValueError on a size mismatch)."""
-    if dtype not in ELEMENT_BYTES:
+    if dtype not in ELEMENT_BYTES and dtype != DType.INT4:
         raise ValueError(f"{dtype.name} data cannot be read yet")
     count = math.prod(int(d) for d in shape)
     raw = np.frombuffer(data, dtype=np.uint8)
-    need = count * ELEMENT_BYTES[dtype]
+    need = (count + 1) // 2 if dtype == DType.INT4 else count * ELEMENT_BYTES[dtype]
     if raw.size < need:
         raise ValueError(f"{dtype.name} data of shape {list(shape)} needs {need} bytes, has {raw.size}")
     raw = raw[:need]
+    if dtype == DType.INT4:
+        return _int4_values(raw, count).reshape(shape)
     if dtype == DType.BOOL:
         return (raw != 0).reshape(shape)
     if dtype == DType.INT48:

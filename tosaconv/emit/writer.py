@@ -19,6 +19,7 @@ import math
 
 import numpy as np
 
+from ..ir.dtypes import DType
 from ..ir.graph import op_regions
 from ..ir.location import Location
 from ..ir.ops import Op, Trait
@@ -116,6 +117,11 @@ class _Lowering:
         values = np.asarray(op.attrs.values)
         if values.size != math.prod(out.shape):
             raise ValueError(f"values of shape {list(values.shape)} do not fill {out}")
+        if out.dtype is DType.INDEX:   # a shape value (read from a CONST_SHAPE the program returns)
+            data = np.ascontiguousarray(values, dtype="<i8").view(np.uint8).reshape(-1)
+            self.block.shapes.append(ShapeRecord(name, int(values.size), data))
+            self._add_op("CONST_SHAPE", {}, [], [name], location_text(op.location))
+            return
         self._add_tensor(name, out, to_le_bytes(values, out.dtype))
         self._add_op("CONST", {}, [], [name], location_text(op.location))
 

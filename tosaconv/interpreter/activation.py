@@ -63,7 +63,8 @@ def erf(op, args, ctx):
 
 def erf_f64(x) -> np.ndarray:
     """erf of each element, computed in float64 (a NaN stays NaN)."""
-    x = np.clip(np.asarray(x, dtype=np.float64), -_ERF_CLAMP, _ERF_CLAMP)
+    # np.clip returns a numpy scalar for a rank-0 input; keep an array
+    x = np.asarray(np.clip(np.asarray(x, dtype=np.float64), -_ERF_CLAMP, _ERF_CLAMP))
     nan = np.isnan(x)
     has_nan = bool(nan.any())
     if has_nan:

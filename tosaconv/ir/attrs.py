@@ -26,6 +26,9 @@ class NoAttrs:
 class ConstAttrs:
     values: np.ndarray
     int48: bool = False             # int64 values that are INT48 data (numpy has no 48-bit type)
+    # The element type's DType value when numpy cannot tell it: "i4" (int8 values in [-7, 7]), "bf16"
+    # (float32 values), "index" (a TOSA shape value from CONST_SHAPE, rank-1 int64); "" = from the values.
+    element_type: str = ""
 
 
 @dataclass(frozen=True, eq=False)

@@ -86,7 +86,8 @@ def cast(types, attrs):
 
 def const(types, attrs):
     from .dtypes import from_numpy
-    dtype = DType.INT48 if attrs.int48 else from_numpy(attrs.values.dtype)
+    dtype = DType.INT48 if attrs.int48 else DType(attrs.element_type) if attrs.element_type else \
+        from_numpy(attrs.values.dtype)
     return [TensorType(dtype, tuple(int(d) for d in attrs.values.shape))]
 
 

@@ -5,7 +5,8 @@ fine); :func:`check` raises :class:`VerifyError` carrying all of them. It
 checks SSA (each operand is a graph input or the result of an earlier op, no
 value is defined twice, the outputs are defined), operand counts and attribute
 classes against the op table, and that every result type is what the op's
-shape rule gives (EXTRACT_DIM's result is data-dependent, so only its kind is
+shape rule gives, after the op's ERROR_IF rules of the TOSA specification (:mod:`.error_if`)
+hold (EXTRACT_DIM's result is data-dependent, so only its kind is
 checked); each region of a control-flow op is verified as a graph of its own; reads and
 writes of state name a variable declared earlier with their type.
 Optional checks: equal operand ranks for broadcastable ops (after rank
@@ -22,16 +23,19 @@ are only formatted when there is a problem.
 from __future__ import annotations
 
 from ..symbolic.expr import InconclusiveDimension, is_static
+from .error_if import error_if
 from .graph import op_regions
 from .ops import Op, OpDef, Trait
 from .printer import field_types
 from .region_rules import same_type  # noqa: F401  (part of the verifier's API)
+from .shape_rules import ShapeRuleError
+from .dtypes import DType
 from .types import IndexType, TensorType
 from .variable_rules import variable_problems
 
-# A shape rule that rejects its operands may fail in any of these ways; all of them are type errors.
-RULE_ERRORS = (ValueError, TypeError, AttributeError, IndexError, KeyError, ZeroDivisionError,
-               InconclusiveDimension)
+# How a shape rule rejects operands on purpose: impossible shapes, or a decision a symbol leaves open.
+# Anything else a rule raises is a bug in the rule, not a verdict on the operands.
+RULE_ERRORS = (ShapeRuleError, InconclusiveDimension)
 
 
 class VerifyError(Exception):
@@ -57,6 +61,10 @@ def type_problems(op: OpDef, operand_types: list, attrs, result_types: list) -> 
     if op is Op.EXTRACT_DIM:
         ok = len(result_types) == 1 and isinstance(result_types[0], IndexType)
         return [] if ok else ["EXTRACT_DIM must have one index result"]
+    broken = error_if(op.name, operand_types, attrs)
+    if broken:   # helper ops have no TOSA form: their rules are the IR's own
+        what = "breaks a TOSA ERROR_IF rule" if op.tosa else "rejects the operands"
+        return [f"{'' if op.tosa else 'the shape rule of '}{op.name} {what}: {broken}"]
     try:
         expected = op.shape_rule(list(operand_types), attrs)
     except RULE_ERRORS as e:
@@ -64,7 +72,18 @@ def type_problems(op: OpDef, operand_types: list, attrs, result_types: list) -> 
     if len(expected) != len(result_types):
         return [f"{op.name} has {len(result_types)} results, the shape rule gives {len(expected)}"]
     return [f"result {i} has type {got}, but the shape rule of {op.name} gives {want}"
-            for i, (got, want) in enumerate(zip(result_types, expected)) if not same_type(got, want)]
+            for i, (got, want) in enumerate(zip(result_types, expected))
+            if not same_type(got, want) and not _wider_result(op, got, want)]
+
+
+# Results the spec lets an op widen beyond its operands' type (TOSA 1.0 MATMUL: fp16 x fp16 -> fp32,
+# bf16 x bf16 -> fp32); the shape rule gives the narrow one.
+_WIDER_RESULTS = {("MATMUL", DType.FP16): DType.FP32, ("MATMUL", DType.BF16): DType.FP32}
+
+
+def _wider_result(op: OpDef, got, want) -> bool:
+    wide = _WIDER_RESULTS.get((op.name, getattr(want, "dtype", None)))
+    return wide is not None and isinstance(got, TensorType) and same_type(got, want.with_dtype(wide))
 
 
 def verify(graph, *, require_equal_ranks: bool = False, require_static: bool = False,

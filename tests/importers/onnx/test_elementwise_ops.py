@@ -93,7 +93,7 @@ def test_leaky_relu(attrs):
 
 # -- Clip, Min, Max, Where -------------------------------------------------------------
 
-@pytest.mark.parametrize("bounds", [(-1.0, 1.5), (-1.0, None), (None, 0.5), (None, None)], ids=str)
+@pytest.mark.parametrize("bounds", [(-1.0, 1.5), (-1.0, None), (None, 0.5), (None, None), (2.0, 1.0)], ids=str)
 def test_clip_with_constant_bounds(bounds):
     names = ["" if b is None else n for b, n in zip(bounds, ("lo", "hi"))]
     inits = [const(n, np.array(b, np.float32)) for b, n in zip(bounds, ("lo", "hi")) if b is not None]

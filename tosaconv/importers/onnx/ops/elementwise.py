@@ -130,7 +130,8 @@ def convert_clip(ctx, node):
         info = np.finfo(np.float32) if x.type.dtype.is_float else np.iinfo(x.type.dtype.numpy)
         lo_v = info.min if lo is None else lo.item()
         hi_v = info.max if hi is None else hi.item()
-        return clamp(ctx, x, lo_v, hi_v)
+        # ONNX gives min(max(x, lo), hi) = hi everywhere when lo > hi; TOSA's CLAMP needs min_val <= max_val.
+        return clamp(ctx, x, min(lo_v, hi_v), hi_v)
     if node.input(1):
         x = int32_op(ctx, Op.MAXIMUM, x, ctx.tensor(node.input(1)))
     if node.input(2):

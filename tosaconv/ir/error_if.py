@@ -1,0 +1,398 @@
+"""The ERROR_IF rules of the TOSA 1.0 specification, one checker per op family.
+
+:func:`error_if` returns why an op's operand types and attributes break a rule
+of the specification (the reason, as text) or None when they do not. It never
+raises: operands of the wrong kind or rank, attribute tuples of the wrong
+length and symbolic dims all give an answer. A rule whose value depends on a
+symbol is three-valued (DESIGN.md): its answer is "unknown", so it does not
+reject here; the pass manager verifies the static program again after
+specialization, where every dim is an int and the rule decides. The verifier
+runs these checks before an op's shape rule, so a shape rule only ever sees
+operands of the ranks and attribute lengths it expects.
+
+The rules of the convolutions, pooling and RESIZE are in :mod:`.error_if_windows`.
+They are read from the per-op pseudocode of the specification
+(``pseudocode/operators/*.tosac``): exact divisions of convolution, pooling and
+resize output sizes (``idiv_check``), kernel, stride, dilation and padding
+limits, RESIZE's scale, offset, border and size limits, zero points allowed
+only on 8-bit data (and RESCALE's unsigned 16-bit 32768), operand ranks and
+the dims that two operands share (MATMUL's C, a convolution's IC, its bias).
+MUL's shift range is a REQUIRE of the specification; a program breaking it is
+refused the same way. Level limits (rank <= 6 and so on at level 8K) are
+LEVEL_CHECKs, not ERROR_IFs, and live in :mod:`tosaconv.analysis.levels`.
+"""
+from __future__ import annotations
+
+from typing import Callable, Optional
+
+import numpy as np
+
+from ..symbolic.expr import is_static
+from .dtypes import DType
+from .types import IndexType, TensorType
+
+Reason = Optional[str]
+RULES: dict = {}
+
+
+def rule(*names: str) -> Callable:
+    """Register a checker ``fn(types, attrs) -> Reason`` for the ops ``names``."""
+    def register(fn: Callable) -> Callable:
+        for name in names:
+            if name in RULES:
+                raise ValueError(f"ERROR_IF rule for {name} registered twice")
+            RULES[name] = fn
+        return fn
+    return register
+
+
+def error_if(op_name: str, types: list, attrs) -> Reason:
+    """Why ``types`` and ``attrs`` break an ERROR_IF rule of ``op_name`` (None: they break none)."""
+    bad = operand_kinds(op_name, list(types))
+    if bad:
+        return bad
+    fn = RULES.get(op_name)
+    return None if fn is None else fn(list(types), attrs)
+
+
+# Operands that are Index values (dimension values of the seed's helper ops), by operand name;
+# "inputs*" of the control-flow ops may be either kind, every other operand is a tensor.
+_INDEX_OPERANDS = {"shape_symbols*", "start*", "size*", "length", "count", "in_size", "out_size", "lhs",
+                   "rhs", "dims*", "trip_count", "multiples*"}
+_ANY_OPERANDS = {"inputs*"}
+
+
+def operand_kinds(op_name: str, types: list) -> Reason:
+    """Each operand is of the kind (tensor or Index) the op table gives its position."""
+    from .ops import OPS   # the op table imports the shape rules, which import nothing of this module
+    op = OPS.get(op_name)
+    if op is None:
+        return f"{op_name} is not an op of the table"
+    names = list(op.operands)
+    for i, t in enumerate(types):
+        name = names[min(i, len(names) - 1)] if names else ""
+        if name in _ANY_OPERANDS:
+            continue
+        index = name in _INDEX_OPERANDS or (op_name == "IF" and i == 0)
+        want = IndexType if index else TensorType
+        if not isinstance(t, want):
+            kind = "an Index value" if index else "a tensor"
+            return f"operand {i} ({name.rstrip('*') or '?'}) must be {kind}, got {t}"
+    return None
+
+
+# -- helpers: every one answers, none raises -------------------------------------------------------
+
+def _ints(value, n: int) -> bool:
+    return isinstance(value, (tuple, list)) and len(value) == n and all(
+        isinstance(v, int) and not isinstance(v, bool) for v in value)
+
+
+def _attr_tuples(attrs, **lengths) -> Reason:
+    for name, n in lengths.items():
+        value = getattr(attrs, name, None)
+        if not _ints(value, n):
+            return f"attribute {name} must hold {n} integers, got {value!r}"
+    return None
+
+
+def _tensors(types: list, *ranks) -> Reason:
+    """Each of the first ``len(ranks)`` operands is a tensor of that rank (None: any rank)."""
+    if len(types) < len(ranks):
+        return f"takes {len(ranks)} operands, got {len(types)}"
+    for i, (t, rank) in enumerate(zip(types, ranks)):
+        if not isinstance(t, TensorType):
+            return f"operand {i} must be a tensor, got {t}"
+        if rank is not None and t.rank != rank:
+            return f"operand {i} must have rank {rank}, got {t}"
+    return None
+
+
+def _static(*dims) -> bool:
+    return all(is_static(d) for d in dims)
+
+
+def _differ(a, b) -> bool:
+    """True only when both dims are known and differ (a symbolic pair is decided after binding)."""
+    return _static(a, b) and a != b
+
+
+def _exact(numerator, divisor: int, what: str) -> Reason:
+    """``idiv_check``: the division must be exact (symbolic: decided after binding)."""
+    if divisor < 1 or not _static(numerator):
+        return None
+    if numerator % divisor:
+        return f"{what} = {numerator} is not a multiple of the stride {divisor} (idiv_check)"
+    return None
+
+
+def _zero_point(value, dtype: DType, name: str) -> Reason:
+    if dtype is not DType.INT8 and value != 0:
+        return f"{name} is {value}, but a zero point other than 0 needs int8 data ({dtype.name})"
+    return None
+
+
+def _first(*reasons) -> Reason:
+    return next((r for r in reasons if r), None)
+
+
+# -- elementwise ------------------------------------------------------------------------------
+
+@rule("MUL")
+def mul(types, attrs) -> Reason:
+    shift = getattr(attrs, "shift", None)
+    if not isinstance(shift, int) or not 0 <= shift <= 63:
+        return f"MUL shift must be an integer in [0, 63], got {shift!r}"
+    bad = _tensors(types, None, None)
+    if bad:
+        return bad
+    if shift and types[0].dtype is not DType.INT32:
+        return f"MUL shift {shift} needs int32 operands, got {types[0].dtype.name}"
+    return None
+
+
+@rule("CLAMP")
+def clamp(types, attrs) -> Reason:
+    """ERROR_IF(max_val < min_val)."""
+    bad = _tensors(types, None)
+    lo, hi = getattr(attrs, "min_val", None), getattr(attrs, "max_val", None)
+    if bad is None and isinstance(lo, (int, float)) and isinstance(hi, (int, float)) and hi < lo:
+        return f"max_val {hi} is below min_val {lo}"
+    return bad
+
+
+@rule("TABLE")
+def table(types, attrs) -> Reason:
+    """The table has 256 entries for int8 input and 513 for int16."""
+    bad = _tensors(types, None)
+    if bad:
+        return bad
+    want = {DType.INT8: 256, DType.INT16: 513}.get(types[0].dtype)
+    size = getattr(getattr(attrs, "table", None), "size", None)
+    if want is not None and size != want:
+        return f"a TABLE on {types[0].dtype.name} needs {want} entries, got {size}"
+    return None
+
+
+@rule("SELECT")
+def select(types, attrs) -> Reason:
+    bad = _tensors(types, None, None, None)
+    if bad is None and types[0].dtype is not DType.BOOL:
+        return f"the SELECT condition must be bool, got {types[0]}"
+    return bad
+
+
+@rule("NEGATE")
+def negate(types, attrs) -> Reason:
+    bad = _tensors(types, None)
+    if bad:
+        return bad
+    dtype = types[0].dtype
+    return _first(_zero_point(getattr(attrs, "input_zp", 0), dtype, "input_zp"),
+                  _zero_point(getattr(attrs, "output_zp", 0), dtype, "output_zp"))
+
+
+@rule("RESCALE")
+def rescale(types, attrs) -> Reason:
+    bad = _tensors(types, None)
+    if bad:
+        return bad
+    return _first(_rescale_zero_point(types[0].dtype, attrs.input_zp, attrs.input_unsigned, "input"),
+                  _rescale_zero_point(attrs.output_dtype, attrs.output_zp, attrs.output_unsigned, "output"),
+                  _rescale_flags(types[0], attrs))
+
+
+def _rescale_zero_point(dtype: DType, zp: int, unsigned: bool, side: str) -> Reason:
+    if dtype is DType.INT16 and unsigned:
+        return None if zp in (0, 32768) else f"{side}_zp of unsigned int16 data must be 0 or 32768, got {zp}"
+    if dtype is not DType.INT8 and zp != 0:
+        return f"{side}_zp is {zp}, but a zero point other than 0 needs int8 (or unsigned int16) data"
+    return None
+
+
+def _rescale_flags(t: TensorType, attrs) -> Reason:
+    in_t, out_t = t.dtype, attrs.output_dtype
+    checks = (
+        (attrs.scale32 and in_t is DType.INT48, "scale32 is not allowed on int48 input"),
+        (not attrs.scale32 and attrs.rounding_mode == "DOUBLE_ROUND", "DOUBLE_ROUND needs scale32"),
+        (attrs.input_unsigned and attrs.output_unsigned, "input and output cannot both be unsigned"),
+        (attrs.input_unsigned and (out_t is DType.INT32 or in_t in (DType.INT32, DType.INT48)),
+         f"an unsigned input is not allowed from {in_t.name} to {out_t.name}"),
+        (attrs.output_unsigned and (out_t is DType.INT32 or in_t in (DType.INT32, DType.INT48)),
+         f"an unsigned output is not allowed from {in_t.name} to {out_t.name}"),
+        (attrs.per_channel and t.rank < 1, "per_channel needs an input of rank >= 1"),
+        (len(attrs.multiplier) != len(attrs.shift), "multiplier and shift differ in length"),
+        (not attrs.per_channel and len(attrs.multiplier) != 1, "without per_channel, multiplier holds one value"),
+        (attrs.per_channel and t.rank >= 1 and _static(t.shape[-1]) and len(attrs.multiplier) != t.shape[-1],
+         f"per_channel needs one multiplier per channel ({t.shape[-1] if t.rank else '?'})"),
+    )
+    return next((why for broken, why in checks if broken), None)
+
+
+# -- data layout -------------------------------------------------------------------------------
+
+@rule("TRANSPOSE")
+def transpose(types, attrs) -> Reason:
+    bad = _tensors(types, None)
+    if bad:
+        return bad
+    perms, rank = getattr(attrs, "perms", None), types[0].rank
+    if not _ints(perms, rank) or sorted(perms) != list(range(rank)):
+        return f"perms {perms!r} is not a permutation of 0..{rank - 1}"
+    return None
+
+
+@rule("REDUCE_ALL", "REDUCE_ANY", "REDUCE_MAX", "REDUCE_MIN", "REDUCE_PRODUCT", "REDUCE_SUM", "ARGMAX")
+def axis_op(types, attrs) -> Reason:
+    """ERROR_IF(axis < 0 || axis >= rank(shape1))."""
+    bad = _tensors(types, None)
+    if bad:
+        return bad
+    axis, rank = getattr(attrs, "axis", None), types[0].rank
+    if not isinstance(axis, int) or not 0 <= axis < rank:
+        return f"axis {axis!r} is outside [0, {rank})"
+    return None
+
+
+@rule("REVERSE")
+def reverse(types, attrs) -> Reason:
+    """As :func:`axis_op`; a rank-0 REVERSE (axis 0) is the identity the importers may leave."""
+    if _tensors(types, 0) is None and getattr(attrs, "axis", None) == 0:
+        return None
+    return axis_op(types, attrs)
+
+
+@rule("GET_DIM")
+def get_dim(types, attrs) -> Reason:
+    bad = _tensors(types, None)
+    index = getattr(attrs, "dim_index", None)
+    if bad is None and not (isinstance(index, int) and 0 <= index < types[0].rank):
+        return f"axis {index!r} is out of range for rank {types[0].rank}"
+    return bad
+
+
+def _indices(types, attrs, extra: int) -> Reason:
+    bad = _tensors(types, None)
+    if bad:
+        return bad
+    indices, limit = getattr(attrs, "indices", None), types[0].rank + extra
+    if not isinstance(indices, tuple) or not all(isinstance(i, int) and 0 <= i < limit for i in indices):
+        return f"indices {indices!r} must be integers in [0, {limit})"
+    return None
+
+
+@rule("EXPAND_DIMS")
+def expand_dims(types, attrs) -> Reason:
+    return _indices(types, attrs, len(getattr(attrs, "indices", None) or ()))
+
+
+@rule("COLLAPSE_DIMS")
+def collapse_dims(types, attrs) -> Reason:
+    return _indices(types, attrs, 0)
+
+
+@rule("CONCAT")
+def concat(types, attrs) -> Reason:
+    if not types or any(not isinstance(t, TensorType) for t in types):
+        return "CONCAT takes one or more tensors"
+    first = types[0]
+    bad = axis_op(types[:1], attrs)
+    if bad:
+        return bad
+    for t in types[1:]:
+        if t.rank != first.rank or t.dtype != first.dtype:
+            return f"CONCAT operands {first} and {t} differ in rank or element type"
+        if any(_differ(a, b) for k, (a, b) in enumerate(zip(first.shape, t.shape)) if k != attrs.axis):
+            return f"CONCAT operands {first} and {t} differ outside axis {attrs.axis}"
+    return None
+
+
+@rule("SLICE")
+def slice_(types, attrs) -> Reason:
+    bad = _tensors(types, None)
+    if bad:
+        return bad
+    t, start, size = types[0], getattr(attrs, "start", None), getattr(attrs, "size", None)
+    if not (isinstance(start, tuple) and isinstance(size, tuple) and len(start) == len(size) == t.rank):
+        return f"SLICE start and size need one entry per dim of {t}, got {start!r} and {size!r}"
+    for axis, (s, n, d) in enumerate(zip(start, size, t.shape)):
+        if not _static(s, n):
+            continue
+        if s < 0 or n <= 0 or (_static(d) and s + n > d):
+            return f"SLICE start {list(start)} and size {list(size)} leave {t} at axis {axis}"
+    return None
+
+
+@rule("PAD")
+def pad(types, attrs) -> Reason:
+    bad = _tensors(types, None)
+    if bad:
+        return bad
+    padding = getattr(attrs, "padding", None)
+    if not isinstance(padding, tuple) or len(padding) != 2 * types[0].rank:
+        return f"padding must have two entries per dim of {types[0]}, got {padding!r}"
+    if _static(*padding) and min(padding, default=0) < 0:
+        return f"padding {list(padding)} has a negative entry"
+    return None
+
+
+@rule("TILE")
+def tile(types, attrs) -> Reason:
+    bad = _tensors(types, None)
+    if bad:
+        return bad
+    multiples = getattr(attrs, "multiples", None)
+    if not isinstance(multiples, tuple) or len(multiples) != types[0].rank:
+        return f"multiples must have one entry per dim of {types[0]}, got {multiples!r}"
+    if _static(*multiples) and min(multiples, default=1) < 1:
+        return f"multiples {list(multiples)} has an entry below 1"
+    return None
+
+
+@rule("GATHER")
+def gather(types, attrs) -> Reason:
+    bad = _tensors(types, 3, 2)
+    if bad:
+        return bad
+    if _differ(types[0].shape[0], types[1].shape[0]):
+        return f"GATHER values {types[0]} and indices {types[1]} differ in N"
+    return None
+
+
+@rule("SCATTER")
+def scatter(types, attrs) -> Reason:
+    bad = _tensors(types, 3, 2, 3)
+    if bad:
+        return bad
+    values, indices, source = types[:3]
+    if _differ(values.shape[0], indices.shape[0]) or _differ(values.shape[0], source.shape[0]) or \
+            _differ(indices.shape[1], source.shape[1]) or _differ(values.shape[2], source.shape[2]):
+        return f"SCATTER values {values}, indices {indices} and input {source} do not fit"
+    return None
+
+
+@rule("CONST")
+def const(types, attrs) -> Reason:
+    values, element = getattr(attrs, "values", None), getattr(attrs, "element_type", "")
+    if not isinstance(values, np.ndarray):
+        return f"CONST values must be an array, got {type(values).__name__}"
+    if element and element not in {d.value for d in DType}:
+        return f"CONST element_type {element!r} is not an element type"
+    if not element and values.dtype not in _CONST_NUMPY:
+        return f"CONST values of numpy type {values.dtype} have no TOSA element type"
+    return None
+
+
+_CONST_NUMPY = {np.dtype(t) for t in (np.bool_, np.int8, np.uint8, np.int16, np.int32, np.int64, np.float16,
+                                      np.float32, np.float64)}
+
+
+@rule("COND_IF")
+def cond_if(types, attrs) -> Reason:
+    if not types or not isinstance(types[0], TensorType) or types[0].dtype is not DType.BOOL:
+        return f"the COND_IF condition must be a bool tensor, got {types[0] if types else 'nothing'}"
+    return None
+
+
+# The convolution, pooling and RESIZE rules register themselves in their own module.
+from . import error_if_windows  # noqa: E402,F401
