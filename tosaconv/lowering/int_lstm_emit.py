@@ -23,7 +23,8 @@ def _rescale(b, x, dtype: DType, multiplier, shift, input_zp: int = 0, output_zp
     per_channel = np.ndim(multiplier) > 0
     mult = tuple(int(m) for m in np.atleast_1d(multiplier))
     shifts = tuple(int(s) for s in np.atleast_1d(shift))
-    attrs = A.RescaleAttrs(mult, shifts, input_zp, output_zp, True, "SINGLE_ROUND", per_channel)
+    attrs = A.RescaleAttrs(mult, shifts, input_zp, output_zp, True, "SINGLE_ROUND", per_channel,
+                           output_dtype=dtype)
     return b.emit(Op.RESCALE, x, attrs=attrs, result_type=x.type.with_dtype(dtype))
 
 
