@@ -187,6 +187,14 @@ def run(d: IntLstmDirection, xs: np.ndarray, h0: Optional[np.ndarray] = None,
     return np.stack(ys), h, c
 
 
+@dataclass(frozen=True, eq=False)
+class IntLstmPlan:
+    """The integer parameters of every direction of one LSTM (hashed by identity, so it can sit in op
+    attributes): ``reverse`` per direction."""
+    directions: tuple
+    reverse: tuple
+
+
 def quantize_cell(c: np.ndarray) -> np.ndarray:
     """A float cell state in the assumed Q3.12 format (saturating at |c| = 8)."""
     return np.clip(np.rint(c * (1 << GATE_BITS)), -32768, 32767).astype(np.int64)

@@ -14,7 +14,7 @@ import numpy as np
 from ..ir import attrs as A
 from ..ir.dtypes import DType
 from ..ir.ops import Op
-from .int_lstm import ACT_BITS, GATE_BITS, IntLstmDirection, SIGMOID8, TANH8, Table8
+from .int_lstm import ACT_BITS, GATE_BITS, IntLstmDirection, IntLstmPlan, SIGMOID8, TANH8, Table8
 
 ONE = 1 << 30
 
@@ -81,3 +81,21 @@ def emit_sequence(b, d: IntLstmDirection, x, h, c, reverse: bool = False) -> tup
         ys[t] = h
     y = ys[0] if steps == 1 else b.emit(Op.CONCAT, *ys, attrs=A.AxisAttrs(0))
     return y, h, c
+
+
+def emit_lstm(b, plan: IntLstmPlan, x) -> list:
+    """An ONNX-layout integer LSTM from zero states: int8 ``x`` [T, B, I] -> [Y [T, dirs, B, H] int8,
+    Y_h [dirs, B, H] int8, Y_c [dirs, B, H] int8 (the Q3.12 cell narrowed to scale 2**-4, saturating)]."""
+    steps, batch, width = x.type.shape
+    x4 = b.emit(Op.RESHAPE, x, attrs=A.ReshapeAttrs((steps, batch, 1, width)))
+    ys, hs, cs = [], [], []
+    for d, reverse in zip(plan.directions, plan.reverse):
+        hidden = d.r.shape[1]
+        h0 = b.const(np.full((1, batch, 1, hidden), d.h_zp, np.int8))
+        c0 = b.const(np.zeros((1, batch, 1, hidden), np.int16))
+        y, h, c = emit_sequence(b, d, x4, h0, c0, reverse)
+        ys.append(b.emit(Op.RESHAPE, y, attrs=A.ReshapeAttrs((steps, 1, batch, hidden))))
+        hs.append(b.emit(Op.RESHAPE, h, attrs=A.ReshapeAttrs((1, batch, hidden))))
+        cs.append(b.emit(Op.RESHAPE, _shift(b, c, DType.INT8, GATE_BITS - 4), attrs=A.ReshapeAttrs((1, batch, hidden))))
+    return [v[0] if len(v) == 1 else b.emit(Op.CONCAT, *v, attrs=A.AxisAttrs(axis)) for v, axis in
+            ((ys, 1), (hs, 0), (cs, 0))]

@@ -11,20 +11,21 @@ the W-WEIGHTS-QUANTIZED warning names the op and that assumption.
 
 Only the plain case is taken: layout 0, constant float W/R/B, no peepholes,
 clip, input_forget or sequence_lens, default activations, initial states
-absent or constant zeros, static sizes. Anything else raises NotMine/NoFold so
+absent or constant zeros, the sequence length may be symbolic: the integer LSTM is one RECURRENT op with
+``int_plan`` set, unrolled by :mod:`tosaconv.passes.decay_recurrent` once it is bound. Anything else raises NotMine/NoFold so
 the float island keeps its reason.
 """
 from __future__ import annotations
+
+import dataclasses
 
 import numpy as np
 
 from ....diagnostics import Diagnostic, Severity
 from ....ir import attrs as A
-from ....ir.dtypes import DType
 from ....ir.graph import Value
 from ....ir.ops import Op
 from ....lowering import int_lstm
-from ....lowering.int_lstm_emit import emit_sequence
 from .qdq_core import LAYOUT, NoFold, NotMine, activation, emit_activation, replay, trace
 from .qdq_weights import CODE, float_constant
 
@@ -40,25 +41,19 @@ def lstm_rule(ctx, x: Value, y_scale: float, y_zp: int) -> Value:
     _check_attrs(attrs)
     operands = _operands(rec)
     act = activation(trace(ctx, rec.operands[0], LAYOUT))
-    steps, batch, width = _static(rec.operands[0].type.shape)
     dirs = 2 if attrs.direction == "bidirectional" else 1
     w, r = _const(operands["W"], "W"), _const(operands["R"], "R")
     b = _const(operands["B"], "B") if "B" in operands else None
     _check_zero_states(operands)
-    xq = ctx.b.emit(Op.RESHAPE, emit_activation(ctx, act), attrs=A.ReshapeAttrs((steps, batch, 1, width)))
-    hidden = attrs.hidden_size
-    ys, error = [], 0.0
-    for k in range(dirs):
-        d = int_lstm.quantize_direction(w[k], r[k], None if b is None else b[k], act.scale, act.zp,
-                                        y_scale, y_zp, table_bits=8)
-        error = max(error, _weight_error(w[k]), _weight_error(r[k]))
-        h0 = ctx.b.const(np.full((1, batch, 1, hidden), y_zp, np.int8))
-        c0 = ctx.b.const(np.zeros((1, batch, 1, hidden), np.int16))
-        reverse = attrs.direction == "reverse" or k == 1
-        y, _, _ = emit_sequence(ctx.b, d, xq, h0, c0, reverse)
-        ys.append(ctx.b.emit(Op.RESHAPE, y, attrs=A.ReshapeAttrs((steps, 1, batch, hidden))))
-    y = ys[0] if dirs == 1 else ctx.b.emit(Op.CONCAT, *ys, attrs=A.AxisAttrs(1))
-    _note(ctx, rec, error)
+    directions = tuple(int_lstm.quantize_direction(w[k], r[k], None if b is None else b[k], act.scale, act.zp,
+                                                   y_scale, y_zp, table_bits=8) for k in range(dirs))
+    plan = int_lstm.IntLstmPlan(directions, tuple(attrs.direction == "reverse" or k == 1 for k in range(dirs)))
+    int_attrs = dataclasses.replace(attrs, has_bias=False, has_initial_h=False, has_initial_c=False,
+                                    int_plan=plan)
+    wq = ctx.b.const(np.stack([d.w for d in directions]).astype(np.int8))
+    rq = ctx.b.const(np.stack([d.r for d in directions]).astype(np.int8))
+    y = ctx.b.create(Op.RECURRENT, [emit_activation(ctx, act), wq, rq], int_attrs).results[0]
+    _note(ctx, rec, max(max(_weight_error(w[k]), _weight_error(r[k])) for k in range(dirs)))
     return replay(ctx, y, post)
 
 
@@ -106,12 +101,6 @@ def _check_zero_states(operands: dict):
             arr = float_constant(operands[name])
             if arr is None or np.any(arr != 0):
                 raise NoFold(f"the LSTM's {name} is not a constant zero (the integer form starts from zero)")
-
-
-def _static(shape) -> tuple:
-    if not all(isinstance(d, int) for d in shape):
-        raise NoFold("an LSTM over a symbolic sequence length or batch (the integer form is unrolled)")
-    return tuple(shape)
 
 
 def _weight_error(w: np.ndarray) -> float:
