@@ -267,7 +267,6 @@ class RecurrentAttrs:
     has_initial_h: bool = False
     has_initial_c: bool = False
     has_peepholes: bool = False
-    int_plan: object = None   # an integer LSTM (lowering.int_lstm.IntLstmPlan): X is int8, W and R unused
 
 
 def activations_text(items) -> str:

@@ -9,6 +9,8 @@ int8 TABLE (and CONCAT for a sequence). Per step, tensors are NHWC ``[1, B, 1, C
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from ..ir import attrs as A
@@ -81,6 +83,13 @@ def emit_sequence(b, d: IntLstmDirection, x, h, c, reverse: bool = False) -> tup
         ys[t] = h
     y = ys[0] if steps == 1 else b.emit(Op.CONCAT, *ys, attrs=A.AxisAttrs(0))
     return y, h, c
+
+
+@dataclass(frozen=True)
+class IntRecurrentAttrs(A.RecurrentAttrs):
+    """RECURRENT's attributes for an integer LSTM: X is int8, W and R (int8) are unused, ``int_plan``
+    holds the numbers (a subclass, so the IR's attribute table keeps its field types)."""
+    int_plan: IntLstmPlan = None
 
 
 def emit_lstm(b, plan: IntLstmPlan, x) -> list:

@@ -12,7 +12,7 @@ the W-WEIGHTS-QUANTIZED warning names the op and that assumption.
 Only the plain case is taken: layout 0, constant float W/R/B, no peepholes,
 clip, input_forget or sequence_lens, default activations, initial states
 absent or constant zeros, the sequence length may be symbolic: the integer LSTM is one RECURRENT op with
-``int_plan`` set, unrolled by :mod:`tosaconv.passes.decay_recurrent` once it is bound. Anything else raises NotMine/NoFold so
+:class:`~tosaconv.lowering.int_lstm_emit.IntRecurrentAttrs`, unrolled by :mod:`tosaconv.passes.decay_recurrent` once it is bound. Anything else raises NotMine/NoFold so
 the float island keeps its reason.
 """
 from __future__ import annotations
@@ -26,6 +26,7 @@ from ....ir import attrs as A
 from ....ir.graph import Value
 from ....ir.ops import Op
 from ....lowering import int_lstm
+from ....lowering.int_lstm_emit import IntRecurrentAttrs
 from .qdq_core import LAYOUT, NoFold, NotMine, activation, emit_activation, replay, trace
 from .qdq_weights import CODE, float_constant
 
@@ -48,8 +49,9 @@ def lstm_rule(ctx, x: Value, y_scale: float, y_zp: int) -> Value:
     directions = tuple(int_lstm.quantize_direction(w[k], r[k], None if b is None else b[k], act.scale, act.zp,
                                                    y_scale, y_zp, table_bits=8) for k in range(dirs))
     plan = int_lstm.IntLstmPlan(directions, tuple(attrs.direction == "reverse" or k == 1 for k in range(dirs)))
-    int_attrs = dataclasses.replace(attrs, has_bias=False, has_initial_h=False, has_initial_c=False,
-                                    int_plan=plan)
+    fields = {f.name: getattr(attrs, f.name) for f in dataclasses.fields(attrs)}
+    fields.update(has_bias=False, has_initial_h=False, has_initial_c=False)
+    int_attrs = IntRecurrentAttrs(**fields, int_plan=plan)
     wq = ctx.b.const(np.stack([d.w for d in directions]).astype(np.int8))
     rq = ctx.b.const(np.stack([d.r for d in directions]).astype(np.int8))
     y = ctx.b.create(Op.RECURRENT, [emit_activation(ctx, act), wq, rq], int_attrs).results[0]
