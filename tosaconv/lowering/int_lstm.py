@@ -4,7 +4,7 @@ This module fixes the formats and every rounding step of an all-integer ONNX
 ``LSTM`` (gates i, o, f, c; default Sigmoid/Tanh/Tanh; no peepholes, no clip)
 so that a TOSA emitter can reproduce it op for op. It is format-neutral (no
 ONNX or TFLite import) and is the arithmetic a converter's lowering must match.
-It is not wired into any importer yet.
+The ONNX importer uses it under ``--profile int`` (importers/onnx/ops/qdq_lstm.py).
 
 Formats (TFLite's 8x8_16 integer LSTM design):
 
