@@ -21,7 +21,6 @@ from tests.importers.onnx.harness import const, info, make_model, run_onnxruntim
 from tests.tosa_tools import run_reference_model
 from tosaconv import api
 from tosaconv.cli import cli
-from tosaconv.emit import write_tosa
 
 T, B, I, H = 5, 2, 6, 8
 X_SCALE, X_ZP, Y_SCALE, Y_ZP = 0.02, 3, 1.0 / 128, -5

@@ -68,8 +68,8 @@ def fold_quantize(ctx, x, params: QParams, qtype: QType) -> Optional[object]:
     y_scale = float(params.scale.reshape(-1)[0])
     y_zp = (0 if params.zero_point is None else int(params.zero_point.reshape(-1)[0])) - qtype.offset
     try:
-        y = first_rule(ctx, x, y_scale, y_zp, (order_preserving, lstm_rule, layernorm_rule, whole_layernorm_rule, table_lower,
-                                               _accumulator, *INTEGER_RULES))
+        y = first_rule(ctx, x, y_scale, y_zp, (order_preserving, lstm_rule, layernorm_rule, whole_layernorm_rule,
+                                               table_lower, _accumulator, *INTEGER_RULES))
     except NoFold as e:
         note_float_island(ctx, x, str(e))
         return None

@@ -11,9 +11,10 @@ the W-WEIGHTS-QUANTIZED warning names the op and that assumption.
 
 Only the plain case is taken: layout 0, constant float W/R/B, no peepholes,
 clip, input_forget or sequence_lens, default activations, initial states
-absent or constant zeros, the sequence length may be symbolic: the integer LSTM is one RECURRENT op with
-:class:`~tosaconv.lowering.int_lstm_emit.IntRecurrentAttrs`, unrolled by :mod:`tosaconv.passes.decay_recurrent` once it is bound. Anything else raises NotMine/NoFold so
-the float island keeps its reason.
+absent or constant zeros. The sequence length may be symbolic: the integer
+LSTM is one RECURRENT op with :class:`~tosaconv.lowering.int_lstm_emit.IntRecurrentAttrs`
+(int8 X), unrolled by :mod:`tosaconv.passes.decay_recurrent` once it is bound.
+Anything else raises NotMine/NoFold so the float island keeps its reason.
 """
 from __future__ import annotations
 
