@@ -25,8 +25,6 @@ from .quantized_check import float_ops
 from .test_quantized_models import CASES, _ids
 
 NOT_YET = {
-    "ddddocr common/*": "an LSTM, which the quantizer leaves float: the integer form (lowering/int_lstm*.py, "
-                        "Vela-clean, bit-exact) is not yet wired into the ONNX importer",
     "silero_vad_v6/*": "an LSTM, which the quantizer leaves float (integer form not yet wired in); its Y reaches "
                        "a QuantizeLinear only through Relu, and its state inputs h, c are float with no Q/DQ",
 }

@@ -4,7 +4,7 @@ This module fixes the formats and every rounding step of an all-integer ONNX
 ``LSTM`` (gates i, o, f, c; default Sigmoid/Tanh/Tanh; no peepholes, no clip)
 so that a TOSA emitter can reproduce it op for op. It is format-neutral (no
 ONNX or TFLite import) and is the arithmetic a converter's lowering must match.
-It is not wired into any importer yet.
+The ONNX importer uses it under ``--profile int`` (importers/onnx/ops/qdq_lstm.py).
 
 Formats (TFLite's 8x8_16 integer LSTM design):
 
@@ -185,6 +185,14 @@ def run(d: IntLstmDirection, xs: np.ndarray, h0: Optional[np.ndarray] = None,
         h, c = step(d, xs[t], h, c)
         ys[t] = h
     return np.stack(ys), h, c
+
+
+@dataclass(frozen=True, eq=False)
+class IntLstmPlan:
+    """The integer parameters of every direction of one LSTM (hashed by identity, so it can sit in op
+    attributes): ``reverse`` per direction."""
+    directions: tuple
+    reverse: tuple
 
 
 def quantize_cell(c: np.ndarray) -> np.ndarray:

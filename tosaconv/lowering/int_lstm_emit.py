@@ -9,12 +9,14 @@ int8 TABLE (and CONCAT for a sequence). Per step, tensors are NHWC ``[1, B, 1, C
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from ..ir import attrs as A
 from ..ir.dtypes import DType
 from ..ir.ops import Op
-from .int_lstm import ACT_BITS, GATE_BITS, IntLstmDirection, SIGMOID8, TANH8, Table8
+from .int_lstm import ACT_BITS, GATE_BITS, IntLstmDirection, IntLstmPlan, SIGMOID8, TANH8, Table8
 
 ONE = 1 << 30
 
@@ -23,7 +25,8 @@ def _rescale(b, x, dtype: DType, multiplier, shift, input_zp: int = 0, output_zp
     per_channel = np.ndim(multiplier) > 0
     mult = tuple(int(m) for m in np.atleast_1d(multiplier))
     shifts = tuple(int(s) for s in np.atleast_1d(shift))
-    attrs = A.RescaleAttrs(mult, shifts, input_zp, output_zp, True, "SINGLE_ROUND", per_channel)
+    attrs = A.RescaleAttrs(mult, shifts, input_zp, output_zp, True, "SINGLE_ROUND", per_channel,
+                           output_dtype=dtype)
     return b.emit(Op.RESCALE, x, attrs=attrs, result_type=x.type.with_dtype(dtype))
 
 
@@ -80,3 +83,28 @@ def emit_sequence(b, d: IntLstmDirection, x, h, c, reverse: bool = False) -> tup
         ys[t] = h
     y = ys[0] if steps == 1 else b.emit(Op.CONCAT, *ys, attrs=A.AxisAttrs(0))
     return y, h, c
+
+
+@dataclass(frozen=True)
+class IntRecurrentAttrs(A.RecurrentAttrs):
+    """RECURRENT's attributes for an integer LSTM: X is int8, W and R (int8) are unused, ``int_plan``
+    holds the numbers (a subclass, so the IR's attribute table keeps its field types)."""
+    int_plan: IntLstmPlan = None
+
+
+def emit_lstm(b, plan: IntLstmPlan, x) -> list:
+    """An ONNX-layout integer LSTM from zero states: int8 ``x`` [T, B, I] -> [Y [T, dirs, B, H] int8,
+    Y_h [dirs, B, H] int8, Y_c [dirs, B, H] int8 (the Q3.12 cell narrowed to scale 2**-4, saturating)]."""
+    steps, batch, width = x.type.shape
+    x4 = b.emit(Op.RESHAPE, x, attrs=A.ReshapeAttrs((steps, batch, 1, width)))
+    ys, hs, cs = [], [], []
+    for d, reverse in zip(plan.directions, plan.reverse):
+        hidden = d.r.shape[1]
+        h0 = b.const(np.full((1, batch, 1, hidden), d.h_zp, np.int8))
+        c0 = b.const(np.zeros((1, batch, 1, hidden), np.int16))
+        y, h, c = emit_sequence(b, d, x4, h0, c0, reverse)
+        ys.append(b.emit(Op.RESHAPE, y, attrs=A.ReshapeAttrs((steps, 1, batch, hidden))))
+        hs.append(b.emit(Op.RESHAPE, h, attrs=A.ReshapeAttrs((1, batch, hidden))))
+        cs.append(b.emit(Op.RESHAPE, _shift(b, c, DType.INT8, GATE_BITS - 4), attrs=A.ReshapeAttrs((1, batch, hidden))))
+    return [v[0] if len(v) == 1 else b.emit(Op.CONCAT, *v, attrs=A.AxisAttrs(axis)) for v, axis in
+            ((ys, 1), (hs, 0), (cs, 0))]

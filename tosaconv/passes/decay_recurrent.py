@@ -25,6 +25,7 @@ import numpy as np
 
 from ..ir import attrs as A
 from ..ir.ops import Op
+from ..lowering.int_lstm_emit import IntRecurrentAttrs, emit_lstm
 from .decay import DataDependentDim, decays
 from .recurrent_cells import Cell, Weights, gru_step, lstm_step, rnn_step
 
@@ -47,6 +48,8 @@ def decay_recurrent(op, operands, b, env):
 
 def unroll(b, attrs, operands) -> list:
     """Static TOSA ops computing RECURRENT's results (Y, Y_h[, Y_c]) from static ``operands``."""
+    if isinstance(attrs, IntRecurrentAttrs):
+        return emit_lstm(b, attrs.int_plan, operands[0])
     ins = dict(zip(["x", "w", "r"] + [n for n, flag in OPTIONAL if getattr(attrs, flag)], operands))
     if attrs.layout:
         for name in ("x", "initial_h", "initial_c"):

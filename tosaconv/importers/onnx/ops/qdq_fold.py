@@ -51,6 +51,7 @@ from .qdq_core import (LAYOUT, NoFold, NotMine, check_scales, clamp_is_exact_per
 from .qdq_cores import plan_core, wide_bias
 from .qdq_layernorm import layernorm_rule
 from .qdq_layernorm_whole import whole_layernorm_rule
+from .qdq_lstm import lstm_rule
 from .qdq_round import requantize_int8
 from .qdq_rules import INTEGER_RULES, first_rule, note_float_island, order_preserving
 from .qdq_table import table_lower
@@ -67,8 +68,8 @@ def fold_quantize(ctx, x, params: QParams, qtype: QType) -> Optional[object]:
     y_scale = float(params.scale.reshape(-1)[0])
     y_zp = (0 if params.zero_point is None else int(params.zero_point.reshape(-1)[0])) - qtype.offset
     try:
-        y = first_rule(ctx, x, y_scale, y_zp, (order_preserving, layernorm_rule, whole_layernorm_rule, table_lower,
-                                               _accumulator, *INTEGER_RULES))
+        y = first_rule(ctx, x, y_scale, y_zp, (order_preserving, lstm_rule, layernorm_rule, whole_layernorm_rule,
+                                               table_lower, _accumulator, *INTEGER_RULES))
     except NoFold as e:
         note_float_island(ctx, x, str(e))
         return None

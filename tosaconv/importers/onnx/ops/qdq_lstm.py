@@ -1,0 +1,130 @@
+"""``DequantizeLinear -> LSTM (float W, R, B) -> layout ops -> QuantizeLinear`` as an integer LSTM.
+
+onnxruntime's quantizer leaves ONNX ``LSTM`` float. Under ``--profile int``
+(``ctx.quantize_weights``) this rule replaces the float RECURRENT op feeding a
+QuantizeLinear (through Transpose/Reshape/Squeeze) by the all-integer unrolled
+LSTM of :mod:`tosaconv.lowering.int_lstm_emit` (int8-TABLE form, the one Vela
+accepts): x at its DequantizeLinear's parameters, h at the QuantizeLinear's,
+W and R quantized by tosaconv (int8, symmetric per gate row) and the cell
+state in Q3.12 with |c| < 8 **assumed** (QDQ carries no cell-state range), so
+the W-WEIGHTS-QUANTIZED warning names the op and that assumption.
+
+Only the plain case is taken: layout 0, constant float W/R/B, no peepholes,
+clip, input_forget or sequence_lens, default activations, initial states
+absent or constant zeros. The sequence length may be symbolic: the integer
+LSTM is one RECURRENT op with :class:`~tosaconv.lowering.int_lstm_emit.IntRecurrentAttrs`
+(int8 X), unrolled by :mod:`tosaconv.passes.decay_recurrent` once it is bound.
+Anything else raises NotMine/NoFold so the float island keeps its reason.
+"""
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+
+from ....diagnostics import Diagnostic, Severity
+from ....ir import attrs as A
+from ....ir.graph import Value
+from ....ir.ops import Op
+from ....lowering import int_lstm
+from ....lowering.int_lstm_emit import IntRecurrentAttrs
+from .qdq_core import LAYOUT, NoFold, NotMine, activation, emit_activation, replay, trace
+from .qdq_weights import CODE, float_constant
+
+DEFAULT_ACTIVATIONS = ("Sigmoid", "Tanh", "Tanh")
+
+
+def lstm_rule(ctx, x: Value, y_scale: float, y_zp: int) -> Value:
+    rec, post = _find(x)
+    attrs = rec.attrs
+    if not getattr(ctx, "quantize_weights", False):
+        raise NoFold("a float LSTM: its integer form quantizes its float weights, which tosaconv does only "
+                     "under --profile int")
+    _check_attrs(attrs)
+    operands = _operands(rec)
+    act = activation(trace(ctx, rec.operands[0], LAYOUT))
+    dirs = 2 if attrs.direction == "bidirectional" else 1
+    w, r = _const(operands["W"], "W"), _const(operands["R"], "R")
+    b = _const(operands["B"], "B") if "B" in operands else None
+    _check_zero_states(operands)
+    directions = tuple(int_lstm.quantize_direction(w[k], r[k], None if b is None else b[k], act.scale, act.zp,
+                                                   y_scale, y_zp, table_bits=8) for k in range(dirs))
+    plan = int_lstm.IntLstmPlan(directions, tuple(attrs.direction == "reverse" or k == 1 for k in range(dirs)))
+    fields = {f.name: getattr(attrs, f.name) for f in dataclasses.fields(attrs)}
+    fields.update(has_bias=False, has_initial_h=False, has_initial_c=False)
+    int_attrs = IntRecurrentAttrs(**fields, int_plan=plan)
+    wq = ctx.b.const(np.stack([d.w for d in directions]).astype(np.int8))
+    rq = ctx.b.const(np.stack([d.r for d in directions]).astype(np.int8))
+    y = ctx.b.create(Op.RECURRENT, [emit_activation(ctx, act), wq, rq], int_attrs).results[0]
+    _note(ctx, rec, max(max(_weight_error(w[k]), _weight_error(r[k])) for k in range(dirs)))
+    return replay(ctx, y, post)
+
+
+def _find(x: Value):
+    """The RECURRENT LSTM op whose Y reaches ``x`` through layout ops, and those ops in order."""
+    post, v = [], x
+    while v.producer is not None and v.producer.op in LAYOUT:
+        post.append(v.producer)
+        v = v.producer.operands[0]
+    p = v.producer
+    if p is None or p.op is not Op.RECURRENT or p.attrs.cell != "LSTM":
+        raise NotMine("not an LSTM")
+    if p.results[0] is not v:
+        raise NoFold("an LSTM's Y_h or Y_c is quantized (only Y has an integer form)")
+    return p, post[::-1]
+
+
+def _check_attrs(attrs):
+    names = tuple(n for n, _, _ in A.parse_activations(attrs.activations))
+    if attrs.layout != 0:
+        raise NoFold("an LSTM with layout 1 has no integer form in tosaconv")
+    if attrs.has_peepholes or attrs.has_sequence_lens or attrs.clip or attrs.input_forget:
+        raise NoFold("an LSTM with peepholes, sequence_lens, clip or input_forget has no integer form")
+    if any(n != DEFAULT_ACTIVATIONS[i % 3] for i, n in enumerate(names)):
+        raise NoFold("an LSTM with non-default activations has no integer form")
+
+
+def _operands(rec) -> dict:
+    names = ["X", "W", "R"] + [n for n, flag in (("B", "has_bias"), ("sequence_lens", "has_sequence_lens"),
+                                                  ("initial_h", "has_initial_h"), ("initial_c", "has_initial_c"),
+                                                  ("P", "has_peepholes")) if getattr(rec.attrs, flag)]
+    return dict(zip(names, rec.operands))
+
+
+def _const(v: Value, name: str) -> np.ndarray:
+    arr = float_constant(v)
+    if arr is None:
+        raise NoFold(f"the LSTM's {name} is not a float constant")
+    return arr
+
+
+def _check_zero_states(operands: dict):
+    for name in ("initial_h", "initial_c"):
+        if name in operands:
+            arr = float_constant(operands[name])
+            if arr is None or np.any(arr != 0):
+                raise NoFold(f"the LSTM's {name} is not a constant zero (the integer form starts from zero)")
+
+
+def _weight_error(w: np.ndarray) -> float:
+    top = np.abs(w).max(axis=1, keepdims=True)
+    scale = np.maximum(top, 1e-30) / 127.0
+    q = np.clip(np.rint(w / scale), -127, 127)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        rel = np.where(top > 0, np.abs(w - q * scale) / top, 0.0)
+    return float(rel.max(initial=0.0))
+
+
+def _note(ctx, rec, error: float):
+    warnings = ctx.graph.import_warnings
+    if any(d.code == CODE and d.location == rec.location for d in warnings):
+        return
+    warnings.append(Diagnostic(
+        CODE, f"{rec.location} is a float LSTM between a DequantizeLinear and a QuantizeLinear; --profile int "
+        f"quantized its W and R to int8 (symmetric, per gate row): largest relative weight error "
+        f"{100 * error:.3f} %; its cell state is int16 Q3.12, assuming |c| < 8 (not calibrated: larger "
+        "values saturate)",
+        rec.location, notes=("the model's own numbers are float weights and a float cell state: Y can differ "
+                             "from onnxruntime's by a few units",),
+        hint="quantize the LSTM in the model yourself if its cell state can exceed 8 in magnitude",
+        severity=Severity.WARNING))
