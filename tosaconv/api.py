@@ -128,8 +128,15 @@ def state_as_io(graph: Graph) -> dict:
 
 
 def print_ir(graph: Graph) -> str:
-    from .ir.printer import print_graph
-    return print_graph(graph)
+    """The ``.tosair`` text of ``graph``; an op whose attributes have no text form is a conversion error."""
+    from .ir.printer import NoTextForm, print_graph
+    try:
+        return print_graph(graph)
+    except NoTextForm as e:
+        where = f"{e.op.op.name} at {e.op.location}" if e.op is not None else "an op"
+        raise ConversionError.one("E-NO-TEXT-FORM", f"the program cannot be written as .tosair text: {where}: {e}",
+                                  hint="drop --ir (the integer LSTM that --profile int makes has no .tosair text form "
+                                       "yet; the .tosa is complete without it)") from None
 
 
 def run(graph: Graph, inputs: dict, bindings: dict | None = None, state: dict | None = None) -> dict:

@@ -114,9 +114,17 @@ _VALUE_TEXT = {
 }
 
 
+class NoTextForm(TypeError):
+    """An op's attributes hold a value the ``.tosair`` text cannot write (``op`` names the op)."""
+
+    def __init__(self, message: str, op=None):
+        super().__init__(message)
+        self.op = op
+
+
 def attr_value_text(field_type: type, value) -> str:
     if field_type not in _VALUE_TEXT:
-        raise TypeError(f"attribute fields of type {field_type!r} have no text form")
+        raise NoTextForm(f"attribute fields of type {getattr(field_type, '__name__', field_type)} have no text form")
     return _VALUE_TEXT[field_type](value)
 
 
@@ -172,7 +180,11 @@ def _preview(attrs) -> str:
 def op_text(op) -> str:
     results = ", ".join(value_ref(v.name) for v in op.results)
     operands = ", ".join(value_ref(v.name) for v in op.operands)
-    out = (f"{results} = " if results else "") + f"{op.op.name}({operands}){attrs_text(op.attrs)}"
+    try:
+        attrs = attrs_text(op.attrs)
+    except NoTextForm as e:
+        raise NoTextForm(str(e), op) from None
+    out = (f"{results} = " if results else "") + f"{op.op.name}({operands}){attrs}"
     if op.results:
         out += " : " + ", ".join(str(v.type) for v in op.results)
     return out + " " + location_text(op.location) + _preview(op.attrs)

@@ -108,3 +108,14 @@ def test_a_nonzero_initial_state_keeps_the_lstm_float_with_its_reason(tmp_path):
                                  "--int-io"])
     assert r.exit_code == 3, r.output
     assert "initial_h is not a constant zero" in r.output
+
+
+def test_ir_text_of_an_integer_lstm_is_a_clean_refusal(tmp_path):
+    """The integer LSTM's plan has no .tosair text form: --ir is refused by name (exit 3), nothing is written."""
+    path = tmp_path / "m.onnx"
+    onnx.save(lstm_model("forward"), str(path))
+    r = CliRunner().invoke(cli, ["convert", str(path), "-o", str(tmp_path / "m.tosa"), "--profile", "int",
+                                 "--int-io", "--ir", str(tmp_path / "m.tosair"), f"--input-shape=x={T},{B},{I}"])
+    assert r.exit_code == 3, r.output
+    assert "E-NO-TEXT-FORM" in r.output and "RECURRENT" in r.output and "drop --ir" in r.output
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["m.onnx"]
