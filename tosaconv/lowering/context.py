@@ -204,3 +204,14 @@ def _narrow(arr: np.ndarray) -> np.ndarray:
     if arr.dtype == np.float64:
         return arr.astype(np.float32)
     return arr
+
+
+def as_const(held):
+    """An import-time constant's array (an ndarray, a static ShapeTensor or a CONST's result), or None."""
+    if isinstance(held, np.ndarray):
+        return held
+    if isinstance(held, ShapeTensor) and all(isinstance(d, int) for d in held.values()):
+        vals = held.values()
+        return np.array(vals[0] if held.scalar else vals, dtype=np.int64)
+    p = getattr(held, "producer", None)
+    return p.attrs.values if p is not None and p.op is Op.CONST else None

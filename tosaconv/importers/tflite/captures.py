@@ -17,11 +17,8 @@ has computed is an error naming the subgraph, the tensor and the op.
 """
 from __future__ import annotations
 
-import numpy as np
-
 from ...ir.graph import fresh_name
-from ...ir.ops import Op
-from ...lowering.context import ShapeTensor
+from ...lowering.context import as_const
 from .reader import ConvertError
 
 
@@ -71,19 +68,9 @@ def outer_value(ctx, name: str):
     return _capture(ctx, enclosing, held)
 
 
-def _constant(held):
-    if isinstance(held, np.ndarray):
-        return held
-    if isinstance(held, ShapeTensor) and all(isinstance(d, int) for d in held.values()):
-        vals = held.values()
-        return np.array(vals[0] if held.scalar else vals, dtype=np.int64)
-    p = getattr(held, "producer", None)
-    return p.attrs.values if p is not None and p.op is Op.CONST else None
-
-
 def _capture(ctx, enclosing, held):
     """``held`` (of ``enclosing``) inside ``ctx``'s region: a copied constant, or a new region input."""
-    c = _constant(held)
+    c = as_const(held)
     if c is not None:
         return c
     v = enclosing.to_tensor(held)

@@ -13,8 +13,6 @@ unsupported before conversion starts.
 """
 from __future__ import annotations
 
-import numpy as np
-
 from ....ir import attrs as A
 from ....ir.ops import Op
 from ....ir.region_rules import same_type
@@ -48,17 +46,6 @@ def inline_body(ctx, body, bindings: dict) -> list:
         child.bind(name, held)
     convert_body(child, body)
     return [child.lookup(o.name) for o in body.output]
-
-
-def as_const(held):
-    """An import-time constant's array, or None."""
-    if isinstance(held, np.ndarray):
-        return held
-    if isinstance(held, ShapeTensor) and all(isinstance(d, int) for d in held.values()):
-        vals = held.values()
-        return np.array(vals[0] if held.scalar else vals, dtype=np.int64)
-    p = getattr(held, "producer", None)
-    return p.attrs.values if p is not None and p.op is Op.CONST else None
 
 
 # -- If on a condition the bindings decide, or on tensor data ----------------------------

@@ -24,7 +24,7 @@ from ....symbolic.scope import ExtentKind, SymbolInfo
 from ..context import ShapeTensor
 from ..reader import ConvertError
 from ..subgraph import RegionContext, convert_body
-from .control import as_const
+from ....lowering.context import as_const
 
 MAX_TRIP = 2**31 - 1   # a Loop without a trip count runs until its condition stops it
 

@@ -25,7 +25,8 @@ from ..context import ShapeTensor
 from ..reader import ConvertError
 from ..registry import converter
 from . import loop_regions
-from .control import as_const, inline_body
+from ....lowering.context import as_const
+from .control import inline_body
 
 MAX_IMPORT_UNROLL = 64   # longer loops become a LOOP op (unrolled at specialization)
 
