@@ -58,7 +58,7 @@ def error_if(op_name: str, types: list, attrs) -> Reason:
 # Operands that are Index values (dimension values of the seed's helper ops), by operand name;
 # "inputs*" of the control-flow ops may be either kind, every other operand is a tensor.
 _INDEX_OPERANDS = {"shape_symbols*", "start*", "size*", "length", "count", "in_size", "out_size", "lhs",
-                   "rhs", "dims*", "trip_count", "multiples*"}
+                   "rhs", "dims*", "trip_count", "multiples*", "padding*"}
 _ANY_OPERANDS = {"inputs*"}
 
 
