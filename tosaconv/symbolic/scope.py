@@ -15,7 +15,7 @@ import enum
 from dataclasses import dataclass, field
 from typing import Optional
 
-from .expr import Dim, bounds, free_symbols, sub, subs, sym
+from .expr import Dim, bounds, sub, sym
 
 
 class Decision(enum.Enum):
@@ -78,21 +78,6 @@ class Scope:
     def prove(self, a: Dim, rel: Rel, b: Dim) -> Decision:
         """Decide ``a rel b`` for every binding of the symbols (all >= 1)."""
         return prove(a, rel, b)
-
-    def extent_kind(self, d: Dim) -> ExtentKind:
-        """The weakest guarantee among the symbols that ``d`` mentions."""
-        kinds = {self.symbols[s].kind for s in free_symbols(d) if s in self.symbols}
-        for k in (ExtentKind.UNKNOWN, ExtentKind.UPPER_BOUND):
-            if k in kinds:
-                return k
-        return ExtentKind.EXACT
-
-    def specialize(self, bindings: dict) -> dict:
-        """Values for every symbol that the bindings determine."""
-        return {n: v for n, v in bindings.items() if n in self.symbols}
-
-    def evaluate(self, d: Dim, bindings: dict) -> Dim:
-        return subs(d, bindings)
 
 
 def prove(a: Dim, rel: Rel, b: Dim) -> Decision:
