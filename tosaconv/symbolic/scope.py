@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 from .expr import Dim, bounds, sub, sym
+from .names import unused_name
 
 
 class Decision(enum.Enum):
@@ -69,11 +70,7 @@ class Scope:
 
     def fresh_name(self, base: str) -> str:
         """A symbol name derived from ``base`` that is not taken yet."""
-        name, n = base, 1
-        while name in self.symbols:
-            n += 1
-            name = f"{base}#{n}"
-        return name
+        return unused_name(base, self.symbols, "#")
 
     def prove(self, a: Dim, rel: Rel, b: Dim) -> Decision:
         """Decide ``a rel b`` for every binding of the symbols (all >= 1)."""
