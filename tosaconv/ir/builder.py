@@ -18,6 +18,7 @@ from .graph import Graph, Operation, Value
 from .location import UNKNOWN_LOCATION, Location
 from .ops import Op, OpDef
 from .types import IndexType, TensorType
+from .verifier import arity_problem
 
 
 class Builder:
@@ -82,11 +83,9 @@ class Builder:
 
 
 def _check_arity(op: OpDef, operands: list):
-    fixed = [o for o in op.operands if not o.endswith("*")]
-    variadic = len(fixed) != len(op.operands)
-    if len(operands) < len(fixed) or (not variadic and len(operands) != len(fixed)):
-        raise TypeError(f"{op.name} takes {'at least ' if variadic else ''}{len(fixed)} operands, "
-                        f"got {len(operands)}")
+    problem = arity_problem(op, len(operands))
+    if problem:
+        raise TypeError(problem)
     for v in operands:
         if not isinstance(v, Value):
             raise TypeError(f"{op.name} operand {v!r} is not an IR value")

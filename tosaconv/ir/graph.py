@@ -15,6 +15,7 @@ from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Optional
 
 from ..symbolic.constraints import Ledger
+from ..symbolic.names import unused_name
 from ..symbolic.scope import Scope
 from .location import Location
 from .types import TensorType
@@ -25,10 +26,7 @@ if TYPE_CHECKING:  # the op table's attribute classes hold Graphs (regions), so 
 
 def fresh_name(base: str, used: set) -> str:
     """``base``, or ``base_2``, ``base_3``... whichever is not in ``used``; records it as used."""
-    name, n = base, 1
-    while name in used:
-        n += 1
-        name = f"{base}_{n}"
+    name = unused_name(base, used, "_")
     used.add(name)
     return name
 

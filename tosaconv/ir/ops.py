@@ -150,10 +150,6 @@ UNSUPPORTED_TOSA = {
 }
 
 
-def by_trait(trait: Trait) -> list:
-    return [op for op in OPS.values() if op.has(trait)]
-
-
 # -- control flow: ops holding regions (ONNX If/Loop/Scan; see region_rules.py) -----------
 from . import region_rules as RR  # noqa: E402
 

@@ -53,10 +53,6 @@ def _shape_text(shape) -> str:
     return "<" + "x".join(str(d) for d in shape) + ">"
 
 
-def _tensors(types):
-    return [t for t in types if isinstance(t, TensorType)]
-
-
 def same_as_first(types, attrs):
     return [types[0]]
 

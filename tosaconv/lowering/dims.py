@@ -117,10 +117,6 @@ def expand_leading(ctx, x: Value, rank: int) -> Value:
     return ctx.b.emit(Op.EXPAND_DIMS, x, attrs=A.IndicesAttrs(tuple(range(extra))))
 
 
-def is_symbolic(d: Dim) -> bool:
-    return isinstance(d, Expr)
-
-
 def slice_(ctx, x, starts, sizes):
     """SLICE when every start and size is static, else DYN_SLICE with Index operands (never empty)."""
     for axis, size in enumerate(sizes):

@@ -1,4 +1,5 @@
-"""Elementwise compositions both importers share: square root, truncation, hard sigmoid, shape arithmetic.
+"""Elementwise compositions both importers share: binary operands, division,
+square root, truncation, hard sigmoid, shape arithmetic.
 
 TOSA has RSQRT but no SQRT (``sqrt = RECIPROCAL(RSQRT(x))``), and its CAST
 from float to int rounds to nearest even where ONNX's Cast and TFLite's CAST
@@ -16,7 +17,19 @@ from ..ir.ops import Op
 from .context import ShapeTensor
 from .dims import index_op
 from .errors import ConvertError
-from .typed import mul
+from .typed import int32_op, mul
+
+
+def binary_operands(ctx, node) -> tuple:
+    """The tensor values of a binary op's two inputs (``node.inputs[0]`` and ``[1]``)."""
+    return ctx.tensor(node.inputs[0]), ctx.tensor(node.inputs[1])
+
+
+def divide(ctx, a, b):
+    """``a / b``: float is MUL by RECIPROCAL (TOSA has no float DIV); integers are INTDIV (truncating)."""
+    if a.type.dtype.is_float:
+        return mul(ctx, a, ctx.b.emit(Op.RECIPROCAL, b))
+    return int32_op(ctx, Op.INTDIV, a, b)
 
 
 def sqrt(ctx, x):

@@ -156,21 +156,3 @@ def log_x_ge_1(x, input_bits: int, output_bits: int) -> np.ndarray:
     denom = wrap(srdhm(p, wrap(wrap(_ALPHA_I + q) + srdhm(_ALPHA_D, sq))) + srdhm(_ALPHA_F, q))
     total = wrap(srdhm(pow_adj, _LOG_2) + srdhm(rdbpot(num, accum_bits), one_over_one_plus_x(denom)))
     return sat_shift_left(total, accum_bits - output_bits)
-
-
-def inv_sqrt_multiplier_exp(acc) -> tuple:
-    """TFLite's ``GetInvSqrtQuantizedMultiplierExp(acc, reverse_shift=-1)``: (multiplier, shift)."""
-    acc = arr(acc)
-    x = np.maximum(acc, 2)
-    pairs = (clz32(x) - 1) // 2 - 1                       # -1 when the kernel divides by 4 once
-    normalized = np.where(pairs < 0, x >> 2, x << (2 * np.maximum(pairs, 0)))
-    shift = 11 - pairs
-    half_input = rdbpot(normalized >> 1, 1)
-    y = np.full_like(acc, 1 << 28)
-    for _ in range(5):
-        cube = sat_shift_left(srdhm(srdhm(y, y), y), 6)
-        y = sat_shift_left(wrap(srdhm(3 << 27, y) - srdhm(half_input, cube)), 3)
-    y = srdhm(y, _SQRT_HALF)
-    y = np.where(shift < 0, y << np.maximum(-shift, 0), y)
-    shift = np.maximum(shift, 0)
-    return np.where(acc <= 1, I32_MAX, y), np.where(acc <= 1, 0, -shift)

@@ -42,7 +42,7 @@ def fold_op(op, b):
 
 
 def _is_const(v) -> bool:
-    return v.producer is not None and (v.producer.op is Op.CONST or v.producer.op is Op.INDEX_CONST)
+    return v.producer is not None and v.producer.op.has(Trait.CONSTANT)
 
 
 def _const_value(v):

@@ -28,11 +28,12 @@ class Pass:
     name: str
     run: Callable
     equal_ranks_after: bool = False
+    symbolic_only: bool = False   # nothing to do on a static program: specialization skips it
 
 
 DEFAULT_PIPELINE = [
     Pass("rank-equalization", equalize_ranks, equal_ranks_after=True),
-    Pass("broadcast-check", check_broadcasts, equal_ranks_after=True),
+    Pass("broadcast-check", check_broadcasts, equal_ranks_after=True, symbolic_only=True),
     Pass("constant-fold", fold_constants, equal_ranks_after=True),
     Pass("transpose-cancel", cancel_transposes, equal_ranks_after=True),
     Pass("dead-code", eliminate_dead_code, equal_ranks_after=True),

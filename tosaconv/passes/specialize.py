@@ -29,7 +29,7 @@ def specialize(graph: Graph, bindings: dict) -> Graph:
     check_ledger(graph, env)
     # Dead INDEX_CONSTs must go before the pipeline: its verifier demands a static program after every pass.
     eliminate_dead_code(static)
-    return run_pipeline(static, [p for p in DEFAULT_PIPELINE if p.name != "broadcast-check"],
+    return run_pipeline(static, [p for p in DEFAULT_PIPELINE if not p.symbolic_only],
                         require_static=True)
 
 

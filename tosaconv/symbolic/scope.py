@@ -15,7 +15,8 @@ import enum
 from dataclasses import dataclass, field
 from typing import Optional
 
-from .expr import Dim, bounds, free_symbols, sub, subs, sym
+from .expr import Dim, bounds, sub, sym
+from .names import unused_name
 
 
 class Decision(enum.Enum):
@@ -69,30 +70,11 @@ class Scope:
 
     def fresh_name(self, base: str) -> str:
         """A symbol name derived from ``base`` that is not taken yet."""
-        name, n = base, 1
-        while name in self.symbols:
-            n += 1
-            name = f"{base}#{n}"
-        return name
+        return unused_name(base, self.symbols, "#")
 
     def prove(self, a: Dim, rel: Rel, b: Dim) -> Decision:
         """Decide ``a rel b`` for every binding of the symbols (all >= 1)."""
         return prove(a, rel, b)
-
-    def extent_kind(self, d: Dim) -> ExtentKind:
-        """The weakest guarantee among the symbols that ``d`` mentions."""
-        kinds = {self.symbols[s].kind for s in free_symbols(d) if s in self.symbols}
-        for k in (ExtentKind.UNKNOWN, ExtentKind.UPPER_BOUND):
-            if k in kinds:
-                return k
-        return ExtentKind.EXACT
-
-    def specialize(self, bindings: dict) -> dict:
-        """Values for every symbol that the bindings determine."""
-        return {n: v for n, v in bindings.items() if n in self.symbols}
-
-    def evaluate(self, d: Dim, bindings: dict) -> Dim:
-        return subs(d, bindings)
 
 
 def prove(a: Dim, rel: Rel, b: Dim) -> Decision:

@@ -16,7 +16,7 @@ import onnx
 from ....ir import attrs as A
 from ....ir.dtypes import DType
 from ....ir.ops import Op
-from ....lowering.elementwise import index_arith, index_elementwise, sqrt, truncate
+from ....lowering.elementwise import binary_operands, divide, index_arith, index_elementwise, sqrt, truncate
 from ....lowering.typed import clamp, compare, int32_op, mul
 from ..context import ShapeTensor
 from ..unsigned_io import true_value
@@ -28,27 +28,17 @@ FLOAT_MAX = float(np.finfo(np.float32).max)
 MAX_POW_BY_MUL = 8   # integer exponents up to this become repeated MUL
 
 
-def _both(ctx, node):
-    return ctx.tensor(node.inputs[0]), ctx.tensor(node.inputs[1])
-
-
 def _arith(index_op_def, tensor_fn):
     def convert(ctx, node):
         result = index_arith(ctx, node.inputs[0], node.inputs[1], index_op_def)
-        return result if result is not None else tensor_fn(ctx, *_both(ctx, node))
+        return result if result is not None else tensor_fn(ctx, *binary_operands(ctx, node))
     return convert
-
-
-def _div(ctx, a, b):
-    if a.type.dtype.is_float:
-        return mul(ctx, a, ctx.b.emit(Op.RECIPROCAL, b))
-    return int32_op(ctx, Op.INTDIV, a, b)
 
 
 converter("Add", since=7)(_arith(Op.INDEX_ADD, lambda ctx, a, b: int32_op(ctx, Op.ADD, a, b)))
 converter("Sub", since=7)(_arith(Op.INDEX_SUB, lambda ctx, a, b: int32_op(ctx, Op.SUB, a, b)))
 converter("Mul", since=7)(_arith(Op.INDEX_MUL, mul))
-converter("Div", since=7)(_arith(Op.INDEX_FLOORDIV, _div))
+converter("Div", since=7)(_arith(Op.INDEX_FLOORDIV, divide))
 
 
 def _variadic(op, index_op_def):
@@ -182,17 +172,17 @@ def convert_where(ctx, node):
 
 @converter("Equal", since=7)
 def convert_equal(ctx, node):
-    return compare(ctx, Op.EQUAL, *_both(ctx, node))
+    return compare(ctx, Op.EQUAL, *binary_operands(ctx, node))
 
 
 @converter("Greater", since=7)
 def convert_greater(ctx, node):
-    return compare(ctx, Op.GREATER, *_both(ctx, node))
+    return compare(ctx, Op.GREATER, *binary_operands(ctx, node))
 
 
 @converter("Less", since=7)
 def convert_less(ctx, node):
-    a, b = _both(ctx, node)
+    a, b = binary_operands(ctx, node)
     return compare(ctx, Op.GREATER, b, a)
 
 

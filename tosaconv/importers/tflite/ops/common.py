@@ -16,7 +16,6 @@ from __future__ import annotations
 import numpy as np
 import tflite
 
-from ....ir.dtypes import DType
 from ....ir.ops import Op
 from ....lowering.typed import clamp
 from ....lowering.window import Window
@@ -76,7 +75,3 @@ def window(node, kernel, stride, dilation=(1, 1)) -> Window:
         raise ConvertError(f"padding {padding} is neither SAME nor VALID")
     auto = "SAME_UPPER" if padding == tflite.Padding.SAME else "VALID"
     return Window(tuple(kernel), tuple(stride), tuple(dilation), (0, 0), (0, 0), auto, False, 4)
-
-
-def float_dtype(x) -> DType:
-    return x.type.dtype if x.type.dtype.is_float else DType.FP32

@@ -15,15 +15,11 @@ import functools
 from ....ir import attrs as A
 from ....ir.dtypes import DType
 from ....ir.ops import Op
-from ....lowering.elementwise import index_arith, sqrt, truncate
+from ....lowering.elementwise import binary_operands, divide, index_arith, sqrt, truncate
 from ....lowering.typed import compare, int32_op, mul
 from ..reader import ConvertError
 from ..registry import converter
 from .common import fused
-
-
-def _both(ctx, node):
-    return ctx.tensor(node.inputs[0]), ctx.tensor(node.inputs[1])
 
 
 def _arith(index_op_def, tensor_fn, options):
@@ -32,27 +28,21 @@ def _arith(index_op_def, tensor_fn, options):
             st = index_arith(ctx, node.inputs[0], node.inputs[1], index_op_def)
             if st is not None:
                 return st
-        return fused(ctx, node, tensor_fn(ctx, *_both(ctx, node)))
+        return fused(ctx, node, tensor_fn(ctx, *binary_operands(ctx, node)))
     return options, convert
-
-
-def _div(ctx, a, b):
-    if a.type.dtype.is_float:
-        return mul(ctx, a, ctx.b.emit(Op.RECIPROCAL, b))
-    return int32_op(ctx, Op.INTDIV, a, b)
 
 
 for _name, (_opts, _fn) in {
         "ADD": _arith(Op.INDEX_ADD, lambda ctx, a, b: int32_op(ctx, Op.ADD, a, b), "AddOptions"),
         "SUB": _arith(Op.INDEX_SUB, lambda ctx, a, b: int32_op(ctx, Op.SUB, a, b), "SubOptions"),
         "MUL": _arith(Op.INDEX_MUL, mul, "MulOptions"),
-        "DIV": _arith(None, _div, "DivOptions")}.items():
+        "DIV": _arith(None, divide, "DivOptions")}.items():
     converter(_name, options=_opts)(_fn)
 
 
 def _binary(fn):
     def convert(ctx, node):
-        return fn(ctx, *_both(ctx, node))
+        return fn(ctx, *binary_operands(ctx, node))
     return convert
 
 
@@ -70,13 +60,13 @@ converter("LOGICAL_OR")(_binary(lambda ctx, a, b: ctx.b.emit(Op.LOGICAL_OR, a, b
 
 @converter("SQUARED_DIFFERENCE")
 def convert_squared_difference(ctx, node):
-    d = int32_op(ctx, Op.SUB, *_both(ctx, node))
+    d = int32_op(ctx, Op.SUB, *binary_operands(ctx, node))
     return mul(ctx, d, d)
 
 
 @converter("POW")
 def convert_pow(ctx, node):
-    a, b = _both(ctx, node)
+    a, b = binary_operands(ctx, node)
     if not a.type.dtype.is_float:
         raise ConvertError("integer POW is not supported (TOSA POW is float-only)")
     return ctx.b.emit(Op.POW, a, b)
@@ -96,9 +86,9 @@ def _index_or(index_op_def):
 @converter("FLOOR_DIV")
 @_index_or(Op.INDEX_FLOORDIV)   # floor division, as the dim algebra's floordiv
 def convert_floor_div(ctx, node):
-    a, b = _both(ctx, node)
+    a, b = binary_operands(ctx, node)
     if a.type.dtype.is_float:
-        return ctx.b.emit(Op.FLOOR, _div(ctx, a, b))
+        return ctx.b.emit(Op.FLOOR, divide(ctx, a, b))
     q = int32_op(ctx, Op.INTDIV, a, b)
     r = int32_op(ctx, Op.SUB, a, mul(ctx, q, b))
     return int32_op(ctx, Op.SUB, q, _floor_fix(ctx, r, b, q.type))
@@ -107,9 +97,9 @@ def convert_floor_div(ctx, node):
 @converter("FLOOR_MOD")
 @_index_or(Op.INDEX_MOD)        # the divisor's sign, as the dim algebra's mod
 def convert_floor_mod(ctx, node):
-    a, b = _both(ctx, node)
+    a, b = binary_operands(ctx, node)
     if a.type.dtype.is_float:
-        r = ctx.b.emit(Op.SUB, a, mul(ctx, truncate(ctx, _div(ctx, a, b)), b))
+        r = ctx.b.emit(Op.SUB, a, mul(ctx, truncate(ctx, divide(ctx, a, b)), b))
     else:
         r = int32_op(ctx, Op.SUB, a, mul(ctx, int32_op(ctx, Op.INTDIV, a, b), b))
     fix = _floor_fix(ctx, r, b, r.type)
