@@ -230,6 +230,17 @@ func @main(%a: tensor<2x3xf32>) {
 }
 """
 
+
+
+def _rescale(multiplier: str, shift: str = "31", scale32: str = "true") -> bytes:
+    return ("tosair 1\nfunc @main(%acc: tensor<1x4xi32>) {\n"
+            f"  %q = RESCALE(%acc) {{multiplier = [{multiplier}], shift = [{shift}], scale32 = {scale32}, "
+            'output_dtype = i8} : tensor<1x4xi8> loc(onnx QuantizeLinear "q")\n'
+            "  return %q as q\n}\n").encode()
+
+
+RUN_TOSAIR = ["run", "{dir}/m.tosair", "-o", "{dir}/o.npz"]
+
 # ------------------------------------------------------------------ the table
 
 SYM = seeds.SYMBOLIC_MODEL
@@ -296,6 +307,18 @@ CASES = [
     ("tosair: a 5000-digit number", {"m.tosair": _tosair_with("dilation = [1, 1]", "dilation = [" + "1" * 5000 + ", 1]")},
      ["run", "{dir}/m.tosair", "-o", "{dir}/o.npz", "--bind", "N=1", "--bind", "H=8", "--bind", "W=8"], 3,
      "a number of 5000 digits"),
+    ("tosair: RESCALE multiplier 2^46", {"m.tosair": _rescale(str(1 << 46))}, RUN_TOSAIR, 3,
+     "RESCALE breaks a TOSA ERROR_IF rule: multiplier 70368744177664 is outside int32"),
+    ("tosair: RESCALE multiplier beyond int16 without scale32",
+     {"m.tosair": _rescale("40000", scale32="false")}, RUN_TOSAIR, 3, "multiplier 40000 is outside int16"),
+    ("tosair: RESCALE shift 63", {"m.tosair": _rescale("1073741824", shift="63")}, RUN_TOSAIR, 3,
+     "shift 63 is outside 2..62"),
+    ("tosair: RESCALE shift 1", {"m.tosair": _rescale("1073741824", shift="1")}, RUN_TOSAIR, 3,
+     "shift 1 is outside 2..62"),
+    ("tosair: inf as a RESCALE multiplier", {"m.tosair": _rescale("inf")}, RUN_TOSAIR, 3,
+     "line 3, column 36: RESCALE attribute multiplier must hold integers, found 'inf'"),
+    ("tosair: nan as a RESCALE shift", {"m.tosair": _rescale("1073741824", shift="nan")}, RUN_TOSAIR, 3,
+     "RESCALE attribute shift must hold integers, found 'nan'"),
     ("tosair: return of an index value", {"m.tosair": INDEX_OUTPUT}, ["run", "{dir}/m.tosair", "-o", "{dir}/o.npz"], 3,
      "an index value"),
     # .tosa structure
