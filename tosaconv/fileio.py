@@ -124,13 +124,15 @@ _NPZ_HINT = "pass an .npz written by numpy.savez or by 'tosaconv run'"
 _ARRAY_KINDS = "biuf"   # bool, signed and unsigned integers, floats: the dtypes a model input can have
 
 
-def load_npz(path: str) -> dict:
+def load_npz(path: str, expect=None) -> dict:
     """The arrays of an ``.npz`` file by name; a UsageError if it is missing or unreadable.
 
     The archive is checked before any array is read: every member must be an uncompressed or
     deflated ``.npy`` whose header declares a plain numeric dtype (nothing is unpickled), and whose
     declared size fits ``--max-tensor-bytes`` (a ShapeError, exit 4, otherwise). Then exactly the
     declared bytes are read, so a small member that would inflate to gigabytes never does.
+    ``expect(name, shape, dtype)``, when given, sees each member's header before its data is read
+    (the run's check against the model's declared inputs).
     """
     if not os.path.isfile(path):
         raise UsageError.one("E-NPZ-READ", f"inputs file '{path}' does not exist", hint=_NPZ_HINT)
@@ -139,7 +141,7 @@ def load_npz(path: str) -> dict:
     try:
         with zipfile.ZipFile(path) as zf:
             members = _npz_members(path, zf)
-            return {name[:-4]: _read_member(path, zf, info) for name, info in members.items()}
+            return {name[:-4]: _read_member(path, zf, info, expect) for name, info in members.items()}
     except (OSError, ValueError, EOFError, zipfile.BadZipFile, zlib.error, NotImplementedError) as e:
         raise _npz_error(path, str(e) or type(e).__name__) from None
 
@@ -171,10 +173,12 @@ def _npz_members(path: str, zf: zipfile.ZipFile) -> dict:
     return members
 
 
-def _read_member(path: str, zf: zipfile.ZipFile, info: zipfile.ZipInfo) -> np.ndarray:
+def _read_member(path: str, zf: zipfile.ZipFile, info: zipfile.ZipInfo, expect=None) -> np.ndarray:
     name = info.filename[:-4]
     with zf.open(info) as f:
         shape, fortran, dtype = _npy_header(path, info.filename, f)
+        if expect is not None:
+            expect(name, shape, dtype)
         check_tensor(f"array '{name}' of '{path}'", shape, dtype)
         size = nbytes(shape, dtype.itemsize)
         data = f.read(size)

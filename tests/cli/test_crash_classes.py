@@ -230,6 +230,17 @@ func @main(%a: tensor<2x3xf32>) {
 }
 """
 
+
+
+def _rescale(multiplier: str, shift: str = "31", scale32: str = "true") -> bytes:
+    return ("tosair 1\nfunc @main(%acc: tensor<1x4xi32>) {\n"
+            f"  %q = RESCALE(%acc) {{multiplier = [{multiplier}], shift = [{shift}], scale32 = {scale32}, "
+            'output_dtype = i8} : tensor<1x4xi8> loc(onnx QuantizeLinear "q")\n'
+            "  return %q as q\n}\n").encode()
+
+
+RUN_TOSAIR = ["run", "{dir}/m.tosair", "-o", "{dir}/o.npz"]
+
 # ------------------------------------------------------------------ the table
 
 SYM = seeds.SYMBOLIC_MODEL
@@ -292,10 +303,32 @@ CASES = [
     ("inputs: member inflating past the budget",
      {"m.onnx": SYM, "in.npz": _zip({"x.npy": _npy(np.zeros((1024, 1024), np.float32))}, zipfile.ZIP_DEFLATED)},
      RUN_INPUTS + ["--max-tensor-bytes", "1000000"], 4, "more than --max-tensor-bytes 1000000"),
+    ("inputs: header rank differs from the model's", {"m.onnx": SYM, "in.npz": _npz_claiming("(100000,)")},
+     RUN_INPUTS, 4, "input 'x' is declared as [100000] float32 in the file header, but the model's input is"),
+    ("inputs: symbolic dim bound two ways by the headers",
+     {"m.onnx": SYM, "in.npz": _zip({"x.npy": _npy(np.ones((2, 3), np.float32)),
+                                     "b.npy": _npy(np.ones((4,), np.float32))})},
+     RUN_INPUTS, 4, "input 'b' is declared as [4] float32"),
+    ("inputs: integer data for a float input",
+     {"m.onnx": SYM, "in.npz": _zip({"x.npy": _npy(np.ones((2, 3), np.int32)),
+                                     "b.npy": _npy(np.ones((3,), np.float32))})},
+     RUN_INPUTS, 4, "integer data for a float input"),
     # .tosair text
     ("tosair: a 5000-digit number", {"m.tosair": _tosair_with("dilation = [1, 1]", "dilation = [" + "1" * 5000 + ", 1]")},
      ["run", "{dir}/m.tosair", "-o", "{dir}/o.npz", "--bind", "N=1", "--bind", "H=8", "--bind", "W=8"], 3,
      "a number of 5000 digits"),
+    ("tosair: RESCALE multiplier 2^46", {"m.tosair": _rescale(str(1 << 46))}, RUN_TOSAIR, 3,
+     "RESCALE breaks a TOSA ERROR_IF rule: multiplier 70368744177664 is outside int32"),
+    ("tosair: RESCALE multiplier beyond int16 without scale32",
+     {"m.tosair": _rescale("40000", scale32="false")}, RUN_TOSAIR, 3, "multiplier 40000 is outside int16"),
+    ("tosair: RESCALE shift 63", {"m.tosair": _rescale("1073741824", shift="63")}, RUN_TOSAIR, 3,
+     "shift 63 is outside 2..62"),
+    ("tosair: RESCALE shift 1", {"m.tosair": _rescale("1073741824", shift="1")}, RUN_TOSAIR, 3,
+     "shift 1 is outside 2..62"),
+    ("tosair: inf as a RESCALE multiplier", {"m.tosair": _rescale("inf")}, RUN_TOSAIR, 3,
+     "line 3, column 36: RESCALE attribute multiplier must hold integers, found 'inf'"),
+    ("tosair: nan as a RESCALE shift", {"m.tosair": _rescale("1073741824", shift="nan")}, RUN_TOSAIR, 3,
+     "RESCALE attribute shift must hold integers, found 'nan'"),
     ("tosair: return of an index value", {"m.tosair": INDEX_OUTPUT}, ["run", "{dir}/m.tosair", "-o", "{dir}/o.npz"], 3,
      "an index value"),
     # .tosa structure

@@ -121,7 +121,7 @@ def run(session, file, binds, binding_files, input_shapes, inputs_paths, seed, o
     state = steps.state_as_io(session, data.graph) if state_as_io else {}
     paths, runs = list(inputs_paths) or [""], []
     for path in paths:
-        sources = steps.binding_sources(binds, binding_files, input_shapes, path)
+        sources = steps.binding_sources(binds, binding_files, input_shapes, path, data.graph)
         bindings = steps.bind(session, data.graph, sources)
         data.bindings = data.bindings or bindings
         inputs, origin = steps.pick_inputs(data.graph, bindings, sources, seed, state)

@@ -45,9 +45,48 @@ def state_as_io(session, graph) -> dict:
         return api.state_as_io(graph)
 
 
-def binding_sources(binds, binding_files, input_shapes, inputs_path) -> BindingSources:
-    arrays = load_npz(inputs_path) if inputs_path else {}
+def binding_sources(binds, binding_files, input_shapes, inputs_path, graph=None) -> BindingSources:
+    expect = _header_check(graph, inputs_path) if graph is not None else None
+    arrays = load_npz(inputs_path, expect) if inputs_path else {}
     return BindingSources(tuple(binds), tuple(binding_files), tuple(input_shapes), arrays, inputs_path or "")
+
+
+_KIND_GROUPS = {"b": "bool", "i": "integer", "u": "integer", "f": "float"}
+
+
+def _header_check(graph, path: str):
+    """A check of each ``.npz`` member header against the model input of its name, run before the
+    data is read: same rank, static dims equal, a symbolic dim the same value wherever it appears,
+    and the same kind of element type (bool, integer, float)."""
+    declared = {v.name: v.type for v in graph.inputs if hasattr(v.type, "shape")}
+    seen: dict = {}
+
+    def expect(name: str, shape: tuple, dtype: np.dtype) -> None:
+        t = declared.get(name)
+        if t is None:
+            return
+        why = _header_mismatch(t, shape, dtype, seen)
+        if why:
+            raise ShapeError([Diagnostic(
+                "E-INPUT-SHAPE", f"'{path}': input '{name}' is declared as {list(shape)} {dtype} in the file "
+                f"header, but the model's input is {t}: {why}",
+                hint="save each input with the model's shape and element type")])
+    return expect
+
+
+def _header_mismatch(t, shape: tuple, dtype: np.dtype, seen: dict) -> str:
+    if len(shape) != len(t.shape):
+        return f"rank {len(shape)} is not the model's rank {len(t.shape)}"
+    for axis, (got, want) in enumerate(zip(shape, t.shape)):
+        if isinstance(want, int):
+            if got != want:
+                return f"dim {axis} is {got}, the model needs {want}"
+        elif seen.setdefault(str(want), got) != got:
+            return f"dim {axis} ({want}) is {got}, but another array gave {want} = {seen[str(want)]}"
+    have, need = _KIND_GROUPS.get(dtype.kind), _KIND_GROUPS.get(t.dtype.numpy.kind)
+    if have != need:
+        return f"{have} data for a {need} input"
+    return ""
 
 
 def bind(session, graph, sources: BindingSources) -> BindingSet:

@@ -199,7 +199,7 @@ def rescale(types, attrs) -> Reason:
         return bad
     return _first(_rescale_zero_point(types[0].dtype, attrs.input_zp, attrs.input_unsigned, "input"),
                   _rescale_zero_point(attrs.output_dtype, attrs.output_zp, attrs.output_unsigned, "output"),
-                  _rescale_flags(types[0], attrs))
+                  _rescale_flags(types[0], attrs), _rescale_ranges(attrs))
 
 
 def _rescale_zero_point(dtype: DType, zp: int, unsigned: bool, side: str) -> Reason:
@@ -227,6 +227,20 @@ def _rescale_flags(t: TensorType, attrs) -> Reason:
          f"per_channel needs one multiplier per channel ({t.shape[-1] if t.rank else '?'})"),
     )
     return next((why for broken, why in checks if broken), None)
+
+
+def _rescale_ranges(attrs) -> Reason:
+    """The spec's apply_scale_32/16: a multiplier fits i32_t (scale32) or i16_t, and 2 <= shift <= 62."""
+    bits = 32 if attrs.scale32 else 16
+    low, high = -(1 << (bits - 1)), (1 << (bits - 1)) - 1
+    for m in attrs.multiplier:
+        if not isinstance(m, int) or not low <= m <= high:
+            return (f"multiplier {m} is outside int{bits} ({low}..{high}) "
+                    f"{'with' if attrs.scale32 else 'without'} scale32")
+    for s in attrs.shift:
+        if not isinstance(s, int) or not 2 <= s <= 62:
+            return f"shift {s} is outside 2..62"
+    return None
 
 
 # -- data layout -------------------------------------------------------------------------------

@@ -263,7 +263,17 @@ class _Parser(Cursor):
             raise self.error(f"{op.name} has no attribute {name!r} (or it is given twice); "
                              f"its attributes are: {', '.join(kinds) or 'none'}", pos)
         self.expect("=", f"after attribute {name}")
+        self.skip()
+        value_pos = self.pos
         values[name] = getattr(self, _ATTR_READERS[kinds[name]])()
+        if name in _INTEGER_LISTS and kinds[name] is tuple:
+            self.literal_ints(op, name, values[name], value_pos)
+
+    def literal_ints(self, op, name: str, items: tuple, pos: int) -> None:
+        """Refuse a symbol (``inf``, ``nan``, ``N``) where only integer literals make sense."""
+        bad = next((d for d in items if not isinstance(d, int)), None)
+        if bad is not None:
+            raise self.error(f"{op.name} attribute {name} must hold integers, found {str(bad)!r}", pos)
 
     def int_(self) -> int:
         return self.integer("an integer")
@@ -356,6 +366,9 @@ class _Parser(Cursor):
         op_type = self.word("the source op type")
         return Location(op_type, self.string("the source node name"), source)
 
+
+# Tuple attributes that are numbers, never symbolic dims.
+_INTEGER_LISTS = frozenset({"multiplier", "shift", "stride", "dilation", "kernel", "perms"})
 
 _ATTR_READERS = {int: "int_", float: "float_", bool: "bool_", str: "string", DType: "dtype_",
                  tuple: "dims", np.ndarray: "dense", Graph: "region_"}
