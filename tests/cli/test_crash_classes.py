@@ -349,6 +349,13 @@ CASES = [
     # ONNX
     ("onnx: Add missing an input", {"m.onnx": _onnx([helper.make_node("Add", ["x"], ["y"], name="add")], [_x()])},
      ["inspect", "{dir}/m.onnx"], 3, "node 'add' (Add) lacks its required input 1 ('B')"),
+    ("onnx: Concat of operands of different ranks (was an IndexError)",
+     {"m.onnx": _onnx([helper.make_node("Concat", ["x", "z"], ["y"], name="cat", axis=1)], [_x(), _x((3,), "z")])},
+     ["inspect", "{dir}/m.onnx"], 3, "Concat operands must have one rank"),
+    ("onnx: Conv with a negative pad (reached the ERROR_IF check as a PassError)",
+     {"m.onnx": _onnx([helper.make_node("Conv", ["x", "w"], ["y"], name="conv", pads=[1, -1, 1, 1])],
+                      [_x((1, 1, 4, 4))], [_const("w", np.ones((1, 1, 3, 3), np.float32))])},
+     ["inspect", "{dir}/m.onnx"], 3, "node 'conv' (Conv) has pads [1, -1, 1, 1]; ONNX window pads must be at least 0"),
     ("onnx: MatMul missing an input", {"m.onnx": _onnx([helper.make_node("MatMul", ["x"], ["y"], name="mm")], [_x()])},
      ["inspect", "{dir}/m.onnx"], 3, "lacks its required input 1"),
     ("onnx: Reshape missing its shape", {"m.onnx": _onnx([helper.make_node("Reshape", ["x", ""], ["y"], name="rs")],

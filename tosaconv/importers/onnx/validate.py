@@ -37,6 +37,8 @@ _FIELD = {TensorProto.FLOAT: "float_data", TensorProto.COMPLEX64: "float_data", 
           TensorProto.UINT64: "uint64_data"}
 _COMPLEX = (TensorProto.COMPLEX64, TensorProto.COMPLEX128)
 _MAX_VERSION = 1 << 31
+_WINDOW_OPS = frozenset(("Conv", "ConvTranspose", "ConvInteger", "QLinearConv", "AveragePool", "MaxPool",
+                         "LpPool", "MaxUnpool"))   # their pads are >= 0 (Pad-2's may crop)
 _POSITIVE_ATTRS = frozenset(("strides", "dilations", "kernel_shape", "group"))   # window geometry: >= 1
 
 
@@ -105,6 +107,9 @@ def _check_node(node: onnx.NodeProto, path: str, opsets: dict, known: dict) -> N
             values = [a.i] if a.type == onnx.AttributeProto.INT else list(a.ints)
             if any(v < 1 for v in values):
                 _fail(path, f"{where} has {a.name} {values}; each must be at least 1")
+        if a.name == "pads" and node.op_type in _WINDOW_OPS and node.domain in DEFAULT_DOMAINS \
+                and any(v < 0 for v in a.ints):
+            _fail(path, f"{where} has pads {list(a.ints)}; ONNX window pads must be at least 0")
     if node.domain in DEFAULT_DOMAINS:
         _check_arity(node, path, opsets.get(node.domain, opsets.get("", 1)), where, known)
 

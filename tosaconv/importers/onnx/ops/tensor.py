@@ -90,6 +90,8 @@ def convert_concat(ctx, node):
     xs = [ctx.tensor(n) for n in names]
     axis = norm_axis(node.attr("axis"), xs[0].type.rank)
     for x in xs[1:]:
+        if x.type.rank != xs[0].type.rank:
+            raise ConvertError(f"Concat operands must have one rank: {xs[0].type} and {x.type}")
         for i, (a, b) in enumerate(zip(xs[0].type.shape, x.type.shape)):
             if i != axis:
                 ctx.require(Kind.EQ, a, b, f"Concat operands agree on dim {i}")
