@@ -8,6 +8,11 @@ RuntimeWarning, runs past ``--timeout`` seconds, or leaves an output behind
 after failing. Each failure is saved under ``--out`` as a directory with the
 input files and ``command.txt`` (the command line to replay it). Prints one
 summary line per kind: cases, exit-code counts, failures, distinct problems.
+The campaign's address space is capped (``--memory-mb``, default 4096), so a
+case that tries to allocate far more than its input warrants fails as a
+MemoryError (a recorded failure) instead of waking the OOM killer; cases run
+one after another in one process and free what they allocate, so the cap is
+in effect per case.
 """
 from __future__ import annotations
 
@@ -15,6 +20,7 @@ import argparse
 import collections
 import os
 import random
+import resource
 import shutil
 import sys
 import tempfile
@@ -59,6 +65,17 @@ def campaign(kind: str, cases: int, seed: int, out: Path, timeout: float) -> int
     return failures
 
 
+def _cap_memory(megabytes: int) -> None:
+    """Cap the process's address space (RLIMIT_AS) at ``megabytes`` MiB, never above the current hard limit."""
+    if megabytes <= 0:
+        return
+    _, hard = resource.getrlimit(resource.RLIMIT_AS)
+    cap = megabytes << 20
+    if hard != resource.RLIM_INFINITY:
+        cap = min(cap, hard)
+    resource.setrlimit(resource.RLIMIT_AS, (cap, hard))
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--kind", choices=[*KINDS, "all"], default="all")
@@ -66,7 +83,10 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", type=Path, default=Path("fuzz-failures"))
     parser.add_argument("--timeout", type=float, default=30.0, help="seconds per case before it counts as a hang")
+    parser.add_argument("--memory-mb", type=int, default=4096,
+                        help="address-space cap of the campaign in MiB (0: none); a case past it is a failure")
     args = parser.parse_args()
+    _cap_memory(args.memory_mb)
     os.environ.setdefault("NO_COLOR", "1")
     kinds = list(KINDS) if args.kind == "all" else [args.kind]
     failures = sum(campaign(k, args.cases, args.seed, args.out, args.timeout) for k in kinds)

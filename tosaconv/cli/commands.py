@@ -62,11 +62,11 @@ def specialize(session, model, binds, binding_files, input_shapes, inputs_path, 
                level, state_as_io, npu_fast, int_io) -> Outcome:
     """Bind the symbols of a .tosair program (or a model) and write static TOSA 1.0."""
     check_outputs(model, output=output, report=report_path)
-    sources = steps.binding_sources(binds, binding_files, input_shapes, inputs_path)
     data = ReportData("specialize", model, sha256_file(model), clock=session.clock)
     data.graph = steps.load_model(session, model, npu_fast=npu_fast, int_io=int_io, profile=profile)
     if state_as_io:
         steps.state_as_io(session, data.graph)
+    sources = steps.binding_sources(binds, binding_files, input_shapes, inputs_path, data.graph)
     data.bindings = steps.bind(session, data.graph, sources)
     data.static = steps.specialize(session, data.graph, data.bindings)
     steps.check_target(session, data.static, profile, level)

@@ -75,10 +75,10 @@ def convert(session, model, output, binds, binding_files, input_shapes, ir_path,
                              do_run or outputs_path)
     npz_path = outputs_path or (os.path.splitext(output)[0] + ".npz" if do_run else None)
     check_outputs(model, output=output, ir=ir_path, outputs=npz_path, report=report_path, depfile=depfile)
-    sources = steps.binding_sources(binds, binding_files, input_shapes, inputs_path)
     data = ReportData("convert", model, sha256_file(model), clock=session.clock)
     data.graph = steps.load_model(session, model, npu_fast=npu_fast, int_io=int_io, profile=profile)
     state = steps.state_as_io(session, data.graph) if state_as_io else {}
+    sources = steps.binding_sources(binds, binding_files, input_shapes, inputs_path, data.graph)
     data.bindings = steps.bind(session, data.graph, sources)
     data.static = steps.specialize(session, data.graph, data.bindings)
     steps.check_target(session, data.static, profile, level)

@@ -230,12 +230,13 @@ def _rescale_flags(t: TensorType, attrs) -> Reason:
 
 
 def _rescale_ranges(attrs) -> Reason:
-    """The spec's apply_scale_32/16: a multiplier fits i32_t (scale32) or i16_t, and 2 <= shift <= 62."""
+    """The spec's apply_scale_32/16: a multiplier fits i32_t (scale32) or i16_t and, by their
+    REQUIRE(multiplier >= 0), is not negative; and 2 <= shift <= 62."""
     bits = 32 if attrs.scale32 else 16
-    low, high = -(1 << (bits - 1)), (1 << (bits - 1)) - 1
+    high = (1 << (bits - 1)) - 1
     for m in attrs.multiplier:
-        if not isinstance(m, int) or not low <= m <= high:
-            return (f"multiplier {m} is outside int{bits} ({low}..{high}) "
+        if not isinstance(m, int) or not 0 <= m <= high:
+            return (f"multiplier {m} is outside 0..{high} (a non-negative int{bits}) "
                     f"{'with' if attrs.scale32 else 'without'} scale32")
     for s in attrs.shift:
         if not isinstance(s, int) or not 2 <= s <= 62:

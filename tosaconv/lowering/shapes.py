@@ -41,6 +41,7 @@ def _inferred_dim(ctx, x, others):
 def expand(ctx, x, target: list):
     """Broadcast ``x`` to the Index values ``target`` (numpy rules, leading 1s added): TILE or DYN_TILE of
     the 1s, or ``x`` op zeros(target) where a symbolic dim meets another size (broadcast checks)."""
+    _check_target(target)
     rank = max(x.type.rank, len(target))
     x = expand_leading(ctx, x, rank)
     target = [ctx.b.index(1)] * (rank - len(target)) + list(target)
@@ -52,6 +53,17 @@ def expand(ctx, x, target: list):
         reps = tuple(m.type.value for m in multiples)
         return x if all(r == 1 for r in reps) else ctx.b.emit(Op.TILE, x, attrs=A.TileAttrs(reps))
     return ctx.b.emit(Op.DYN_TILE, x, *multiples)
+
+
+def _check_target(target: list) -> None:
+    """Refuse a broadcast target with a static entry below 1: negative is no size, and 0 is an empty
+    tensor, which TOSA cannot hold (every dim is >= 1)."""
+    dims = [t.type.value for t in target]
+    bad = [d for d in dims if isinstance(d, int) and d < 1]
+    if bad:
+        shown = [d if isinstance(d, int) else str(d) for d in dims]
+        why = "a negative entry is not a size" if min(bad) < 0 else "a 0 entry makes an empty tensor, which TOSA cannot hold"
+        raise ConvertError(f"broadcast target shape {shown}: {why}; give a shape whose entries are all >= 1")
 
 
 def _expand_by_broadcast(ctx, x, target):
