@@ -12,6 +12,8 @@ error) or anything else is a crash.
     python scripts/negative_tests.py --op conv2d     # only tests whose name starts with conv2d
     python scripts/negative_tests.py --json out.json # also write every test's outcome
     python scripts/negative_tests.py --table         # every op and ERROR_IF rule, not only the failures
+    python scripts/negative_tests.py --tests DIR     # score tests generated elsewhere, e.g. by
+        # tosa_verif_build_tests --test-type negative --extension none --tosa-version 1.0 -o DIR
 
 Generation takes a few minutes and is cached in ``~/.cache/tosaconv-negative``
 (``--cache`` to change it). The command the cache was made with is
@@ -126,8 +128,9 @@ def main(argv=None) -> int:
     parser.add_argument("--json", type=Path, help="write every test's outcome here")
     parser.add_argument("--level", default="8k", help="tosaconv run --level ('' to leave the option out)")
     parser.add_argument("--table", action="store_true", help="print every op and rule, not only failures")
+    parser.add_argument("--tests", type=Path, help="score the tests under this directory instead of the cache")
     args = parser.parse_args(argv)
-    root = generate(args.cache)
+    root = args.tests or generate(args.cache)
     results = []
     with tempfile.TemporaryDirectory() as work:
         for test in test_dirs(root, args.op):

@@ -106,6 +106,28 @@ def _tflite(op_type="RELU", inputs=None, shape=(1, 4, 4, 2), options=None, quant
     return m.finish()
 
 
+def _tflite_mixed_pack() -> bytes:
+    """PACK of an int32 and a float32 tensor (fuzz seed 20261128 reached a CONCAT with mixed types)."""
+    m = ModelBuilder()
+    a, b = m.input("a", [1], "INT32"), m.input("b", [1], "FLOAT32")
+    y = m.tensor("y", [2, 1], "FLOAT32")
+    m.op("PACK", [a, b], [y], "PackOptions", ValuesCount=2, Axis=0)
+    m.output(y)
+    return m.finish()
+
+
+def _tflite_conv_bias(bias_shape) -> bytes:
+    """CONV_2D whose bias is not one value per output channel (fuzz: the filter read as the bias)."""
+    m = ModelBuilder()
+    x = m.input("x", [1, 4, 4, 3], "FLOAT32")
+    w = m.const("w", np.ones((8, 3, 3, 3), np.float32))
+    b = m.const("b", np.ones(bias_shape, np.float32))
+    y = m.tensor("y", [1, 2, 2, 8], "FLOAT32")
+    m.op("CONV_2D", [x, w, b], [y], "Conv2DOptions", Padding=1, StrideW=1, StrideH=1)
+    m.output(y)
+    return m.finish()
+
+
 def _first_mutation(data: bytes, value: bytes, accept) -> bytes:
     """The first 4-byte-aligned overwrite of ``data`` with ``value`` for which ``accept(bytes)`` holds
     (a deterministic way to damage one field of a flatbuffer without knowing its offset)."""
@@ -420,6 +442,15 @@ CASES = [
      ["inspect", "{dir}/m.tflite"], 3, "SELECT has 1 inputs; it needs at least 3"),
     ("tflite: negative tensor index", {"m.tflite": _tflite("ADD", inputs=[0, -5], options="AddOptions")},
      ["inspect", "{dir}/m.tflite"], 3, "reads tensor index -5"),
+    ("tflite: PACK of an int32 and a float32 tensor (was a CONCAT ERROR_IF, an internal error)",
+     {"m.tflite": _tflite_mixed_pack()}, ["inspect", "{dir}/m.tflite"], 3,
+     "operator 0 (PACK) cannot run: its operands must share one element type, but they are 'a' INT32, 'b' FLOAT32"),
+    ("tflite: CONV_2D with a rank-4 bias (was a CONV2D ERROR_IF, an internal error)",
+     {"m.tflite": _tflite_conv_bias((8, 3, 3, 3))}, ["inspect", "{dir}/m.tflite"], 3,
+     "its bias 'b' has shape [8, 3, 3, 3]; it must be a vector of 8 values"),
+    ("tflite: CONV_2D with a bias of the wrong length",
+     {"m.tflite": _tflite_conv_bias((5,))}, ["inspect", "{dir}/m.tflite"], 3,
+     "its bias 'b' has shape [5]; it must be a vector of 8 values"),
     ("tflite: options offset outside the file", {"m.tflite": _tflite_options_outside_file()},
      ["inspect", "{dir}/m.tflite"], 3, "options table is damaged or reaches outside the file"),
     ("tflite: NaN scale", {"m.tflite": _tflite(quant=([float("nan")], [0], 0))}, ["inspect", "{dir}/m.tflite"], 3,

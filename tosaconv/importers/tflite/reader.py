@@ -26,6 +26,7 @@ from tflite.utils import BUILTIN_OPCODE2NAME
 
 from ...limits import check_tensor
 from ...lowering.errors import ConvertError  # noqa: F401  (one error type for every importer's converters)
+from .operand_checks import operand_problem
 from .sparse import SparseError, densify
 
 # TFLite tensor types and the numpy dtype of their buffers.
@@ -151,6 +152,10 @@ def _subgraph(sg, k: int, buffers: list, codes: list) -> Subgraph:
         if bad is not None:   # -1 marks an optional input left out; nothing else may be negative
             raise ModelReadError(f"operator {op.index} ({op.op_type}) reads tensor index {bad}, out of range "
                                  f"({len(tensors)} tensors{where}; -1 marks an omitted input)")
+        why = operand_problem(op, tensors)
+        if why:
+            raise ModelReadError(f"operator {op.index} ({op.op_type}{where}) cannot run: {why}; LiteRT refuses "
+                                 "such a model too")
     name = (sg.Name() or b"").decode("utf-8", errors="replace") or f"subgraph_{k}"
     return Subgraph(k, name, tensors, ops, inputs, outputs)
 
