@@ -8,6 +8,7 @@ graph), never a raw exception.
 from __future__ import annotations
 
 import random
+import re
 
 import pytest
 
@@ -135,3 +136,25 @@ def test_random_edits_give_a_graph_or_a_parse_error(seed):
             parse_graph(mutated)
         except ParseError:
             pass
+
+
+_CONST = 'c = CONST() {{values = dense<{body}>, int48 = false, element_type = ""}} : tensor<{t}> loc(onnx Const "c")'
+
+
+@pytest.mark.parametrize("body, t, fragment", [
+    ("f32 [2] [1.5]", "2xf32", "the constant lists 1 values; shape [2] needs 2"),
+    ("i8 [2] [1, 2.5]", "2xi8", "a int8 constant lists a value that is not an integer"),
+    ("i8 [2] [1, 300]", "2xi8", "a value is outside the range of int8"),
+    ("bool [1] [1]", "1xbool", "expected true or false"),
+])
+def test_a_readable_dense_constant_that_does_not_fit_is_a_parse_error(body, t, fragment):
+    text = BASE.replace(OP_LINE, "  %" + _CONST.format(body=body, t=t) + "\n" + OP_LINE)
+    with pytest.raises(ParseError, match=re.escape(fragment)):
+        parse_graph(text)
+
+
+def test_a_readable_dense_constant_reads_the_values_in_c_order():
+    text = BASE.replace(OP_LINE, "  %" + _CONST.format(body="i16 [2, 2] [1, -2, 3, 4]", t="2x2xi16") + "\n" + OP_LINE)
+    const = next(op for op in parse_graph(text).ops if op.op.name == "CONST")
+    assert const.attrs.values.dtype.name == "int16"
+    assert const.attrs.values.tolist() == [[1, -2], [3, 4]]

@@ -303,8 +303,26 @@ class _Parser(Cursor):
         shape_pos, shape = self.pos, self.dims()
         if any(not isinstance(d, int) or d < 0 for d in shape):
             raise self.error("a dense constant's shape must be non-negative integers", shape_pos)
+        if self.eat("["):
+            return self.listed_data(dtype, shape)
         self.expect_keyword("base64", "before the constant data")
         return self.array_data(dtype, shape)
+
+    def listed_data(self, dtype, shape) -> np.ndarray:
+        """The readable form a person writes, ``dense<f32 [2] [1.5, -2]>``: the values in C order."""
+        start = self.pos
+        item = self.bool_ if dtype == np.bool_ else self.float_
+        values = self.listing(item, "]", "constant values")
+        self.expect(">", "to close the dense constant")
+        if len(values) != math.prod(shape):
+            raise self.error(f"the constant lists {len(values)} values; shape {list(shape)} needs "
+                             f"{math.prod(shape)}", start)
+        if dtype.kind in "iu" and not all(isinstance(v, int) for v in values):
+            raise self.error(f"a {dtype} constant lists a value that is not an integer", start)
+        array = np.array(values, dtype=np.float64 if dtype.kind == "f" else object)
+        if dtype.kind in "iu" and any(not np.iinfo(dtype).min <= v <= np.iinfo(dtype).max for v in values):
+            raise self.error(f"a value is outside the range of {dtype}", start)
+        return array.astype(dtype).reshape(shape)
 
     def array_data(self, dtype, shape) -> np.ndarray:
         self.skip()
