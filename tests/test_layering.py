@@ -2,7 +2,10 @@
 
 DESIGN.md §3: the two importers never import each other (what both need lives
 in ``lowering/``); ``lowering/``, ``ir/`` and ``symbolic/`` never import an
-importer; ``symbolic/`` imports nothing else of ours. Imports are read with
+importer; ``symbolic/`` imports nothing else of ours. Issue 15's layering holds too:
+symbolic <- ir <- (importers, passes, interpreter, emit) <- api <- cli, with
+one known breach listed in ``KNOWN`` (and checked to still exist, so the list
+cannot go stale). Imports are read with
 ``ast`` (relative ones resolved against the module's package), so the check
 sees what the code says, not what happens to be loaded.
 """
@@ -18,13 +21,30 @@ import tosaconv
 ROOT = Path(tosaconv.__file__).parent
 
 # (modules under this prefix, may not import modules under this prefix)
+_BELOW_API = ("tosaconv.symbolic", "tosaconv.ir", "tosaconv.lowering", "tosaconv.importers", "tosaconv.passes",
+              "tosaconv.interpreter", "tosaconv.emit", "tosaconv.analysis", "tosaconv.diagnostics")
 FORBIDDEN = [
     ("tosaconv.importers.onnx", "tosaconv.importers.tflite"),
     ("tosaconv.importers.tflite", "tosaconv.importers.onnx"),
     ("tosaconv.lowering", "tosaconv.importers"),
     ("tosaconv.ir", "tosaconv.importers"),
     ("tosaconv.symbolic", "tosaconv.importers"),
+    # symbolic <- ir <- (importers, passes, interpreter, emit) <- api <- cli
+    *[("tosaconv.ir", upper) for upper in ("tosaconv.lowering", "tosaconv.passes", "tosaconv.interpreter",
+                                           "tosaconv.emit", "tosaconv.analysis")],
+    *[(lower, upper) for lower in _BELOW_API for upper in ("tosaconv.api", "tosaconv.cli")],
+    ("tosaconv.api", "tosaconv.cli"),
+    ("tosaconv.emit", "tosaconv.importers"), ("tosaconv.emit", "tosaconv.passes"),
+    ("tosaconv.emit", "tosaconv.interpreter"),
+    ("tosaconv.passes", "tosaconv.importers"), ("tosaconv.passes", "tosaconv.emit"),
+    ("tosaconv.interpreter", "tosaconv.importers"), ("tosaconv.interpreter", "tosaconv.emit"),
+    ("tosaconv.interpreter", "tosaconv.passes"),
 ]
+# The one known breach, kept visible until the op table points each op at its kernel (issue 15): the
+# interpreter's RECURRENT kernel runs the decay rule's unrolling, while the passes fold constants with
+# the interpreter's kernels; the import is function-local for that reason.
+KNOWN = {("tosaconv.interpreter.recurrent", "tosaconv.passes.decay_recurrent"),
+         ("tosaconv.interpreter.recurrent", "tosaconv.passes.decay_recurrent.unroll")}
 SELF_CONTAINED = ["tosaconv.symbolic"]   # imports nothing of ours outside itself
 
 
@@ -57,7 +77,7 @@ def under(name: str, prefix: str) -> bool:
 
 def violations(name: str, targets) -> list:
     found = [(name, t, f"{src} must not import {dst}") for src, dst in FORBIDDEN if under(name, src)
-             for t in targets if under(t, dst)]
+             for t in targets if under(t, dst) and (name, t) not in KNOWN]
     found += [(name, t, f"{src} imports nothing else of ours") for src in SELF_CONTAINED if under(name, src)
               for t in targets if under(t, "tosaconv") and not under(t, src)]
     return found
@@ -96,3 +116,12 @@ def test_every_layer_exists():
 def test_the_check_sees_each_kind_of_import(name, source, bad):
     """Relative, absolute and lazy imports of a forbidden layer are all found; allowed ones are not."""
     assert bool(violations(name, imported(name, False, source))) is bad
+
+
+def test_every_known_breach_still_exists():
+    """A breach fixed in the code must leave ``KNOWN`` too."""
+    seen = set()
+    for path in all_modules():
+        name = module_name(path)
+        seen |= {(name, t) for t in imported(name, path.name == "__init__.py", path.read_text())}
+    assert KNOWN <= seen, KNOWN - seen

@@ -6,7 +6,12 @@ nodes keep all of their locations. Diagnostics use the location to say where.
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
+
+# A location read back from a .tosa file holds the text we wrote there, "MatMul 'm'" (or several joined
+# by " + "): it is shown as it is, not quoted again inside the TOSA op's own name.
+_WRITTEN = re.compile(r"\S+ '.*'")
 
 
 @dataclass(frozen=True)
@@ -19,6 +24,8 @@ class Location:
     def __str__(self) -> str:
         if self.fused:
             return " + ".join(str(f) for f in self.fused)
+        if self.source == "tosa" and _WRITTEN.fullmatch(self.name):
+            return self.name
         return f"{self.op_type} '{self.name}'"
 
     def parts(self) -> tuple:
