@@ -111,6 +111,23 @@ def emit(graph: Graph) -> bytes:
         raise ConversionError.one("E-EMIT", str(e), getattr(e, "location", None)) from None
 
 
+def keep_symbols(graph: Graph, bindings: dict) -> Graph:
+    """Bind the symbols of ``bindings`` and keep every other one (``convert --keep-symbols``)."""
+    from .passes.keep_symbols import keep_symbols as partial
+    return partial(graph, bindings)
+
+
+def emit_symbolic(graph: Graph, bindings: dict):
+    """A :class:`~tosaconv.emit.symbolic.SymbolicTosa`: the TOSA 1.1-draft bytes of a program that keeps
+    symbols (EXT-SHAPE operators, -1 dims), and the constraints its asserts check or leave unchecked."""
+    from .emit import EmitError
+    from .emit.symbolic import write_symbolic_tosa
+    try:
+        return write_symbolic_tosa(graph, bindings)
+    except EmitError as e:
+        raise ConversionError.one("E-EMIT", str(e), getattr(e, "location", None)) from None
+
+
 def state_as_io(graph: Graph) -> dict:
     """Turn each TOSA variable of ``graph`` (in place) into the input ``state_in:NAME`` and the output
     ``state_out:NAME``; returns the initial state ``{NAME: array}``, to pass to :func:`run` as ``state``.
