@@ -19,6 +19,8 @@ INDEX_CONST → CONST_SHAPE...): their result types carry these expressions.
 """
 from __future__ import annotations
 
+from contextlib import contextmanager
+
 import numpy as np
 
 from ..symbolic.expr import Expr, free_symbols, same, sym
@@ -75,6 +77,17 @@ class ShapeOps:
         if key not in self.cache:
             self.cache[key] = self._poly(d)
         return self.cache[key]
+
+    @contextmanager
+    def private(self):
+        """Values computed inside are not shared with any other use. The reference model (tosa-tools
+        2026.8) aborts when a shape value feeding an ASSERT_EQUAL_SHAPE has another consumer, so each
+        operand of an assertion is computed afresh."""
+        saved, self.cache = self.cache, {}
+        try:
+            yield
+        finally:
+            self.cache = saved
 
     def assert_equal(self, a: str, b: str, allow_broadcast: bool, location: str) -> None:
         fields = {"allow_broadcast": True} if allow_broadcast else {}

@@ -24,6 +24,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import numpy as np
+
+from ..ir.dtypes import DType
 from ..ir.types import TensorType
 from ..symbolic.constraints import Kind
 from ..symbolic.expr import Expr, bounds, subs
@@ -32,6 +35,7 @@ from . import schema as S
 from .errors import EmitError
 from .serialize import serialize, too_big
 from .shape_ops import ShapeOps, symbol_sources
+from .tensor_data import to_le_bytes
 from .writer import _Lowering, location_text
 
 _COMPUTED = frozenset({"GET_DIM", "INDEX_CONST", "INDEX_ADD", "INDEX_SUB", "INDEX_MUL", "INDEX_FLOORDIV",
@@ -80,7 +84,12 @@ class _SymbolicLowering(_Lowering):
             return
         try:
             self.shape_ops.location = f"constraint {c.text()}"
-            _ASSERT_FORMS[c.kind](self.shape_ops, a, b, self.shape_ops.location)
+            lhs, rhs, allow_broadcast = _ASSERT_FORMS[c.kind](self.shape_ops, a, b)
+            with self.shape_ops.private():
+                left = lhs()
+            with self.shape_ops.private():
+                right = rhs()
+            self.shape_ops.assert_equal(left, right, allow_broadcast, self.shape_ops.location)
         except EmitError:
             result.unchecked.append(text)
             return
@@ -92,9 +101,11 @@ class _SymbolicLowering(_Lowering):
         if name in _COMPUTED:
             self.defined.update(op.results)   # computed from its expression where it is used
             return
+        if name == "DIMS_TO_TENSOR":
+            return self._dims_to_tensor(op)
         handler = _HANDLERS.get(name)
-        if name == "RESHAPE" and len(op.operands) == 1:
-            handler = None
+        if name in _ATTR_SHAPED and len(op.operands) == 1 and not _symbolic_attrs(op):
+            handler = None   # all sizes static: the static writer's CONST_SHAPE operands
         if handler is None:
             if op.op.tosa is None:
                 raise EmitError(f"cannot keep symbols through {name}: it has no TOSA counterpart and no "
@@ -117,6 +128,40 @@ class _SymbolicLowering(_Lowering):
         self._add_tensor(name, out)
         self._add_op(tosa, {}, inputs, [name], location_text(op.location))
         self.defined.update(op.results)
+
+    def _dims_to_tensor(self, op) -> None:
+        """DIMS_TO_TENSOR of open dims: EXT-SHAPE has no operator that turns a shape into tensor data, so
+        each dim ``d`` is counted: TILE a [1] tensor of ones by ``[d]`` and REDUCE_SUM it (exact in INT32;
+        in FP32 below 2^24), then CONCAT the counts. GlobalAveragePool and MEAN divide by such counts."""
+        dtype = op.result.type.dtype
+        if dtype not in (DType.INT32, DType.FP32):
+            raise EmitError(f"cannot keep symbols through DIMS_TO_TENSOR to {dtype.name}: only INT32 and FP32 "
+                            "counts can be computed from shapes", op.location)
+        self.shape_ops.location = text = location_text(op.location)
+        out = self.names[op.result]
+        try:
+            parts = [self._count(out, i, v.type.value, dtype, op.location) for i, v in enumerate(op.operands)]
+        except EmitError as e:
+            raise EmitError(f"cannot keep symbols through DIMS_TO_TENSOR: {e}", op.location) from None
+        self._add_tensor(out, TensorType(dtype, (len(parts),)))
+        self._add_op("CONCAT", {"axis": 0}, parts, [out], text)
+        self.defined.update(op.results)
+
+    def _count(self, owner: str, i: int, d, dtype: DType, location) -> str:
+        """A [1] tensor holding the dim ``d``."""
+        text = location_text(location)
+        name = self.names.fresh(f"{owner}/count{i}")
+        if not isinstance(d, Expr):
+            self._add_tensor(name, TensorType(dtype, (1,)), to_le_bytes(np.array([d]), dtype))
+            self._add_op("CONST", {}, [], [name], text)
+            return name
+        ones = self._param(owner, P.Param("ones", dtype, np.ones(1, dtype=dtype.numpy)), location)
+        tiled = self.names.fresh(f"{owner}/ones{i}")
+        self._add_tensor(tiled, TensorType(dtype, (-1,)))
+        self._add_op("TILE", {}, [ones, self.vector([d])], [tiled], text)
+        self._add_tensor(name, TensorType(dtype, (1,)))
+        self._add_op("REDUCE_SUM", {"axis": 0}, [tiled], [name], text)
+        return name
 
     def vector(self, dims) -> str:
         missing = self.shape_ops.missing(dims)
@@ -171,24 +216,45 @@ def _dyn_pad(w, op):
     return "PAD", [w.vector(amounts)], [const]
 
 
-_HANDLERS = {"RESHAPE": _reshape, "EXPAND_DIMS": _reshape, "COLLAPSE_DIMS": _reshape,
+def _slice(w, op):
+    return "SLICE", [w.vector(op.attrs.start), w.vector(op.attrs.size)], []
+
+
+def _tile(w, op):
+    return "TILE", [w.vector(op.attrs.multiples)], []
+
+
+def _pad(w, op):
+    const = P.scalar_param("pad_const", op.attrs.pad_const, op.operands[0].type.dtype)
+    return "PAD", [w.vector(op.attrs.padding)], [const]
+
+
+_ATTR_SHAPED = {"RESHAPE": "new_shape", "SLICE": "start size", "TILE": "multiples", "PAD": "padding"}
+
+
+def _symbolic_attrs(op) -> bool:
+    """A RESHAPE/SLICE/TILE/PAD whose size attributes hold symbolic dims (written in by a pass)."""
+    return any(isinstance(d, Expr) for f in _ATTR_SHAPED[op.op.name].split() for d in getattr(op.attrs, f))
+
+
+_HANDLERS = {"SLICE": _slice, "TILE": _tile, "PAD": _pad, "RESHAPE": _reshape, "EXPAND_DIMS": _reshape, "COLLAPSE_DIMS": _reshape,
              "DYN_SLICE": _dyn_slice, "DYN_TILE": _dyn_tile, "DYN_PAD": _dyn_pad}
 
 
-def _assert_eq(s: ShapeOps, a, b, loc):
-    s.assert_equal(s.scalar(a), s.scalar(b), False, loc)
+def _assert_eq(s: ShapeOps, a, b):
+    return (lambda: s.scalar(a)), (lambda: s.scalar(b)), False
 
 
-def _assert_broadcastable(s: ShapeOps, a, b, loc):
-    s.assert_equal(s.scalar(a), s.scalar(b), True, loc)
+def _assert_broadcastable(s: ShapeOps, a, b):
+    return (lambda: s.scalar(a)), (lambda: s.scalar(b)), True
 
 
-def _assert_divisible(s: ShapeOps, a, b, loc):
-    s.assert_equal(s.binary("MOD_SHAPE", s.scalar(a), s.scalar(b)), s.scalar(0), False, loc)
+def _assert_divisible(s: ShapeOps, a, b):
+    return (lambda: s.binary("MOD_SHAPE", s.scalar(a), s.scalar(b))), (lambda: s.scalar(0)), False
 
 
-def _assert_ge(s: ShapeOps, a, b, loc):
-    s.assert_equal(s.binary("MAX_SHAPE", s.scalar(a), s.scalar(b)), s.scalar(a), False, loc)
+def _assert_ge(s: ShapeOps, a, b):
+    return (lambda: s.binary("MAX_SHAPE", s.scalar(a), s.scalar(b))), (lambda: s.scalar(a)), False
 
 
 _ASSERT_FORMS = {Kind.EQ: _assert_eq, Kind.BROADCASTABLE: _assert_broadcastable,
