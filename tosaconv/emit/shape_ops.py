@@ -27,6 +27,7 @@ from ..symbolic.expr import Expr, free_symbols, same, sym
 from .errors import EmitError
 from .records import OpRecord, ShapeRecord
 
+SYMBOL_PREFIX = "symbol "   # the location text of a DIM that names its input dim's symbol
 _ATOM_OPS = {"floordiv": "DIV_FLOOR_SHAPE", "mod": "MOD_SHAPE", "min": "MIN_SHAPE", "max": "MAX_SHAPE"}
 
 
@@ -49,6 +50,19 @@ class ShapeOps:
         self.block, self.names, self.sources = block, names, sources
         self.cache: dict = {}
         self.location = None
+
+    def declare_symbols(self, inputs) -> None:
+        """One DIM per graph input dim that is an open symbol, located ``symbol NAME``: the file's record
+        of the symbol's name (the reader names the dim after it, and ties dims that share it). The
+        first DIM of each symbol is the one later sizes use."""
+        for v in inputs:
+            for axis, d in enumerate(getattr(v.type, "shape", ())):
+                if isinstance(d, Expr) and len(free_symbols(d)) == 1:
+                    name = next(iter(free_symbols(d)))
+                    if same(d, sym(name)):
+                        self.location = f"{SYMBOL_PREFIX}{name}"
+                        value = self._op("DIM", [self.names[v]], 1, f"{self.names[v]}.{axis}", {"axis": axis})
+                        self.cache.setdefault(("atom", next(iter(d.atoms())).key), value)
 
     def missing(self, dims) -> list:
         """The open symbols of ``dims`` that no graph input carries (sizes from data)."""

@@ -70,6 +70,7 @@ class _SymbolicLowering(_Lowering):
     def _inputs(self):
         """The graph inputs, then one ASSERT_EQUAL_SHAPE per constraint on open symbols."""
         super()._inputs()
+        self.shape_ops.declare_symbols(self.graph.inputs)
         for c in self.graph.ledger.entries:
             self._assertion(c, self.env, self.result)
 
