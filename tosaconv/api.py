@@ -92,9 +92,11 @@ def _read_tosa(path: str) -> Graph:
     from .emit import ReadError, read_tosa
     try:
         with open(path, "rb") as f:
-            return read_tosa(f.read())
+            graph = read_tosa(f.read())
     except ReadError as e:
         raise ConversionError.one("E-TOSA-READ", f"cannot read '{path}': {e}") from None
+    # A 1.1-draft file with -1 dims is symbolic: the pipeline records its broadcast constraints, drops dead helpers.
+    return run_pipeline(graph) if graph.scope.symbols else graph
 
 
 def specialize(graph: Graph, bindings: dict) -> Graph:
