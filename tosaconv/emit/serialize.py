@@ -43,14 +43,14 @@ class _Builder(flatbuffers.Builder):
         return off
 
 
-def serialize(block: BlockRecord, version: tuple = S.WRITE_VERSION) -> bytes:
+def serialize(block: BlockRecord, version: "tuple | None" = None) -> bytes:
     """The flatbuffer bytes of a TOSA 1.0 graph: region ``main`` with ``block``, then its other regions
     (the then/else and cond/body graphs of control flow), one block each. ``version`` is
     ``S.WRITE_VERSION_SHAPE`` (1.1 draft) for a program that uses the EXT-SHAPE operators."""
     b = _Builder(_size_estimate(block))
     named = [("main", block)] + sorted(block.regions.items())
     regions = _offsets(b, [_region(b, name, _block(b, blk)) for name, blk in named])
-    version = _version(b, version)
+    version = _version(b, version or S.WRITE_VERSION)
     b.StartObject(S.GraphSlot.COUNT)
     b.PrependUOffsetTRelativeSlot(S.GraphSlot.VERSION, version, 0)
     b.PrependUOffsetTRelativeSlot(S.GraphSlot.REGIONS, regions, 0)
