@@ -56,8 +56,8 @@ def _rebuild(op, operands, b, env) -> list:
             raise
         raise ConversionError.one(
             "E-KEEP-SYMBOLS", f"cannot keep symbols through {op.op.name} at {op.location}: "
-            f"{e.diagnostics[0].message}; TOSA 1.1 EXT-SHAPE has no operator that takes a size from tensor "
-            "data", op.location, hint="convert without --keep-symbols (bind every symbol)") from None
+            f"{e.diagnostics[0].message}", op.location,
+            hint="bind the symbols it depends on (--bind), or convert without --keep-symbols") from None
 
 
 def _open_index(v) -> bool:
