@@ -150,9 +150,20 @@ def test_cli_keep_symbols_writes_1_1_draft_and_reports_assertions(tmp_path):
                       "--bind", "a0=2", "--report", str(report))
     assert proc.returncode == 0, proc.stderr
     import json
+    import jsonschema
     doc = json.loads(report.read_text())
-    assert doc["symbolic_tosa"]["asserted"] and doc["symbolic_tosa"]["unchecked"] == []
+    schema = json.loads((ROOT.parent / "schemas" / "report.schema.json").read_text())
+    jsonschema.Draft202012Validator(schema).validate(doc)
+    assert doc["symbolic_tosa"]["asserted"] == ["broadcastable(2, b0) (Add 'add')", "broadcastable(a1, b1) (Add 'add')"]
+    assert doc["symbolic_tosa"]["unchecked"] == []
+    assert tuple(deserialize(out.read_bytes()).tensors[0].shape) == (2, -1)
     assert validate_shape(out)[0]
+
+
+def test_cli_keep_symbols_refuses_options_that_need_a_static_program(tmp_path):
+    proc = run_module("convert", ROOT / "broadcast" / "dyn_dyn.onnx", "-o", tmp_path / "m.tosa", "--keep-symbols",
+                      "--run")
+    assert proc.returncode == 2 and "--keep-symbols does not combine with --run/--outputs" in proc.stderr
 
 
 def test_cli_keep_symbols_refuses_data_dependent_with_exit_3(tmp_path):

@@ -87,8 +87,9 @@ def convert(session, model, output, binds, binding_files, input_shapes, ir_path,
     data.bindings = steps.bind(session, data.graph, sources)
     if keep_symbols:
         data.static = steps.keep_symbols(session, data.graph, data.bindings)
+        steps.check_target(session, data.static, profile, level)
         written = steps.emit_symbolic(session, data.static, data.bindings)
-        data.symbolic = {"asserted": written.asserted, "unchecked": written.unchecked}
+        data.symbolic = {"version": "1.1.0-draft", "asserted": written.asserted, "unchecked": written.unchecked}
         files = {output: (written.data, "tosa")}
     else:
         data.static = steps.specialize(session, data.graph, data.bindings)

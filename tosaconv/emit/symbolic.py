@@ -22,7 +22,7 @@ with an :class:`EmitError` naming it.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -79,7 +79,7 @@ class _SymbolicLowering(_Lowering):
         a, b = subs(c.lhs, env), subs(c.rhs, env)
         if not isinstance(a, Expr) and not isinstance(b, Expr):
             return   # fully bound: checked when the program was specialized
-        text = f"{c.text()} ({c.provenance.where()})"
+        text = f"{replace(c, lhs=a, rhs=b).text()} ({c.provenance.where()})"   # with the bound symbols' values
         if self.shape_ops.missing([a, b]) or c.kind not in _ASSERT_FORMS:
             result.unchecked.append(text)
             return
