@@ -200,8 +200,10 @@ def test_read_back_specializes_to_the_program_of_the_source(model, tmp_path):
         np.testing.assert_array_equal(theirs[name], value, err_msg=name)
 
 
-def test_read_back_keeps_symbol_names_and_constraints(tmp_path):
-    graph, path, _ = _symbolic_file("broadcast/dyn_dyn.onnx", tmp_path)
+@pytest.mark.parametrize("model", ["broadcast/dyn_dyn.onnx", "small_cnn.onnx"])
+def test_read_back_keeps_symbol_names_and_constraints(model, tmp_path):
+    """Broadcastable and >= constraints (asserted as MAX_SHAPE(a, b) == a) come back as they were."""
+    graph, path, _ = _symbolic_file(model, tmp_path)
     read = api.load(str(path))
     assert [str(v.type) for v in read.inputs] == [str(v.type) for v in graph.inputs]
     assert sorted(c.text() for c in read.ledger.entries) == sorted(c.text() for c in graph.ledger.entries)

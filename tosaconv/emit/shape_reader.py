@@ -20,7 +20,7 @@ from ..ir import attrs as A
 from ..ir.location import Location
 from ..ir.ops import Op
 from ..symbolic.constraints import ConstraintFailed, Kind, Provenance
-from ..symbolic.expr import dmax, dmin, floordiv, mod
+from ..symbolic.expr import Expr, dmax, dmin, floordiv, mod, same
 from ..symbolic.scope import SymbolInfo
 from .errors import ReadError
 from .shape_ops import SYMBOL_PREFIX
@@ -122,10 +122,22 @@ class ShapeValues:
         why = Provenance("ASSERT_EQUAL_SHAPE", op.location or "?", "asserted in the .tosa file")
         for x, y in zip(a, b):
             dx, dy = (e if isinstance(e, int) else e.type.value for e in (x, y))
+            kind_here, dx, dy = _as_ge(kind, dx, dy)
             try:
-                graph.ledger.require(kind, dx, dy, why, graph.scope)
+                graph.ledger.require(kind_here, dx, dy, why, graph.scope)
             except ConstraintFailed:
                 raise ReadError(f"ASSERT_EQUAL_SHAPE at {op.location}: {dx} and {dy} can never meet it") from None
+
+
+def _as_ge(kind: Kind, a, b) -> tuple:
+    """``max(x, y) == x`` (how the writer asserts ``x >= y``) read back as ``x >= y``."""
+    if kind is Kind.EQ and isinstance(a, Expr) and len(a.terms) == 1:
+        (mono, coeff), = a.terms.items()
+        if coeff == 1 and len(mono) == 1 and mono[0][1] == 1 and mono[0][0].kind == "max":
+            x, y = mono[0][0].args
+            if same(x, b) or same(y, b):
+                return Kind.GE, b, (y if same(x, b) else x)
+    return kind, a, b
 
 
 def dynamic_layout(lifting, op, n: int):
