@@ -20,7 +20,8 @@ def validate_shape(tosa: Path) -> tuple:
     """``(accepted, error lines)`` of tosa-opt validating ``tosa`` at the 1.1-draft dynamic target."""
     target = f"profiles=pro_int,pro_fp extensions={EXTENSIONS} specification_version=1.1.draft"
     proc = run_tool("tosa-opt", [f"--tosa-deserialize=tosa-flatbuffer-filename={tosa}", "/dev/null",
-                                 f"--tosa-attach-target={target}", "--tosa-validate=strict-op-spec-alignment", "-o", "/dev/null"])
+                                 f"--tosa-attach-target={target}", "--tosa-validate=strict-op-spec-alignment",
+                                 "-o", "/dev/null"])
     errors = [line for line in proc.stderr.splitlines() if "error" in line.lower()]
     return proc.returncode == 0 and not errors, errors or [proc.stderr[-2000:]]
 

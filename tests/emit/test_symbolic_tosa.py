@@ -144,6 +144,20 @@ def run_module(*args) -> subprocess.CompletedProcess:
                           env=env, timeout=300)
 
 
+def test_size_read_from_tensor_data_is_refused_naming_extract_dim(tmp_path):
+    """A Reshape whose target shape is a graph input: its sizes are tensor data (EXTRACT_DIM)."""
+    from tests.cli.conftest import save_model, tensor
+    from onnx import helper
+    path = tmp_path / "rs.onnx"
+    save_model(path, [helper.make_node("Reshape", ["x", "s"], ["y"], name="rs")],
+               [tensor("x", [4, 6]), tensor("s", [2], TensorProto.INT64)], [tensor("y", ["a", "b"])])
+    graph = api.load(str(path))
+    with pytest.raises(ConversionError) as e:
+        api.emit_symbolic(api.keep_symbols(graph, {}), {})
+    assert "cannot keep symbols through EXTRACT_DIM at Reshape 'rs'" in str(e.value)
+    assert "reads a size from tensor data ('s')" in str(e.value)
+
+
 def test_cli_keep_symbols_writes_1_1_draft_and_reports_assertions(tmp_path):
     out, report = tmp_path / "m.tosa", tmp_path / "r.json"
     proc = run_module("convert", str(ROOT / "broadcast" / "dyn_dyn.onnx"), "-o", str(out), "--keep-symbols",

@@ -238,7 +238,8 @@ def _symbolic_attrs(op) -> bool:
     return any(isinstance(d, Expr) for f in _ATTR_SHAPED[op.op.name].split() for d in getattr(op.attrs, f))
 
 
-_HANDLERS = {"SLICE": _slice, "TILE": _tile, "PAD": _pad, "RESHAPE": _reshape, "EXPAND_DIMS": _reshape, "COLLAPSE_DIMS": _reshape,
+_HANDLERS = {"SLICE": _slice, "TILE": _tile, "PAD": _pad,
+             "RESHAPE": _reshape, "EXPAND_DIMS": _reshape, "COLLAPSE_DIMS": _reshape,
              "DYN_SLICE": _dyn_slice, "DYN_TILE": _dyn_tile, "DYN_PAD": _dyn_pad}
 
 
