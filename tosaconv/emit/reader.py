@@ -9,6 +9,8 @@ output stays a CONST op with its array. Values keep their tensor names and
 every op gets ``Location(<TOSA op>, <location text or output name>, "tosa")``.
 COND_IF and WHILE_LOOP get their named regions back as region graphs, and
 variable tensors and their accesses become state ops (:mod:`.variables`).
+A TOSA 1.1-draft file with ``-1`` dims and EXT-SHAPE operators reads back as a
+symbolic program (:mod:`.shape_reader`): the shape operators become helper ops.
 Anything that cannot be mapped raises :class:`ReadError`.
 """
 from __future__ import annotations

@@ -52,13 +52,18 @@ class SymbolicTosa:
 def write_symbolic_tosa(graph, bindings: dict | None = None) -> SymbolicTosa:
     """The TOSA 1.1-draft bytes of ``graph`` (symbols in ``bindings`` already substituted by
     :func:`tosaconv.passes.keep_symbols.keep_symbols`; the ledger's other constraints become asserts)."""
-    lowering = _SymbolicLowering(graph, dict(bindings or {}))
-    lowering.run()
-    result = lowering.result
-    if too_big(lowering.block):
-        raise EmitError(f"constant data of {lowering.block.data_bytes()} bytes exceeds the 2 GB flatbuffer limit")
-    result.data = serialize(lowering.block, S.WRITE_VERSION_SHAPE)
+    block, result = symbolic_block(graph, bindings)
+    if too_big(block):
+        raise EmitError(f"constant data of {block.data_bytes()} bytes exceeds the 2 GB flatbuffer limit")
+    result.data = serialize(block, S.WRITE_VERSION_SHAPE)
     return result
+
+
+def symbolic_block(graph, bindings: dict | None = None) -> tuple:
+    """``(BlockRecord, SymbolicTosa without data)``: the records a symbolic file is written from (shape
+    operators are OpRecords whose outputs are ShapeRecords), for any printer of TOSA records."""
+    lowering = _SymbolicLowering(graph, dict(bindings or {}))
+    return lowering.run(), lowering.result
 
 
 class _SymbolicLowering(_Lowering):
