@@ -92,9 +92,11 @@ def _read_tosa(path: str) -> Graph:
     from .emit import ReadError, read_tosa
     try:
         with open(path, "rb") as f:
-            return read_tosa(f.read())
+            graph = read_tosa(f.read())
     except ReadError as e:
         raise ConversionError.one("E-TOSA-READ", f"cannot read '{path}': {e}") from None
+    # A 1.1-draft file with -1 dims is symbolic: the pipeline records its broadcast constraints, drops dead helpers.
+    return run_pipeline(graph) if graph.scope.symbols else graph
 
 
 def specialize(graph: Graph, bindings: dict) -> Graph:
@@ -107,6 +109,23 @@ def emit(graph: Graph) -> bytes:
     from .emit import EmitError, write_tosa
     try:
         return write_tosa(graph)
+    except EmitError as e:
+        raise ConversionError.one("E-EMIT", str(e), getattr(e, "location", None)) from None
+
+
+def keep_symbols(graph: Graph, bindings: dict) -> Graph:
+    """Bind the symbols of ``bindings`` and keep every other one (``convert --keep-symbols``)."""
+    from .passes.keep_symbols import keep_symbols as partial
+    return partial(graph, bindings)
+
+
+def emit_symbolic(graph: Graph, bindings: dict):
+    """A :class:`~tosaconv.emit.symbolic.SymbolicTosa`: the TOSA 1.1-draft bytes of a program that keeps
+    symbols (EXT-SHAPE operators, -1 dims), and the constraints its asserts check or leave unchecked."""
+    from .emit import EmitError
+    from .emit.symbolic import write_symbolic_tosa
+    try:
+        return write_symbolic_tosa(graph, bindings)
     except EmitError as e:
         raise ConversionError.one("E-EMIT", str(e), getattr(e, "location", None)) from None
 

@@ -75,6 +75,7 @@ class ReportData:
     histogram: dict = field(default_factory=dict)
     written: list = field(default_factory=list)    # fileio.WrittenFile
     run: Optional[dict] = None
+    symbolic: Optional[dict] = None       # convert --keep-symbols: constraints the file asserts / leaves unchecked
     clock: StageClock = field(default_factory=StageClock)
 
     def document(self) -> dict:
@@ -99,6 +100,7 @@ class ReportData:
             "state_io": [state_entry(p) for p in _state_pairs(self.program())],
             "warnings": [d.to_json() for d in self.warnings()],
             "io": describe_io(self.static if self.static is not None else self.graph),
+            **({"symbolic_tosa": self.symbolic} if self.symbolic is not None else {}),
         }
 
     def program(self):

@@ -59,6 +59,9 @@ written atomically, and only if every step succeeded.
               help="With --bind-grid: convert the variants in this many processes.")
 @click.option("--depfile", type=OUT_PATH, metavar="OUT.d",
               help="Write a Make dependency file: every output written depends on every input read.")
+@click.option("--keep-symbols", "keep_symbols", is_flag=True,
+              help="Write a TOSA 1.1-draft .tosa that keeps the symbols --bind leaves open: their dims are -1 "
+                   "and sizes that depend on them are computed by EXT-SHAPE operators (DIM, ADD_SHAPE...).")
 @target_options
 @steps.STATE_AS_IO
 @NPU_FAST
@@ -68,7 +71,9 @@ written atomically, and only if every step succeeded.
 @guarded
 def convert(session, model, output, binds, binding_files, input_shapes, ir_path, do_run, inputs_path,
             outputs_path, seed, report_path, profile, level, state_as_io, npu_fast, int_io,
-            bind_grid=(), jobs=1, depfile=None) -> Outcome:
+            bind_grid=(), jobs=1, depfile=None, keep_symbols=False) -> Outcome:
+    if keep_symbols:
+        _check_keep_symbols(bind_grid, do_run or outputs_path, state_as_io)
     if bind_grid:
         return _convert_grid(session, model, output, bind_grid, jobs, depfile, binds, binding_files, input_shapes,
                              inputs_path, ir_path, report_path, profile, level, state_as_io, npu_fast, int_io,
@@ -80,15 +85,31 @@ def convert(session, model, output, binds, binding_files, input_shapes, ir_path,
     state = steps.state_as_io(session, data.graph) if state_as_io else {}
     sources = steps.binding_sources(binds, binding_files, input_shapes, inputs_path, data.graph)
     data.bindings = steps.bind(session, data.graph, sources)
-    data.static = steps.specialize(session, data.graph, data.bindings)
-    steps.check_target(session, data.static, profile, level)
-    files = {output: (steps.emit(session, data.static), "tosa")}
+    if keep_symbols:
+        data.static = steps.keep_symbols(session, data.graph, data.bindings)
+        steps.check_target(session, data.static, profile, level)
+        written = steps.emit_symbolic(session, data.static, data.bindings)
+        data.symbolic = {"version": "1.1.0-draft", "asserted": written.asserted, "unchecked": written.unchecked}
+        files = {output: (written.data, "tosa")}
+    else:
+        data.static = steps.specialize(session, data.graph, data.bindings)
+        steps.check_target(session, data.static, profile, level)
+        files = {output: (steps.emit(session, data.static), "tosa")}
     if ir_path:
         files[ir_path] = (steps.print_ir(session, data.graph).encode("utf-8"), "tosair")
     if npz_path:
         files[npz_path] = (_run(session, data, sources, seed, npz_path, state), "npz")
     deps = depfile and (depfile, depfile_module.inputs_read(model, binding_files, inputs_path))
     return _finish(session, data, files, report_path, output, deps)
+
+
+def _check_keep_symbols(bind_grid, runs, state_as_io) -> None:
+    """--keep-symbols writes one symbolic file; options that need a static program do not combine with it."""
+    clash = [name for name, used in (("--bind-grid", bind_grid), ("--run/--outputs", runs),
+                                     ("--state-as-io", state_as_io)) if used]
+    if clash:
+        raise UsageError.one("E-KEEP-SYMBOLS-OPTION", f"--keep-symbols does not combine with {', '.join(clash)}",
+                             hint="run the symbolic .tosa with 'tosaconv run OUT.tosa --inputs IN.npz'")
 
 
 def _run(session, data: ReportData, sources, seed: int, npz_path: str, state: dict) -> bytes:

@@ -104,6 +104,16 @@ def specialize(session, graph, bindings: BindingSet):
         return api.specialize(graph, bindings.values())
 
 
+def keep_symbols(session, graph, bindings: BindingSet):
+    with session.stage("specialize", "specializing (keeping open symbols)"):
+        return api.keep_symbols(graph, bindings.values())
+
+
+def emit_symbolic(session, program, bindings: BindingSet):
+    with session.stage("emit", "writing TOSA 1.1 draft (EXT-SHAPE)"):
+        return api.emit_symbolic(program, bindings.values())
+
+
 def emit(session, static) -> bytes:
     with session.stage("emit", "writing TOSA"):
         return api.emit(static)

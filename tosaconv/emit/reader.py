@@ -9,6 +9,8 @@ output stays a CONST op with its array. Values keep their tensor names and
 every op gets ``Location(<TOSA op>, <location text or output name>, "tosa")``.
 COND_IF and WHILE_LOOP get their named regions back as region graphs, and
 variable tensors and their accesses become state ops (:mod:`.variables`).
+A TOSA 1.1-draft file with ``-1`` dims and EXT-SHAPE operators reads back as a
+symbolic program (:mod:`.shape_reader`): the shape operators become helper ops.
 Anything that cannot be mapped raises :class:`ReadError`.
 """
 from __future__ import annotations
@@ -28,6 +30,7 @@ from . import variables
 from .codecs import CODECS, MULTI_RESULT_OPS
 from .deserialize import deserialize
 from .errors import ReadError
+from .shape_reader import DYNAMIC_LAYOUT_OPS, SHAPE_OPS, ShapeValues, dynamic_layout, input_dim, symbol_names
 from .tensor_data import from_le_bytes
 
 _CONSTANT_OPS = ("CONST", "CONST_SHAPE")
@@ -42,7 +45,8 @@ def read_tosa(data) -> Graph:
     The graph must pass the IR verifier, which holds the specification's ERROR_IF rules: a file
     that breaks one is refused here, before anything runs it."""
     graph = _Lifting(deserialize(data)).run()
-    problems = verify(graph, require_static=True, require_equal_ranks=True)
+    symbolic = bool(graph.scope.symbols)   # a 1.1-draft file with -1 dims (EXT-SHAPE)
+    problems = verify(graph, require_static=not symbolic, require_equal_ranks=True)
     if problems:
         more = f" (and {len(problems) - 3} more)" if len(problems) > 3 else ""
         raise ReadError("the program is not valid TOSA: " + "; ".join(problems[:3]) + more)
@@ -60,10 +64,12 @@ class _Lifting:
         self.graph = Graph(name=block.name if regions is not None else "main")
         self.builder = Builder(self.graph)
         self.kept_consts = self._consts_used_as_values()
+        self.shape_values = ShapeValues(self)
+        self.symbol_names = symbol_names(block)
 
     def run(self) -> Graph:
         for name in self.block.inputs:
-            self.values[name] = self.graph.add_input(name, self._type(name))
+            self.values[name] = self.graph.add_input(name, self._input_type(name))
         self.variables = variables.lift_variables(self)   # variable tensor name -> VariableRefAttrs
         for op in self.block.ops:
             self._lift(op)
@@ -77,6 +83,9 @@ class _Lifting:
         for op in self.block.ops:
             if op.op in _CONSTANT_OPS:
                 continue
+            if op.op in SHAPE_OPS:   # DIM reads a tensor; SLICE_SHAPE's start and size are constants
+                (as_data if op.op == "DIM" else as_param).update(op.inputs[:1] if op.op == "DIM" else op.inputs[1:])
+                continue
             n = len(op.inputs) if op.op in variables.ACCESS_OPS else _data_count(op)
             as_data.update(op.inputs[:n])
             as_param.update(op.inputs[n:])
@@ -88,6 +97,8 @@ class _Lifting:
             return self._region_op(op)
         if op.op in variables.ACCESS_OPS:
             return variables.lift_access(self, op)
+        if op.op in SHAPE_OPS:
+            return self.shape_values.lift(op)
         if len(op.outputs) != 1 and op.op not in MULTI_RESULT_OPS:
             raise ReadError(f"{op.op} has {len(op.outputs)} outputs; expected one")
         if op.op == "CONST":
@@ -144,6 +155,8 @@ class _Lifting:
     def _compute(self, op):
         codec, opdef = CODECS[op.op], OPS[op.op]
         n = _data_count(op)
+        if op.op in DYNAMIC_LAYOUT_OPS and any(self.shape_values.is_dynamic(i) for i in op.inputs[n:]):
+            return dynamic_layout(self, op, n)
         operands = [self._value(name, f"operand of {op.op}") for name in op.inputs[:n]]
         params = {role: self._param(op, role, name) for role, name in zip(codec.roles, op.inputs[n:])}
         out = self._type(op.outputs[0])
@@ -159,12 +172,16 @@ class _Lifting:
         with self.builder.at(Location(op.op, text, source="tosa")):
             try:
                 types = [out] + [self._type(extra) for extra in op.outputs[1:]]
+                if any(_open(t) for t in types):   # -1 dims: the shape rules say what they are
+                    types = _checked(types, opdef.shape_rule([v.type for v in operands], attrs), name)
                 results = self.builder.create(opdef, operands, attrs, result_types=types, name=name).results
             except TypeError as e:
                 raise ReadError(f"{op.op} '{name}': {e}") from None
         self.values.update(zip(op.outputs, results))
 
     def _param(self, op, role: str, name: str) -> np.ndarray:
+        if name in self.shape_values.values and not self.shape_values.is_dynamic(name):
+            return np.array(self.shape_values.values[name], dtype=np.int64)   # computed from static dims
         if name not in self.consts:
             raise ReadError(f"{op.op} '{op.outputs[0]}': operand {role} ('{name}') is not a constant; "
                             f"only constant {role} operands can be read")
@@ -182,9 +199,30 @@ class _Lifting:
             raise ReadError(f"tensor '{name}' is {where}")
         if rec.dtype is None:
             raise ReadError(f"tensor '{name}' has element type code {rec.type_code}, which the IR lacks")
-        if any(d < 0 for d in rec.shape):
-            raise ReadError(f"tensor '{name}' has a dynamic shape {list(rec.shape)}; run infer_shapes first")
-        return TensorType(rec.dtype, tuple(rec.shape))
+        if any(d < -1 for d in rec.shape):
+            raise ReadError(f"tensor '{name}' has shape {list(rec.shape)}; dims are sizes >= 1 or -1 (dynamic)")
+        return TensorType(rec.dtype, tuple(rec.shape))   # a -1 dim is open: see _create
+
+    def _input_type(self, name: str) -> TensorType:
+        """A graph input's type; each -1 dim is a symbol (see :func:`.shape_reader.input_dim`)."""
+        t = self._type(name)
+        return t.with_shape([input_dim(self.graph, self.symbol_names, name, axis) if d == -1 else d
+                             for axis, d in enumerate(t.shape)])
+
+
+def _open(t) -> bool:
+    return isinstance(t, TensorType) and any(isinstance(d, int) and d == -1 for d in t.shape)
+
+
+def _checked(declared: list, inferred: list, name: str) -> list:
+    """The inferred result types, where the file's static dims agree with them."""
+    for want, got in zip(declared, inferred):
+        if not isinstance(want, TensorType):
+            continue
+        if want.rank != got.rank or any(w != -1 and isinstance(g, int) and w != g
+                                        for w, g in zip(want.shape, got.shape)):
+            raise TypeError(f"result '{name}' is declared {list(want.shape)} but its operands make it {got}")
+    return list(inferred)
 
 
 def _data_count(op) -> int:

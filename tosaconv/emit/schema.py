@@ -46,6 +46,7 @@ ROUNDING_MODES = ("UNKNOWN", "SINGLE_ROUND", "INEXACT_ROUND", "DOUBLE_ROUND")
 
 # The TOSA versions we accept on reading: (major, minor, patch, draft).
 WRITE_VERSION = (1, 0, 0, False)
+WRITE_VERSION_SHAPE = (1, 1, 0, True)   # a symbolic program: EXT-SHAPE operators and -1 dims (1.1 draft)
 READ_VERSIONS = ((1, 0, 0, False), (1, 1, 0, True))
 
 

@@ -43,13 +43,14 @@ class _Builder(flatbuffers.Builder):
         return off
 
 
-def serialize(block: BlockRecord) -> bytes:
+def serialize(block: BlockRecord, version: "tuple | None" = None) -> bytes:
     """The flatbuffer bytes of a TOSA 1.0 graph: region ``main`` with ``block``, then its other regions
-    (the then/else and cond/body graphs of control flow), one block each."""
+    (the then/else and cond/body graphs of control flow), one block each. ``version`` is
+    ``S.WRITE_VERSION_SHAPE`` (1.1 draft) for a program that uses the EXT-SHAPE operators."""
     b = _Builder(_size_estimate(block))
     named = [("main", block)] + sorted(block.regions.items())
     regions = _offsets(b, [_region(b, name, _block(b, blk)) for name, blk in named])
-    version = _version(b)
+    version = _version(b, version or S.WRITE_VERSION)
     b.StartObject(S.GraphSlot.COUNT)
     b.PrependUOffsetTRelativeSlot(S.GraphSlot.VERSION, version, 0)
     b.PrependUOffsetTRelativeSlot(S.GraphSlot.REGIONS, regions, 0)
@@ -77,8 +78,8 @@ def _region(b, region_name: str, block: int) -> int:
     return b.EndObject()
 
 
-def _version(b) -> int:
-    major, minor, patch, draft = S.WRITE_VERSION
+def _version(b, version: tuple) -> int:
+    major, minor, patch, draft = version
     b.StartObject(S.VersionSlot.COUNT)
     b.PrependInt32Slot(S.VersionSlot.MAJOR, major, -1)
     b.PrependInt32Slot(S.VersionSlot.MINOR, minor, -1)

@@ -78,7 +78,7 @@ class _Lowering:
         for v in self.graph.inputs:
             first = users.get(v.name, [None])[0]
             what = f"graph input '{v.name}'" + (f" (first used by {first.op.name})" if first else "")
-            self._add_tensor(self.names[v], _static_type(v, what, first and first.location))
+            self._add_tensor(self.names[v], self._type(v, what, first and first.location))
             self.defined.add(v)
         self.block.inputs = [self.names[v] for v in self.graph.inputs]
 
@@ -96,7 +96,7 @@ class _Lowering:
             return self._region_op(op)
         if len(op.results) != 1 and op.op.name not in MULTI_RESULT_OPS:
             raise EmitError(f"cannot emit {op.op.name}: it has {len(op.results)} results", op.location)
-        out = _static_type(op.result, f"result of {op.op.name}", op.location)
+        out = self._type(op.result, f"result of {op.op.name}", op.location)
         try:
             if op.op is Op.CONST:
                 self._const(op, out)
@@ -110,7 +110,7 @@ class _Lowering:
         if v not in self.defined:
             raise EmitError(f"cannot emit {op.op.name}: operand '{v.name}' is not defined before it",
                             op.location)
-        return _static_type(v, f"operand '{v.name}' of {op.op.name}", op.location)
+        return self._type(v, f"operand '{v.name}' of {op.op.name}", op.location)
 
     def _const(self, op, out: TensorType):
         name = self.names[op.result]
@@ -135,7 +135,7 @@ class _Lowering:
         inputs += [self._param(out_name, p, op.location) for p in params]
         outs = [self.names[r] for r in op.results]
         for r, name in zip(op.results, outs):
-            self._add_tensor(name, out if r is op.results[0] else _static_type(r, "result", op.location))
+            self._add_tensor(name, out if r is op.results[0] else self._type(r, "result", op.location))
         self._add_op(op.op.tosa, fields, inputs, outs, location_text(op.location))
 
     def _region_op(self, op):
@@ -147,7 +147,7 @@ class _Lowering:
             self.regions[name] = _Lowering(region, self, name).run()
             graph_names[field] = name
         for r, name in zip(op.results, outs):
-            self._add_tensor(name, _static_type(r, f"result of {op.op.name}", op.location))
+            self._add_tensor(name, self._type(r, f"result of {op.op.name}", op.location))
         self._add_op(op.op.tosa, graph_names, [self.names[v] for v in op.operands], outs,
                      location_text(op.location))
         self.defined.update(op.results)
@@ -169,6 +169,10 @@ class _Lowering:
         self._add_tensor(out_name, value.type)
         text = f"IDENTITY '{out_name}'"
         self._add_op("IDENTITY", {}, [self.names[value]], [out_name], text)
+
+    def _type(self, value, what: str, location) -> TensorType:
+        """The value's type as written (static here; the symbolic writer keeps open dims as -1)."""
+        return _static_type(value, what, location)
 
     def _add_tensor(self, name: str, type_: TensorType, data=None):
         self.block.tensors.append(TensorRecord(name, type_.shape, type_.dtype, data))
