@@ -214,7 +214,19 @@ def collect(graph, sources: BindingSources, solve) -> BindingSet:
     for name, array in sources.arrays.items():
         if name in input_names:
             _add_solved(out, solve, graph, {name: tuple(array.shape)}, f"{sources.arrays_path} array '{name}'")
+    _add_representatives(out, graph)
     return out
+
+
+def _add_representatives(out: BindingSet, graph):
+    """Bind the symbol the types use for each bound alias (``--bind j=3`` after the ledger made j an alias of
+    k binds k=3 too), unless it is bound already (then the ledger entry ``k == j`` checks the two agree)."""
+    values = {b.name: b.value for b in out}
+    for name, value in graph.ledger.with_representatives(values).items():
+        if name not in values:
+            alias = next(d for d, k in graph.ledger.aliases.items() if str(k) == name and d in values)
+            out.add(Binding(name, int(value), f"{out.by_name[alias].source} (through '{alias}', "
+                                              f"which the ledger makes equal to '{name}')"))
 
 
 def _add_solved(out: BindingSet, solve, graph, shapes: dict, source: str):

@@ -12,10 +12,10 @@ from __future__ import annotations
 import numpy as np
 
 from ..ir.ops import Op
-from .decay import DataDependentDim, decays
+from .decay import ANY, DataDependentDim, decays
 
 
-@decays(Op.NONZERO)
+@decays(Op.NONZERO, needs=ANY)
 def decay_nonzero(op, operands, b, env):
     src, count = operands[0], op.attrs.count
     if src.producer is None or src.producer.op is not Op.CONST:
