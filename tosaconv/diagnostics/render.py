@@ -180,17 +180,21 @@ def inspect_tables(info: dict) -> list:
     """The tables of ``tosaconv inspect`` for the data of ``api.describe``."""
     values = [(kind, *_get(v, "name", "dtype"), _shape_text(v.get("shape")), _quant_text(v))
               for kind in ("inputs", "outputs") for v in info.get(kind, [])]
-    symbols = [_get(s, "name", "extent", "origin", "bound") for s in info.get("symbols", [])]
-    constraints = [(i, *_get(c, "constraint", "op_type", "node", "reason"))
+    symbols = [(*_get(s, "name", "kind"), _origin_text(s), s.get("bound") or "") for s in info.get("symbols", [])]
+    constraints = [(i, *_get(c, "text"), str(c.get("status", "")).replace("_", " "), *_get(c, "op_type", "node", "reason"))
                    for i, c in enumerate(info.get("constraints", []), 1)]
     histogram = [(src, ", ".join(f"{op} ×{n}" for op, n in sorted(ops.items())))
                  for src, ops in sorted(info.get("histogram", {}).items())]
     return [
         table("Inputs and outputs", ("", "name", "dtype", "shape", "quantization"), values),
         table("Symbols", ("name", "extent", "origin", "bound"), symbols),
-        table("Constraint ledger", ("#", "constraint", "op", "node", "reason"), constraints),
+        table("Constraint ledger", ("#", "constraint", "status", "op", "node", "reason"), constraints),
         table("Op histogram", ("source op", "TOSA ops"), histogram),
     ]
+
+
+def _origin_text(s: dict) -> str:
+    return str(s.get("origin", "")) + (" [data-dependent]" if s.get("data_dependent") else "")
 
 
 def show_inspect(renderer: Renderer, info: dict):

@@ -58,6 +58,18 @@ class Operation:
         return f"{self.op.name}({ins}) at {self.location}"
 
 
+@dataclass(frozen=True)
+class Assumption:
+    """A data-dependent count the user bound (``--bind nz.1=3``): the static program was decayed with it,
+    and the numpy run checks it, since a TOSA 1.0 file cannot. ``data`` names the value whose count of
+    non-zero elements must equal ``value``."""
+
+    symbol: str
+    value: int
+    data: str
+    location: object
+
+
 @dataclass
 class Graph:
     name: str = "main"
@@ -81,6 +93,7 @@ class Graph:
     # one ("uint8": uint8 bits in INT8, "int64" in INT32, "float64" in FP32); see tosaconv.io_dtypes
     input_dtypes: dict = field(default_factory=dict)
     output_dtypes: dict = field(default_factory=dict)
+    assumptions: list = field(default_factory=list)     # Assumption: checked by the numpy run
     _names: set = field(default_factory=set, repr=False)
 
     def unique_name(self, base: str) -> str:
