@@ -104,3 +104,18 @@ def test_cli_checks_the_assumption_when_it_runs(tmp_path):
         assert proc.returncode == 4, proc.stderr
         assert "E-ASSUMPTION" in proc.stderr and "nz.1=4 does not hold: NonZero 'nz' finds 5" in proc.stderr
         assert not (tmp_path / "x.tosa").exists()
+
+
+def test_compress_count_assumption_matches_onnxruntime(tmp_path):
+    nodes = [helper.make_node("Compress", ["x", "cond"], ["y"], axis=1, name="cmp")]
+    model = make_model(nodes, [info("x", F32, [2, "W"]), info("cond", BOOL, ["W"])], [info("y", F32, None)], opset=13)
+    graph = convert(model)
+    static = api.specialize(graph, {"W": 6, "y.1": 3})
+    x = np.arange(12, dtype=np.float32).reshape(2, 6)
+    cond = np.array([0, 1, 1, 0, 0, 1], bool)
+    (want,) = run_onnxruntime(model, {"x": x, "cond": cond})
+    got = api.run(static, {"x": x, "cond": cond})["y"]
+    np.testing.assert_array_equal(got, want)
+    check_reference_model(api.emit(static), static, {"x": x, "cond": cond}, [got], tmp_path)
+    with pytest.raises(ShapeError, match=r"y.1=3 does not hold: Compress 'cmp' finds 2 non-zero"):
+        api.run(static, {"x": x, "cond": np.array([0, 1, 0, 0, 0, 1], bool)})
