@@ -221,12 +221,11 @@ def collect(graph, sources: BindingSources, solve) -> BindingSet:
 def _add_representatives(out: BindingSet, graph):
     """Bind the symbol the types use for each bound alias (``--bind j=3`` after the ledger made j an alias of
     k binds k=3 too), unless it is bound already (then the ledger entry ``k == j`` checks the two agree)."""
-    values = {b.name: b.value for b in out}
-    for name, value in graph.ledger.with_representatives(values).items():
-        if name not in values:
-            alias = next(d for d, k in graph.ledger.aliases.items() if str(k) == name and d in values)
-            out.add(Binding(name, int(value), f"{out.by_name[alias].source} (through '{alias}', "
-                                              f"which the ledger makes equal to '{name}')"))
+    for b in list(out):
+        name = graph.ledger.representative(b.name)
+        if name is not None and name not in out.by_name:
+            out.add(Binding(name, b.value, f"{b.source} (through '{b.name}', which the ledger makes equal to "
+                                           f"'{name}')"))
 
 
 def _add_solved(out: BindingSet, solve, graph, shapes: dict, source: str):

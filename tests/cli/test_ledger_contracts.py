@@ -97,3 +97,19 @@ def test_nonzero_count_is_exact_and_data_dependent(cli, tmp_path):
     assert (s["name"], s["kind"], s["extent"], s["data_dependent"], s["bound"]) == ("y.1", "Exact", "Exact", True, "12")
     r = cli("inspect", path)
     assert "[data-dependent]" in r.stdout
+
+
+def test_disagreeing_arrays_name_the_recorded_equality(tmp_path):
+    from tosaconv import api
+    from tosaconv.diagnostics import ShapeError
+    graph = api.load(str(_matmul_model(tmp_path)))
+    feeds = {"a": np.ones((2, 3), np.float32), "b": np.ones((4, 3), np.float32), "a2": np.ones((2, 4), np.float32)}
+    try:
+        api.run(graph, feeds)
+    except ShapeError as e:
+        (d,) = e.diagnostics
+        assert e.exit_code == 4
+        assert "input 'b' axis 0 binds symbol 'k' = 4, but input 'a' axis 1 bound it to 3" in d.message
+        assert "the model calls this dim 'j', which must equal 'k' (k == j, recorded by MatMul 'mm'" in d.message
+    else:
+        raise AssertionError("arrays of disagreeing inner dims ran")

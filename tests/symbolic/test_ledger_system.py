@@ -117,3 +117,11 @@ def test_every_status_parses(status):
     g.ledger.mark(g.ledger.entries[0], status)
     g.set_outputs([Builder(g).emit(Op.ABS, x)], ["y"])
     assert parse_graph(print_graph(g)).ledger.entries[0].status is status
+
+
+def test_divisibility_of_an_alias_carries_to_its_representative():
+    scope, ledger = _scope("a", "b"), Ledger()
+    ledger.require(Kind.DIVISIBLE, b, 4, WHY, scope)
+    ledger.require(Kind.EQ, a, b, WHY, scope)
+    assert ledger.require(Kind.EQ, a, 4 * floordiv(a, 4), WHY, scope) is Decision.YES
+    assert ledger.representative("b") == "a" and ledger.representative("a") is None

@@ -192,6 +192,8 @@ class Ledger:
         keep, drop = sorted((x, y), key=order.index)
         self.aliases = {k: subs(v, {drop: sym(keep)}) for k, v in self.aliases.items()}
         self.aliases[drop] = sym(keep)
+        if drop in self.multiples:   # what was known of the alias is now known of its representative
+            self.multiples[keep] = math.lcm(self.multiples.get(keep, 1), self.multiples.pop(drop))
         return True
 
     def _mark_proven(self, scope: Scope):
@@ -236,11 +238,15 @@ class Ledger:
         """``bindings`` plus each unbound representative whose alias is bound (``--bind j=3`` binds the
         ``k`` that types use after ``k == j`` was recorded)."""
         out = dict(bindings)
-        for drop, keep in self.aliases.items():
-            name = _bare(keep)
+        for drop in self.aliases:
+            name = self.representative(drop)
             if drop in out and name is not None and name not in out:
                 out[name] = out[drop]
         return out
+
+    def representative(self, name: str) -> Optional[str]:
+        """The symbol the types use for alias ``name``, or None when ``name`` is no alias."""
+        return _bare(self.aliases[name]) if name in self.aliases else None
 
 
 def _bare(d: Dim) -> Optional[str]:
