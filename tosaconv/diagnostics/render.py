@@ -199,7 +199,8 @@ _STATUS_TEXT = {"proven": "proven", "checked_at_binding": "at binding", "asserte
 
 
 def _origin_text(s: dict) -> str:
-    return str(s.get("origin", "")) + (" [data-dependent]" if s.get("data_dependent") else "")
+    origin = str(s.get("origin", ""))
+    return origin + (" [data-dependent]" if s.get("data_dependent") and "data-dependent" not in origin else "")
 
 
 def show_inspect(renderer: Renderer, info: dict):

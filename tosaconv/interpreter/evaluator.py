@@ -141,9 +141,9 @@ def _assumption_checks(graph) -> dict:
 def _check_assumptions(assumptions, array):
     from ..passes.decay_data import assumption_error
     for a in assumptions:
-        actual = int(np.count_nonzero(np.asarray(array)))
+        actual = a.actual(array)
         if actual != a.value:
-            raise assumption_error(a.symbol, a.value, actual, a.location, a.data)
+            raise assumption_error(a.symbol, a.value, actual, a.location, a.shown or a.data, a.element)
 
 
 def _check_budget(op, env: dict):

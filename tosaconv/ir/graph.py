@@ -14,6 +14,8 @@ import functools
 from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Optional
 
+import numpy as np
+
 from ..symbolic.constraints import Ledger
 from ..symbolic.names import unused_name
 from ..symbolic.scope import Scope
@@ -60,14 +62,21 @@ class Operation:
 
 @dataclass(frozen=True)
 class Assumption:
-    """A data-dependent count the user bound (``--bind nz.1=3``): the static program was decayed with it,
-    and the numpy run checks it, since a TOSA 1.0 file cannot. ``data`` names the value whose count of
-    non-zero elements must equal ``value``."""
+    """A data-dependent symbol the user bound (``--bind nz.1=3``): the static program was decayed with it,
+    and the numpy run checks it, since a TOSA 1.0 file cannot. ``data`` names the value that must give
+    ``value``: its count of non-zero elements, or (``element`` set) its element at that flat index."""
 
     symbol: str
     value: int
     data: str
     location: object
+    element: Optional[int] = None
+    shown: str = ""          # the name a user knows for ``data`` (the tensor it reshapes), for messages
+
+    def actual(self, array) -> int:
+        """What ``array`` (the data value) gives for the symbol."""
+        a = np.asarray(array)
+        return int(np.count_nonzero(a)) if self.element is None else int(a.reshape(-1)[self.element])
 
 
 @dataclass

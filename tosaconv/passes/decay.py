@@ -16,6 +16,7 @@ import numpy as np
 
 from ..ir import attrs as A
 from ..ir.count_rescale import mean_multiplier, rescale_for
+from ..ir.graph import Assumption
 from ..ir.ops import Op
 from ..symbolic.scope import ExtentKind
 
@@ -107,12 +108,21 @@ def decay_dims_to_tensor(op, operands, b, env):
 
 @decays(Op.EXTRACT_DIM, needs=ANY)   # it reads its value from data
 def decay_extract_dim(op, operands, b, env):
-    src = operands[0]
+    src, name = operands[0], next(iter(op.result.type.symbols()))
     if src.producer is None or src.producer.op is not Op.CONST:
+        if name in env:   # bound by the user: an assumption, which the numpy run checks
+            b.graph.assumptions.append(Assumption(name, env[name], src.name, op.location, op.attrs.dim_index,
+                                                  _data_origin(op.operands[0]).name))
+            return [b.index(env[name])]
         raise DataDependentDim(op, f"EXTRACT_DIM at {op.location} reads a size from tensor data "
-                                   f"('{_data_origin(src).name}') that is only known when the model runs")
+                                   f"('{_data_origin(src).name}') that is only known when the model runs; "
+                                   f"assume it with --bind {name}=N (checked when tosaconv runs the program)")
     value = int(np.asarray(src.producer.attrs.values).reshape(-1)[op.attrs.dim_index])
-    env[next(iter(op.result.type.symbols()))] = value
+    if name in env and env[name] != value:
+        from .decay_data import assumption_error
+        raise assumption_error(name, env[name], value, op.location, _data_origin(op.operands[0]).name,
+                               op.attrs.dim_index)
+    env[name] = value
     return [b.index(value)]
 
 

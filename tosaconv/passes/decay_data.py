@@ -44,12 +44,15 @@ def decay_nonzero(op, operands, b, env):
     return [b.const(coords)]
 
 
-def assumption_error(symbol: str, assumed: int, actual: int, location, data: str) -> ShapeError:
-    """The E-ASSUMPTION error (exit 4): a bound data-dependent count that the data contradicts."""
+def assumption_error(symbol: str, assumed: int, actual: int, location, data: str,
+                     element: "int | None" = None) -> ShapeError:
+    """The E-ASSUMPTION error (exit 4): a bound data-dependent symbol (a NonZero count, or the value
+    EXTRACT_DIM reads from ``element`` of ``data``) that the data contradicts."""
+    found = (f"finds {actual} non-zero element(s) in '{data}'" if element is None
+             else f"reads {actual} from element {element} of '{data}'")
     return ShapeError.one(
-        "E-ASSUMPTION", f"the assumption {symbol}={assumed} does not hold: {location} finds {actual} non-zero "
-                        f"element(s) in '{data}'", location,
-        hint=f"bind '{symbol}' to the count these inputs give ({actual}), or leave it unbound and run the "
+        "E-ASSUMPTION", f"the assumption {symbol}={assumed} does not hold: {location} {found}", location,
+        hint=f"bind '{symbol}' to the value these inputs give ({actual}), or leave it unbound and run the "
              "symbolic program")
 
 

@@ -119,3 +119,29 @@ def test_compress_count_assumption_matches_onnxruntime(tmp_path):
     check_reference_model(api.emit(static), static, {"x": x, "cond": cond}, [got], tmp_path)
     with pytest.raises(ShapeError, match=r"y.1=3 does not hold: Compress 'cmp' finds 2 non-zero"):
         api.run(static, {"x": x, "cond": np.array([0, 1, 0, 0, 0, 1], bool)})
+
+
+def _range_model() -> onnx.ModelProto:
+    """Range(0, lim, 1) with ``lim`` read from an input's data (EXTRACT_DIM, an Exact data-dependent value)."""
+    nodes = [helper.make_node("Range", ["zero", "lim", "one"], ["r"], name="rng"),
+             helper.make_node("Cast", ["r"], ["y"], to=TensorProto.FLOAT, name="c")]
+    zero, one = (helper.make_tensor(n, I64, [], [v]) for n, v in (("zero", 0), ("one", 1)))
+    return make_model(nodes, [info("lim", I64, [])], [info("y", F32, None)], [zero, one], opset=13)
+
+
+def test_extract_dim_value_assumption_decays_and_is_checked(tmp_path):
+    model = _range_model()
+    graph = convert(model)
+    (symbol,) = [op.result.type.value for op in graph.ops if op.op.name == "EXTRACT_DIM"]
+    name = str(symbol)
+    static = api.specialize(graph, {name: 4})
+    lim = {"lim": np.array(4, np.int64)}
+    (want,) = run_onnxruntime(model, lim)
+    got = api.run(static, lim)["y"]
+    np.testing.assert_array_equal(got, want)
+    check_reference_model(api.emit(static), static, lim, [got], tmp_path)
+    for program, bindings in ((static, None), (graph, {name: 4})):
+        with pytest.raises(ShapeError) as err:
+            api.run(program, {"lim": np.array(6, np.int64)}, bindings)
+        assert err.value.exit_code == 4 and err.value.diagnostics[0].message == (
+            f"the assumption {name}=4 does not hold: Range 'rng' reads 6 from element 0 of 'lim'")
