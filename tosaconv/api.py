@@ -284,14 +284,17 @@ def _value_info(name, t, quant=None, own=None) -> dict:
 
 
 def _symbol_info(info) -> dict:
-    return {"name": info.name, "origin": info.origin, "extent": info.kind.value,
-            "bound": None if info.bound is None else dim_str(info.bound)}
+    # "kind" is the report's name for the extent; "extent" is kept for existing consumers
+    return {"name": info.name, "origin": info.origin, "kind": info.kind.value, "extent": info.kind.value,
+            "bound": None if info.bound is None else dim_str(info.bound), "data_dependent": info.data_dependent}
 
 
 def _constraint_info(c) -> dict:
+    # "text" is the report's name; "constraint" is kept for existing consumers
     p = c.provenance
-    return {"constraint": c.text(), "kind": c.kind.value, "op_type": p.op_type, "node": p.node,
-            "reason": p.reason, "symbols": sorted(free_symbols(c.lhs) | free_symbols(c.rhs))}
+    return {"text": c.text(), "constraint": c.text(), "kind": c.kind.value, "status": c.status.value,
+            "op_type": p.op_type, "node": p.node, "location": p.where(), "reason": p.reason,
+            "symbols": sorted(free_symbols(c.lhs) | free_symbols(c.rhs))}
 
 
 def _histogram(graph: Graph) -> dict:

@@ -214,7 +214,18 @@ def collect(graph, sources: BindingSources, solve) -> BindingSet:
     for name, array in sources.arrays.items():
         if name in input_names:
             _add_solved(out, solve, graph, {name: tuple(array.shape)}, f"{sources.arrays_path} array '{name}'")
+    _add_representatives(out, graph)
     return out
+
+
+def _add_representatives(out: BindingSet, graph):
+    """Bind the symbol the types use for each bound alias (``--bind j=3`` after the ledger made j an alias of
+    k binds k=3 too), unless it is bound already (then the ledger entry ``k == j`` checks the two agree)."""
+    for b in list(out):
+        name = graph.ledger.representative(b.name)
+        if name is not None and name not in out.by_name:
+            out.add(Binding(name, b.value, f"{b.source} (through '{b.name}', which the ledger makes equal to "
+                                           f"'{name}')"))
 
 
 def _add_solved(out: BindingSet, solve, graph, shapes: dict, source: str):

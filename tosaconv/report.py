@@ -130,7 +130,7 @@ def symbols_section(graph, bindings) -> list:
     out = []
     for name, info in graph.scope.symbols.items():
         b = bound.get(name)
-        out.append({"name": name, "origin": info.origin, "kind": info.kind.value,
+        out.append({"name": name, "origin": info.origin, "kind": info.kind.value, "data_dependent": info.data_dependent,
                     "bound": None if info.bound is None else dim_str(info.bound),
                     "value": None if b is None else b.value, "source": None if b is None else b.source})
     return out
@@ -141,8 +141,8 @@ def constraint_entry(c, values: dict) -> dict:
     checked = free_symbols(c.lhs) | free_symbols(c.rhs) <= set(values)
     lhs = subs(c.lhs, values) if checked else None
     rhs = subs(c.rhs, values) if checked else None
-    return {"text": c.text(), "kind": c.kind.value, "op_type": c.provenance.op_type,
-            "node": c.provenance.node, "reason": c.provenance.reason,
+    return {"text": c.text(), "kind": c.kind.value, "status": c.status.value, "op_type": c.provenance.op_type,
+            "node": c.provenance.node, "location": c.provenance.where(), "reason": c.provenance.reason,
             "lhs_value": lhs, "rhs_value": rhs, "holds": c.holds(lhs, rhs) if checked else None}
 
 

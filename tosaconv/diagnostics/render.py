@@ -180,17 +180,27 @@ def inspect_tables(info: dict) -> list:
     """The tables of ``tosaconv inspect`` for the data of ``api.describe``."""
     values = [(kind, *_get(v, "name", "dtype"), _shape_text(v.get("shape")), _quant_text(v))
               for kind in ("inputs", "outputs") for v in info.get(kind, [])]
-    symbols = [_get(s, "name", "extent", "origin", "bound") for s in info.get("symbols", [])]
-    constraints = [(i, *_get(c, "constraint", "op_type", "node", "reason"))
+    symbols = [(*_get(s, "name", "kind"), _origin_text(s), s.get("bound") or "") for s in info.get("symbols", [])]
+    constraints = [(i, c.get("text"), _STATUS_TEXT.get(c.get("status"), c.get("status")),
+                    c.get("location") or f"{c.get('op_type')} '{c.get('node')}'", c.get("reason"))
                    for i, c in enumerate(info.get("constraints", []), 1)]
     histogram = [(src, ", ".join(f"{op} ×{n}" for op, n in sorted(ops.items())))
                  for src, ops in sorted(info.get("histogram", {}).items())]
     return [
         table("Inputs and outputs", ("", "name", "dtype", "shape", "quantization"), values),
         table("Symbols", ("name", "extent", "origin", "bound"), symbols),
-        table("Constraint ledger", ("#", "constraint", "op", "node", "reason"), constraints),
+        table("Constraint ledger", ("#", "constraint", "status", "recorded by", "reason"), constraints),
         table("Op histogram", ("source op", "TOSA ops"), histogram),
     ]
+
+
+# how each ledger entry is discharged (seed 004): proven, checked when bound, or asserted in a symbolic file
+_STATUS_TEXT = {"proven": "proven", "checked_at_binding": "at binding", "asserted": "asserted in file"}
+
+
+def _origin_text(s: dict) -> str:
+    origin = str(s.get("origin", ""))
+    return origin + (" [data-dependent]" if s.get("data_dependent") and "data-dependent" not in origin else "")
 
 
 def show_inspect(renderer: Renderer, info: dict):

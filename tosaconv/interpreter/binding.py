@@ -41,11 +41,25 @@ def bind_from_shapes(graph, shapes: dict, bindings: Optional[dict] = None, requi
     for value, axis, dim, size in _input_dims(graph, shapes):
         name = bare_symbol(dim)
         if name is not None:
-            _bind(env, origin, name, size, value.name, axis)
+            try:
+                _bind(env, origin, name, size, value.name, axis)
+            except InputError as e:
+                raise InputError(str(e) + _alias_note(graph, value.name, axis, name),
+                                 input_name=e.input_name, axis=e.axis) from None
     _solve_linear(graph, shapes, env, origin)
     for value, axis, dim, size in _input_dims(graph, shapes):
         _verify(dim, size, env, origin, value.name, axis)
     return env
+
+
+def _alias_note(graph, input_name: str, axis: int, name: str) -> str:
+    """Why an input dim the model names otherwise is symbol ``name``: a recorded equality made them one."""
+    for s in graph.scope.symbols.values():
+        if s.input_name == input_name and s.axis == axis and s.name != name:
+            why = next((c for c in graph.ledger.entries if {s.name, name} <= c.symbols()), None)
+            where = f" ({why.text()}, recorded by {why.provenance.where()}: {why.provenance.reason})" if why else ""
+            return f" (the model calls this dim '{s.name}', which must equal '{name}'{where})"
+    return ""
 
 
 def _input_dims(graph, shapes: dict):

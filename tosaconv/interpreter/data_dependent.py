@@ -22,7 +22,8 @@ def nonzero(op, args, ctx):
         raise ValueError("NONZERO found no non-zero elements; its result would have an empty dim, "
                          "which TOSA does not allow")
     known = ctx.bindings.get(op.attrs.count)
-    if known is not None and known != count:
-        raise ValueError(f"NONZERO found {count} non-zero elements, but '{op.attrs.count}' is bound to {known}")
+    if known is not None and known != count:   # the user assumed the count (--bind): a shape error, exit 4
+        from ..passes.decay_data import assumption_error
+        raise assumption_error(op.attrs.count, known, count, op.location, op.operands[0].name)
     ctx.bindings[op.attrs.count] = count
     return [coords.astype(np.int32)]

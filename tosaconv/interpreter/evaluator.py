@@ -10,7 +10,9 @@ unbound symbol (EXTRACT_DIM's data-dependent value) binds it. A value is
 dropped as soon as its last user has run, so a big model never holds every
 activation at once. Variables (the program's state) live in a dict the
 caller may keep between runs. :func:`run_region` is the same loop for a control-flow
-op's region; the control-flow kernels call it.
+op's region; the control-flow kernels call it. A static program decayed under an
+assumed data-dependent count (``graph.assumptions``) has each assumption checked
+as soon as the value it counts exists (E-ASSUMPTION, exit 4).
 """
 from __future__ import annotations
 
@@ -64,10 +66,14 @@ def run_region(graph, args: list, bindings: dict) -> list:
 def _run_ops(graph, values: dict, ctx: KernelContext):
     """Run every op of ``graph`` in order on ``values`` (name -> value), dropping dead values."""
     release = _release_schedule(graph)
+    checks = _assumption_checks(graph)
+    for v in graph.inputs:
+        _check_assumptions(checks.get(v.name, ()), values[v.name])
     for step, op in enumerate(graph.ops):
         args = [values[v.name] for v in op.operands]
         for value, result in zip(op.results, _run(op, args, ctx)):
             values[value.name] = result
+            _check_assumptions(checks.get(value.name, ()), result)
         for name in release[step]:
             del values[name]
 
@@ -122,6 +128,22 @@ def _run(op, args: list, ctx: KernelContext) -> list:
     except Exception as e:   # noqa: BLE001 - any kernel failure becomes a located KernelError
         raise KernelError(f"while running {op.op.name} at {op.location}: {e}",
                           location=op.location, op_name=op.op.name) from e
+
+
+def _assumption_checks(graph) -> dict:
+    """value name -> the assumptions that count its non-zeros."""
+    out: dict = {}
+    for a in getattr(graph, "assumptions", ()):
+        out.setdefault(a.data, []).append(a)
+    return out
+
+
+def _check_assumptions(assumptions, array):
+    from ..passes.decay_data import assumption_error
+    for a in assumptions:
+        actual = a.actual(array)
+        if actual != a.value:
+            raise assumption_error(a.symbol, a.value, actual, a.location, a.shown or a.data, a.element)
 
 
 def _check_budget(op, env: dict):

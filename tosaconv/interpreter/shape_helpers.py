@@ -30,12 +30,24 @@ def get_dim(op, args, ctx):
     return [int(np.shape(x)[axis])]
 
 
+def _data_origin(v):
+    """The value whose data ``v`` reshapes (the name a user knows), through RESHAPEs."""
+    while v.producer is not None and v.producer.op is Op.RESHAPE:
+        v = v.producer.operands[0]
+    return v
+
+
 @kernel(Op.EXTRACT_DIM)
 def extract_dim(op, args, ctx):
     x, index = np.asarray(args[0]), op.attrs.dim_index
     if x.ndim != 1 or not 0 <= index < x.shape[0]:
         raise ValueError(f"EXTRACT_DIM needs a 1-D input with element {index}, got shape {list(x.shape)}")
-    return [int(x[index])]
+    value, name = int(x[index]), next(iter(op.result.type.symbols()), None)
+    if name is not None and ctx.bindings.get(name, value) != value:   # the user assumed it (--bind)
+        from ..passes.decay_data import assumption_error
+        raise assumption_error(name, ctx.bindings[name], value, op.location, _data_origin(op.operands[0]).name,
+                               index)
+    return [value]
 
 
 @kernel(Op.DIMS_TO_TENSOR)

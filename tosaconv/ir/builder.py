@@ -72,10 +72,11 @@ class Builder:
         return self.emit(Op.GET_DIM, v, attrs=A.DimIndexAttrs(axis))
 
     def extract_dim(self, v: Value, index: int) -> Value:
-        """An Index value read from tensor data: a new symbol whose extent is Unknown."""
+        """An Index value read from tensor data: a new symbol, the exact value read (so Exact), known only
+        when the model runs (data-dependent)."""
         name = self.graph.scope.fresh_name(f"{v.name}.{index}")
         where = f"value of {self.location} element {index} (data-dependent)"
-        d = self.graph.scope.declare(SymbolInfo(name, where, ExtentKind.UNKNOWN))
+        d = self.graph.scope.declare(SymbolInfo(name, where, ExtentKind.EXACT, data_dependent=True))
         return self.emit(Op.EXTRACT_DIM, v, attrs=A.DimIndexAttrs(index), result_type=IndexType(d))
 
     def dims_to_tensor(self, dims, dtype: DType = DType.INT32) -> Value:

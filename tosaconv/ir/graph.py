@@ -14,6 +14,8 @@ import functools
 from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Optional
 
+import numpy as np
+
 from ..symbolic.constraints import Ledger
 from ..symbolic.names import unused_name
 from ..symbolic.scope import Scope
@@ -58,6 +60,25 @@ class Operation:
         return f"{self.op.name}({ins}) at {self.location}"
 
 
+@dataclass(frozen=True)
+class Assumption:
+    """A data-dependent symbol the user bound (``--bind nz.1=3``): the static program was decayed with it,
+    and the numpy run checks it, since a TOSA 1.0 file cannot. ``data`` names the value that must give
+    ``value``: its count of non-zero elements, or (``element`` set) its element at that flat index."""
+
+    symbol: str
+    value: int
+    data: str
+    location: object
+    element: Optional[int] = None
+    shown: str = ""          # the name a user knows for ``data`` (the tensor it reshapes), for messages
+
+    def actual(self, array) -> int:
+        """What ``array`` (the data value) gives for the symbol."""
+        a = np.asarray(array)
+        return int(np.count_nonzero(a)) if self.element is None else int(a.reshape(-1)[self.element])
+
+
 @dataclass
 class Graph:
     name: str = "main"
@@ -81,6 +102,7 @@ class Graph:
     # one ("uint8": uint8 bits in INT8, "int64" in INT32, "float64" in FP32); see tosaconv.io_dtypes
     input_dtypes: dict = field(default_factory=dict)
     output_dtypes: dict = field(default_factory=dict)
+    assumptions: list = field(default_factory=list)     # Assumption: checked by the numpy run
     _names: set = field(default_factory=set, repr=False)
 
     def unique_name(self, base: str) -> str:

@@ -18,7 +18,7 @@ from dataclasses import MISSING, fields
 
 import numpy as np
 
-from ..symbolic.constraints import Constraint, Kind, Provenance
+from ..symbolic.constraints import Constraint, Kind, Provenance, Status
 from ..symbolic.scope import ExtentKind, SymbolInfo
 from .dtypes import DType
 from .graph import Graph, Operation, Value
@@ -109,9 +109,10 @@ class _Parser(Cursor):
             self.expect(")", "after the bound")
         input_name = self.value_name()[0] if self.keyword("input") else None
         axis = self.integer("an axis") if self.keyword("axis") else None
+        data_dependent = self.keyword("data_dependent")
         self.expect_keyword("origin", "(the symbol's origin)")
         origin = self.string("the origin text")
-        self.graph.scope.symbols[name] = SymbolInfo(name, origin, kind, bound, input_name, axis)
+        self.graph.scope.symbols[name] = SymbolInfo(name, origin, kind, bound, input_name, axis, data_dependent)
 
     def constraint(self):
         kind = self.enum(Kind, "a constraint kind (" + ", ".join(k.value for k in Kind) + ")")
@@ -124,7 +125,9 @@ class _Parser(Cursor):
         op_type, node = self.word("the source op type"), self.string("the source node name")
         self.expect_keyword("reason", "(why the constraint was recorded)")
         provenance = Provenance(op_type, node, self.string("the reason text"))
-        self.graph.ledger.entries.append(Constraint(kind, lhs, rhs, provenance))
+        status = self.enum(Status, "a constraint status (" + ", ".join(s.value for s in Status) + ")") \
+            if self.keyword("status") else Status.CHECKED_AT_BINDING
+        self.graph.ledger.restore(Constraint(kind, lhs, rhs, provenance, status), self.graph.scope)
 
     def enum(self, enum_type, what: str):
         self.skip()

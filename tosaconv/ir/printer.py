@@ -25,6 +25,7 @@ from typing import get_type_hints
 
 import numpy as np
 
+from ..symbolic.constraints import Status
 from ..symbolic.expr import dim_str, format_symbol
 from .dtypes import DType
 from .graph import Graph
@@ -158,13 +159,16 @@ def symbol_text(info) -> str:
         out += f" input {value_ref(info.input_name)}"
     if info.axis is not None:
         out += f" axis {info.axis}"
+    if info.data_dependent:
+        out += " data_dependent"
     return out + f" origin {quote(info.origin)}"
 
 
 def constraint_text(c) -> str:
     p = c.provenance
     return (f"constraint {c.kind.value}({dim_str(c.lhs)}, {dim_str(c.rhs)}) "
-            f"at {word(p.op_type)} {quote(p.node)} reason {quote(p.reason)}")
+            f"at {word(p.op_type)} {quote(p.node)} reason {quote(p.reason)}"
+            + ("" if c.status is Status.CHECKED_AT_BINDING else f" status {c.status.value}"))
 
 
 # -- ops and the graph ---------------------------------------------------------------

@@ -1,7 +1,8 @@
 """Dead-code elimination: drop pure ops whose results nobody uses.
 
 Walks the ops backwards from the graph outputs, so chains of dead helper ops
-(GET_DIM feeding an INDEX_MUL feeding nothing) disappear in one sweep.
+(GET_DIM feeding an INDEX_MUL feeding nothing) disappear in one sweep. A value
+an assumption reads (``graph.assumptions``) stays, so the numpy run can check it.
 """
 from __future__ import annotations
 
@@ -10,9 +11,10 @@ from ..ir.ops import Trait
 
 def eliminate_dead_code(graph) -> bool:
     live = {id(v) for v in graph.outputs}
+    checked = {a.data for a in graph.assumptions}
     kept = []
     for op in reversed(graph.ops):
-        if not op.op.has(Trait.PURE) or any(id(r) in live for r in op.results):
+        if not op.op.has(Trait.PURE) or any(id(r) in live or r.name in checked for r in op.results):
             kept.append(op)
             live.update(id(v) for v in op.operands)
     changed = len(kept) != len(graph.ops)

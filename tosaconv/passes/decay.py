@@ -5,6 +5,10 @@ INDEX_CONST, DIMS_TO_TENSOR and IOTA become CONST, EXPAND_DIMS/COLLAPSE_DIMS
 and RESHAPE with shape_symbols become a static RESHAPE, DYN_SLICE becomes
 SLICE, DYN_TILE becomes TILE and COUNT_RESCALE becomes RESCALE. A rule returns the replacement values, or
 raises :class:`DataDependentDim` when an operand still is not constant.
+
+Each rule states the extent guarantee it needs from the op's dims (``needs=``,
+seed 003; see :mod:`.contracts`): one that turns dims into a shape or data
+needs Exact ones, and the rebuild checks that before running it.
 """
 from __future__ import annotations
 
@@ -12,7 +16,11 @@ import numpy as np
 
 from ..ir import attrs as A
 from ..ir.count_rescale import mean_multiplier, rescale_for
+from ..ir.graph import Assumption
 from ..ir.ops import Op
+from ..symbolic.scope import ExtentKind
+
+EXACT, ANY = ExtentKind.EXACT, ExtentKind.UNKNOWN
 
 _RULES: dict = {}
 
@@ -25,10 +33,12 @@ class DataDependentDim(Exception):
         super().__init__(message)
 
 
-def decays(op_def):
+def decays(op_def, *, needs: ExtentKind):
+    """Register the decay rule of ``op_def``; ``needs``: the extent guarantee it needs of the op's dims."""
     def register(fn):
         if op_def.name in _RULES:
             raise ValueError(f"two decay rules for {op_def.name}")
+        fn.needs = needs
         _RULES[op_def.name] = fn
         return fn
     return register
@@ -46,19 +56,19 @@ def index_value(op, v) -> int:
     return value
 
 
-@decays(Op.RESHAPE)
+@decays(Op.RESHAPE, needs=EXACT)
 def decay_reshape(op, operands, b, env):
     values = iter(index_value(op, v) for v in operands[1:])
     shape = tuple(next(values) if d == -1 else d for d in op.attrs.new_shape)
     return [b.emit(Op.RESHAPE, operands[0], attrs=A.ReshapeAttrs(shape))]
 
 
-@decays(Op.EXPAND_DIMS)
+@decays(Op.EXPAND_DIMS, needs=EXACT)
 def decay_expand_dims(op, operands, b, env):
     return [_static_reshape(b, op, operands[0])]
 
 
-@decays(Op.COLLAPSE_DIMS)
+@decays(Op.COLLAPSE_DIMS, needs=EXACT)
 def decay_collapse_dims(op, operands, b, env):
     return [_static_reshape(b, op, operands[0])]
 
@@ -68,7 +78,7 @@ def _static_reshape(b, op, x):
     return b.emit(Op.RESHAPE, x, attrs=A.ReshapeAttrs(tuple(shape)))
 
 
-@decays(Op.DYN_SLICE)
+@decays(Op.DYN_SLICE, needs=EXACT)
 def decay_dyn_slice(op, operands, b, env):
     x = operands[0]
     r = x.type.rank
@@ -76,7 +86,7 @@ def decay_dyn_slice(op, operands, b, env):
     return [b.emit(Op.SLICE, x, attrs=A.SliceAttrs(tuple(idx[:r]), tuple(idx[r:])))]
 
 
-@decays(Op.DYN_TILE)
+@decays(Op.DYN_TILE, needs=EXACT)
 def decay_dyn_tile(op, operands, b, env):
     multiples = tuple(index_value(op, v) for v in operands[1:])
     if all(m == 1 for m in multiples):
@@ -84,26 +94,35 @@ def decay_dyn_tile(op, operands, b, env):
     return [b.emit(Op.TILE, operands[0], attrs=A.TileAttrs(multiples))]
 
 
-@decays(Op.IOTA)
+@decays(Op.IOTA, needs=EXACT)
 def decay_iota(op, operands, b, env):
     n = index_value(op, operands[0])
     return [b.const(np.arange(n, dtype=op.attrs.dtype.numpy))]
 
 
-@decays(Op.DIMS_TO_TENSOR)
+@decays(Op.DIMS_TO_TENSOR, needs=EXACT)
 def decay_dims_to_tensor(op, operands, b, env):
     values = [index_value(op, v) for v in operands]
     return [b.const(np.array(values, dtype=op.attrs.dtype.numpy))]
 
 
-@decays(Op.EXTRACT_DIM)
+@decays(Op.EXTRACT_DIM, needs=ANY)   # it reads its value from data
 def decay_extract_dim(op, operands, b, env):
-    src = operands[0]
+    src, name = operands[0], next(iter(op.result.type.symbols()))
     if src.producer is None or src.producer.op is not Op.CONST:
+        if name in env:   # bound by the user: an assumption, which the numpy run checks
+            b.graph.assumptions.append(Assumption(name, env[name], src.name, op.location, op.attrs.dim_index,
+                                                  _data_origin(op.operands[0]).name))
+            return [b.index(env[name])]
         raise DataDependentDim(op, f"EXTRACT_DIM at {op.location} reads a size from tensor data "
-                                   f"('{_data_origin(src).name}') that is only known when the model runs")
+                                   f"('{_data_origin(src).name}') that is only known when the model runs; "
+                                   f"assume it with --bind {name}=N (checked when tosaconv runs the program)")
     value = int(np.asarray(src.producer.attrs.values).reshape(-1)[op.attrs.dim_index])
-    env[next(iter(op.result.type.symbols()))] = value
+    if name in env and env[name] != value:
+        from .decay_data import assumption_error
+        raise assumption_error(name, env[name], value, op.location, _data_origin(op.operands[0]).name,
+                               op.attrs.dim_index)
+    env[name] = value
     return [b.index(value)]
 
 
@@ -114,7 +133,7 @@ def _data_origin(v):
     return v
 
 
-@decays(Op.COUNT_RESCALE)
+@decays(Op.COUNT_RESCALE, needs=EXACT)
 def decay_count_rescale(op, operands, b, env):
     a = op.attrs
     m, e = mean_multiplier(a.multiplier, a.exponent, index_value(op, operands[1]))
@@ -130,7 +149,7 @@ def decay_count_rescale(op, operands, b, env):
 from . import decay_recurrent  # noqa: E402,F401  (registers the RECURRENT rule; it imports this module)
 
 
-@decays(Op.INTERP_MATRIX)
+@decays(Op.INTERP_MATRIX, needs=EXACT)
 def decay_interp_matrix(op, operands, b, env):
     from ..interpreter.interpolation import interp_matrix
     sizes = [index_value(op, v) for v in operands]

@@ -22,7 +22,7 @@ from ..ir.region_rules import iteration_symbol, loop_groups
 from ..ir.types import IndexType
 from ..symbolic.expr import is_static, subs
 from .dce import eliminate_dead_code
-from .decay import DataDependentDim, decays, index_value
+from .decay import ANY, EXACT, DataDependentDim, decays, index_value
 from .rebuild import check_ledger, rebuild_ops
 from .while_lowering import lower_to_while
 
@@ -62,13 +62,13 @@ def static_region(op, region, env: dict, operands: list, what: str) -> tuple:
     return new, kept
 
 
-@decays(Op.IF)
+@decays(Op.IF, needs=ANY)   # picks a branch; the branch's ops check their own
 def decay_if(op, operands, b, env):
     taken = op.attrs.then_graph if index_value(op, operands[0]) else op.attrs.else_graph
     return inline_region(taken, b, env, operands[1:], f"the taken branch of {op.location}")
 
 
-@decays(Op.COND_IF)
+@decays(Op.COND_IF, needs=ANY)
 def decay_cond_if(op, operands, b, env):
     cond, ins = operands[0], operands[1:]
     taken = const_truth(cond)
@@ -80,14 +80,14 @@ def decay_cond_if(op, operands, b, env):
     return b.create(Op.COND_IF, [cond] + kept, A.CondIfAttrs(then_g, else_g)).results
 
 
-@decays(Op.WHILE_LOOP)
+@decays(Op.WHILE_LOOP, needs=EXACT)
 def decay_while_loop(op, operands, b, env):
     cond_g, kept = static_region(op, op.attrs.cond_graph, env, operands, f"the cond graph of {op.location}")
     body_g, _ = static_region(op, op.attrs.body_graph, env, operands, f"the body graph of {op.location}")
     return b.create(Op.WHILE_LOOP, kept, A.WhileLoopAttrs(cond_g, body_g)).results
 
 
-@decays(Op.LOOP)
+@decays(Op.LOOP, needs=EXACT)
 def decay_loop(op, operands, b, env):
     a = op.attrs
     groups = loop_groups(operands[1:], a)

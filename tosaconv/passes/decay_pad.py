@@ -16,7 +16,7 @@ from ..lowering.context import LoweringContext
 from ..lowering.errors import ConvertError
 from ..lowering.pad import pad_static
 from ..symbolic.constraints import ConstraintFailed
-from .decay import decays, index_value
+from .decay import EXACT, decays, index_value
 
 
 class _BoundContext(LoweringContext):
@@ -28,7 +28,7 @@ class _BoundContext(LoweringContext):
         self.b = b
 
 
-@decays(Op.DYN_PAD)
+@decays(Op.DYN_PAD, needs=EXACT)
 def decay_dyn_pad(op, operands, b, env):
     pads = [index_value(op, v) for v in operands[1:]]
     before, after = pads[0::2], pads[1::2]

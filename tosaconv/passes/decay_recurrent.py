@@ -26,7 +26,7 @@ import numpy as np
 from ..ir import attrs as A
 from ..ir.ops import Op
 from ..lowering.int_lstm_emit import IntRecurrentAttrs, emit_lstm
-from .decay import DataDependentDim, decays
+from .decay import EXACT, DataDependentDim, decays
 from .recurrent_cells import Cell, Weights, gru_step, lstm_step, rnn_step
 
 GATES = {"LSTM": 4, "GRU": 3, "RNN": 1}
@@ -35,7 +35,7 @@ OPTIONAL = (("b", "has_bias"), ("sequence_lens", "has_sequence_lens"), ("initial
             ("initial_c", "has_initial_c"), ("p", "has_peepholes"))
 
 
-@decays(Op.RECURRENT)
+@decays(Op.RECURRENT, needs=EXACT)
 def decay_recurrent(op, operands, b, env):
     unknown = [v for v in operands if not v.type.is_static]
     if unknown:

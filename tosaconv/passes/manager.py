@@ -3,19 +3,28 @@
 Each pass is a function ``graph -> bool`` (True when it changed something).
 The manager runs them in order and verifies the IR after every pass, so a
 pass that breaks an invariant is caught at that pass, by name. Each pass also
-runs inside every region of a control-flow op (:func:`run_everywhere`).
+runs inside every region of a control-flow op (:func:`run_everywhere`), unless
+it walks the regions itself (``recurses``).
+
+Each pass states the extent guarantee it needs (``needs``, seed 003) of the
+ops it ``selects``; the manager checks them before the pass runs, so a pass
+never reads an upper bound as a true size (:mod:`.contracts`).
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable
+from typing import Callable, Optional
 
 from ..ir.graph import op_regions
 from ..ir.verifier import verify
+from ..ir.ops import Trait
+from ..symbolic.scope import ExtentKind
 from .broadcast_check import check_broadcasts
 from .constant_fold import fold_constants
+from .contracts import require_extents
 from .dce import eliminate_dead_code
 from .rank_equalization import equalize_ranks
+from .refine_symbols import refine_symbols
 from .transpose_cancel import cancel_transposes
 
 
@@ -29,11 +38,20 @@ class Pass:
     run: Callable
     equal_ranks_after: bool = False
     symbolic_only: bool = False   # nothing to do on a static program: specialization skips it
+    needs: ExtentKind = ExtentKind.UNKNOWN   # the extent guarantee it needs of the ops it selects
+    selects: Optional[Callable] = None       # op -> bool: the ops whose dims it reads (None: every op)
+    recurses: bool = False                   # it walks the regions itself (run once, on the top graph)
+
+
+def _broadcasting(op) -> bool:
+    return op.op.has(Trait.BROADCASTABLE) and len(op.operands) > 1
 
 
 DEFAULT_PIPELINE = [
+    Pass("refine-symbols", refine_symbols, symbolic_only=True, recurses=True),
     Pass("rank-equalization", equalize_ranks, equal_ranks_after=True),
-    Pass("broadcast-check", check_broadcasts, equal_ranks_after=True, symbolic_only=True),
+    Pass("broadcast-check", check_broadcasts, equal_ranks_after=True, symbolic_only=True,
+         needs=ExtentKind.EXACT, selects=_broadcasting),   # a broadcast target is never an upper bound
     Pass("constant-fold", fold_constants, equal_ranks_after=True),
     Pass("transpose-cancel", cancel_transposes, equal_ranks_after=True),
     Pass("dead-code", eliminate_dead_code, equal_ranks_after=True),
@@ -43,12 +61,27 @@ DEFAULT_PIPELINE = [
 def run_pipeline(graph, pipeline=None, *, require_static=False):
     memo: dict = {}    # ops already verified and unchanged since are not re-checked (see ir/verifier.py)
     for p in pipeline or DEFAULT_PIPELINE:
-        run_everywhere(p.run, graph)
+        check_contract(p, graph)
+        if p.recurses:
+            p.run(graph)
+        else:
+            run_everywhere(p.run, graph)
         problems = verify(graph, require_equal_ranks=p.equal_ranks_after, require_static=require_static,
                           memo=memo)
         if problems:
             raise PassError(f"IR invalid after pass '{p.name}': " + "; ".join(problems[:5]))
     return graph
+
+
+def check_contract(p: Pass, graph):
+    """Raise a ShapeError (E-EXTENT) when an op ``p`` selects, here or in a region, has a dim weaker than it needs."""
+    if p.needs is ExtentKind.UNKNOWN:
+        return
+    for op in graph.ops:
+        for _, region in op_regions(op):
+            check_contract(p, region)
+        if p.selects is None or p.selects(op):
+            require_extents(op, p.needs, graph.scope, f"pass '{p.name}'")
 
 
 def run_everywhere(run: Callable, graph) -> bool:

@@ -13,6 +13,7 @@ from ..diagnostics import Diagnostic, ShapeError
 from ..ir.location import Location
 from ..ir.shape_rules import ShapeRuleError
 from . import constant_fold
+from .contracts import require_extents
 
 
 def rebuild_ops(graph, b, env: dict, mapping: dict):
@@ -31,6 +32,7 @@ def rebuild_op(op, operands, b, env) -> list:
     rule = rule_for(op.op)
     try:
         if rule is not None:
+            require_extents(op, rule.needs, b.graph.scope, f"the decay rule of {op.op.name}")
             results = rule(op, operands, b, env)
             last = b.graph.ops[-1] if b.graph.ops else None
             if len(results) == 1 and last is not None and results[0].producer is last:

@@ -21,7 +21,7 @@ from .rebuild import check_ledger, rebuild_ops
 
 
 def specialize(graph: Graph, bindings: dict) -> Graph:
-    env = {k: int(v) for k, v in bindings.items()}
+    env = graph.ledger.with_representatives({k: int(v) for k, v in bindings.items()})
     _check_bound(graph, env)
     check_ledger(graph, env)
     check_budget(graph, env)

@@ -5,9 +5,13 @@ is asked here, ``prove(a, Rel.EQ, b)`` (or ``scope.prove``), which gives
 :data:`Decision.YES`, ``NO`` or ``UNKNOWN``; ``proven`` is its YES test.
 The scope also knows each symbol's origin (which tensor and axis or which
 op made it) and the strength of what is known about it: ``Exact``
-symbols come from inputs and denote true sizes, ``UpperBound`` symbols come
-from data-dependent ops that are known not to exceed a bound, and ``Unknown``
-ones carry no useful bound (seed 003).
+symbols denote true sizes, ``UpperBound`` symbols only a size the true one
+does not exceed, and ``Unknown`` ones nothing useful (seed 003). Whether a
+size is *data-dependent* (known only when the model runs, like NonZero's
+count or a value EXTRACT_DIM reads) is a separate flag: NonZero's count is
+Exact and data-dependent. :meth:`Scope.extent_kind` gives the guarantee of a
+whole dim (its weakest symbol), which passes and decay rules check against
+what they need (:func:`satisfies`).
 """
 from __future__ import annotations
 
@@ -15,7 +19,7 @@ import enum
 from dataclasses import dataclass, field
 from typing import Optional
 
-from .expr import Dim, bounds, sub, sym
+from .expr import Dim, bounds, free_symbols, sub, sym
 from .names import unused_name
 
 
@@ -40,13 +44,23 @@ class ExtentKind(enum.Enum):
     UNKNOWN = "Unknown"
 
 
+_STRENGTH = {ExtentKind.EXACT: 2, ExtentKind.UPPER_BOUND: 1, ExtentKind.UNKNOWN: 0}
+
+
+def satisfies(have: ExtentKind, need: ExtentKind) -> bool:
+    """Whether a ``have`` guarantee is at least the ``need`` one (Exact > UpperBound > Unknown)."""
+    return _STRENGTH[have] >= _STRENGTH[need]
+
+
 @dataclass(frozen=True)
 class SymbolInfo:
     """One symbol: where it came from and how much is known about it.
 
     ``origin`` is human text such as ``input 'input_ids' axis 1`` or
-    ``NonZero 'nz' output axis 1``; ``bound`` is the upper bound expression for
-    an UpperBound symbol.
+    ``NonZero 'nz' output axis 1``; ``bound`` is an upper bound expression (the
+    only thing an UpperBound symbol promises; for an Exact one, extra knowledge).
+    ``data_dependent``: the value is only known when the model runs; binding
+    it is an assumption the run checks.
     """
 
     name: str
@@ -55,6 +69,7 @@ class SymbolInfo:
     bound: Optional[Dim] = None
     input_name: Optional[str] = None
     axis: Optional[int] = None
+    data_dependent: bool = False
 
 
 @dataclass
@@ -71,6 +86,11 @@ class Scope:
     def fresh_name(self, base: str) -> str:
         """A symbol name derived from ``base`` that is not taken yet."""
         return unused_name(base, self.symbols, "#")
+
+    def extent_kind(self, d: Dim) -> ExtentKind:
+        """The guarantee of dim ``d``: the weakest of its symbols' (a constant, or an undeclared symbol, is Exact)."""
+        kinds = [self.symbols[s].kind for s in free_symbols(d) if s in self.symbols]
+        return min(kinds, key=_STRENGTH.__getitem__, default=ExtentKind.EXACT)
 
     def prove(self, a: Dim, rel: Rel, b: Dim) -> Decision:
         """Decide ``a rel b`` for every binding of the symbols (all >= 1)."""

@@ -3,8 +3,8 @@
 Three paths: a constant input folds at import; an input the bindings make
 constant (computed from shapes) keeps a NONZERO op that decays at
 specialization, so the static program matches onnxruntime at every binding;
-an input that is real data gives a NONZERO whose count is an UpperBound
-symbol. That program runs symbolically (compared with onnxruntime at two
+an input that is real data gives a NONZERO whose count is an Exact,
+data-dependent symbol (seed 003: the count is the true size, known only at run time). That program runs symbolically (compared with onnxruntime at two
 sizes, also feeding GatherND and a Transpose), prints and parses as text IR,
 and specialization fails with a ShapeError saying the count of non-zeros is
 only known when the model runs.
@@ -45,13 +45,13 @@ def test_constant_input_folds_at_import():
     assert "NONZERO" not in graph.histogram()
 
 
-def test_runtime_input_has_an_upper_bound_count():
+def test_runtime_input_has_an_exact_data_dependent_count():
     graph = convert(_runtime_nonzero())
     (op,) = [op for op in graph.ops if op.op.name == "NONZERO"]
     count = op.attrs.count
     assert same(op.result.type.shape[1], sym(count)) and op.result.type.shape[0] == 2
     info_ = graph.scope.symbols[count]
-    assert info_.kind is ExtentKind.UPPER_BOUND
+    assert info_.kind is ExtentKind.EXACT and info_.data_dependent
     assert same(info_.bound, sym("N") * sym("W"))
     assert "NonZero" in info_.origin and "output axis 1" in info_.origin
 

@@ -94,8 +94,8 @@ def _iteration_input(ctx, r, node, bound):
     """The region's first input: the 1-based iteration number, a symbol of its own."""
     scope = ctx.graph.scope
     name = scope.fresh_name(f"{node.name}.iteration")
-    kind = ExtentKind.UNKNOWN if bound is None else ExtentKind.UPPER_BOUND
-    d = scope.declare(SymbolInfo(name, f"the 1-based iteration number of {node.location}", kind, bound))
+    d = scope.declare(SymbolInfo(name, f"the 1-based iteration number of {node.location}", ExtentKind.EXACT,
+                                 bound, data_dependent=True))
     v = r.add_input(name, IndexType(d))
     r.symbol_values[name] = v
     return v
@@ -149,6 +149,5 @@ def _iterations_symbol(ctx, node, trip):
     scope = ctx.graph.scope
     name = scope.fresh_name(f"{node.name}.iterations")
     bound = None if node.input(0) is None else trip.type.value
-    kind = ExtentKind.UNKNOWN if bound is None else ExtentKind.UPPER_BOUND
     return scope.declare(SymbolInfo(name, f"the number of iterations {node.location} runs (data-dependent)",
-                                    kind, bound))
+                                    ExtentKind.EXACT, bound, data_dependent=True))

@@ -1,11 +1,13 @@
 """Converters for ONNX NonZero and Compress: outputs whose size depends on data.
 
 A constant input folds at import. Otherwise NonZero becomes the
-data-dependent NONZERO op, whose column count is a fresh symbol with an
-UpperBound extent (the input's size) and origin ``NonZero '<name>' output axis
-1``. It decays at specialization only if binding made its input a constant;
-otherwise specialization reports that the count of non-zeros is only known
-when the model runs. The symbolic program still runs in the interpreter.
+data-dependent NONZERO op, whose column count is a fresh symbol: Exact (it is
+the true count) and data-dependent, with the input's size as its bound, and
+origin ``NonZero '<name>' output axis 1``. It decays at specialization when
+binding made its input a constant, or when the count is bound as an
+assumption (``--bind NAME.1=K``, checked when the program runs); otherwise
+specialization reports that the count of non-zeros is only known when the
+model runs. The symbolic program still runs in the interpreter.
 Compress is a GATHER along its axis (of the flattened input when no axis is
 given) of the positions NonZero finds in the condition.
 """
@@ -36,11 +38,11 @@ def convert_nonzero(ctx, node):
 
 
 def nonzero(ctx, x, base: str, origin: str):
-    """NONZERO of ``x`` with a new UpperBound symbol for its count (bounded by x's size)."""
+    """NONZERO of ``x`` with a new symbol for its count: Exact, data-dependent, bounded by x's size."""
     scope = ctx.graph.scope
     name = scope.fresh_name(base)
     scope.declare(SymbolInfo(name, f"{origin} (the count of non-zeros, data-dependent)",
-                             ExtentKind.UPPER_BOUND, bound=product(x.type.shape)))
+                             ExtentKind.EXACT, bound=product(x.type.shape), data_dependent=True))
     out = ctx.b.emit(Op.NONZERO, x, attrs=A.NonZeroAttrs(name))
     ctx.symbol_values[name] = ctx.b.get_dim(out, 1)
     return out
