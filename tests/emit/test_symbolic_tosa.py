@@ -170,6 +170,7 @@ def test_cli_keep_symbols_writes_1_1_draft_and_reports_assertions(tmp_path):
     jsonschema.Draft202012Validator(schema).validate(doc)
     assert doc["symbolic_tosa"]["asserted"] == ["broadcastable(2, b0) (Add 'add')", "broadcastable(a1, b1) (Add 'add')"]
     assert doc["symbolic_tosa"]["unchecked"] == []
+    assert [c["status"] for c in doc["constraints"]] == ["asserted", "asserted"]   # the file checks both
     assert tuple(deserialize(out.read_bytes()).tensors[0].shape) == (2, -1)
     assert validate_shape(out)[0]
 
