@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..diagnostics.assumption import assumption_error
 from ..ir.ops import Op
 from .registry import kernel
 
@@ -23,7 +24,6 @@ def nonzero(op, args, ctx):
                          "which TOSA does not allow")
     known = ctx.bindings.get(op.attrs.count)
     if known is not None and known != count:   # the user assumed the count (--bind): a shape error, exit 4
-        from ..passes.decay_data import assumption_error
         raise assumption_error(op.attrs.count, known, count, op.location, op.operands[0].name)
     ctx.bindings[op.attrs.count] = count
     return [coords.astype(np.int32)]

@@ -21,6 +21,7 @@ from typing import Optional
 
 import numpy as np
 
+from ..diagnostics.assumption import assumption_error
 from ..ir.graph import walk_graphs
 from ..ir.types import IndexType
 from ..symbolic.expr import dim_str, is_static, subs
@@ -139,7 +140,6 @@ def _assumption_checks(graph) -> dict:
 
 
 def _check_assumptions(assumptions, array):
-    from ..passes.decay_data import assumption_error
     for a in assumptions:
         actual = a.actual(array)
         if actual != a.value:

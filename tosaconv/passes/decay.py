@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..diagnostics.assumption import assumption_error
 from ..ir import attrs as A
 from ..ir.count_rescale import mean_multiplier, rescale_for
 from ..ir.graph import Assumption
@@ -119,7 +120,6 @@ def decay_extract_dim(op, operands, b, env):
                                    f"assume it with --bind {name}=N (checked when tosaconv runs the program)")
     value = int(np.asarray(src.producer.attrs.values).reshape(-1)[op.attrs.dim_index])
     if name in env and env[name] != value:
-        from .decay_data import assumption_error
         raise assumption_error(name, env[name], value, op.location, _data_origin(op.operands[0]).name,
                                op.attrs.dim_index)
     env[name] = value

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..diagnostics import ShapeError
+from ..diagnostics.assumption import assumption_error
 from ..ir import attrs as A
 from ..ir.dtypes import DType
 from ..ir.graph import Assumption
@@ -42,18 +42,6 @@ def decay_nonzero(op, operands, b, env):
         raise assumption_error(count, env[count], coords.shape[1], op.location, src.name)
     env[count] = int(coords.shape[1])
     return [b.const(coords)]
-
-
-def assumption_error(symbol: str, assumed: int, actual: int, location, data: str,
-                     element: "int | None" = None) -> ShapeError:
-    """The E-ASSUMPTION error (exit 4): a bound data-dependent symbol (a NonZero count, or the value
-    EXTRACT_DIM reads from ``element`` of ``data``) that the data contradicts."""
-    found = (f"finds {actual} non-zero element(s) in '{data}'" if element is None
-             else f"reads {actual} from element {element} of '{data}'")
-    return ShapeError.one(
-        "E-ASSUMPTION", f"the assumption {symbol}={assumed} does not hold: {location} {found}", location,
-        hint=f"bind '{symbol}' to the value these inputs give ({actual}), or leave it unbound and run the "
-             "symbolic program")
 
 
 def _assumed_nonzero(op, src, k: int, b):
