@@ -5,9 +5,14 @@ constraint, an ordering of symbolic dims that the bounds cannot decide);
 ``converting(loc)`` wraps one op's conversion and re-raises them as
 ConversionError (exit 3) or ShapeError (exit 4) naming the op. Any other
 exception is a bug: it propagates with a note naming the op.
+
+:class:`Refusals` lets an importer keep walking after a refused op, so one run
+lists every refusal: the refused op's results are marked missing, and a later
+op that reads one of them is skipped (and counted) rather than tried.
 """
 from __future__ import annotations
 
+import dataclasses
 from contextlib import contextmanager
 
 from ..diagnostics import ConversionError, ShapeError
@@ -35,3 +40,34 @@ def converting(loc, convert_error: type):
     except Exception as e:
         e.add_note(f"while converting {loc}")
         raise
+
+
+class Refusals:
+    """The refusals (exit 3) collected over one walk of a graph's ops, and the results they leave missing."""
+
+    def __init__(self):
+        self.diagnostics: list = []
+        self.missing: set = set()
+        self.skipped = 0
+
+    def blocks(self, inputs, outputs, captures: bool = False) -> bool:
+        """True (and ``outputs`` become missing) when an op reads a missing result, or may capture one."""
+        if self.missing and (captures or any(i in self.missing for i in inputs)):
+            self.missing.update(outputs)
+            self.skipped += 1
+            return True
+        return False
+
+    def add(self, error: ConversionError, outputs) -> None:
+        self.diagnostics.extend(error.diagnostics)
+        self.missing.update(outputs)
+
+    def raise_any(self) -> None:
+        """Raise every refusal at once; the last notes how many later ops were not tried."""
+        if not self.diagnostics:
+            return
+        diags = list(self.diagnostics)
+        if self.skipped:
+            note = f"{self.skipped} later op(s) that read the refused ops' results were not tried"
+            diags[-1] = dataclasses.replace(diags[-1], notes=tuple(diags[-1].notes) + (note,))
+        raise ConversionError(diags)

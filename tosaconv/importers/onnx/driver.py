@@ -15,6 +15,7 @@ where.
 """
 from __future__ import annotations
 
+
 import os
 from collections import OrderedDict
 
@@ -31,7 +32,7 @@ from ...symbolic.scope import SymbolInfo
 from . import ops as _ops  # noqa: F401  (registers the converters)
 from . import legacy, scan8, unsigned_io
 from .dim_names import symbol_name
-from ..errors import converting
+from ..errors import Refusals, converting
 from .context import ImportContext, ShapeTensor
 from .external_data import load_external_data
 from .int_io import output_value, record_integer_inputs
@@ -77,9 +78,22 @@ def import_onnx(path: str, int_io: bool = False, quantize_weights: bool = False)
 
 
 def convert_nodes(ctx: ImportContext, nodes):
-    """Convert ``nodes`` in order in ``ctx`` (the model's graph, or a subgraph's child context)."""
+    """Convert ``nodes`` in order in ``ctx`` (the model's graph, or a subgraph's child context).
+
+    A node refused by its converter does not stop the walk (:class:`~..errors.Refusals`): the nodes that
+    do not read its results are still tried, so one run lists every refusal a user must fix. A node
+    holding a subgraph may capture a refused result, so it is skipped too. Shape errors stop at once."""
+    refusals = Refusals()
+    graphs = (onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS)
     for node in nodes:
-        _convert_node(ctx, NodeReader(node, ctx.opset_of(node.domain), node.domain))
+        outputs = [o for o in node.output if o]
+        if refusals.blocks(node.input, outputs, any(a.type in graphs for a in node.attribute)):
+            continue
+        try:
+            _convert_node(ctx, NodeReader(node, ctx.opset_of(node.domain), node.domain))
+        except ConversionError as e:
+            refusals.add(e, outputs)
+    refusals.raise_any()
 
 
 def _load(path: str) -> onnx.ModelProto:

@@ -24,7 +24,7 @@ from ...ir.ops import Op
 from ...ir.types import TensorType
 from ...symbolic.scope import SymbolInfo
 from . import ops as _ops  # noqa: F401  (registers the converters)
-from ..errors import converting
+from ..errors import Refusals, converting
 from .context import ShapeTensor, TfliteContext
 from .quant import is_quantized
 from .node import OpReader
@@ -62,9 +62,18 @@ def convert_ops(ctx: TfliteContext, ops):
     """Convert ``ops`` in order in ``ctx`` (the main subgraph, or an IF/WHILE body's context); the edge
     QUANTIZEs that --int-io removes are skipped."""
     skip = ctx.int_io.bypass if ctx.int_io is not None else ()
+    refusals = Refusals()     # a refused op does not stop the walk: one run lists every refusal
     for op in ops:
-        if op.index not in skip:
+        if op.index in skip or refusals.blocks(op.inputs, op.outputs, op.op_type in _CALLS):
+            continue
+        try:
             _convert_op(ctx, op)
+        except ConversionError as e:
+            refusals.add(e, op.outputs)
+    refusals.raise_any()
+
+
+_CALLS = frozenset(("IF", "WHILE", "CALL", "CALL_ONCE"))   # their subgraphs may read any earlier tensor
 
 
 def _edge_names(ctx: TfliteContext, model: TfliteModel) -> dict:
