@@ -37,9 +37,9 @@ from __future__ import annotations
 
 import argparse
 import re
-import subprocess
 import shutil
 import statistics
+import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -152,11 +152,11 @@ def _check(done: subprocess.CompletedProcess, product: Path, name: str):
         raise RuntimeError(f"{name} exited {done.returncode}: {(done.stderr or done.stdout).strip()[-300:]}")
 
 
-_DECL = re.compile(r'^\s*tosa\.variable @"([^"]+)" = [^:]*: (tensor<[^>]*>)\s*$', re.M)
-_READ = re.compile(r'^\s*(%\w+) = tosa\.variable_read @"([^"]+)"', re.M)
-_WRITE = re.compile(r'^\s*tosa\.variable_write @"([^"]+)", (%\w+)', re.M)
-_VARIABLE_OP = re.compile(r'^\s*(tosa\.variable @|%\w+ = tosa\.variable_read |tosa\.variable_write ).*\n', re.M)
-_RETURN = re.compile(r'^(\s*return )(.*?) : (.*)$', re.M)
+_DECL = re.compile(r'^\s*tosa\.variable @"([^"]+)" = [^:]*: (tensor<[^>]*>)\s*$', re.MULTILINE)
+_READ = re.compile(r'^\s*(%\w+) = tosa\.variable_read @"([^"]+)"', re.MULTILINE)
+_WRITE = re.compile(r'^\s*tosa\.variable_write @"([^"]+)", (%\w+)', re.MULTILINE)
+_VARIABLE_OP = re.compile(r'^\s*(tosa\.variable @|%\w+ = tosa\.variable_read |tosa\.variable_write ).*\n', re.MULTILINE)
+_RETURN = re.compile(r'^(\s*return )(.*?) : (.*)$', re.MULTILINE)
 
 
 def variables_as_io(text: str) -> str:
@@ -168,7 +168,7 @@ def variables_as_io(text: str) -> str:
     text = _VARIABLE_OP.sub("", text)
     args = "".join(f", {reads.get(n, f'%unread_state{k}')}: {t}" for k, (n, t) in enumerate(decls))
     outs = [(writes.get(n) or reads.get(n, f"%unread_state{k}"), t) for k, (n, t) in enumerate(decls)]
-    head = re.search(r"^\s*func\.func @main\(.*$", text, re.M)
+    head = re.search(r"^\s*func\.func @main\(.*$", text, re.MULTILINE)
     line = head.group(0)
     end_args = line.index(") -> (")
     end_results = line.index(") attributes", end_args) if ") attributes" in line else line.rindex(") {")
@@ -183,10 +183,10 @@ def variables_as_io(text: str) -> str:
 
 def fold_identity_casts(text: str) -> str:
     """MLIR ``text`` without ``%a = builtin.unrealized_conversion_cast %b : T to T`` (uses of ``%a`` read ``%b``)."""
-    casts = re.findall(r"^\s*(%\w+) = builtin\.unrealized_conversion_cast (%\w+) : (\S+) to (\S+)\s*$", text, re.M)
+    casts = re.findall(r"^\s*(%\w+) = builtin\.unrealized_conversion_cast (%\w+) : (\S+) to (\S+)\s*$", text, re.MULTILINE)
     for a, b, t1, t2 in casts:
         if t1 == t2:
-            text = re.sub(rf"^\s*{a} = builtin\.unrealized_conversion_cast .*\n", "", text, flags=re.M)
+            text = re.sub(rf"^\s*{a} = builtin\.unrealized_conversion_cast .*\n", "", text, flags=re.MULTILINE)
             text = re.sub(rf"{a}(?!\w)", b, text)
     return text
 

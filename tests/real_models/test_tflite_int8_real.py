@@ -109,7 +109,7 @@ class Case:
 STATEFUL = [e for e in MODELS if e.stateful]
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _case(entry) -> Case:
     return Case(entry)
 
