@@ -31,3 +31,28 @@ def test_table_ratios_and_medians():
     assert lines[4] == "| c | 90 | 30 | - | 30 | - | 3.00x | - | 1.00x | peer: x |"
     # medians over the rows that have both numbers: ours/peer of a and b only
     assert lines[5] == "| **median** |  |  |  |  | 1.00x | 3.00x | 0.38x | 1.00x |  |"
+
+
+_STATEFUL_MLIR = """module {
+  tosa.variable @"a" = dense<-128> : tensor<1x2xi8>
+  tosa.variable @"b" = dense<0> : tensor<3xi8>
+  func.func @main(%arg0: tensor<1x2xi8> {x = ["in"]}) -> (tensor<1x2xi8> {x = ["out"]}) attributes {y = 1} {
+    %0 = tosa.variable_read @"a" : tensor<1x2xi8>
+    %1 = builtin.unrealized_conversion_cast %0 : tensor<1x2xi8> to tensor<1x2xi8>
+    %10 = tosa.add %1, %arg0 : (tensor<1x2xi8>, tensor<1x2xi8>) -> tensor<1x2xi8>
+    %2 = tosa.variable_read @"b" : tensor<3xi8>
+    tosa.variable_write @"a", %10 : tensor<1x2xi8>
+    return %10 : tensor<1x2xi8>
+  }
+}"""
+
+
+def test_peer_mlir_variables_become_arguments_and_results_in_declaration_order():
+    text = bench.fold_identity_casts(bench.variables_as_io(_STATEFUL_MLIR))
+    assert "variable" not in text and "unrealized_conversion_cast" not in text
+    head = next(line for line in text.splitlines() if "func.func @main" in line)
+    assert head.strip() == ('func.func @main(%arg0: tensor<1x2xi8> {x = ["in"]}, %0: tensor<1x2xi8>, %2: tensor<3xi8>)'
+                            ' -> (tensor<1x2xi8> {x = ["out"]}, tensor<1x2xi8>, tensor<3xi8>) attributes {y = 1} {')
+    assert "%10 = tosa.add %0, %arg0" in text   # the cast's uses read its operand; %10 is not renamed
+    # 'a' returns its last write, 'b' (never written) its read value
+    assert "return %10, %10, %2 : tensor<1x2xi8>, tensor<1x2xi8>, tensor<3xi8>" in text

@@ -62,5 +62,6 @@ def _platform_args(wheel_name: str) -> list:
     python, abi, platform = wheel_name[:-len(".whl")].split("-")[-3:]
     if platform == "any":
         return []
-    return ["--platform", platform, "--python-version", python[2:].replace("3", "3.", 1), "--implementation",
-            python[:2], "--abi", abi]
+    # cp311 -> 3.11; a py3 wheel is asked for as 3.11 (pip's "3" means 3.0, below most requires-python)
+    version = python[2:3] + (f".{python[3:]}" if len(python) > 3 else ".11")
+    return ["--platform", platform, "--python-version", version, "--implementation", python[:2], "--abi", abi]
