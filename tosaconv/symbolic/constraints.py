@@ -72,7 +72,7 @@ class Constraint:
             Kind.GE: f"{a} >= {b}",
         }[self.kind]
 
-    def symbols(self) -> frozenset:
+    def symbols(self) -> frozenset[str]:
         return free_symbols(self.lhs) | free_symbols(self.rhs)
 
     def holds(self, a: int, b: int) -> bool:
@@ -89,7 +89,7 @@ class Violation:
     constraint: Constraint
     lhs_value: Dim
     rhs_value: Dim
-    bindings: dict
+    bindings: dict[str, int]
 
     def message(self) -> str:
         c = self.constraint
@@ -115,9 +115,9 @@ class Ledger:
     :meth:`prove`, so a fact recorded once makes later ones provable instead of recorded again.
     """
 
-    entries: list = field(default_factory=list)
-    aliases: dict = field(default_factory=dict)
-    multiples: dict = field(default_factory=dict)
+    entries: list[Constraint] = field(default_factory=list)
+    aliases: dict[str, Dim] = field(default_factory=dict)
+    multiples: dict[str, int] = field(default_factory=dict)
 
     def refine(self, d: Dim) -> Dim:
         """``d`` with every aliased symbol replaced by its representative (the form types use)."""
@@ -161,7 +161,7 @@ class Ledger:
                 self._mark_proven(scope)
         return decision
 
-    def restore(self, c: Constraint, scope: Scope):
+    def restore(self, c: Constraint, scope: Scope) -> None:
         """Append an entry read back from a file, learning from it as :meth:`require` does."""
         self.entries.append(c)
         self._learn(c, scope)
@@ -177,8 +177,8 @@ class Ledger:
         a, b = self.refine(c.lhs), self.refine(c.rhs)
         if c.kind is Kind.EQ:
             return self._learn_alias(_bare(a), _bare(b), scope)
-        if c.kind is Kind.DIVISIBLE and _bare(a) is not None and isinstance(b, int) and b > 1:
-            name = _bare(a)
+        name = _bare(a)
+        if c.kind is Kind.DIVISIBLE and name is not None and isinstance(b, int) and b > 1:
             self.multiples[name] = math.lcm(self.multiples.get(name, 1), b)
             return True
         return False
@@ -196,7 +196,7 @@ class Ledger:
             self.multiples[keep] = math.lcm(self.multiples.get(keep, 1), self.multiples.pop(drop))
         return True
 
-    def _mark_proven(self, scope: Scope):
+    def _mark_proven(self, scope: Scope) -> None:
         """Entries that the facts learned since make provable become PROVEN (kept, with provenance).
 
         An entry that is itself a fact (an alias or a divisibility) stays: it is what the proofs use."""
@@ -223,18 +223,18 @@ class Ledger:
             return False
         return known.kind is new.kind or (known.kind is Kind.EQ and new.kind is Kind.BROADCASTABLE)
 
-    def check(self, bindings: dict) -> list:
+    def check(self, bindings: dict[str, int]) -> list[Violation]:
         """All violations under ``bindings`` (constraints whose symbols are all bound)."""
         out = []
         for c in self.entries:
             if not c.symbols() <= set(bindings):
                 continue
             a, b = subs(c.lhs, bindings), subs(c.rhs, bindings)
-            if not c.holds(a, b):
+            if isinstance(a, int) and isinstance(b, int) and not c.holds(a, b):
                 out.append(Violation(c, a, b, dict(bindings)))
         return out
 
-    def with_representatives(self, bindings: dict) -> dict:
+    def with_representatives(self, bindings: dict[str, int]) -> dict[str, int]:
         """``bindings`` plus each unbound representative whose alias is bound (``--bind j=3`` binds the
         ``k`` that types use after ``k == j`` was recorded)."""
         out = dict(bindings)

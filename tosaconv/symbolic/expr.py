@@ -26,9 +26,10 @@ from __future__ import annotations
 import math
 import numbers
 import re
-from typing import Union
+from typing import Callable, Iterable, Mapping, Optional, Union
 
 Dim = Union[int, "Expr"]
+Monomial = tuple[tuple["Atom", int], ...]   # atoms and their powers, sorted by atom key
 INF = math.inf
 
 
@@ -41,20 +42,20 @@ class Atom:
 
     __slots__ = ("kind", "args", "key")
 
-    def __init__(self, kind: str, args: tuple):
+    def __init__(self, kind: str, args: tuple[Dim, ...] | tuple[str]) -> None:
         self.kind = kind
         self.args = args
-        self.key = kind + ":" + (repr(args[0]) if kind == "sym" else ",".join(_key(a) for a in args))
+        self.key = kind + ":" + (repr(args[0]) if kind == "sym" else ",".join(_key(a) for a in args if not isinstance(a, str)))
 
-    def __eq__(self, other):
+    def __eq__(self, other: object) -> bool:
         return isinstance(other, Atom) and self.key == other.key
 
-    def __hash__(self):
+    def __hash__(self) -> int:
         return hash(self.key)
 
-    def __str__(self):
+    def __str__(self) -> str:
         if self.kind == "sym":
-            return format_symbol(self.args[0])
+            return format_symbol(str(self.args[0]))
         return f"{self.kind}({', '.join(str(a) for a in self.args)})"
 
 
@@ -82,23 +83,23 @@ class Expr:
 
     __slots__ = ("terms", "key", "_hash")
 
-    def __init__(self, terms: dict):
+    def __init__(self, terms: dict[Monomial, int]) -> None:
         self.terms = terms
         self.key = ";".join(f"{c}*{'.'.join(a.key + '^' + str(p) for a, p in m)}"
                             for m, c in sorted(terms.items(), key=_term_order))
         self._hash = hash(self.key)
 
     # -- structure -----------------------------------------------------
-    def atoms(self) -> set:
+    def atoms(self) -> set[Atom]:
         return {a for m in self.terms for a, _ in m}
 
-    def free_symbols(self) -> frozenset:
-        out = set()
+    def free_symbols(self) -> frozenset[str]:
+        out: set[str] = set()
         for a in self.atoms():
-            out |= {a.args[0]} if a.kind == "sym" else set().union(*(free_symbols(x) for x in a.args))
+            out |= {str(a.args[0])} if a.kind == "sym" else set().union(*(free_symbols(x) for x in a.args if not isinstance(x, str)))
         return frozenset(out)
 
-    def subs(self, env: dict) -> Dim:
+    def subs(self, env: Mapping[str, Dim]) -> Dim:
         """Replace symbols by dims from ``env`` (names not in env stay)."""
         total: Dim = 0
         for mono, coeff in self.terms.items():
@@ -111,50 +112,50 @@ class Expr:
         return total
 
     # -- arithmetic ----------------------------------------------------
-    def __add__(self, o): return add(self, o)
-    def __radd__(self, o): return add(o, self)
-    def __sub__(self, o): return add(self, mul(-1, o))
-    def __rsub__(self, o): return add(o, mul(-1, self))
-    def __mul__(self, o): return mul(self, o)
-    def __rmul__(self, o): return mul(o, self)
-    def __neg__(self): return mul(-1, self)
-    def __floordiv__(self, o): return floordiv(self, o)
-    def __rfloordiv__(self, o): return floordiv(o, self)
-    def __mod__(self, o): return mod(self, o)
-    def __rmod__(self, o): return mod(o, self)
+    def __add__(self, o: Dim) -> Dim: return add(self, o)
+    def __radd__(self, o: Dim) -> Dim: return add(o, self)
+    def __sub__(self, o: Dim) -> Dim: return add(self, mul(-1, o))
+    def __rsub__(self, o: Dim) -> Dim: return add(o, mul(-1, self))
+    def __mul__(self, o: Dim) -> Dim: return mul(self, o)
+    def __rmul__(self, o: Dim) -> Dim: return mul(o, self)
+    def __neg__(self) -> Dim: return mul(-1, self)
+    def __floordiv__(self, o: Dim) -> Dim: return floordiv(self, o)
+    def __rfloordiv__(self, o: Dim) -> Dim: return floordiv(o, self)
+    def __mod__(self, o: Dim) -> Dim: return mod(self, o)
+    def __rmod__(self, o: Dim) -> Dim: return mod(o, self)
 
     # -- equality is structural (never raises); orderings by bounds, or raise --
-    def __eq__(self, o):
+    def __eq__(self, o: object) -> bool:
         if isinstance(o, Expr):
             return self.key == o.key
         if isinstance(o, numbers.Integral):   # int, bool and numpy integers
             return False   # a normalized Expr is never a constant
         return NotImplemented
 
-    def __ne__(self, o):
+    def __ne__(self, o: object) -> bool:
         r = self.__eq__(o)
         return r if r is NotImplemented else not r
 
-    def __lt__(self, o): return _decide_order(self, "<", o, sub(o, self), strict=True)
-    def __le__(self, o): return _decide_order(self, "<=", o, sub(o, self), strict=False)
-    def __gt__(self, o): return _decide_order(self, ">", o, sub(self, o), strict=True)
-    def __ge__(self, o): return _decide_order(self, ">=", o, sub(self, o), strict=False)
+    def __lt__(self, o: Dim) -> bool: return _decide_order(self, "<", o, sub(o, self), strict=True)
+    def __le__(self, o: Dim) -> bool: return _decide_order(self, "<=", o, sub(o, self), strict=False)
+    def __gt__(self, o: Dim) -> bool: return _decide_order(self, ">", o, sub(self, o), strict=True)
+    def __ge__(self, o: Dim) -> bool: return _decide_order(self, ">=", o, sub(self, o), strict=False)
 
-    def __bool__(self):
+    def __bool__(self) -> bool:
         raise InconclusiveDimension(f"the truth value of symbolic dim '{self}' is undefined")
 
-    def __hash__(self):
+    def __hash__(self) -> int:
         return self._hash
 
-    def __int__(self):
+    def __int__(self) -> int:
         raise InconclusiveDimension(f"symbolic dim '{self}' has no integer value until it is bound")
 
     __index__ = __int__
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"Expr({self})"
 
-    def __str__(self):
+    def __str__(self) -> str:
         parts = []
         for mono, coeff in sorted(self.terms.items(), key=_term_order):
             body = "*".join(str(a) if p == 1 else "*".join([str(a)] * p) for a, p in mono)
@@ -168,17 +169,17 @@ class Expr:
         return out
 
 
-def _term_order(item):
+def _term_order(item: tuple[Monomial, int]) -> tuple[int, tuple[tuple[str, int], ...]]:
     mono, _ = item
     degree = sum(p for _, p in mono)
     return (-degree if mono else 1, tuple((a.key, p) for a, p in mono))
 
 
-def _subs_atom(atom: Atom, env: dict) -> Dim:
+def _subs_atom(atom: Atom, env: Mapping[str, Dim]) -> Dim:
     if atom.kind == "sym":
-        name = atom.args[0]
+        name = str(atom.args[0])
         return env[name] if name in env else Expr({((atom, 1),): 1})
-    args = [a.subs(env) if isinstance(a, Expr) else a for a in atom.args]
+    args = [a.subs(env) if isinstance(a, Expr) else a for a in atom.args if not isinstance(a, str)]
     return _ATOM_OPS[atom.kind](*args)
 
 
@@ -189,7 +190,7 @@ def sym(name: str) -> Expr:
     return Expr({((Atom("sym", (name,)), 1),): 1})
 
 
-def _poly(d: Dim) -> dict:
+def _poly(d: Dim) -> dict[Monomial, int]:
     if isinstance(d, Expr):
         return d.terms
     if isinstance(d, (int,)) and not isinstance(d, bool):
@@ -199,12 +200,12 @@ def _poly(d: Dim) -> dict:
     raise TypeError(f"not a dimension: {d!r}")
 
 
-def _make(terms: dict) -> Dim:
+def _make(terms: dict[Monomial, int]) -> Dim:
     terms = {m: c for m, c in terms.items() if c}
     if not terms:
         return 0
     if list(terms) == [()]:
-        return terms[()]
+        return int(terms[()])
     return Expr(terms)
 
 
@@ -219,15 +220,15 @@ def sub(a: Dim, b: Dim) -> Dim:
     return add(a, mul(-1, b))
 
 
-def _mono_mul(m1: tuple, m2: tuple) -> tuple:
-    powers = {}
+def _mono_mul(m1: Monomial, m2: Monomial) -> Monomial:
+    powers: dict[Atom, int] = {}
     for atom, p in m1 + m2:
         powers[atom] = powers.get(atom, 0) + p
     return tuple(sorted(powers.items(), key=lambda ap: ap[0].key))
 
 
 def mul(a: Dim, b: Dim) -> Dim:
-    out: dict = {}
+    out: dict[Monomial, int] = {}
     for m1, c1 in _poly(a).items():
         for m2, c2 in _poly(b).items():
             m = _mono_mul(m1, m2)
@@ -235,9 +236,10 @@ def mul(a: Dim, b: Dim) -> Dim:
     return _make(out)
 
 
-def _split_divisible(a: Dim, d: int) -> tuple:
+def _split_divisible(a: Dim, d: int) -> tuple[Dim, Dim]:
     """Split ``a`` into (quotient of the terms divisible by d, remainder terms)."""
-    q, r = {}, {}
+    q: dict[Monomial, int] = {}
+    r: dict[Monomial, int] = {}
     for m, c in _poly(a).items():
         if c % d == 0:
             q[m] = c // d
@@ -284,12 +286,13 @@ def _scale_down(a: Dim, g: int) -> Dim:
     return _make({m: c // g for m, c in _poly(a).items()})
 
 
-def _exact_quotient(a: Dim, b: Expr):
+def _exact_quotient(a: Dim, b: Dim) -> Optional[Dim]:
     """``a / b`` when b is a single monomial dividing every term of a."""
-    if len(b.terms) != 1:
+    terms = _poly(b)
+    if len(terms) != 1:
         return None
-    (bm, bc), = b.terms.items()
-    out = {}
+    (bm, bc), = terms.items()
+    out: dict[Monomial, int] = {}
     for m, c in _poly(a).items():
         powers = dict(m)
         for atom, p in bm:
@@ -348,22 +351,24 @@ def dmax(a: Dim, b: Dim) -> Dim:
     return _atom_expr("max", tuple(sorted((a, b), key=_key)))
 
 
-_ATOM_OPS = {"floordiv": floordiv, "mod": mod, "min": dmin, "max": dmax}
+_ATOM_OPS: dict[str, Callable[[Dim, Dim], Dim]] = {"floordiv": floordiv, "mod": mod, "min": dmin, "max": dmax}
 
 
-def _atom_expr(kind: str, args: tuple) -> Expr:
+def _atom_expr(kind: str, args: tuple[Dim, ...]) -> Expr:
     return Expr({((Atom(kind, args), 1),): 1})
 
 
 # -- bounds and decisions ---------------------------------------------------
 
-def bounds(d: Dim) -> tuple:
+def bounds(d: Dim) -> tuple[float, float]:
     """Interval ``(lo, hi)`` of ``d`` over all symbol values >= 1."""
     if isinstance(d, int):
         return (d, d)
-    lo_total, hi_total = 0, 0
+    lo_total: float = 0
+    hi_total: float = 0
     for mono, coeff in d.terms.items():
-        lo, hi = 1, 1
+        lo: float = 1
+        hi: float = 1
         for atom, p in mono:
             alo, ahi = _atom_bounds(atom)
             for _ in range(p):
@@ -373,7 +378,7 @@ def bounds(d: Dim) -> tuple:
     return lo_total, hi_total
 
 
-def _imul(x: tuple, y: tuple) -> tuple:
+def _imul(x: tuple[float, float], y: tuple[float, float]) -> tuple[float, float]:
     prods = []
     for p in x:
         for q in y:
@@ -381,10 +386,10 @@ def _imul(x: tuple, y: tuple) -> tuple:
     return min(prods), max(prods)
 
 
-def _atom_bounds(atom: Atom) -> tuple:
+def _atom_bounds(atom: Atom) -> tuple[float, float]:
     if atom.kind == "sym":
         return (1, INF)
-    a, b = atom.args
+    a, b = (x for x in atom.args if not isinstance(x, str))
     (alo, ahi), (blo, bhi) = bounds(a), bounds(b)
     if atom.kind == "min":
         return (min(alo, blo), min(ahi, bhi))
@@ -399,7 +404,7 @@ def _atom_bounds(atom: Atom) -> tuple:
     return (-INF, INF)
 
 
-def _decide_eq_or_none(d: Dim):
+def _decide_eq_or_none(d: Dim) -> Optional[bool]:
     if isinstance(d, int):
         return d == 0
     lo, hi = bounds(d)
@@ -424,11 +429,11 @@ def is_static(d: Dim) -> bool:
     return isinstance(d, int)
 
 
-def free_symbols(d: Dim) -> frozenset:
+def free_symbols(d: Dim) -> frozenset[str]:
     return d.free_symbols() if isinstance(d, Expr) else frozenset()
 
 
-def subs(d: Dim, env: dict) -> Dim:
+def subs(d: Dim, env: Mapping[str, Dim]) -> Dim:
     return d.subs(env) if isinstance(d, Expr) else d
 
 
@@ -443,7 +448,7 @@ def dim_str(d: Dim) -> str:
     return str(d)
 
 
-def product(dims) -> Dim:
+def product(dims: Iterable[Dim]) -> Dim:
     out: Dim = 1
     for d in dims:
         out = mul(out, d)

@@ -8,11 +8,14 @@ and ``max(a, b)``.
 from __future__ import annotations
 
 import re
+from typing import Callable, Union
 
 from .expr import Dim, add, dmax, dmin, floordiv, mod, mul, sub, sym
 
+Token = tuple[str, Union[int, str]]   # ("int", 12), ("name", "batch"), ("sym", "x y"), ("op", "+")
+
 _TOKEN = re.compile(r'\s*(?:(\d+)|([A-Za-z_][A-Za-z0-9_.]*)|("(?:[^"\\]|\\.)*")|(.))')
-_CALLS = {"floordiv": floordiv, "mod": mod, "min": dmin, "max": dmax}
+_CALLS: dict[str, Callable[[Dim, Dim], Dim]] = {"floordiv": floordiv, "mod": mod, "min": dmin, "max": dmax}
 
 
 class DimSyntaxError(ValueError):
@@ -28,8 +31,8 @@ def parse_dim(text: str) -> Dim:
     return value
 
 
-def _tokenize(text: str) -> list:
-    out = []
+def _tokenize(text: str) -> list[Token]:
+    out: list[Token] = []
     for m in _TOKEN.finditer(text):
         num, name, quoted, other = m.groups()
         if num is not None:
@@ -43,7 +46,7 @@ def _tokenize(text: str) -> list:
     return out
 
 
-def _parse_sum(tokens, pos):
+def _parse_sum(tokens: list[Token], pos: int) -> tuple[Dim, int]:
     value, pos = _parse_product(tokens, pos)
     while pos < len(tokens) and tokens[pos] in (("op", "+"), ("op", "-")):
         op = tokens[pos][1]
@@ -52,7 +55,7 @@ def _parse_sum(tokens, pos):
     return value, pos
 
 
-def _parse_product(tokens, pos):
+def _parse_product(tokens: list[Token], pos: int) -> tuple[Dim, int]:
     value, pos = _parse_atom(tokens, pos)
     while pos < len(tokens) and tokens[pos] == ("op", "*"):
         rhs, pos = _parse_atom(tokens, pos + 1)
@@ -60,17 +63,17 @@ def _parse_product(tokens, pos):
     return value, pos
 
 
-def _expect(tokens, pos, op):
+def _expect(tokens: list[Token], pos: int, op: str) -> int:
     if pos >= len(tokens) or tokens[pos] != ("op", op):
         raise DimSyntaxError(f"expected {op!r} in dimension expression")
     return pos + 1
 
 
-def _parse_atom(tokens, pos):
+def _parse_atom(tokens: list[Token], pos: int) -> tuple[Dim, int]:
     if pos >= len(tokens):
         raise DimSyntaxError("dimension expression ends too early")
     kind, val = tokens[pos]
-    if kind == "int":
+    if isinstance(val, int):
         return val, pos + 1
     if kind == "sym":
         return sym(val), pos + 1

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field
-from typing import Optional
+from typing import Callable, Optional
 
 from .expr import Dim, bounds, free_symbols, sub, sym
 from .names import unused_name
@@ -76,7 +76,7 @@ class SymbolInfo:
 class Scope:
     """Symbol table plus the decision procedure over dims."""
 
-    symbols: dict = field(default_factory=dict)
+    symbols: dict[str, SymbolInfo] = field(default_factory=dict)
 
     def declare(self, info: SymbolInfo) -> Dim:
         """Add a symbol (idempotent for the same name) and return it as a dim."""
@@ -113,16 +113,16 @@ def proven(a: Dim, rel: Rel, b: Dim) -> bool:
     return prove(a, rel, b) is Decision.YES
 
 
-def _rel_eq(lo, hi):
+def _rel_eq(lo: float, hi: float) -> tuple[bool, bool]:
     return (lo == 0 and hi == 0), (lo > 0 or hi < 0)
 
 
-def _rel_ne(lo, hi):
+def _rel_ne(lo: float, hi: float) -> tuple[bool, bool]:
     yes, no = _rel_eq(lo, hi)
     return no, yes
 
 
-_REL_TABLE = {
+_REL_TABLE: dict[Rel, Callable[[float, float], tuple[bool, bool]]] = {
     Rel.EQ: _rel_eq,
     Rel.NE: _rel_ne,
     Rel.LT: lambda lo, hi: (hi < 0, lo >= 0),

@@ -1,0 +1,15 @@
+"""Static checks that run inside the test command, so CI enforces them: mypy on the typed core
+(``[tool.mypy]`` in pyproject.toml says which files, and how strictly)."""
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_the_typed_core_passes_mypy():
+    proc = subprocess.run([sys.executable, "-m", "mypy", "--no-incremental", "--config-file",
+                           str(ROOT / "pyproject.toml")], cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
