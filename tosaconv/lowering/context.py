@@ -25,6 +25,7 @@ from ..ir.graph import Graph, Value
 from ..ir.ops import Op
 from ..ir.types import TensorType
 from ..symbolic.constraints import Kind, Provenance
+from .const_eval import const_eval
 from .errors import ConvertError
 
 MAX_SHAPE_TENSOR = 16   # int vectors longer than this are data, not shapes
@@ -159,6 +160,9 @@ class LoweringContext:
         if isinstance(v, ShapeTensor):
             return v
         c = self.const(name)
+        if c is None and isinstance(v, Value) and isinstance(v.type, TensorType) and v.type.dtype.is_int \
+                and v.type.rank <= 1:
+            c = const_eval(v)     # shape arithmetic on constants (Equal/Where/Mul ...), folded here
         if c is not None and c.dtype.kind in "iu" and c.ndim <= 1 and c.size <= MAX_SHAPE_TENSOR:
             return ShapeTensor([self.b.index(int(x)) for x in c.reshape(-1)], scalar=c.ndim == 0)
         return None

@@ -1,0 +1,76 @@
+"""Idioms found in the real models of tests/real_models/catalog.py, on small synthetic models, against
+onnxruntime at several bindings:
+
+- a float Range over a dim cast to float (YOLOv8's anchor grid: ``arange(float(w)) + 0.5``), and its
+  refusal when the float start is not a whole number;
+- an Expand whose target is arithmetic on constants (torch's ``expand(-1, 2, -1)`` writes
+  ``Where(Equal(c, -ones), ones, c)``): the dims it names stay static, with no EXTRACT_DIM;
+- the same target computed through more ops than import-time evaluation follows: constant folding must
+  leave the EXTRACT_DIMs to specialization instead of folding them under types that still name their
+  symbols (it made the IR invalid).
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from onnx import helper
+
+from tosaconv.diagnostics import ConversionError
+from tosaconv.ir.dtypes import DType
+
+from .harness import F32, check_with_onnxruntime, const, convert, info, make_model, rand
+
+
+def _node(op, inputs, outputs, **attrs):
+    return helper.make_node(op, list(inputs), list(outputs), name=f"{op.lower()}_{outputs[0]}", **attrs)
+
+
+def _float_range_model(start: float, delta: float):
+    nodes = [_node("Shape", ["x"], ["shp"]), _node("Gather", ["shp", "axis"], ["n"], axis=0),
+             _node("Cast", ["n"], ["nf"], to=1), _node("Range", ["start", "nf", "delta"], ["r"]),
+             _node("Add", ["r", "half"], ["y"])]
+    inits = [const("axis", np.array(3, np.int64)), const("start", np.array(start, np.float32)),
+             const("delta", np.array(delta, np.float32)), const("half", np.array(0.5, np.float32))]
+    return make_model(nodes, [info("x", F32, ["b", 3, "h", "w"])], [info("y", F32, None)], inits, opset=17)
+
+
+@pytest.mark.parametrize("start,delta", [(0.0, 1.0), (2.0, 3.0), (40.0, -2.0)])
+def test_float_range_over_a_dim_cast_to_float(start, delta):
+    feeds = [{"x": rand(b, 3, h, w, seed=w)} for b, h, w in ((1, 4, 20), (2, 3, 7), (1, 2, 1))]
+    graph = check_with_onnxruntime(_float_range_model(start, delta), feeds)
+    assert "IOTA" in graph.histogram()
+    assert graph.outputs[0].type.dtype is DType.FP32
+
+
+def test_float_range_with_a_fractional_start_is_refused():
+    with pytest.raises(ConversionError) as err:
+        convert(_float_range_model(0.5, 1.0))
+    message = err.value.diagnostics[0].message
+    assert "Range start 'start' is 0.5" in message
+    assert "needs whole-number constants for start and delta" in message
+
+
+def _expand_by_computed_target(extra_adds: int):
+    """``x`` (b, 1, 4) expanded by Where(Equal(c, -ones), ones, c) with c = [-1, 3, -1], the target
+    passed through ``extra_adds`` Adds of zero first."""
+    nodes = [_node("ConstantOfShape", ["three"], ["ones"], value=helper.make_tensor("v", 7, [1], [1])),
+             _node("Mul", ["ones", "minus"], ["neg"]), _node("Equal", ["c", "neg"], ["eq"]),
+             _node("Where", ["eq", "ones", "c"], ["t0"])]
+    for i in range(extra_adds):
+        nodes.append(_node("Add", [f"t{i}", "zero"], [f"t{i + 1}"]))
+    nodes.append(_node("Expand", ["x", f"t{extra_adds}"], ["y"]))
+    inits = [const("three", np.array([3], np.int64)), const("minus", np.array(-1, np.int64)),
+             const("c", np.array([-1, 3, -1], np.int64)), const("zero", np.array([0], np.int64))]
+    return make_model(nodes, [info("x", F32, ["b", 1, 4])], [info("y", F32, None)], inits, opset=17)
+
+
+def test_expand_by_a_target_computed_from_constants_keeps_static_dims():
+    feeds = [{"x": rand(b, 1, 4, seed=b)} for b in (1, 3)]
+    graph = check_with_onnxruntime(_expand_by_computed_target(0), feeds)
+    assert "EXTRACT_DIM" not in graph.histogram()
+    assert graph.outputs[0].type.shape[1:] == (3, 4)
+
+
+def test_expand_by_a_deeply_computed_target_converts_and_specializes():
+    feeds = [{"x": rand(b, 1, 4, seed=b)} for b in (1, 3)]
+    check_with_onnxruntime(_expand_by_computed_target(30), feeds)
