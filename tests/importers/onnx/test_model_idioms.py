@@ -74,3 +74,22 @@ def test_expand_by_a_target_computed_from_constants_keeps_static_dims():
 def test_expand_by_a_deeply_computed_target_converts_and_specializes():
     feeds = [{"x": rand(b, 1, 4, seed=b)} for b in (1, 3)]
     check_with_onnxruntime(_expand_by_computed_target(30), feeds)
+
+
+def test_gemms_sharing_one_weight_keep_one_copy_of_it():
+    """An LSTM unrolled by the exporter (captcha_whisperer's CRNN: 80 Gemms over 8 weights) reads the same
+    initializer in every step; the program must hold each transposed weight once, not once per Gemm."""
+    steps, width = 6, 32
+    nodes = []
+    for i in range(steps):
+        nodes += [_node("Gemm", [f"h{i}", "w", "bias"], [f"g{i}"], transB=1, alpha=0.5, beta=2.0),
+                  _node("Tanh", [f"g{i}"], [f"h{i + 1}"])]
+    nodes.append(_node("Identity", [f"h{steps}"], ["y"]))
+    rng = np.random.default_rng(0)
+    inits = [const("w", rng.uniform(-0.3, 0.3, (width, width)).astype(np.float32)),
+             const("bias", rng.uniform(-0.1, 0.1, (width,)).astype(np.float32))]
+    model = make_model(nodes, [info("h0", F32, ["b", width])], [info("y", F32, None)], inits, opset=13)
+    graph = check_with_onnxruntime(model, [{"h0": rand(b, width, seed=b)} for b in (1, 5)])
+    sizes = [op.attrs.values.size for op in graph.ops if op.op.name == "CONST"]
+    assert sizes.count(width * width) == 1, sizes
+    assert sizes.count(width) == 1, sizes
