@@ -32,6 +32,7 @@ class Entry:
     # (model_type, num_heads, hidden_size): run onnxruntime's transformer optimizer on the wheel's model
     # first (its Python fusions, opt_level 0), as users do before shipping a BERT-like model (fetch.py)
     ort_optimize: tuple = ()
+    refused: tuple = ()           # the exact messages tosaconv refuses the model with (test_real_models.py)
 
     @property
     def wheel_name(self) -> str:
@@ -141,4 +142,17 @@ MODELS = (
           ({"prefix": (1, 3), "memory": (1, 9, 256), "src_mask": (1, 9), "hidden": (1, 2, 256)},
            {"prefix": (2, 6), "memory": (2, 14, 256), "src_mask": (2, 14), "hidden": (2, 2, 256)}),
           ids={"prefix": 148, "src_mask": 2}),
+    # refused: torch's squeeze(-1) of a dynamic dim is an If whose branches differ in rank (silero VAD v6
+    # as exported with opset 15; the wheel's silero_vad_half.onnx and silero_vad.onnx have the same If)
+    Entry("silero-vad silero_vad_16k_op15", "silero-vad", "6.2.3",
+          "7b7f5436cfcb02fae583a05b512ea96467fd449fe54cb49a5e4f06c51a1e43b8", "silero_vad/data/silero_vad_16k_op15.onnx",
+          ({"input": (1, 512), "state": (2, 1, 128), "sr": ()},), values={"sr": 16000}, refused=(
+              "cannot convert If '/model/decoder/If': the branches return tensors of ranks 2 and 3 for "
+              "'/model/decoder/If_output_0' (tensor<[batch]x128xf32> and tensor<[batch]x128x[floordiv(floordiv("
+              "max(floordiv(sequence - 192, 128) - min(floordiv(sequence - 192, 128) + 1, 0) + 1, 0) - 1, 2), 2) "
+              "+ 1]xf32>), and which branch runs depends on the condition '/model/decoder/Equal_output_0', "
+              "computed from input dims known only when they are bound; a program's tensors each have one rank. "
+              "Make the inputs' dims static in the model first (python -m "
+              "onnxruntime.tools.make_dynamic_shape_fixed), so that tosaconv decides the If when it imports the "
+              "model",)),
 )

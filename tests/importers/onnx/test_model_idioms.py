@@ -9,11 +9,18 @@ onnxruntime at several bindings:
   leave the EXTRACT_DIMs to specialization instead of folding them under types that still name their
   symbols (it made the IR invalid);
 - Gemms of an unrolled LSTM that share one weight share one CONST;
-- tf.signal.frame's Split of a shape into empty parts, and tf2onnx's while loop (trip count INT64_MAX).
+- tf.signal.frame's Split of a shape into empty parts, and tf2onnx's while loop (trip count INT64_MAX);
+- torch's ``squeeze(-1)`` of a dynamic dim, an If whose branches differ in rank: refused with what to do
+  (silero VAD v6's opset-15 export), and decided at import once the dims are static.
 """
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
+
 import numpy as np
+import onnx
 import pytest
 from onnx import helper
 
@@ -130,3 +137,37 @@ def test_a_while_loop_with_int64_max_as_its_trip_count():
     inits = [const("zero", np.array(0, np.int64)), const("trip", np.array(np.iinfo(np.int64).max, np.int64))]
     model = make_model(nodes, [info("x", F32, ["T", 3])], [info("ys", F32, None)], inits, opset=13)
     check_with_onnxruntime(model, [{"x": rand(t, 3, seed=t)} for t in (1, 4)])
+
+
+def _squeeze_if_model(dims):
+    """torch's ``x.squeeze(-1)`` of a dynamic dim: If(Shape(x)[-1] == 1, Squeeze(x, -1), Identity(x))."""
+    then = helper.make_graph([helper.make_node("Squeeze", ["x", "last"], ["sq"])], "then", [],
+                             [info("sq", F32, None)], [const("last", np.array([-1], np.int64))])
+    other = helper.make_graph([helper.make_node("Identity", ["x"], ["same"])], "else", [], [info("same", F32, None)])
+    nodes = [_node("Shape", ["x"], ["shp"]), _node("Gather", ["shp", "minus"], ["n"], axis=0),
+             _node("Equal", ["n", "one"], ["is_one"]),
+             helper.make_node("If", ["is_one"], ["y"], name="squeeze_if", then_branch=then, else_branch=other)]
+    inits = [const("minus", np.array(-1, np.int64)), const("one", np.array(1, np.int64))]
+    return make_model(nodes, [info("x", F32, dims)], [info("y", F32, None)], inits, opset=13)
+
+
+def test_an_if_whose_branches_differ_in_rank_is_refused_with_what_to_do(tmp_path):
+    model = _squeeze_if_model(["b", "n"])
+    with pytest.raises(ConversionError) as err:
+        convert(model)
+    message = err.value.diagnostics[0].message
+    assert message.startswith("cannot convert If 'squeeze_if': the branches return tensors of ranks 1 and 2 for 'y'")
+    assert "depends on the condition 'is_one', computed from input dims known only when they are bound" in message
+    assert "onnxruntime.tools.make_dynamic_shape_fixed" in message
+    path = tmp_path / "squeeze_if.onnx"
+    onnx.save(model, str(path))
+    done = subprocess.run([sys.executable, "-m", "tosaconv", "inspect", "--json", str(path)], capture_output=True,
+                          text=True)
+    assert done.returncode == 3, done.stdout + done.stderr
+    assert json.loads(done.stdout)["diagnostics"][0]["message"] == message
+
+
+def test_the_same_if_with_a_static_last_dim_is_decided_at_import():
+    """(onnxruntime refuses a static last dim other than 1: it type-checks the Squeeze branch.)"""
+    graph = check_with_onnxruntime(_squeeze_if_model(["b", 1]), [{"x": rand(b, 1, seed=b)} for b in (1, 3)])
+    assert graph.outputs[0].type.rank == 1
