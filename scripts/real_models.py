@@ -31,7 +31,7 @@ from tosaconv.diagnostics import TosaconvError  # noqa: E402
 
 
 def _shape_text(shapes: dict) -> str:
-    return ", ".join(f"{k}={'x'.join(map(str, v))}" for k, v in shapes.items())
+    return ", ".join(f"{k}={'x'.join(map(str, v)) or 'scalar'}" for k, v in shapes.items())
 
 
 def main(argv):

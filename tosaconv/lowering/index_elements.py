@@ -42,6 +42,16 @@ def traced_elements(ctx, name: str) -> Optional[list]:
     return None if elems is None else list(elems.reshape(-1))
 
 
+def cast_int_elements(ctx, v: Value) -> Optional[list]:
+    """The elements of the float tensor ``v`` as Index values when it is an int CAST of dims and constants
+    (torch's ``arange(float(w))`` casts a dim to float before a Range); None otherwise."""
+    p = v.producer
+    if p is None or p.op is not Op.CAST or not p.operands[0].type.dtype.is_int:
+        return None
+    elems = _elements(ctx, p.operands[0], 0)
+    return None if elems is None else list(elems.reshape(-1))
+
+
 def _elements(ctx, v: Value, depth: int) -> Optional[np.ndarray]:
     """``v``'s elements as an object array of Index values shaped like ``v``, or None."""
     t = v.type

@@ -17,7 +17,7 @@ from ..symbolic.constraints import Kind
 from ..symbolic.expr import dmax, floordiv, product, same, sub
 from .dims import expand_leading, index_for, reshape
 from .errors import ConvertError
-from .index_elements import traced_shape_tensor
+from .index_elements import cast_int_elements, traced_shape_tensor
 
 
 def reshape_with_hole(ctx, x, dims: list, op_name: str):
@@ -79,7 +79,9 @@ def arange_of(ctx, start: str, limit: str, delta: str):
     IOTA of the count's Index value, scaled and offset (delta a constant). A start or limit computed from
     shapes is an Index value already; one computed from int tensor data (a counter carried through a Loop
     body, a Loop's final state) is read with EXTRACT_DIM, which decays when that data folds to a constant
-    once the symbols are bound (the loop unrolled), and is refused at specialization otherwise."""
+    once the symbols are bound (the loop unrolled), and is refused at specialization otherwise. A float
+    Range (delta a float constant) is the int Range of its integral bounds, CAST: its start and limit must
+    be integral constants or dims cast to float (:func:`_float_bound`)."""
     names = (start, limit, delta)
     consts = [ctx.const(n) for n in names]
     if all(c is not None for c in consts):
@@ -88,8 +90,18 @@ def arange_of(ctx, start: str, limit: str, delta: str):
     if consts[2] is None:
         raise ConvertError(f"Range needs a constant delta; '{delta}' is computed when the model runs, so the "
                            "number of elements could not be derived from shapes")
+    if consts[2].dtype.kind == "f":
+        step = _integral(consts[2], "delta", delta)
+        first, last = _float_bound(ctx, start, "start"), _float_bound(ctx, limit, "limit")
+        ints = _iota_range(ctx, first, last, step)
+        dtype = DType.FP16 if consts[2].dtype == np.float16 else DType.FP32
+        return ctx.b.emit(Op.CAST, ints, attrs=A.CastAttrs(dtype))
     first, last = _range_bound(ctx, start, "start"), _range_bound(ctx, limit, "limit")
-    step = int(consts[2].item())
+    return _iota_range(ctx, first, last, int(consts[2].item()))
+
+
+def _iota_range(ctx, first, last, step: int):
+    """The int32 vector ``first, first + step, ...`` below ``last`` (Index values)."""
     span = sub(last.type.value, first.type.value)
     if step == 0:
         raise ConvertError("Range with delta 0 never ends")
@@ -99,6 +111,33 @@ def arange_of(ctx, start: str, limit: str, delta: str):
                                                 attrs=A.MulAttrs(0))
     offset = ctx.b.dims_to_tensor([first], DType.INT32)
     return ctx.b.emit(Op.ADD, scaled, offset)
+
+
+def _integral(c: np.ndarray, what: str, name: str) -> int:
+    """A float Range's constant ``start``/``limit``/``delta`` as an int, refused unless it holds one whole
+    number (the count of a float Range over a symbolic bound is exact only for whole numbers)."""
+    if c.size != 1:
+        raise ConvertError(f"Range {what} '{name}' must hold one element, it holds {c.size}")
+    x = float(c.reshape(-1)[0])
+    if not np.isfinite(x) or x != int(x):
+        raise ConvertError(f"Range {what} '{name}' is {x}: a float Range whose length depends on shapes needs "
+                           "whole-number constants for start and delta, so that its length is exact")
+    return int(x)
+
+
+def _float_bound(ctx, name: str, what: str):
+    """A float Range's ``start`` or ``limit`` as one Index value: a whole-number constant, or dims and
+    constants CAST to float."""
+    c = ctx.const(name)
+    if c is not None:
+        return ctx.index(_integral(c, what, name))
+    elems = cast_int_elements(ctx, ctx.tensor(name))
+    if elems is None:
+        raise ConvertError(f"Range {what} '{name}' is float data computed when the model runs; tosaconv sizes "
+                           "a float Range only from constants and tensor dims cast to float")
+    if len(elems) != 1:
+        raise ConvertError(f"Range {what} '{name}' must hold one element, it holds {len(elems)}")
+    return elems[0]
 
 
 def _range_bound(ctx, name: str, what: str):

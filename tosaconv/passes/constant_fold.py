@@ -31,6 +31,8 @@ def fold_op(op, b):
         return None
     if len(op.results) == 1 and isinstance(op.result.type, IndexType) and op.result.type.is_static:
         return [b.index(op.result.type.value)]
+    if any(isinstance(r.type, IndexType) for r in op.results):
+        return None   # an EXTRACT_DIM of folded data: its symbol is in other values' types; decay binds it
     if not op.operands or not all(_is_const(v) for v in op.operands):
         return None
     if any(isinstance(r.type, TensorType) and not _small(r.type) for r in op.results):

@@ -6,7 +6,8 @@ the taken branch is converted, inline, so its shape tensors and constants stay
 what they are. A condition that only the bindings decide becomes an IF helper
 op holding both branches as regions; it decays to the taken branch when the
 graph is specialized, and its results have the merged type
-``c*then + (1-c)*else`` (exact for either branch). A condition computed from
+``c*then + (1-c)*else`` (exact for either branch); branches that return
+tensors of different ranks cannot merge and are refused with what to do. A condition computed from
 tensor data becomes TOSA COND_IF, whose branches must return the same types.
 Sequence and optional values have no TOSA form; their ops are refused as
 unsupported before conversion starts.
@@ -87,9 +88,26 @@ def _union(values: list) -> list:
 
 def _index_if(ctx, node, condition, branches):
     regions, operands, kept = _branch_regions(ctx, branches, keep_shapes=True)
+    _check_ranks(node, regions)
     cond = index_for(ctx, condition)
     attrs = A.CondIfAttrs(regions[0].graph, regions[1].graph)
     return _regroup(ctx.b.create(Op.IF, [cond] + operands, attrs).results, kept)
+
+
+def _check_ranks(node, regions):
+    """Refuse branches that return tensors of different ranks (torch's ``squeeze(-1)`` of a dynamic dim
+    exports as ``If(Shape(x)[-1] == 1, Squeeze, Identity)``): one IR value has one rank before binding."""
+    outs = [r.graph.outputs for r in regions]
+    names = node.outputs if len(node.outputs) == len(outs[0]) else regions[0].graph.output_names
+    for name, a, b in zip(names, *outs):
+        if hasattr(a.type, "rank") and hasattr(b.type, "rank") and a.type.rank != b.type.rank:
+            raise ConvertError(
+                f"the branches return tensors of ranks {a.type.rank} and {b.type.rank} for '{name}' ({a.type} "
+                f"and {b.type}), and which branch runs depends on the condition '{node.inputs[0]}', computed "
+                "from input dims known only when they are bound; a program's tensors each have one rank. "
+                "Make the inputs' "
+                "dims static in the model first (python -m onnxruntime.tools.make_dynamic_shape_fixed), so "
+                "that tosaconv decides the If when it imports the model")
 
 
 def _regroup(values: list, kept: list) -> list:

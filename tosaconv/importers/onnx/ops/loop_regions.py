@@ -32,7 +32,7 @@ MAX_TRIP = 2**31 - 1   # a Loop without a trip count runs until its condition st
 def convert_loop_region(ctx, node, body, n_state: int) -> list:
     trip = _trip_index(ctx, node)
     r = RegionContext(ctx, body, "body")
-    it = _iteration_input(ctx, r, node, trip.type.value if node.input(0) else None)
+    it = _iteration_input(ctx, r, node, trip.type.value if _has_trip_count(ctx, node) else None)
     names = [i.name for i in body.input]
     r.values[names[0]] = ShapeTensor([index_op(r, Op.INDEX_SUB, it, r.index(1))], scalar=True)
     head, cond_in = [], None
@@ -80,9 +80,18 @@ def convert_scan_region(ctx, node, body, n_state, length, in_axes, in_rev, out_a
     return ctx.b.create(Op.LOOP, [trip] + state + scans + r.captures, attrs).results
 
 
+def _has_trip_count(ctx, node) -> bool:
+    """False when the Loop has no trip count, or only INT64_MAX's "none" (tf2onnx's while loops write it
+    next to the condition that really ends them)."""
+    if node.input(0) is None:
+        return False
+    c = ctx.const(node.inputs[0])
+    return not (node.input(1) is not None and c is not None and c.size == 1 and int(c.reshape(-1)[0]) > MAX_TRIP)
+
+
 def _trip_index(ctx, node):
     """The trip count as an Index value (from shapes, or read from data with EXTRACT_DIM)."""
-    if node.input(0) is None:
+    if not _has_trip_count(ctx, node):
         return ctx.index(MAX_TRIP)
     st = ctx.dims(node.inputs[0])
     if len(st.dims) != 1:

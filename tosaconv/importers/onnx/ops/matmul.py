@@ -44,8 +44,8 @@ def convert_gemm(ctx, node):
     a = _operand(ctx, node.inputs[0], node.attr("transA"))
     b = _operand(ctx, node.inputs[1], node.attr("transB"), scale=alpha)
     _check_float(a, b)
-    ctx.require(Kind.EQ, a.type.shape[1], b.type.shape[0], "Gemm inner dims")
-    y = ctx.b.emit(Op.MATMUL, reshape(ctx, a, [1, *a.type.shape]), reshape(ctx, b, [1, *b.type.shape]))
+    ctx.require(Kind.EQ, a.type.shape[-1], b.type.shape[-2], "Gemm inner dims")
+    y = ctx.b.emit(Op.MATMUL, _batched(ctx, a), _batched(ctx, b))
     y = reshape(ctx, y, list(y.type.shape[1:]))
     if alpha != 1.0 and ctx.const(node.inputs[1]) is None:
         y = _scale(ctx, y, alpha)
@@ -54,13 +54,20 @@ def convert_gemm(ctx, node):
 
 
 def _operand(ctx, name, transpose: int, scale: float = 1.0):
-    """A Gemm operand, transposed if asked; a constant is transposed and scaled in numpy."""
+    """A Gemm operand, transposed if asked; a constant is transposed, scaled and given MATMUL's batch dim in
+    numpy, once for every Gemm that reads it (a RESHAPE per use would fold into a copy per use)."""
     c = ctx.const(name)
     if c is not None:
         c = c.astype(np.float32) if c.dtype == np.float64 else c
-        return ctx.b.const(np.ascontiguousarray((c.T if transpose else c) * np.asarray(scale, dtype=c.dtype)))
+        return ctx.derived_const(("Gemm operand", name, bool(transpose), float(scale)), lambda: np.ascontiguousarray(
+            (c.T if transpose else c)[None] * np.asarray(scale, dtype=c.dtype)))
     v = ctx.tensor(name)
     return ctx.b.emit(Op.TRANSPOSE, v, attrs=A.TransposeAttrs((1, 0))) if transpose else v
+
+
+def _batched(ctx, v):
+    """A 2-D Gemm operand as MATMUL's [1, rows, cols] (constants come that way already)."""
+    return v if v.type.rank == 3 else reshape(ctx, v, [1, *v.type.shape])
 
 
 def _scale(ctx, y, factor: float):
@@ -75,8 +82,9 @@ def _bias(ctx, node, y):
         return None
     c = ctx.const(name)
     if c is not None:
-        c = (c.astype(y.type.dtype.numpy) * np.asarray(beta, dtype=y.type.dtype.numpy))
-        return ctx.b.const(c.reshape((1,) * (2 - c.ndim) + c.shape))
+        dtype = y.type.dtype.numpy
+        return ctx.derived_const(("Gemm bias", name, float(beta), np.dtype(dtype).str), lambda: (
+            c.astype(dtype) * np.asarray(beta, dtype=dtype)).reshape((1,) * (2 - c.ndim) + c.shape))
     v = ctx.tensor(name)
     v = reshape(ctx, v, [1] * (2 - v.type.rank) + list(v.type.shape))
     return v if beta == 1.0 else _scale(ctx, v, beta)

@@ -149,10 +149,23 @@ def _slice_shape_tensor(st, starts, ends, axes, steps):
 
 @converter("Split", since=2)
 def convert_split(ctx, node):
+    st = ctx.shape_tensor(node.inputs[0])
+    if st is not None and not st.scalar:
+        return _split_shape_tensor(ctx, node, st)
     x = ctx.tensor(node.inputs[0])
     axis = norm_axis(node.attr("axis"), x.type.rank)
     dim = x.type.shape[axis]
     return split_along(ctx, x, axis, _split_sizes(ctx, node, dim))
+
+
+def _split_shape_tensor(ctx, node, st: ShapeTensor) -> list:
+    """Split of a shape vector: shape vectors, which may be empty (tf.signal.frame splits a Shape into
+    outer dims, the framed axis and inner dims, and a 1-D signal has neither outer nor inner dims)."""
+    sizes, start, parts = _split_sizes(ctx, node, len(st.dims)), 0, []
+    for size in sizes:
+        parts.append(ShapeTensor(st.dims[start:start + size]))
+        start += size
+    return parts
 
 
 def _split_sizes(ctx, node, dim):
