@@ -111,6 +111,16 @@ def emit(graph: Graph) -> bytes:
         raise ConversionError.one("E-EMIT", str(e), getattr(e, "location", None)) from None
 
 
+def emit_mlir(graph: Graph) -> bytes:
+    """The static program as TOSA-dialect MLIR text (UTF-8), in MLIR's generic op form."""
+    from .emit import EmitError
+    from .emit.mlir import write_mlir
+    try:
+        return write_mlir(graph)
+    except EmitError as e:
+        raise ConversionError.one("E-EMIT", str(e), getattr(e, "location", None)) from None
+
+
 def state_as_io(graph: Graph) -> dict:
     """Turn each TOSA variable of ``graph`` (in place) into the input ``state_in:NAME`` and the output
     ``state_out:NAME``; returns the initial state ``{NAME: array}``, to pass to :func:`run` as ``state``.
