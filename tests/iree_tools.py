@@ -57,8 +57,7 @@ def run_module(vmfb: Path, inputs: list, n_outputs: int, workdir: Path, timeout:
     """The outputs of ``main`` on ``inputs`` (arrays in the program's element types, in argument order)."""
     args = []
     for i, value in enumerate(inputs):
-        np.save(workdir / f"in{i}.npy", np.ascontiguousarray(value))
-        args.append(f"--input=@{workdir / f'in{i}.npy'}")
+        args.append(_input_arg(np.asarray(value), workdir / f"in{i}.npy"))
     outs = [workdir / f"out{i}.npy" for i in range(n_outputs)]
     for out in outs:
         out.unlink(missing_ok=True)
@@ -67,6 +66,21 @@ def run_module(vmfb: Path, inputs: list, n_outputs: int, workdir: Path, timeout:
                           capture_output=True, text=True, timeout=timeout)
     _check(proc, "iree-run-module", [str(o) for o in outs if not o.exists()])
     return [np.load(o) for o in outs]
+
+
+def _input_arg(value: np.ndarray, path: Path) -> str:
+    """``--input=@in.npy``; a 0-d array as text (``f32=1.5``): iree-run-module reads a 0-d .npy as shape [1]."""
+    if value.ndim == 0:
+        kind = value.dtype.kind
+        if kind == "f" and value.dtype == np.float32:
+            return f"--input=f32={float(value)!r}"
+        if kind in "iu":
+            return f"--input=i{value.dtype.itemsize * 8}={int(value)}"
+        if kind == "b":
+            return f"--input=i1={int(value)}"
+        raise ValueError(f"no scalar input form for {value.dtype}")
+    np.save(path, np.ascontiguousarray(value))
+    return f"--input=@{path}"
 
 
 def run_mlir(mlir_text: bytes, inputs: list, n_outputs: int, workdir) -> list:
