@@ -27,7 +27,7 @@ def validate(path, target: str = TARGET_1_0) -> subprocess.CompletedProcess:
     return run_tool("tosa-opt", [path, target, "--tosa-validate", "-o", "/dev/null"])
 
 
-def _normalized(text: str) -> list:
+def normalized(text: str) -> list:
     """tosa-opt's generic print without the deserializer's module attributes, module-level variables sorted
     (their order is the deserializer's hash order)."""
     text = re.sub(r'\}\) \{tosa\.description = [^}]*\} : \(\) -> \(\)', "}) : () -> ()", text)
@@ -47,7 +47,7 @@ def check_against_deserializer(static, tmp_path):
     theirs = run_tool("tosa-opt", [f"--tosa-deserialize=tosa-flatbuffer-filename={tosa}",
                                    "--mlir-print-op-generic", "/dev/null", "-o", tmp_path / "theirs.mlir"])
     assert ours.returncode == 0 and theirs.returncode == 0, ours.stderr + theirs.stderr
-    assert _normalized((tmp_path / "ours.mlir").read_text()) == _normalized((tmp_path / "theirs.mlir").read_text())
+    assert normalized((tmp_path / "ours.mlir").read_text()) == normalized((tmp_path / "theirs.mlir").read_text())
 
 
 @pytest.mark.parametrize("name", SAMPLES)
