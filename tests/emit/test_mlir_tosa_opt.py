@@ -5,8 +5,10 @@ and pass ``--tosa-validate`` for the PRO-INT and PRO-FP profiles with every
 1.0 extension, and (b) print it, in its own generic form, exactly as it prints
 its own deserialization of our ``.tosa`` (``--tosa-deserialize``): the same
 ops, operands, types, properties and constant values, so the two writers
-agree op for op. Control flow (COND_IF, WHILE_LOOP) is checked the same way
-on small TFLite models built in the tests.
+agree op for op. The emitter's one-op cases (``tests/emit/cases*.py``: every
+attribute kind, RESIZE modes, integer zero points) are checked the same way,
+and so is control flow (COND_IF, WHILE_LOOP), on small TFLite models built in
+the tests.
 """
 from __future__ import annotations
 
@@ -16,6 +18,8 @@ import subprocess
 import pytest
 
 import tosaconv.api as api
+from tests.emit import cases_misc, cases_nn  # noqa: F401 (they register their cases)
+from tests.emit.cases import CASES
 from tests.emit.mlir_samples import SAMPLES, static_sample
 from tests.tosa_tools import run_tool
 
@@ -54,6 +58,11 @@ def check_against_deserializer(static, tmp_path):
 def test_sample_parses_validates_and_equals_the_deserialized_tosa(name, tmp_path):
     _, static, _ = static_sample(name)
     check_against_deserializer(static, tmp_path)
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_one_op_case_equals_the_deserialized_tosa(case, tmp_path):
+    check_against_deserializer(CASES[case]().graph, tmp_path)
 
 
 @pytest.mark.parametrize("kind", ["if", "while"])

@@ -6,7 +6,7 @@ second table here. Each kind has one MLIR spelling: an ``int32`` field is an
 ``i32`` integer attribute; a ``bool`` is ``true``/``false``; an ``int32[]``
 is ``array<i64: ...>`` except TRANSPOSE's ``perms`` (``array<i32: ...>``);
 the enums are ``#tosa.nan_mode<...>``, ``#tosa.rounding_mode<...>`` and
-``#tosa.resize_mode<...>``, and ``acc_type`` is an element type (``i32``,
+``#tosa.resize_mode<...>`` (NEAREST is ``NEAREST_NEIGHBOR`` there), and ``acc_type`` is an element type (``i32``,
 ``f32``...). CLAMP's ``min_val``/``max_val`` bytes become scalars typed
 like its input (``0 : i8``, ``6.0 : f32``). A field the record leaves out
 takes the flatbuffer default the reader also uses (false, 0, PROPAGATE,
@@ -29,6 +29,7 @@ _ENUMS = {
     "rounding_mode": ("rounding_mode", S.ROUNDING_MODES, "SINGLE_ROUND"),
     "mode": ("resize_mode", S.RESIZE_MODES, None),
 }
+_MLIR_ENUM_NAMES = {("resize_mode", "NEAREST"): "NEAREST_NEIGHBOR"}   # where the dialect's name differs
 _I32_ARRAYS = frozenset({"perms"})
 
 
@@ -71,10 +72,9 @@ def _enum(op: OpRecord, name: str, code: int) -> str:
             raise ValueError(f"{op.op} has no acc_type (code {code})")
         return element_type(S.DTYPE_FROM_CODE[code])
     attr, names, default = _ENUMS[name]
-    if 0 < code < len(names):
-        return f"#tosa.{attr}<{names[code]}>"
-    if code == 0 and default is not None:
-        return f"#tosa.{attr}<{default}>"
+    value = names[code] if 0 < code < len(names) else default if code == 0 else None
+    if value is not None:
+        return f"#tosa.{attr}<{_MLIR_ENUM_NAMES.get((attr, value), value)}>"
     raise ValueError(f"{op.op} field '{name}' has the unknown code {code}")
 
 
