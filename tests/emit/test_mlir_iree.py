@@ -9,7 +9,8 @@ whose compile takes several seconds are marked slow; every sample is in
 one of the two groups. The exception is ``int16x8``: IREE 3.13 computes it
 wrong (its saturated logits differ from the official reference model, which
 agrees with us bit for bit, and IREE does the same with tosa-opt's own MLIR of
-our ``.tosa``), which its own test states. The IREE packages are test extras
+our ``.tosa``), which its own test states. The emitter's one-op cases
+(``tests/emit/cases*.py``) run the same way (slow). The IREE packages are test extras
 (``pip install '.[test]'``).
 """
 from __future__ import annotations
@@ -18,6 +19,8 @@ import numpy as np
 import pytest
 
 import tosaconv.api as api
+from tests.emit import cases_misc, cases_nn  # noqa: F401 (they register their cases)
+from tests.emit.cases import CASES as ONE_OP_CASES
 from tests.emit.mlir_samples import SAMPLES, static_sample
 from tests.iree_tools import run_mlir
 from tests.tosa_tools import run_reference_model
@@ -32,7 +35,7 @@ CASES = [pytest.param(n, marks=pytest.mark.slow) if n in SLOW else n for n in SA
 
 def check_with_iree(static, inputs: dict, workdir):
     ours = api.run(static, inputs)
-    args = [inputs[v.name] for v in static.inputs]
+    args = [_as_program(inputs[v.name], v.type.dtype.numpy) for v in static.inputs]
     got = run_mlir(api.emit_mlir(static), args, len(static.output_names), workdir)
     for name, value in zip(static.output_names, got):
         want = np.asarray(ours[name])
@@ -43,10 +46,25 @@ def check_with_iree(static, inputs: dict, workdir):
             np.testing.assert_array_equal(value.astype(want.dtype), want, err_msg=name)
 
 
+def _as_program(value, dtype) -> np.ndarray:
+    """``value`` in the program's element type (the one-op cases give int64 data for INT32 inputs)."""
+    array = np.asarray(value)
+    converted = array.astype(dtype)
+    assert np.array_equal(converted, array), "input values do not fit the program's element type"
+    return converted
+
+
 @pytest.mark.parametrize("name", CASES)
 def test_sample_runs_on_iree_like_numpy(name, tmp_path):
     _, static, inputs = static_sample(name)
     check_with_iree(static, inputs, tmp_path)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("case", sorted(ONE_OP_CASES))
+def test_one_op_case_runs_on_iree_like_numpy(case, tmp_path):
+    c = ONE_OP_CASES[case]()
+    check_with_iree(c.graph, c.inputs, tmp_path)
 
 
 @pytest.mark.slow
