@@ -7,7 +7,8 @@ fuses and reorders float math), integer programs bit for bit. A stateful
 program runs its first step from the variables' initial values. The samples
 whose compile takes several seconds are marked slow; every sample is in
 one of the two groups. The exception is ``int16x8``: IREE 3.13 computes it
-wrong (its saturated logits differ from the official reference model, which
+wrong (its first int16 x int8 CONV2D gives negative ``i48`` sums zero-extended,
+2^48 + v, so the RESCALE after it saturates; the official reference model
 agrees with us bit for bit, and IREE does the same with tosa-opt's own MLIR of
 our ``.tosa``), which its own test states. The emitter's one-op cases
 (``tests/emit/cases*.py``) run the same way (slow). The IREE packages are test extras
