@@ -12,7 +12,7 @@ from __future__ import annotations
 import glob
 import os
 
-import tosaconv.api as api
+from tosaconv import api
 from tosaconv.io_dtypes import to_program
 
 ROOT = os.path.join(os.path.dirname(__file__), "..", "..", "sample_models")

@@ -19,12 +19,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-import tosaconv.api as api
 from tests.emit import cases_misc, cases_nn  # noqa: F401 (they register their cases)
 from tests.emit.cases import CASES as ONE_OP_CASES
 from tests.emit.mlir_samples import SAMPLES, static_sample
 from tests.iree_tools import run_mlir
 from tests.tosa_tools import run_reference_model
+from tosaconv import api
 
 # Samples whose iree-compile takes more than about two seconds here (CNNs, the transformer).
 SLOW = {"small_cnn.onnx", "tiny_transformer.onnx", "tflite/dynamic_batch.tflite", "tflite/dynamic_hw.tflite",

@@ -17,11 +17,11 @@ import subprocess
 
 import pytest
 
-import tosaconv.api as api
 from tests.emit import cases_misc, cases_nn  # noqa: F401 (they register their cases)
 from tests.emit.cases import CASES
 from tests.emit.mlir_samples import SAMPLES, static_sample
 from tests.tosa_tools import run_tool
+from tosaconv import api
 
 EXTENSIONS = "int16,int4,bf16,fp8e4m3,fp8e5m2,fft,variable,controlflow,doubleround,inexactround"
 TARGET_1_0 = f"--tosa-attach-target=profiles=pro_int,pro_fp extensions={EXTENSIONS}"

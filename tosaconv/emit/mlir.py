@@ -19,12 +19,18 @@ print like any other op.
 """
 from __future__ import annotations
 
-from typing import Optional
-
 from .errors import EmitError
 from .mlir_attrs import properties, properties_text
-from .mlir_text import dense_values, element_type, index_values, shape_type, string_literal, tensor_type
+from .mlir_text import (
+    dense_values,
+    element_type,
+    index_values,
+    shape_type,
+    string_literal,
+    tensor_type,
+)
 from .records import BlockRecord, OpRecord, ShapeRecord, TensorRecord
+from .writer import to_records
 
 _REGION_FIELDS = {"COND_IF": ("then_graph", "else_graph"), "WHILE_LOOP": ("cond_graph", "body_graph")}
 _VARIABLE_ACCESS = ("VARIABLE_READ", "VARIABLE_WRITE")
@@ -33,7 +39,6 @@ INDENT = "  "
 
 def write_mlir(graph) -> bytes:
     """The TOSA MLIR text (UTF-8) of a static graph, from the records the ``.tosa`` writer makes."""
-    from .writer import to_records
     return records_to_mlir(to_records(graph)).encode("utf-8")
 
 
@@ -45,7 +50,7 @@ def records_to_mlir(main: BlockRecord) -> str:
 class _Scope:
     """The values visible in one block: tensor/shape name -> (SSA name, record), then the enclosing block's."""
 
-    def __init__(self, block: BlockRecord, parent: Optional["_Scope"] = None):
+    def __init__(self, block: BlockRecord, parent: _Scope | None = None):
         self.parent = parent
         self.values: dict = {}
         self.records: dict = {r.name: r for r in block.tensors if r.variable_name is None}
