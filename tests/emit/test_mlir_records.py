@@ -89,7 +89,7 @@ def symbolic_block() -> BlockRecord:
                      _i32("one", 1), _i32("start", 0)]
     block.shapes = [_shape("three", [3]), _shape("d0"), _shape("n"), _shape("both", rank=2), _shape("s")]
     block.shapes += [_shape(f"t{i}") for i in range(7)]
-    block.ops = [OpRecord("DIM", {"axis": 0}, ["x"], ["d0"], "Shape 'x'"),
+    block.ops = [OpRecord("DIM", {"axis": 0}, ["x"], ["d0"], 'Shape "x" \\ ü\n'),   # escaped in loc(...)
                  OpRecord("CONST_SHAPE", {}, [], ["three"]), OpRecord("CONST", {}, [], ["one"]),
                  OpRecord("CONST", {}, [], ["start"]),
                  OpRecord("MUL_SHAPE", {}, ["d0", "three"], ["n"]),
@@ -109,6 +109,7 @@ def test_symbolic_records_print_generically_and_validate_at_1_1_draft(tmp_path):
     assert '"tosa.dim"(%arg0) <{axis = 0 : i32}> : (tensor<?x3xf32>) -> !tosa.shape<1>' in text
     assert '"tosa.concat_shape"' in text and "-> !tosa.shape<2>" in text
     assert '"tosa.assert_equal_shape"(' in text and "<{allow_broadcast = false}>" in text
+    assert 'loc("Shape \\22x\\22 \\5C \\C3\\BC\\0A")' in text
     proc = _tosa_opt(text, tmp_path, TARGET_1_1, "--tosa-validate")
     assert proc.returncode == 0, proc.stderr
 
