@@ -27,13 +27,22 @@ class IreeError(RuntimeError):
     """iree-compile or iree-run-module failed."""
 
 
+_MISSING = "IREE is a test extra: pip install '.[test]' (iree-base-compiler and iree-base-runtime 3.13.0)"
+
+
 def compiler() -> str:
-    from iree.compiler.tools.binaries import find_tool
+    try:
+        from iree.compiler.tools.binaries import find_tool
+    except ImportError as e:
+        raise IreeError(f"{_MISSING}: {e}") from None
     return find_tool("iree-compile")
 
 
 def runner() -> str:
-    from iree._runtime import libs
+    try:
+        from iree._runtime import libs
+    except ImportError as e:
+        raise IreeError(f"{_MISSING}: {e}") from None
     path = os.path.join(libs.library_path, "iree-run-module")
     if not os.path.exists(path):
         raise FileNotFoundError(f"iree-base-runtime has no iree-run-module in {libs.library_path}")
