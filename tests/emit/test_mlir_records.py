@@ -45,6 +45,7 @@ def _constants() -> dict:
         "fp32_odd": (D.FP32, np.array([1e-45, 3.4028235e38, -0.0, 1e16, 0.1, -7.0], np.float32)),
         "fp32_special": (D.FP32, np.array([np.inf, -np.inf, np.nan, 1.0], np.float32)),
         "splat": (D.FP32, np.full((4, 4), 0.25, np.float32)), "scalar": (D.INT32, np.array(5, np.int32)),
+        "signed_zeros": (D.FP32, np.array([0.0, -0.0, 0.0], np.float32)),
     }
 
 
@@ -70,6 +71,8 @@ def test_constants_of_every_type_survive_tosa_opt_serialize(tmp_path):
         assert (got.dtype, tuple(got.shape)) == (dtype, np.shape(values)), name
         want = from_le_bytes(to_le_bytes(values, dtype), dtype, np.shape(values))
         np.testing.assert_array_equal(from_le_bytes(got.data, dtype, got.shape), want, err_msg=name)
+        if dtype.is_float:   # bit for bit: -0.0 stays -0.0
+            assert np.array_equal(np.signbit(from_le_bytes(got.data, dtype, got.shape)), np.signbit(want)), name
 
 
 def _shape(name: str, values=None, rank: int = 1) -> ShapeRecord:

@@ -86,11 +86,18 @@ def dense_values(data: np.ndarray, dtype: DType, shape: tuple) -> str:
         return "dense<>"
     flat = values.reshape(-1)
     literal_ok = dtype is DType.BOOL or not dtype.is_float or bool(np.all(np.isfinite(flat)))
-    if literal_ok and bool(np.all(flat == flat[0])):
+    if literal_ok and _is_splat(flat):
         return f"dense<{scalar_literal(flat[0], dtype)}>"
     if dtype is DType.BOOL or (literal_ok and count <= LITERAL_LIMIT):
         return f"dense<{_nested(values, dtype)}>"
     return f'dense<"0x{_storage_bytes(data, values, dtype, count).hex().upper()}">'
+
+
+def _is_splat(flat: np.ndarray) -> bool:
+    """Every element has the same bits (so 0.0 and -0.0 differ, as they do for TOSA)."""
+    if flat.dtype.kind == "f":
+        flat = flat.view(f"u{flat.dtype.itemsize}")
+    return bool(np.all(flat == flat[0]))
 
 
 def _nested(values: np.ndarray, dtype: DType) -> str:
