@@ -119,13 +119,24 @@ def keep_symbols(graph: Graph, bindings: dict) -> Graph:
     return partial(graph, bindings)
 
 
-def emit_symbolic(graph: Graph, bindings: dict):
+def emit_symbolic(graph: Graph, bindings: dict, kind: str = "tosa"):
     """A :class:`~tosaconv.emit.symbolic.SymbolicTosa`: the TOSA 1.1-draft bytes of a program that keeps
-    symbols (EXT-SHAPE operators, -1 dims), and the constraints its asserts check or leave unchecked."""
+    symbols (EXT-SHAPE operators, -1 dims), and the constraints its asserts check or leave unchecked.
+    ``kind`` "mlir" gives the same program as TOSA MLIR text (``?`` dims, ``!tosa.shape`` values)."""
     from .emit import EmitError
-    from .emit.symbolic import write_symbolic_tosa
+    from .emit.symbolic import write_symbolic_mlir, write_symbolic_tosa
     try:
-        return write_symbolic_tosa(graph, bindings)
+        return (write_symbolic_mlir if kind == "mlir" else write_symbolic_tosa)(graph, bindings)
+    except EmitError as e:
+        raise ConversionError.one("E-EMIT", str(e), getattr(e, "location", None)) from None
+
+
+def emit_mlir(graph: Graph) -> bytes:
+    """The static program as TOSA-dialect MLIR text (UTF-8), in MLIR's generic op form."""
+    from .emit import EmitError
+    from .emit.mlir import write_mlir
+    try:
+        return write_mlir(graph)
     except EmitError as e:
         raise ConversionError.one("E-EMIT", str(e), getattr(e, "location", None)) from None
 

@@ -15,6 +15,7 @@ import click
 from ..fileio import npz_bytes, sha256_file
 from ..report import ReportData, dumps, run_section
 from . import steps
+from .formats import emit_file, output_kind
 from .common import (DFT, IN_PATH, INT_IO, MODEL_PATH, NPU_FAST, OUT_PATH, Outcome, binding_options, check_outputs,
                      guarded, output_options, target_options)
 
@@ -49,7 +50,8 @@ def import_(session, model, output, npu_fast, int_io) -> Outcome:
 @binding_options
 @click.option("--inputs", "inputs_path", type=IN_PATH, metavar="IN.npz",
               help="Bind symbols from these arrays' shapes.")
-@click.option("-o", "--output", required=True, type=OUT_PATH, metavar="OUT.tosa", help="The TOSA file to write.")
+@click.option("-o", "--output", required=True, type=OUT_PATH, metavar="OUT.tosa",
+              help="The TOSA file to write: .tosa (flatbuffer) or .mlir (TOSA MLIR text).")
 @_REPORT
 @target_options
 @steps.STATE_AS_IO
@@ -61,6 +63,7 @@ def import_(session, model, output, npu_fast, int_io) -> Outcome:
 def specialize(session, model, binds, binding_files, input_shapes, inputs_path, output, report_path, profile,
                level, state_as_io, npu_fast, int_io) -> Outcome:
     """Bind the symbols of a .tosair program (or a model) and write static TOSA 1.0."""
+    output_kind(output)
     check_outputs(model, output=output, report=report_path)
     data = ReportData("specialize", model, sha256_file(model), clock=session.clock)
     data.graph = steps.load_model(session, model, npu_fast=npu_fast, int_io=int_io, profile=profile)
@@ -70,9 +73,9 @@ def specialize(session, model, binds, binding_files, input_shapes, inputs_path, 
     data.bindings = steps.bind(session, data.graph, sources)
     data.static = steps.specialize(session, data.graph, data.bindings)
     steps.check_target(session, data.static, profile, level)
-    blob = steps.emit(session, data.static)
+    blob, kind = emit_file(session, data.static, output)
     data.histogram = steps.histogram(data.graph)
-    data.written = [session.write(output, blob, "tosa")]
+    data.written = [session.write(output, blob, kind)]
     summary = (f"specialized {os.path.basename(model)} → {output}: {steps.plural(len(data.static.ops), 'op')}, "
                f"{steps.bindings_text(data.bindings)} in {session.clock.total():.2f} s")
     return _with_report(session, data, report_path, summary)

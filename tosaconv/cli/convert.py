@@ -17,6 +17,7 @@ from ..diagnostics import UsageError
 from ..fileio import npz_bytes, sha256_file
 from ..report import ReportData, dumps, run_section
 from . import steps
+from .formats import emit_file, output_kind
 from .common import (DFT, IN_PATH, INT_IO, MODEL_PATH, NPU_FAST, OUT_PATH, Outcome, binding_options, check_outputs,
                      guarded, output_options, target_options)
 
@@ -38,7 +39,8 @@ written atomically, and only if every step succeeded.
 
 @click.command("convert", help=HELP)
 @click.argument("model", type=MODEL_PATH)
-@click.option("-o", "--output", required=True, type=OUT_PATH, metavar="OUT.tosa", help="The TOSA file to write.")
+@click.option("-o", "--output", required=True, type=OUT_PATH, metavar="OUT.tosa",
+              help="The TOSA file to write: .tosa (flatbuffer) or .mlir (TOSA MLIR text).")
 @binding_options
 @click.option("--ir", "ir_path", type=OUT_PATH, metavar="OUT.tosair",
               help="Also write the symbolic program (after the pass pipeline) as text.")
@@ -78,6 +80,7 @@ def convert(session, model, output, binds, binding_files, input_shapes, ir_path,
         return _convert_grid(session, model, output, bind_grid, jobs, depfile, binds, binding_files, input_shapes,
                              inputs_path, ir_path, report_path, profile, level, state_as_io, npu_fast, int_io,
                              do_run or outputs_path)
+    output_kind(output)
     npz_path = outputs_path or (os.path.splitext(output)[0] + ".npz" if do_run else None)
     check_outputs(model, output=output, ir=ir_path, outputs=npz_path, report=report_path, depfile=depfile)
     data = ReportData("convert", model, sha256_file(model), clock=session.clock)
@@ -88,13 +91,14 @@ def convert(session, model, output, binds, binding_files, input_shapes, ir_path,
     if keep_symbols:
         data.static = steps.keep_symbols(session, data.graph, data.bindings)
         steps.check_target(session, data.static, profile, level)
-        written = steps.emit_symbolic(session, data.static, data.bindings)
+        kind = output_kind(output)
+        written = steps.emit_symbolic(session, data.static, data.bindings, kind)
         data.symbolic = {"version": "1.1.0-draft", "asserted": written.asserted, "unchecked": written.unchecked}
-        files = {output: (written.data, "tosa")}
+        files = {output: (written.data, kind)}
     else:
         data.static = steps.specialize(session, data.graph, data.bindings)
         steps.check_target(session, data.static, profile, level)
-        files = {output: (steps.emit(session, data.static), "tosa")}
+        files = {output: emit_file(session, data.static, output)}
     if ir_path:
         files[ir_path] = (steps.print_ir(session, data.graph).encode("utf-8"), "tosair")
     if npz_path:

@@ -28,6 +28,7 @@ from ..bindings import Binding, BindingSources, _check_symbol, collect, parse_bi
 from ..diagnostics import EXIT_INTERNAL, EXIT_OK, TosaconvError, UsageError
 from ..report import REPORT_SCHEMA_VERSION, StageClock, dumps, tool_version
 from . import steps
+from .formats import emit_bytes, output_kind
 from .common import Outcome, check_outputs, internal_diagnostic
 
 GRID_OPTION = "--bind-grid"
@@ -113,7 +114,7 @@ def convert_variant(graph, variant: Variant, sources: BindingSources, profile, l
                 api.check_profile(static, profile)
                 api.check_level(static, level)
         with clock.measure("emit"):
-            result.blob = api.emit(static)
+            result.blob = emit_bytes(static, variant.output)
         result.op_count = len(static.ops)
     except TosaconvError as e:
         result.exit_code, result.diagnostics = e.exit_code, list(e.diagnostics)
@@ -199,6 +200,7 @@ class GridJob:
 
 def convert_grid(session, job: GridJob, model_sha256: str) -> Outcome:
     """Load once, convert every variant, stage what succeeded; the Outcome carries the worst exit code."""
+    output_kind(job.template)
     todo = variants(parse_grid(job.grid), job.template, job.sources.binds)
     check_outputs(job.model, ir=job.ir_path, report=job.report_path, depfile=job.depfile,
                   **{f"output '{v.output}'": v.output for v in todo})
@@ -213,7 +215,7 @@ def convert_grid(session, job: GridJob, model_sha256: str) -> Outcome:
                           job.load_options)
     entries, written = [], []
     for r in results:
-        mine = [session.write(r.variant.output, r.blob, "tosa")] if r.blob is not None else []
+        mine = [session.write(r.variant.output, r.blob, output_kind(r.variant.output))] if r.blob is not None else []
         written += mine
         entries.append(variant_entry(r, mine))
     if job.ir_path:

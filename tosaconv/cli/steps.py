@@ -109,9 +109,9 @@ def keep_symbols(session, graph, bindings: BindingSet):
         return api.keep_symbols(graph, bindings.values())
 
 
-def emit_symbolic(session, program, bindings: BindingSet):
+def emit_symbolic(session, program, bindings: BindingSet, kind: str = "tosa"):
     with session.stage("emit", "writing TOSA 1.1 draft (EXT-SHAPE)"):
-        return api.emit_symbolic(program, bindings.values())
+        return api.emit_symbolic(program, bindings.values(), kind)
 
 
 def emit(session, static) -> bytes:

@@ -7,6 +7,7 @@ keeps its source location. :func:`read_tosa` reads our files and the official
 tools' (versions 1.0.0 and the 1.1.0 draft) and folds those operands back into
 typed attributes. The byte layout is described by ``schemas/tosa.fbs``;
 :class:`EmitError` and :class:`ReadError` report what cannot be written or read.
+:func:`~.mlir.write_mlir` writes the same records as TOSA-dialect MLIR text.
 """
 from .errors import EmitError, ReadError
 from .reader import read_tosa

@@ -59,6 +59,15 @@ def write_symbolic_tosa(graph, bindings: dict | None = None) -> SymbolicTosa:
     return result
 
 
+def write_symbolic_mlir(graph, bindings: dict | None = None) -> SymbolicTosa:
+    """The same program as :func:`write_symbolic_tosa`, as TOSA MLIR text (``?`` dims, ``!tosa.shape``
+    values and the EXT-SHAPE ops, printed from the same records)."""
+    from .mlir import records_to_mlir
+    block, result = symbolic_block(graph, bindings)
+    result.data = records_to_mlir(block).encode("utf-8")
+    return result
+
+
 def symbolic_block(graph, bindings: dict | None = None) -> tuple:
     """``(BlockRecord, SymbolicTosa without data)``: the records a symbolic file is written from (shape
     operators are OpRecords whose outputs are ShapeRecords), for any printer of TOSA records."""

@@ -41,6 +41,11 @@ def write_tosa(graph) -> bytes:
     return serialize(block)
 
 
+def to_records(graph) -> BlockRecord:
+    """The block records of a static graph, as :func:`write_tosa` serializes them (the MLIR writer's input)."""
+    return _Lowering(graph).run()
+
+
 def location_text(loc: Location) -> str:
     if loc.fused:
         return " + ".join(location_text(p) for p in loc.fused)
