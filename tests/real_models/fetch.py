@@ -62,5 +62,7 @@ def _platform_args(wheel_name: str) -> list:
     python, abi, platform = wheel_name[:-len(".whl")].split("-")[-3:]
     if platform == "any":
         return []
+    if python.startswith("py"):   # any CPython 3 on that platform (pymicro-wakeword's py3-none-manylinux)
+        return ["--platform", platform]
     return ["--platform", platform, "--python-version", python[2:].replace("3", "3.", 1), "--implementation",
             python[:2], "--abi", abi]

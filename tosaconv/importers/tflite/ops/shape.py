@@ -128,12 +128,14 @@ def convert_concatenation(ctx, node):
 
 
 def concat(ctx, node, xs):
-    """``xs`` joined along CONCATENATION's axis (the ledger records that the other dims agree)."""
+    """``xs`` joined along CONCATENATION's axis (the ledger records that the other dims agree); operands
+    with no elements along it are left out."""
     axis = norm_axis(node.opt("Axis"), xs[0].type.rank)
     for x in xs[1:]:
         for i, (a, b) in enumerate(zip(xs[0].type.shape, x.type.shape)):
             if i != axis:
                 ctx.require(Kind.EQ, a, b, f"CONCATENATION operands agree on dim {i}")
+    xs = [x for x in xs if not same(x.type.shape[axis], 0)] or xs[:1]   # TOSA has no empty operands
     return xs[0] if len(xs) == 1 else ctx.b.emit(Op.CONCAT, *xs, attrs=A.AxisAttrs(axis))
 
 
