@@ -151,5 +151,6 @@ MODELS = (
                 runs=({"INPUT.0": 1}, {"INPUT.0": 2})),
     TfliteEntry("word-activation star_trek", *_WAR,
                 "word_activation_recognition/models/star_trek_activation_phrase_v2.tflite",
-                runs=({"audio_preproc_input.0": 1}, {"audio_preproc_input.0": 2})),
+                runs=({"audio_preproc_input.0": 1}, {"audio_preproc_input.0": 2}), tol=1e-6,
+                note="softmax near 1 for the first class; 1e-6 x range still holds the small classes to ~1e-3"),
 )

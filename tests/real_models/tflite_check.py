@@ -93,14 +93,14 @@ def range_compare(got, want, tol: float, what: str) -> tuple:
     return err, err / scale if scale else 0.0
 
 
-def litert_sensitivity(entry, path, run: int, shapes: list) -> float:
+def litert_sensitivity(entry, path, run: int, shapes: list):
     """How far LiteRT's own float outputs move (relative to their range) when each float input moves by
-    at most one ulp: the model's rounding noise, to read the errors against."""
+    at most one ulp: the model's rounding noise, to read the errors against (None without float outputs)."""
     data = litert_bytes(entry, path)
     feeds = litert_feeds(entry, data, shapes, seed=run)
     rng = np.random.default_rng(1000 + run)
     nudged = {k: np.nextafter(v, np.where(rng.random(v.shape) < 0.5, -np.inf, np.inf).astype(v.dtype))
               if v.dtype.kind == "f" else v for k, v in feeds.items()}
     base, moved = run_litert(data, feeds), run_litert(data, nudged)
-    return max(float(np.max(np.abs(a - b)) / max(np.max(np.abs(a)), 1e-30)) for a, b in zip(base, moved)
-               if a.dtype.kind == "f" and a.size)
+    return max((float(np.max(np.abs(a - b)) / max(np.max(np.abs(a)), 1e-30)) for a, b in zip(base, moved)
+                if a.dtype.kind == "f" and a.size), default=None)
