@@ -4,7 +4,9 @@ Tensor ops over CONST operands are evaluated with the interpreter's own
 kernels (so folding can never disagree with a run) and replaced by a CONST;
 shape helper ops whose Index value is already a plain int become
 INDEX_CONST. Results larger than ``MAX_FOLD_ELEMENTS`` are left alone so a
-TILE of a small constant does not bloat the file.
+TILE of a small constant does not bloat the file. An EXTRACT_DIM of a
+constant is left to specialization, whose decay rule binds the symbol it
+defines (a RANGE limit computed from constant tensors sizes later types).
 """
 from __future__ import annotations
 
@@ -29,8 +31,11 @@ def fold_op(op, b):
     """Replacement constants for ``op`` when it folds, else None (also used op by op by specialize)."""
     if op.op.has(Trait.CONSTANT) or not op.op.has(Trait.PURE):
         return None
-    if len(op.results) == 1 and isinstance(op.result.type, IndexType) and op.result.type.is_static:
-        return [b.index(op.result.type.value)]
+    if len(op.results) == 1 and isinstance(op.result.type, IndexType):
+        if op.result.type.is_static:
+            return [b.index(op.result.type.value)]
+        if op.op is Op.EXTRACT_DIM:   # defines a data-dependent symbol that other types use: the decay rule
+            return None               # binds it when specializing; folding here would orphan those types
     if not op.operands or not all(_is_const(v) for v in op.operands):
         return None
     if any(isinstance(r.type, TensorType) and not _small(r.type) for r in op.results):

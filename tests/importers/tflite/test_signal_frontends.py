@@ -149,3 +149,22 @@ def test_slice_size_from_tensor_data_is_refused_by_name():
     m.output(y)
     with pytest.raises(TosaconvError, match=r"SLICE 'y'.*SLICE size must be a constant or computed from shapes"):
         convert(m.finish())
+
+
+def test_range_limit_that_only_constant_folding_computes(tmp_path):
+    """RANGE(0, REDUCE_MAX([3, 5, 2])): the limit is read from tensor data at import (a data-dependent
+    symbol), then constant folding computes it; the symbol must stay defined until specialization binds
+    it (it used to leave IOTA typed by an orphaned symbol: an internal 'IR invalid' error)."""
+    m = ModelBuilder()
+    m.input("x", [1, 4])   # unused: the model's one input
+    limit = _i32(m, "limit", "REDUCE_MAX", [m.const("vals", np.array([3, 5, 2], I32)),
+                                             m.const("ax", np.array([0], I32))], "ReducerOptions")
+    r = m.tensor("r", [5], "INT32", signature=[-1])
+    m.op("RANGE", [m.const("start", np.array(0, I32)), limit, m.const("delta", np.array(1, I32))], [r])
+    y = m.tensor("y", [5], signature=[-1])
+    m.op("CAST", [r], [y])
+    m.output(y)
+    feeds = {"x": rand(1, 4)}
+    graph = check_with_litert(m.finish(), [feeds], rtol=0, atol=0)
+    static, tosa = specialize_and_emit(graph, {"x": (1, 4)})
+    check_reference_model(tosa, static, feeds, run_graph(static, feeds), tmp_path)
