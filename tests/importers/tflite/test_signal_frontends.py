@@ -168,3 +168,17 @@ def test_range_limit_that_only_constant_folding_computes(tmp_path):
     graph = check_with_litert(m.finish(), [feeds], rtol=0, atol=0)
     static, tosa = specialize_and_emit(graph, {"x": (1, 4)})
     check_reference_model(tosa, static, feeds, run_graph(static, feeds), tmp_path)
+
+
+def test_slicing_a_shape_vector_at_a_symbolic_end_is_refused_by_name():
+    """SHAPE(x)[0:x.0] picks a symbolic number of shape elements: no static vector length, so refused."""
+    m = ModelBuilder()
+    x = m.input("x", [2, 3], signature=[-1, 3])
+    s = _i32(m, "s", "SHAPE", [x], "ShapeOptions", shape=[2], OutType=2)
+    batch = _i32(m, "batch", "STRIDED_SLICE", [s, m.const("b0", np.array([0], I32)), m.const("e1", np.array([1], I32)),
+                                               m.const("s1", np.array([1], I32))], "StridedSliceOptions", shape=[1])
+    y = _i32(m, "y", "STRIDED_SLICE", [s, m.const("b", np.array([0], I32)), batch, m.const("st", np.array([1], I32))],
+             "StridedSliceOptions", shape=[2])
+    m.output(y)
+    with pytest.raises(TosaconvError, match=r"STRIDED_SLICE 'y'.*of a shape vector needs constant begin and end"):
+        convert(m.finish())
