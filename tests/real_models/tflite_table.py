@@ -36,15 +36,15 @@ def _row(entry, path, run: int, bindings: dict) -> str:
         try:
             r = check_tflite_model(entry, path, run, work, reference=True)
             shapes = [v.type.shape for v in r["static"].inputs]
+            noise = litert_sensitivity(entry, path, run, shapes)   # None: integer outputs, judged bit-exact
             cells = ["ok", str(r["ops"]), f"{r['max_abs_err']:.1e}", f"{r['max_rel_err']:.1e}",
-                     f"{litert_sensitivity(entry, path, run, shapes):.1e}", f"{r['convert_s']:.2f}",
-                     f"{r['reference_s']:.1f}"]
+                     "-" if noise is None else f"{noise:.1e}", f"{r['convert_s']:.2f}", f"{r['reference_s']:.1f}"]
         except TosaconvError as e:
             cells[0] = "refused: " + "; ".join(d.message for d in e.diagnostics)[:200]
         except AssertionError as e:
             cells[0] = f"MISMATCH: {str(e).strip().splitlines()[0][:160]}"
     text = ", ".join(f"{k}={v}" for k, v in bindings.items()) or "static"
     status, rest = cells[0], cells[1:]
-    tol = "" if entry.refused else f"{entry.tol:g} x range"
+    tol = "" if entry.refused else "bit-exact" if rest[3] == "-" else f"{entry.tol:g} x range"
     return (f"| {entry.name} | {text} | {status} | {rest[0]} | {rest[1]} | {rest[2]} | {rest[3]} | {tol} "
             f"| {rest[4]} | {rest[5]} |")

@@ -132,7 +132,7 @@ def _zeros_like(ctx, x):
 @dataclass(frozen=True)
 class ComplexPair:
     """A complex tensor as its real and imaginary parts (TOSA has no complex type). Only the ops that
-    take a part (TFLite REAL, IMAG, COMPLEX_ABS) read one; :attr:`why_not_a_tensor` is the refusal any
+    take a part (TFLite REAL, IMAG, COMPLEX_ABS, CAST) or move both alike read one; :attr:`why_not_a_tensor` is the refusal any
     other reader gives."""
 
     real: object
@@ -141,8 +141,9 @@ class ComplexPair:
 
     @property
     def why_not_a_tensor(self) -> str:
-        return (f"is the complex result of {self.source}; TOSA has no complex tensors, so only REAL, IMAG "
-                f"and COMPLEX_ABS can read it")
+        return (f"is the complex result of {self.source}; TOSA has no complex tensors, so only REAL, IMAG, "
+                f"COMPLEX_ABS, CAST to a real type and the shape-only RESHAPE, SQUEEZE, EXPAND_DIMS and "
+                f"TRANSPOSE can read it")
 
 
 def rfft2d_last2(ctx, x, what: str) -> tuple:

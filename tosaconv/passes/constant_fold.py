@@ -4,7 +4,9 @@ Tensor ops over CONST operands are evaluated with the interpreter's own
 kernels (so folding can never disagree with a run) and replaced by a CONST;
 shape helper ops whose Index value is already a plain int become
 INDEX_CONST. Results larger than ``MAX_FOLD_ELEMENTS`` are left alone so a
-TILE of a small constant does not bloat the file.
+TILE of a small constant does not bloat the file. An EXTRACT_DIM of a
+constant is left to specialization, whose decay rule binds the symbol it
+defines (a RANGE limit computed from constant tensors sizes later types).
 """
 from __future__ import annotations
 

@@ -10,7 +10,8 @@ quantization parameters, constant data as zero-copy ``np.frombuffer`` views
 of the file), operators (builtin name or custom code, version, inputs,
 outputs, options table), inputs and outputs; the main subgraph's lists are
 also the model's own ``tensors``/``ops``/``inputs``/``outputs``; and the
-signature def's input and output names. Sparse constants are densified here
+signature def's input and output names. A zero-element tensor that no op
+computes is an empty constant. Sparse constants are densified here
 (:mod:`.sparse`), so DENSIFY is a plain pass-through later.
 """
 from __future__ import annotations
@@ -156,8 +157,22 @@ def _subgraph(sg, k: int, buffers: list, codes: list) -> Subgraph:
         if why:
             raise ModelReadError(f"operator {op.index} ({op.op_type}{where}) cannot run: {why}; LiteRT refuses "
                                  "such a model too")
+    _fill_empty_constants(tensors, ops, inputs)
     name = (sg.Name() or b"").decode("utf-8", errors="replace") or f"subgraph_{k}"
     return Subgraph(k, name, tensors, ops, inputs, outputs)
+
+
+def _fill_empty_constants(tensors: list, ops: list, inputs: list) -> None:
+    """A tensor with no elements that nothing computes holds its (empty) value already: the flatbuffer
+    writer stores no bytes for it, so it looks like a tensor without data. TensorFlow's converter writes
+    RESHAPE's target shape for a scalar result this way (onnx-tf's Squeeze in openWakeWord's models), and
+    LiteRT reads it as the empty shape; give it an empty array of its type."""
+    computed = {o for op in ops for o in op.outputs} | set(inputs)
+    for t in tensors:
+        static = t.signature is None or -1 not in t.signature
+        if (t.data is None and not t.is_variable and t.index not in computed and t.type in NUMPY_TYPES
+                and static and 0 in t.shape):
+            t.data = np.zeros(t.shape, NUMPY_TYPES[t.type])
 
 
 def _ints(arr) -> np.ndarray:

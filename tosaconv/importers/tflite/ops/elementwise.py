@@ -1,7 +1,7 @@
 """Converters for TFLite elementwise ops: arithmetic (with fused activations),
-math, comparisons, logic, SELECT and CAST.
+math, comparisons, logic, SELECT and CAST (of RFFT2D's complex result: its real part).
 
-ADD, SUB and MUL of shape tensors (``SHAPE -> MUL -> RESHAPE``) stay index
+ADD, SUB, MUL, MAXIMUM and MINIMUM of shape tensors (``SHAPE -> MUL -> RESHAPE``) stay index
 arithmetic, through the shared ``index_arith``. Float DIV is MUL by
 RECIPROCAL; int32 DIV truncates (TFLite's reference kernel is C++ ``/``),
 which is TOSA's INTDIV. FLOOR_DIV and FLOOR_MOD correct the truncated
@@ -15,6 +15,7 @@ import functools
 from ....ir import attrs as A
 from ....ir.dtypes import DType
 from ....ir.ops import Op
+from ....lowering.dft import ComplexPair
 from ....lowering.elementwise import binary_operands, divide, index_arith, sqrt, truncate
 from ....lowering.typed import compare, int32_op, mul
 from ..reader import ConvertError
@@ -46,8 +47,6 @@ def _binary(fn):
     return convert
 
 
-converter("MAXIMUM")(_binary(lambda ctx, a, b: int32_op(ctx, Op.MAXIMUM, a, b, attrs=A.NanModeAttrs())))
-converter("MINIMUM")(_binary(lambda ctx, a, b: int32_op(ctx, Op.MINIMUM, a, b, attrs=A.NanModeAttrs())))
 converter("EQUAL")(_binary(lambda ctx, a, b: compare(ctx, Op.EQUAL, a, b)))
 converter("NOT_EQUAL")(_binary(lambda ctx, a, b: ctx.b.emit(Op.LOGICAL_NOT, compare(ctx, Op.EQUAL, a, b))))
 converter("GREATER")(_binary(lambda ctx, a, b: compare(ctx, Op.GREATER, a, b)))
@@ -81,6 +80,13 @@ def _index_or(index_op_def):
             return st if st is not None else fn(ctx, node)
         return convert
     return wrap
+
+
+# of shape tensors (tf.signal.frame's max(frames, 0)), the dim algebra's max and min
+converter("MAXIMUM")(_index_or(Op.INDEX_MAX)(_binary(lambda ctx, a, b: int32_op(ctx, Op.MAXIMUM, a, b,
+                                                                                 attrs=A.NanModeAttrs()))))
+converter("MINIMUM")(_index_or(Op.INDEX_MIN)(_binary(lambda ctx, a, b: int32_op(ctx, Op.MINIMUM, a, b,
+                                                                                 attrs=A.NanModeAttrs()))))
 
 
 @converter("FLOOR_DIV")
@@ -178,7 +184,8 @@ def convert_cast(ctx, node):
     if target_name not in _CAST:
         raise ConvertError(f"CAST to {target_name} has no TOSA equivalent")
     target = _CAST[target_name]
-    x = ctx.tensor(node.inputs[0])
+    held = ctx.values.get(node.inputs[0])   # complex64 casts to a real type as its real part (cast.cc)
+    x = held.real if isinstance(held, ComplexPair) else ctx.tensor(node.inputs[0])
     if x.type.dtype is target:
         return x
     if target is DType.BOOL:

@@ -1,5 +1,7 @@
 """Converters for TFLite's layout ops: MIRROR_PAD (REFLECT, SYMMETRIC),
-DEPTH_TO_SPACE, SPACE_TO_DEPTH, SPACE_TO_BATCH_ND and BATCH_TO_SPACE_ND.
+DEPTH_TO_SPACE, SPACE_TO_DEPTH, SPACE_TO_BATCH_ND, BATCH_TO_SPACE_ND and
+REVERSE_V2 (one TOSA REVERSE per listed axis; reverse.cc copies stored values
+whatever the scales, so its int8 form is the same copy).
 
 MIRROR_PAD is the shared reflect or symmetric padding (:func:`tosaconv.lowering.pad.pad_by`: a CONCAT of
 REVERSEd rows per axis; SYMMETRIC repeats the edge row too, so its mirrored
@@ -50,6 +52,18 @@ def _nhwc(ctx, node):
     if b < 1:
         raise ConvertError(f"{node.op_type} block size {b} must be >= 1")
     return x, b
+
+
+@converter("REVERSE_V2", kind="any")
+def convert_reverse_v2(ctx, node):
+    x = ctx.tensor(node.inputs[0])
+    axes = [a + x.type.rank if a < 0 else a for a in _ints(ctx, node.inputs[1], "REVERSE_V2 axis")]
+    bad = [a for a in axes if not 0 <= a < x.type.rank]
+    if bad or len(set(axes)) != len(axes):
+        raise ConvertError(f"REVERSE_V2 axes {axes} must be distinct axes of the rank-{x.type.rank} input")
+    for a in axes:
+        x = ctx.b.emit(Op.REVERSE, x, attrs=A.AxisAttrs(a))
+    return x
 
 
 @converter("DEPTH_TO_SPACE", options="DepthToSpaceOptions", kind="any")

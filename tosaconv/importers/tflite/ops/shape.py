@@ -7,7 +7,8 @@ shape operand keep them as Index values, so a ``SHAPE -> STRIDED_SLICE ->
 PACK -> RESHAPE`` chain becomes a RESHAPE with explicit ``shape_symbols``
 that decays to a static RESHAPE once the symbols are bound. A ``-1`` entry is
 resolved here (element count divided by the other entries), never left to
-the backend.
+the backend. RESHAPE, SQUEEZE, EXPAND_DIMS and TRANSPOSE of RFFT2D's complex
+result move its real and imaginary parts alike (:func:`.fft.complex_parts`).
 """
 from __future__ import annotations
 
@@ -25,6 +26,7 @@ from ..qhelpers_data import keeps_quant
 from ..reader import ConvertError
 from ..registry import converter
 from .common import activation
+from .fft import complex_parts
 
 
 @converter("SHAPE", options="ShapeOptions", kind="any")
@@ -34,6 +36,7 @@ def convert_shape(ctx, node):
 
 
 @converter("RESHAPE", options="ReshapeOptions", kind="any")
+@complex_parts
 def convert_reshape(ctx, node):
     st = ctx.shape_tensor(node.inputs[0])
     if isinstance(ctx.values.get(node.inputs[0]), ShapeTensor):
@@ -89,6 +92,7 @@ def convert_unpack(ctx, node):
 
 
 @converter("SQUEEZE", options="SqueezeOptions", kind="any")
+@complex_parts
 def convert_squeeze(ctx, node):
     x = ctx.tensor(node.inputs[0])
     axes = node.opt("SqueezeDims")
@@ -103,6 +107,7 @@ def convert_squeeze(ctx, node):
 
 
 @converter("EXPAND_DIMS", kind="any")
+@complex_parts
 @keeps_quant
 def convert_expand_dims(ctx, node):
     axis = ctx.const(node.inputs[1])
@@ -128,16 +133,19 @@ def convert_concatenation(ctx, node):
 
 
 def concat(ctx, node, xs):
-    """``xs`` joined along CONCATENATION's axis (the ledger records that the other dims agree)."""
+    """``xs`` joined along CONCATENATION's axis (the ledger records that the other dims agree); operands
+    with no elements along it are left out."""
     axis = norm_axis(node.opt("Axis"), xs[0].type.rank)
     for x in xs[1:]:
         for i, (a, b) in enumerate(zip(xs[0].type.shape, x.type.shape)):
             if i != axis:
                 ctx.require(Kind.EQ, a, b, f"CONCATENATION operands agree on dim {i}")
+    xs = [x for x in xs if not same(x.type.shape[axis], 0)] or xs[:1]   # TOSA has no empty operands
     return xs[0] if len(xs) == 1 else ctx.b.emit(Op.CONCAT, *xs, attrs=A.AxisAttrs(axis))
 
 
 @converter("TRANSPOSE", kind="any")
+@complex_parts
 def convert_transpose(ctx, node):
     x = ctx.tensor(node.inputs[0])
     perm = ctx.const(node.inputs[1])

@@ -9,7 +9,11 @@ the dim). On a shape tensor it slices the Index values, so
 ``SHAPE -> STRIDED_SLICE`` keeps symbolic dims. On a symbolic axis, bounds
 that clamp against the size and strides other than 1 give a dim expression
 for the extent (``lowering.strided``, shared with ONNX Slice); only a
-negative shrink index there is refused. MEAN over a symbolic axis divides by
+negative shrink index there is refused. Bounds of STRIDED_SLICE and SLICE
+computed from shapes (SHAPE -> ... -> PACK) are dim expressions, so the
+slice stays symbolic and decays once bound. SPLIT_V of a shape vector gives
+shape-vector pieces (empty ones too), and its reductions (REDUCE_PROD: an
+element count) are index arithmetic. MEAN over a symbolic axis divides by
 the bound size (the shared ``mean_over``).
 """
 from __future__ import annotations
@@ -18,12 +22,12 @@ import numpy as np
 
 from ....ir import attrs as A
 from ....ir.ops import Op
-from ....lowering.dims import norm_axis, reshape, slice_, split_along
+from ....lowering.dims import index_op, norm_axis, reshape, slice_, split_along
 from ....lowering.pad import pad_by, paddings_pairs
 from ....lowering.reduce import mean_over, reduce_chain
 from ....lowering.strided import BIG, strided_axis, take_every
 from ....symbolic.constraints import Kind
-from ....symbolic.expr import sub
+from ....symbolic.expr import add, sub
 from ..context import ShapeTensor
 from ..reader import ConvertError
 from ..registry import converter
@@ -90,12 +94,14 @@ def _static_range(size: int, spec) -> range:
 
 @converter("STRIDED_SLICE", options="StridedSliceOptions", kind="any")
 def convert_strided_slice(ctx, node):
-    begin, end = _ints(ctx, node.inputs[1], "STRIDED_SLICE begin"), _ints(ctx, node.inputs[2], "STRIDED_SLICE end")
+    begin, end = _bounds(ctx, node.inputs[1], "STRIDED_SLICE begin"), _bounds(ctx, node.inputs[2], "STRIDED_SLICE end")
     strides = _ints(ctx, node.inputs[3], "STRIDED_SLICE strides") if node.input(3) else [1] * len(begin)
     if node.opt("Offset"):
-        end = [b + e for b, e in zip(begin, end)]
+        end = [add(b, e) for b, e in zip(begin, end)]
     st = ctx.values.get(node.inputs[0])
     if isinstance(st, ShapeTensor) and not st.scalar:
+        if not all(isinstance(v, int) for v in begin + end):
+            raise ConvertError("STRIDED_SLICE of a shape vector needs constant begin and end")
         dims, layout = _dense_spec(node, 1, begin, end, strides)
         picked = [st.dims[i] for i in _static_range(len(st.dims), dims[0])]
         if dims[0][5]:
@@ -108,11 +114,22 @@ def convert_strided_slice(ctx, node):
     return reshape(ctx, y, shape)
 
 
+def _bounds(ctx, key, what: str) -> list:
+    """Slice bounds: constants, or dim expressions when computed from shapes (tf.signal.frame's end)."""
+    st = ctx.values.get(key)
+    if isinstance(st, ShapeTensor) and not st.scalar:
+        return st.values()
+    c = ctx.const(key)
+    if c is None:
+        raise ConvertError(f"{what} must be a constant or computed from shapes")
+    return [int(v) for v in np.asarray(c).reshape(-1)]
+
+
 def _slice_dims(ctx, x, dims):
     starts, sizes, steps, deferred = [], [], [], []
     for axis, spec in enumerate(dims):
         size = x.type.shape[axis]
-        if isinstance(size, int):
+        if isinstance(size, int) and isinstance(spec[0], int) and isinstance(spec[1], int):
             r = _static_range(size, spec)
             if len(r) == 0:
                 raise ConvertError(f"STRIDED_SLICE is empty on axis {axis}; TOSA requires every dim to be >= 1")
@@ -125,9 +142,12 @@ def _slice_dims(ctx, x, dims):
         starts.append(0)
         sizes.append(size)
         steps.append(1)
-        if s == 1 and (bmask or b >= 0) and (emask or shrink):
+        if s == 1 and (bmask or _nonneg_int(b)) and (emask or shrink):
             starts[-1] = 0 if bmask else b
             sizes[-1] = 1 if shrink else sub(size, starts[-1])
+        elif shrink and not isinstance(b, int):
+            raise ConvertError(f"STRIDED_SLICE shrinks axis {axis} (size {size}) at index {b}, computed from "
+                               "shapes; bind the symbols first")
         elif shrink:
             raise ConvertError(f"STRIDED_SLICE shrinks symbolic axis {axis} (size {size}) at index {b}: a negative "
                                "index counts from the size; bind the symbol first")
@@ -145,7 +165,11 @@ def _slice_dims(ctx, x, dims):
     return y
 
 
-def _unmasked(v: int, masked: bool, direction: int) -> int:
+def _nonneg_int(v) -> bool:
+    return isinstance(v, int) and v >= 0
+
+
+def _unmasked(v, masked: bool, direction: int):
     """A masked bound as the Python slice bound that means the same: past the end in ``direction``."""
     return (BIG if direction > 0 else -BIG) if masked else v
 
@@ -153,8 +177,11 @@ def _unmasked(v: int, masked: bool, direction: int) -> int:
 @converter("SLICE", kind="any")
 def convert_slice(ctx, node):
     x = ctx.tensor(node.inputs[0])
-    begin, size = _ints(ctx, node.inputs[1], "SLICE begin"), _ints(ctx, node.inputs[2], "SLICE size")
-    sizes = [sub(x.type.shape[i], begin[i]) if s == -1 else s for i, s in enumerate(size)]
+    begin, size = _bounds(ctx, node.inputs[1], "SLICE begin"), _bounds(ctx, node.inputs[2], "SLICE size")
+    if len(begin) != x.type.rank or len(size) != x.type.rank:
+        raise ConvertError(f"SLICE of a rank-{x.type.rank} input needs {x.type.rank} begins and sizes, got "
+                           f"{len(begin)} and {len(size)}")
+    sizes = [sub(x.type.shape[i], begin[i]) if isinstance(s, int) and s == -1 else s for i, s in enumerate(size)]
     return slice_(ctx, x, begin, sizes)
 
 
@@ -170,6 +197,9 @@ def convert_split(ctx, node):
 
 @converter("SPLIT_V", options="SplitVOptions", kind="any")
 def convert_split_v(ctx, node):
+    pieces = _split_shape_tensor(ctx, node)
+    if pieces is not None:
+        return pieces
     x = ctx.tensor(node.inputs[0])
     sizes = _ints(ctx, node.inputs[1], "SPLIT_V size_splits")
     axis = norm_axis(_ints(ctx, node.inputs[2], "SPLIT_V axis")[0], x.type.rank)
@@ -178,6 +208,22 @@ def convert_split_v(ctx, node):
     else:
         ctx.require(Kind.EQ, x.type.shape[axis], sum(sizes), "SPLIT_V sizes add up to the split dim")
     return split_along(ctx, x, axis, sizes)
+
+
+def _split_shape_tensor(ctx, node):
+    """SPLIT_V of a shape vector (tf.signal.frame splits SHAPE's result into outer, framed and inner
+    dims, some of them none): ShapeTensor pieces, empty ones included, for static sizes; else None."""
+    st = ctx.values.get(node.inputs[0])
+    sizes = ctx.const(node.inputs[1])
+    if not isinstance(st, ShapeTensor) or st.scalar or sizes is None:
+        return None
+    sizes = [int(s) for s in np.asarray(sizes).reshape(-1)]
+    if sizes.count(-1) == 1:
+        sizes[sizes.index(-1)] = len(st.dims) - sum(s for s in sizes if s != -1)
+    if min(sizes, default=0) < 0 or sum(sizes) != len(st.dims):
+        raise ConvertError(f"SPLIT_V sizes {sizes} do not split the {len(st.dims)} elements of its input")
+    starts = np.cumsum([0] + sizes).tolist()
+    return [ShapeTensor(st.dims[a:b]) for a, b in zip(starts, starts[1:])]
 
 
 @converter("PAD", "PADV2")
@@ -202,8 +248,29 @@ def _const(ctx, key, what):
     return c
 
 
+_INDEX_REDUCE = {Op.REDUCE_SUM: Op.INDEX_ADD, Op.REDUCE_MAX: Op.INDEX_MAX, Op.REDUCE_MIN: Op.INDEX_MIN,
+                 Op.REDUCE_PRODUCT: Op.INDEX_MUL}
+
+
+def _reduce_shape(ctx, node, op):
+    """SUM, REDUCE_MAX, REDUCE_MIN or REDUCE_PROD of a shape vector (a tensor's element count, as
+    tf.signal.frame and Keras' Flatten compute it) as index arithmetic; None for tensor data."""
+    st = ctx.values.get(node.inputs[0])
+    if not isinstance(st, ShapeTensor) or st.scalar or op not in _INDEX_REDUCE or not st.dims:
+        return None
+    if {norm_axis(a, 1) for a in _ints(ctx, node.inputs[1], f"{node.op_type} axes")} != {0}:
+        return None
+    total = st.dims[0]
+    for d in st.dims[1:]:
+        total = index_op(ctx, _INDEX_REDUCE[op], total, d)
+    return ShapeTensor([total]) if node.opt("KeepDims") else ShapeTensor([total], scalar=True)
+
+
 def _reduce(op):
     def convert(ctx, node):
+        st = _reduce_shape(ctx, node, op)
+        if st is not None:
+            return st
         x = ctx.tensor(node.inputs[0])
         axes = sorted({norm_axis(a, x.type.rank) for a in _ints(ctx, node.inputs[1], f"{node.op_type} axes")})
         y = mean_over(ctx, x, axes) if op is None else reduce_chain(ctx, op, x, axes)
