@@ -23,13 +23,13 @@ EXIT_INTERRUPTED = 130
 # the one place that names them: command -> (module in this package, attribute, the short help
 # `--help` lists). tests/cli/test_startup.py checks it against the commands themselves.
 COMMANDS = {
-    "convert": ("convert", "convert", "Convert MODEL (.onnx, .tosair or .tosa) to a static TOSA 1.0 flatbuffer."),
+    "convert": ("convert", "convert", "Convert MODEL (.onnx, .tflite, .tosair or .tosa) to TOSA: a .tosa flatbuffer or .mlir."),
     "import": ("commands", "import_", "Import MODEL and write the symbolic program (symbols, ledger, ops) as text."),
     "inspect": ("info", "inspect", "Show FILE's inputs and outputs (with the scale and zero point of quantized ones)."),
     "ops": ("info", "ops", "List the ONNX ops tosaconv converts (with the model opsets and op versions each covers)."),
     "run": ("commands", "run", "Run FILE (.onnx, .tflite, .tosair or .tosa) with the numpy reference interpreter."),
-    "specialize": ("commands", "specialize", "Bind the symbols of a .tosair program (or a model) and write static "
-                                             "TOSA 1.0."),
+    "specialize": ("commands", "specialize", "Bind the symbols of a program or model and write static TOSA 1.0 "
+                                             "(.tosa or .mlir)."),
 }
 
 
@@ -79,7 +79,7 @@ def _usage_failure(e: click.ClickException, json_mode: bool) -> int:
 @click.option("--debug", is_flag=True, envvar="TOSACONV_DEBUG", help="Show tracebacks of internal errors.")
 @click.version_option(None, "--version", package_name="tosaconv", prog_name="tosaconv")
 def cli(debug):
-    """Convert ONNX models with dynamic dims to static TOSA 1.0, and run them.
+    """Convert ONNX and TFLite models with dynamic dims to TOSA, and run them.
 
     Exit codes: 0 ok, 1 internal error, 2 usage, 3 model cannot be read or
     converted, 4 shape problem (unbound symbol, violated constraint,

@@ -62,7 +62,7 @@ def import_(session, model, output, npu_fast, int_io) -> Outcome:
 @guarded
 def specialize(session, model, binds, binding_files, input_shapes, inputs_path, output, report_path, profile,
                level, state_as_io, npu_fast, int_io) -> Outcome:
-    """Bind the symbols of a .tosair program (or a model) and write static TOSA 1.0."""
+    """Bind the symbols of a program or model and write static TOSA 1.0 (.tosa or .mlir)."""
     output_kind(output)
     check_outputs(model, output=output, report=report_path)
     data = ReportData("specialize", model, sha256_file(model), clock=session.clock)

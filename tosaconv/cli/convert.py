@@ -21,7 +21,10 @@ from .formats import emit_file, output_kind
 from .common import (DFT, IN_PATH, INT_IO, MODEL_PATH, NPU_FAST, OUT_PATH, Outcome, binding_options, check_outputs,
                      guarded, output_options, target_options)
 
-HELP = """Convert MODEL (.onnx, .tosair or .tosa) to a static TOSA 1.0 flatbuffer OUT.tosa.
+HELP = """Convert MODEL (.onnx, .tflite, .tosair or .tosa) to TOSA: a .tosa flatbuffer or .mlir.
+
+OUT.tosa is a static TOSA 1.0 flatbuffer, OUT.mlir the same program as TOSA MLIR
+text; --keep-symbols keeps the open symbols (TOSA 1.1-draft, EXT-SHAPE).
 
 Symbols are bound from --bind, --bindings, --input-shape and the shapes of the
 arrays in --inputs; every constraint of the ledger is checked. With --run or
