@@ -26,8 +26,16 @@ Formats (TFLite's 8x8_16 integer LSTM design):
     2**-7, zp 0) and RESCALEd exactly to Q0.15.
 - Cell state: int16 Q3.12, i.e. scale 2**-12, **|c| < 8 assumed** (not
   calibrated: ONNX QDQ carries no cell-state range); larger values saturate.
-- ``h = o * tanh(c)``: Q0.15 x Q0.15 = Q0.30 in int32, RESCALEd to the int8
-  (scale, zp) of the QuantizeLinear consuming ``Y``.
+- ``h = o * tanh(c)``: Q0.15 x Q0.15 = Q0.30 in int32, RESCALEd to h's int8
+  (scale, zp): the QuantizeLinear consuming ``Y`` when Y reaches it through
+  layout ops only, else :data:`H_SCALE` (2**-7, zero point 0: h lies in
+  (-1, 1), so Q0.7 holds all of it). In the second case (a Relu or Clip
+  between Y and its QuantizeLinear, which cuts off the negative half the
+  recurrence needs) ``Y`` is a second RESCALE of the same Q0.30 product to the
+  QuantizeLinear's (scale, zp), then an int8 clamp (:class:`YOut`): one
+  rounding for Y, as for h.
+- Initial states: int8 h at h's (scale, zp) and int16 c in Q3.12 (a model's
+  float state inputs become such integer inputs under ``--int-io``).
 """
 from __future__ import annotations
 
@@ -41,6 +49,8 @@ from ..interpreter.fixed_point import apply_lookup_s, apply_scale_32
 GATE_BITS = 12          # Q3.12 gate pre-activations and cell state
 ACT_BITS = 15           # Q0.15 gate activations
 CELL_LIMIT = 8.0        # the assumed bound on |c| (scale 2**-12 in int16)
+H_SCALE = 2.0 ** -7     # h's own scale (zero point 0) when no QuantizeLinear gives it one
+C_SCALE = 2.0 ** -GATE_BITS
 
 
 def quantized_multiplier(real: float) -> tuple:
@@ -128,6 +138,26 @@ class Requant:
 
 
 @dataclass(frozen=True)
+class YOut:
+    """Y as its own int8 tensor: RESCALE (``multiplier``, ``shift``) of the Q0.30 product to ``zp``, then
+    a clamp to [``lo``, ``hi``] (a Relu or Clip between Y and its QuantizeLinear)."""
+    multiplier: int
+    shift: int
+    zp: int
+    lo: int = -128
+    hi: int = 127
+
+    @staticmethod
+    def of(y_scale: float, y_zp: int, lo: int = -128, hi: int = 127) -> "YOut":
+        multiplier, shift = quantized_multiplier(2.0 ** -30 / y_scale)
+        return YOut(multiplier, shift, int(y_zp), int(lo), int(hi))
+
+    def __call__(self, product: np.ndarray) -> np.ndarray:
+        y = np.clip(apply_scale_32(product, self.multiplier, self.shift) + self.zp, -128, 127)
+        return np.clip(y, self.lo, self.hi)
+
+
+@dataclass(frozen=True)
 class IntLstmDirection:
     """One direction's integer parameters: int8 W [4H, I], R [4H, H], int32 bias at W's scale."""
     w: np.ndarray
@@ -139,10 +169,11 @@ class IntLstmDirection:
     h_zp: int
     h_out: tuple            # (multiplier, shift) of Q0.30 -> int8 h
     table_bits: int = 16
+    y_out: Optional[YOut] = None     # Y's own quantization; None: Y is h
 
 
 def quantize_direction(w, r, b, x_scale: float, x_zp: int, h_scale: float, h_zp: int,
-                       table_bits: int = 16) -> IntLstmDirection:
+                       table_bits: int = 16, y_out: Optional[YOut] = None) -> IntLstmDirection:
     """Integer parameters from ONNX float ``W`` [4H, I], ``R`` [4H, H], ``B`` [8H] (or None)."""
     w_scale = np.maximum(np.abs(w).max(axis=1), 1e-30) / 127.0
     r_scale = np.maximum(np.abs(r).max(axis=1), 1e-30) / 127.0
@@ -153,11 +184,17 @@ def quantize_direction(w, r, b, x_scale: float, x_zp: int, h_scale: float, h_zp:
     acc_scale = x_scale * w_scale
     bias_q = np.rint(bias / acc_scale).astype(np.int64)
     return IntLstmDirection(wq, rq, bias_q, Requant.of(acc_scale), Requant.of(h_scale * r_scale),
-                            int(x_zp), int(h_zp), quantized_multiplier(2.0 ** -30 / h_scale), table_bits)
+                            int(x_zp), int(h_zp), quantized_multiplier(2.0 ** -30 / h_scale), table_bits, y_out)
 
 
 def step(d: IntLstmDirection, x: np.ndarray, h: np.ndarray, c: np.ndarray) -> tuple:
     """One time step: int8 ``x`` [B, I], int8 ``h`` [B, H], int16 Q3.12 ``c`` [B, H] -> (h, c)."""
+    h_new, c_new, _ = step_y(d, x, h, c)
+    return h_new, c_new
+
+
+def step_y(d: IntLstmDirection, x: np.ndarray, h: np.ndarray, c: np.ndarray) -> tuple:
+    """:func:`step` and this step's int8 Y: (h, c, y)."""
     acc_x = (x.astype(np.int64) - d.x_zp) @ d.w.T + d.bias
     acc_h = (h.astype(np.int64) - d.h_zp) @ d.r.T
     z = np.clip(d.w_requant(acc_x) + d.r_requant(acc_h), -32768, 32767)
@@ -170,20 +207,20 @@ def step(d: IntLstmDirection, x: np.ndarray, h: np.ndarray, c: np.ndarray) -> tu
     product = o * tanh(c_new)
     multiplier, shift = d.h_out
     h_new = np.clip(apply_scale_32(product, multiplier, shift) + d.h_zp, -128, 127)
-    return h_new, c_new
+    return h_new, c_new, (h_new if d.y_out is None else d.y_out(product))
 
 
 def run(d: IntLstmDirection, xs: np.ndarray, h0: Optional[np.ndarray] = None,
         c0: Optional[np.ndarray] = None, reverse: bool = False) -> tuple:
-    """int8 ``xs`` [T, B, I] -> (int8 Y [T, B, H], int8 h_T, int16 c_T), forward or reverse."""
+    """int8 ``xs`` [T, B, I] -> (int8 Y [T, B, H], int8 h_T, int16 c_T), forward or reverse (Y at
+    ``d.y_out`` when it has its own quantization)."""
     steps, batch = xs.shape[0], xs.shape[1]
     hidden = d.r.shape[1]
     h = np.full((batch, hidden), d.h_zp, np.int64) if h0 is None else h0.astype(np.int64)
     c = np.zeros((batch, hidden), np.int64) if c0 is None else c0.astype(np.int64)
     ys = [None] * steps
     for t in (reversed(range(steps)) if reverse else range(steps)):
-        h, c = step(d, xs[t], h, c)
-        ys[t] = h
+        h, c, ys[t] = step_y(d, xs[t], h, c)
     return np.stack(ys), h, c
 
 

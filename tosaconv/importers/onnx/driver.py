@@ -34,7 +34,7 @@ from .dim_names import symbol_name
 from ..errors import converting
 from .context import ImportContext, ShapeTensor
 from .external_data import load_external_data
-from .int_io import output_value, record_integer_inputs
+from .int_io import drop_float_states, output_value, record_integer_inputs, refuse_float_states
 from .int_io import plan as int_io_plan
 from .reader import ConvertError, NodeReader
 from .registry import DEFAULT_DOMAINS, op_version, resolve
@@ -70,8 +70,10 @@ def import_onnx(path: str, int_io: bool = False, quantize_weights: bool = False)
     _declare_inputs(ctx, model.graph, initializers)
     unsigned_io.check_readers(model.graph, ctx.graph.input_dtypes)
     convert_nodes(ctx, model.graph.node)
+    refuse_float_states(ctx, model.graph)
     record_integer_inputs(ctx, model.graph)
     _set_outputs(ctx, model.graph)
+    drop_float_states(ctx)
     unsigned_io.record_outputs(ctx, model.graph)
     return graph
 

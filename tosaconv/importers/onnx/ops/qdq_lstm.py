@@ -24,18 +24,21 @@ import numpy as np
 
 from ....diagnostics import Diagnostic, Severity
 from ....ir import attrs as A
+from ....ir.dtypes import DType
 from ....ir.graph import Value
 from ....ir.ops import Op
 from ....lowering import int_lstm
 from ....lowering.int_lstm_emit import IntRecurrentAttrs
+from ..int_io import is_state_input, state_input, state_output
 from .qdq_core import LAYOUT, NoFold, NotMine, activation, emit_activation, replay, trace
 from .qdq_weights import CODE, float_constant
 
 DEFAULT_ACTIVATIONS = ("Sigmoid", "Tanh", "Tanh")
+Y_LAYOUT = LAYOUT + (Op.COLLAPSE_DIMS, Op.EXPAND_DIMS)     # Squeeze and Unsqueeze too
 
 
 def lstm_rule(ctx, x: Value, y_scale: float, y_zp: int) -> Value:
-    rec, post = _find(x)
+    rec, post, clamps = _find(x)
     attrs = rec.attrs
     if not getattr(ctx, "quantize_weights", False):
         raise NoFold("a float LSTM: its integer form quantizes its float weights, which tosaconv does only "
@@ -46,32 +49,53 @@ def lstm_rule(ctx, x: Value, y_scale: float, y_zp: int) -> Value:
     dirs = 2 if attrs.direction == "bidirectional" else 1
     w, r = _const(operands["W"], "W"), _const(operands["R"], "R")
     b = _const(operands["B"], "B") if "B" in operands else None
-    _check_zero_states(operands)
+    h_scale, h_zp, y_out = _h_format(y_scale, y_zp, clamps)
+    states = {name: _state(ctx, operands.get(name), name) for name in ("initial_h", "initial_c")}
     directions = tuple(int_lstm.quantize_direction(w[k], r[k], None if b is None else b[k], act.scale, act.zp,
-                                                   y_scale, y_zp, table_bits=8) for k in range(dirs))
+                                                   h_scale, h_zp, table_bits=8, y_out=y_out) for k in range(dirs))
     plan = int_lstm.IntLstmPlan(directions, tuple(attrs.direction == "reverse" or k == 1 for k in range(dirs)))
+    initial = [_emit_state(ctx, states[n], n, h_scale, h_zp) for n in ("initial_h", "initial_c")]
     fields = {f.name: getattr(attrs, f.name) for f in dataclasses.fields(attrs)}
-    fields.update(has_bias=False, has_initial_h=False, has_initial_c=False)
+    fields.update(has_bias=False, has_initial_h=initial[0] is not None, has_initial_c=initial[1] is not None)
     int_attrs = IntRecurrentAttrs(**fields, int_plan=plan)
     wq = ctx.b.const(np.stack([d.w for d in directions]).astype(np.int8))
     rq = ctx.b.const(np.stack([d.r for d in directions]).astype(np.int8))
-    y = ctx.b.create(Op.RECURRENT, [emit_activation(ctx, act), wq, rq], int_attrs).results[0]
+    results = ctx.b.create(Op.RECURRENT, [emit_activation(ctx, act), wq, rq] + [v for v in initial if v is not None],
+                           int_attrs).results
+    _state_outputs(ctx, rec, results, h_scale, h_zp)
     _note(ctx, rec, max(max(_weight_error(w[k]), _weight_error(r[k])) for k in range(dirs)))
-    return replay(ctx, y, post)
+    return replay(ctx, results[0], post)
 
 
 def _find(x: Value):
-    """The RECURRENT LSTM op whose Y reaches ``x`` through layout ops, and those ops in order."""
-    post, v = [], x
-    while v.producer is not None and v.producer.op in LAYOUT:
-        post.append(v.producer)
+    """The RECURRENT LSTM op whose Y reaches ``x`` through layout ops and clamps (Relu, Clip), the layout
+    ops in order, and the clamps."""
+    post, clamps, v = [], [], x
+    while v.producer is not None and (v.producer.op in Y_LAYOUT or v.producer.op is Op.CLAMP):
+        (clamps if v.producer.op is Op.CLAMP else post).append(v.producer)
         v = v.producer.operands[0]
     p = v.producer
     if p is None or p.op is not Op.RECURRENT or p.attrs.cell != "LSTM":
         raise NotMine("not an LSTM")
     if p.results[0] is not v:
         raise NoFold("an LSTM's Y_h or Y_c is quantized (only Y has an integer form)")
-    return p, post[::-1]
+    return p, post[::-1], clamps
+
+
+def _h_format(y_scale: float, y_zp: int, clamps: list) -> tuple:
+    """(h's scale, h's zero point, Y's own YOut or None). Y reaching its QuantizeLinear through layout ops
+    only: h is quantized as Y is. Through a clamp: that QuantizeLinear's range lacks h's negative half,
+    which the recurrence and the state need, so h is Q0.7 (h = o * tanh(c) lies in (-1, 1)) and Y is
+    rescaled on its own, then clamped as the clamp would (rounding is monotonic)."""
+    if not clamps:
+        return y_scale, y_zp, None
+    lo = max(_quantized_bound(c.attrs.min_val, y_scale, y_zp) for c in clamps)
+    hi = min(_quantized_bound(c.attrs.max_val, y_scale, y_zp) for c in clamps)
+    return int_lstm.H_SCALE, 0, int_lstm.YOut.of(y_scale, y_zp, lo, hi)
+
+
+def _quantized_bound(bound, y_scale: float, y_zp: int) -> int:
+    return int(np.clip(np.rint(np.float64(bound) / y_scale) + y_zp, -128, 127))
 
 
 def _check_attrs(attrs):
@@ -98,12 +122,48 @@ def _const(v: Value, name: str) -> np.ndarray:
     return arr
 
 
-def _check_zero_states(operands: dict):
-    for name in ("initial_h", "initial_c"):
-        if name in operands:
-            arr = float_constant(operands[name])
-            if arr is None or np.any(arr != 0):
-                raise NoFold(f"the LSTM's {name} is not a constant zero (the integer form starts from zero)")
+def _state(ctx, v, name: str):
+    """An initial state: None (absent or all zeros), a float constant, or a planned --int-io state input
+    (checked now, emitted after every other check passed: :func:`_emit_state`)."""
+    if v is None:
+        return None
+    arr = float_constant(v)
+    if arr is not None:
+        return None if not np.any(arr) else arr
+    if is_state_input(ctx, v):
+        return v
+    if v.producer is None:
+        raise NoFold(f"the LSTM's {name} is the float graph input '{v.name}' (with --int-io it becomes an "
+                     "integer state input)")
+    raise NoFold(f"the LSTM's {name} is computed (the integer form takes a constant or a model input)")
+
+
+def _emit_state(ctx, state, name: str, h_scale: float, h_zp: int):
+    """The integer initial state: int8 h at h's (scale, zero point), int16 c in Q3.12."""
+    if state is None:
+        return None
+    if name == "initial_h":
+        if isinstance(state, np.ndarray):
+            return ctx.b.const(np.clip(np.rint(state / h_scale) + h_zp, -128, 127).astype(np.int8))
+        return state_input(ctx, state.name, DType.INT8, h_scale, h_zp, _H_WHAT)
+    if isinstance(state, np.ndarray):
+        return ctx.b.const(int_lstm.quantize_cell(state).astype(np.int16))
+    return state_input(ctx, state.name, DType.INT16, int_lstm.C_SCALE, 0, _C_WHAT)
+
+
+_H_WHAT = "the integer LSTM's h"
+_C_WHAT = f"the integer LSTM's cell state, Q3.12: |c| < {int_lstm.CELL_LIMIT:g} assumed, saturating beyond"
+
+
+def _state_outputs(ctx, rec, results, h_scale: float, h_zp: int):
+    """Y_h and Y_c that --int-io plans as state outputs: the integer LSTM's final h and c."""
+    if ctx.int_io is None:
+        return
+    names = {v: n for n, v in ctx.values.items() if n in ctx.int_io.states}
+    for k, (scale, zp, what) in ((1, (h_scale, h_zp, _H_WHAT)), (2, (int_lstm.C_SCALE, 0, _C_WHAT))):
+        name = names.get(rec.results[k])
+        if name is not None:
+            state_output(ctx, name, rec.results[k], results[k], scale, zp, what)
 
 
 def _weight_error(w: np.ndarray) -> float:
