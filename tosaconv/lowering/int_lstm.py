@@ -24,8 +24,13 @@ Formats (TFLite's 8x8_16 integer LSTM design):
     for sigmoid (range [-8, 8)) and 2**-5 for tanh ([-4, 4)), looked up in a
     256-entry int8 TABLE (sigmoid out at scale 2**-8, zp -128; tanh out at
     2**-7, zp 0) and RESCALEd exactly to Q0.15.
-- Cell state: int16 Q3.12, i.e. scale 2**-12, **|c| < 8 assumed** (not
-  calibrated: ONNX QDQ carries no cell-state range); larger values saturate.
+- Cell state: int16 with ``cell_bits`` fraction bits: Q3.12 by default, i.e.
+  scale 2**-12, **|c| < 8 assumed** (not calibrated: ONNX QDQ carries no
+  cell-state range; from zero states ``|c_t| < t``, so up to 8 steps cannot
+  saturate); larger values saturate. A cell state carried between calls
+  (state inputs and outputs) has no such bound and uses Q8.7
+  (:data:`STATE_CELL_BITS`, |c| < 256: silero's VAD reaches 175). ``tanh(c)``
+  looks up the same int8 table at scale 2**-5 whatever the format.
 - ``h = o * tanh(c)``: Q0.15 x Q0.15 = Q0.30 in int32, RESCALEd to h's int8
   (scale, zp): the QuantizeLinear consuming ``Y`` when Y reaches it through
   layout ops only, else :data:`H_SCALE` (2**-7, zero point 0: h lies in
@@ -50,7 +55,7 @@ GATE_BITS = 12          # Q3.12 gate pre-activations and cell state
 ACT_BITS = 15           # Q0.15 gate activations
 CELL_LIMIT = 8.0        # the assumed bound on |c| (scale 2**-12 in int16)
 H_SCALE = 2.0 ** -7     # h's own scale (zero point 0) when no QuantizeLinear gives it one
-C_SCALE = 2.0 ** -GATE_BITS
+STATE_CELL_BITS = 7     # Q8.7: the cell format of a state carried between calls
 
 
 def quantized_multiplier(real: float) -> tuple:
@@ -170,10 +175,12 @@ class IntLstmDirection:
     h_out: tuple            # (multiplier, shift) of Q0.30 -> int8 h
     table_bits: int = 16
     y_out: Optional[YOut] = None     # Y's own quantization; None: Y is h
+    cell_bits: int = GATE_BITS       # the cell state's fraction bits (int16)
 
 
 def quantize_direction(w, r, b, x_scale: float, x_zp: int, h_scale: float, h_zp: int,
-                       table_bits: int = 16, y_out: Optional[YOut] = None) -> IntLstmDirection:
+                       table_bits: int = 16, y_out: Optional[YOut] = None,
+                       cell_bits: int = GATE_BITS) -> IntLstmDirection:
     """Integer parameters from ONNX float ``W`` [4H, I], ``R`` [4H, H], ``B`` [8H] (or None)."""
     w_scale = np.maximum(np.abs(w).max(axis=1), 1e-30) / 127.0
     r_scale = np.maximum(np.abs(r).max(axis=1), 1e-30) / 127.0
@@ -183,8 +190,10 @@ def quantize_direction(w, r, b, x_scale: float, x_zp: int, h_scale: float, h_zp:
     bias = np.zeros(rows) if b is None else b[:rows] + b[rows:]
     acc_scale = x_scale * w_scale
     bias_q = np.rint(bias / acc_scale).astype(np.int64)
+    if cell_bits != GATE_BITS and table_bits != 8 or not 5 <= cell_bits <= GATE_BITS:
+        raise ValueError(f"a cell state with {cell_bits} fraction bits needs 8-bit TABLEs and 5 to 12 bits")
     return IntLstmDirection(wq, rq, bias_q, Requant.of(acc_scale), Requant.of(h_scale * r_scale),
-                            int(x_zp), int(h_zp), quantized_multiplier(2.0 ** -30 / h_scale), table_bits, y_out)
+                            int(x_zp), int(h_zp), quantized_multiplier(2.0 ** -30 / h_scale), table_bits, y_out, cell_bits)
 
 
 def step(d: IntLstmDirection, x: np.ndarray, h: np.ndarray, c: np.ndarray) -> tuple:
@@ -202,9 +211,9 @@ def step_y(d: IntLstmDirection, x: np.ndarray, h: np.ndarray, c: np.ndarray) -> 
     i, o, f, g = (z[:, k * hidden:(k + 1) * hidden] for k in range(4))
     sigmoid, tanh = activations(d.table_bits)
     i, o, f, g = sigmoid(i), sigmoid(o), sigmoid(f), tanh(g)
-    c_new = rounding_shift(f * c, ACT_BITS) + rounding_shift(i * g, 2 * ACT_BITS - GATE_BITS)
+    c_new = rounding_shift(f * c, ACT_BITS) + rounding_shift(i * g, 2 * ACT_BITS - d.cell_bits)
     c_new = np.clip(c_new, -32768, 32767)
-    product = o * tanh(c_new)
+    product = o * (tanh(c_new) if d.cell_bits == GATE_BITS else cell_tanh(d.cell_bits)(c_new))
     multiplier, shift = d.h_out
     h_new = np.clip(apply_scale_32(product, multiplier, shift) + d.h_zp, -128, 127)
     return h_new, c_new, (h_new if d.y_out is None else d.y_out(product))
@@ -232,6 +241,11 @@ class IntLstmPlan:
     reverse: tuple
 
 
-def quantize_cell(c: np.ndarray) -> np.ndarray:
-    """A float cell state in the assumed Q3.12 format (saturating at |c| = 8)."""
-    return np.clip(np.rint(c * (1 << GATE_BITS)), -32768, 32767).astype(np.int64)
+def quantize_cell(c: np.ndarray, cell_bits: int = GATE_BITS) -> np.ndarray:
+    """A float cell state in the assumed format (Q3.12 by default, saturating at |c| = 8)."""
+    return np.clip(np.rint(c * (1 << cell_bits)), -32768, 32767).astype(np.int64)
+
+
+def cell_tanh(cell_bits: int) -> Table8:
+    """:data:`TANH8` (input scale 2**-5) for a cell state with ``cell_bits`` fraction bits."""
+    return Table8(cell_bits - 5, TANH8.entries, TANH8.zp, TANH8.widen)

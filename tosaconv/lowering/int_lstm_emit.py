@@ -16,7 +16,7 @@ import numpy as np
 from ..ir import attrs as A
 from ..ir.dtypes import DType
 from ..ir.ops import Op
-from .int_lstm import ACT_BITS, GATE_BITS, IntLstmDirection, IntLstmPlan, SIGMOID8, TANH8, Table8, YOut
+from .int_lstm import ACT_BITS, IntLstmDirection, IntLstmPlan, SIGMOID8, TANH8, Table8, YOut, cell_tanh
 
 ONE = 1 << 30
 
@@ -72,9 +72,9 @@ def emit_step_y(b, d: IntLstmDirection, x, h, c) -> tuple:
     i, o, f = (_activate(b, _gate(b, z16, k, hidden), SIGMOID8) for k in (0, 1, 2))
     g = _activate(b, _gate(b, z16, 3, hidden), TANH8)
     keep = _shift(b, b.emit(Op.MUL, f, c, attrs=A.MulAttrs(0)), DType.INT32, ACT_BITS)
-    new = _shift(b, b.emit(Op.MUL, i, g, attrs=A.MulAttrs(0)), DType.INT32, 2 * ACT_BITS - GATE_BITS)
+    new = _shift(b, b.emit(Op.MUL, i, g, attrs=A.MulAttrs(0)), DType.INT32, 2 * ACT_BITS - d.cell_bits)
     c_new = _shift(b, b.emit(Op.ADD, keep, new), DType.INT16, 0)
-    product = b.emit(Op.MUL, o, _activate(b, c_new, TANH8), attrs=A.MulAttrs(0))
+    product = b.emit(Op.MUL, o, _activate(b, c_new, cell_tanh(d.cell_bits)), attrs=A.MulAttrs(0))
     multiplier, shift = d.h_out
     h_new = _rescale(b, product, DType.INT8, multiplier, shift, output_zp=d.h_zp)
     return h_new, c_new, (h_new if d.y_out is None else _y_out(b, d.y_out, product))
@@ -106,9 +106,9 @@ class IntRecurrentAttrs(A.RecurrentAttrs):
 
 
 def emit_lstm(b, plan: IntLstmPlan, x, h0=None, c0=None) -> list:
-    """An ONNX-layout integer LSTM: int8 ``x`` [T, B, I] and optional initial int8 ``h0`` and int16 (Q3.12)
-    ``c0`` [dirs, B, H] (zero states when absent) -> [Y [T, dirs, B, H] int8, Y_h [dirs, B, H] int8,
-    Y_c [dirs, B, H] int16 Q3.12]."""
+    """An ONNX-layout integer LSTM: int8 ``x`` [T, B, I] and optional initial int8 ``h0`` and int16 ``c0``
+    (the plan's cell format) [dirs, B, H] (zero states when absent) -> [Y [T, dirs, B, H] int8,
+    Y_h [dirs, B, H] int8, Y_c [dirs, B, H] int16]."""
     steps, batch, width = x.type.shape
     x4 = b.emit(Op.RESHAPE, x, attrs=A.ReshapeAttrs((steps, batch, 1, width)))
     ys, hs, cs = [], [], []

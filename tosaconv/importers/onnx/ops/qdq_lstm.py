@@ -51,10 +51,12 @@ def lstm_rule(ctx, x: Value, y_scale: float, y_zp: int) -> Value:
     b = _const(operands["B"], "B") if "B" in operands else None
     h_scale, h_zp, y_out = _h_format(y_scale, y_zp, clamps)
     states = {name: _state(ctx, operands.get(name), name) for name in ("initial_h", "initial_c")}
+    cell_bits = int_lstm.STATE_CELL_BITS if _carries_state(ctx, rec, states) else int_lstm.GATE_BITS
     directions = tuple(int_lstm.quantize_direction(w[k], r[k], None if b is None else b[k], act.scale, act.zp,
-                                                   h_scale, h_zp, table_bits=8, y_out=y_out) for k in range(dirs))
+                                                   h_scale, h_zp, table_bits=8, y_out=y_out, cell_bits=cell_bits)
+                       for k in range(dirs))
     plan = int_lstm.IntLstmPlan(directions, tuple(attrs.direction == "reverse" or k == 1 for k in range(dirs)))
-    initial = [_emit_state(ctx, states[n], n, h_scale, h_zp) for n in ("initial_h", "initial_c")]
+    initial = [_emit_state(ctx, states[n], n, h_scale, h_zp, cell_bits) for n in ("initial_h", "initial_c")]
     fields = {f.name: getattr(attrs, f.name) for f in dataclasses.fields(attrs)}
     fields.update(has_bias=False, has_initial_h=initial[0] is not None, has_initial_c=initial[1] is not None)
     int_attrs = IntRecurrentAttrs(**fields, int_plan=plan)
@@ -62,8 +64,8 @@ def lstm_rule(ctx, x: Value, y_scale: float, y_zp: int) -> Value:
     rq = ctx.b.const(np.stack([d.r for d in directions]).astype(np.int8))
     results = ctx.b.create(Op.RECURRENT, [emit_activation(ctx, act), wq, rq] + [v for v in initial if v is not None],
                            int_attrs).results
-    _state_outputs(ctx, rec, results, h_scale, h_zp)
-    _note(ctx, rec, max(max(_weight_error(w[k]), _weight_error(r[k])) for k in range(dirs)))
+    _state_outputs(ctx, rec, results, h_scale, h_zp, cell_bits)
+    _note(ctx, rec, max(max(_weight_error(w[k]), _weight_error(r[k])) for k in range(dirs)), cell_bits)
     return replay(ctx, results[0], post)
 
 
@@ -138,8 +140,22 @@ def _state(ctx, v, name: str):
     raise NoFold(f"the LSTM's {name} is computed (the integer form takes a constant or a model input)")
 
 
-def _emit_state(ctx, state, name: str, h_scale: float, h_zp: int):
-    """The integer initial state: int8 h at h's (scale, zero point), int16 c in Q3.12."""
+def _carries_state(ctx, rec, states: dict) -> bool:
+    """The LSTM's state comes from or goes to the model's caller (an --int-io state input or output)."""
+    if any(isinstance(s, Value) for s in states.values()):
+        return True
+    return ctx.int_io is not None and any(n in ctx.int_io.states and ctx.values.get(n) in rec.results[1:]
+                                          for n in ctx.int_io.states)
+
+
+def _cell_what(cell_bits: int) -> str:
+    limit = 2 ** (15 - cell_bits)
+    return (f"the integer LSTM's cell state, Q{15 - cell_bits}.{cell_bits}: |c| < {limit} assumed, saturating "
+            "beyond")
+
+
+def _emit_state(ctx, state, name: str, h_scale: float, h_zp: int, cell_bits: int):
+    """The integer initial state: int8 h at h's (scale, zero point), int16 c with ``cell_bits`` fraction bits."""
     if state is None:
         return None
     if name == "initial_h":
@@ -147,20 +163,19 @@ def _emit_state(ctx, state, name: str, h_scale: float, h_zp: int):
             return ctx.b.const(np.clip(np.rint(state / h_scale) + h_zp, -128, 127).astype(np.int8))
         return state_input(ctx, state.name, DType.INT8, h_scale, h_zp, _H_WHAT)
     if isinstance(state, np.ndarray):
-        return ctx.b.const(int_lstm.quantize_cell(state).astype(np.int16))
-    return state_input(ctx, state.name, DType.INT16, int_lstm.C_SCALE, 0, _C_WHAT)
+        return ctx.b.const(int_lstm.quantize_cell(state, cell_bits).astype(np.int16))
+    return state_input(ctx, state.name, DType.INT16, 2.0 ** -cell_bits, 0, _cell_what(cell_bits))
 
 
-_H_WHAT = "the integer LSTM's h"
-_C_WHAT = f"the integer LSTM's cell state, Q3.12: |c| < {int_lstm.CELL_LIMIT:g} assumed, saturating beyond"
+_H_WHAT = "the integer LSTM's h, which lies in (-1, 1)"
 
 
-def _state_outputs(ctx, rec, results, h_scale: float, h_zp: int):
+def _state_outputs(ctx, rec, results, h_scale: float, h_zp: int, cell_bits: int):
     """Y_h and Y_c that --int-io plans as state outputs: the integer LSTM's final h and c."""
     if ctx.int_io is None:
         return
     names = {v: n for n, v in ctx.values.items() if n in ctx.int_io.states}
-    for k, (scale, zp, what) in ((1, (h_scale, h_zp, _H_WHAT)), (2, (int_lstm.C_SCALE, 0, _C_WHAT))):
+    for k, (scale, zp, what) in ((1, (h_scale, h_zp, _H_WHAT)), (2, (2.0 ** -cell_bits, 0, _cell_what(cell_bits)))):
         name = names.get(rec.results[k])
         if name is not None:
             state_output(ctx, name, rec.results[k], results[k], scale, zp, what)
@@ -175,16 +190,17 @@ def _weight_error(w: np.ndarray) -> float:
     return float(rel.max(initial=0.0))
 
 
-def _note(ctx, rec, error: float):
+def _note(ctx, rec, error: float, cell_bits: int):
     warnings = ctx.graph.import_warnings
     if any(d.code == CODE and d.location == rec.location for d in warnings):
         return
     warnings.append(Diagnostic(
         CODE, f"{rec.location} is a float LSTM between a DequantizeLinear and a QuantizeLinear; --profile int "
         f"quantized its W and R to int8 (symmetric, per gate row): largest relative weight error "
-        f"{100 * error:.3f} %; its cell state is int16 Q3.12, assuming |c| < 8 (not calibrated: larger "
-        "values saturate)",
+        f"{100 * error:.3f} %; its cell state is int16 Q{15 - cell_bits}.{cell_bits}, assuming "
+        f"|c| < {2 ** (15 - cell_bits)} (not calibrated: larger values saturate)",
         rec.location, notes=("the model's own numbers are float weights and a float cell state: Y can differ "
                              "from onnxruntime's by a few units",),
-        hint="quantize the LSTM in the model yourself if its cell state can exceed 8 in magnitude",
+        hint=f"quantize the LSTM in the model yourself if its cell state can exceed {2 ** (15 - cell_bits)} in "
+             "magnitude",
         severity=Severity.WARNING))
