@@ -22,8 +22,9 @@ from .quantized_check import onnxruntime_outputs
 
 CALLS, SEQ = 3, 4
 # (speech_probs, hn, cn): the largest |ours - onnxruntime| over the three calls, in LSB (measured + room)
-# measured 2026-11-26: qdq_s8_pc 9 / 8.0 / 13.1, qdq_u8 and qop_s8 10 / 5.2 / 14.8, qdq_s8_sym 0 / 7.5 / 14.6
-BUDGET = {r: (12, 10, 18) for r in ("qdq_s8_pc", "qdq_u8", "qdq_s8_sym", "qop_s8")}
+# measured 2026-11-26: qdq_s8_pc 8 / 5.6 / 16.7, qdq_u8 and qop_s8 3 / 3.7 / 8.6, qdq_s8_sym 0 / 3.6 / 7.3
+# (with --npu-fast's 8-bit LSTM weights: 8 / 6.5 / 8.7, 6 / 9.0 / 14.0, 0 / 5.7 / 9.5)
+BUDGET = {r: (10, 7, 20) for r in ("qdq_s8_pc", "qdq_u8", "qdq_s8_sym", "qop_s8")}
 
 
 AMPLITUDES = (0.01, 0.3, 0.01)     # quiet, loud, quiet chunks

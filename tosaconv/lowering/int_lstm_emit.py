@@ -42,10 +42,16 @@ def _matmul(b, x, weights: np.ndarray, bias: np.ndarray, zp: int):
     return b.emit(Op.CONV2D, x, w, b.const(bias.astype(np.int32)), attrs=attrs)
 
 
+def _product(b, v, weights: np.ndarray, bias, zp: int, requant):
+    """``(v - zp) @ weights.T (+ bias)`` RESCALEd per gate row to Q3.12, in int32."""
+    acc = _matmul(b, v, weights, np.zeros(weights.shape[0]) if bias is None else bias, zp)
+    return _rescale(b, acc, DType.INT32, requant.multiplier, requant.shift)
+
+
 def _activate(b, z16, table: Table8):
     index = _shift(b, z16, DType.INT8, table.narrow)
     looked = b.emit(Op.TABLE, index, attrs=A.TableAttrs(table.entries))
-    return _shift(b, looked, DType.INT16, -table.widen, input_zp=table.zp)
+    return _rescale(b, looked, DType.INT16, *table.widen, input_zp=table.zp)
 
 
 def _gate(b, z16, k: int, hidden: int):
@@ -64,11 +70,14 @@ def emit_step_y(b, d: IntLstmDirection, x, h, c) -> tuple:
     if d.table_bits != 8:
         raise ValueError("only the 8-bit-TABLE integer LSTM has a TOSA form Vela accepts")
     hidden = d.r.shape[1]
-    acc_x = _rescale(b, _matmul(b, x, d.w, d.bias, d.x_zp), DType.INT32, d.w_requant.multiplier,
-                     d.w_requant.shift)
-    acc_h = _rescale(b, _matmul(b, h, d.r, np.zeros(d.r.shape[0]), d.h_zp), DType.INT32,
-                     d.r_requant.multiplier, d.r_requant.shift)
-    z16 = _shift(b, b.emit(Op.ADD, acc_x, acc_h), DType.INT16, 0)
+    terms = [_product(b, x, d.w, d.bias, d.x_zp, d.w_requant), _product(b, h, d.r, None, d.h_zp, d.r_requant)]
+    if d.low is not None:
+        terms += [_product(b, x, d.low.w, None, d.x_zp, d.low.w_requant),
+                  _product(b, h, d.low.r, None, d.h_zp, d.low.r_requant)]
+    total = terms[0]
+    for term in terms[1:]:
+        total = b.emit(Op.ADD, total, term)
+    z16 = _shift(b, total, DType.INT16, 0)
     i, o, f = (_activate(b, _gate(b, z16, k, hidden), SIGMOID8) for k in (0, 1, 2))
     g = _activate(b, _gate(b, z16, 3, hidden), TANH8)
     keep = _shift(b, b.emit(Op.MUL, f, c, attrs=A.MulAttrs(0)), DType.INT32, ACT_BITS)

@@ -51,10 +51,10 @@ _ELEM_TYPES = {
 }
 
 
-def import_onnx(path: str, int_io: bool = False, quantize_weights: bool = False) -> Graph:
+def import_onnx(path: str, int_io: bool = False, quantize_weights: bool = False, npu_fast: bool = False) -> Graph:
     """The symbolic program of the model at ``path``; ``int_io``: integer inputs and outputs (see .int_io);
     ``quantize_weights`` (``--profile int``): float weights between QDQ pairs are quantized (see
-    .ops.qdq_weights)."""
+    .ops.qdq_weights); ``npu_fast``: the integer LSTM keeps 8-bit weights (cheaper, less accurate)."""
     model = _load(path)
     domains = {o.domain: o.version for o in model.opset_import if o.domain not in DEFAULT_DOMAINS}
     if not any(o.domain in DEFAULT_DOMAINS for o in model.opset_import):
@@ -67,6 +67,7 @@ def import_onnx(path: str, int_io: bool = False, quantize_weights: bool = False)
     ctx = ImportContext(graph, opset, initializers, domains)
     ctx.int_io = int_io_plan(model.graph, initializers) if int_io else None
     ctx.quantize_weights = quantize_weights
+    ctx.npu_fast = npu_fast
     _declare_inputs(ctx, model.graph, initializers)
     unsigned_io.check_readers(model.graph, ctx.graph.input_dtypes)
     convert_nodes(ctx, model.graph.node)

@@ -53,7 +53,8 @@ def lstm_rule(ctx, x: Value, y_scale: float, y_zp: int) -> Value:
     states = {name: _state(ctx, operands.get(name), name) for name in ("initial_h", "initial_c")}
     cell_bits = int_lstm.STATE_CELL_BITS if _carries_state(ctx, rec, states) else int_lstm.GATE_BITS
     directions = tuple(int_lstm.quantize_direction(w[k], r[k], None if b is None else b[k], act.scale, act.zp,
-                                                   h_scale, h_zp, table_bits=8, y_out=y_out, cell_bits=cell_bits)
+                                                   h_scale, h_zp, table_bits=8, y_out=y_out, cell_bits=cell_bits,
+                                                   split_weights=not getattr(ctx, "npu_fast", False))
                        for k in range(dirs))
     plan = int_lstm.IntLstmPlan(directions, tuple(attrs.direction == "reverse" or k == 1 for k in range(dirs)))
     initial = [_emit_state(ctx, states[n], n, h_scale, h_zp, cell_bits) for n in ("initial_h", "initial_c")]
@@ -65,7 +66,8 @@ def lstm_rule(ctx, x: Value, y_scale: float, y_zp: int) -> Value:
     results = ctx.b.create(Op.RECURRENT, [emit_activation(ctx, act), wq, rq] + [v for v in initial if v is not None],
                            int_attrs).results
     _state_outputs(ctx, rec, results, h_scale, h_zp, cell_bits)
-    _note(ctx, rec, max(max(_weight_error(w[k]), _weight_error(r[k])) for k in range(dirs)), cell_bits)
+    _note(ctx, rec, max(max(_weight_error(w[k], d.w, d.low), _weight_error(r[k], d.r, d.low, "r"))
+                        for k, d in enumerate(directions)), cell_bits, directions)
     return replay(ctx, results[0], post)
 
 
@@ -181,22 +183,31 @@ def _state_outputs(ctx, rec, results, h_scale: float, h_zp: int, cell_bits: int)
             state_output(ctx, name, rec.results[k], results[k], scale, zp, what)
 
 
-def _weight_error(w: np.ndarray) -> float:
+def _weight_error(w: np.ndarray, q: np.ndarray, low, which: str = "w") -> float:
+    """The largest |w - its integer form| relative to its row's largest |w| (int_lstm.quantize_direction's
+    per-row scale ``max|w| / 127``, and the residual at 1/256 of it when ``low`` holds one)."""
     top = np.abs(w).max(axis=1, keepdims=True)
     scale = np.maximum(top, 1e-30) / 127.0
-    q = np.clip(np.rint(w / scale), -127, 127)
+    residual = 0.0 if low is None else getattr(low, which) / 256.0
     with np.errstate(divide="ignore", invalid="ignore"):
-        rel = np.where(top > 0, np.abs(w - q * scale) / top, 0.0)
+        rel = np.where(top > 0, np.abs(w - (q + residual) * scale) / top, 0.0)
     return float(rel.max(initial=0.0))
 
 
-def _note(ctx, rec, error: float, cell_bits: int):
+def _weights_what(directions) -> str:
+    if directions[0].low is None:
+        return "int8 (symmetric, per gate row; --npu-fast)"
+    return ("int8 pairs (symmetric per gate row, plus the rounding residual at 1/256 of that scale: two int8 "
+            "products each, 16-bit weights in effect)")
+
+
+def _note(ctx, rec, error: float, cell_bits: int, directions):
     warnings = ctx.graph.import_warnings
     if any(d.code == CODE and d.location == rec.location for d in warnings):
         return
     warnings.append(Diagnostic(
         CODE, f"{rec.location} is a float LSTM between a DequantizeLinear and a QuantizeLinear; --profile int "
-        f"quantized its W and R to int8 (symmetric, per gate row): largest relative weight error "
+        f"quantized its W and R to {_weights_what(directions)}: largest relative weight error "
         f"{100 * error:.3f} %; its cell state is int16 Q{15 - cell_bits}.{cell_bits}, assuming "
         f"|c| < {2 ** (15 - cell_bits)} (not calibrated: larger values saturate)",
         rec.location, notes=("the model's own numbers are float weights and a float cell state: Y can differ "
