@@ -1,20 +1,30 @@
-"""``DequantizeLinear -> LSTM (float W, R, B) -> layout ops -> QuantizeLinear`` as an integer LSTM.
+"""``DequantizeLinear -> LSTM (float W, R, B) -> layout ops, clamps -> QuantizeLinear`` as an integer LSTM.
 
 onnxruntime's quantizer leaves ONNX ``LSTM`` float. Under ``--profile int``
 (``ctx.quantize_weights``) this rule replaces the float RECURRENT op feeding a
-QuantizeLinear (through Transpose/Reshape/Squeeze) by the all-integer unrolled
-LSTM of :mod:`tosaconv.lowering.int_lstm_emit` (int8-TABLE form, the one Vela
-accepts): x at its DequantizeLinear's parameters, h at the QuantizeLinear's,
-W and R quantized by tosaconv (int8, symmetric per gate row) and the cell
-state in Q3.12 with |c| < 8 **assumed** (QDQ carries no cell-state range), so
-the W-WEIGHTS-QUANTIZED warning names the op and that assumption.
+QuantizeLinear (through Transpose/Reshape/Squeeze/Unsqueeze and Relu/Clip) by
+the all-integer unrolled LSTM of :mod:`tosaconv.lowering.int_lstm_emit`
+(int8-TABLE form, the one Vela accepts): x at its DequantizeLinear's
+parameters; h at the QuantizeLinear's when Y reaches it through layout ops
+only, else at Q0.7 with Y rescaled on its own and clamped (a Relu cuts off the
+negative half of h the recurrence needs); W and R quantized by tosaconv (int8
+pairs, 16-bit in effect; int8 alone under ``--npu-fast``); the cell state in
+Q3.12 (|c| < 8 assumed), or Q8.7 (|c| < 256) when the caller carries the state.
+QDQ carries no cell-state range, so the W-WEIGHTS-QUANTIZED warning names the
+op and the assumption. See docs/integer-lstm.md.
 
-Only the plain case is taken: layout 0, constant float W/R/B, no peepholes,
-clip, input_forget or sequence_lens, default activations, initial states
-absent or constant zeros. The sequence length may be symbolic: the integer
-LSTM is one RECURRENT op with :class:`~tosaconv.lowering.int_lstm_emit.IntRecurrentAttrs`
-(int8 X), unrolled by :mod:`tosaconv.passes.decay_recurrent` once it is bound.
-Anything else raises NotMine/NoFold so the float island keeps its reason.
+Initial states may be absent, constant (quantized here), or, under
+``--int-io``, model inputs read only by the LSTM (silero's ``h``, ``c``): those
+become integer inputs, and ``Y_h``/``Y_c`` model outputs integer outputs, with
+tosaconv's formats recorded in the report's ``io`` (:mod:`..int_io`).
+
+Only the plain case is taken otherwise: layout 0, constant float W/R/B, no
+peepholes, clip, input_forget or sequence_lens, default activations. The
+sequence length may be symbolic: the integer LSTM is one RECURRENT op with
+:class:`~tosaconv.lowering.int_lstm_emit.IntRecurrentAttrs` (int8 X, optional
+int8 h0 and int16 c0), unrolled by :mod:`tosaconv.passes.decay_recurrent` once
+it is bound. Anything else raises NotMine/NoFold so the float island keeps its
+reason.
 """
 from __future__ import annotations
 
