@@ -90,3 +90,18 @@ def test_a_cast_that_would_wrap_gives_the_whole_range():
     g, y = _program(lambda b, x: b.emit(Op.CAST, _rescale(b, x, 1 << 30, 26, DType.INT32),
                                         attrs=A.CastAttrs(DType.INT8)))
     assert value_range(y) == (-128, 127)
+
+
+def _doublings(count: int):
+    def build(b, x):
+        v = b.emit(Op.CLAMP, _rescale(b, x, 1 << 30, 30, DType.INT32), attrs=A.ClampAttrs(0, 1))
+        for _ in range(count):
+            v = b.emit(Op.ADD, v, v)
+        return v
+    return build
+
+
+def test_shared_operands_are_analysed_once():
+    """A chain of 60 ADD(v, v) would take 2**60 steps without memoization; the interval doubles each time."""
+    assert value_range(_program(_doublings(20))[1]) == (0, 1 << 20)
+    assert value_range(_program(_doublings(60))[1]) == (-(1 << 31), (1 << 31) - 1)   # could wrap: whole range

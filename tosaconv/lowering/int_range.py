@@ -25,14 +25,22 @@ SAME = (Op.RESHAPE, Op.TRANSPOSE, Op.SLICE, Op.REVERSE, Op.TILE, Op.IDENTITY, Op
 MONOTONE = (Op.RESCALE, Op.CLAMP)     # non-decreasing in their one data operand
 
 
-def value_range(v: Value, depth: int = 0) -> tuple:
-    """(lo, hi): every element of integer ``v`` lies in [lo, hi] whatever the program's inputs."""
+def value_range(v: Value, depth: int = 0, memo: dict = None) -> tuple:
+    """(lo, hi): every element of integer ``v`` lies in [lo, hi] whatever the program's inputs. Each value
+    is analysed once per call (``memo``), so shared operands cost nothing extra."""
+    memo = {} if memo is None else memo
+    if id(v) not in memo:
+        memo[id(v)] = _range(v, depth, memo)
+    return memo[id(v)]
+
+
+def _range(v: Value, depth: int, memo: dict) -> tuple:
     full = _full(v)
     p = v.producer
     if p is None or depth > MAX_DEPTH or full is None:
         return full
     try:
-        lo, hi = _interval(p, v, depth + 1)
+        lo, hi = _interval(p, v, depth + 1, memo)
     except Exception:  # noqa: BLE001 - no proof is not an error: the whole range is always sound
         return full
     if lo < full[0] or hi > full[1]:
@@ -48,13 +56,13 @@ def _full(v: Value):
     return int(info.min), int(info.max)
 
 
-def _interval(p, v: Value, depth: int) -> tuple:
-    ranges = lambda: [value_range(o, depth) for o in p.operands if o.type.dtype.is_int]  # noqa: E731
+def _interval(p, v: Value, depth: int, memo: dict) -> tuple:
+    ranges = lambda: [value_range(o, depth, memo) for o in p.operands if o.type.dtype.is_int]  # noqa: E731
     if p.op is Op.CONST:
         values = np.asarray(p.attrs.values)
         return (int(values.min()), int(values.max())) if values.size else _full(v)
     if p.op in SAME or (p.op is Op.CAST and p.operands[0].type.dtype.is_int):
-        return value_range(p.operands[0], depth)      # a CAST that would wrap is caught by the caller
+        return value_range(p.operands[0], depth, memo)      # a CAST that would wrap is caught by the caller
     if p.op in (Op.CONCAT, Op.MAXIMUM, Op.MINIMUM):
         rs = ranges()
         if p.op is Op.MAXIMUM:
@@ -63,18 +71,18 @@ def _interval(p, v: Value, depth: int) -> tuple:
             return min(r[0] for r in rs), min(r[1] for r in rs)
         return min(r[0] for r in rs), max(r[1] for r in rs)
     if p.op is Op.PAD:
-        lo, hi = value_range(p.operands[0], depth)
+        lo, hi = value_range(p.operands[0], depth, memo)
         pad = int(p.attrs.pad_const)
         return min(lo, pad), max(hi, pad)
     if p.op in (Op.ADD, Op.SUB):
         (a, b), (c, d) = ranges()
         return (a + c, b + d) if p.op is Op.ADD else (a - d, b - c)
     if p.op is Op.TABLE and len(p.attrs.table) == 256:
-        lo, hi = value_range(p.operands[0], depth)
+        lo, hi = value_range(p.operands[0], depth, memo)
         reachable = np.asarray(p.attrs.table)[lo + 128:hi + 129]
         return int(reachable.min()), int(reachable.max())
     if p.op in MONOTONE and _increasing(p):
-        return _ends(p, value_range(p.operands[0], depth))
+        return _ends(p, value_range(p.operands[0], depth, memo))
     return _full(v)
 
 
