@@ -237,3 +237,20 @@ def test_ir_text_of_an_integer_lstm_is_a_clean_refusal(tmp_path):
     assert r.exit_code == 3, r.output
     assert "E-NO-TEXT-FORM" in r.output and "RECURRENT" in r.output and "drop --ir" in r.output
     assert sorted(p.name for p in tmp_path.iterdir()) == ["m.onnx"]
+
+
+def test_a_state_input_the_float_lstm_still_needs_is_refused(tmp_path):
+    """Y also reaches a second output through a Sigmoid, which has no integer form after an LSTM: that float
+    path keeps the float LSTM and so the float 'h', which --int-io has made an integer input: refused by name."""
+    model = state_model()
+    g = model.graph
+    g.node.extend([helper.make_node("Sigmoid", ["Y"], ["Ysig"], name="sig"),
+                   helper.make_node("QuantizeLinear", ["Ysig", "ys", "yz"], ["sq"], name="quant_sig"),
+                   helper.make_node("DequantizeLinear", ["sq", "ys", "yz"], ["s"], name="dequant_sig")])
+    g.output.append(info("s", TensorProto.FLOAT, None))
+    path = tmp_path / "m.onnx"
+    onnx.save(model, str(path))
+    r = CliRunner().invoke(cli, ["convert", str(path), "-o", str(tmp_path / "m.tosa"), "--profile", "int",
+                                 "--int-io"])
+    assert r.exit_code == 3, r.output
+    assert "E-INT-IO" in r.output and "still reads it as float" in r.output, r.output
