@@ -39,7 +39,8 @@ def _load(path: str, npu_fast: bool = False, int_io: bool = False, quantize_weig
     """Read a model or program file into an IR graph (symbolic for models).
 
     ``npu_fast`` (TFLite models): lowerings that cost an NPU less but may differ from LiteRT's reference
-    kernels by one unit of the output (see the README's ``--npu-fast``); exact ones by default.
+    kernels by one unit of the output (see the README's ``--npu-fast``); exact ones by default. (ONNX: the
+    integer LSTM with 8-bit instead of 16-bit weights, docs/integer-lstm.md.)
     ``int_io`` (``--int-io``): the float quantize at each input and dequantize at each output are
     removed, so the program takes and returns the integer tensors; ``graph.input_quant`` and
     ``graph.output_quant`` hold their scales and zero points (see tosaconv.importers.int_io).
@@ -48,7 +49,7 @@ def _load(path: str, npu_fast: bool = False, int_io: bool = False, quantize_weig
     kind = _kind(path)
     if kind == "onnx":
         from .importers.onnx.driver import import_onnx
-        return run_pipeline(import_onnx(path, int_io=int_io, quantize_weights=quantize_weights))
+        return run_pipeline(import_onnx(path, int_io=int_io, quantize_weights=quantize_weights, npu_fast=npu_fast))
     if kind == "tflite":
         from .importers.tflite.driver import import_tflite
         return run_pipeline(import_tflite(path, npu_fast=npu_fast, int_io=int_io))

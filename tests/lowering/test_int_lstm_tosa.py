@@ -106,3 +106,32 @@ def test_bidirectional_sequence_compiles_on_vela_all_npu(tmp_path):
     result = compile_with_vela(path, tmp_path / "vela")
     assert result.cpu_ops == 0 and result.npu_percent == 100.0, result.stdout[-2000:]
     print("vela cycles_total", result.cycles_total, "npu ops", result.npu_ops)
+
+
+def _silero_form(seed: int) -> int_lstm.IntLstmDirection:
+    """What silero's LSTM gets: h Q0.7, Y at its own scale clamped by a Relu, a Q8.7 cell carried between
+    calls, 16-bit weights as int8 pairs."""
+    rng = np.random.default_rng(seed)
+    w, r, bias = rng.normal(0, 0.4, (4 * H, I)), rng.normal(0, 0.4, (4 * H, H)), rng.normal(0, 0.4, 8 * H)
+    return int_lstm.quantize_direction(w, r, bias, 0.02, 3, int_lstm.H_SCALE, 0, table_bits=8,
+                                       y_out=int_lstm.YOut.of(1.0 / 255, 0, 0, 127),
+                                       cell_bits=int_lstm.STATE_CELL_BITS, split_weights=True)
+
+
+def test_silero_form_sequence_is_bit_exact_with_the_plan_and_all_npu(tmp_path):
+    fwd, rev = _silero_form(21), _silero_form(22)
+    feeds = _bidirectional_inputs()
+    names = ["yf", "hf_out", "cf_out", "yr", "hr_out", "cr_out"]
+    tosa = write_tosa(_bidirectional_graph(fwd, rev))
+    out = run_reference_model(tosa, feeds, names, tmp_path / "ref")
+    for tag, d, reverse in (("f", fwd, False), ("r", rev, True)):
+        y, h, c = int_lstm.run(d, feeds["x"].reshape(T, B, I), feeds["h" + tag].reshape(B, H),
+                               feeds["c" + tag].reshape(B, H), reverse=reverse)
+        assert y.min() == 0 and y.max() > 0          # the Relu's clamp is at work
+        np.testing.assert_array_equal(out["y" + tag].reshape(T, B, H), y)
+        np.testing.assert_array_equal(out["h" + tag + "_out"].reshape(B, H), h)
+        np.testing.assert_array_equal(out["c" + tag + "_out"].reshape(B, H), c)
+    path = tmp_path / "lstm_silero.tosa"
+    path.write_bytes(tosa)
+    result = compile_with_vela(path, tmp_path / "vela")
+    assert result.cpu_ops == 0 and result.npu_percent == 100.0, result.stdout[-2000:]

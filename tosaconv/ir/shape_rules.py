@@ -347,7 +347,8 @@ def recurrent(types, attrs):
     dirs, hidden = (2 if attrs.direction == "bidirectional" else 1), attrs.hidden_size
     y = (batch, seq, dirs, hidden) if attrs.layout else (seq, dirs, batch, hidden)
     state = TensorType(x.dtype, (batch, dirs, hidden) if attrs.layout else (dirs, batch, hidden))
-    return [TensorType(x.dtype, y), state] + ([state] if attrs.cell == "LSTM" else [])
+    cell = state.with_dtype(DType.INT16) if getattr(attrs, "int_plan", None) is not None else state  # Q3.12
+    return [TensorType(x.dtype, y), state] + ([cell] if attrs.cell == "LSTM" else [])
 
 
 def conv3d(types, attrs):

@@ -16,7 +16,7 @@ import numpy as np
 from ..ir import attrs as A
 from ..ir.dtypes import DType
 from ..ir.ops import Op
-from .int_lstm import ACT_BITS, GATE_BITS, IntLstmDirection, IntLstmPlan, SIGMOID8, TANH8, Table8
+from .int_lstm import ACT_BITS, IntLstmDirection, IntLstmPlan, SIGMOID8, TANH8, Table8, YOut, cell_tanh
 
 ONE = 1 << 30
 
@@ -42,10 +42,16 @@ def _matmul(b, x, weights: np.ndarray, bias: np.ndarray, zp: int):
     return b.emit(Op.CONV2D, x, w, b.const(bias.astype(np.int32)), attrs=attrs)
 
 
+def _product(b, v, weights: np.ndarray, bias, zp: int, requant):
+    """``(v - zp) @ weights.T (+ bias)`` RESCALEd per gate row to Q3.12, in int32."""
+    acc = _matmul(b, v, weights, np.zeros(weights.shape[0]) if bias is None else bias, zp)
+    return _rescale(b, acc, DType.INT32, requant.multiplier, requant.shift)
+
+
 def _activate(b, z16, table: Table8):
     index = _shift(b, z16, DType.INT8, table.narrow)
     looked = b.emit(Op.TABLE, index, attrs=A.TableAttrs(table.entries))
-    return _shift(b, looked, DType.INT16, -table.widen, input_zp=table.zp)
+    return _rescale(b, looked, DType.INT16, *table.widen, input_zp=table.zp)
 
 
 def _gate(b, z16, k: int, hidden: int):
@@ -55,22 +61,39 @@ def _gate(b, z16, k: int, hidden: int):
 
 def emit_step(b, d: IntLstmDirection, x, h, c) -> tuple:
     """int8 ``x`` [1,B,1,I], int8 ``h`` [1,B,1,H], int16 ``c`` [1,B,1,H] -> (int8 h, int16 c)."""
+    h_new, c_new, _ = emit_step_y(b, d, x, h, c)
+    return h_new, c_new
+
+
+def emit_step_y(b, d: IntLstmDirection, x, h, c) -> tuple:
+    """:func:`emit_step` and the step's int8 Y (h itself, or ``d.y_out``'s own RESCALE and CLAMP)."""
     if d.table_bits != 8:
         raise ValueError("only the 8-bit-TABLE integer LSTM has a TOSA form Vela accepts")
     hidden = d.r.shape[1]
-    acc_x = _rescale(b, _matmul(b, x, d.w, d.bias, d.x_zp), DType.INT32, d.w_requant.multiplier,
-                     d.w_requant.shift)
-    acc_h = _rescale(b, _matmul(b, h, d.r, np.zeros(d.r.shape[0]), d.h_zp), DType.INT32,
-                     d.r_requant.multiplier, d.r_requant.shift)
-    z16 = _shift(b, b.emit(Op.ADD, acc_x, acc_h), DType.INT16, 0)
+    terms = [_product(b, x, d.w, d.bias, d.x_zp, d.w_requant), _product(b, h, d.r, None, d.h_zp, d.r_requant)]
+    if d.low is not None:
+        terms += [_product(b, x, d.low.w, None, d.x_zp, d.low.w_requant),
+                  _product(b, h, d.low.r, None, d.h_zp, d.low.r_requant)]
+    total = terms[0]
+    for term in terms[1:]:
+        total = b.emit(Op.ADD, total, term)
+    z16 = _shift(b, total, DType.INT16, 0)
     i, o, f = (_activate(b, _gate(b, z16, k, hidden), SIGMOID8) for k in (0, 1, 2))
     g = _activate(b, _gate(b, z16, 3, hidden), TANH8)
     keep = _shift(b, b.emit(Op.MUL, f, c, attrs=A.MulAttrs(0)), DType.INT32, ACT_BITS)
-    new = _shift(b, b.emit(Op.MUL, i, g, attrs=A.MulAttrs(0)), DType.INT32, 2 * ACT_BITS - GATE_BITS)
+    new = _shift(b, b.emit(Op.MUL, i, g, attrs=A.MulAttrs(0)), DType.INT32, 2 * ACT_BITS - d.cell_bits)
     c_new = _shift(b, b.emit(Op.ADD, keep, new), DType.INT16, 0)
-    product = b.emit(Op.MUL, o, _activate(b, c_new, TANH8), attrs=A.MulAttrs(0))
+    product = b.emit(Op.MUL, o, _activate(b, c_new, cell_tanh(d.cell_bits)), attrs=A.MulAttrs(0))
     multiplier, shift = d.h_out
-    return _rescale(b, product, DType.INT8, multiplier, shift, output_zp=d.h_zp), c_new
+    h_new = _rescale(b, product, DType.INT8, multiplier, shift, output_zp=d.h_zp)
+    return h_new, c_new, (h_new if d.y_out is None else _y_out(b, d.y_out, product))
+
+
+def _y_out(b, y: YOut, product):
+    out = _rescale(b, product, DType.INT8, y.multiplier, y.shift, output_zp=y.zp)
+    if y.lo == -128 and y.hi == 127:
+        return out
+    return b.emit(Op.CLAMP, out, attrs=A.ClampAttrs(y.lo, y.hi))
 
 
 def emit_sequence(b, d: IntLstmDirection, x, h, c, reverse: bool = False) -> tuple:
@@ -79,8 +102,7 @@ def emit_sequence(b, d: IntLstmDirection, x, h, c, reverse: bool = False) -> tup
     ys = [None] * steps
     for t in (reversed(range(steps)) if reverse else range(steps)):
         x_t = b.emit(Op.SLICE, x, attrs=A.SliceAttrs((t, 0, 0, 0), (1, batch, 1, width)))
-        h, c = emit_step(b, d, x_t, h, c)
-        ys[t] = h
+        h, c, ys[t] = emit_step_y(b, d, x_t, h, c)
     y = ys[0] if steps == 1 else b.emit(Op.CONCAT, *ys, attrs=A.AxisAttrs(0))
     return y, h, c
 
@@ -92,19 +114,29 @@ class IntRecurrentAttrs(A.RecurrentAttrs):
     int_plan: IntLstmPlan = None
 
 
-def emit_lstm(b, plan: IntLstmPlan, x) -> list:
-    """An ONNX-layout integer LSTM from zero states: int8 ``x`` [T, B, I] -> [Y [T, dirs, B, H] int8,
-    Y_h [dirs, B, H] int8, Y_c [dirs, B, H] int8 (the Q3.12 cell narrowed to scale 2**-4, saturating)]."""
+def emit_lstm(b, plan: IntLstmPlan, x, h0=None, c0=None) -> list:
+    """An ONNX-layout integer LSTM: int8 ``x`` [T, B, I] and optional initial int8 ``h0`` and int16 ``c0``
+    (the plan's cell format) [dirs, B, H] (zero states when absent) -> [Y [T, dirs, B, H] int8,
+    Y_h [dirs, B, H] int8, Y_c [dirs, B, H] int16]."""
     steps, batch, width = x.type.shape
     x4 = b.emit(Op.RESHAPE, x, attrs=A.ReshapeAttrs((steps, batch, 1, width)))
     ys, hs, cs = [], [], []
-    for d, reverse in zip(plan.directions, plan.reverse):
+    for k, (d, reverse) in enumerate(zip(plan.directions, plan.reverse)):
         hidden = d.r.shape[1]
-        h0 = b.const(np.full((1, batch, 1, hidden), d.h_zp, np.int8))
-        c0 = b.const(np.zeros((1, batch, 1, hidden), np.int16))
-        y, h, c = emit_sequence(b, d, x4, h0, c0, reverse)
+        h = _initial(b, h0, k, np.full((1, batch, 1, hidden), d.h_zp, np.int8))
+        c = _initial(b, c0, k, np.zeros((1, batch, 1, hidden), np.int16))
+        y, h, c = emit_sequence(b, d, x4, h, c, reverse)
         ys.append(b.emit(Op.RESHAPE, y, attrs=A.ReshapeAttrs((steps, 1, batch, hidden))))
         hs.append(b.emit(Op.RESHAPE, h, attrs=A.ReshapeAttrs((1, batch, hidden))))
-        cs.append(b.emit(Op.RESHAPE, _shift(b, c, DType.INT8, GATE_BITS - 4), attrs=A.ReshapeAttrs((1, batch, hidden))))
+        cs.append(b.emit(Op.RESHAPE, c, attrs=A.ReshapeAttrs((1, batch, hidden))))
     return [v[0] if len(v) == 1 else b.emit(Op.CONCAT, *v, attrs=A.AxisAttrs(axis)) for v, axis in
             ((ys, 1), (hs, 0), (cs, 0))]
+
+
+def _initial(b, state, k: int, zeros: np.ndarray):
+    """Direction ``k``'s initial state [1, B, 1, H] from ``state`` [dirs, B, H], or the constant ``zeros``."""
+    if state is None:
+        return b.const(zeros)
+    _, batch, _, hidden = zeros.shape
+    one = b.emit(Op.SLICE, state, attrs=A.SliceAttrs((k, 0, 0), (1, batch, hidden)))
+    return b.emit(Op.RESHAPE, one, attrs=A.ReshapeAttrs(zeros.shape))

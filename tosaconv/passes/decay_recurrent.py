@@ -49,7 +49,8 @@ def decay_recurrent(op, operands, b, env):
 def unroll(b, attrs, operands) -> list:
     """Static TOSA ops computing RECURRENT's results (Y, Y_h[, Y_c]) from static ``operands``."""
     if isinstance(attrs, IntRecurrentAttrs):
-        return emit_lstm(b, attrs.int_plan, operands[0])
+        states = dict(zip([n for n, flag in OPTIONAL if getattr(attrs, flag)], operands[3:]))
+        return emit_lstm(b, attrs.int_plan, operands[0], states.get("initial_h"), states.get("initial_c"))
     ins = dict(zip(["x", "w", "r"] + [n for n, flag in OPTIONAL if getattr(attrs, flag)], operands))
     if attrs.layout:
         for name in ("x", "initial_h", "initial_c"):

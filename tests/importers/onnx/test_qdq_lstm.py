@@ -54,11 +54,11 @@ CASES = pytest.mark.parametrize("direction,zero_states", [("forward", False), ("
                                                           ("bidirectional", False), ("bidirectional", True)])
 
 
-def _convert(model, tmp_path) -> tuple:
+def _convert(model, tmp_path, *extra) -> tuple:
     path, out = tmp_path / "m.onnx", tmp_path / "m.tosa"
     onnx.save(model, str(path))
     r = CliRunner().invoke(cli, ["convert", str(path), "-o", str(out), "--profile", "int", "--int-io", "--json",
-                                 f"--input-shape=x={T},{B},{I}"])
+                                 f"--input-shape=x={T},{B},{I}", *extra])
     assert r.exit_code == 0, r.output
     return path, out, json.loads(r.stdout)
 
@@ -89,6 +89,28 @@ def test_integer_lstm_is_exact_on_the_reference_model_and_near_onnxruntime(tmp_p
     assert "|c| < 8" in doc["warnings"][0]["message"]
 
 
+def test_npu_fast_keeps_8bit_weights_within_the_same_bound(tmp_path):
+    """By default W and R are int8 pairs (16-bit in effect: four CONV2Ds a step); --npu-fast keeps one int8
+    each (two CONV2Ds a step, cheaper on the NPU), still exact on the reference model and within the bound."""
+    model = lstm_model("bidirectional", seq=T)
+    counts = {}
+    for extra in ((), ("--npu-fast",)):
+        work = tmp_path / (extra[0][2:] if extra else "default")
+        work.mkdir()
+        _, out, doc = _convert(model, work, *extra)
+        program = api.load(str(out))
+        counts[extra] = sum(op.op.name == "CONV2D" for op in program.ops)
+        xq = np.random.default_rng(4).integers(-128, 128, (T, B, I)).astype(np.int8)
+        ref = run_reference_model(out.read_bytes(), {"x": xq}, ["y"], work / "ref")["y"]
+        np.testing.assert_array_equal(np.asarray(api.run(program, {"x": xq})["y"]), ref)
+        want = run_onnxruntime(model, {"x": ((xq.astype(np.float32) - X_ZP) * np.float32(X_SCALE))},
+                               optimize=False)[0]
+        lsb = np.abs(ref.astype(np.int64) - (np.rint(want / np.float32(Y_SCALE)) + Y_ZP).reshape(ref.shape))
+        assert lsb.max() <= LSB_BOUND, f"{extra}: {lsb.max()} LSB from onnxruntime"
+        assert ("--npu-fast" in doc["warnings"][0]["message"]) == bool(extra)
+    assert counts[()] == 2 * counts[("--npu-fast",)] > 0, counts     # (a step from constant h folds its R product)
+
+
 def test_without_profile_int_the_lstm_stays_float(tmp_path):
     path = tmp_path / "m.onnx"
     onnx.save(lstm_model("forward", seq=T), str(path))
@@ -97,17 +119,113 @@ def test_without_profile_int_the_lstm_stays_float(tmp_path):
     assert not graph.import_warnings
 
 
-def test_a_nonzero_initial_state_keeps_the_lstm_float_with_its_reason(tmp_path):
+def test_a_nonzero_constant_initial_state_is_quantized_into_the_integer_lstm(tmp_path):
+    """Constant h0 (0.5) and c0 (-1.25) become int8 h (Y's scale) and int16 Q3.12 c constants: exact on the
+    reference model, within the same bound of onnxruntime."""
     model = lstm_model("forward", zero_states=True, seq=T)
     for t in model.graph.initializer:
-        if t.name == "h0":
-            t.CopyFrom(const("h0", np.full((1, B, H), 0.5, np.float32)))
+        if t.name in ("h0", "c0"):
+            t.CopyFrom(const(t.name, np.full((1, B, H), 0.5 if t.name == "h0" else -1.25, np.float32)))
+    path, out, doc = _convert(model, tmp_path)
+    program = api.load(str(out))
+    assert not [op for op in program.ops if any(v.type.dtype.is_float for v in (*op.operands, *op.results))]
+    xq = np.random.default_rng(5).integers(-128, 128, (T, B, I)).astype(np.int8)
+    ref = run_reference_model(out.read_bytes(), {"x": xq}, ["y"], tmp_path / "ref")["y"]
+    np.testing.assert_array_equal(np.asarray(api.run(program, {"x": xq})["y"]), ref)
+    want = run_onnxruntime(model, {"x": ((xq.astype(np.float32) - X_ZP) * np.float32(X_SCALE))}, optimize=False)[0]
+    lsb = np.abs(ref.astype(np.int64) - (np.rint(want / np.float32(Y_SCALE)) + Y_ZP).reshape(ref.shape))
+    assert lsb.max() <= LSB_BOUND, f"{lsb.max()} LSB from onnxruntime"
+
+
+# -- silero's form: state inputs h, c and outputs hn, cn; Y -> Squeeze -> Relu -> QuantizeLinear ------------
+
+RELU_SCALE, RELU_ZP = 1.0 / 255, 0      # a symmetric int8 scale after Relu: half of it is never used
+
+
+def state_model(zp: int = RELU_ZP) -> onnx.ModelProto:
+    rng = np.random.default_rng(7)
+    inits = [const("W", (rng.normal(0, 0.4, (1, 4 * H, I))).astype(np.float32)),
+             const("R", (rng.normal(0, 0.4, (1, 4 * H, H))).astype(np.float32)),
+             const("Bias", (rng.normal(0, 0.4, (1, 8 * H))).astype(np.float32)),
+             const("xs", np.float32(X_SCALE)), const("xz", np.int8(X_ZP)), const("ys", np.float32(RELU_SCALE)),
+             const("yz", np.int8(zp)), const("axes", np.array([1], np.int64))]
+    nodes = [helper.make_node("QuantizeLinear", ["x", "xs", "xz"], ["xq"], name="quant_x"),
+             helper.make_node("DequantizeLinear", ["xq", "xs", "xz"], ["xd"], name="dequant_x"),
+             helper.make_node("LSTM", ["xd", "W", "R", "Bias", "", "h", "c"], ["Y", "hn", "cn"], hidden_size=H,
+                              name="lstm"),
+             helper.make_node("Squeeze", ["Y", "axes"], ["Ys"], name="squeeze"),
+             helper.make_node("Relu", ["Ys"], ["Yr"], name="relu"),
+             helper.make_node("QuantizeLinear", ["Yr", "ys", "yz"], ["yq"], name="quant_y"),
+             helper.make_node("DequantizeLinear", ["yq", "ys", "yz"], ["y"], name="dequant_y")]
+    inputs = [info("x", TensorProto.FLOAT, [T, B, I]), info("h", TensorProto.FLOAT, [1, B, H]),
+              info("c", TensorProto.FLOAT, [1, B, H])]
+    outputs = [info("y", TensorProto.FLOAT, None), info("hn", TensorProto.FLOAT, [1, B, H]),
+               info("cn", TensorProto.FLOAT, [1, B, H])]
+    return make_model(nodes, inputs, outputs, inits, opset=13)
+
+
+def _quantize(real: np.ndarray, edge: dict) -> np.ndarray:
+    dtype = np.dtype(edge["dtype"])
+    q = np.rint(real / edge["scale"]) + edge["zero_point"]
+    return np.clip(q, np.iinfo(dtype).min, np.iinfo(dtype).max).astype(dtype)
+
+
+def _real(q: np.ndarray, edge: dict) -> np.ndarray:
+    return (q.astype(np.float64) - edge["zero_point"]) * edge["scale"]
+
+
+STATE_LSB = {"y": 5, "hn": 4, "cn": 3}     # measured 4 (Y at 1/255: 2 LSB of h), 3.4, 2.7 (cn in LSB of Q8.7)
+
+
+@pytest.mark.parametrize("zp", [0, -128], ids=["relu_clamps", "relu_free"])
+def test_lstm_state_edges_become_integer_under_int_io(tmp_path, zp):
+    """h, c, hn, cn become int8 h at 2**-7 and int16 c in Q8.7 (reported in io, warned), Y gets its own RESCALE
+    to the Relu's QuantizeLinear and a clamp; exact on the reference model and near onnxruntime fed the same
+    (dequantized) state."""
+    model = state_model(zp)
+    path, out, doc = _convert(model, tmp_path)
+    io = {e["name"]: e for e in doc["io"]["inputs"] + doc["io"]["outputs"]}
+    for name, dtype in (("h", "int8"), ("hn", "int8"), ("c", "int16"), ("cn", "int16")):
+        assert (io[name]["dtype"], io[name]["scale"], io[name]["zero_point"]) == (dtype, 2.0 ** -7, 0), io[name]
+    codes = [w["code"] for w in doc["warnings"]]
+    assert codes.count("W-INT-IO-STATE") == 4 and "W-WEIGHTS-QUANTIZED" in codes
+    assert any("|c| < 256" in w["message"] for w in doc["warnings"])
+    program = api.load(str(out))
+    assert not [op for op in program.ops if any(v.type.dtype.is_float for v in (*op.operands, *op.results))]
+    rng = np.random.default_rng(8)
+    feeds = {"x": rng.integers(-128, 128, (T, B, I)).astype(np.int8),
+             "h": _quantize(np.tanh(rng.normal(0, 0.6, (1, B, H))), io["h"]),
+             "c": _quantize(rng.normal(0, 2.0, (1, B, H)), io["c"])}
+    names = ["y", "hn", "cn"]
+    ref = run_reference_model(out.read_bytes(), feeds, names, tmp_path / "ref")
+    ours = api.run(program, feeds)
+    for name in names:
+        np.testing.assert_array_equal(np.asarray(ours[name]), ref[name])
+    reals = {"x": ((feeds["x"].astype(np.float32) - X_ZP) * np.float32(X_SCALE)),
+             "h": _real(feeds["h"], io["h"]).astype(np.float32), "c": _real(feeds["c"], io["c"]).astype(np.float32)}
+    want = dict(zip(names, run_onnxruntime(model, reals, optimize=False)))
+    for name in names:
+        lsb = np.abs(_real(ref[name], io[name]) - want[name].reshape(ref[name].shape)) / io[name]["scale"]
+        assert lsb.max() <= STATE_LSB[name], f"{name}: {lsb.max():.2f} LSB from onnxruntime"
+    assert (ref["y"] == zp).mean() > 0.2 and (ref["y"] > zp).mean() > 0.2, "Relu's both sides are exercised"
+
+
+def test_lstm_state_edges_without_profile_int_are_refused_with_the_reason(tmp_path):
     path = tmp_path / "m.onnx"
-    onnx.save(model, str(path))
-    r = CliRunner().invoke(cli, ["convert", str(path), "-o", str(tmp_path / "m.tosa"), "--profile", "int",
-                                 "--int-io"])
+    onnx.save(state_model(), str(path))
+    r = CliRunner().invoke(cli, ["convert", str(path), "-o", str(tmp_path / "m.tosa"), "--int-io"])
     assert r.exit_code == 3, r.output
-    assert "initial_h is not a constant zero" in r.output
+    for name in ("input 'h'", "input 'c'", "output 'hn'", "output 'cn'"):
+        assert f"--int-io: {name} is an LSTM state" in r.output, r.output
+    assert "only under --profile int" in r.output and "E-INT-IO" in r.output
+
+
+def test_float_state_inputs_without_int_io_keep_the_lstm_float_with_its_reason(tmp_path):
+    path = tmp_path / "m.onnx"
+    onnx.save(state_model(), str(path))
+    r = CliRunner().invoke(cli, ["convert", str(path), "-o", str(tmp_path / "m.tosa"), "--profile", "int"])
+    assert r.exit_code == 3, r.output
+    assert "initial_h is the float graph input 'h' (with --int-io it becomes an integer state input)" in r.output
 
 
 def test_ir_text_of_an_integer_lstm_is_a_clean_refusal(tmp_path):
@@ -119,3 +237,20 @@ def test_ir_text_of_an_integer_lstm_is_a_clean_refusal(tmp_path):
     assert r.exit_code == 3, r.output
     assert "E-NO-TEXT-FORM" in r.output and "RECURRENT" in r.output and "drop --ir" in r.output
     assert sorted(p.name for p in tmp_path.iterdir()) == ["m.onnx"]
+
+
+def test_a_state_input_the_float_lstm_still_needs_is_refused(tmp_path):
+    """Y also reaches a second output through a Sigmoid, which has no integer form after an LSTM: that float
+    path keeps the float LSTM and so the float 'h', which --int-io has made an integer input: refused by name."""
+    model = state_model()
+    g = model.graph
+    g.node.extend([helper.make_node("Sigmoid", ["Y"], ["Ysig"], name="sig"),
+                   helper.make_node("QuantizeLinear", ["Ysig", "ys", "yz"], ["sq"], name="quant_sig"),
+                   helper.make_node("DequantizeLinear", ["sq", "ys", "yz"], ["s"], name="dequant_sig")])
+    g.output.append(info("s", TensorProto.FLOAT, None))
+    path = tmp_path / "m.onnx"
+    onnx.save(model, str(path))
+    r = CliRunner().invoke(cli, ["convert", str(path), "-o", str(tmp_path / "m.tosa"), "--profile", "int",
+                                 "--int-io"])
+    assert r.exit_code == 3, r.output
+    assert "E-INT-IO" in r.output and "still reads it as float" in r.output, r.output

@@ -35,7 +35,7 @@ from .dim_names import symbol_name
 from ..errors import Refusals, converting
 from .context import ImportContext, ShapeTensor
 from .external_data import load_external_data
-from .int_io import output_value, record_integer_inputs
+from .int_io import drop_float_states, output_value, record_integer_inputs, refuse_float_states
 from .int_io import plan as int_io_plan
 from .reader import ConvertError, NodeReader
 from .registry import DEFAULT_DOMAINS, op_version, resolve
@@ -52,10 +52,10 @@ _ELEM_TYPES = {
 }
 
 
-def import_onnx(path: str, int_io: bool = False, quantize_weights: bool = False) -> Graph:
+def import_onnx(path: str, int_io: bool = False, quantize_weights: bool = False, npu_fast: bool = False) -> Graph:
     """The symbolic program of the model at ``path``; ``int_io``: integer inputs and outputs (see .int_io);
     ``quantize_weights`` (``--profile int``): float weights between QDQ pairs are quantized (see
-    .ops.qdq_weights)."""
+    .ops.qdq_weights); ``npu_fast``: the integer LSTM keeps 8-bit weights (cheaper, less accurate)."""
     model = _load(path)
     domains = {o.domain: o.version for o in model.opset_import if o.domain not in DEFAULT_DOMAINS}
     if not any(o.domain in DEFAULT_DOMAINS for o in model.opset_import):
@@ -68,11 +68,14 @@ def import_onnx(path: str, int_io: bool = False, quantize_weights: bool = False)
     ctx = ImportContext(graph, opset, initializers, domains)
     ctx.int_io = int_io_plan(model.graph, initializers) if int_io else None
     ctx.quantize_weights = quantize_weights
+    ctx.npu_fast = npu_fast
     _declare_inputs(ctx, model.graph, initializers)
     unsigned_io.check_readers(model.graph, ctx.graph.input_dtypes)
     convert_nodes(ctx, model.graph.node)
+    refuse_float_states(ctx, model.graph)
     record_integer_inputs(ctx, model.graph)
     _set_outputs(ctx, model.graph)
+    drop_float_states(ctx)
     unsigned_io.record_outputs(ctx, model.graph)
     return graph
 

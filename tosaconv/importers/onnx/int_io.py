@@ -16,7 +16,14 @@ feeds other nodes (subgraphs included). Then:
 
 Scale and zero point must be constants and per tensor, since a deployer
 quantizes an edge with one scale; anything else is refused with the edge
-named. The edges' scales and zero points are recorded on the graph. An edge that reaches its
+named. The one exception is an LSTM's state: a float input read only as an
+LSTM's ``initial_h`` / ``initial_c`` and a float output that is its ``Y_h`` /
+``Y_c`` (a streaming model carrying its state, such as silero's VAD) have no
+QuantizeLinear, so the plan lists them in ``Plan.states`` and the integer LSTM
+(:mod:`.ops.qdq_lstm`) makes them integer with tosaconv's own state formats
+(:func:`state_input`, :func:`state_output`; recorded in the report's ``io``
+with a warning); a state whose LSTM stays float is refused with the reason
+(:func:`refuse_float_states`). The edges' scales and zero points are recorded on the graph. An edge that reaches its
 QuantizeLinear (DequantizeLinear) only through layout ops is first rewritten so that it does not
 (:mod:`.int_io_moves`); an edge that cannot be is refused with a note saying which op stops it.
 """
@@ -28,8 +35,10 @@ from typing import Optional
 import numpy as np
 import onnx
 
-from ...diagnostics import ConversionError
+from ...diagnostics import ConversionError, Diagnostic, Severity
 from ...ir.io_quant import EdgeQuant, numpy_name
+from ...ir.location import Location
+from ...passes.dce import eliminate_dead_code
 from .int_io_moves import move_edges
 from ..int_io import edge_problem, float_input, float_output, mixed_input, refuse, retype_input, signed_edge
 from .ops.qtypes import QTensor, qtype_of, read_qtensor, signed_value, stored_from_signed
@@ -45,6 +54,10 @@ SOURCE = "onnx"
 class Plan:
     inputs: dict = field(default_factory=dict)     # graph input name -> the QuantizeLinear NodeProto reading it
     outputs: dict = field(default_factory=dict)    # graph output name -> the DequantizeLinear NodeProto making it
+    states: dict = field(default_factory=dict)     # LSTM state input / output name -> the LSTM NodeProto
+    made_inputs: dict = field(default_factory=dict)    # state input name -> its integer program input
+    made_outputs: dict = field(default_factory=dict)   # a state output's float value -> its integer value
+    replaced: dict = field(default_factory=dict)       # state input name -> its float Value (now gone)
 
 
 def _is(node, op_type: str) -> bool:
@@ -78,6 +91,8 @@ def plan(g: onnx.GraphProto, initializers: dict) -> Plan:
         node = producers.get(vi.name)
         if _is(node, "DequantizeLinear"):
             out.outputs[vi.name] = node
+        elif _is(node, "LSTM") and vi.name in node.output[1:3] and vi.type.tensor_type.elem_type in _FLOATS:
+            out.states[vi.name] = node
         elif vi.type.tensor_type.elem_type in _FLOATS:
             problems.append(float_output(vi.name, _DTYPES[vi.type.tensor_type.elem_type], "DequantizeLinear",
                                          SOURCE, _note(why, vi.name)))
@@ -95,6 +110,10 @@ def _plan_input(g, vi, out: Plan, notes: tuple) -> list:
         return []
     readers = [n for n in g.node if vi.name in n.input or vi.name in _nested_names(n)]
     quantizes = [n for n in readers if _is(n, "QuantizeLinear") and n.input[0] == vi.name]
+    if not quantizes and readers and vi.name not in {o.name for o in g.output} and all(
+            _is(n, "LSTM") and vi.name in n.input[5:7] and vi.name not in n.input[:5] for n in readers):
+        out.states[vi.name] = readers[0]
+        return []
     if not quantizes:
         return [float_input(vi.name, _DTYPES[elem], "QuantizeLinear", SOURCE, notes)]
     others = [(n.op_type, n.name or n.output[0]) for n in readers if n is not quantizes[0]]
@@ -154,6 +173,8 @@ def output_value(ctx, name: str, v, g: onnx.GraphProto):
     """Graph output ``name``: ``v``, or with --int-io the signed integer input of its DequantizeLinear
     (and a uint8 QuantizeLinear result in signed form); the quantization of integer outputs recorded."""
     node = ctx.int_io.outputs.get(name) if ctx.int_io is not None else None
+    if ctx.int_io is not None and name in ctx.int_io.states:
+        return ctx.int_io.made_outputs[v]     # checked by refuse_float_states
     if node is None:
         return _quantized_output(ctx, name, v, g)
     try:
@@ -190,3 +211,77 @@ def _dequantized_source(ctx, name: str, node, v):
     ctx.graph.output_quant[name] = signed_edge(float(np.float32(scale.reshape(-1)[0])), zp,
                                                numpy_name(v.type.dtype), qtype.offset)
     return signed_value(ctx, data)
+
+
+# -- LSTM state edges -----------------------------------------------------------------------
+
+STATE_CODE = "W-INT-IO-STATE"
+
+
+def is_state_input(ctx, v) -> bool:
+    """``v`` is a float graph input that --int-io plans as an LSTM state."""
+    return ctx.int_io is not None and v.producer is None and v.name in ctx.int_io.states
+
+
+def state_input(ctx, name: str, dtype, scale: float, zero_point: int, what: str):
+    """Planned LSTM state input ``name`` as an integer input of ``dtype`` at (scale, zero point), once."""
+    made = ctx.int_io.made_inputs
+    if name not in made:
+        ctx.values.pop(name, None)
+        ctx.int_io.replaced[name] = next(v for v in ctx.graph.inputs if v.name == name)
+        made[name] = retype_input(ctx.graph, name, dtype)
+        ctx.graph.input_quant[name] = EdgeQuant(float(scale), int(zero_point), "float32")
+        _warn_state(ctx, "input", name, made[name], scale, zero_point, what)
+    return made[name]
+
+
+def state_output(ctx, name: str, float_value, value, scale: float, zero_point: int, what: str):
+    """Record that planned LSTM state output ``name`` (the float ``float_value``) is ``value``."""
+    ctx.int_io.made_outputs[float_value] = value
+    ctx.graph.output_quant[name] = EdgeQuant(float(scale), int(zero_point), "float32")
+    _warn_state(ctx, "output", name, value, scale, zero_point, what)
+
+
+def _warn_state(ctx, kind: str, name: str, value, scale: float, zero_point: int, what: str):
+    dtype = numpy_name(value.type.dtype)
+    ctx.graph.import_warnings.append(Diagnostic(
+        STATE_CODE, f"--int-io: LSTM state {kind} '{name}' is {dtype} at scale {scale!r}, zero point "
+        f"{zero_point} ({what}); the model does not quantize it, so this is tosaconv's choice",
+        Location(kind, name, source=SOURCE),
+        notes=("the report's io section gives it; carry the state between calls as these integers",),
+        hint="feed the state back exactly as the program returned it (no requantization needed)",
+        severity=Severity.WARNING))
+
+
+def refuse_float_states(ctx, g: onnx.GraphProto):
+    """Every planned LSTM state edge whose LSTM stayed float, refused in one error with the LSTM's reason."""
+    if ctx.int_io is None:
+        return
+    problems = []
+    for name, node in ctx.int_io.states.items():
+        is_input = name not in {o.name for o in g.output}
+        done = name in ctx.int_io.made_inputs if is_input else ctx.values.get(name) in ctx.int_io.made_outputs
+        if done:
+            continue
+        reason = ctx.graph.float_reasons.get(f"LSTM '{node.name}'", "the LSTM has no integer form here")
+        kind = "input" if is_input else "output"
+        problems.append(edge_problem(
+            kind, name, f"is an LSTM state ({'initial_h or initial_c' if is_input else 'Y_h or Y_c'} of "
+            f"LSTM '{node.name}'), which --int-io makes integer only with the integer LSTM, and that LSTM "
+            f"stays float", "convert with --profile int (which makes the LSTM integer) or without --int-io",
+            SOURCE, (f"why the LSTM stays float: {reason}",)))
+    refuse(problems)
+
+
+def drop_float_states(ctx):
+    """After the outputs are set: drop the float LSTM ops that read the replaced float state inputs (dead
+    now); a float op still reading one (the LSTM's Y also used as float elsewhere) is refused."""
+    if ctx.int_io is None or not ctx.int_io.replaced:
+        return
+    eliminate_dead_code(ctx.graph)
+    gone = {id(v): name for name, v in ctx.int_io.replaced.items()}
+    problems = [edge_problem("input", gone[id(v)], f"is an LSTM state that the integer LSTM reads as an integer, "
+                             f"but {op.location} still reads it as float (the LSTM's results are also used "
+                             "by float ops)", "convert without --int-io", SOURCE)
+                for op in ctx.graph.ops for v in op.operands if id(v) in gone]
+    refuse(problems[:1] if problems else [])

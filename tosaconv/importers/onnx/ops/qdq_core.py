@@ -26,7 +26,8 @@ from .qdq_round import requantize_int8
 from .qtypes import QTensor, signed_value, state
 
 LAYOUT = (Op.TRANSPOSE, Op.RESHAPE, Op.IDENTITY)
-INPUT_LAYOUT = LAYOUT + (Op.PAD, Op.SLICE, Op.DYN_SLICE, Op.TILE, Op.DYN_TILE, Op.EXPAND_DIMS, Op.COLLAPSE_DIMS)
+INPUT_LAYOUT = LAYOUT + (Op.PAD, Op.SLICE, Op.DYN_SLICE, Op.TILE, Op.DYN_TILE, Op.EXPAND_DIMS, Op.COLLAPSE_DIMS,
+                         Op.REVERSE)   # REVERSE: a reflect Pad's rows (a permutation, like the others)
 ADD_HEADROOM = 20     # bits the ADD core gives each rescaled input (as TFLite's int8 ADD does)
 DQ_HEADROOM = 16      # bits a lone DequantizeLinear core keeps below one input unit
 WEIGHT_CHANNEL_AXES = {Op.CONV2D: (0,), Op.DEPTHWISE_CONV2D: (2, 3), Op.MATMUL: (2,), Op.TRANSPOSE_CONV2D: (0,)}

@@ -34,7 +34,7 @@ from .qdq_softmax import softmax_rule
 from .qtypes import state
 
 MAX_NOTED = 256        # float values whose source a reason is noted for, per QuantizeLinear
-ORDER_PRESERVING = INPUT_LAYOUT + (Op.MAX_POOL2D, Op.REDUCE_MAX, Op.REDUCE_MIN, Op.REVERSE, Op.GATHER, Op.RESIZE)
+ORDER_PRESERVING = INPUT_LAYOUT + (Op.MAX_POOL2D, Op.REDUCE_MAX, Op.REDUCE_MIN, Op.GATHER, Op.RESIZE)
 
 
 def first_rule(ctx, x: Value, y_scale: float, y_zp: int, rules) -> Value:

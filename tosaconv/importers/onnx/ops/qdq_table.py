@@ -9,7 +9,10 @@ dequantized tensor (through layout ops, which commute with elementwise ops)
 and constants whose elements are all equal. The float ops of the cone are then
 evaluated with the interpreter's own kernels on all 256 dequantized values, so
 the table computes exactly what the float program computes, and quantized as
-ONNX's QuantizeLinear does (round half to even, saturate). onnxruntime's
+ONNX's QuantizeLinear does (round half to even, saturate). Entries where the
+function is NaN (Sqrt, Log of a negative value) are allowed only when the input
+provably never takes them (:mod:`tosaconv.lowering.int_range`); they hold the
+zero point, which nothing reads. onnxruntime's
 QLinear lookup tables are built the same way, so results agree up to the last
 bit of each float function.
 """
@@ -24,6 +27,7 @@ from ....ir import attrs as A
 from ....ir.graph import Value
 from ....ir.ops import Op, Trait
 from ....symbolic.expr import same
+from ....lowering.int_range import value_range
 from .qdq_core import Activation, NoFold, NotMine, activation, const_real, emit_activation, trace
 
 MAX_CONE_OPS = 64        # a longer chain is not a single source op's lowering; leave it float
@@ -40,10 +44,25 @@ def table_lower(ctx, x: Value, y_scale: float, y_zp: int) -> Value:
     real = _evaluate(ops, x, leaf, consts, _dequantized_range(leaf[1]))
     with np.errstate(invalid="ignore", divide="ignore"):
         q = np.rint(real.astype(np.float32) / np.float32(y_scale)).astype(np.float64)
-    if np.isnan(q).any():
-        raise NoFold("the function is NaN for some input value")
+    q = _unreachable_nan(q, value_range(y))
     table = np.clip(q + y_zp, -128, 127).astype(np.int8)
     return ctx.b.emit(Op.TABLE, y, attrs=A.TableAttrs(table))
+
+
+def _unreachable_nan(q: np.ndarray, reach: tuple) -> np.ndarray:
+    """``q`` with its NaN entries set to 0 (the output zero point) when the input never takes those values
+    (``reach``: the interval :func:`value_range` proves, e.g. a Sqrt of a sum of squares on a symmetric
+    scale, whose negative half no input reaches), else :class:`NoFold`."""
+    nan = np.isnan(q)
+    if not nan.any():
+        return q
+    lo, hi = reach
+    stored = np.arange(-128, 128)
+    hit = stored[nan & (stored >= lo) & (stored <= hi)]
+    if hit.size:
+        raise NoFold(f"the function is NaN for some input value that the input can take (stored {int(hit[0])}; "
+                     f"tosaconv proves only that the input lies in [{lo}, {hi}])")
+    return np.where(nan, 0.0, q)
 
 
 def cone_values(ctx, x: Value) -> tuple:
