@@ -229,10 +229,16 @@ def tosa_lines(tosa: dict) -> list:
     return lines
 
 
+def _limits_cell(limits) -> str:
+    """An op's published limits, one per line: what is not handled, and the key a refusal names."""
+    return "\n".join(f"{lim['text']} [{lim['key']}]" for lim in limits)
+
+
 def show_ops(renderer: Renderer, rows: list, tflite_rows: list = (), custom_ops: list = ()):
-    renderer.out.print(table("Supported ONNX ops", ("op", "domain", "model opsets", "op versions"),
+    renderer.out.print(table("Supported ONNX ops", ("op", "domain", "model opsets", "op versions", "limits"),
                              [(r["op_type"], r["domain"], "{}-{}".format(*r["opsets"]),
-                               ", ".join(map(str, r["versions"]))) for r in rows]))
+                               ", ".join(map(str, r["versions"])), _limits_cell(r.get("limits", ())))
+                              for r in rows]))
     by_domain: dict = {}
     for r in rows:
         by_domain[r["domain"]] = by_domain.get(r["domain"], 0) + 1

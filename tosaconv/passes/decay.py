@@ -13,15 +13,18 @@ import numpy as np
 from ..ir import attrs as A
 from ..ir.count_rescale import mean_multiplier, rescale_for
 from ..ir.ops import Op
+from ..lowering.limits import SIZE_FROM_DATA
 
 _RULES: dict = {}
 
 
 class DataDependentDim(Exception):
-    """An Index operand that binding the symbols did not make constant."""
+    """An Index operand that binding the symbols did not make constant; ``limit`` is the key of the
+    published limit (:mod:`tosaconv.lowering.limits`) the refusal comes from, if any."""
 
-    def __init__(self, op, message):
+    def __init__(self, op, message, limit: str = ""):
         self.op = op
+        self.limit = limit
         super().__init__(message)
 
 
@@ -101,7 +104,8 @@ def decay_extract_dim(op, operands, b, env):
     src = operands[0]
     if src.producer is None or src.producer.op is not Op.CONST:
         raise DataDependentDim(op, f"EXTRACT_DIM at {op.location} reads a size from tensor data "
-                                   f"('{_data_origin(src).name}') that is only known when the model runs")
+                                   f"('{_data_origin(src).name}') that is only known when the model runs",
+                               SIZE_FROM_DATA)
     value = int(np.asarray(src.producer.attrs.values).reshape(-1)[op.attrs.dim_index])
     env[next(iter(op.result.type.symbols()))] = value
     return [b.index(value)]

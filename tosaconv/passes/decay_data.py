@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..ir.ops import Op
+from ..lowering.limits import SIZE_FROM_DATA
 from .decay import DataDependentDim, decays
 
 
@@ -21,7 +22,7 @@ def decay_nonzero(op, operands, b, env):
     if src.producer is None or src.producer.op is not Op.CONST:
         raise DataDependentDim(op, f"{op.location}: the count of non-zeros ('{count}') is only known "
                                    f"when the model runs, because its input ('{src.name}') depends on tensor data; "
-                                   "the output size cannot be made static")
+                                   "the output size cannot be made static", SIZE_FROM_DATA)
     coords = np.array(np.nonzero(np.asarray(src.producer.attrs.values)), dtype=np.int32)
     if coords.shape[1] == 0:
         raise DataDependentDim(op, f"{op.location}: NonZero finds no non-zero elements after binding; its "

@@ -139,7 +139,8 @@ def test_dropout_training_with_a_ratio_is_refused():
 
 
 def test_dropout_with_run_time_training_mode_is_refused():
-    with pytest.raises(TosaconvError, match="training_mode input 't' is only known at run time"):
+    with pytest.raises(TosaconvError, match="training_mode input 't': input training_mode computed from tensor data at run time is not "
+                                                 "supported"):
         convert(_dropout(13, ["r", "t"], [const("r", np.array(0.5, np.float32))]))
 
 

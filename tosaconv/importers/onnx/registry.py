@@ -21,10 +21,13 @@ from typing import Callable, Mapping, Optional
 import onnx
 import onnx.defs
 
+from ...lowering.limits import Limit
+
 DEFAULT_DOMAINS = ("", "ai.onnx")
 
 _REGISTRY: dict = {}   # (domain, op_type) -> sorted list of (since, fn)
 _DECLARED: dict = {}   # (domain, op_type) -> sorted list of DomainSchema
+_LIMITS: dict = {}     # (domain, op_type) -> {key: Limit}, in publication order
 
 
 @dataclass(frozen=True)
@@ -77,6 +80,22 @@ def converter(op_type: str, since: int = 1, domain: str = "") -> Callable:
         entries.sort(key=lambda e: e[0])
         return fn
     return register
+
+
+def publish(op_type: str, *limits: Limit, domain: str = ""):
+    """Publish ``limits`` of ``op_type`` (shown by ``tosaconv ops``); returns them, for the converter to
+    ``raise limit.refuse(...)``. A key published twice for one op is a programming error."""
+    table = _LIMITS.setdefault((_key(domain), op_type), {})
+    for limit in limits:
+        if limit.key in table:
+            raise ValueError(f"{op_type} publishes limit '{limit.key}' twice")
+        table[limit.key] = limit
+    return limits[0] if len(limits) == 1 else limits
+
+
+def published_limits(op_type: str, domain: str = "") -> list:
+    """The published limits of ``op_type``, in publication order."""
+    return list(_LIMITS.get((_key(domain), op_type), {}).values())
 
 
 def _key(domain: str) -> str:
@@ -138,7 +157,8 @@ def support_table(min_opset: int, max_opset: int) -> list:
             versions = sorted({op_version(op_type, o, domain) for o in chosen})
             since = max(s for s, _ in entries if s <= versions[0])
             rows.append({"op_type": op_type, "domain": label, "since": since,
-                         "opsets": [chosen[0], chosen[-1]], "versions": versions})
+                         "opsets": [chosen[0], chosen[-1]], "versions": versions,
+                         "limits": [limit.to_json() for limit in published_limits(op_type, domain)]})
     return rows
 
 

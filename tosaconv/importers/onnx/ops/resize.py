@@ -21,11 +21,22 @@ import numpy as np
 
 from ....lowering.resize import Axis, ResizeSpec, resize, scaled_axis, sized_axis
 from ..reader import ConvertError
-from ..registry import converter
+from ....lowering.limits import Limit, LimitKind, must_be_known
+from ..registry import converter, publish
 from ....ir.dtypes import DType
 from .resize_8bit import linear_8bit
 
 MODES = ("nearest", "linear", "cubic")
+
+
+RESIZE_SCALES, RESIZE_SIZES, RESIZE_ROI = publish(
+    "Resize",
+    Limit("scales-from-data", LimitKind.INPUT, "scales", ("not a constant",),
+          "the output size is the input size times the scales", "make the scales an initializer"),
+    must_be_known("sizes-from-data", "sizes", "they are the output size"),
+    Limit("roi-from-data", LimitKind.INPUT, "roi", ("not a constant (with tf_crop_and_resize)",),
+          "the region of interest decides the sampling grid, which tosaconv computes at import",
+          "make the roi an initializer"))
 
 
 @converter("Resize", since=11)
@@ -76,7 +87,7 @@ def _scales(ctx, node):
         return None
     c = ctx.const(name)
     if c is None:
-        raise ConvertError(f"Resize scales '{name}' must be a constant")
+        raise RESIZE_SCALES.refuse(f"Resize scales '{name}'")
     return None if c.size == 0 else [np.float32(v) for v in c.reshape(-1)]
 
 
@@ -86,7 +97,7 @@ def _sizes(ctx, node):
         return None
     st = ctx.shape_tensor(name)
     if st is None:
-        raise ConvertError(f"Resize sizes '{name}' must be a constant or computed from shapes")
+        raise RESIZE_SIZES.refuse(f"Resize sizes '{name}'")
     return st.values() if st.dims else None
 
 
@@ -134,7 +145,7 @@ def _rois(ctx, node, order) -> dict:
     name = node.input(1)
     roi = ctx.const(name) if name else None
     if roi is None or roi.size == 0:
-        raise ConvertError("Resize tf_crop_and_resize needs a constant roi input")
+        raise RESIZE_ROI.refuse("Resize tf_crop_and_resize")
     flat = roi.reshape(-1)
     if flat.size != 2 * len(order):
         raise ConvertError(f"Resize roi has {flat.size} values; tf_crop_and_resize needs {2 * len(order)} "

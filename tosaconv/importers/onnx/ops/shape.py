@@ -19,7 +19,9 @@ from ....lowering.shapes import arange_of, expand, reshape_with_hole, to_ir
 from ....symbolic.expr import product, same
 from ..context import ShapeTensor
 from ..reader import ConvertError
-from ..registry import converter
+from ....lowering.limits import size_from_data
+from ....lowering.shapes import RANGE_DELTA
+from ..registry import converter, publish
 
 
 @converter("Shape", since=1)
@@ -61,6 +63,12 @@ def convert_constant(ctx, node):
             ctx.set_const(node.outputs[0], arr)
             return None
     raise ConvertError("Constant without a numeric value (sparse and string constants are not supported)")
+
+
+publish("Reshape", size_from_data("shape"))
+publish("Expand", size_from_data("shape"))
+publish("ConstantOfShape", size_from_data("input"))
+publish("Range", size_from_data("start or limit"), RANGE_DELTA)
 
 
 @converter("Reshape", since=5)
