@@ -133,6 +133,11 @@ def convert_thresholded_relu(ctx, node):
     return _select(ctx, above, x, _c(ctx, 0, x))
 
 
+SHRINK_INT_BIAS = publish("Shrink", Limit(
+    "int-fractional-bias", LimitKind.ATTRIBUTE, "bias", ("a fraction, on integer data",),
+    "the shifted values are not integers, which needs float arithmetic", "cast the input to float first"))
+
+
 @converter("Shrink", since=9)
 def convert_shrink(ctx, node):
     """``x + bias`` where x < -lambd, ``x - bias`` where x > lambd, else 0."""
@@ -141,8 +146,7 @@ def convert_shrink(ctx, node):
     low, high = -lambd, lambd
     if not x.type.dtype.is_float:
         if bias != int(bias):
-            raise ConvertError(f"Shrink of {x.type.dtype.value} data with a fractional bias ({bias}) "
-                               "needs float arithmetic; cast the input to float first")
+            raise SHRINK_INT_BIAS.refuse(f"Shrink of {x.type.dtype.value} data with bias {bias}")
         # For integers x: x < -lambd <=> x < ceil(-lambd), and x > lambd <=> x > floor(lambd).
         low, high = math.ceil(-lambd), math.floor(lambd)
     below = compare(ctx, Op.GREATER, _c(ctx, low, x), x)

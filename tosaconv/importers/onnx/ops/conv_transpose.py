@@ -21,8 +21,13 @@ from ....lowering.window import cut_rows, drop_1d, lift_1d, to_nchw, to_nhwc, tr
 from ....symbolic.constraints import Kind
 from ....symbolic.expr import mul, sub
 from ..reader import ConvertError
-from ..registry import converter
+from ....lowering.limits import Limit, LimitKind
+from ..registry import converter, publish
 from .conv3d import conv_transpose3d
+
+
+CONV_RANK = publish("ConvTranspose", Limit("rank", LimitKind.INPUT, "X", ("of rank other than 3, 4 or 5 (4-D or higher spatial)",),
+                       "TOSA has 2-D and 3-D convolutions only (1-D is lifted to 2-D)", ""))
 
 
 @converter("ConvTranspose", since=1)
@@ -30,7 +35,7 @@ def convert_conv_transpose(ctx, node):
     x = ctx.tensor(node.inputs[0])
     rank, dtype, acc = x.type.rank, x.type.dtype, acc_type(x)
     if rank not in (3, 4, 5):
-        raise ConvertError(f"ConvTranspose supports 1-D, 2-D and 3-D inputs (rank 3 to 5), not rank {rank}")
+        raise CONV_RANK.refuse(f"ConvTranspose input of rank {rank}")
     w = weight(ctx, node.inputs[1], dtype, rank)
     c_in, out_per_group = shape_of(w)[:2]
     group = node.attr("group")

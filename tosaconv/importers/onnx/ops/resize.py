@@ -37,6 +37,10 @@ RESIZE_SCALES, RESIZE_SIZES, RESIZE_ROI = publish(
     Limit("roi-from-data", LimitKind.INPUT, "roi", ("not a constant (with tf_crop_and_resize)",),
           "the region of interest decides the sampling grid, which tosaconv computes at import",
           "make the roi an initializer"))
+RESIZE_INT = publish("Resize", Limit(
+    "int-interpolation", LimitKind.DTYPE, "X", ("int16 or int32 with mode linear, any integer with mode cubic",),
+    "nearest takes any type and linear float and 8-bit data; TOSA's integer BILINEAR returns a scaled int32 "
+    "result", "resize in float, or use mode nearest"))
 
 
 @converter("Resize", since=11)
@@ -48,8 +52,7 @@ def convert_resize(ctx, node):
     if mode == "linear" and x.type.dtype is DType.INT8:
         return linear_8bit(ctx, x, lambda f: _resize(ctx, node, f, mode))
     if mode != "nearest" and not x.type.dtype.is_float:
-        raise ConvertError(f"{mode} Resize on {x.type.dtype.value} data is not supported (nearest takes any "
-                           "type, linear takes float and 8-bit data)")
+        raise RESIZE_INT.refuse(f"{mode} Resize on {x.type.dtype.value} data")
     return _resize(ctx, node, x, mode)
 
 
