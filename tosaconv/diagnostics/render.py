@@ -234,7 +234,7 @@ def _limits_cell(limits) -> str:
     return "\n".join(f"{lim['text']} [{lim['key']}]" for lim in limits)
 
 
-def show_ops(renderer: Renderer, rows: list, tflite_rows: list = (), custom_ops: list = ()):
+def show_ops(renderer: Renderer, rows: list, tflite_rows: list = (), custom_ops: list = (), limits: list = ()):
     renderer.out.print(table("Supported ONNX ops", ("op", "domain", "model opsets", "op versions", "limits"),
                              [(r["op_type"], r["domain"], "{}-{}".format(*r["opsets"]),
                                ", ".join(map(str, r["versions"])), _limits_cell(r.get("limits", ())))
@@ -245,6 +245,8 @@ def show_ops(renderer: Renderer, rows: list, tflite_rows: list = (), custom_ops:
     counts = " and ".join(f"{n} {d}" for d, n in sorted(by_domain.items()))
     renderer.out.print(Text(f"{counts} ops (model opsets of their domain); ai.onnx models with an older opset "
                             "are upgraded first"))
+    if limits:
+        renderer.out.print(Text("Limits of every ONNX op: " + "; ".join(_limits_cell(limits).splitlines())))
     if tflite_rows:
         renderer.out.print(table("Supported TFLite builtin ops", ("op", "forms"),
                                  [(r["op_type"], ", ".join(r["forms"])) for r in tflite_rows]))

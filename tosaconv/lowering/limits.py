@@ -53,7 +53,7 @@ class Limit:
             return f"{self.subject or 'data'} of type {values}"
         if self.kind is LimitKind.INPUT:
             return f"input {self.subject} {values}"
-        return f"output {self.subject} {values}".rstrip()
+        return " ".join(part for part in ("output", self.subject, values) if part)
 
     def refuse(self, detail: str = "") -> "LimitError":
         """The error a converter raises for a case this limit excludes; ``detail`` says what the node has."""
@@ -81,6 +81,10 @@ def limit_note(key: str) -> str:
 
 
 SIZE_FROM_DATA = "size-from-data"
+
+# Any op whose result would hold no elements: TOSA has no empty tensors.
+EMPTY_RESULT = Limit("empty-result", LimitKind.OUTPUT, "", ("with a dim of size 0 (an empty tensor)",),
+                     "TOSA requires every dim to be >= 1", "")
 
 
 def size_from_data(subject: str) -> Limit:

@@ -1,7 +1,8 @@
 """The node-case scoreboard: run every claimed op's onnx node cases and classify each.
 
-A case ends as ``pass``; ``no TOSA type`` (refused with a clear error because
-its data has no TOSA 1.0 tensor type: outside the score's denominator);
+A case ends as ``pass``; ``no TOSA type`` (its data has no TOSA 1.0 tensor
+type, and the refusal names a published limit, of the op or of every op:
+outside the score's denominator);
 ``limit`` (refused from one of the op's published limits, ``tosaconv ops``:
 the refusal's diagnostic names a limit key that op publishes; also outside
 the denominator); ``refused`` (refused with a clear error although TOSA has
@@ -24,7 +25,7 @@ import tempfile
 from tosaconv.diagnostics import TosaconvError
 from tosaconv.importers.onnx import ops as _converters  # noqa: F401  (registers every converter)
 from tosaconv.importers.onnx.driver import MAX_OPSET, MIN_OPSET
-from tosaconv.importers.onnx.registry import published_limits, support_table
+from tosaconv.importers.onnx.registry import importer_limits, published_limits, support_table
 from tosaconv.interpreter import InputError
 from tosaconv.lowering.limits import limit_note
 
@@ -39,19 +40,19 @@ def run_case(case, reference_dir=None, freeze: bool = True) -> tuple:
         run_node_case(case, reference_dir, freeze)
         return "pass", ""
     except (TosaconvError, InputError) as e:
-        why = no_tosa_equivalent(case, freeze)
-        if why:
+        why, key = no_tosa_equivalent(case, freeze), matching_limit(case.model.graph.node[0].op_type, e)
+        if why and key:
             return "no TOSA type", why
-        key = matching_limit(case.model.graph.node[0].op_type, e)
         return ("limit", f"limit {key}: {_first_line(e)}") if key else ("refused", _first_line(e))
     except Exception as e:  # a wrong answer (AssertionError) or a crash: both are bugs
         return "FAIL", f"{type(e).__name__}: {_first_line(e)}"
 
 
 def matching_limit(op_type: str, error) -> str:
-    """The key of the published limit of ``op_type`` that ``error``'s diagnostics name, or ""."""
+    """The key of the published limit of ``op_type`` (or of every op) that ``error``'s diagnostics name, or ""."""
     notes = {n for d in getattr(error, "diagnostics", ()) for n in d.notes}
-    return next((limit.key for limit in published_limits(op_type) if limit_note(limit.key) in notes), "")
+    limits = published_limits(op_type) + importer_limits()
+    return next((limit.key for limit in limits if limit_note(limit.key) in notes), "")
 
 
 def _first_line(e) -> str:
@@ -131,7 +132,8 @@ def _score_lines(total, written) -> list:
         f"see the limits below and `tosaconv ops`); counted as failures, the score would be {total['pass']} of "
         f"{n + total['limit']} ({100.0 * total['pass'] / max(n + total['limit'], 1):.1f} %). "
         f"{total['no TOSA type']} more cases use types TOSA 1.0 has no tensors for (unsigned, fp8/fp4, "
-        f"int2/int4, bf16, strings, sequences, zero-size dims) and are refused with a clear error. "
+        f"int2/int4, bf16, strings, sequences, zero-size dims) and are refused with a clear error that names "
+        f"a published limit (of the op, or of every op: `*` below). "
         f"{total['FAIL']} cases give a wrong answer or crash.",
         "",
         f"Run as written (every input fed at run time, as the onnx backend runner feeds it): {written['pass']} of "
@@ -163,6 +165,8 @@ def _limits_section(rows: list) -> list:
              "What a claimed op does not handle, as `tosaconv ops` publishes it; a refusal from one of these "
              "names its key in a note (`published limit: KEY`).", "",
              "| op | limit | not handled | why |", "|---|---|---|---|"]
+    for limit in importer_limits():
+        lines.append(f"| * | `{limit.key}` | {limit.summary()} | {limit.reason} |")
     for r in rows:
         for limit in r["limits"]:
             lines.append(f"| {r['op_type']} | `{limit['key']}` | {limit['text']} | {limit['reason']} |")

@@ -2,9 +2,9 @@
 
 Each claimed op publishes what it does not handle (``tosaconv ops``). Here:
 a sample of node cases run *as written* (shape operands fed at run time, as
-the onnx backend runner feeds them) is either passed, refused for a type TOSA
-has no tensors for, or refused with a note naming a limit that very op
-publishes, whose text the message quotes; the inputs the scoreboard freezes
+the onnx backend runner feeds them) is either passed or refused with a note
+naming a limit that very op publishes (its message quotes the limit's text)
+or that every op publishes (the model's input types and dims, empty results); the inputs the scoreboard freezes
 into constants are all covered by a published limit; and a refusal that used
 to be a wrong answer (Split sizes given at run time) now comes from a limit.
 """
@@ -14,13 +14,12 @@ import numpy as np
 import onnx
 import pytest
 
-from tosaconv.cli.info import supported_ops
+from tosaconv.cli.info import onnx_limits, supported_ops
 from tosaconv.diagnostics import ConversionError, TosaconvError
 from tosaconv.importers.onnx.registry import publish, published_limits
 from tosaconv.lowering.limits import SIZE_FROM_DATA, Limit, LimitError, LimitKind, limit_note
 
-from .harness import (F32, I64, SHAPE_OPERANDS, convert, info, no_tosa_equivalent, node_cases, one_node,
-                      run_node_case)
+from .harness import F32, I64, SHAPE_OPERANDS, const, convert, info, node_cases, one_node, run_node_case
 from .scoreboard import matching_limit
 
 PUBLISHED = {r["op_type"]: {lim["key"]: lim for lim in r["limits"]}
@@ -46,11 +45,9 @@ def test_every_refusal_of_a_sampled_case_names_a_published_limit_of_its_op(op):
         try:
             run_node_case(case, freeze=False)
         except TosaconvError as e:
-            if no_tosa_equivalent(case, freeze=False):
-                continue
             key = matching_limit(op, e)
-            assert key, f"{case.name} is refused without naming a published limit of {op}: {e}"
-            if key != SIZE_FROM_DATA:   # refused after import by specialization, which names the value it reads
+            assert key, f"{case.name} is refused without naming a published limit of {op} or of every op: {e}"
+            if key in PUBLISHED[op] and key != SIZE_FROM_DATA:   # specialization names the value it reads instead
                 assert PUBLISHED[op][key]["text"] in str(e), f"{case.name}: {e}"
 
 
@@ -91,11 +88,32 @@ def test_split_sizes_given_at_run_time_are_refused_from_a_published_limit():
 
 
 def test_split_sizes_given_as_constants_still_split_unevenly():
-    from .harness import const, run_graph
+    from .harness import run_graph
     model = one_node("Split", [info("x", F32, [6])], [info("a", F32, None), info("b", F32, None)],
                      [const("split", np.array([2, 4], np.int64))], opset=13)
     a, b = run_graph(convert(model), {"x": np.arange(6, dtype=np.float32)})
     assert a.tolist() == [0, 1] and b.tolist() == [2, 3, 4, 5]
+
+
+def test_a_model_input_without_a_tosa_type_is_refused_from_a_limit_of_every_op():
+    model = one_node("Abs", [info("x", onnx.TensorProto.UINT32, [2])], [info("y", onnx.TensorProto.UINT32, [2])])
+    with pytest.raises(ConversionError) as err:
+        convert(model)
+    d = err.value.diagnostics[0]
+    assert d.code == "E-INPUT-TYPE" and "element type UINT32, which TOSA has no tensors for" in d.message
+    assert d.notes == (limit_note("input-type"),) and matching_limit("Abs", err.value) == "input-type"
+    every = {lim["key"]: lim for lim in onnx_limits()}
+    assert "UINT32" in every["input-type"]["values"] and "FLOAT" not in every["input-type"]["values"]
+
+
+def test_an_empty_slice_is_refused_from_a_limit_of_every_op():
+    model = one_node("Slice", [info("x", F32, [4])], [info("y", F32, None)],
+                     [const("starts", np.array([9], np.int64)), const("ends", np.array([10], np.int64))])
+    with pytest.raises(ConversionError) as err:
+        convert(model)
+    d = err.value.diagnostics[0]
+    assert "the slice is empty on axis 0: output with a dim of size 0 (an empty tensor) is not supported" in d.message
+    assert d.notes == (limit_note("empty-result"),)
 
 
 def test_a_limit_error_says_what_why_and_what_to_do():

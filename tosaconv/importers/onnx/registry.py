@@ -98,6 +98,14 @@ def published_limits(op_type: str, domain: str = "") -> list:
     return list(_LIMITS.get((_key(domain), op_type), {}).values())
 
 
+EVERY_OP = "*"   # limits published under this name apply to every op: the model's inputs, as the driver reads them
+
+
+def importer_limits() -> list:
+    """The limits of every ONNX op (element types and dims of the model's inputs), in publication order."""
+    return published_limits(EVERY_OP)
+
+
 def _key(domain: str) -> str:
     return "" if domain in DEFAULT_DOMAINS else domain
 

@@ -19,7 +19,7 @@ from ....lowering.shapes import arange_of, expand, reshape_with_hole, to_ir
 from ....symbolic.expr import product, same
 from ..context import ShapeTensor
 from ..reader import ConvertError
-from ....lowering.limits import size_from_data
+from ....lowering.limits import EMPTY_RESULT, size_from_data
 from ....lowering.shapes import RANGE_DELTA
 from ..registry import converter, publish
 
@@ -118,7 +118,7 @@ def convert_constant_of_shape(ctx, node):
     dims = [d.type.value for d in st.dims]
     if all(isinstance(d, int) for d in dims):
         if any(d < 1 for d in dims):   # an empty tensor too: [2^20, 2^20, 0] holds nothing but still hangs printers
-            raise ConvertError(f"ConstantOfShape shape {dims} has a dim below 1; TOSA requires every dim to be >= 1")
+            raise EMPTY_RESULT.refuse(f"ConstantOfShape shape {dims} has a dim below 1")
         check_tensor(f"ConstantOfShape result '{node.outputs[0]}'", dims, fill.dtype)
         return ctx.b.const(to_ir(np.full(dims, fill[0], dtype=fill.dtype)))
     base = ctx.b.const(to_ir(np.full((1,) * len(dims), fill[0], dtype=fill.dtype)))
