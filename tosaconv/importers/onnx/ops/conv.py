@@ -24,8 +24,9 @@ from .conv3d import conv3d
 from .window_attrs import read_window
 
 
-CONV_RANK = publish("Conv", Limit("rank", LimitKind.INPUT, "X", ("of rank other than 3, 4 or 5 (4-D or higher spatial)",),
-                       "TOSA has 2-D and 3-D convolutions only (1-D is lifted to 2-D)", ""))
+CONV_RANK = publish("Conv", Limit(
+    "rank", LimitKind.INPUT, "X", ("of rank other than 3, 4 or 5 (4-D or higher spatial)",),
+    "TOSA has 2-D and 3-D convolutions only (1-D is lifted to 2-D)", ""))
 
 
 @converter("Conv", since=1)

@@ -26,8 +26,12 @@ from ..registry import converter, publish
 from .conv3d import conv_transpose3d
 
 
-CONV_RANK = publish("ConvTranspose", Limit("rank", LimitKind.INPUT, "X", ("of rank other than 3, 4 or 5 (4-D or higher spatial)",),
-                       "TOSA has 2-D and 3-D convolutions only (1-D is lifted to 2-D)", ""))
+SYMBOLIC_OUTPUT_SHAPE = Limit(
+    "output-shape-symbolic", LimitKind.ATTRIBUTE, "output_shape", ("given, with a symbolic spatial input size",),
+    "the pads depend on the size", "bind the symbol first (--bind or --input-shape)")
+_, CONV_RANK = publish("ConvTranspose", SYMBOLIC_OUTPUT_SHAPE, Limit(
+    "rank", LimitKind.INPUT, "X", ("of rank other than 3, 4 or 5 (4-D or higher spatial)",),
+    "TOSA has 2-D and 3-D convolutions only (1-D is lifted to 2-D)", ""))
 
 
 @converter("ConvTranspose", since=1)
@@ -108,8 +112,7 @@ def _crops(node, rank: int, sizes, span, stride, extra) -> list:
 def _from_target(size, k: int, s: int, extra: int, target: int, auto_pad: str, axis: int) -> tuple:
     total = sub(mul(sub(size, 1), s) + extra + k, target)
     if not isinstance(total, int):
-        raise ConvertError(f"ConvTranspose output_shape on symbolic input axis {axis}: "
-                           "the pads depend on the size; bind the symbol first")
+        raise SYMBOLIC_OUTPUT_SHAPE.refuse(f"ConvTranspose output_shape on symbolic input axis {axis}")
     return _split_total(total, auto_pad == "SAME_UPPER")
 
 

@@ -122,8 +122,7 @@ def convert_average_pool(ctx, node):
 def _counted_pads(geoms) -> tuple:
     """count_include_pad=1: ONNX's pads become real zeros, (top, bottom, left, right)."""
     if not all(isinstance(g.end, int) for g in geoms):
-        raise ConvertError("AveragePool with count_include_pad=1 and SAME padding on a symbolic size with "
-                           "stride above 1: the counted end pad depends on the size; bind the symbol first")
+        raise sep.COUNTED_SYMBOLIC_PAD.refuse("AveragePool with count_include_pad=1")
     return (geoms[0].begin, geoms[0].end, geoms[1].begin, geoms[1].end)
 
 
