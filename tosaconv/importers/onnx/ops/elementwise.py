@@ -21,7 +21,6 @@ from ....lowering.typed import clamp, compare, int32_op, mul
 from ..context import ShapeTensor
 from ..unsigned_io import true_value
 from .qtypes import UINT8, UINT16, mark_unsigned, stored_qtype
-from ..reader import ConvertError
 from ....lowering.limits import Limit, LimitKind
 from ..registry import converter, publish
 

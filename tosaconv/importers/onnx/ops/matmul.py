@@ -18,7 +18,6 @@ from ....ir.ops import Op
 from ....lowering.dims import reshape
 from ....lowering.matmul import matmul
 from ....symbolic.constraints import Kind
-from ..reader import ConvertError
 from ....lowering.limits import Limit, LimitKind
 from ..registry import converter, publish
 
