@@ -11,6 +11,12 @@ with :func:`declare` (its versions and attribute defaults, from that
 domain's documentation) and is then resolved the same way against the
 model's import of that domain. A converter for an undeclared domain op is a
 programming error, caught when the module registers it.
+
+What a claimed op does not handle is published next to its converter with
+:func:`publish` (:class:`~tosaconv.lowering.limits.Limit` records: attribute
+values, types, input forms, outputs); ``tosaconv ops`` lists them with the
+op, and the converter raises its refusals from the same records. Limits of
+every op (the model's input types and dims) are published under ``EVERY_OP``.
 """
 from __future__ import annotations
 
@@ -152,8 +158,8 @@ def supported_ops() -> list:
 
 
 def support_table(min_opset: int, max_opset: int) -> list:
-    """One row per registered op: the model opsets it converts at and the op's schema versions those
-    opsets select. For the default domain the opsets are those in ``[min_opset, max_opset]``; for
+    """One row per registered op: the model opsets it converts at, the op's schema versions those
+    opsets select and its published limits. For the default domain the opsets are those in ``[min_opset, max_opset]``; for
     another domain, every declared version of that domain's op set up to its newest. An op that
     onnxruntime defines in the default domain (declared with domain "") gets its own row, with domain
     ``ORT_DEFAULT_DOMAIN``, for the opsets at which ``onnx.defs`` has no such op."""
