@@ -99,6 +99,29 @@ def test_ops_lists_supported_ops(cli):
     assert "11-21" in r.stdout
 
 
+def test_ops_publishes_the_limits_each_refusal_names(cli, tmp_path):
+    """``ops`` shows each op's limits (a "limits" column; structured in --json), and a model that hits one
+    is refused with a note naming a key that op publishes, the message quoting its text."""
+    from onnx import helper
+    from .conftest import save_model, tensor
+    doc = json.loads(cli("ops", "--json").stdout)
+    report_validator().validate(doc)
+    limits = {o["op_type"]: {lim["key"]: lim for lim in o["limits"]} for o in doc["ops"]}
+    assert set(limits["Dropout"]) == {"training-mode-from-data", "training-mode"}
+    assert limits["Einsum"]["diagonal"]["kind"] == "attribute" and limits["Einsum"]["diagonal"]["subject"] == "equation"
+    assert limits["ReduceSum"]["axes-from-data"]["text"] == "input axes computed from tensor data at run time"
+    assert limits["Relu"] == {}
+    text = cli("ops", env={"COLUMNS": "200"}).stdout
+    assert "limits" in text and "[diagonal]" in text
+    node = helper.make_node("Einsum", ["x"], ["y"], name="diag", equation="ii->i")
+    save_model(tmp_path / "diag.onnx", [node], [tensor("x", [3, 3])], [tensor("y", None)])
+    r = cli("convert", "diag.onnx", "-o", "d.tosa", "--json")
+    d = json.loads(r.stdout)["diagnostics"][0]
+    assert r.exit_code == 3 and d["code"] == "E-CONVERT"
+    assert d["notes"] == ["published limit: diagonal (see `tosaconv ops`)"]
+    assert limits["Einsum"]["diagonal"]["text"] in d["message"]
+
+
 def test_ops_lists_tflite_ops_with_their_forms(cli):
     from tosaconv.importers.tflite.registry import resolve
     doc = json.loads(cli("ops", "--json").stdout)

@@ -42,8 +42,8 @@ def ops(session) -> Outcome:
     TFLite builtin ops (with the forms, float and quantized, each converts) and custom ops."""
     rows, tflite_rows, custom = supported_ops(), supported_tflite_ops(), supported_tflite_custom_ops()
     doc = {"ok": True, "exit_code": 0, "command": "ops", "ops": rows, "tflite_ops": tflite_rows,
-           "tflite_custom_ops": custom}
-    return Outcome(doc, show=lambda renderer: show_ops(renderer, rows, tflite_rows, custom))
+           "tflite_custom_ops": custom, "onnx_limits": onnx_limits()}
+    return Outcome(doc, show=lambda renderer: show_ops(renderer, rows, tflite_rows, custom, doc["onnx_limits"]))
 
 
 def supported_ops() -> list:
@@ -51,6 +51,13 @@ def supported_ops() -> list:
     from ..importers.onnx.driver import MAX_OPSET, MIN_OPSET
     from ..importers.onnx.registry import support_table
     return support_table(MIN_OPSET, MAX_OPSET)
+
+
+def onnx_limits() -> list:
+    """The published limits of every ONNX op (the model's inputs), as records."""
+    from ..importers.onnx import driver as _driver  # noqa: F401  (publishes the input limits)
+    from ..importers.onnx.registry import importer_limits
+    return [limit.to_json() for limit in importer_limits()]
 
 
 def supported_tflite_ops() -> list:

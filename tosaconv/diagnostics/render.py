@@ -239,16 +239,24 @@ def tosa_lines(tosa: dict) -> list:
     return lines
 
 
-def show_ops(renderer: Renderer, rows: list, tflite_rows: list = (), custom_ops: list = ()):
-    renderer.out.print(table("Supported ONNX ops", ("op", "domain", "model opsets", "op versions"),
+def _limits_cell(limits) -> str:
+    """An op's published limits, one per line: what is not handled, and the key a refusal names."""
+    return "\n".join(f"{lim['text']} [{lim['key']}]" for lim in limits)
+
+
+def show_ops(renderer: Renderer, rows: list, tflite_rows: list = (), custom_ops: list = (), limits: list = ()):
+    renderer.out.print(table("Supported ONNX ops", ("op", "domain", "model opsets", "op versions", "limits"),
                              [(r["op_type"], r["domain"], "{}-{}".format(*r["opsets"]),
-                               ", ".join(map(str, r["versions"]))) for r in rows]))
+                               ", ".join(map(str, r["versions"])), _limits_cell(r.get("limits", ())))
+                              for r in rows]))
     by_domain: dict = {}
     for r in rows:
         by_domain[r["domain"]] = by_domain.get(r["domain"], 0) + 1
     counts = " and ".join(f"{n} {d}" for d, n in sorted(by_domain.items()))
     renderer.out.print(Text(f"{counts} ops (model opsets of their domain); ai.onnx models with an older opset "
                             "are upgraded first"))
+    if limits:
+        renderer.out.print(Text("Limits of every ONNX op: " + "; ".join(_limits_cell(limits).splitlines())))
     if tflite_rows:
         renderer.out.print(table("Supported TFLite builtin ops", ("op", "forms"),
                                  [(r["op_type"], ", ".join(r["forms"])) for r in tflite_rows]))

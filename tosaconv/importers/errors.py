@@ -3,7 +3,8 @@
 Converters raise plain errors (ConvertError, a shape rule's error, a failed
 constraint, an ordering of symbolic dims that the bounds cannot decide);
 ``converting(loc)`` wraps one op's conversion and re-raises them as
-ConversionError (exit 3) or ShapeError (exit 4) naming the op. Any other
+ConversionError (exit 3) or ShapeError (exit 4) naming the op; a refusal
+raised from a published limit keeps that limit's note. Any other
 exception is a bug: it propagates with a note naming the op.
 
 :class:`Refusals` lets an importer keep walking after a refused op, so one run
@@ -17,6 +18,7 @@ from contextlib import contextmanager
 
 from ..diagnostics import ConversionError, ShapeError
 from ..ir.shape_rules import ShapeRuleError
+from ..lowering.limits import LimitError, limit_note
 from ..symbolic.constraints import ConstraintFailed
 from ..symbolic.expr import InconclusiveDimension
 
@@ -26,6 +28,9 @@ def converting(loc, convert_error: type):
     """Translate the errors of converting the op at ``loc``; ``convert_error`` is the importer's ConvertError."""
     try:
         yield
+    except LimitError as e:
+        raise ConversionError.one("E-CONVERT", f"cannot convert {loc}: {e}", loc,
+                                  notes=(limit_note(e.limit.key),)) from None
     except convert_error as e:
         raise ConversionError.one("E-CONVERT", f"cannot convert {loc}: {e}", loc) from None
     except ShapeRuleError as e:

@@ -17,6 +17,7 @@ from ..ir.ops import Op
 from ..symbolic.constraints import Kind
 from ..symbolic.expr import Dim, Expr, floordiv, free_symbols, product, same, sym
 from .errors import ConvertError
+from .limits import EMPTY_RESULT
 
 _ATOM_OPS = {"floordiv": Op.INDEX_FLOORDIV, "mod": Op.INDEX_MOD, "min": Op.INDEX_MIN, "max": Op.INDEX_MAX}
 
@@ -121,7 +122,7 @@ def slice_(ctx, x, starts, sizes):
     """SLICE when every start and size is static, else DYN_SLICE with Index operands (never empty)."""
     for axis, size in enumerate(sizes):
         if isinstance(size, int) and size <= 0:
-            raise ConvertError(f"the slice is empty on axis {axis}; TOSA requires every dim to be >= 1")
+            raise EMPTY_RESULT.refuse(f"the slice is empty on axis {axis}")
         if isinstance(size, Expr):
             ctx.require(Kind.GE, size, 1, f"slice on axis {axis} must not be empty (TOSA dims are >= 1)")
     if all(same(s, 0) for s in starts) and all(same(a, b) for a, b in zip(sizes, x.type.shape)):

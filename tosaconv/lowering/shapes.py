@@ -18,6 +18,11 @@ from ..symbolic.expr import dmax, floordiv, product, same, sub
 from .dims import expand_leading, index_for, reshape
 from .errors import ConvertError
 from .index_elements import cast_int_elements, traced_shape_tensor
+from .limits import must_be_known
+
+# Range's element count is (limit - start) / delta: a delta only known at run time leaves it unknown.
+RANGE_DELTA = must_be_known("delta-from-data", "delta",
+                            "the number of elements is (limit - start) / delta, which needs delta at import")
 
 
 def reshape_with_hole(ctx, x, dims: list, op_name: str):
@@ -88,8 +93,7 @@ def arange_of(ctx, start: str, limit: str, delta: str):
         lo, hi, step = (c.item() for c in consts)
         return ctx.b.const(to_ir(np.arange(lo, hi, step, dtype=consts[0].dtype)))
     if consts[2] is None:
-        raise ConvertError(f"Range needs a constant delta; '{delta}' is computed when the model runs, so the "
-                           "number of elements could not be derived from shapes")
+        raise RANGE_DELTA.refuse(f"Range delta '{delta}'")
     if consts[2].dtype.kind == "f":
         step = _integral(consts[2], "delta", delta)
         first, last = _float_bound(ctx, start, "start"), _float_bound(ctx, limit, "limit")

@@ -22,6 +22,7 @@ from ..symbolic.expr import Dim, add, dmax, dmin, floordiv, mul, sub
 from ..symbolic.scope import Decision, Rel, prove
 from .dims import reshape, slice_
 from .errors import ConvertError
+from .limits import EMPTY_RESULT
 
 BIG = 2 ** 31 - 1   # bounds at or beyond this mean "to the end" (ONNX writes INT64_MAX / INT64_MIN)
 
@@ -70,7 +71,7 @@ def take_every(ctx, x, axis: int, first: Dim, count: Dim, step: int):
     """Elements ``first, first + step, ...`` (``count`` of them) of ``x`` along ``axis``."""
     shape = list(x.type.shape)
     if isinstance(count, int) and count <= 0:
-        raise ConvertError(f"the slice is empty on axis {axis}; TOSA requires every dim to be >= 1")
+        raise EMPTY_RESULT.refuse(f"the slice is empty on axis {axis}")
     span = add(mul(sub(count, 1), step), 1)                  # first element to last, inclusive
     rows = slice_(ctx, x, _along(len(shape), axis, first, 0), _with(shape, axis, span))
     if step == 1 or (isinstance(count, int) and count == 1):

@@ -19,6 +19,7 @@ from ..ir import attrs as A
 from ..ir.count_rescale import mean_multiplier, rescale_for
 from ..ir.graph import Assumption
 from ..ir.ops import Op
+from ..lowering.limits import SIZE_FROM_DATA
 from ..symbolic.scope import ExtentKind
 
 EXACT, ANY = ExtentKind.EXACT, ExtentKind.UNKNOWN
@@ -27,10 +28,12 @@ _RULES: dict = {}
 
 
 class DataDependentDim(Exception):
-    """An Index operand that binding the symbols did not make constant."""
+    """An Index operand that binding the symbols did not make constant; ``limit`` is the key of the
+    published limit (:mod:`tosaconv.lowering.limits`) the refusal comes from, if any."""
 
-    def __init__(self, op, message):
+    def __init__(self, op, message, limit: str = ""):
         self.op = op
+        self.limit = limit
         super().__init__(message)
 
 
@@ -117,7 +120,8 @@ def decay_extract_dim(op, operands, b, env):
             return [b.index(env[name])]
         raise DataDependentDim(op, f"EXTRACT_DIM at {op.location} reads a size from tensor data "
                                    f"('{_data_origin(src).name}') that is only known when the model runs; "
-                                   f"assume it with --bind {name}=N (checked when tosaconv runs the program)")
+                                   f"assume it with --bind {name}=N (checked when tosaconv runs the program)",
+                               SIZE_FROM_DATA)
     value = int(np.asarray(src.producer.attrs.values).reshape(-1)[op.attrs.dim_index])
     if name in env and env[name] != value:
         raise assumption_error(name, env[name], value, op.location, _data_origin(op.operands[0]).name,

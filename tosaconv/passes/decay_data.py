@@ -21,6 +21,7 @@ from ..ir import attrs as A
 from ..ir.dtypes import DType
 from ..ir.graph import Assumption
 from ..ir.ops import Op
+from ..lowering.limits import SIZE_FROM_DATA
 from .decay import ANY, DataDependentDim, decays
 
 
@@ -33,7 +34,7 @@ def decay_nonzero(op, operands, b, env):
         raise DataDependentDim(op, f"{op.location}: the count of non-zeros ('{count}') is only known "
                                    f"when the model runs, because its input ('{src.name}') depends on tensor data; "
                                    f"the output size cannot be made static unless you assume it (--bind {count}=K, "
-                                   "checked when tosaconv runs the program)")
+                                   "checked when tosaconv runs the program)", SIZE_FROM_DATA)
     coords = np.array(np.nonzero(np.asarray(src.producer.attrs.values)), dtype=np.int32)
     if coords.shape[1] == 0:
         raise DataDependentDim(op, f"{op.location}: NonZero finds no non-zero elements after binding; its "

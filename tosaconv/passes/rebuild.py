@@ -12,6 +12,7 @@ from __future__ import annotations
 from ..diagnostics import Diagnostic, ShapeError
 from ..ir.location import Location
 from ..ir.shape_rules import ShapeRuleError
+from ..lowering.limits import limit_note
 from . import constant_fold
 from .contracts import require_extents
 
@@ -40,7 +41,7 @@ def rebuild_op(op, operands, b, env) -> list:
             return results
         b.create(op.op, operands, op.attrs)
     except DataDependentDim as e:
-        raise ShapeError.one("E-DATA-DEPENDENT", str(e), op.location,
+        raise ShapeError.one("E-DATA-DEPENDENT", str(e), op.location, notes=(limit_note(e.limit),) if e.limit else (),
                              hint="this dim depends on tensor values; tosaconv cannot make it static") from None
     except ShapeRuleError as e:
         raise ShapeError.one("E-SHAPE", f"shape error at {op.location} after binding: {e}", op.location) from None

@@ -31,15 +31,16 @@ CASE_RTOL, CASE_ATOL = 1e-3, 1e-5    # tosaconv against the node cases' expected
 F32, F16, I64, I32, BOOL = (TensorProto.FLOAT, TensorProto.FLOAT16, TensorProto.INT64, TensorProto.INT32,
                             TensorProto.BOOL)
 
-# Node-case inputs (by position) that tosaconv requires as constants at import time.
+# Node-case inputs (by position) that tosaconv requires at import time: each is the subject of a
+# published limit of its op (``tosaconv ops``), which test_node_case_limits.py checks.
 SHAPE_OPERANDS = {
     "ReduceSum": (1,), "ReduceMean": (1,), "ReduceMax": (1,), "ReduceMin": (1,), "ReduceProd": (1,),
     "ReduceL1": (1,), "ReduceL2": (1,), "ReduceLogSum": (1,), "ReduceLogSumExp": (1,), "ReduceSumSquare": (1,),
     "Reshape": (1,), "Expand": (1,), "ConstantOfShape": (0,), "Range": (0, 1, 2), "Tile": (1,),
-    "Squeeze": (1,), "Unsqueeze": (1,), "Split": (1,), "Slice": (1, 2, 3, 4), "Pad": (1, 2, 3),
+    "Squeeze": (1,), "Unsqueeze": (1,), "Split": (1,), "Slice": (1, 2, 3, 4), "Pad": (1, 3),
     "Resize": (1, 2, 3),
     "Upsample": (1,),
-    "TopK": (1,), "CumSum": (1,), "Trilu": (1,), "OneHot": (1,),
+    "TopK": (1,), "CumSum": (1,), "OneHot": (1,),
     "DFT": (1, 2), "STFT": (1, 3),   # dft_length and axis; frame_step and frame_length
     "Loop": (0, 1),  # the trip count and initial condition fix the iteration count (the scan outputs' length)
 }
@@ -202,8 +203,9 @@ _NO_TOSA_TYPE = {
 }
 
 
-def no_tosa_equivalent(case):
-    """Why a case's data has no TOSA equivalent (element type, zero-size dims, int64 range), or None."""
+def no_tosa_equivalent(case, freeze: bool = True):
+    """Why a case's data has no TOSA equivalent (element type, zero-size dims, int64 range), or None;
+    with ``freeze``, the inputs :func:`run_node_case` freezes into constants are not data."""
     for vi in list(case.model.graph.input) + list(case.model.graph.output):
         if not vi.type.HasField("tensor_type"):
             return f"{vi.type.WhichOneof('value').replace('_type', '')} values (TOSA has only tensors)"
@@ -212,7 +214,7 @@ def no_tosa_equivalent(case):
             if name.startswith(prefix):
                 return f"{name} tensors ({why})"
     inputs, outputs = case_arrays(case)
-    frozen = _shape_operand_names(case.model)
+    frozen = frozen_inputs(case.model) if freeze else set()
     data = [a for vi, a in zip(case.model.graph.input, inputs) if vi.name not in frozen]
     for a in data + outputs:
         if 0 in a.shape:
@@ -222,7 +224,8 @@ def no_tosa_equivalent(case):
     return None
 
 
-def _shape_operand_names(model: onnx.ModelProto) -> set:
+def frozen_inputs(model: onnx.ModelProto) -> set:
+    """The names of the node's SHAPE_OPERANDS inputs that the model feeds (the harness freezes them)."""
     node = model.graph.node[0]
     return {node.input[i] for i in SHAPE_OPERANDS.get(node.op_type, ()) if i < len(node.input)}
 
@@ -230,7 +233,7 @@ def _shape_operand_names(model: onnx.ModelProto) -> set:
 def freeze_shape_operands(model: onnx.ModelProto, feeds: dict) -> tuple:
     """Move the node's SHAPE_OPERANDS inputs from graph inputs to initializers; returns (model, feeds)."""
     model = onnx.ModelProto.FromString(model.SerializeToString())
-    frozen = _shape_operand_names(model) & set(feeds)
+    frozen = frozen_inputs(model) & set(feeds)
     keep = [vi for vi in model.graph.input if vi.name not in frozen]
     del model.graph.input[:]
     model.graph.input.extend(keep)
@@ -247,17 +250,18 @@ SPEC_CONTRADICTED = {
 }
 
 
-def run_node_case(case, reference_workdir=None):
+def run_node_case(case, reference_workdir=None, freeze: bool = True):
     """Run one node case the way a user's model goes, and compare with its expected outputs.
 
     Import; bind the symbols from the case's input shapes; specialize to static TOSA; emit the
     TOSA 1.0 flatbuffer and read it back; run the read-back program with the numpy interpreter.
     With ``reference_workdir``, the official reference model also runs the emitted ``.tosa`` and
-    must agree with the numpy run. Returns the static program.
+    must agree with the numpy run. Without ``freeze``, the case runs as written (its SHAPE_OPERANDS
+    stay graph inputs), as the onnx backend runner feeds it. Returns the static program.
     """
     inputs, outputs = case_arrays(case)
     feeds = {vi.name: a for vi, a in zip(case.model.graph.input, inputs)}
-    model, feeds = freeze_shape_operands(case.model, feeds)
+    model, feeds = freeze_shape_operands(case.model, feeds) if freeze else (case.model, feeds)
     graph = convert(model)
     static, tosa = specialize_and_emit(graph, {k: np.shape(v) for k, v in feeds.items()})
     got = run_graph(read_tosa(tosa), feeds)

@@ -124,7 +124,7 @@ def test_irfft_of_real_data_is_refused():
 def test_dft_runtime_length_is_refused():
     node = helper.make_node("DFT", ["x", "n"], ["y"], name="dft")
     model = make_model([node], [info("x", F32, [1, 8, 1]), info("n", I64, [])], [info("y", F32, None)])
-    with pytest.raises(TosaconvError, match=r"dft_length must be a constant"):
+    with pytest.raises(TosaconvError, match=r"dft_length: input dft_length or axis not a constant"):
         convert(model)
 
 
@@ -154,7 +154,7 @@ def test_stft_runtime_frame_step_is_refused():
     node = helper.make_node("STFT", ["x", "step", "", "len"], ["y"], name="stft")
     model = make_model([node], [info("x", F32, [1, 32, 1]), info("step", I64, [])], [info("y", F32, None)],
                        [const("len", np.array(8, np.int64))])
-    with pytest.raises(TosaconvError, match=r"frame_step must be a constant"):
+    with pytest.raises(TosaconvError, match=r"frame_step: input frame_step or frame_length not a constant"):
         convert(model)
 
 

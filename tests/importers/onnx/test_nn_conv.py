@@ -198,7 +198,7 @@ UNSUPPORTED = [
      "SAME padding on symbolic input axis 2 .* begin pad is 0 or 1"),
     ("Conv", SYM_2D, (6, 4, 2, 2), dict(strides=[2, 2], auto_pad="SAME_LOWER"),
      "SAME padding on symbolic input axis 2 .* begin pad is 0 or 1"),
-    ("Conv", ["N", 4, 5, 5, 5, 5], (6, 4, 3, 3, 3, 3), dict(), "1-D, 2-D and 3-D inputs .* not rank 6"),
+    ("Conv", ["N", 4, 5, 5, 5, 5], (6, 4, 3, 3, 3, 3), dict(), "Conv input of rank 6: input X of rank other than 3, 4 or 5"),
     ("ConvTranspose", SYM_2D, (3, 3, 3, 3), dict(group=2), "3 input channels cannot be split into 2 groups"),
     ("ConvTranspose", SYM_2D, (4, 3, 3, 3), dict(strides=[2, 2], output_shape=[15, 17]),
      "output_shape on symbolic input axis 2"),

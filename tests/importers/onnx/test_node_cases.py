@@ -25,7 +25,7 @@ NARROWED = {
     "test_batchnorm_epsilon_training_mode": _TRAINING,
     **{f"test_training_dropout{s}": _TRAINING
        for s in ("", "_mask", "_default", "_default_mask", "_zero_ratio", "_zero_ratio_mask")},
-    "test_einsum_batch_diagonal": r"repeats index 'i' \(a diagonal\)",
+    "test_einsum_batch_diagonal": r"repeats index 'i': attribute equation = an index repeated within one operand",
     "test_nonzero_example": _DATA_SIZE,
     **{f"test_compress_{s}": _DATA_SIZE for s in ("0", "1", "default_axis", "negative_axis")},
 }

@@ -157,7 +157,7 @@ def test_quantize_precision_other_than_float_is_refused():
     model = one_node("QuantizeLinear", [info("x", F32, DIMS)], [info("y", I8, None)],
                      [const("s", np.float32(0.1)), const("z", np.int8(0))], opset=23,
                      precision=TensorProto.FLOAT16)
-    _refused(model, "precision FLOAT16 is not supported")
+    _refused(model, "precision FLOAT16: attribute precision = anything but FLOAT .* is not supported")
 
 
 def test_dynamic_quantize_of_float16_is_refused():

@@ -57,7 +57,8 @@ def test_float_contraction_is_one_matmul():
 
 
 @pytest.mark.parametrize("equation,message", [
-    ("ii->i", "operand 0 repeats index 'i' \\(a diagonal\\)"),
+    ("ii->i", "operand 0 repeats index 'i': attribute equation = an index repeated within one operand or the "
+              "output \\(a diagonal"),
     ("bii,bj->bj", "operand 0 repeats index 'i'"),
     ("ij->ii", "output repeats index 'i'"),
     ("ij->k", "each output index must appear once and in some operand"),

@@ -28,6 +28,7 @@ from ...ir.graph import Graph
 from ...ir.location import Location
 from ...ir.ops import Op
 from ...ir.types import TensorType
+from ...lowering.limits import EMPTY_RESULT, Limit, LimitKind, limit_note
 from ...symbolic.scope import SymbolInfo
 from . import ops as _ops  # noqa: F401  (registers the converters)
 from . import legacy, scan8, unsigned_io
@@ -38,7 +39,7 @@ from .external_data import load_external_data
 from .int_io import drop_float_states, output_value, record_integer_inputs, refuse_float_states
 from .int_io import plan as int_io_plan
 from .reader import ConvertError, NodeReader
-from .registry import DEFAULT_DOMAINS, op_version, resolve
+from .registry import DEFAULT_DOMAINS, EVERY_OP, op_version, publish, resolve
 from .validate import input_rank_problem, validate_model, validate_opsets
 
 MIN_OPSET, MAX_OPSET = 11, 21
@@ -50,6 +51,22 @@ _ELEM_TYPES = {
     onnx.TensorProto.BOOL: DType.BOOL, onnx.TensorProto.DOUBLE: DType.FP32,
     onnx.TensorProto.UINT8: DType.INT8, onnx.TensorProto.UINT16: DType.INT16,   # the same bits (see .unsigned_io)
 }
+
+
+INPUT_TYPE, INPUT_ZERO_DIM = publish(
+    EVERY_OP,
+    Limit("input-type", LimitKind.DTYPE, "a model input",
+          tuple(name for name, code in onnx.TensorProto.DataType.items() if code not in _ELEM_TYPES),
+          "TOSA 1.0 (PRO-FP, PRO-INT) has no tensors of these types", "cast the input in the exporting framework"),
+    Limit("input-zero-dim", LimitKind.INPUT, "of the model", ("with a dim of size 0",),
+          "TOSA requires every dim to be >= 1", "give every input dim a size of 1 or more"))
+SEQUENCES = publish(EVERY_OP, EMPTY_RESULT, Limit(
+    "sequence-values", LimitKind.DTYPE, "data", ("sequence or optional (the Sequence* and Optional* ops)",),
+    "TOSA has only tensors", "keep sequences and optionals out of the exported graph"))[1]
+
+
+def _is_sequence_op(op_type: str) -> bool:
+    return op_type.startswith(("Sequence", "Optional")) or op_type in ("SplitToSequence", "ConcatFromSequence")
 
 
 def import_onnx(path: str, int_io: bool = False, quantize_weights: bool = False, npu_fast: bool = False) -> Graph:
@@ -161,7 +178,8 @@ def _check_supported(g: onnx.GraphProto, opset: int, domains: dict):
     for (domain, op_type, version), names in missing.items():
         diags.append(Diagnostic(
             "E-UNSUPPORTED-OP", f"unsupported op {op_type} ({domain}, {_what(op_type, domain, version)}): "
-            f"{len(names)} node(s)", Location(op_type, names[0]), notes=(f"first node: '{names[0]}'",),
+            f"{len(names)} node(s)", Location(op_type, names[0]),
+            notes=(f"first node: '{names[0]}'",) + ((limit_note(SEQUENCES.key),) if _is_sequence_op(op_type) else ()),
             hint="run 'tosaconv ops' for the supported list"))
     raise ConversionError(diags)
 
@@ -194,7 +212,8 @@ def _declare_inputs(ctx: ImportContext, g: onnx.GraphProto, initializers: dict):
         if tt.elem_type not in _ELEM_TYPES:
             raise ConversionError.one(
                 "E-INPUT-TYPE", f"input '{vi.name}' has element type "
-                f"{onnx.TensorProto.DataType.Name(tt.elem_type)}, which TOSA has no tensors for")
+                f"{onnx.TensorProto.DataType.Name(tt.elem_type)}, which TOSA has no tensors for",
+                notes=(limit_note(INPUT_TYPE.key),))
         if not tt.HasField("shape"):
             raise ConversionError.one("E-INPUT-RANK", f"input '{vi.name}' has no rank; tosaconv needs fixed ranks",
                                       hint="export the model with a shaped input")
@@ -208,7 +227,8 @@ def _input_dim(ctx: ImportContext, input_name: str, axis: int, d):
         return d.dim_value
     if d.HasField("dim_value") and d.dim_value == 0 and not d.HasField("dim_param"):
         raise ConversionError.one(
-            "E-INPUT-SHAPE", f"input '{input_name}' axis {axis} has size 0; TOSA requires every dim to be >= 1")
+            "E-INPUT-SHAPE", f"input '{input_name}' axis {axis} has size 0; TOSA requires every dim to be >= 1",
+            notes=(limit_note(INPUT_ZERO_DIM.key),))
     name = symbol_name(input_name, axis, d.dim_param if d.HasField("dim_param") else "")
     origin = f"input '{input_name}' axis {axis}"
     return ctx.graph.scope.declare(SymbolInfo(name, origin, input_name=input_name, axis=axis))

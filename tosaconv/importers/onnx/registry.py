@@ -11,6 +11,12 @@ with :func:`declare` (its versions and attribute defaults, from that
 domain's documentation) and is then resolved the same way against the
 model's import of that domain. A converter for an undeclared domain op is a
 programming error, caught when the module registers it.
+
+What a claimed op does not handle is published next to its converter with
+:func:`publish` (:class:`~tosaconv.lowering.limits.Limit` records: attribute
+values, types, input forms, outputs); ``tosaconv ops`` lists them with the
+op, and the converter raises its refusals from the same records. Limits of
+every op (the model's input types and dims) are published under ``EVERY_OP``.
 """
 from __future__ import annotations
 
@@ -21,10 +27,13 @@ from typing import Callable, Mapping, Optional
 import onnx
 import onnx.defs
 
+from ...lowering.limits import Limit
+
 DEFAULT_DOMAINS = ("", "ai.onnx")
 
 _REGISTRY: dict = {}   # (domain, op_type) -> sorted list of (since, fn)
 _DECLARED: dict = {}   # (domain, op_type) -> sorted list of DomainSchema
+_LIMITS: dict = {}     # (domain, op_type) -> {key: Limit}, in publication order
 
 
 @dataclass(frozen=True)
@@ -79,6 +88,30 @@ def converter(op_type: str, since: int = 1, domain: str = "") -> Callable:
     return register
 
 
+def publish(op_type: str, *limits: Limit, domain: str = ""):
+    """Publish ``limits`` of ``op_type`` (shown by ``tosaconv ops``); returns them, for the converter to
+    ``raise limit.refuse(...)``. A key published twice for one op is a programming error."""
+    table = _LIMITS.setdefault((_key(domain), op_type), {})
+    for limit in limits:
+        if limit.key in table:
+            raise ValueError(f"{op_type} publishes limit '{limit.key}' twice")
+        table[limit.key] = limit
+    return limits[0] if len(limits) == 1 else limits
+
+
+def published_limits(op_type: str, domain: str = "") -> list:
+    """The published limits of ``op_type``, in publication order."""
+    return list(_LIMITS.get((_key(domain), op_type), {}).values())
+
+
+EVERY_OP = "*"   # limits published under this name apply to every op: the model's inputs, as the driver reads them
+
+
+def importer_limits() -> list:
+    """The limits of every ONNX op (element types and dims of the model's inputs), in publication order."""
+    return published_limits(EVERY_OP)
+
+
 def _key(domain: str) -> str:
     return "" if domain in DEFAULT_DOMAINS else domain
 
@@ -125,8 +158,8 @@ def supported_ops() -> list:
 
 
 def support_table(min_opset: int, max_opset: int) -> list:
-    """One row per registered op: the model opsets it converts at and the op's schema versions those
-    opsets select. For the default domain the opsets are those in ``[min_opset, max_opset]``; for
+    """One row per registered op: the model opsets it converts at, the op's schema versions those
+    opsets select and its published limits. For the default domain the opsets are those in ``[min_opset, max_opset]``; for
     another domain, every declared version of that domain's op set up to its newest. An op that
     onnxruntime defines in the default domain (declared with domain "") gets its own row, with domain
     ``ORT_DEFAULT_DOMAIN``, for the opsets at which ``onnx.defs`` has no such op."""
@@ -138,7 +171,8 @@ def support_table(min_opset: int, max_opset: int) -> list:
             versions = sorted({op_version(op_type, o, domain) for o in chosen})
             since = max(s for s, _ in entries if s <= versions[0])
             rows.append({"op_type": op_type, "domain": label, "since": since,
-                         "opsets": [chosen[0], chosen[-1]], "versions": versions})
+                         "opsets": [chosen[0], chosen[-1]], "versions": versions,
+                         "limits": [limit.to_json() for limit in published_limits(op_type, domain)]})
     return rows
 
 

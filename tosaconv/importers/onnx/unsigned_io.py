@@ -29,6 +29,8 @@ from ...ir import attrs as A
 from ...ir.dtypes import DType
 from ...ir.location import Location
 from ...ir.ops import Op
+from ...lowering.limits import Limit, LimitKind, limit_note
+from .registry import EVERY_OP, publish
 from .ops.qtypes import UINT8, UINT16, QTensor, mark_unsigned, signed_value, stored_qtype
 
 T = onnx.TensorProto
@@ -89,13 +91,21 @@ def _nodes(g: onnx.GraphProto):
                 yield from _nodes(sub)
 
 
+UNSIGNED_READER = publish(EVERY_OP, Limit(
+    "unsigned-input", LimitKind.DTYPE, "a model input", ("UINT8 or UINT16, read directly by an op that takes no unsigned data",),
+    "TOSA stores it as signed bits, and tosaconv computes on unsigned data only through Cast, the quantized ops "
+    "(DequantizeLinear, QLinear*, ConvInteger, MatMulInteger), MaxPool, ArgMax/ArgMin and layout ops",
+    "insert a Cast to int32 or float after the input"))
+
+
 def _problem(name: str, dtype: str, node) -> Diagnostic:
     where = node.name or (node.output[0] if node.output else node.op_type)
     return Diagnostic(
         "E-INPUT-TYPE", f"input '{name}' is {dtype}, which TOSA stores as signed bits; {node.op_type} '{where}' "
         "reads it directly, and tosaconv computes on unsigned data only through Cast, the quantized ops "
         "(DequantizeLinear, QLinear*, ConvInteger, MatMulInteger), MaxPool, ArgMax/ArgMin and layout ops",
-        Location(node.op_type, where), hint=f"insert a Cast of '{name}' to int32 or float before {node.op_type}")
+        Location(node.op_type, where), notes=(limit_note(UNSIGNED_READER.key),),
+        hint=f"insert a Cast of '{name}' to int32 or float before {node.op_type}")
 
 
 def true_value(ctx, x):

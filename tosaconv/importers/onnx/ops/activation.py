@@ -22,7 +22,8 @@ from ....ir.ops import Op
 from ....lowering.elementwise import hard_sigmoid
 from ....lowering.typed import compare, mul
 from ..reader import ConvertError
-from ..registry import converter
+from ....lowering.limits import Limit, LimitKind
+from ..registry import converter, publish
 
 GELU_TANH_COEFF = 0.044715
 
@@ -132,6 +133,11 @@ def convert_thresholded_relu(ctx, node):
     return _select(ctx, above, x, _c(ctx, 0, x))
 
 
+SHRINK_INT_BIAS = publish("Shrink", Limit(
+    "int-fractional-bias", LimitKind.ATTRIBUTE, "bias", ("a fraction, on integer data",),
+    "the shifted values are not integers, which needs float arithmetic", "cast the input to float first"))
+
+
 @converter("Shrink", since=9)
 def convert_shrink(ctx, node):
     """``x + bias`` where x < -lambd, ``x - bias`` where x > lambd, else 0."""
@@ -140,8 +146,7 @@ def convert_shrink(ctx, node):
     low, high = -lambd, lambd
     if not x.type.dtype.is_float:
         if bias != int(bias):
-            raise ConvertError(f"Shrink of {x.type.dtype.value} data with a fractional bias ({bias}) "
-                               "needs float arithmetic; cast the input to float first")
+            raise SHRINK_INT_BIAS.refuse(f"Shrink of {x.type.dtype.value} data with bias {bias}")
         # For integers x: x < -lambd <=> x < ceil(-lambd), and x > lambd <=> x > floor(lambd).
         low, high = math.ceil(-lambd), math.floor(lambd)
     below = compare(ctx, Op.GREATER, _c(ctx, low, x), x)
@@ -176,6 +181,16 @@ def convert_mish(ctx, node):
 
 # -- Dropout -------------------------------------------------------------------------
 
+DROPOUT_MODE_FROM_DATA, DROPOUT_TRAINING = publish(
+    "Dropout",
+    Limit("training-mode-from-data", LimitKind.INPUT, "training_mode", ("computed from tensor data at run time",),
+          "tosaconv converts inference graphs and must know the mode at import",
+          "make it a constant false (export in eval mode)"),
+    Limit("training-mode", LimitKind.INPUT, "training_mode", ("true (with a ratio other than 0)",),
+          "training mode drops random elements, which has no TOSA equivalent",
+          "export the model in inference (eval) mode"))
+
+
 @converter("Dropout", since=1)
 def convert_dropout(ctx, node):
     """Inference: the output is the input and the optional mask is all true."""
@@ -193,11 +208,9 @@ def _check_inference(ctx, node):
         return
     training = ctx.const(node.input(2))
     if training is None:
-        raise ConvertError(f"Dropout's training_mode input '{node.input(2)}' is only known at run time; "
-                           "tosaconv converts inference graphs: make it a constant false (export in eval mode)")
+        raise DROPOUT_MODE_FROM_DATA.refuse(f"Dropout's training_mode input '{node.input(2)}'")
     if not bool(np.asarray(training).reshape(-1)[0]):
         return
     ratio = ctx.const(node.input(1)) if node.input(1) else np.array(0.5)
     if ratio is None or float(np.asarray(ratio).reshape(-1)[0]) != 0.0:
-        raise ConvertError("Dropout in training mode drops random elements, which has no TOSA equivalent; "
-                           "export the model in inference (eval) mode")
+        raise DROPOUT_TRAINING.refuse("Dropout in training mode")

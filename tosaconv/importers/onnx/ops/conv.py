@@ -18,9 +18,15 @@ from ....lowering.dims import slice_
 from ....lowering.window import drop_1d, fit_window, lift_1d, to_nchw, to_nhwc
 from ....symbolic.constraints import Kind
 from ..reader import ConvertError
-from ..registry import converter
+from ....lowering.limits import Limit, LimitKind
+from ..registry import converter, publish
 from .conv3d import conv3d
 from .window_attrs import read_window
+
+
+CONV_RANK = publish("Conv", Limit(
+    "rank", LimitKind.INPUT, "X", ("of rank other than 3, 4 or 5 (4-D or higher spatial)",),
+    "TOSA has 2-D and 3-D convolutions only (1-D is lifted to 2-D)", ""))
 
 
 @converter("Conv", since=1)
@@ -28,7 +34,7 @@ def convert_conv(ctx, node):
     x = ctx.tensor(node.inputs[0])
     rank, dtype, acc = x.type.rank, x.type.dtype, acc_type(x)
     if rank not in (3, 4, 5):
-        raise ConvertError(f"Conv supports 1-D, 2-D and 3-D inputs (rank 3 to 5), not rank {rank}")
+        raise CONV_RANK.refuse(f"Conv input of rank {rank}")
     w = weight(ctx, node.inputs[1], dtype, rank)
     if len(shape_of(w)) != max(rank, 4):
         raise ConvertError(f"Conv weight of shape {list(shape_of(w))} does not match a rank {rank} input")

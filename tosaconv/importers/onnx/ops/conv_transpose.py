@@ -21,8 +21,17 @@ from ....lowering.window import cut_rows, drop_1d, lift_1d, to_nchw, to_nhwc, tr
 from ....symbolic.constraints import Kind
 from ....symbolic.expr import mul, sub
 from ..reader import ConvertError
-from ..registry import converter
+from ....lowering.limits import Limit, LimitKind
+from ..registry import converter, publish
 from .conv3d import conv_transpose3d
+
+
+SYMBOLIC_OUTPUT_SHAPE = Limit(
+    "output-shape-symbolic", LimitKind.ATTRIBUTE, "output_shape", ("given, with a symbolic spatial input size",),
+    "the pads depend on the size", "bind the symbol first (--bind or --input-shape)")
+_, CONV_RANK = publish("ConvTranspose", SYMBOLIC_OUTPUT_SHAPE, Limit(
+    "rank", LimitKind.INPUT, "X", ("of rank other than 3, 4 or 5 (4-D or higher spatial)",),
+    "TOSA has 2-D and 3-D convolutions only (1-D is lifted to 2-D)", ""))
 
 
 @converter("ConvTranspose", since=1)
@@ -30,7 +39,7 @@ def convert_conv_transpose(ctx, node):
     x = ctx.tensor(node.inputs[0])
     rank, dtype, acc = x.type.rank, x.type.dtype, acc_type(x)
     if rank not in (3, 4, 5):
-        raise ConvertError(f"ConvTranspose supports 1-D, 2-D and 3-D inputs (rank 3 to 5), not rank {rank}")
+        raise CONV_RANK.refuse(f"ConvTranspose input of rank {rank}")
     w = weight(ctx, node.inputs[1], dtype, rank)
     c_in, out_per_group = shape_of(w)[:2]
     group = node.attr("group")
@@ -103,8 +112,7 @@ def _crops(node, rank: int, sizes, span, stride, extra) -> list:
 def _from_target(size, k: int, s: int, extra: int, target: int, auto_pad: str, axis: int) -> tuple:
     total = sub(mul(sub(size, 1), s) + extra + k, target)
     if not isinstance(total, int):
-        raise ConvertError(f"ConvTranspose output_shape on symbolic input axis {axis}: "
-                           "the pads depend on the size; bind the symbol first")
+        raise SYMBOLIC_OUTPUT_SHAPE.refuse(f"ConvTranspose output_shape on symbolic input axis {axis}")
     return _split_total(total, auto_pad == "SAME_UPPER")
 
 

@@ -25,7 +25,15 @@ from ....lowering.gather import take
 from ....lowering.index_math import axis_last, inverse, transpose
 from ....lowering.pad import pad_static
 from ..reader import ConvertError
-from ..registry import converter
+from ....lowering.limits import Limit, LimitKind
+from ..registry import converter, publish, published_limits
+
+
+_NOT_CONSTANT = ("not a constant (an initializer or a value computed from constants)",)
+publish("DFT", Limit("scalars-from-data", LimitKind.INPUT, "dft_length or axis", _NOT_CONSTANT,
+                     "the transform size and axis decide the lowering", "make them initializers"))
+publish("STFT", Limit("scalars-from-data", LimitKind.INPUT, "frame_step or frame_length", _NOT_CONSTANT,
+                      "the frame count and size decide the output shape", "make them initializers"))
 
 
 @converter("DFT", since=17)
@@ -149,6 +157,5 @@ def _stack(ctx, re, im):
 def _const_int(ctx, node, i: int, what: str) -> int:
     value = ctx.const(node.input(i))
     if value is None:
-        raise ConvertError(f"{node.op_type} '{node.name}': {what} must be a constant (an initializer or a "
-                           f"value computed from constants); a runtime {what} is not supported")
+        raise published_limits(node.op_type)[0].refuse(f"{node.op_type} '{node.name}': {what}")
     return int(np.asarray(value).reshape(-1)[0])

@@ -25,9 +25,17 @@ from ....lowering.index_math import transpose
 from ....symbolic.constraints import Kind
 from ....symbolic.expr import product
 from ..reader import ConvertError
-from ..registry import converter
+from ....lowering.limits import Limit, LimitKind
+from ..registry import converter, publish
 
 LETTERS = set(string.ascii_letters)
+
+
+EINSUM_DIAGONAL = publish("Einsum", Limit(
+    "diagonal", LimitKind.ATTRIBUTE, "equation", ("an index repeated within one operand or the output (a "
+                                                  "diagonal, as in 'ii->i')",),
+    "tosaconv lowers Einsum to transposes, reshapes, reductions and MATMUL, none of which takes a diagonal",
+    "take the diagonal with a mask (Mul by EyeLike) and ReduceSum before the Einsum"))
 
 
 @converter("Einsum", since=12)
@@ -77,9 +85,8 @@ def _labels(part: str, rank, equation: str, which, ell: int = 0) -> list:
     labels = list(head) + [f"...{ell - n + j}" for j in range(n if dots else 0)] + list(tail)
     repeated = sorted({c for c in labels if labels.count(c) > 1})
     if repeated:
-        raise ConvertError(f"Einsum '{equation}': {which if which == 'output' else f'operand {which}'} repeats "
-                           f"index '{repeated[0]}' (a diagonal); tosaconv converts only equations without "
-                           "repeated indices within one operand")
+        raise EINSUM_DIAGONAL.refuse(f"Einsum '{equation}': {which if which == 'output' else f'operand {which}'} "
+                                     f"repeats index '{repeated[0]}'")
     return labels
 
 

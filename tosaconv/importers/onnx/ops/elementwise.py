@@ -21,8 +21,8 @@ from ....lowering.typed import clamp, compare, int32_op, mul
 from ..context import ShapeTensor
 from ..unsigned_io import true_value
 from .qtypes import UINT8, UINT16, mark_unsigned, stored_qtype
-from ..reader import ConvertError
-from ..registry import converter
+from ....lowering.limits import Limit, LimitKind
+from ..registry import converter, publish
 
 FLOAT_MAX = float(np.finfo(np.float32).max)
 MAX_POW_BY_MUL = 8   # integer exponents up to this become repeated MUL
@@ -197,13 +197,24 @@ _CAST_TARGETS = {
 _UNSIGNED_TARGETS = {onnx.TensorProto.UINT8: UINT8, onnx.TensorProto.UINT16: UINT16}
 
 
+def _no_tosa_targets() -> tuple:
+    """The ONNX element types a Cast cannot produce: every type but those with a TOSA (or unsigned I/O) form."""
+    known = set(_CAST_TARGETS) | set(_UNSIGNED_TARGETS) | {onnx.TensorProto.UNDEFINED}
+    return tuple(name for name, code in onnx.TensorProto.DataType.items() if code not in known)
+
+
+CAST_TARGET = publish("Cast", Limit(
+    "target-dtype", LimitKind.ATTRIBUTE, "to", _no_tosa_targets(),
+    "TOSA 1.0 (PRO-FP, PRO-INT) has no tensors of these types", "cast to a float, int8/16/32/64 or bool type"))
+
+
 @converter("Cast", since=6)
 def convert_cast(ctx, node):
     to = node.attr("to")
     if to in _UNSIGNED_TARGETS:
         return _cast_to_unsigned(ctx, node, _UNSIGNED_TARGETS[to])
     if to not in _CAST_TARGETS:
-        raise ConvertError(f"Cast to {onnx.TensorProto.DataType.Name(to)} has no TOSA equivalent")
+        raise CAST_TARGET.refuse(f"Cast to {onnx.TensorProto.DataType.Name(to)}")
     st = ctx.values.get(node.inputs[0])
     if isinstance(st, ShapeTensor) and _CAST_TARGETS[to] in (DType.INT32, DType.INT16):
         return st

@@ -22,11 +22,20 @@ from ....lowering.dims import index_for, index_op
 from ....symbolic.expr import free_symbols
 from ....symbolic.scope import ExtentKind, SymbolInfo
 from ..context import ShapeTensor
+from ....lowering.limits import Limit, LimitKind
 from ..reader import ConvertError
+from ..registry import publish
 from ..subgraph import RegionContext, convert_body
 from ....lowering.context import as_const
 
 MAX_TRIP = 2**31 - 1   # a Loop without a trip count runs until its condition stops it
+
+
+LOOP_VARYING_STATE = publish("Loop", Limit(
+    "state-shape-varies", LimitKind.INPUT, "M or cond",
+    ("computed from tensor data at run time while a loop-carried value changes shape between iterations",),
+    "tosaconv carries values of one type through a TOSA loop, and unrolls a loop whose state changes shape, "
+    "which needs the iteration count at import", "make the trip count a constant"))
 
 
 def convert_loop_region(ctx, node, body, n_state: int) -> list:
@@ -46,7 +55,8 @@ def convert_loop_region(ctx, node, body, n_state: int) -> list:
     outs = [(o.name, r.lookup(o.name)) for o in body.output]
     cond_out = [bool_scalar(r, r.to_tensor(outs[0][1]), "the Loop body's condition")] if head else []
     n_scan = len(outs) - 1 - n_state
-    _finish(r, [(outs[0][0], c) for c in cond_out], outs[1:1 + n_state], outs[1 + n_state:], state, known)
+    _finish(r, [(outs[0][0], c) for c in cond_out], outs[1:1 + n_state], outs[1 + n_state:], state, known,
+            LOOP_VARYING_STATE)
     runs_all = _runs_every_iteration(ctx, node, cond_in, cond_out)
     iterations = trip.type.value if runs_all else _iterations_symbol(ctx, node, trip)
     attrs = A.LoopAttrs(r.graph, n_state, (), (), (0,) * n_scan, (0,) * n_scan, (iterations,), bool(head))
@@ -120,15 +130,18 @@ def _convert(r, body, names, types) -> set:
     return known
 
 
-def _finish(r, cond: list, state_out: list, scan_out: list, state: list, known: set) -> list:
+def _finish(r, cond: list, state_out: list, scan_out: list, state: list, known: set, varying=None) -> list:
     """Set the region's outputs (each list holds ``(name, value)``), checking that the state keeps its
-    types and that no scan slice's shape depends on the iteration; returns the scan slices."""
+    types and that no scan slice's shape depends on the iteration; returns the scan slices. A state
+    whose type changes is refused from the published limit ``varying`` when the op has one."""
     state_t = [(n, r.to_tensor(h)) for n, h in state_out]
     for (name, t), s in zip(state_t, state):
         if not same_type(t.type, s.type):
-            raise ConvertError(
-                f"loop-carried value '{name}' changes from {s.type} to {t.type} between iterations; tosaconv "
-                "carries values of one type unless it unrolls the loop at import (a constant trip count)")
+            detail = f"loop-carried value '{name}' changes from {s.type} to {t.type} between iterations"
+            if varying is not None:
+                raise varying.refuse(detail)
+            raise ConvertError(f"{detail}; tosaconv carries values of one type unless it unrolls the loop at "
+                               "import (a constant trip count)")
     scan_t = [(n, r.to_tensor(h)) for n, h in scan_out]
     for name, t in scan_t:
         if not t.type.symbols() <= known:

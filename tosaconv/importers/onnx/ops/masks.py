@@ -23,7 +23,8 @@ from ....lowering.dims import norm_axis, reshape
 from ....lowering.elementwise import truncate
 from ....lowering.index_math import I32, arange, as_int32, cumsum, scalar, wrap_negative
 from ..reader import ConvertError
-from ..registry import converter
+from ....lowering.limits import Limit, LimitKind, must_be_known
+from ..registry import converter, publish
 from .elementwise import _CAST_TARGETS
 
 
@@ -38,6 +39,11 @@ def _int_operand(ctx, name, rank: int):
     if c is not None:
         return scalar(ctx, int(np.asarray(c).reshape(-1)[0]), I32, rank)
     return reshape(ctx, as_int32(ctx, ctx.tensor(name)), [1] * rank)
+
+
+ONEHOT_DEPTH = publish("OneHot", must_be_known("depth-from-data", "depth", "it is the size of the output"))
+CUMSUM_AXIS = publish("CumSum", Limit("axis-from-data", LimitKind.INPUT, "axis", ("not a constant",),
+                                      "the scanned axis decides the lowering", "make the axis an initializer"))
 
 
 @converter("Trilu", since=14)
@@ -106,8 +112,7 @@ def _depth(ctx, name):
     else:
         st = ctx.shape_tensor(name)
         if st is None:
-            raise ConvertError(f"OneHot depth '{name}' must be known at import (a constant or computed from "
-                               "shapes): it is the size of the output")
+            raise ONEHOT_DEPTH.refuse(f"OneHot depth '{name}'")
         depth = st.dims[0].type.value
     if isinstance(depth, int) and depth < 1:
         raise ConvertError(f"OneHot depth {depth} gives an empty output; TOSA requires every dim to be >= 1")
@@ -132,7 +137,7 @@ def convert_cumsum(ctx, node):
     x = ctx.tensor(node.inputs[0])
     axis_c = ctx.const(node.inputs[1])
     if axis_c is None:
-        raise ConvertError(f"CumSum axis input '{node.inputs[1]}' must be a constant")
+        raise CUMSUM_AXIS.refuse(f"CumSum axis input '{node.inputs[1]}'")
     axis = norm_axis(int(np.asarray(axis_c).reshape(-1)[0]), x.type.rank)
     return cumsum(ctx, x, axis, bool(node.attr("exclusive")), bool(node.attr("reverse")))
 

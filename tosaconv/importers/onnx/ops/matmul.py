@@ -18,15 +18,22 @@ from ....ir.ops import Op
 from ....lowering.dims import reshape
 from ....lowering.matmul import matmul
 from ....symbolic.constraints import Kind
-from ..reader import ConvertError
-from ..registry import converter
+from ....lowering.limits import Limit, LimitKind
+from ..registry import converter, publish
+
+
+# TOSA MATMUL multiplies int8/int16 (with zero points: MatMulInteger, QLinearMatMul) or float operands.
+INT_MATMUL = Limit("int-data", LimitKind.DTYPE, "A and B", ("an integer type",),
+                   "TOSA MATMUL takes int8/int16 (quantized) or float operands",
+                   "compute in float, or quantize to 8 bits (MatMulInteger)")
+publish("MatMul", INT_MATMUL)
+publish("Gemm", INT_MATMUL)
 
 
 def _check_float(*values):
     for v in values:
         if not v.type.dtype.is_float:
-            raise ConvertError(f"MatMul on {v.type.dtype.value} data is not supported: TOSA MATMUL takes "
-                               "int8/int16 (quantized) or float operands")
+            raise INT_MATMUL.refuse(f"operand of type {v.type.dtype.value}")
 
 
 @converter("MatMul", since=1)

@@ -41,30 +41,56 @@ from ....symbolic.constraints import Kind
 from ....symbolic.expr import same
 from ..ms_domain import MS
 from ..reader import ConvertError
-from ..registry import converter
+from ....lowering.limits import Limit, LimitKind
+from ..registry import converter, publish
 
 DEFAULT_MASK_FILTER = -10000.0
 
 
+_GIVEN = ("given (a shared, fixed-size past/present buffer)",)
+_GROWING_CACHE = "tosaconv converts a key/value cache given as past inputs that grow, not a shared fixed-size buffer"
+SHARED_BUFFER = Limit("shared-buffer", LimitKind.INPUT, "past_sequence_length", _GIVEN, _GROWING_CACHE,
+                      "export the cache as growing past/present inputs and outputs")
+MASK_FORM = Limit("mask-form", LimitKind.INPUT, "mask", ("of shape [2*batch] (left padding) or 4-D (Megatron)",),
+                  "tosaconv converts [batch] key lengths, [batch, keys] and [batch, queries, keys] 0/1 masks",
+                  "give the mask in one of those forms")
+ATT_ROTARY, ATT_SHARE = publish(
+    "Attention", SHARED_BUFFER, MASK_FORM,
+    Limit("rotary", LimitKind.ATTRIBUTE, "do_rotary", (1,), "rotary embeddings inside Attention are not lowered",
+          "apply the rotary embedding before the Attention node"),
+    Limit("share-buffer", LimitKind.ATTRIBUTE, "past_present_share_buffer", (1,), _GROWING_CACHE,
+          "export the cache as growing past/present inputs and outputs"), domain=MS)[2:]
+MHA_CACHE_INDIRECTION, MHA_QK, MHA_PACKED_QKV, MHA_PACKED_KV = publish(
+    "MultiHeadAttention", SHARED_BUFFER, MASK_FORM,
+    Limit("cache-indirection", LimitKind.INPUT, "cache_indirection", ("given (beam search)",), _GROWING_CACHE,
+          "export without beam-search cache indirection"),
+    Limit("qk-output", LimitKind.OUTPUT, "qk", (), "tosaconv does not return the attention scores",
+          "leave output 3 unused"),
+    Limit("packed-qkv", LimitKind.INPUT, "query", ("with packed Q, K and V (no key and value inputs)",),
+          "tosaconv reads query, key and value as separate inputs", "give query, key and value separately"),
+    Limit("packed-kv", LimitKind.INPUT, "key and value", ("of different ranks (packed KV)",),
+          "tosaconv reads key and value both as [B, L, D] or both per head [B, N, L, h]",
+          "give key and value in one of those forms"), domain=MS)[2:]
+
+
 def _refuse_inputs(node, indices: dict):
-    for i, what in indices.items():
+    for i, limit in indices.items():
         if node.input(i):
-            raise ConvertError(f"{node.op_type} with {what} is not supported (tosaconv converts a key/value cache "
-                               "given as past inputs that grow, not a shared fixed-size buffer)")
+            raise limit.refuse(f"{node.op_type} input {i} '{node.input(i)}'")
 
 
 def _refuse_outputs(node, indices: dict):
-    for i, what in indices.items():
+    for i, limit in indices.items():
         if i < len(node.outputs) and node.outputs[i]:
-            raise ConvertError(f"{node.op_type} output {i} ({what}) is not supported")
+            raise limit.refuse(f"{node.op_type} output {i} '{node.outputs[i]}'")
 
 
 @converter("Attention", since=1, domain=MS)
 def convert_attention(ctx, node):
-    _refuse_inputs(node, {6: "past_sequence_length (a shared past/present buffer)"})
-    for attr in ("do_rotary", "past_present_share_buffer"):
+    _refuse_inputs(node, {6: SHARED_BUFFER})
+    for attr, limit in (("do_rotary", ATT_ROTARY), ("past_present_share_buffer", ATT_SHARE)):
         if node.attr(attr):
-            raise ConvertError(f"Attention with {attr}=1 is not supported")
+            raise limit.refuse(f"Attention with {attr}=1")
     x, heads = ctx.tensor(node.inputs[0]), node.attr("num_heads")
     qkv = matmul(ctx, x, ctx.tensor(node.inputs[1]))
     if node.input(2):
@@ -163,9 +189,7 @@ def _key_mask(ctx, node, mask, b, s, t):
                     "(the [2*batch] left-padding form is not supported)")
         lengths = reshape(ctx, _int32(ctx, mask), [b, 1, 1, 1])
         return ctx.b.emit(Op.GREATER_EQUAL, arange(ctx, t, 4, 3), lengths)
-    raise ConvertError(f"{node.op_type} mask of shape {list(shape)} is not supported (supported: [batch] key "
-                       "lengths, [batch, keys] and [batch, queries, keys] 0/1 masks; not the [2*batch] "
-                       "left-padding or the 4-D Megatron form)")
+    raise MASK_FORM.refuse(f"{node.op_type} mask of shape {list(shape)}")
 
 
 def _int32(ctx, v):
@@ -186,13 +210,12 @@ def _fill_where(ctx, masked, value: float, like):
 
 @converter("MultiHeadAttention", since=1, domain=MS)
 def convert_multi_head_attention(ctx, node):
-    _refuse_inputs(node, {8: "past_sequence_length (a shared past/present buffer)", 9: "cache_indirection"})
-    _refuse_outputs(node, {3: "qk"})
+    _refuse_inputs(node, {8: SHARED_BUFFER, 9: MHA_CACHE_INDIRECTION})
+    _refuse_outputs(node, {3: MHA_QK})
     heads = node.attr("num_heads")
     query = ctx.tensor(node.inputs[0])
     if query.type.rank != 3 or not node.input(1) or not node.input(2):
-        raise ConvertError("MultiHeadAttention with packed QKV in the query (no key and value inputs) is not "
-                           "supported; give query, key and value separately")
+        raise MHA_PACKED_QKV.refuse("MultiHeadAttention without key and value inputs")
     key, value = ctx.tensor(node.input(1)), ctx.tensor(node.input(2))
     q_bias, k_bias, v_bias = _mha_bias(ctx, node, query, value)
     hq = head_size(query.type.shape[2], heads, "query hidden size")
@@ -204,8 +227,8 @@ def convert_multi_head_attention(ctx, node):
         k_heads = split_heads(ctx, _add(ctx, key, k_bias), heads, hq)
         v_heads = split_heads(ctx, _add(ctx, value, v_bias), heads, hv)
     else:
-        raise ConvertError(f"MultiHeadAttention key of rank {key.type.rank} and value of rank {value.type.rank} "
-                           "are not supported (packed KV); give both as [B, L, D] or both per head [B, N, L, h]")
+        raise MHA_PACKED_KV.refuse(f"MultiHeadAttention key of rank {key.type.rank} and value of rank "
+                                   f"{value.type.rank}")
     past = _mha_past(ctx, node)
     if past is not None:
         k_heads, v_heads = _concat_seq(ctx, past[0], k_heads), _concat_seq(ctx, past[1], v_heads)

@@ -23,7 +23,15 @@ from ....symbolic.constraints import Kind
 from ....symbolic.expr import product
 from ....symbolic.scope import ExtentKind, SymbolInfo
 from ..reader import ConvertError
-from ..registry import converter
+from ....lowering.limits import Limit, LimitKind, size_from_data
+from ..registry import converter, publish
+
+
+_NONZERO_DATA, NONZERO_SCALAR = publish(
+    "NonZero", size_from_data("X"),
+    Limit("scalar", LimitKind.INPUT, "X", ("of rank 0",), "the result would have a 0 dim, which TOSA does not allow",
+          "give X rank 1 or more"))
+publish("Compress", size_from_data("condition"))
 
 
 @converter("NonZero", since=9)
@@ -33,7 +41,7 @@ def convert_nonzero(ctx, node):
         return _constant_coords(np.asarray(c), ctx)
     x = ctx.tensor(node.inputs[0])
     if x.type.rank < 1:
-        raise ConvertError("NonZero of a scalar is not supported: its result has a 0 dim, which TOSA does not allow")
+        raise NONZERO_SCALAR.refuse("NonZero of a scalar")
     return nonzero(ctx, x, f"{node.outputs[0]}.1", f"NonZero '{node.name}' output axis 1")
 
 

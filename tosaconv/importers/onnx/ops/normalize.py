@@ -25,7 +25,8 @@ from ....lowering.reduce import mean_divisor, mean_over, reduce_chain
 from ....lowering.typed import mul as _mul
 from ....symbolic.constraints import Kind
 from ..reader import ConvertError
-from ..registry import converter
+from ....lowering.limits import Limit, LimitKind
+from ..registry import converter, publish
 
 
 def _shifted_exp(ctx, x, axes):
@@ -91,11 +92,22 @@ def convert_layer_normalization(ctx, node):
 
 # -- BatchNormalization -----------------------------------------------------------
 
+BN_TRAINING_MODE, BN_TRAINING_OUTPUTS = publish(
+    "BatchNormalization",
+    Limit("training-mode", LimitKind.ATTRIBUTE, "training_mode", (1,),
+          "training mode normalizes with the batch's own statistics; tosaconv converts inference graphs",
+          "export the model in inference mode"),
+    Limit("training-outputs", LimitKind.OUTPUT, "running_mean or running_var (mean, var, saved_mean or "
+          "saved_var before version 14)", (), "they exist only in training mode; tosaconv converts inference graphs",
+          "export the model in inference mode"))
+
+
 @converter("BatchNormalization", since=9)
 def convert_batch_normalization(ctx, node):
-    if node.attr("training_mode", 0) or len([o for o in node.outputs if o]) > 1:
-        raise ConvertError("BatchNormalization in training mode (batch statistics or running-stat "
-                           "outputs) is not supported; export the model in inference mode")
+    if node.attr("training_mode", 0):
+        raise BN_TRAINING_MODE.refuse("BatchNormalization in training mode")
+    if len([o for o in node.outputs if o]) > 1:
+        raise BN_TRAINING_OUTPUTS.refuse(f"BatchNormalization with {len(node.outputs)} outputs")
     x = ctx.tensor(node.inputs[0])
     if x.type.rank < 2:
         raise ConvertError(f"BatchNormalization input has rank {x.type.rank}; it needs [N, C, ...]")

@@ -26,9 +26,19 @@ from ....lowering.index_elements import traced_shape_tensor
 from ....lowering.index_math import fill
 from ....lowering.pad import pad_by, tile
 from ..reader import ConvertError
-from ..registry import converter
+from ....lowering.limits import must_be_known, size_from_data
+from ..registry import converter, publish
 
 MODES = ("constant", "edge", "reflect", "wrap")
+
+
+PAD_PADS, PAD_AXES = publish(
+    "Pad",
+    must_be_known("pads-from-data", "pads", "TOSA PAD takes padding fixed before the model runs (pads computed "
+                  "from input shapes with Shape, Gather, Add/Sub/Mul/Div/Mod, Unsqueeze, Concat and Cast, and "
+                  "rearranged by Reshape, Transpose or Slice, are supported)"),
+    must_be_known("axes-from-data", "axes", "the padded axes decide the output shape"))
+publish("Tile", size_from_data("repeats"))
 
 
 @converter("Pad", since=2)
@@ -68,18 +78,14 @@ def _amounts(ctx, node) -> list:
     name = node.input(1)
     st = ctx.shape_tensor(name) or traced_shape_tensor(ctx, name)
     if st is None:
-        raise ConvertError(f"Pad pads input '{name}' must be a constant or computed from tensor shapes: TOSA "
-                           "PAD takes padding fixed before the model runs, and these pad amounts depend on tensor "
-                           "data that is only known at run time (pads computed from input shapes with Shape, "
-                           "Gather, Add/Sub/Mul/Div/Mod, Unsqueeze, Concat and Cast, and rearranged by Reshape, "
-                           "Transpose or Slice, are supported)")
+        raise PAD_PADS.refuse(f"Pad pads input '{name}'")
     return st.dims
 
 
 def _const_ints(ctx, name, what: str) -> list:
     c = ctx.const(name)
     if c is None:
-        raise ConvertError(f"Pad {what} input '{name}' must be a constant")
+        raise PAD_AXES.refuse(f"Pad {what} input '{name}'")
     return [int(v) for v in np.asarray(c).reshape(-1)]
 
 

@@ -29,7 +29,8 @@ from ....lowering.pool import average_pool, average_pool_by_ratio, check_pads, p
 from ....lowering.window import Geometry, Window, apply_fits, drop_1d, geometry, lift_1d, lowest, to_nchw, to_nhwc
 from ....symbolic.expr import product
 from ..reader import ConvertError
-from ..registry import converter
+from ....lowering.limits import Limit, LimitKind
+from ..registry import converter, publish
 from . import pool_separable as sep
 from .window_attrs import read_window
 from .qtypes import as_signed, stored_from_signed
@@ -52,14 +53,22 @@ def _native(node, x) -> bool:
     return x.type.rank in (3, 4) and all(d == 1 for d in dilations)
 
 
+# A dilated window with SAME padding has no agreed meaning: the same record for every pool that takes both.
+SAME_DILATED = Limit(
+    "same-dilated", LimitKind.ATTRIBUTE, "auto_pad", ("SAME_UPPER or SAME_LOWER with dilations other than 1",),
+    "onnxruntime pads for the undilated kernel and ONNX's reference leaves output rows unset, so the result is "
+    "ill-defined", "export with explicit pads")
+for _op in ("MaxPool", "AveragePool", "LpPool"):
+    publish(_op, SAME_DILATED)
+
+
 def _axis_pools(ctx, node, x) -> list:
     if x.type.rank < 3:
         raise ConvertError(f"{node.op_type} needs an input of rank 3 or more (N, C, spatial), not {x.type.rank}")
     dilations = node.attr("dilations", None) or ()
     if node.attr("auto_pad", "NOTSET").startswith("SAME") and any(d != 1 for d in dilations):
-        raise ConvertError(f"{node.op_type} with auto_pad {node.attr('auto_pad')} and dilations {list(dilations)} "
-                           "is not supported: onnxruntime pads for the undilated kernel and ONNX's reference "
-                           "leaves output rows unset, so the result is ill-defined; export with explicit pads")
+        raise SAME_DILATED.refuse(f"{node.op_type} with auto_pad {node.attr('auto_pad')} and dilations "
+                                  f"{list(dilations)}")
     return sep.axis_pools(ctx, node, x, node.attr("kernel_shape"), _ceil_mode(node))
 
 
@@ -113,8 +122,7 @@ def convert_average_pool(ctx, node):
 def _counted_pads(geoms) -> tuple:
     """count_include_pad=1: ONNX's pads become real zeros, (top, bottom, left, right)."""
     if not all(isinstance(g.end, int) for g in geoms):
-        raise ConvertError("AveragePool with count_include_pad=1 and SAME padding on a symbolic size with "
-                           "stride above 1: the counted end pad depends on the size; bind the symbol first")
+        raise sep.COUNTED_SYMBOLIC_PAD.refuse("AveragePool with count_include_pad=1")
     return (geoms[0].begin, geoms[0].end, geoms[1].begin, geoms[1].end)
 
 

@@ -33,8 +33,15 @@ from ....ir.ops import Op
 from ....lowering.dims import index_for, reshape, slice_
 from ....lowering.window import Geometry, geometry, lowest
 from ....symbolic.expr import add, mul, product, sub
+from ....lowering.limits import Limit, LimitKind
 from ..reader import ConvertError
+from ..registry import publish
 from .windows_nd import nd_window
+
+COUNTED_SYMBOLIC_PAD = publish("AveragePool", Limit(
+    "counted-symbolic-pad", LimitKind.ATTRIBUTE, "count_include_pad",
+    ("1 with SAME padding, stride above 1 and a symbolic spatial size",),
+    "the counted end pad depends on the size", "bind the symbol first (--bind or --input-shape)"))
 
 
 @dataclass(frozen=True)
@@ -147,8 +154,7 @@ def _mask_counts(ctx, x, p: AxisPool, include_pad: bool):
     mask = ctx.b.emit(Op.DYN_TILE, mask, *[index_for(ctx, m) for m in multiples])
     if include_pad and (g.begin or g.end):
         if not isinstance(g.end, int):
-            raise ConvertError("AveragePool with count_include_pad=1 and SAME padding on a symbolic size with "
-                               "stride above 1: the counted end pad depends on the size; bind the symbol first")
+            raise COUNTED_SYMBOLIC_PAD.refuse("AveragePool with count_include_pad=1")
         padding = [0] * (2 * x.type.rank)
         padding[2 * p.axis:2 * p.axis + 2] = [g.begin, g.end]
         mask = ctx.b.emit(Op.PAD, mask, attrs=A.PadAttrs(tuple(padding), 1.0))

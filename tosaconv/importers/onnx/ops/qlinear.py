@@ -19,7 +19,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..registry import converter
+from ....lowering.limits import Limit, LimitKind
+from ..registry import converter, publish
 from .conv import convert_conv
 from ....lowering.matmul import matmul
 from .qdq_fold import integer_accumulator
@@ -60,8 +61,15 @@ def convert_matmul_integer(ctx, node):
     return integer_accumulator(ctx, matmul(ctx, a, b), "MatMulInteger")
 
 
+CONV_INTEGER_ZP = publish("ConvInteger", Limit(
+    "zero-point-from-data", LimitKind.INPUT, "x_zero_point", ("computed from tensor data at run time",),
+    "TOSA CONV2D takes its input zero point as a constant", "make x_zero_point an initializer"))
+
+
 @converter("ConvInteger", since=10)
 def convert_conv_integer(ctx, node):
+    if node.input(2) and ctx.const(node.input(2)) is None:
+        raise CONV_INTEGER_ZP.refuse(f"ConvInteger x_zero_point '{node.input(2)}'")
     x = unit_dequantize(ctx, node, 0, 2, 1)
     w = unit_dequantize(ctx, node, 1, 3, 0)
     y = convert_conv(ctx, float_node(ctx, node, "Conv", [x, w]))

@@ -31,7 +31,8 @@ from ....ir import attrs as A
 from ....ir.dtypes import DType
 from ....ir.ops import Op
 from ..reader import ConvertError
-from ..registry import converter
+from ....lowering.limits import Limit, LimitKind
+from ..registry import converter, publish
 from .float_div import divide
 from ..int_io import quantized_input
 from .qdq_fold import fold_quantize
@@ -40,6 +41,14 @@ from .qtypes import (BY_ONNX_NAME, UINT8, DQRecord, QTensor, check_supported, cl
                      mark_unsigned, qtype_of, read_qtensor, signed_value, state)
 
 _FLOAT_OUT = {onnx.TensorProto.FLOAT: DType.FP32, onnx.TensorProto.FLOAT16: DType.FP16}
+
+
+DQ_OUTPUT_DTYPE = publish("DequantizeLinear", Limit(
+    "output-dtype", LimitKind.ATTRIBUTE, "output_dtype", ("anything but FLOAT and FLOAT16 (BFLOAT16)",),
+    "bf16 is TOSA's EXT-BF16 extension, outside PRO-FP", "dequantize to float32 or float16"))
+Q_PRECISION = publish("QuantizeLinear", Limit(
+    "precision", LimitKind.ATTRIBUTE, "precision", ("anything but FLOAT (FLOAT16, BFLOAT16)",),
+    "tosaconv divides by the scale in float32", "leave precision unset"))
 
 
 @converter("DequantizeLinear", since=10)
@@ -64,8 +73,7 @@ def _dq_output_dtype(ctx, node) -> DType:
     if not code:
         code = onnx.TensorProto.FLOAT16 if is_float16(ctx, node.inputs[1]) else onnx.TensorProto.FLOAT
     if code not in _FLOAT_OUT:
-        raise ConvertError(f"DequantizeLinear to {onnx.TensorProto.DataType.Name(code)} is not supported "
-                           "(float32 and float16 are)")
+        raise DQ_OUTPUT_DTYPE.refuse(f"DequantizeLinear to {onnx.TensorProto.DataType.Name(code)}")
     return _FLOAT_OUT[code]
 
 
@@ -120,8 +128,7 @@ def _check_precision(node):
     if node.schema and "precision" in node.schema.attributes:
         p = node.attr("precision")
         if p and p != onnx.TensorProto.FLOAT:
-            raise ConvertError(f"QuantizeLinear with precision {onnx.TensorProto.DataType.Name(p)} is not "
-                               "supported (tosaconv divides in float32)")
+            raise Q_PRECISION.refuse(f"QuantizeLinear with precision {onnx.TensorProto.DataType.Name(p)}")
 
 
 def _q_output_qtype(ctx, node):

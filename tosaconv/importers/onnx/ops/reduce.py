@@ -27,12 +27,18 @@ from ....lowering.elementwise import truncate
 from ....lowering.reduce import mean_over, reduce_chain
 from ....lowering.typed import mul
 from ..reader import ConvertError
-from ..registry import converter
+from ....lowering.limits import must_be_known
+from ..registry import converter, publish
 
 # The opset version from which each op takes its axes as input 1 instead of an attribute.
 _AXES_INPUT_SINCE = {"ReduceSum": 13, "ReduceMean": 18, "ReduceMax": 18, "ReduceMin": 18, "ReduceProd": 18,
                      "ReduceL1": 18, "ReduceL2": 18, "ReduceLogSum": 18, "ReduceLogSumExp": 18,
                      "ReduceSumSquare": 18}
+
+REDUCE_AXES = must_be_known("axes-from-data", "axes", "the output shape depends on the reduced axes")
+for _op in _AXES_INPUT_SINCE:
+    publish(_op, REDUCE_AXES)
+
 
 def _drop_axes(ctx, x, axes):
     """Remove reduced axes (literal 1s) from ``x``."""
@@ -61,7 +67,7 @@ def _given_axes(ctx, node):
         return ()
     c = ctx.const(name)
     if c is None:
-        raise ConvertError(f"axes input '{name}' must be a constant (the output shape depends on it)")
+        raise REDUCE_AXES.refuse(f"{node.op_type} axes input '{name}'")
     return tuple(int(a) for a in np.asarray(c).reshape(-1))
 
 

@@ -21,11 +21,26 @@ import numpy as np
 
 from ....lowering.resize import Axis, ResizeSpec, resize, scaled_axis, sized_axis
 from ..reader import ConvertError
-from ..registry import converter
+from ....lowering.limits import Limit, LimitKind, must_be_known
+from ..registry import converter, publish
 from ....ir.dtypes import DType
 from .resize_8bit import linear_8bit
 
 MODES = ("nearest", "linear", "cubic")
+
+
+RESIZE_SCALES, RESIZE_SIZES, RESIZE_ROI = publish(
+    "Resize",
+    Limit("scales-from-data", LimitKind.INPUT, "scales", ("not a constant",),
+          "the output size is the input size times the scales", "make the scales an initializer"),
+    must_be_known("sizes-from-data", "sizes", "they are the output size"),
+    Limit("roi-from-data", LimitKind.INPUT, "roi", ("not a constant (with tf_crop_and_resize)",),
+          "the region of interest decides the sampling grid, which tosaconv computes at import",
+          "make the roi an initializer"))
+RESIZE_INT = publish("Resize", Limit(
+    "int-interpolation", LimitKind.DTYPE, "X", ("int16 or int32 with mode linear, any integer with mode cubic",),
+    "nearest takes any type and linear float and 8-bit data; TOSA's integer BILINEAR returns a scaled int32 "
+    "result", "resize in float, or use mode nearest"))
 
 
 @converter("Resize", since=11)
@@ -37,8 +52,7 @@ def convert_resize(ctx, node):
     if mode == "linear" and x.type.dtype is DType.INT8:
         return linear_8bit(ctx, x, lambda f: _resize(ctx, node, f, mode))
     if mode != "nearest" and not x.type.dtype.is_float:
-        raise ConvertError(f"{mode} Resize on {x.type.dtype.value} data is not supported (nearest takes any "
-                           "type, linear takes float and 8-bit data)")
+        raise RESIZE_INT.refuse(f"{mode} Resize on {x.type.dtype.value} data")
     return _resize(ctx, node, x, mode)
 
 
@@ -76,7 +90,7 @@ def _scales(ctx, node):
         return None
     c = ctx.const(name)
     if c is None:
-        raise ConvertError(f"Resize scales '{name}' must be a constant")
+        raise RESIZE_SCALES.refuse(f"Resize scales '{name}'")
     return None if c.size == 0 else [np.float32(v) for v in c.reshape(-1)]
 
 
@@ -86,7 +100,7 @@ def _sizes(ctx, node):
         return None
     st = ctx.shape_tensor(name)
     if st is None:
-        raise ConvertError(f"Resize sizes '{name}' must be a constant or computed from shapes")
+        raise RESIZE_SIZES.refuse(f"Resize sizes '{name}'")
     return st.values() if st.dims else None
 
 
@@ -134,7 +148,7 @@ def _rois(ctx, node, order) -> dict:
     name = node.input(1)
     roi = ctx.const(name) if name else None
     if roi is None or roi.size == 0:
-        raise ConvertError("Resize tf_crop_and_resize needs a constant roi input")
+        raise RESIZE_ROI.refuse("Resize tf_crop_and_resize")
     flat = roi.reshape(-1)
     if flat.size != 2 * len(order):
         raise ConvertError(f"Resize roi has {flat.size} values; tf_crop_and_resize needs {2 * len(order)} "

@@ -19,7 +19,9 @@ from ....lowering.shapes import arange_of, expand, reshape_with_hole, to_ir
 from ....symbolic.expr import product, same
 from ..context import ShapeTensor
 from ..reader import ConvertError
-from ..registry import converter
+from ....lowering.limits import EMPTY_RESULT, size_from_data
+from ....lowering.shapes import RANGE_DELTA
+from ..registry import converter, publish
 
 
 @converter("Shape", since=1)
@@ -61,6 +63,12 @@ def convert_constant(ctx, node):
             ctx.set_const(node.outputs[0], arr)
             return None
     raise ConvertError("Constant without a numeric value (sparse and string constants are not supported)")
+
+
+publish("Reshape", size_from_data("shape"))
+publish("Expand", size_from_data("shape"))
+publish("ConstantOfShape", size_from_data("input"))
+publish("Range", size_from_data("start or limit"), RANGE_DELTA)
 
 
 @converter("Reshape", since=5)
@@ -110,7 +118,7 @@ def convert_constant_of_shape(ctx, node):
     dims = [d.type.value for d in st.dims]
     if all(isinstance(d, int) for d in dims):
         if any(d < 1 for d in dims):   # an empty tensor too: [2^20, 2^20, 0] holds nothing but still hangs printers
-            raise ConvertError(f"ConstantOfShape shape {dims} has a dim below 1; TOSA requires every dim to be >= 1")
+            raise EMPTY_RESULT.refuse(f"ConstantOfShape shape {dims} has a dim below 1")
         check_tensor(f"ConstantOfShape result '{node.outputs[0]}'", dims, fill.dtype)
         return ctx.b.const(to_ir(np.full(dims, fill[0], dtype=fill.dtype)))
     base = ctx.b.const(to_ir(np.full((1,) * len(dims), fill[0], dtype=fill.dtype)))

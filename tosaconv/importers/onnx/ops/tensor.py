@@ -20,7 +20,8 @@ from ....symbolic.constraints import Kind
 from ....symbolic.expr import Expr, floordiv, same
 from ..context import ShapeTensor
 from ..reader import ConvertError
-from ..registry import converter
+from ....lowering.limits import must_be_known, size_from_data
+from ..registry import converter, publish
 
 
 def _axes(ctx, node, input_index: int, since: int):
@@ -31,13 +32,21 @@ def _axes(ctx, node, input_index: int, since: int):
             return None
         c = ctx.const(name)
         if c is None:
-            raise ConvertError(f"axes input '{name}' must be a constant")
+            raise AXES_FROM_DATA.refuse(f"{node.op_type} axes input '{name}'")
         return tuple(int(a) for a in c.reshape(-1))
     axes = node.attr("axes", None)
     return None if axes is None else tuple(axes)
 
 
 # -- Gather ---------------------------------------------------------------------
+
+AXES_FROM_DATA = must_be_known("axes-from-data", "axes", "the output shape depends on the axes")
+publish("Unsqueeze", AXES_FROM_DATA)
+publish("Squeeze", AXES_FROM_DATA)
+SLICE_AXES = publish("Slice", size_from_data("starts or ends"),
+                     must_be_known("axes-from-data", "axes or steps", "the output shape depends on them"))[1]
+SPLIT_FROM_DATA = publish("Split", must_be_known("split-from-data", "split", "the output sizes are its values"))
+
 
 @converter("Gather", since=1)
 def convert_gather(ctx, node):
@@ -112,8 +121,8 @@ def convertslice_(ctx, node):
     rank = x.type.rank
     b_starts = ctx.dims(node.inputs[1]).dims
     b_ends = ctx.dims(node.inputs[2]).dims
-    axes = list(range(len(b_starts))) if node.input(3) is None else _const_list(ctx, node.input(3))
-    steps = [1] * len(axes) if node.input(4) is None else _const_list(ctx, node.input(4))
+    axes = list(range(len(b_starts))) if node.input(3) is None else _const_list(ctx, node.input(3), "axes")
+    steps = [1] * len(axes) if node.input(4) is None else _const_list(ctx, node.input(4), "steps")
     starts0, sizes, strided = [0] * rank, list(x.type.shape), []
     for s, e, a, step in zip(b_starts, b_ends, axes, steps):
         a = norm_axis(a, rank)
@@ -127,10 +136,10 @@ def convertslice_(ctx, node):
     return y
 
 
-def _const_list(ctx, name):
+def _const_list(ctx, name, what: str):
     c = ctx.const(name)
     if c is None:
-        raise ConvertError(f"'{name}' must be a constant")
+        raise SLICE_AXES.refuse(f"Slice {what} input '{name}'")
     return [int(v) for v in c.reshape(-1)]
 
 
@@ -170,6 +179,8 @@ def _split_shape_tensor(ctx, node, st: ShapeTensor) -> list:
 
 def _split_sizes(ctx, node, dim):
     split = ctx.const(node.input(1)) if node.version >= 13 else node.attr("split", None)
+    if split is None and node.version >= 13 and node.input(1):
+        raise SPLIT_FROM_DATA.refuse(f"Split input '{node.input(1)}'")
     n = len(node.outputs)
     if split is not None:
         sizes = [int(s) for s in np.asarray(split).reshape(-1)]

@@ -23,7 +23,11 @@ from ....lowering.index_math import I32, arange, axis_last, inverse, select_redu
 from ....symbolic.constraints import Kind
 from ....symbolic.expr import product
 from ..reader import ConvertError
-from ..registry import converter
+from ....lowering.limits import size_from_data
+from ..registry import converter, publish
+
+
+publish("TopK", size_from_data("K"))
 
 
 @converter("TopK", since=10)
