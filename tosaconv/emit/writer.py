@@ -182,6 +182,8 @@ def _static_type(value, what: str, location) -> TensorType:
     if not isinstance(t, TensorType):
         raise EmitError(f"{what} is an Index value ({t}); helper ops must fold away before emission",
                         location)
+    if all(type(d) is int for d in t.shape):
+        return t      # already static with plain ints (the common case: no new type needed)
     # numpy integer dims count as static here, though ir's is_static() only accepts int.
     if not all(isinstance(d, (int, np.integer)) for d in t.shape):
         raise EmitError(f"{what} has symbolic type {t}; bind its symbols (specialize) before emission",
