@@ -26,6 +26,8 @@ from __future__ import annotations
 
 import struct
 
+import numpy as np
+
 _SIZES = {"B": 1, "b": 1, "H": 2, "i": 4, "I": 4, "U": 4}
 _U32 = struct.Struct("<I")
 _I32 = struct.Struct("<i")
@@ -74,12 +76,26 @@ class FlatWriter:
         self.prep(align, len(data))
         return self._vector_bytes(data, 1, 4)
 
+    def array_vector(self, arr: np.ndarray, align: int) -> int:
+        """The bytes of ``arr``'s elements in C order as a ``[ubyte]``, copied from any strides."""
+        n = arr.nbytes
+        self.prep(align, n)
+        self.prep(4, n)
+        self.off += n
+        target = np.frombuffer(self.buf, arr.dtype, count=arr.size, offset=self.cap - self.off)
+        np.copyto(target.reshape(arr.shape), arr)
+        del target
+        self.off += 4
+        _U32.pack_into(self.buf, self.cap - self.off, n)
+        return self.off
+
     def _vector_bytes(self, data, elem: int, align: int, trailing: int = 0) -> int:
         n = len(data)
         self.prep(align, n + trailing)
         off = self.off + trailing + n
         end = self.cap - self.off - trailing
-        self.buf[end - n:end] = data
+        with memoryview(self.buf) as target:   # (a bytearray slice assignment would copy ``data`` first)
+            target[end - n:end] = data
         self.off = off + 4
         _U32.pack_into(self.buf, self.cap - self.off, n // elem)
         return self.off
@@ -143,8 +159,10 @@ class FlatWriter:
         _I32.pack_into(buf, cap - obj, vtable - obj)
         return obj
 
-    def finish(self, root: int, identifier: bytes) -> bytes:
-        """The finished buffer: root offset, file identifier, then everything written."""
+    def finish(self, root: int, identifier: bytes) -> bytearray:
+        """The finished buffer: root offset, file identifier, then everything written. The unused front
+        of the buffer is dropped in place (CPython moves a bytearray's start), so the data, weights
+        included, is not copied again."""
         self.prep(self.minalign, 8)
         self.prep(4, 4)
         self.off += 4
@@ -152,4 +170,7 @@ class FlatWriter:
         self.prep(4, 0)
         self.off += 4
         _U32.pack_into(self.buf, self.cap - self.off, self.off - root)
-        return bytes(memoryview(self.buf)[self.cap - self.off:])
+        buf = self.buf
+        del buf[:self.cap - self.off]
+        self.buf, self.cap, self.off = bytearray(), 0, 0
+        return buf

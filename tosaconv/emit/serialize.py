@@ -26,7 +26,7 @@ from .records import BlockRecord, OpRecord, ShapeRecord, TensorRecord
 _MAX_BYTES = 2**31 - 2**20  # flatbuffers' 2 GB limit, with room for the tables
 
 
-def serialize(block: BlockRecord) -> bytes:
+def serialize(block: BlockRecord) -> bytearray:
     """The flatbuffer bytes of a TOSA 1.0 graph: region ``main`` with ``block``, then its other regions
     (the then/else and cond/body graphs of control flow), one block each."""
     w = _Writer(_size_estimate(block))
@@ -58,7 +58,7 @@ def _size_estimate(block: BlockRecord) -> int:
     """Enough room that the buffer never regrows (each regrowth copies all data written so far)."""
     records = block.record_count()
     names = sum(len(t.name) for blk in [block, *block.regions.values()] for t in blk.tensors + blk.shapes)
-    return min(block.data_bytes() + 512 * records + 4 * names + 65536, 2**31 - 1)
+    return min(block.data_bytes() + 160 * records + 4 * names + 65536, 2**31 - 1)
 
 
 def too_big(block: BlockRecord) -> bool:
@@ -185,8 +185,11 @@ def _field_vector(w: _Writer, kind: str, value) -> int:
 
 
 def _aligned_bytes(w: _Writer, data: np.ndarray) -> int:
-    # 8-byte aligned as the schema's force_align: 8 asks; the array's buffer is copied once, into the output.
-    return w.byte_vector(memoryview(np.ascontiguousarray(data)).cast("B"), 8)
+    # 8-byte aligned as the schema's force_align: 8 asks; the elements are copied once, into the output
+    # (a transposed view is transposed on the way, never materialized apart).
+    if data.flags.c_contiguous:
+        return w.byte_vector(memoryview(data).cast("B"), 8)
+    return w.array_vector(data, 8)
 
 
 def _strings(w: _Writer, strings) -> int:

@@ -29,7 +29,7 @@ from .codecs import CODECS, MULTI_RESULT_OPS
 from .errors import EmitError
 from .records import BlockRecord, OpRecord, ShapeRecord, TensorRecord
 from .serialize import serialize, too_big
-from .tensor_data import to_le_bytes
+from .tensor_data import le_array, to_le_bytes
 from .tensor_names import assign_names, assign_region_names
 
 
@@ -122,7 +122,7 @@ class _Lowering:
             self.block.shapes.append(ShapeRecord(name, int(values.size), data))
             self._add_op("CONST_SHAPE", {}, [], [name], location_text(op.location))
             return
-        self._add_tensor(name, out, to_le_bytes(values, out.dtype))
+        self._add_tensor(name, out, le_array(values, out.dtype))
         self._add_op("CONST", {}, [], [name], location_text(op.location))
 
     def _op(self, op, ins: list, out: TensorType):

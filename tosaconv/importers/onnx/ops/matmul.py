@@ -58,7 +58,8 @@ def _operand(ctx, name, transpose: int, scale: float = 1.0):
     c = ctx.const(name)
     if c is not None:
         c = c.astype(np.float32) if c.dtype == np.float64 else c
-        return ctx.b.const(np.ascontiguousarray((c.T if transpose else c) * np.asarray(scale, dtype=c.dtype)))
+        c = c.T if transpose else c      # a view: the emitter writes it transposed, with no copy before
+        return ctx.b.const(c if scale == 1.0 else np.ascontiguousarray(c * np.asarray(scale, dtype=c.dtype)))
     v = ctx.tensor(name)
     return ctx.b.emit(Op.TRANSPOSE, v, attrs=A.TransposeAttrs((1, 0))) if transpose else v
 
