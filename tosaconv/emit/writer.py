@@ -19,6 +19,7 @@ import math
 
 import numpy as np
 
+from ..gc_tuning import fewer_collections
 from ..ir.dtypes import DType
 from ..ir.graph import op_regions
 from ..ir.location import Location
@@ -33,6 +34,7 @@ from .tensor_data import le_array, to_le_bytes
 from .tensor_names import assign_names, assign_region_names
 
 
+@fewer_collections
 def write_tosa(graph) -> bytes:
     """The ``.tosa`` bytes of a static graph (raises :class:`EmitError` naming the offending op)."""
     block = _Lowering(graph).run()

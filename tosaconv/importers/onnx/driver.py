@@ -22,6 +22,7 @@ import onnx
 from google.protobuf.message import DecodeError
 
 from ...diagnostics import ConversionError, Diagnostic
+from ...gc_tuning import fewer_collections
 from ...ir.dtypes import DType
 from ...ir.graph import Graph
 from ...ir.location import Location
@@ -52,6 +53,7 @@ _ELEM_TYPES = {
 }
 
 
+@fewer_collections
 def import_onnx(path: str, int_io: bool = False, quantize_weights: bool = False) -> Graph:
     """The symbolic program of the model at ``path``; ``int_io``: integer inputs and outputs (see .int_io);
     ``quantize_weights`` (``--profile int``): float weights between QDQ pairs are quantized (see
