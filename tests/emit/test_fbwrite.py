@@ -113,3 +113,19 @@ def test_repeated_field_layouts_share_one_vtable():
     assert ours == _official(script)
     # the two tables' one vtable: 3 slots, so 10 bytes, then the table size 12 (offset, uint32, uoffset)
     assert ours.count(bytes([10, 0, 12, 0])) == 1
+
+
+@pytest.mark.parametrize("array", [
+    np.arange(12, dtype=np.float32).reshape(3, 4).T,             # a transposed view: written in C order
+    np.arange(24, dtype=np.int16).reshape(2, 3, 4)[:, ::2, 1:],  # strided
+    np.zeros((0, 3), np.float32), np.float32(2.5) * np.ones(()), np.arange(7, dtype=np.int8),
+])
+def test_constant_data_is_the_arrays_c_order_bytes(array):
+    from tosaconv.emit.serialize import _aligned_bytes, _Writer
+    w = _Writer(16)
+    off = _aligned_bytes(w, array)
+    buf = bytes(w.buf)
+    at = len(buf) - off
+    n = int.from_bytes(buf[at:at + 4], "little")
+    assert buf[at + 4:at + 4 + n] == np.ascontiguousarray(array).tobytes()
+    assert (off - 4) % 8 == 0      # the data starts 8-aligned (counted from the end, as flatbuffers aligns)

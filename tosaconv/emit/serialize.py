@@ -187,6 +187,8 @@ def _field_vector(w: _Writer, kind: str, value) -> int:
 def _aligned_bytes(w: _Writer, data: np.ndarray) -> int:
     # 8-byte aligned as the schema's force_align: 8 asks; the elements are copied once, into the output
     # (a transposed view is transposed on the way, never materialized apart).
+    if data.size == 0:
+        return w.byte_vector(b"", 8)
     if data.flags.c_contiguous:
         return w.byte_vector(memoryview(data).cast("B"), 8)
     return w.array_vector(data, 8)
