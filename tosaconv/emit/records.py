@@ -27,7 +27,7 @@ class TensorRecord:
     name: str
     shape: tuple
     dtype: Optional[DType]          # None: a type the IR has no counterpart for
-    data: Optional[np.ndarray] = None  # flat uint8, little-endian; constants only
+    data: Optional[np.ndarray] = None  # little-endian elements, written in C order (read: flat uint8); constants
     type_code: int = 0
     variable_name: Optional[str] = None  # a variable's state tensor (its data is the initial value)
 
@@ -66,7 +66,7 @@ class BlockRecord:
 
     def data_bytes(self) -> int:
         """Total size of the constant data (to size the flatbuffer builder once)."""
-        own = sum(r.data.size for r in self.tensors + self.shapes if r.data is not None)
+        own = sum(r.data.nbytes for r in self.tensors + self.shapes if r.data is not None)
         return own + sum(b.data_bytes() for b in self.regions.values())
 
     def record_count(self) -> int:

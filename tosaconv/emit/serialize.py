@@ -1,33 +1,45 @@
-"""Serialize a :class:`BlockRecord` as a TOSA flatbuffer with ``flatbuffers.Builder``.
+"""Serialize a :class:`BlockRecord` as a TOSA flatbuffer with :class:`~.fbwrite.FlatWriter`.
 
-Tables are written bottom-up (children before parents, as flatbuffers
+The writer lays tables out exactly as ``flatbuffers.Builder`` would (the same
+bytes; tests/emit/test_fbwrite.py compares them) at a fraction of its per-field
+cost. Tables are written bottom-up (children before parents, as flatbuffers
 requires) in a fixed order, so the same records always give the same bytes.
 Slots come from ``schema.py``. Constant data is not copied more than needed:
-the builder is sized up front so it never regrows, and each array's ``uint8``
-view goes in through a single ``tobytes``, 8-byte aligned as the schema's
+the buffer is sized up front so it never regrows, and each array's bytes go
+in with one copy, straight from the array, 8-byte aligned as the schema's
 ``force_align`` asks. Scalars equal to their schema default are left out, as
 flatbuffers does. Every string (tensor names, which each op's input and
-output lists repeat, and locations) is written once and shared
-(``CreateSharedString``), which saves both bytes and time; so are tables and
-vectors whose content repeats (shape vectors, attribute tables without
-vectors, locations): flatbuffers lets several parents point at one child.
+output lists repeat, and locations) is written once and shared, which saves
+both bytes and time; so are tables and vectors whose content repeats (shape
+vectors, attribute tables without vectors, locations): flatbuffers lets
+several parents point at one child.
 """
 from __future__ import annotations
 
-import struct
-
-import flatbuffers
 import numpy as np
 
 from . import schema as S
 from .errors import EmitError
+from .fbwrite import FlatWriter
 from .records import BlockRecord, OpRecord, ShapeRecord, TensorRecord
 
 _MAX_BYTES = 2**31 - 2**20  # flatbuffers' 2 GB limit, with room for the tables
 
 
-class _Builder(flatbuffers.Builder):
-    """flatbuffers' builder plus the offsets of children already written, by content."""
+def serialize(block: BlockRecord, version: "tuple | None" = None) -> bytearray:
+    """The flatbuffer bytes of a TOSA 1.0 graph: region ``main`` with ``block``, then its other regions
+    (the then/else and cond/body graphs of control flow), one block each. ``version`` is
+    ``S.WRITE_VERSION_SHAPE`` (1.1 draft) for a program that uses the EXT-SHAPE operators."""
+    w = _Writer(_size_estimate(block))
+    named = [("main", block)] + sorted(block.regions.items())
+    regions = w.offset_vector([_region(w, name, _block(w, blk)) for name, blk in named])
+    version = _version(w, version or S.WRITE_VERSION)
+    root = w.table(S.GraphSlot.COUNT, ((S.GraphSlot.VERSION, "U", version), (S.GraphSlot.REGIONS, "U", regions)))
+    return w.finish(root, S.FILE_IDENTIFIER)
+
+
+class _Writer(FlatWriter):
+    """The flatbuffer writer plus the offsets of children already written, by content."""
 
     __slots__ = ("written",)
 
@@ -43,125 +55,92 @@ class _Builder(flatbuffers.Builder):
         return off
 
 
-def serialize(block: BlockRecord, version: "tuple | None" = None) -> bytes:
-    """The flatbuffer bytes of a TOSA 1.0 graph: region ``main`` with ``block``, then its other regions
-    (the then/else and cond/body graphs of control flow), one block each. ``version`` is
-    ``S.WRITE_VERSION_SHAPE`` (1.1 draft) for a program that uses the EXT-SHAPE operators."""
-    b = _Builder(_size_estimate(block))
-    named = [("main", block)] + sorted(block.regions.items())
-    regions = _offsets(b, [_region(b, name, _block(b, blk)) for name, blk in named])
-    version = _version(b, version or S.WRITE_VERSION)
-    b.StartObject(S.GraphSlot.COUNT)
-    b.PrependUOffsetTRelativeSlot(S.GraphSlot.VERSION, version, 0)
-    b.PrependUOffsetTRelativeSlot(S.GraphSlot.REGIONS, regions, 0)
-    b.Finish(b.EndObject(), S.FILE_IDENTIFIER)
-    return bytes(memoryview(b.Bytes)[b.Head():])  # one copy (Output() would make two)
-
-
 def _size_estimate(block: BlockRecord) -> int:
-    """Enough room that the builder never regrows (each regrowth copies all data written so far)."""
+    """Enough room that the buffer never regrows (each regrowth copies all data written so far)."""
     records = block.record_count()
     names = sum(len(t.name) for blk in [block, *block.regions.values()] for t in blk.tensors + blk.shapes)
-    return min(block.data_bytes() + 512 * records + 4 * names + 65536, flatbuffers.Builder.MAX_BUFFER_SIZE)
+    return min(block.data_bytes() + 160 * records + 4 * names + 65536, 2**31 - 1)
 
 
 def too_big(block: BlockRecord) -> bool:
     return block.data_bytes() > _MAX_BYTES
 
 
-def _region(b, region_name: str, block: int) -> int:
+def _region(w: _Writer, region_name: str, block: int) -> int:
     # The official tools name the first region and its block "main"; the reference model requires it.
-    name, blocks = b.CreateSharedString(region_name), _offsets(b, [block])
-    b.StartObject(S.RegionSlot.COUNT)
-    b.PrependUOffsetTRelativeSlot(S.RegionSlot.NAME, name, 0)
-    b.PrependUOffsetTRelativeSlot(S.RegionSlot.BLOCKS, blocks, 0)
-    return b.EndObject()
+    name, blocks = w.string(region_name), w.offset_vector([block])
+    return w.table(S.RegionSlot.COUNT, ((S.RegionSlot.NAME, "U", name), (S.RegionSlot.BLOCKS, "U", blocks)))
 
 
-def _version(b, version: tuple) -> int:
-    major, minor, patch, draft = version
-    b.StartObject(S.VersionSlot.COUNT)
-    b.PrependInt32Slot(S.VersionSlot.MAJOR, major, -1)
-    b.PrependInt32Slot(S.VersionSlot.MINOR, minor, -1)
-    b.PrependInt32Slot(S.VersionSlot.PATCH, patch, -1)
-    b.PrependBoolSlot(S.VersionSlot.DRAFT, draft, True)
-    return b.EndObject()
+def _version(w: _Writer, version: tuple) -> int:
+    values = zip((S.VersionSlot.MAJOR, S.VersionSlot.MINOR, S.VersionSlot.PATCH, S.VersionSlot.DRAFT),
+                 ("i", "i", "i", "B"), version, S.VersionSlot.DEFAULTS)
+    return w.table(S.VersionSlot.COUNT, [(slot, fmt, int(v)) for slot, fmt, v, default in values if v != default])
 
 
-def _block(b, block: BlockRecord) -> int:
-    tensors = _offsets(b, [_tensor(b, t) for t in block.tensors])
-    shapes = _offsets(b, [_shape(b, s) for s in block.shapes])
-    operators = _offsets(b, [_operator(b, op) for op in block.ops])
-    inputs, outputs = _strings(b, block.inputs), _strings(b, block.outputs)
-    name = b.CreateSharedString(block.name)
-    b.StartObject(S.BlockSlot.COUNT)
-    b.PrependUOffsetTRelativeSlot(S.BlockSlot.NAME, name, 0)
-    b.PrependUOffsetTRelativeSlot(S.BlockSlot.OPERATORS, operators, 0)
-    b.PrependUOffsetTRelativeSlot(S.BlockSlot.TENSORS, tensors, 0)
-    b.PrependUOffsetTRelativeSlot(S.BlockSlot.INPUTS, inputs, 0)
-    b.PrependUOffsetTRelativeSlot(S.BlockSlot.OUTPUTS, outputs, 0)
-    b.PrependUOffsetTRelativeSlot(S.BlockSlot.SHAPES, shapes, 0)
-    return b.EndObject()
+def _block(w: _Writer, block: BlockRecord) -> int:
+    tensors = w.offset_vector([_tensor(w, t) for t in block.tensors])
+    shapes = w.offset_vector([_shape(w, s) for s in block.shapes])
+    operators = w.offset_vector([_operator(w, op) for op in block.ops])
+    inputs, outputs = _strings(w, block.inputs), _strings(w, block.outputs)
+    name = w.string(block.name)
+    return w.table(S.BlockSlot.COUNT, (
+        (S.BlockSlot.NAME, "U", name), (S.BlockSlot.OPERATORS, "U", operators), (S.BlockSlot.TENSORS, "U", tensors),
+        (S.BlockSlot.INPUTS, "U", inputs), (S.BlockSlot.OUTPUTS, "U", outputs), (S.BlockSlot.SHAPES, "U", shapes)))
 
 
-def _tensor(b, t: TensorRecord) -> int:
-    if any(not -(1 << 31) <= int(d) < (1 << 31) for d in t.shape):
-        raise EmitError(f"tensor '{t.name}' has shape {list(t.shape)}, beyond TOSA's int32 dims")
-    data = None if t.data is None else _aligned_bytes(b, t.data)
+def _tensor(w: _Writer, t: TensorRecord) -> int:
     dims = tuple(int(d) for d in t.shape)
-    shape = b.once(("shape", dims), lambda: _int32s(b, dims))
-    name = b.CreateSharedString(t.name)
-    variable_name = None if t.variable_name is None else b.CreateSharedString(t.variable_name)
-    b.StartObject(S.TensorSlot.COUNT)
-    b.PrependUOffsetTRelativeSlot(S.TensorSlot.NAME, name, 0)
-    b.PrependUOffsetTRelativeSlot(S.TensorSlot.SHAPE, shape, 0)
-    b.PrependUint32Slot(S.TensorSlot.TYPE, t.type_code or S.dtype_code(t.dtype), 0)
+    if any(not -(1 << 31) <= d < (1 << 31) for d in dims):
+        raise EmitError(f"tensor '{t.name}' has shape {list(t.shape)}, beyond TOSA's int32 dims")
+    data = None if t.data is None else _aligned_bytes(w, t.data)
+    shape = w.written.get(("shape", dims))
+    if shape is None:
+        shape = w.written[("shape", dims)] = w.int32_vector(dims)
+    fields = [(S.TensorSlot.NAME, "U", w.string(t.name)), (S.TensorSlot.SHAPE, "U", shape)]
+    code = t.type_code or S.dtype_code(t.dtype)
+    if code:
+        fields.append((S.TensorSlot.TYPE, "I", code))
     if data is not None:
-        b.PrependUOffsetTRelativeSlot(S.TensorSlot.DATA, data, 0)
-    if variable_name is not None:
-        b.PrependBoolSlot(S.TensorSlot.VARIABLE, True, False)
-        b.PrependUOffsetTRelativeSlot(S.TensorSlot.VARIABLE_NAME, variable_name, 0)
-    return b.EndObject()
+        fields.append((S.TensorSlot.DATA, "U", data))
+    if t.variable_name is not None:
+        fields += [(S.TensorSlot.VARIABLE, "B", 1), (S.TensorSlot.VARIABLE_NAME, "U", w.string(t.variable_name))]
+    return w.table(S.TensorSlot.COUNT, fields)
 
 
-def _shape(b, s: ShapeRecord) -> int:
-    data = None if s.data is None else _aligned_bytes(b, s.data)
-    name = b.CreateSharedString(s.name)
-    b.StartObject(S.ShapeSlot.COUNT)
-    b.PrependUOffsetTRelativeSlot(S.ShapeSlot.NAME, name, 0)
-    b.PrependUint32Slot(S.ShapeSlot.RANK, s.rank, 0)
+def _shape(w: _Writer, s: ShapeRecord) -> int:
+    data = None if s.data is None else _aligned_bytes(w, s.data)
+    fields = [(S.ShapeSlot.NAME, "U", w.string(s.name))]
+    if s.rank:
+        fields.append((S.ShapeSlot.RANK, "I", s.rank))
     if data is not None:
-        b.PrependUOffsetTRelativeSlot(S.ShapeSlot.DATA, data, 0)
-    return b.EndObject()
+        fields.append((S.ShapeSlot.DATA, "U", data))
+    return w.table(S.ShapeSlot.COUNT, fields)
 
 
-def _operator(b, op: OpRecord) -> int:
+def _operator(w: _Writer, op: OpRecord) -> int:
     _check_int32_fields(op)
-    attribute = _attribute(b, op.attribute or op.op, op.fields)
-    inputs, outputs = _strings(b, op.inputs), _strings(b, op.outputs)
-    location = None if op.location is None else b.once(("location", op.location), lambda: _location(b, op.location))
-    code = S.OP_CODE[op.op]
-    b.StartObject(S.OperatorSlot.COUNT)
-    b.PrependUint32Slot(S.OperatorSlot.OP, code, 0)
-    # union member N belongs to op N (a variable access is an IDENTITY with a variable's table)
-    b.PrependUint8Slot(S.OperatorSlot.ATTRIBUTE_TYPE, S.OP_CODE[op.attribute or op.op], 0)
-    b.PrependUOffsetTRelativeSlot(S.OperatorSlot.ATTRIBUTE, attribute, 0)
-    b.PrependUOffsetTRelativeSlot(S.OperatorSlot.INPUTS, inputs, 0)
-    b.PrependUOffsetTRelativeSlot(S.OperatorSlot.OUTPUTS, outputs, 0)
+    attribute = _attribute(w, op.attribute or op.op, op.fields)
+    inputs, outputs = _strings(w, op.inputs), _strings(w, op.outputs)
+    location = None if op.location is None else w.once(("location", op.location), lambda: _location(w, op.location))
+    fields = [(S.OperatorSlot.OP, "I", S.OP_CODE[op.op]),
+              # union member N belongs to op N (a variable access is an IDENTITY with a variable's table)
+              (S.OperatorSlot.ATTRIBUTE_TYPE, "B", S.OP_CODE[op.attribute or op.op]),
+              (S.OperatorSlot.ATTRIBUTE, "U", attribute), (S.OperatorSlot.INPUTS, "U", inputs),
+              (S.OperatorSlot.OUTPUTS, "U", outputs)]
     if location is not None:
-        b.PrependUOffsetTRelativeSlot(S.OperatorSlot.LOCATION, location, 0)
-    return b.EndObject()
+        fields.append((S.OperatorSlot.LOCATION, "U", location))
+    return w.table(S.OperatorSlot.COUNT, fields)
 
 
-def _location(b, text: str) -> int:
-    text_offset = b.CreateSharedString(text)
-    b.StartObject(S.LocationSlot.COUNT)
-    b.PrependUOffsetTRelativeSlot(S.LocationSlot.TEXT, text_offset, 0)
-    return b.EndObject()
+def _location(w: _Writer, text: str) -> int:
+    return w.table(S.LocationSlot.COUNT, ((S.LocationSlot.TEXT, "U", w.string(text)),))
 
 
 def _check_int32_fields(op: OpRecord) -> None:
     """Every int32 attribute value fits int32 (a model's 2^40 stride or pad is refused, not wrapped)."""
+    if not op.fields:
+        return
     for name, kind in S.attr_layout(op.attribute or op.op):
         if name not in op.fields or kind not in (S.INT32, S.INT32_VEC):
             continue
@@ -172,60 +151,50 @@ def _check_int32_fields(op: OpRecord) -> None:
             raise EmitError(f"{op.op}{where}: attribute '{name}' holds {bad}, which does not fit TOSA's int32")
 
 
-def _attribute(b, op_name: str, fields: dict) -> int:
+def _attribute(w: _Writer, op_name: str, fields: dict) -> int:
     layout = S.attr_layout(op_name)
     if not any(kind in (S.INT32_VEC, S.BYTES, S.STRING) and name in fields for name, kind in layout):
         scalars = tuple((name, fields[name]) for name, _ in layout if name in fields)
-        return b.once(("attribute", op_name, scalars), lambda: _attribute_table(b, layout, fields, {}))
-    vectors = {name: _field_vector(b, kind, fields[name])
+        return w.once(("attribute", op_name, scalars), lambda: _attribute_table(w, layout, fields, {}))
+    vectors = {name: _field_vector(w, kind, fields[name])
                for name, kind in layout if kind in (S.INT32_VEC, S.BYTES, S.STRING) and name in fields}
-    return _attribute_table(b, layout, fields, vectors)
+    return _attribute_table(w, layout, fields, vectors)
 
 
-def _attribute_table(b, layout, fields: dict, vectors: dict) -> int:
-    b.StartObject(len(layout))
+_SCALAR_FORMATS = {S.BOOL: "B", S.INT32: "i", S.ENUM: "I"}
+
+
+def _attribute_table(w: _Writer, layout, fields: dict, vectors: dict) -> int:
+    """Vectors by offset; scalars unless equal to their default (0 / false), as flatbuffers leaves them out."""
+    entries = []
     for slot, (name, kind) in enumerate(layout):
         if name in vectors:
-            b.PrependUOffsetTRelativeSlot(slot, vectors[name], 0)
-        elif name in fields and kind == S.BOOL:
-            b.PrependBoolSlot(slot, bool(fields[name]), False)
-        elif name in fields and kind == S.INT32:
-            b.PrependInt32Slot(slot, int(fields[name]), 0)
-        elif name in fields and kind == S.ENUM:
-            b.PrependUint32Slot(slot, int(fields[name]), 0)
-    return b.EndObject()
+            entries.append((slot, "U", vectors[name]))
+        elif name in fields and kind in _SCALAR_FORMATS:
+            value = bool(fields[name]) if kind == S.BOOL else int(fields[name])
+            if value:
+                entries.append((slot, _SCALAR_FORMATS[kind], int(value)))
+    return w.table(len(layout), entries)
 
 
-def _field_vector(b, kind: str, value) -> int:
+def _field_vector(w: _Writer, kind: str, value) -> int:
     if kind == S.INT32_VEC:
-        return _int32s(b, value)
+        return w.int32_vector([int(v) for v in value])
     if kind == S.STRING:
-        return b.CreateSharedString(value)
-    return _aligned_bytes(b, np.frombuffer(bytes(value), dtype=np.uint8))
+        return w.string(value)
+    return w.byte_vector(bytes(value), 8)
 
 
-def _aligned_bytes(b, data: np.ndarray) -> int:
-    # Pad first so the bytes end up 8-byte aligned (force_align: 8); the vector's
-    # own 4-byte alignment is then already met. ``tobytes`` is the one copy made
-    # (CreateNumpyVector would copy a uint8 array twice).
-    b.Prep(8, data.size)
-    return b.CreateByteVector(data.tobytes())
+def _aligned_bytes(w: _Writer, data: np.ndarray) -> int:
+    # 8-byte aligned as the schema's force_align: 8 asks; the elements are copied once, into the output
+    # (a transposed view is transposed on the way, never materialized apart).
+    if data.size == 0:
+        return w.byte_vector(b"", 8)
+    if data.flags.c_contiguous:
+        return w.byte_vector(memoryview(data).cast("B"), 8)
+    return w.array_vector(data, 8)
 
 
-def _int32s(b, values) -> int:
-    return b.CreateNumpyVector(np.asarray([int(v) for v in values], dtype="<i4"))
-
-
-def _strings(b, strings) -> int:
-    return _offsets(b, [b.CreateSharedString(s) for s in strings])
-
-
-def _offsets(b, offsets: list) -> int:
-    """A vector of offsets, written in one ``pack_into`` (as ``CreateNumpyVector`` writes its data) instead
-    of one ``PrependUOffsetTRelative`` each. Element i, at ``4 * (n - i)`` bytes past the vector's start
-    offset ``start``, stores the distance to its target: ``start + 4 * (n - i) - offsets[i]``."""
-    n = len(offsets)
-    start = b.StartVector(4, n, 4)
-    b.head = b.Head() - 4 * n
-    struct.pack_into(f"<{n}I", b.Bytes, b.Head(), *[start + 4 * (n - i) - off for i, off in enumerate(offsets)])
-    return b.EndVector()
+def _strings(w: _Writer, strings) -> int:
+    string = w.string
+    return w.offset_vector([string(s) for s in strings])

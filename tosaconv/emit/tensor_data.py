@@ -50,6 +50,17 @@ def to_le_bytes(values, dtype: DType) -> np.ndarray:
     return arr.reshape(-1).view(np.uint8)
 
 
+def le_array(values, dtype: DType) -> np.ndarray:
+    """Like :func:`to_le_bytes`, but a type stored as-is keeps its shape and strides (a transposed
+    weight stays a view): the serializer copies its elements, in C order, straight into the output."""
+    arr = np.asarray(values)
+    if dtype not in _LE or dtype == DType.BOOL:
+        return to_le_bytes(arr, dtype)
+    if dtype in _INT_RANGE:
+        _check_int_range(arr, dtype)
+    return arr.astype(_LE[dtype], copy=False)
+
+
 def _check_int_range(arr: np.ndarray, dtype: DType):
     if arr.size == 0 or arr.dtype.kind == "b":
         return

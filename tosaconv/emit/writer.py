@@ -19,6 +19,7 @@ import math
 
 import numpy as np
 
+from ..gc_tuning import fewer_collections
 from ..ir.dtypes import DType
 from ..ir.graph import op_regions
 from ..ir.location import Location
@@ -29,10 +30,11 @@ from .codecs import CODECS, MULTI_RESULT_OPS
 from .errors import EmitError
 from .records import BlockRecord, OpRecord, ShapeRecord, TensorRecord
 from .serialize import serialize, too_big
-from .tensor_data import to_le_bytes
+from .tensor_data import le_array, to_le_bytes
 from .tensor_names import assign_names, assign_region_names
 
 
+@fewer_collections
 def write_tosa(graph) -> bytes:
     """The ``.tosa`` bytes of a static graph (raises :class:`EmitError` naming the offending op)."""
     block = _Lowering(graph).run()
@@ -127,7 +129,7 @@ class _Lowering:
             self.block.shapes.append(ShapeRecord(name, int(values.size), data))
             self._add_op("CONST_SHAPE", {}, [], [name], location_text(op.location))
             return
-        self._add_tensor(name, out, to_le_bytes(values, out.dtype))
+        self._add_tensor(name, out, le_array(values, out.dtype))
         self._add_op("CONST", {}, [], [name], location_text(op.location))
 
     def _op(self, op, ins: list, out: TensorType):
@@ -191,6 +193,8 @@ def _static_type(value, what: str, location) -> TensorType:
     if not isinstance(t, TensorType):
         raise EmitError(f"{what} is an Index value ({t}); helper ops must fold away before emission",
                         location)
+    if all(type(d) is int for d in t.shape):
+        return t      # already static with plain ints (the common case: no new type needed)
     # numpy integer dims count as static here, though ir's is_static() only accepts int.
     if not all(isinstance(d, (int, np.integer)) for d in t.shape):
         raise EmitError(f"{what} has symbolic type {t}; bind its symbols (specialize) before emission",

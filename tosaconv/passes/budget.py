@@ -15,7 +15,7 @@ import numpy as np
 from ..diagnostics import Diagnostic, ShapeError
 from ..ir.graph import Graph, walk_graphs
 from ..ir.types import IndexType, TensorType
-from ..limits import MAX_DIM, budget_diagnostic
+from ..limits import MAX_DIM, budget_diagnostic, max_tensor_bytes, nbytes
 from ..symbolic.expr import dim_str, free_symbols, is_static, subs
 
 _MAX_REPORTED = 3   # the first few say enough; the rest follow from the same bindings
@@ -52,6 +52,9 @@ def _value_diagnostic(value, location, env: dict):
     concrete = t.subs(env)
     if not concrete.is_static:
         return None
+    itemsize = np.dtype(t.dtype.numpy).itemsize
+    if all(0 <= d <= MAX_DIM for d in concrete.shape) and nbytes(concrete.shape, itemsize) <= max_tensor_bytes():
+        return None    # within every limit: no need to spell out the diagnostic's words
     symbolic = "x".join(dim_str(d) for d in t.shape)
     behind = ", ".join(f"{s}={env[s]}" for s in sorted(t.symbols()) if s in env)
     return budget_diagnostic(f"tensor '{value.name}' (<{symbolic}>)", concrete.shape,

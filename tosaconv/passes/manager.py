@@ -15,6 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable, Optional
 
+from ..gc_tuning import fewer_collections
 from ..ir.graph import op_regions
 from ..ir.verifier import verify
 from ..ir.ops import Trait
@@ -58,18 +59,25 @@ DEFAULT_PIPELINE = [
 ]
 
 
+@fewer_collections
 def run_pipeline(graph, pipeline=None, *, require_static=False):
+    """Run the passes, verifying the IR after the first and after each one that changed it (a pass that
+    reports no change and left every op list and the outputs as they were has nothing new to check,
+    unless it asks for more than the checks before it: equal ranks)."""
     memo: dict = {}    # ops already verified and unchanged since are not re-checked (see ir/verifier.py)
+    checked_ranks = None
     for p in pipeline or DEFAULT_PIPELINE:
         check_contract(p, graph)
-        if p.recurses:
-            p.run(graph)
-        else:
-            run_everywhere(p.run, graph)
+        before = _fingerprint(graph)
+        changed = p.run(graph) if p.recurses else run_everywhere(p.run, graph)
+        if checked_ranks is not None and not changed and checked_ranks >= p.equal_ranks_after \
+                and _same(before, _fingerprint(graph)):
+            continue
         problems = verify(graph, require_equal_ranks=p.equal_ranks_after, require_static=require_static,
                           memo=memo)
         if problems:
             raise PassError(f"IR invalid after pass '{p.name}': " + "; ".join(problems[:5]))
+        checked_ranks = p.equal_ranks_after
     return graph
 
 
@@ -82,6 +90,21 @@ def check_contract(p: Pass, graph):
             check_contract(p, region)
         if p.selects is None or p.selects(op):
             require_extents(op, p.needs, graph.scope, f"pass '{p.name}'")
+
+
+def _fingerprint(graph) -> list:
+    """The ops of ``graph`` and its regions, and its outputs, by identity (the list holds them, so no id
+    is reused while it lives)."""
+    items = list(graph.outputs)
+    for op in graph.ops:
+        items.append(op)
+        for _, region in op_regions(op):
+            items += _fingerprint(region)
+    return items
+
+
+def _same(before: list, after: list) -> bool:
+    return len(before) == len(after) and all(a is b for a, b in zip(before, after))
 
 
 def run_everywhere(run: Callable, graph) -> bool:

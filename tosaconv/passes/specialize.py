@@ -12,6 +12,7 @@ the control-flow rules reuse for regions). The result is verified to be static.
 from __future__ import annotations
 
 from ..diagnostics import Diagnostic, ShapeError
+from ..gc_tuning import fewer_collections
 from ..ir.builder import Builder
 from ..ir.graph import Graph
 from .budget import check_budget
@@ -20,6 +21,7 @@ from .manager import DEFAULT_PIPELINE, run_pipeline
 from .rebuild import check_ledger, rebuild_ops
 
 
+@fewer_collections
 def specialize(graph: Graph, bindings: dict) -> Graph:
     env = graph.ledger.with_representatives({k: int(v) for k, v in bindings.items()})
     _check_bound(graph, env)

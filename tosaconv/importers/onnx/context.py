@@ -11,10 +11,11 @@ from __future__ import annotations
 from typing import Optional
 
 import numpy as np
-from onnx import numpy_helper
+from onnx import TensorProto, numpy_helper
 
 from ...ir.graph import Graph
 from ...lowering.context import LoweringContext, ShapeTensor  # noqa: F401  (re-exported for converters)
+from .lazy_weights import initializer_array
 
 
 class ImportContext(LoweringContext):
@@ -23,6 +24,7 @@ class ImportContext(LoweringContext):
         self.opset = opset                    # the model's default (ai.onnx) opset
         self.domain_opsets = dict(domain_opsets or {})   # other domain -> the model's import of it
         self.initializers = initializers      # name -> TensorProto
+        self.raw: dict = {}                   # name -> uint8 view of a large initializer's data (lazy_weights)
 
     def opset_of(self, domain: str) -> int:
         """The model's version of op set ``domain`` (0 when the model does not import it)."""
@@ -32,4 +34,8 @@ class ImportContext(LoweringContext):
         return name in self.initializers
 
     def _initializer(self, name: str) -> np.ndarray:
-        return numpy_helper.to_array(self.initializers[name])
+        t = self.initializers[name]
+        raw = self.raw.get(name)
+        if raw is not None and not t.HasField("raw_data") and t.data_location == TensorProto.DEFAULT:
+            return initializer_array(t, raw)     # a view of the model file's bytes, not a copy
+        return numpy_helper.to_array(t)

@@ -23,6 +23,7 @@ import onnx
 from google.protobuf.message import DecodeError
 
 from ...diagnostics import ConversionError, Diagnostic
+from ...gc_tuning import fewer_collections
 from ...ir.dtypes import DType
 from ...ir.graph import Graph
 from ...ir.location import Location
@@ -36,6 +37,7 @@ from .dim_names import symbol_name
 from ..errors import Refusals, converting
 from .context import ImportContext, ShapeTensor
 from .external_data import load_external_data
+from .lazy_weights import read_model
 from .int_io import drop_float_states, output_value, record_integer_inputs, refuse_float_states
 from .int_io import plan as int_io_plan
 from .reader import ConvertError, NodeReader
@@ -69,20 +71,24 @@ def _is_sequence_op(op_type: str) -> bool:
     return op_type.startswith(("Sequence", "Optional")) or op_type in ("SplitToSequence", "ConcatFromSequence")
 
 
+@fewer_collections
 def import_onnx(path: str, int_io: bool = False, quantize_weights: bool = False, npu_fast: bool = False) -> Graph:
     """The symbolic program of the model at ``path``; ``int_io``: integer inputs and outputs (see .int_io);
     ``quantize_weights`` (``--profile int``): float weights between QDQ pairs are quantized (see
     .ops.qdq_weights); ``npu_fast``: the integer LSTM keeps 8-bit weights (cheaper, less accurate)."""
-    model = _load(path)
+    model, raw = _load(path, lazy=not int_io)
     domains = {o.domain: o.version for o in model.opset_import if o.domain not in DEFAULT_DOMAINS}
     if not any(o.domain in DEFAULT_DOMAINS for o in model.opset_import):
         _check_supported(model.graph, 0, domains)   # e.g. an ai.onnx.ml-only model: name its ops first
+    if _default_opset(model) < MIN_OPSET and raw:   # the upgrade rewrites the model: give it all its data
+        model, raw = _load(path, lazy=False)
     model = _upgrade(model, path)
     opset = _default_opset(model)
     _check_supported(model.graph, opset, domains)
     graph = Graph(source=f"{os.path.basename(path)} (ONNX opset {opset})", int_io=int_io)
     initializers = {t.name: t for t in model.graph.initializer}
     ctx = ImportContext(graph, opset, initializers, domains)
+    ctx.raw = raw
     ctx.int_io = int_io_plan(model.graph, initializers) if int_io else None
     ctx.quantize_weights = quantize_weights
     ctx.npu_fast = npu_fast
@@ -116,9 +122,11 @@ def convert_nodes(ctx: ImportContext, nodes):
     refusals.raise_any()
 
 
-def _load(path: str) -> onnx.ModelProto:
+def _load(path: str, lazy: bool) -> tuple:
+    """``(model, raw)``: with ``lazy``, the large initializers' data stay in the file's bytes (``raw``, by
+    name; see :mod:`.lazy_weights`), else ``raw`` is empty and the model holds all its data."""
     try:
-        model = onnx.load(path, load_external_data=False)
+        model, raw = read_model(path) if lazy else (onnx.load(path, load_external_data=False), {})
     except (DecodeError, ValueError, RuntimeError, OSError) as e:
         raise ConversionError.one(
             "E-MODEL-READ", f"cannot read '{path}' as an ONNX model: {e}",
@@ -129,8 +137,8 @@ def _load(path: str) -> onnx.ModelProto:
             hint="check that the file is a complete .onnx model")
     validate_opsets(model, path)
     load_external_data(model, path)
-    validate_model(model, path)
-    return model
+    validate_model(model, path, {name: view.size for name, view in raw.items()})
+    return model, raw
 
 
 def _default_opset(model: onnx.ModelProto) -> int:

@@ -71,6 +71,7 @@ def _init_child(ctx: ImportContext, parent: ImportContext, body: onnx.GraphProto
     """What every child shares with its parent: opset, initializers and constants (its own first)."""
     initializers = ChainMap({t.name: t for t in body.initializer}, parent.initializers)
     ImportContext.__init__(ctx, graph, parent.opset, initializers, parent.domain_opsets)
+    ctx.raw = parent.raw
     ctx._const_cache = ChainMap({}, parent._const_cache)
 
 

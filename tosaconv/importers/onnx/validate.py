@@ -17,6 +17,7 @@ quantizer writes ``axis`` on opset-10 DequantizeLinear, and real models carry it
 """
 from __future__ import annotations
 
+import functools
 import math
 
 import onnx
@@ -25,6 +26,8 @@ from onnx import TensorProto, defs, helper
 from ...diagnostics import ConversionError
 from ...limits import budget_diagnostic
 from .registry import DEFAULT_DOMAINS
+
+_DATA_TYPES = frozenset(TensorProto.DataType.values())
 
 # element types numpy_helper cannot read (each converter refuses the readable types it cannot use)
 _UNREADABLE = frozenset((TensorProto.UNDEFINED, TensorProto.STRING))
@@ -42,11 +45,12 @@ _WINDOW_OPS = frozenset(("Conv", "ConvTranspose", "ConvInteger", "QLinearConv", 
 _POSITIVE_ATTRS = frozenset(("strides", "dilations", "kernel_shape", "group"))   # window geometry: >= 1
 
 
-def validate_model(model: onnx.ModelProto, path: str) -> None:
-    """Raise a ConversionError (exit 3) at the first structural problem of ``model``."""
+def validate_model(model: onnx.ModelProto, path: str, raw_sizes: dict | None = None) -> None:
+    """Raise a ConversionError (exit 3) at the first structural problem of ``model``. ``raw_sizes``: the data
+    length of each top-level initializer whose data was read apart from the model (see lazy_weights)."""
     validate_opsets(model, path)
     opsets = {o.domain or "": o.version for o in model.opset_import}
-    _check_graph(model.graph, path, opsets, {})
+    _check_graph(model.graph, path, opsets, {}, raw_sizes or {})
 
 
 def _fail(path: str, message: str, hint: str = "re-export the model, or check the tool that wrote it"):
@@ -65,14 +69,14 @@ def validate_opsets(model: onnx.ModelProto, path: str) -> None:
                   f"versions run from 1 to {limit}" + (" (the newest this onnx package knows)" if default else ""))
 
 
-def _check_graph(g: onnx.GraphProto, path: str, opsets: dict, outer: dict) -> None:
+def _check_graph(g: onnx.GraphProto, path: str, opsets: dict, outer: dict, raw_sizes: dict | None = None) -> None:
     """``outer``: element types of the enclosing graphs' initializers, by name."""
     known = dict(outer)
     for vi in list(g.input) + list(g.output) + list(g.value_info):
         _check_name(path, "value", vi.name)
         _check_elem_type(path, vi)
     for t in g.initializer:
-        check_tensor_proto(t, path, "initializer")
+        check_tensor_proto(t, path, "initializer", (raw_sizes or {}).get(t.name))
         known[t.name] = t.data_type
     for node in g.node:
         _check_node(node, path, opsets, known)
@@ -87,15 +91,17 @@ def _check_name(path: str, what: str, name) -> None:
 def _check_elem_type(path: str, vi) -> None:
     if vi.type.HasField("tensor_type"):
         elem = vi.type.tensor_type.elem_type
-        if elem not in TensorProto.DataType.values():
+        if elem not in _DATA_TYPES:
             _fail(path, f"value '{vi.name}' has element type {elem}, which is not an ONNX data type")
 
 
 def _check_node(node: onnx.NodeProto, path: str, opsets: dict, known: dict) -> None:
     for text, what in ((node.name, "node"), (node.op_type, "op type"), (node.domain, "domain")):
         _check_name(path, what, text)
-    for name in list(node.input) + list(node.output):
-        _check_name(path, f"value (of node '{node.name}')", name)
+    names = [*node.input, *node.output]
+    if not all(type(name) is str for name in names):
+        for name in names:
+            _check_name(path, f"value (of node '{node.name}')", name)
     where = f"node '{node.name}' ({node.op_type})"
     for a in node.attribute:
         _check_name(path, f"attribute (of {where})", a.name)
@@ -114,43 +120,60 @@ def _check_node(node: onnx.NodeProto, path: str, opsets: dict, known: dict) -> N
         _check_arity(node, path, opsets.get(node.domain, opsets.get("", 1)), where, known)
 
 
-def _check_arity(node: onnx.NodeProto, path: str, opset: int, where: str, known: dict) -> None:
+class _Schema:
+    """What the checks need of one op schema, read out of onnx's schema objects once."""
+
+    def __init__(self, schema):
+        self.attributes = {name: a.type.value for name, a in schema.attributes.items()}
+        self.max_input, self.min_output = schema.max_input, schema.min_output
+        single = defs.OpSchema.FormalParameterOption.Single
+        self.required = [(i, f.name) for i, f in enumerate(schema.inputs) if f.option == single]
+        allowed = {c.type_param_str: frozenset(c.allowed_type_strs) for c in schema.type_constraints}
+        self.inputs = [(f.name, allowed.get(f.type_str, frozenset((f.type_str,)))) for f in schema.inputs]
+
+
+@functools.lru_cache(maxsize=None)
+def _schema(op_type: str, opset: int, domain: str):
     try:
-        schema = defs.get_schema(node.op_type, opset, node.domain)
+        return _Schema(defs.get_schema(op_type, opset, domain))
     except defs.SchemaError:
-        return   # not an op of this opset: the unsupported-op report lists it
+        return None   # not an op of this opset: the unsupported-op report lists it
+
+
+def _check_arity(node: onnx.NodeProto, path: str, opset: int, where: str, known: dict) -> None:
+    schema = _schema(node.op_type, opset, node.domain)
+    if schema is None:
+        return
     for a in node.attribute:
         declared = schema.attributes.get(a.name)
-        if declared is not None and a.type != declared.type.value:
+        if declared is not None and a.type != declared:
             _fail(path, f"{where} has attribute '{a.name}' of type {_attr_type(a.type)}; {node.op_type} "
-                  f"defines it as {_attr_type(declared.type.value)}")
-    given = len(node.input)
+                  f"defines it as {_attr_type(declared)}")
+    inputs = node.input
+    given = len(inputs)
     if given > schema.max_input:
         _fail(path, f"{where} has {given} inputs; {node.op_type} takes at most {schema.max_input}")
-    for i, formal in enumerate(schema.inputs):
-        if formal.option != defs.OpSchema.FormalParameterOption.Single:
-            continue
-        if i >= given or not node.input[i]:
-            _fail(path, f"{where} lacks its required input {i} ('{formal.name}')",
+    for i, name in schema.required:
+        if i >= given or not inputs[i]:
+            _fail(path, f"{where} lacks its required input {i} ('{name}')",
                   hint=f"{node.op_type} needs it; re-export the model")
     if len(node.output) < schema.min_output:
         _fail(path, f"{where} has {len(node.output)} outputs; {node.op_type} makes at least {schema.min_output}")
-    _check_input_types(node, schema, path, where, known)
+    if schema.inputs and any(name in known for name in inputs):
+        _check_input_types(node, schema, path, where, known)
 
 
-def _check_input_types(node, schema, path: str, where: str, known: dict) -> None:
+def _check_input_types(node, schema: _Schema, path: str, where: str, known: dict) -> None:
     """Initializers a node reads have an element type its schema admits (a graph input's type is
     the converters' to check, with the op's own words)."""
-    allowed = {c.type_param_str: set(c.allowed_type_strs) for c in schema.type_constraints}
     for i, name in enumerate(node.input):
-        if not name or name not in known or not schema.inputs:
+        if not name or name not in known:
             continue
-        formal = schema.inputs[min(i, len(schema.inputs) - 1)]
-        types = allowed.get(formal.type_str, {formal.type_str})
+        formal, types = schema.inputs[min(i, len(schema.inputs) - 1)]
         elem = known[name]
-        text = f"tensor({TensorProto.DataType.Name(elem).lower()})" if elem in TensorProto.DataType.values() else "?"
+        text = f"tensor({TensorProto.DataType.Name(elem).lower()})" if elem in _DATA_TYPES else "?"
         if text not in types:
-            _fail(path, f"{where} input {i} ('{name}') is a {text}; {node.op_type}'s '{formal.name}' takes "
+            _fail(path, f"{where} input {i} ('{name}') is a {text}; {node.op_type}'s '{formal}' takes "
                   f"{', '.join(sorted(types))}")
 
 
@@ -159,12 +182,12 @@ def _attr_type(code: int) -> str:
         else str(code)
 
 
-def check_tensor_proto(t: TensorProto, path: str, what: str) -> None:
+def check_tensor_proto(t: TensorProto, path: str, what: str, raw_size: int | None = None) -> None:
     """A tensor's type, dims and data length agree, and its size fits the budget."""
     where = f"{what} '{t.name}'"
     _check_name(path, what, t.name)
-    if t.data_type in _UNREADABLE or t.data_type not in TensorProto.DataType.values():
-        name = TensorProto.DataType.Name(t.data_type) if t.data_type in TensorProto.DataType.values() else \
+    if t.data_type in _UNREADABLE or t.data_type not in _DATA_TYPES:
+        name = TensorProto.DataType.Name(t.data_type) if t.data_type in _DATA_TYPES else \
             f"{t.data_type} (not an ONNX data type)"
         _fail(path, f"{where} has element type {name}, which tosaconv does not read",
               hint="TOSA tensors are numbers: float, integer or bool")
@@ -176,13 +199,15 @@ def check_tensor_proto(t: TensorProto, path: str, what: str) -> None:
         _fail(path, diag.message, hint=diag.hint)
     if t.data_location == TensorProto.EXTERNAL:
         return   # checked against the file by external_data, and again here once loaded
-    _check_data_length(t, path, where, math.prod(t.dims), itemsize)
+    _check_data_length(t, path, where, math.prod(t.dims), itemsize, raw_size)
 
 
-def _check_data_length(t: TensorProto, path: str, where: str, count: int, itemsize: int) -> None:
+def _check_data_length(t: TensorProto, path: str, where: str, count: int, itemsize: int,
+                       raw_size: int | None = None) -> None:
     pack = _PACKED.get(t.data_type, 1)
-    if t.HasField("raw_data"):
-        have, want, unit = len(t.raw_data), -(-count // pack) * (1 if pack > 1 else itemsize), "bytes"
+    if raw_size is not None or t.HasField("raw_data"):
+        have = raw_size if raw_size is not None else len(t.raw_data)
+        want, unit = -(-count // pack) * (1 if pack > 1 else itemsize), "bytes"
     else:
         field = _FIELD.get(t.data_type, "int32_data")
         want = count * 2 if t.data_type in _COMPLEX else -(-count // pack)

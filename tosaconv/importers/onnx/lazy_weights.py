@@ -1,0 +1,149 @@
+"""Read an ``.onnx`` file with its large weights left in the file's bytes, as numpy views.
+
+``onnx.load`` parses the whole file into protobuf messages: every weight is
+copied out of the file's bytes into the message, and again (as a ``bytes``
+object) each time ``raw_data`` is read. Here the file is read once; a short
+walk over the protobuf wire format (ModelProto field 7 ``graph`` →
+GraphProto field 5 ``initializer`` → TensorProto field 9 ``raw_data``)
+finds each large top-level initializer's data, and the message is parsed
+from a copy of the file *without* those data fields. The weights are then
+``uint8`` views of the file's bytes (:func:`initializer_array` gives the
+typed array), so a weight is held once, as in the file, until it is copied
+into the output.
+
+Only plain little-endian numeric types of at least :data:`MIN_BYTES` are
+taken out; a file that is not plain protobuf wire format, an initializer name
+used twice, or anything unexpected falls back to ``onnx.load``'s full parse.
+"""
+from __future__ import annotations
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper
+
+MIN_BYTES = 1024
+
+_PLAIN = frozenset((TensorProto.FLOAT, TensorProto.UINT8, TensorProto.INT8, TensorProto.UINT16, TensorProto.INT16,
+                    TensorProto.INT32, TensorProto.INT64, TensorProto.BOOL, TensorProto.FLOAT16,
+                    TensorProto.DOUBLE, TensorProto.UINT32, TensorProto.UINT64))
+_GRAPH, _INITIALIZER = 7, 5                     # ModelProto.graph, GraphProto.initializer
+_DATA_TYPE, _NAME, _RAW_DATA, _DATA_LOCATION, _SEGMENT = 2, 8, 9, 14, 3   # TensorProto fields
+
+
+class _Malformed(Exception):
+    pass
+
+
+def read_model(path: str) -> tuple:
+    """``(model, raw)``: the parsed model with its large initializers' data taken out, and those data
+    as ``uint8`` views by initializer name. Raises what ``onnx.load`` raises for an unreadable file."""
+    with open(path, "rb") as f:
+        data = f.read()
+    try:
+        stripped, raw = _strip_model(data)
+    except (_Malformed, IndexError, UnicodeDecodeError):
+        return onnx.load(path, load_external_data=False), {}
+    model = onnx.ModelProto()
+    model.ParseFromString(stripped)
+    return model, {name: np.frombuffer(data, np.uint8, count=end - start, offset=start)
+                   for name, (start, end) in raw.items()}
+
+
+def initializer_array(t: TensorProto, raw: np.ndarray) -> np.ndarray:
+    """The array of initializer ``t`` whose data :func:`read_model` took out (``raw``): a view."""
+    dtype = np.dtype(helper.tensor_dtype_to_np_dtype(t.data_type)).newbyteorder("<")
+    return np.frombuffer(raw, dtype).reshape(tuple(t.dims))
+
+
+def _varint(buf: bytes, pos: int) -> tuple:
+    result = shift = 0
+    while True:
+        byte = buf[pos]
+        pos += 1
+        result |= (byte & 0x7F) << shift
+        if byte < 0x80:
+            return result, pos
+        shift += 7
+        if shift > 63:
+            raise _Malformed()
+
+
+def _encode_varint(n: int) -> bytes:
+    out = bytearray()
+    while n >= 0x80:
+        out.append((n & 0x7F) | 0x80)
+        n >>= 7
+    out.append(n)
+    return bytes(out)
+
+
+def _fields(buf: bytes, start: int, end: int):
+    """``(field, wire type, tag start, tag end, value start, value end)`` of each field in ``buf[start:end]``
+    (a length-delimited value starts after its length)."""
+    pos = start
+    while pos < end:
+        tag_start = pos
+        tag, pos = _varint(buf, pos)
+        kind = tag & 7
+        tag_end = value_start = pos
+        if kind == 0:
+            _, pos = _varint(buf, pos)
+        elif kind == 1:
+            pos += 8
+        elif kind == 5:
+            pos += 4
+        elif kind == 2:
+            size, value_start = _varint(buf, pos)
+            pos = value_start + size
+        else:
+            raise _Malformed()
+        if pos > end:
+            raise _Malformed()
+        yield tag >> 3, kind, tag_start, tag_end, value_start, pos
+
+
+def _strip_model(buf: bytes) -> tuple:
+    parts, raw = [], {}
+    view = memoryview(buf)
+    for field, kind, tag_start, tag_end, start, end in _fields(buf, 0, len(buf)):
+        if field == _GRAPH and kind == 2:
+            graph = _strip_graph(buf, view, start, end, raw)
+            parts += [view[tag_start:tag_end], _encode_varint(len(graph)), graph]
+        else:
+            parts.append(view[tag_start:end])
+    return b"".join(parts), raw
+
+
+def _strip_graph(buf: bytes, view: memoryview, start: int, end: int, raw: dict) -> bytes:
+    parts = []
+    for field, kind, tag_start, tag_end, value_start, value_end in _fields(buf, start, end):
+        tensor = None
+        if field == _INITIALIZER and kind == 2:
+            tensor = _strip_tensor(buf, view, value_start, value_end, raw)
+        if tensor is None:
+            parts.append(view[tag_start:value_end])
+        else:
+            parts += [view[tag_start:tag_end], _encode_varint(len(tensor)), tensor]
+    return b"".join(parts)
+
+
+def _strip_tensor(buf: bytes, view: memoryview, start: int, end: int, raw: dict):
+    """The tensor's bytes without its ``raw_data`` (recorded in ``raw``), or None to keep it whole."""
+    name, data_type, data, kept, external = None, 0, None, [], False
+    for field, kind, tag_start, _, value_start, value_end in _fields(buf, start, end):
+        if field == _RAW_DATA and kind == 2:
+            data = (value_start, value_end)
+            continue
+        if field == _NAME and kind == 2:
+            name = bytes(view[value_start:value_end]).decode("utf-8")
+        elif field == _DATA_TYPE and kind == 0:
+            data_type = _varint(buf, value_start)[0]
+        elif (field == _DATA_LOCATION and _varint(buf, value_start)[0] != 0) or field == _SEGMENT:
+            external = True
+        kept.append(view[tag_start:value_end])
+    if name is None or data is None or external or data_type not in _PLAIN or data[1] - data[0] < MIN_BYTES:
+        return None
+    if name in raw:
+        raise _Malformed()     # one name twice: leave it to the full parse and the validator
+    raw[name] = data
+    return b"".join(kept)
