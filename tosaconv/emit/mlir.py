@@ -30,6 +30,7 @@ from .mlir_text import (
     tensor_type,
 )
 from .records import BlockRecord, OpRecord, ShapeRecord, TensorRecord
+from .tensor_data import flat_bytes
 from .writer import to_records
 
 _REGION_FIELDS = {"COND_IF": ("then_graph", "else_graph"), "WHILE_LOOP": ("cond_graph", "body_graph")}
@@ -109,7 +110,7 @@ class _Printer:
     def _variable(self, t: TensorRecord):
         if t.data is None:
             raise EmitError(f"variable '{t.variable_name}' has no initial value")
-        props = {"initial_value": f"{dense_values(t.data, t.dtype, t.shape)} : {type_of(t)}",
+        props = {"initial_value": f"{dense_values(flat_bytes(t.data), t.dtype, t.shape)} : {type_of(t)}",
                  "sym_name": string_literal(t.variable_name), "type": element_type(t.dtype),
                  "var_shape": index_values(t.shape)}
         self.lines.append(f'{INDENT}"tosa.variable"(){properties_text(props)} : () -> ()')
@@ -182,7 +183,7 @@ class _Printer:
             return {"values": index_values(record.values())}
         if record.data is None:
             raise ValueError(f"tensor '{record.name}' has no data")
-        return {"values": f"{dense_values(record.data, record.dtype, record.shape)} : {type_of(record)}"}
+        return {"values": f"{dense_values(flat_bytes(record.data), record.dtype, record.shape)} : {type_of(record)}"}
 
     def _variable_access(self, op: OpRecord, scope: _Scope) -> str:
         read = op.attribute == "VARIABLE_READ"

@@ -101,6 +101,14 @@ def _bf16_bytes(arr: np.ndarray) -> np.ndarray:
     return rounded.astype("<u2").view(np.uint8)
 
 
+def flat_bytes(data) -> np.ndarray:
+    """A record's constant data as flat C-order ``uint8`` bytes: :func:`le_array` keeps a weight stored
+    as-is in its own shape and strides (a transposed view), which readers of the bytes must flatten."""
+    if isinstance(data, np.ndarray) and (data.dtype != np.uint8 or data.ndim != 1 or not data.flags.c_contiguous):
+        return np.ascontiguousarray(data).reshape(-1).view(np.uint8)
+    return data
+
+
 def from_le_bytes(data, dtype: DType, shape: tuple) -> np.ndarray:
     """The array of ``shape`` encoded in ``data`` (raises ValueError on a size mismatch)."""
     if dtype not in ELEMENT_BYTES and dtype != DType.INT4:
