@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from tosaconv.interpreter import InputError, KernelError, bind_from_shapes, evaluate
-from tosaconv.interpreter.evaluator import _release_schedule
+from tosaconv.interpreter.plan import build_plan
 from tosaconv.ir import attrs as A
 from tosaconv.ir.builder import Builder
 from tosaconv.ir.dtypes import DType
@@ -185,7 +185,7 @@ def test_intermediates_are_released_after_their_last_use():
     n = b.emit(Op.NEGATE, a, attrs=A.NegateAttrs())
     s = b.emit(Op.ADD, n, a)
     graph.set_outputs([s, n], ["s", "n"])
-    schedule = _release_schedule(graph)
+    schedule = [step.release for step in build_plan(graph, {})]
     assert schedule == [["x"], [], [a.name]]          # n is an output: kept to the end
     out = evaluate(graph, {"x": np.array([-1.0, 2.0], np.float32)})
     np.testing.assert_array_equal(out["s"], [0.0, 0.0])
