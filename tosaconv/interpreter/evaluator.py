@@ -30,7 +30,7 @@ from ..limits import check_tensor, max_tensor_bytes
 from .binding import bare_symbol, bind_from_shapes
 from .errors import InputError, KernelError
 from .inputs import prepare_inputs
-from .plan import Slot, Step, build_plan
+from .plan import Slot, Step, plan_for
 from .registry import KernelContext, kernel_for
 
 
@@ -73,7 +73,7 @@ def _run_ops(graph, values: dict, ctx: KernelContext):
     budget = max_tensor_bytes()
     # IEEE float semantics (inf, NaN) are intended, as in the reference model: no numpy warnings
     with np.errstate(all="ignore"):
-        for step in build_plan(graph, checks):
+        for step in plan_for(graph, checks):
             args = [values[name] for name in step.operands]
             for slot, result in zip(step.results, _run(step, args, ctx, budget)):
                 values[slot.name] = result

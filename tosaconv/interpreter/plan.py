@@ -14,6 +14,7 @@ symbols keep the general checks, under the run's bindings.
 from __future__ import annotations
 
 import math
+import weakref
 from typing import Callable, Optional
 
 import numpy as np
@@ -23,35 +24,41 @@ from ..ir.types import IndexType
 from ..limits import MAX_DIM
 from .registry import kernel_for
 
-_NUMPY: dict = {d: d.numpy for d in DType}   # the enum's property builds a np.dtype on every call
+_NUMPY: dict = {d.value: d.numpy for d in DType}   # by value: the enum's own hash and property are slow
+_INT = {int}
 
 
 class Slot:
     """One result of a step: its IR value, numpy dtype, static shape and byte size (or None)."""
 
-    __slots__ = ("value", "name", "index", "dtype", "shape", "nbytes", "checks")
+    __slots__ = ("value", "type", "name", "index", "dtype", "shape", "nbytes", "checks")
 
     def __init__(self, value, checks: tuple) -> None:
+        kind = value.type
         self.value = value
+        self.type = kind
         self.name: str = value.name
-        self.index: bool = isinstance(value.type, IndexType)
-        self.dtype: Optional[np.dtype] = None if self.index else _NUMPY[value.type.dtype]
+        self.index: bool = kind.__class__ is IndexType
+        self.dtype: Optional[np.dtype] = None if self.index else _NUMPY[kind.dtype._value_]
         self.shape: Optional[tuple] = None
         self.nbytes: Optional[int] = None
         self.checks: tuple = checks
-        if not self.index and all(type(d) is int for d in value.type.shape):
-            self.shape = tuple(value.type.shape)
-            self.nbytes = _static_bytes(self.shape, self.dtype.itemsize)
+        if not self.index and set(map(type, kind.shape)) <= _INT:
+            self.shape = kind.shape
+            self.nbytes = _static_bytes(kind.shape, self.dtype.itemsize)
 
 
 class Step:
     """One op of the plan: the op, its kernel, operand names, result slots, and names dead after it."""
 
-    __slots__ = ("op", "kernel", "operands", "results", "release")
+    __slots__ = ("op", "opdef", "kernel", "operand_values", "result_values", "operands", "results", "release")
 
     def __init__(self, op, kernel: Callable, results: list) -> None:
         self.op = op
+        self.opdef = op.op
         self.kernel = kernel
+        self.operand_values: tuple = tuple(op.operands)
+        self.result_values: tuple = tuple(op.results)
         self.operands: list = [v.name for v in op.operands]
         self.results: list = results
         self.release: list = []
@@ -60,9 +67,56 @@ class Step:
 def _static_bytes(shape: tuple, itemsize: int) -> int:
     """The byte size of a static shape; -1 when a dim is negative or above TOSA's int32 limit, so the
     evaluator always hands such a shape to the full budget check (which reports it)."""
-    if any(d < 0 or d > MAX_DIM for d in shape):
+    if shape and (min(shape) < 0 or max(shape) > MAX_DIM):
         return -1
     return math.prod(shape) * itemsize
+
+
+class _Cached:
+    """A graph's plan and what it was built from, to tell whether the graph changed since."""
+
+    __slots__ = ("ref", "steps", "outputs", "assumptions")
+
+    def __init__(self, ref: weakref.ref, steps: list, graph) -> None:
+        self.ref = ref
+        self.steps = steps
+        self.outputs: tuple = tuple(graph.outputs)
+        self.assumptions: tuple = tuple(getattr(graph, "assumptions", ()))
+
+    def matches(self, graph) -> bool:
+        """True when ``graph`` still has the ops, values and types the plan was built from."""
+        ops, steps = graph.ops, self.steps
+        if (len(ops) != len(steps) or tuple(graph.outputs) != self.outputs
+                or tuple(getattr(graph, "assumptions", ())) != self.assumptions):
+            return False
+        for op, step in zip(ops, steps):
+            if (op is not step.op or op.op is not step.opdef or tuple(op.operands) != step.operand_values
+                    or tuple(op.results) != step.result_values):
+                return False
+            for slot in step.results:
+                if slot.value.type is not slot.type or slot.value.name != slot.name:
+                    return False
+        return True
+
+
+_CACHE: dict = {}   # id(graph) -> _Cached, dropped when the graph is collected
+
+
+def plan_for(graph, checks: dict) -> list:
+    """The plan of ``graph``: built once and reused by later runs (a Loop body runs once per iteration;
+    a benchmark runs a program many times) while the graph's ops, values and types stay the same."""
+    key = id(graph)
+    cached = _CACHE.get(key)
+    if cached is not None and cached.ref() is graph and cached.matches(graph):
+        return cached.steps
+    steps = build_plan(graph, checks)
+    _CACHE[key] = _Cached(weakref.ref(graph, lambda ref: _forget(key, ref)), steps, graph)
+    return steps
+
+
+def _forget(key: int, ref: weakref.ref) -> None:
+    if key in _CACHE and _CACHE[key].ref is ref:
+        del _CACHE[key]
 
 
 def build_plan(graph, checks: dict) -> list:
@@ -70,7 +124,7 @@ def build_plan(graph, checks: dict) -> list:
     steps, last = [], {}
     keep = {v.name for v in graph.outputs}
     for position, op in enumerate(graph.ops):
-        slots = [Slot(v, tuple(checks.get(v.name, ()))) for v in op.results]
+        slots = [Slot(v, checks.get(v.name, ())) for v in op.results]
         steps.append(Step(op, kernel_for(op.op), slots))
         for name in steps[-1].operands:
             last[name] = position
