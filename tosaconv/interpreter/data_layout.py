@@ -9,6 +9,8 @@ with the data-dependent DYN_SLICE and DYN_TILE.
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ..ir.ops import Op
@@ -34,7 +36,7 @@ def pad(op, args, ctx):
 def reshape(op, args, ctx):
     x = args[0]
     shape = resolve_shape(op.attrs.new_shape, list(args[1:]))
-    if int(np.prod(shape)) != x.size:
+    if math.prod(shape) != x.size:
         raise ValueError(f"cannot reshape {list(x.shape)} ({x.size} elements) into {shape}")
     return [x.reshape(shape)]
 
