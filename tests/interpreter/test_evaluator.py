@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from tosaconv.interpreter import InputError, KernelError, bind_from_shapes, evaluate
-from tosaconv.interpreter.evaluator import _release_schedule
+from tosaconv.interpreter.plan import build_plan
 from tosaconv.ir import attrs as A
 from tosaconv.ir.builder import Builder
 from tosaconv.ir.dtypes import DType
@@ -185,11 +185,31 @@ def test_intermediates_are_released_after_their_last_use():
     n = b.emit(Op.NEGATE, a, attrs=A.NegateAttrs())
     s = b.emit(Op.ADD, n, a)
     graph.set_outputs([s, n], ["s", "n"])
-    schedule = _release_schedule(graph)
+    schedule = [step.release for step in build_plan(graph, {})]
     assert schedule == [["x"], [], [a.name]]          # n is an output: kept to the end
     out = evaluate(graph, {"x": np.array([-1.0, 2.0], np.float32)})
     np.testing.assert_array_equal(out["s"], [0.0, 0.0])
     np.testing.assert_array_equal(out["n"], [-1.0, -2.0])
+
+
+def test_a_graph_changed_between_runs_runs_as_changed():
+    """The evaluator reuses a graph's plan between runs; a pass that edits the graph in place (new ops, a
+    rewired operand, new outputs, a result's type) must still be run as it is now, not as it was."""
+    graph = Graph()
+    b = Builder(graph, LOC)
+    x = graph.add_input("x", TensorType(DType.FP32, (2,)))
+    a = b.emit(Op.ABS, x)
+    graph.set_outputs([a], ["y"])
+    data = np.array([-1.5, 2.0], np.float32)
+    np.testing.assert_array_equal(evaluate(graph, {"x": data})["y"], np.abs(data))
+    n = b.emit(Op.NEGATE, a, attrs=A.NegateAttrs())
+    graph.set_outputs([n], ["y"])
+    np.testing.assert_array_equal(evaluate(graph, {"x": data})["y"], -np.abs(data))
+    graph.ops[-1].operands = [x]                       # rewired, as passes/rewrite.py does
+    np.testing.assert_array_equal(evaluate(graph, {"x": data})["y"], -data)
+    n.type = TensorType(DType.FP32, (3,))              # a result type the kernel no longer meets
+    with pytest.raises(KernelError, match=r"has shape \[2\], but its type says <3>"):
+        evaluate(graph, {"x": data})
 
 
 def test_a_graph_output_can_be_an_input():

@@ -9,6 +9,8 @@ with the data-dependent DYN_SLICE and DYN_TILE.
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ..ir.ops import Op
@@ -27,14 +29,25 @@ def pad(op, args, ctx):
         raise ValueError(f"PAD needs two non-negative entries per dim of a rank {x.ndim} input, "
                          f"got {list(padding)}")
     pairs = [(padding[2 * i], padding[2 * i + 1]) for i in range(x.ndim)]
-    return [np.pad(x, pairs, mode="constant", constant_values=x.dtype.type(op.attrs.pad_const))]
+    return [pad_constant(x, pairs, x.dtype.type(op.attrs.pad_const))]
+
+
+def pad_constant(x: np.ndarray, pairs, value) -> np.ndarray:
+    """``np.pad(x, pairs, constant_values=value)``, the same array (values, dtype, memory order) without
+    np.pad's Python overhead, which costs more than the copy on the small tensors of a real model."""
+    shape = tuple(int(d) + int(a) + int(b) for d, (a, b) in zip(x.shape, pairs))
+    order = "F" if x.flags.f_contiguous and not x.flags.c_contiguous else "C"   # as np.pad picks it
+    out = np.empty(shape, dtype=x.dtype, order=order)
+    out[...] = np.asarray(value)
+    out[tuple(slice(int(a), int(a) + d) for d, (a, _) in zip(x.shape, pairs))] = x
+    return out
 
 
 @kernel(Op.RESHAPE)
 def reshape(op, args, ctx):
     x = args[0]
     shape = resolve_shape(op.attrs.new_shape, list(args[1:]))
-    if int(np.prod(shape)) != x.size:
+    if math.prod(shape) != x.size:
         raise ValueError(f"cannot reshape {list(x.shape)} ({x.size} elements) into {shape}")
     return [x.reshape(shape)]
 

@@ -26,10 +26,11 @@ from ..ir.graph import walk_graphs
 from ..ir.types import IndexType
 from ..symbolic.expr import dim_str, is_static, subs
 from ..diagnostics import TosaconvError
-from ..limits import check_tensor
+from ..limits import check_tensor, max_tensor_bytes
 from .binding import bare_symbol, bind_from_shapes
 from .errors import InputError, KernelError
 from .inputs import prepare_inputs
+from .plan import Slot, Step, plan_for
 from .registry import KernelContext, kernel_for
 
 
@@ -66,17 +67,20 @@ def run_region(graph, args: list, bindings: dict) -> list:
 
 def _run_ops(graph, values: dict, ctx: KernelContext):
     """Run every op of ``graph`` in order on ``values`` (name -> value), dropping dead values."""
-    release = _release_schedule(graph)
     checks = _assumption_checks(graph)
     for v in graph.inputs:
         _check_assumptions(checks.get(v.name, ()), values[v.name])
-    for step, op in enumerate(graph.ops):
-        args = [values[v.name] for v in op.operands]
-        for value, result in zip(op.results, _run(op, args, ctx)):
-            values[value.name] = result
-            _check_assumptions(checks.get(value.name, ()), result)
-        for name in release[step]:
-            del values[name]
+    budget = max_tensor_bytes()
+    # IEEE float semantics (inf, NaN) are intended, as in the reference model: no numpy warnings
+    with np.errstate(all="ignore"):
+        for step in plan_for(graph, checks):
+            args = [values[name] for name in step.operands]
+            for slot, result in zip(step.results, _run(step, args, ctx, budget)):
+                values[slot.name] = result
+                if slot.checks:
+                    _check_assumptions(slot.checks, result)
+            for name in step.release:
+                del values[name]
 
 
 def _check_kernels(graph):
@@ -101,29 +105,14 @@ def _check_constraints(graph, env: dict, what: str = "the model"):
         raise InputError(f"the input shapes break constraints {what} relies on: " + "; ".join(lines))
 
 
-def _release_schedule(graph) -> list:
-    """For each op index, the values no later op needs (graph outputs are kept to the end)."""
-    last = {v.name: -1 for v in graph.inputs}
-    for step, op in enumerate(graph.ops):
-        for v in list(op.operands) + list(op.results):
-            last[v.name] = step
-    keep = {v.name for v in graph.outputs}
-    release = [[] for _ in graph.ops]
-    for name, step in last.items():
-        if name not in keep and step >= 0:
-            release[step].append(name)
-    return release
-
-
-def _run(op, args: list, ctx: KernelContext) -> list:
-    _check_budget(op, ctx.bindings)
+def _run(step: Step, args: list, ctx: KernelContext, budget: int) -> list:
+    op = step.op
+    _check_budget(step, ctx.bindings, budget)
     try:
-        # IEEE float semantics (inf, NaN) are intended, as in the reference model: no numpy warnings
-        with np.errstate(all="ignore"):
-            results = list(kernel_for(op.op)(op, args, ctx))
-        if len(results) != len(op.results):
+        results = list(step.kernel(op, args, ctx))
+        if len(results) != len(step.results):
             raise ValueError(f"the kernel returned {len(results)} results for {len(op.results)} values")
-        return [_conform(value, result, ctx.bindings) for value, result in zip(op.results, results)]
+        return [_conform_slot(slot, result, ctx.bindings) for slot, result in zip(step.results, results)]
     except TosaconvError:   # a budget refusal (limits.check_tensor) keeps its own exit code
         raise
     except Exception as e:   # noqa: BLE001 - any kernel failure becomes a located KernelError
@@ -146,15 +135,30 @@ def _check_assumptions(assumptions, array):
             raise assumption_error(a.symbol, a.value, actual, a.location, a.shown or a.data, a.element)
 
 
-def _check_budget(op, env: dict):
+def _check_budget(step: Step, env: dict, budget: int):
     """Refuse (exit 4) a result whose bound shape would break --max-tensor-bytes, before the kernel allocates it."""
-    for value in op.results:
-        if isinstance(value.type, IndexType):
+    op = step.op
+    for slot in step.results:
+        if slot.index:
             continue
-        shape = [subs(d, env) for d in value.type.shape]
+        if slot.nbytes is not None:
+            if 0 <= slot.nbytes <= budget:
+                continue
+            shape = slot.shape
+        else:
+            shape = [subs(d, env) for d in slot.value.type.shape]
         if all(is_static(d) for d in shape):
-            check_tensor(f"result '{value.name}' of {op.op.name}", shape, value.type.dtype.numpy,
-                         location=op.location)
+            check_tensor(f"result '{slot.name}' of {op.op.name}", shape, slot.dtype, location=op.location)
+
+
+def _conform_slot(slot: Slot, result, env: dict):
+    """:func:`_conform` with the slot's static dtype and shape worked out in advance."""
+    if slot.shape is None:
+        return _conform(slot.value, result, env)
+    array = result if type(result) is np.ndarray else np.asarray(result)
+    if array.dtype != slot.dtype or array.shape != slot.shape:
+        return _conform(slot.value, array, env)     # raises, with the full message
+    return array
 
 
 def _conform(value, result, env: dict):

@@ -73,6 +73,8 @@ def round_bf16(x: np.ndarray) -> np.ndarray:
 def float_result(x, dtype: DType) -> np.ndarray:
     """A float32 result narrowed to the IR float type ``dtype``."""
     x = np.asarray(x)
+    if dtype is DType.FP32 and x.dtype == np.float32:     # already the result: no cast to overflow
+        return x
     with np.errstate(over="ignore"):      # overflow to infinity is the specified result
         if dtype == DType.BF16:
             return round_bf16(x.astype(np.float32, copy=False))

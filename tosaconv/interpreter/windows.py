@@ -21,6 +21,7 @@ from numpy.lib.stride_tricks import as_strided
 
 from ..ir.dtypes import DType
 from ..limits import check_tensor
+from .data_layout import pad_constant
 from .numeric import as_int64, f32
 
 
@@ -47,7 +48,7 @@ def pad_hw(x: np.ndarray, pad, value=0) -> np.ndarray:
     n, h, w, c = x.shape
     # the padded copy is an allocation of its own: a damaged pad of 2^21 must not take gigabytes
     check_tensor("the padded input of a window op", (n, h + top + bottom, w + left + right, c), x.dtype)
-    return np.pad(x, ((0, 0), (top, bottom), (left, right), (0, 0)), constant_values=value)
+    return pad_constant(x, ((0, 0), (top, bottom), (left, right), (0, 0)), value)
 
 
 def taps(padded: np.ndarray, kernel, out_hw, stride, dilation=(1, 1)):

@@ -24,21 +24,23 @@ class DType(enum.Enum):
     FP32 = "f32"
     INDEX = "index"
 
+    # Looked up by the member's value string: an Enum member's own hash and equality run in Python,
+    # and the interpreter asks these once or twice per op.
     @property
     def is_float(self) -> bool:
-        return self in (DType.FP16, DType.BF16, DType.FP32)
+        return self._value_ in _FLOAT_VALUES
 
     @property
     def is_int(self) -> bool:
-        return self in (DType.INT4, DType.INT8, DType.INT16, DType.INT32, DType.INT48, DType.INDEX)
+        return self._value_ in _INT_VALUES
 
     @property
     def numpy(self) -> np.dtype:
-        return np.dtype(_NUMPY[self])
+        return _NUMPY_BY_VALUE[self._value_]
 
     @property
     def bits(self) -> int:
-        return _BITS[self]
+        return _BITS_BY_VALUE[self._value_]
 
 
 _NUMPY = {
@@ -51,6 +53,11 @@ _BITS = {
     DType.BOOL: 1, DType.INT4: 4, DType.INT8: 8, DType.INT16: 16, DType.INT32: 32, DType.INT48: 48,
     DType.FP16: 16, DType.BF16: 16, DType.FP32: 32, DType.INDEX: 64,
 }
+
+_FLOAT_VALUES = frozenset(d.value for d in (DType.FP16, DType.BF16, DType.FP32))
+_INT_VALUES = frozenset(d.value for d in (DType.INT4, DType.INT8, DType.INT16, DType.INT32, DType.INT48, DType.INDEX))
+_NUMPY_BY_VALUE = {d.value: np.dtype(t) for d, t in _NUMPY.items()}
+_BITS_BY_VALUE = {d.value: b for d, b in _BITS.items()}
 
 # Values of the official schema's ``enum DType:uint32`` (tosa.fbs).
 TOSA_DTYPE_CODE = {
