@@ -1,5 +1,10 @@
 """The op table's completeness: every op has a shape rule, a kernel and an encoder.
 
+Each row's ``kernel``, ``decay`` and ``codec`` pointers must name exactly the
+object the interpreter's, the decay pass's and the emitter's registries hold
+for that op, and those registries must hold nothing the table does not
+declare, so the table and the registries cannot drift apart.
+
 The one op table (``tosaconv.ir.ops.OPS``) drives everything else. Each op
 must have a shape rule and an interpreter kernel; each op that reaches a
 ``.tosa`` (``op.tosa`` set) must have an encoder; helper and data-dependent
@@ -13,9 +18,9 @@ import pytest
 
 from tosaconv.emit.codecs import CODECS
 from tosaconv.emit.schema import OP_CODE
-from tosaconv.interpreter.registry import kernel_for
-from tosaconv.ir.ops import OPS, UNSUPPORTED_TOSA, Trait
-from tosaconv.passes.decay import rule_for
+from tosaconv.interpreter.registry import kernel_for, registered_ops
+from tosaconv.ir.ops import OPS, UNSUPPORTED_TOSA, OperandKind, Trait, parse_signature, resolve
+from tosaconv.passes.decay import registered_rules, rule_for
 
 
 @pytest.mark.parametrize("name", sorted(OPS))
@@ -48,3 +53,69 @@ def test_every_official_op_is_produced_or_listed_unsupported():
     missing = set(OP_CODE) - produced - set(UNSUPPORTED_TOSA) - shape_ops - block_scaled
     assert not missing, f"official ops neither produced nor listed as unsupported: {sorted(missing)}"
     assert not produced & set(UNSUPPORTED_TOSA)
+
+
+@pytest.mark.parametrize("name", sorted(OPS))
+def test_the_kernel_pointer_names_the_registered_kernel(name):
+    op = OPS[name]
+    assert op.kernel.startswith("tosaconv.interpreter."), op.kernel
+    assert callable(resolve(op.kernel))
+    assert resolve(op.kernel) is kernel_for(op), f"{name}: table says {op.kernel}, registry holds {kernel_for(op)}"
+
+
+@pytest.mark.parametrize("name", sorted(OPS))
+def test_the_decay_pointer_names_the_registered_rule(name):
+    op = OPS[name]
+    if op.decay is None:
+        assert rule_for(op) is None, f"{name} has a decay rule the table does not point to"
+        return
+    assert op.decay.startswith("tosaconv.passes."), op.decay
+    assert callable(resolve(op.decay))
+    assert resolve(op.decay) is rule_for(op), f"{name}: table says {op.decay}, registry holds {rule_for(op)}"
+
+
+@pytest.mark.parametrize("name", sorted(OPS))
+def test_the_codec_pointer_names_the_registered_codec(name):
+    op = OPS[name]
+    if op.codec is None:
+        assert op.tosa not in CODECS, f"{name} has a codec the table does not point to"
+        return
+    assert op.tosa, f"{name} is never written to a .tosa, so it needs no codec"
+    assert op.codec.startswith("tosaconv.emit."), op.codec
+    assert isinstance(resolve(op.codec), type)
+    assert type(CODECS[op.tosa]) is resolve(op.codec), f"{name}: table says {op.codec}"
+
+
+def test_the_registries_hold_only_ops_of_the_table():
+    assert set(registered_ops()) == set(OPS)
+    assert set(registered_rules()) == {n for n, op in OPS.items() if op.decay}
+    assert set(CODECS) == {op.tosa for op in OPS.values() if op.codec}
+
+
+@pytest.mark.parametrize("name", sorted(n for n, op in OPS.items()
+                                        if op.has(Trait.DATA_DEPENDENT) or op.has(Trait.SHAPE_HELPER)))
+def test_helper_and_data_dependent_ops_decay_or_fold(name):
+    # INDEX_CONST, GET_DIM and the INDEX_* arithmetic fold to INDEX_CONST once their dims are known
+    op = OPS[name]
+    folds = op.has(Trait.INDEX_ARITH) or name in ("INDEX_CONST", "GET_DIM")
+    assert folds or op.decay is not None, f"{name} neither folds nor has a decay rule"
+    assert folds != (op.decay is not None), f"{name} both folds and decays"
+
+
+def test_index_arithmetic_takes_index_operands_only():
+    for op in OPS.values():
+        if op.has(Trait.INDEX_ARITH):
+            assert all(o.kind is OperandKind.INDEX for o in op.operands), op.name
+
+
+def test_only_stateful_ops_are_impure():
+    impure = {n for n, op in OPS.items() if not op.has(Trait.PURE)}
+    assert impure == {"VARIABLE", "VARIABLE_READ", "VARIABLE_WRITE"}
+
+
+def test_a_signature_declares_names_kinds_and_variadics():
+    start, size = parse_signature("input: tensor, start: index*, size: index*")[1:]
+    assert (start.name, start.kind, start.variadic) == ("start", OperandKind.INDEX, True)
+    assert str(size) == "size*" and parse_signature("") == ()
+    with pytest.raises(ValueError):
+        parse_signature("input: shape")

@@ -49,6 +49,11 @@ def rule_for(op_def):
     return _RULES.get(op_def.name)
 
 
+def registered_rules() -> list:
+    """Names of every op that has a decay rule, sorted."""
+    return sorted(_RULES)
+
+
 def index_value(op, v) -> int:
     value = v.type.value
     if not isinstance(value, int):
