@@ -1,10 +1,11 @@
 """The op table's completeness: every op has a shape rule, a kernel and an encoder.
 
-Each row's ``kernel`` pointer must name a kernel function defined where it
-says (the interpreter finds kernels only through it); its ``decay`` and
-``codec`` pointers must name exactly the object the decay pass's and the
-emitter's registries hold for that op, and those registries must hold nothing
-the table does not declare, so the table and the registries cannot drift.
+Each row's ``kernel`` and ``decay`` pointers must name a function defined
+where they say (the interpreter and the decay pass find them only through the
+table; a decay rule's ``@decays`` mark must name the same op); its ``codec``
+pointer must name the class of the codec the emitter registers for the op, and
+that registry must hold nothing the table does not declare, so the table and
+the registries cannot drift.
 
 The one op table (``tosaconv.ir.ops.OPS``) drives everything else. Each op
 must have a shape rule and an interpreter kernel; each op that reaches a
@@ -22,8 +23,9 @@ import pytest
 from tosaconv.emit.codecs import CODECS
 from tosaconv.emit.schema import OP_CODE
 from tosaconv.interpreter.registry import kernel_for
-from tosaconv.ir.ops import OPS, UNSUPPORTED_TOSA, OperandKind, Trait, parse_signature, resolve
-from tosaconv.passes.decay import registered_rules, rule_for
+from tosaconv.ir.ops import OPS, UNSUPPORTED_TOSA, Op, OperandKind, Trait, parse_signature, resolve
+from tosaconv.passes.decay import decays, rule_for
+from tosaconv.symbolic.scope import ExtentKind
 
 
 @pytest.mark.parametrize("name", sorted(OPS))
@@ -74,15 +76,28 @@ def test_no_two_ops_share_a_kernel():
     assert len(kernels) == len(set(kernels))
 
 
-@pytest.mark.parametrize("name", sorted(OPS))
-def test_the_decay_pointer_names_the_registered_rule(name):
+@pytest.mark.parametrize("name", sorted(n for n, op in OPS.items() if op.decay))
+def test_the_decay_pointer_names_a_rule_marked_for_that_op(name):
     op = OPS[name]
-    if op.decay is None:
-        assert rule_for(op) is None, f"{name} has a decay rule the table does not point to"
-        return
-    assert op.decay.startswith("tosaconv.passes."), op.decay
-    assert callable(resolve(op.decay))
-    assert resolve(op.decay) is rule_for(op), f"{name}: table says {op.decay}, registry holds {rule_for(op)}"
+    module, _, function = op.decay.partition(":")
+    assert module.startswith("tosaconv.passes."), op.decay
+    fn = resolve(op.decay)
+    assert (fn.__module__, fn.__name__) == (module, function), f"{name}: {op.decay} is an alias"
+    # @decays(Op.X, needs=...) sets needs only when the table names this very function for X
+    assert isinstance(getattr(fn, "needs", None), ExtentKind), f"{name}: {op.decay} is not marked @decays"
+    assert list(inspect.signature(fn).parameters) == ["op", "operands", "b", "env"]
+    assert rule_for(op) is fn
+
+
+def test_a_rule_marked_for_an_op_the_table_does_not_point_to_it_fails():
+    with pytest.raises(ValueError, match="the op table names tosaconv.passes.decay:decay_reshape"):
+        @decays(Op.RESHAPE, needs=ExtentKind.EXACT)
+        def decay_reshape_again(op, operands, b, env):
+            return []
+    with pytest.raises(ValueError, match="the op table names None"):
+        @decays(Op.ADD, needs=ExtentKind.EXACT)
+        def decay_add(op, operands, b, env):
+            return []
 
 
 @pytest.mark.parametrize("name", sorted(OPS))
@@ -97,8 +112,7 @@ def test_the_codec_pointer_names_the_registered_codec(name):
     assert type(CODECS[op.tosa]) is resolve(op.codec), f"{name}: table says {op.codec}"
 
 
-def test_the_registries_hold_only_ops_of_the_table():
-    assert set(registered_rules()) == {n for n, op in OPS.items() if op.decay}
+def test_the_codec_registry_holds_only_ops_of_the_table():
     assert set(CODECS) == {op.tosa for op in OPS.values() if op.codec}
 
 
