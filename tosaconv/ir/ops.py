@@ -7,8 +7,10 @@ its shape rule, and where its other parts live, as ``module:function``
 strings: the interpreter kernel (under ``tosaconv.interpreter``), the decay
 rule of a helper or data-dependent op (under ``tosaconv.passes``) and the
 ``.tosa`` codec class (under ``tosaconv.emit``). The strings keep this module
-free of imports from the layers above it; tests/test_op_table.py checks that
-each one resolves to exactly what that layer's registry holds for the op.
+free of imports from the layers above it. The interpreter and the decay pass
+find kernels and rules only through them (:func:`resolve`, on first use);
+tests/test_op_table.py checks every pointer, and that the codec one names the
+class of the codec the emitter registers for the op.
 
 Passes select ops by trait (``Trait.ELEMENTWISE``, ``Trait.SHAPE_HELPER``...)
 and never keep hand-copied op lists. ``tosa`` names the TOSA op the emitter
