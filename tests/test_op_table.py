@@ -23,7 +23,10 @@ import pytest
 from tosaconv.emit.codecs import CODECS
 from tosaconv.emit.schema import OP_CODE
 from tosaconv.interpreter.registry import kernel_for
+from tosaconv.ir.dtypes import DType
+from tosaconv.ir.error_if import operand_kinds
 from tosaconv.ir.ops import OPS, UNSUPPORTED_TOSA, Op, OperandKind, Trait, parse_signature, resolve
+from tosaconv.ir.types import IndexType, TensorType
 from tosaconv.passes.decay import decays, rule_for
 from tosaconv.symbolic.scope import ExtentKind
 
@@ -143,3 +146,17 @@ def test_a_signature_declares_names_kinds_and_variadics():
     assert str(size) == "size*" and parse_signature("") == ()
     with pytest.raises(ValueError):
         parse_signature("input: shape")
+
+
+@pytest.mark.parametrize("name", sorted(n for n, op in OPS.items()
+                                        if any(o.kind is OperandKind.INDEX for o in op.operands)))
+def test_the_error_if_kind_check_follows_the_declared_kinds(name):
+    # every op with Index operands, DYN_PAD's padding included: a tensor in an Index place is refused by name
+    op = OPS[name]
+    position = next(i for i, o in enumerate(op.operands) if o.kind is OperandKind.INDEX)
+    right = [IndexType(2) if o.kind is OperandKind.INDEX else TensorType(DType.INT8, (2,)) for o in op.operands]
+    assert operand_kinds(name, right) is None
+    wrong = right[:position] + [TensorType(DType.INT8, (2,))] + right[position + 1:]
+    reason = operand_kinds(name, wrong)
+    assert reason == f"operand {position} ({op.operands[position].name}) must be an Index value, " \
+                     f"got {wrong[position]}"
