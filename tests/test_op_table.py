@@ -1,5 +1,12 @@
 """The op table's completeness: every op has a shape rule, a kernel and an encoder.
 
+Each row's ``kernel`` and ``decay`` pointers must name a function defined
+where they say (the interpreter and the decay pass find them only through the
+table; a decay rule's ``@decays`` mark must name the same op); its ``codec``
+pointer must name the class of the codec the emitter registers for the op, and
+that registry must hold nothing the table does not declare, so the table and
+the registries cannot drift.
+
 The one op table (``tosaconv.ir.ops.OPS``) drives everything else. Each op
 must have a shape rule and an interpreter kernel; each op that reaches a
 ``.tosa`` (``op.tosa`` set) must have an encoder; helper and data-dependent
@@ -9,13 +16,19 @@ op of the official TOSA schema is either produced by us or listed in
 """
 from __future__ import annotations
 
+import inspect
+
 import pytest
 
 from tosaconv.emit.codecs import CODECS
 from tosaconv.emit.schema import OP_CODE
 from tosaconv.interpreter.registry import kernel_for
-from tosaconv.ir.ops import OPS, UNSUPPORTED_TOSA, Trait
-from tosaconv.passes.decay import rule_for
+from tosaconv.ir.dtypes import DType
+from tosaconv.ir.error_if import operand_kinds
+from tosaconv.ir.ops import OPS, UNSUPPORTED_TOSA, Op, OperandKind, Trait, parse_signature, resolve
+from tosaconv.ir.types import IndexType, TensorType
+from tosaconv.passes.decay import decays, rule_for
+from tosaconv.symbolic.scope import ExtentKind
 
 
 @pytest.mark.parametrize("name", sorted(OPS))
@@ -48,3 +61,102 @@ def test_every_official_op_is_produced_or_listed_unsupported():
     missing = set(OP_CODE) - produced - set(UNSUPPORTED_TOSA) - shape_ops - block_scaled
     assert not missing, f"official ops neither produced nor listed as unsupported: {sorted(missing)}"
     assert not produced & set(UNSUPPORTED_TOSA)
+
+
+@pytest.mark.parametrize("name", sorted(OPS))
+def test_the_kernel_pointer_names_a_kernel_defined_there(name):
+    op = OPS[name]
+    module, _, function = op.kernel.partition(":")
+    assert module.startswith("tosaconv.interpreter."), op.kernel
+    fn = resolve(op.kernel)
+    assert (fn.__module__, fn.__name__) == (module, function), f"{name}: {op.kernel} is an alias"
+    assert list(inspect.signature(fn).parameters) == ["op", "args", "ctx"], f"{name}: not a kernel"
+    assert kernel_for(op) is fn
+
+
+def test_no_two_ops_share_a_kernel():
+    kernels = [op.kernel for op in OPS.values()]
+    assert len(kernels) == len(set(kernels))
+
+
+@pytest.mark.parametrize("name", sorted(n for n, op in OPS.items() if op.decay))
+def test_the_decay_pointer_names_a_rule_marked_for_that_op(name):
+    op = OPS[name]
+    module, _, function = op.decay.partition(":")
+    assert module.startswith("tosaconv.passes."), op.decay
+    fn = resolve(op.decay)
+    assert (fn.__module__, fn.__name__) == (module, function), f"{name}: {op.decay} is an alias"
+    # @decays(Op.X, needs=...) sets needs only when the table names this very function for X
+    assert isinstance(getattr(fn, "needs", None), ExtentKind), f"{name}: {op.decay} is not marked @decays"
+    assert list(inspect.signature(fn).parameters) == ["op", "operands", "b", "env"]
+    assert rule_for(op) is fn
+
+
+def test_a_rule_marked_for_an_op_the_table_does_not_point_to_it_fails():
+    with pytest.raises(ValueError, match="the op table names tosaconv.passes.decay:decay_reshape"):
+        @decays(Op.RESHAPE, needs=ExtentKind.EXACT)
+        def decay_reshape_again(op, operands, b, env):
+            return []
+    with pytest.raises(ValueError, match="the op table names None"):
+        @decays(Op.ADD, needs=ExtentKind.EXACT)
+        def decay_add(op, operands, b, env):
+            return []
+
+
+@pytest.mark.parametrize("name", sorted(OPS))
+def test_the_codec_pointer_names_the_registered_codec(name):
+    op = OPS[name]
+    if op.codec is None:
+        assert op.tosa not in CODECS, f"{name} has a codec the table does not point to"
+        return
+    assert op.tosa, f"{name} is never written to a .tosa, so it needs no codec"
+    assert op.codec.startswith("tosaconv.emit."), op.codec
+    assert isinstance(resolve(op.codec), type)
+    assert type(CODECS[op.tosa]) is resolve(op.codec), f"{name}: table says {op.codec}"
+
+
+def test_the_codec_registry_holds_only_ops_of_the_table():
+    assert set(CODECS) == {op.tosa for op in OPS.values() if op.codec}
+
+
+@pytest.mark.parametrize("name", sorted(n for n, op in OPS.items()
+                                        if op.has(Trait.DATA_DEPENDENT) or op.has(Trait.SHAPE_HELPER)))
+def test_helper_and_data_dependent_ops_decay_or_fold(name):
+    # INDEX_CONST, GET_DIM and the INDEX_* arithmetic fold to INDEX_CONST once their dims are known
+    op = OPS[name]
+    folds = op.has(Trait.INDEX_ARITH) or name in ("INDEX_CONST", "GET_DIM")
+    assert folds or op.decay is not None, f"{name} neither folds nor has a decay rule"
+    assert folds != (op.decay is not None), f"{name} both folds and decays"
+
+
+def test_index_arithmetic_takes_index_operands_only():
+    for op in OPS.values():
+        if op.has(Trait.INDEX_ARITH):
+            assert all(o.kind is OperandKind.INDEX for o in op.operands), op.name
+
+
+def test_only_stateful_ops_are_impure():
+    impure = {n for n, op in OPS.items() if not op.has(Trait.PURE)}
+    assert impure == {"VARIABLE", "VARIABLE_READ", "VARIABLE_WRITE"}
+
+
+def test_a_signature_declares_names_kinds_and_variadics():
+    start, size = parse_signature("input: tensor, start: index*, size: index*")[1:]
+    assert (start.name, start.kind, start.variadic) == ("start", OperandKind.INDEX, True)
+    assert str(size) == "size*" and parse_signature("") == ()
+    with pytest.raises(ValueError):
+        parse_signature("input: shape")
+
+
+@pytest.mark.parametrize("name", sorted(n for n, op in OPS.items()
+                                        if any(o.kind is OperandKind.INDEX for o in op.operands)))
+def test_the_error_if_kind_check_follows_the_declared_kinds(name):
+    # every op with Index operands, DYN_PAD's padding included: a tensor in an Index place is refused by name
+    op = OPS[name]
+    position = next(i for i, o in enumerate(op.operands) if o.kind is OperandKind.INDEX)
+    right = [IndexType(2) if o.kind is OperandKind.INDEX else TensorType(DType.INT8, (2,)) for o in op.operands]
+    assert operand_kinds(name, right) is None
+    wrong = right[:position] + [TensorType(DType.INT8, (2,))] + right[position + 1:]
+    reason = operand_kinds(name, wrong)
+    assert reason == f"operand {position} ({op.operands[position].name}) must be an Index value, " \
+                     f"got {wrong[position]}"

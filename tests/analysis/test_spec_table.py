@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 from tosaconv.analysis.spec import spec
-from tosaconv.ir.ops import OPS, UNSUPPORTED_TOSA
+from tosaconv.ir.ops import OPS, UNSUPPORTED_TOSA, OperandKind
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "scripts"))
 import gen_tosa_spec_table as gen  # noqa: E402
@@ -91,15 +91,15 @@ def test_the_table_holds_every_tosa_op_we_write_and_nothing_we_do_not_know_about
 
 def _same_name(ours: str, theirs: str) -> bool:
     """``input`` and ``input1``, ``a`` and ``A``, ``inputs`` and ``input_list`` name the same argument."""
-    ours, theirs = ours.rstrip("*").lower(), theirs.lower()
+    ours, theirs = ours.lower(), theirs.lower()
     return theirs in (ours, ours + "1", ours.rstrip("s") + "_list")
 
 
 def test_our_operands_are_the_spec_inputs_in_the_spec_order():
     for name, op in _tosa_ops().items():
         inputs = [a[0] for a in spec()["ops"][name]["inputs"]]
-        paired = [o for o in op.operands if o != "shape_symbols*"]   # RESHAPE's symbols: Index values
-        assert all(_same_name(o, t) for o, t in zip(paired, inputs)), (name, op.operands, inputs)
+        paired = [o for o in op.operands if o.kind is not OperandKind.INDEX]   # RESHAPE's symbols
+        assert all(_same_name(o.name, t) for o, t in zip(paired, inputs)), (name, op.operands, inputs)
 
 
 def _names(expression: str) -> set:
@@ -110,7 +110,7 @@ def _names(expression: str) -> set:
 
 def _fillable(op, entry: dict) -> set:
     """Names tosaconv binds for ``op``: shapes and dims of the paired arguments, attribute elements."""
-    paired = len([o for o in op.operands if o != "shape_symbols*"])
+    paired = len([o for o in op.operands if o.kind is not OperandKind.INDEX])
     args = entry["inputs"][:paired] + entry["outputs"] + entry["typed_attributes"]
     out = {a[0] for a in args if a[1] == "tensor_list_t"}
     for _, _, _, shape in args:

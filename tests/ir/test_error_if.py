@@ -60,7 +60,7 @@ def _attrs(op, variant: int):
 
 
 def _operand_lists(op):
-    fixed = sum(1 for o in op.operands if not o.endswith("*"))
+    fixed = sum(1 for o in op.operands if not o.variadic)
     for count in {max(fixed, 0), fixed + 1}:
         if count == 0:
             yield []

@@ -61,10 +61,10 @@ def _is_list(args) -> bool:
 
 
 def _operand_groups(op) -> list:
-    """The op's operands grouped as its table declares them (a variadic ``name*`` is one group)."""
+    """The op's operands grouped as its table declares them (a variadic operand is one group)."""
     groups, i = [], 0
     for declared in op.op.operands:
-        if declared.endswith("*"):
+        if declared.variadic:
             groups.append(op.operands[i:])
             break
         groups.append(op.operands[i:i + 1])

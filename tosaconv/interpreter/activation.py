@@ -20,10 +20,8 @@ import math
 
 import numpy as np
 
-from ..ir.ops import Op
 from .elementwise_unary import float_map
 from .numeric import as_int64, out_dtype, wrap
-from .registry import kernel
 
 _ERF_CLAMP = 4.0         # erf(4) = 1 - 1.5e-8 rounds to 1.0 in float32 (and in fp16/bf16)
 _ERF_MAX_TERMS = 200     # the series at |x| = 4 converges in well under 100 terms
@@ -31,7 +29,6 @@ _ERF_STEPS = 128         # grid points per unit of x
 _ERF_DEGREE = 5          # Taylor degree around each grid point
 
 
-@kernel(Op.CLAMP)
 def clamp(op, args, ctx):
     x, a = args[0], op.attrs
     if a.max_val < a.min_val or math.isnan(a.min_val) or math.isnan(a.max_val):
@@ -46,17 +43,14 @@ def clamp(op, args, ctx):
     return [np.minimum(np.maximum(x, lo), hi)]
 
 
-@kernel(Op.SIGMOID)
 def sigmoid(op, args, ctx):
     return [float_map(op, args[0], lambda x: np.float32(1.0) / (np.float32(1.0) + np.exp(-x)))]
 
 
-@kernel(Op.TANH)
 def tanh(op, args, ctx):
     return [float_map(op, args[0], np.tanh)]
 
 
-@kernel(Op.ERF)
 def erf(op, args, ctx):
     return [float_map(op, args[0], erf_f64)]
 

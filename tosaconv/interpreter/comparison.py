@@ -8,20 +8,15 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..ir.ops import Op
-from .registry import kernel
 
 
-@kernel(Op.EQUAL)
 def equal(op, args, ctx):
     return [np.equal(args[0], args[1])]
 
 
-@kernel(Op.GREATER)
 def greater(op, args, ctx):
     return [np.greater(args[0], args[1])]
 
 
-@kernel(Op.GREATER_EQUAL)
 def greater_equal(op, args, ctx):
     return [np.greater_equal(args[0], args[1])]

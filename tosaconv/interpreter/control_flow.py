@@ -12,10 +12,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..ir.ops import Op
 from ..ir.region_rules import loop_groups
 from .evaluator import run_region
-from .registry import kernel
 
 
 def truth(condition) -> bool:
@@ -25,13 +23,11 @@ def truth(condition) -> bool:
     return bool(array.reshape(-1)[0])
 
 
-@kernel(Op.COND_IF)
 def cond_if(op, args, ctx):
     taken = op.attrs.then_graph if truth(args[0]) else op.attrs.else_graph
     return run_region(taken, list(args[1:]), ctx.bindings)
 
 
-@kernel(Op.IF)
 def index_if(op, args, ctx):
     if int(args[0]) not in (0, 1):
         raise ValueError(f"IF's condition must be 0 or 1, got {args[0]}")
@@ -39,7 +35,6 @@ def index_if(op, args, ctx):
     return run_region(taken, list(args[1:]), ctx.bindings)
 
 
-@kernel(Op.WHILE_LOOP)
 def while_loop(op, args, ctx):
     carried = list(args)
     while truth(run_region(op.attrs.cond_graph, carried, ctx.bindings)[0]):
@@ -47,7 +42,6 @@ def while_loop(op, args, ctx):
     return carried
 
 
-@kernel(Op.LOOP)
 def loop(op, args, ctx):
     a = op.attrs
     groups = loop_groups(list(args[1:]), a)

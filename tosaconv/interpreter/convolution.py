@@ -16,9 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..ir.ops import Op
 from .numeric import as_int64, f32, float_result, in_dtype, out_dtype, wrap
-from .registry import kernel
 from .windows import blas_type, centered, check_window, out_size, pad_hw, patches, rows, window_gemm
 
 
@@ -47,7 +45,6 @@ def _output_hw(x, kernel_hw, a) -> tuple:
     return oh, ow
 
 
-@kernel(Op.CONV2D)
 def conv2d(op, args, ctx):
     x, w, bias = args
     a = op.attrs
@@ -60,7 +57,6 @@ def conv2d(op, args, ctx):
     return [_finish(op, window_gemm(view, _weights(op, w)), bias)]
 
 
-@kernel(Op.CONV3D)
 def conv3d(op, args, ctx):
     x, w, bias = args
     a = op.attrs
@@ -75,7 +71,6 @@ def conv3d(op, args, ctx):
     return [_finish(op, window_gemm(view, _weights(op, w)), bias)]
 
 
-@kernel(Op.DEPTHWISE_CONV2D)
 def depthwise_conv2d(op, args, ctx):
     x, w, bias = args
     a = op.attrs
@@ -87,7 +82,6 @@ def depthwise_conv2d(op, args, ctx):
     return [_finish(op, acc.reshape(x.shape[0], oh, ow, c * m), bias)]
 
 
-@kernel(Op.TRANSPOSE_CONV2D)
 def transpose_conv2d(op, args, ctx):
     x, w, bias = args
     a = op.attrs

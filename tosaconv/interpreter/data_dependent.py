@@ -11,11 +11,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..diagnostics.assumption import assumption_error
-from ..ir.ops import Op
-from .registry import kernel
 
 
-@kernel(Op.NONZERO)
 def nonzero(op, args, ctx):
     coords = np.array(np.nonzero(np.asarray(args[0])), dtype=np.int64)
     count = coords.shape[1]

@@ -13,16 +13,12 @@ import math
 
 import numpy as np
 
-from ..ir.ops import Op
-from .registry import kernel
 
 
-@kernel(Op.CONCAT)
 def concat(op, args, ctx):
     return [np.concatenate(args, axis=op.attrs.axis)]
 
 
-@kernel(Op.PAD)
 def pad(op, args, ctx):
     x, padding = args[0], op.attrs.padding
     if len(padding) != 2 * x.ndim or min(padding, default=0) < 0:
@@ -43,7 +39,6 @@ def pad_constant(x: np.ndarray, pairs, value) -> np.ndarray:
     return out
 
 
-@kernel(Op.RESHAPE)
 def reshape(op, args, ctx):
     x = args[0]
     shape = resolve_shape(op.attrs.new_shape, list(args[1:]))
@@ -62,7 +57,6 @@ def resolve_shape(new_shape, symbols: list) -> list:
     return shape
 
 
-@kernel(Op.REVERSE)
 def reverse(op, args, ctx):
     return [np.flip(args[0], axis=op.attrs.axis)]
 
@@ -78,7 +72,6 @@ def slice_array(x: np.ndarray, start, size) -> np.ndarray:
     return x[tuple(slice(s, s + n) for s, n in zip(start, size))]
 
 
-@kernel(Op.SLICE)
 def slice_(op, args, ctx):
     return [slice_array(args[0], op.attrs.start, op.attrs.size)]
 
@@ -90,16 +83,13 @@ def tile_array(x: np.ndarray, multiples) -> np.ndarray:
     return np.tile(x, multiples)
 
 
-@kernel(Op.TILE)
 def tile(op, args, ctx):
     return [tile_array(args[0], op.attrs.multiples)]
 
 
-@kernel(Op.TRANSPOSE)
 def transpose(op, args, ctx):
     return [np.transpose(args[0], op.attrs.perms)]
 
 
-@kernel(Op.IDENTITY)
 def identity(op, args, ctx):
     return [args[0]]

@@ -11,12 +11,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..ir.ops import Op
 from .numeric import check_range, out_dtype
-from .registry import kernel
 
 
-@kernel(Op.CONST)
 def const(op, args, ctx):
     values = op.attrs.values
     dtype = out_dtype(op)

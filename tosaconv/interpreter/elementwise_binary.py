@@ -13,9 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..ir.dtypes import DType
-from ..ir.ops import Op
 from .numeric import as_int64, f32, float_result, in_dtype, out_dtype, wrap
-from .registry import kernel
 
 
 def _float_op(op, a, b, fn) -> np.ndarray:
@@ -32,22 +30,18 @@ def _arith(op, args, fn) -> list:
     return [wrap(fn(as_int64(a), as_int64(b)), dtype)]
 
 
-@kernel(Op.ADD)
 def add(op, args, ctx):
     return _arith(op, args, np.add)
 
 
-@kernel(Op.SUB)
 def sub(op, args, ctx):
     return _arith(op, args, np.subtract)
 
 
-@kernel(Op.POW)
 def pow_(op, args, ctx):
     return [_float_op(op, args[0], args[1], np.power)]
 
 
-@kernel(Op.MUL)
 def mul(op, args, ctx):
     a, b = args
     shift, dtype = op.attrs.shift, out_dtype(op)
@@ -61,7 +55,6 @@ def mul(op, args, ctx):
     return [wrap(product, dtype)]
 
 
-@kernel(Op.INTDIV)
 def intdiv(op, args, ctx):
     a, b = as_int64(args[0]), as_int64(args[1])
     if np.any(b == 0):
@@ -70,7 +63,6 @@ def intdiv(op, args, ctx):
     return [wrap(quotient, out_dtype(op))]
 
 
-@kernel(Op.MAXIMUM)
 def maximum(op, args, ctx):
     a, b = args
     if np.asarray(a).dtype.kind == "f" and op.attrs.nan_mode == "IGNORE":
@@ -78,7 +70,6 @@ def maximum(op, args, ctx):
     return [np.maximum(a, b)]
 
 
-@kernel(Op.MINIMUM)
 def minimum(op, args, ctx):
     a, b = args
     if np.asarray(a).dtype.kind == "f" and op.attrs.nan_mode == "IGNORE":
@@ -86,32 +77,26 @@ def minimum(op, args, ctx):
     return [np.minimum(a, b)]
 
 
-@kernel(Op.BITWISE_AND)
 def bitwise_and(op, args, ctx):
     return [np.bitwise_and(args[0], args[1])]
 
 
-@kernel(Op.BITWISE_OR)
 def bitwise_or(op, args, ctx):
     return [np.bitwise_or(args[0], args[1])]
 
 
-@kernel(Op.BITWISE_XOR)
 def bitwise_xor(op, args, ctx):
     return [np.bitwise_xor(args[0], args[1])]
 
 
-@kernel(Op.LOGICAL_AND)
 def logical_and(op, args, ctx):
     return [np.logical_and(args[0], args[1])]
 
 
-@kernel(Op.LOGICAL_OR)
 def logical_or(op, args, ctx):
     return [np.logical_or(args[0], args[1])]
 
 
-@kernel(Op.LOGICAL_XOR)
 def logical_xor(op, args, ctx):
     return [np.logical_xor(args[0], args[1])]
 
@@ -124,20 +109,17 @@ def _shift_amount(op, amount) -> np.ndarray:
     return amount
 
 
-@kernel(Op.LOGICAL_LEFT_SHIFT)
 def logical_left_shift(op, args, ctx):
     amount = _shift_amount(op, args[1])
     return [wrap(as_int64(args[0]) << amount, out_dtype(op))]
 
 
-@kernel(Op.LOGICAL_RIGHT_SHIFT)
 def logical_right_shift(op, args, ctx):
     amount = _shift_amount(op, args[1])
     unsigned = as_int64(args[0]) & ((1 << out_dtype(op).bits) - 1)   # zero_extend, then shift
     return [wrap(unsigned >> amount, out_dtype(op))]
 
 
-@kernel(Op.ARITHMETIC_RIGHT_SHIFT)
 def arithmetic_right_shift(op, args, ctx):
     value, amount = as_int64(args[0]), _shift_amount(op, args[1])
     result = value >> amount

@@ -7,11 +7,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..ir.ops import Op
-from .registry import kernel
 
 
-@kernel(Op.SELECT)
 def select(op, args, ctx):
     condition, on_true, on_false = args
     return [np.where(np.asarray(condition, dtype=bool), on_true, on_false)]

@@ -12,9 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..ir.dtypes import DType
-from ..ir.ops import Op
 from .numeric import as_int64, bit_length, f32, float_result, out_dtype, saturate, wrap
-from .registry import kernel
 
 
 def float_map(op, x, fn) -> np.ndarray:
@@ -23,7 +21,6 @@ def float_map(op, x, fn) -> np.ndarray:
         return float_result(fn(f32(x)), out_dtype(op))
 
 
-@kernel(Op.ABS)
 def abs_(op, args, ctx):
     x = args[0]
     if out_dtype(op).is_float:
@@ -31,64 +28,52 @@ def abs_(op, args, ctx):
     return [wrap(np.abs(as_int64(x)), out_dtype(op))]
 
 
-@kernel(Op.BITWISE_NOT)
 def bitwise_not(op, args, ctx):
     return [np.invert(args[0])]
 
 
-@kernel(Op.CEIL)
 def ceil(op, args, ctx):
     return [float_map(op, args[0], np.ceil)]
 
 
-@kernel(Op.FLOOR)
 def floor(op, args, ctx):
     return [float_map(op, args[0], np.floor)]
 
 
-@kernel(Op.CLZ)
 def clz(op, args, ctx):
     bits = out_dtype(op).bits
     unsigned = as_int64(args[0]) & ((1 << bits) - 1)
     return [wrap(bits - bit_length(unsigned), out_dtype(op))]
 
 
-@kernel(Op.COS)
 def cos(op, args, ctx):
     return [float_map(op, args[0], np.cos)]
 
 
-@kernel(Op.SIN)
 def sin(op, args, ctx):
     return [float_map(op, args[0], np.sin)]
 
 
-@kernel(Op.EXP)
 def exp(op, args, ctx):
     return [float_map(op, args[0], np.exp)]
 
 
-@kernel(Op.LOG)
 def log(op, args, ctx):
     return [float_map(op, args[0], np.log)]
 
 
-@kernel(Op.RECIPROCAL)
 def reciprocal(op, args, ctx):
     return [float_map(op, args[0], lambda x: np.float32(1.0) / x)]
 
 
-@kernel(Op.RSQRT)
 def rsqrt(op, args, ctx):
     return [float_map(op, args[0], lambda x: np.float32(1.0) / np.sqrt(x))]
 
 
-@kernel(Op.LOGICAL_NOT)
 def logical_not(op, args, ctx):
     return [np.logical_not(args[0])]
 
 
-@kernel(Op.NEGATE)
 def negate(op, args, ctx):
     x, dtype = args[0], out_dtype(op)
     if dtype.is_float:

@@ -13,9 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..ir.ops import Op
 from .numeric import float_result, out_dtype
-from .registry import kernel
 
 
 def _check_pow2(name: str, x: np.ndarray) -> None:
@@ -31,7 +29,6 @@ def _parts(op, z: np.ndarray) -> list:
     return [float_result(z.real, dtype), float_result(z.imag, dtype)]
 
 
-@kernel(Op.FFT2D)
 def fft2d(op, args, ctx) -> list:
     re, im = (np.asarray(a, dtype=np.float64) for a in args)
     _check_pow2("FFT2D", re)
@@ -45,7 +42,6 @@ def fft2d(op, args, ctx) -> list:
     return _parts(op, out)
 
 
-@kernel(Op.RFFT2D)
 def rfft2d(op, args, ctx) -> list:
     x = np.asarray(args[0], dtype=np.float64)
     _check_pow2("RFFT2D", x)

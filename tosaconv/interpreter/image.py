@@ -14,9 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..ir.ops import Op
 from .numeric import as_int64, f32, float_result, out_dtype, wrap
-from .registry import kernel
 
 
 def axis_coords(out_len: int, in_len: int, scale_n: int, scale_d: int, offset: int) -> tuple:
@@ -27,7 +25,6 @@ def axis_coords(out_len: int, in_len: int, scale_n: int, scale_d: int, offset: i
     return np.maximum(index, 0), np.minimum(index + 1, in_len - 1), remainder
 
 
-@kernel(Op.RESIZE)
 def resize(op, args, ctx):
     x, a = args[0], op.attrs
     sy_n, sy_d, sx_n, sx_d = (int(s) for s in a.scale)

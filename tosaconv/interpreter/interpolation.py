@@ -21,8 +21,6 @@ import math
 
 import numpy as np
 
-from ..ir.ops import Op
-from .registry import kernel
 
 
 def interpolation_weights(in_size: int, out_size: int, attrs, roi=None) -> tuple:
@@ -156,7 +154,6 @@ def _neighbors(x_ori, n: int, in_size: int) -> np.ndarray:
     return np.array(sorted(nearest), dtype=np.int64) - pad
 
 
-@kernel(Op.INTERP_MATRIX)
 def interp_matrix(op, args, ctx):
     in_size, out_size = (int(v) for v in args)
     if in_size < 1 or out_size < 1:

@@ -13,13 +13,10 @@ import functools
 
 from ..ir.builder import Builder
 from ..ir.graph import Graph
-from ..ir.ops import Op
 from ..ir.types import TensorType
 from .evaluator import evaluate
-from .registry import kernel
 
 
-@kernel(Op.RECURRENT)
 def recurrent(op, args, ctx):
     signature = tuple((v.type.dtype, tuple(a.shape)) for v, a in zip(op.operands, args))
     graph = unrolled_program(op.attrs, signature)

@@ -12,9 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..ir.ops import Op
 from .numeric import as_int64, f32, float_result, out_dtype, wrap
-from .registry import kernel
 
 
 def _axis(op, x) -> int:
@@ -24,12 +22,10 @@ def _axis(op, x) -> int:
     return axis
 
 
-@kernel(Op.REDUCE_ALL)
 def reduce_all(op, args, ctx):
     return [np.all(args[0], axis=_axis(op, args[0]), keepdims=True)]
 
 
-@kernel(Op.REDUCE_ANY)
 def reduce_any(op, args, ctx):
     return [np.any(args[0], axis=_axis(op, args[0]), keepdims=True)]
 
@@ -41,12 +37,10 @@ def _extreme(op, x, propagating, ignoring):
     return propagating(x, axis=axis, keepdims=True)
 
 
-@kernel(Op.REDUCE_MAX)
 def reduce_max(op, args, ctx):
     return [_extreme(op, args[0], np.max, np.fmax)]
 
 
-@kernel(Op.REDUCE_MIN)
 def reduce_min(op, args, ctx):
     return [_extreme(op, args[0], np.min, np.fmin)]
 
@@ -59,11 +53,9 @@ def _accumulate(op, x, fn):
     return wrap(fn(as_int64(x), axis=axis, keepdims=True), dtype)
 
 
-@kernel(Op.REDUCE_SUM)
 def reduce_sum(op, args, ctx):
     return [_accumulate(op, args[0], np.sum)]
 
 
-@kernel(Op.REDUCE_PRODUCT)
 def reduce_product(op, args, ctx):
     return [_accumulate(op, args[0], np.prod)]

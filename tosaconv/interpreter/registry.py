@@ -1,20 +1,21 @@
-"""The kernel registry: ``@kernel(Op.CONV2D)`` next to each kernel function.
+"""The kernel registry: each op's kernel is the function its op-table row names.
 
 A kernel is ``fn(op, args, ctx) -> list``: ``op`` is the IR
 :class:`~tosaconv.ir.graph.Operation` (its typed attributes and result types),
 ``args`` holds one entry per operand (a numpy array for a tensor, a Python
 ``int`` for an Index value) and ``ctx`` is the :class:`KernelContext` of the
-run. It returns one entry per result. Registering an op twice is an error, so
-two modules can never silently disagree about which kernel runs.
+run. It returns one entry per result. The row's ``kernel`` string
+(``"tosaconv.interpreter.convolution:conv2d"``) is the only registration, so
+there is one kernel per op by construction and nothing registers by import.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Callable, Optional
 
-from ..ir.ops import OpDef
+from ..ir.ops import OPS, OpDef, resolve
 
-_KERNELS: dict = {}   # op name -> kernel function
+_RESOLVED: dict = {}   # op name -> kernel function, filled on first use
 
 
 @dataclass
@@ -26,23 +27,14 @@ class KernelContext:
     variables: dict = field(default_factory=dict)
 
 
-def kernel(opdef: OpDef) -> Callable:
-    """Register the decorated function as the kernel of ``opdef``."""
-    def register(fn: Callable) -> Callable:
-        if opdef.name in _KERNELS:
-            other = _KERNELS[opdef.name]
-            raise ValueError(f"two kernels for {opdef.name}: {other.__module__}.{other.__name__} "
-                             f"and {fn.__module__}.{fn.__name__}")
-        _KERNELS[opdef.name] = fn
-        return fn
-    return register
-
-
 def kernel_for(opdef: OpDef) -> Optional[Callable]:
-    """The kernel registered for ``opdef``, or None when there is none."""
-    return _KERNELS.get(opdef.name)
+    """The kernel the op table names for ``opdef``, or None when it names none."""
+    fn = _RESOLVED.get(opdef.name)
+    if fn is None and opdef.kernel:
+        fn = _RESOLVED[opdef.name] = resolve(opdef.kernel)
+    return fn
 
 
 def registered_ops() -> list:
-    """Names of every op that has a kernel, sorted."""
-    return sorted(_KERNELS)
+    """Names of every op whose table row names a kernel, sorted."""
+    return sorted(name for name, op in OPS.items() if op.kernel)

@@ -10,9 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..ir.ops import Op
 from .numeric import as_int64
-from .registry import kernel
 
 
 def _checked_indices(indices, values) -> np.ndarray:
@@ -23,14 +21,12 @@ def _checked_indices(indices, values) -> np.ndarray:
     return indices
 
 
-@kernel(Op.GATHER)
 def gather(op, args, ctx):
     values, indices = args
     indices = _checked_indices(indices, values)
     return [np.take_along_axis(values, indices[:, :, None], axis=1)]
 
 
-@kernel(Op.SCATTER)
 def scatter(op, args, ctx):
     values_in, indices, update = args
     indices = _checked_indices(indices, values_in)

@@ -15,15 +15,12 @@ from ..diagnostics.assumption import assumption_error
 from ..ir.ops import Op
 from .data_layout import slice_array, tile_array
 from .numeric import check_range
-from .registry import kernel
 
 
-@kernel(Op.INDEX_CONST)
 def index_const(op, args, ctx):
     return [int(op.attrs.value)]
 
 
-@kernel(Op.GET_DIM)
 def get_dim(op, args, ctx):
     x, axis = args[0], op.attrs.dim_index
     if not 0 <= axis < np.ndim(x):
@@ -38,7 +35,6 @@ def _data_origin(v):
     return v
 
 
-@kernel(Op.EXTRACT_DIM)
 def extract_dim(op, args, ctx):
     x, index = np.asarray(args[0]), op.attrs.dim_index
     if x.ndim != 1 or not 0 <= index < x.shape[0]:
@@ -50,7 +46,6 @@ def extract_dim(op, args, ctx):
     return [value]
 
 
-@kernel(Op.DIMS_TO_TENSOR)
 def dims_to_tensor(op, args, ctx):
     dtype = op.attrs.dtype.numpy
     values = np.array([int(d) for d in args], dtype=np.int64)
@@ -59,7 +54,6 @@ def dims_to_tensor(op, args, ctx):
     return [values.astype(dtype)]
 
 
-@kernel(Op.EXPAND_DIMS)
 def expand_dims(op, args, ctx):
     shape = list(np.shape(args[0]))
     for i in op.attrs.indices:
@@ -67,7 +61,6 @@ def expand_dims(op, args, ctx):
     return [np.reshape(args[0], shape)]
 
 
-@kernel(Op.COLLAPSE_DIMS)
 def collapse_dims(op, args, ctx):
     shape = np.shape(args[0])
     drop = set(op.attrs.indices)
@@ -76,28 +69,23 @@ def collapse_dims(op, args, ctx):
     return [np.reshape(args[0], [d for i, d in enumerate(shape) if i not in drop])]
 
 
-@kernel(Op.INDEX_ADD)
 def index_add(op, args, ctx):
     return [args[0] + args[1]]
 
 
-@kernel(Op.INDEX_SUB)
 def index_sub(op, args, ctx):
     return [args[0] - args[1]]
 
 
-@kernel(Op.INDEX_MUL)
 def index_mul(op, args, ctx):
     return [args[0] * args[1]]
 
 
-@kernel(Op.INDEX_FLOORDIV)
 def index_floordiv(op, args, ctx):
     _nonzero_divisor(op, args[1])
     return [args[0] // args[1]]
 
 
-@kernel(Op.INDEX_MOD)
 def index_mod(op, args, ctx):
     _nonzero_divisor(op, args[1])
     return [args[0] % args[1]]
@@ -108,17 +96,14 @@ def _nonzero_divisor(op, divisor: int):
         raise ValueError(f"{op.op.name} by zero")
 
 
-@kernel(Op.INDEX_MIN)
 def index_min(op, args, ctx):
     return [min(args[0], args[1])]
 
 
-@kernel(Op.INDEX_MAX)
 def index_max(op, args, ctx):
     return [max(args[0], args[1])]
 
 
-@kernel(Op.DYN_SLICE)
 def dyn_slice(op, args, ctx):
     x = args[0]
     rank = np.ndim(x)
@@ -128,12 +113,10 @@ def dyn_slice(op, args, ctx):
     return [slice_array(x, args[1:1 + rank], args[1 + rank:])]
 
 
-@kernel(Op.DYN_TILE)
 def dyn_tile(op, args, ctx):
     return [tile_array(args[0], args[1:])]
 
 
-@kernel(Op.IOTA)
 def iota(op, args, ctx):
     length = int(args[0])
     if length < 0:
@@ -141,7 +124,6 @@ def iota(op, args, ctx):
     return [np.arange(length, dtype=op.attrs.dtype.numpy)]
 
 
-@kernel(Op.DYN_PAD)
 def dyn_pad(op, args, ctx):
     """ONNX Pad semantics on the bound amounts: negative amounts crop, then numpy pads in the mode."""
     x, pads = args[0], [int(p) for p in args[1:]]

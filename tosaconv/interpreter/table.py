@@ -10,13 +10,10 @@ from __future__ import annotations
 import numpy as np
 
 from ..ir.dtypes import DType
-from ..ir.ops import Op
 from .fixed_point import apply_lookup_s
 from .numeric import as_int64, in_dtype, out_dtype, wrap
-from .registry import kernel
 
 
-@kernel(Op.TABLE)
 def table(op, args, ctx):
     x, in_t = args[0], in_dtype(op)
     entries = np.asarray(op.attrs.table)

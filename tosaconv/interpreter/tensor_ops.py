@@ -15,14 +15,11 @@ from __future__ import annotations
 import numpy as np
 
 from ..ir.dtypes import DType
-from ..ir.ops import Op
 from .fixed_point import apply_scale_32, reciprocal_scale
 from .numeric import f32, float_result, in_dtype, int_range, out_dtype, saturate, wrap
-from .registry import kernel
 from .windows import blas_type, centered, check_window, out_size, pad_hw, taps
 
 
-@kernel(Op.ARGMAX)
 def argmax(op, args, ctx):
     x, axis = np.asarray(args[0]), op.attrs.axis
     if x.dtype.kind != "f":
@@ -36,7 +33,6 @@ def argmax(op, args, ctx):
     return [index.astype(out_dtype(op).numpy)]
 
 
-@kernel(Op.MATMUL)
 def matmul(op, args, ctx):
     a, b = args
     lhs = blas_type(centered(a, op.attrs.a_zp, "A", in_dtype(op, 0)))
@@ -64,7 +60,6 @@ def _valid_counts(size: int, out: int, k: int, pad_before: int, stride: int) -> 
     return np.minimum(start + k, size) - np.maximum(start, 0)
 
 
-@kernel(Op.AVG_POOL2D)
 def avg_pool2d(op, args, ctx):
     x, a = args[0], op.attrs
     oh, ow = _pool_output(x, a)
@@ -83,7 +78,6 @@ def avg_pool2d(op, args, ctx):
     return [saturate(apply_scale_32(acc, multiplier, shift) + a.output_zp, dtype)]
 
 
-@kernel(Op.MAX_POOL2D)
 def max_pool2d(op, args, ctx):
     x, a = args[0], op.attrs
     oh, ow = _pool_output(x, a)

@@ -16,13 +16,10 @@ import numpy as np
 
 from ..ir.count_rescale import mean_multiplier, rescale_for
 from ..ir.dtypes import DType
-from ..ir.ops import Op
 from .fixed_point import apply_scale_16, apply_scale_32
 from .numeric import as_int64, float_result, int_range, out_dtype, saturate, wrap
-from .registry import kernel
 
 
-@kernel(Op.CAST)
 def cast(op, args, ctx):
     x, dtype = np.asarray(args[0]), out_dtype(op)
     if dtype == DType.BOOL:
@@ -43,12 +40,10 @@ def _float_to_int(x: np.ndarray, dtype: DType) -> np.ndarray:
     return np.clip(rounded, lo, hi).astype(np.int64).astype(dtype.numpy)
 
 
-@kernel(Op.RESCALE)
 def rescale(op, args, ctx):
     return [rescale_array(args[0], op.operands[0].type.dtype, out_dtype(op), op.attrs)]
 
 
-@kernel(Op.COUNT_RESCALE)
 def count_rescale(op, args, ctx):
     """The RESCALE of :mod:`tosaconv.ir.count_rescale` for the count this run binds."""
     a = op.attrs

@@ -10,11 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..ir.ops import Op
-from .registry import kernel
 
 
-@kernel(Op.VARIABLE)
 def variable(op, args, ctx):
     a = op.attrs
     if a.name not in ctx.variables:
@@ -22,14 +19,12 @@ def variable(op, args, ctx):
     return []
 
 
-@kernel(Op.VARIABLE_READ)
 def variable_read(op, args, ctx):
     if op.attrs.name not in ctx.variables:
         raise ValueError(f"variable '{op.attrs.name}' is read before the VARIABLE op declares it")
     return [ctx.variables[op.attrs.name]]
 
 
-@kernel(Op.VARIABLE_WRITE)
 def variable_write(op, args, ctx):
     value = np.asarray(args[0])
     if value.dtype != op.attrs.dtype.numpy or tuple(value.shape) != tuple(op.attrs.shape):

@@ -28,6 +28,7 @@ from typing import Callable, Optional
 import numpy as np
 
 from ..symbolic.expr import is_static
+from .ops import OPS, Operand, OperandKind
 from .dtypes import DType
 from .types import IndexType, TensorType
 
@@ -55,29 +56,20 @@ def error_if(op_name: str, types: list, attrs) -> Reason:
     return None if fn is None else fn(list(types), attrs)
 
 
-# Operands that are Index values (dimension values of the seed's helper ops), by operand name;
-# "inputs*" of the control-flow ops may be either kind, every other operand is a tensor.
-_INDEX_OPERANDS = {"shape_symbols*", "start*", "size*", "length", "count", "in_size", "out_size", "lhs",
-                   "rhs", "dims*", "trip_count", "multiples*", "padding*"}
-_ANY_OPERANDS = {"inputs*"}
+_NO_OPERAND = Operand("?", OperandKind.TENSOR)   # an operand an op without operands does not declare
 
 
 def operand_kinds(op_name: str, types: list) -> Reason:
-    """Each operand is of the kind (tensor or Index) the op table gives its position."""
-    from .ops import OPS   # the op table imports the shape rules, which import nothing of this module
+    """Each operand is of the kind (tensor, Index or either) the op table declares for its position."""
     op = OPS.get(op_name)
     if op is None:
         return f"{op_name} is not an op of the table"
-    names = list(op.operands)
     for i, t in enumerate(types):
-        name = names[min(i, len(names) - 1)] if names else ""
-        if name in _ANY_OPERANDS:
+        declared = op.operand_at(i) or _NO_OPERAND
+        if declared.accepts(t):
             continue
-        index = name in _INDEX_OPERANDS or (op_name == "IF" and i == 0)
-        want = IndexType if index else TensorType
-        if not isinstance(t, want):
-            kind = "an Index value" if index else "a tensor"
-            return f"operand {i} ({name.rstrip('*') or '?'}) must be {kind}, got {t}"
+        kind = "an Index value" if declared.kind is OperandKind.INDEX else "a tensor"
+        return f"operand {i} ({declared.name}) must be {kind}, got {t}"
     return None
 
 

@@ -1,20 +1,34 @@
-"""The one op table: every IR op, its operands, attributes, traits and shape rule.
+"""The one op table: every IR op declared in one place, with pointers to all of its parts.
+
+Each row of :data:`TABLE` gives an op's name, its operands and their kinds
+(``"input: tensor, start: index*"``: tensor, index or any, ``*`` variadic),
+its attribute class, its traits (by their values: ``"elementwise unary"``),
+its shape rule, and where its other parts live, as ``module:function``
+strings: the interpreter kernel (under ``tosaconv.interpreter``), the decay
+rule of a helper or data-dependent op (under ``tosaconv.passes``) and the
+``.tosa`` codec class (under ``tosaconv.emit``). The strings keep this module
+free of imports from the layers above it. The interpreter and the decay pass
+find kernels and rules only through them (:func:`resolve`, on first use);
+tests/test_op_table.py checks every pointer, and that the codec one names the
+class of the codec the emitter registers for the op.
 
 Passes select ops by trait (``Trait.ELEMENTWISE``, ``Trait.SHAPE_HELPER``...)
 and never keep hand-copied op lists. ``tosa`` names the TOSA op the emitter
 writes for it (``None`` for the seed's helper and data-dependent ops, which
-must have decayed before emission). Operand names ending in ``*`` are
-variadic.
+must have decayed before emission). Every op is PURE (dead results may be
+dropped) except the stateful ones.
 """
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass, replace
+import importlib
+from dataclasses import dataclass
+from types import SimpleNamespace
 from typing import Callable, Optional
 
 from ..symbolic.expr import add, dmax, dmin, floordiv, mod, mul, sub
-from . import attrs as A
-from . import shape_rules as R
+from . import attrs, fft_rules, region_rules, shape_rules, variable_rules
+from .types import IndexType, TensorType
 
 
 class Trait(enum.Enum):
@@ -32,116 +46,304 @@ class Trait(enum.Enum):
     REGION = "region"                # holds regions (Graphs in its attributes); passes recurse into them
 
 
+class OperandKind(enum.Enum):
+    """What an operand holds: a tensor, an Index value (a dimension value of the seed's helper ops), or
+    either (the carried values of the control-flow ops)."""
+
+    TENSOR = "tensor"
+    INDEX = "index"
+    ANY = "any"
+
+
+@dataclass(frozen=True)
+class Operand:
+    """One declared operand: its name, its kind and whether it takes all remaining operands."""
+
+    name: str
+    kind: OperandKind
+    variadic: bool = False
+
+    def accepts(self, value_type: object) -> bool:
+        """Whether a value of ``value_type`` may stand in this operand's place."""
+        if self.kind is OperandKind.ANY:
+            return True
+        return isinstance(value_type, IndexType if self.kind is OperandKind.INDEX else TensorType)
+
+    def __str__(self) -> str:
+        return self.name + ("*" if self.variadic else "")
+
+
+def parse_signature(signature: str) -> tuple:
+    """``"input: tensor, start: index*"`` -> the Operands it declares (``*``: variadic)."""
+    operands = []
+    for part in filter(None, (p.strip() for p in signature.split(","))):
+        name, _, kind = (x.strip() for x in part.partition(":"))
+        operands.append(Operand(name, OperandKind(kind.rstrip("*")), kind.endswith("*")))
+    return tuple(operands)
+
+
 @dataclass(frozen=True)
 class OpDef:
     name: str
-    operands: tuple
+    operands: tuple          # of Operand, in order
     attrs: type
     traits: frozenset
     shape_rule: Callable
     tosa: Optional[str]
     index_fn: Optional[Callable] = None  # INDEX_ARITH: the dim-level function
+    kernel: str = ""                     # "tosaconv.interpreter.<module>:<function>"
+    decay: Optional[str] = None          # "tosaconv.passes.<module>:<function>" (helper/data-dependent ops)
+    codec: Optional[str] = None          # "tosaconv.emit.<module>:<Codec class>" (ops written to a .tosa)
 
     def has(self, trait: Trait) -> bool:
         return trait in self.traits
 
-    def __repr__(self):
+    def operand_at(self, position: int) -> Optional[Operand]:
+        """The declared operand at ``position``; past the end, the last one (variadic); None if none."""
+        return self.operands[min(position, len(self.operands) - 1)] if self.operands else None
+
+    def __repr__(self) -> str:
         return f"Op.{self.name}"
 
 
-OPS: dict = {}
+def resolve(reference: str) -> object:
+    """The object a ``"package.module:name"`` reference of the table names (imports the module)."""
+    module, _, name = reference.partition(":")
+    return getattr(importlib.import_module(module), name)
 
 
-class Op:
-    """Namespace of OpDefs: ``Op.ADD`` and so on (filled from the table below)."""
+def declare(name: str, signature: str, attr_class: type, traits: str, shape_rule: Callable, *, kernel: str,
+            decay: Optional[str] = None, codec: Optional[str] = None, emitted: bool = True,
+            stateful: bool = False, index_fn: Optional[Callable] = None) -> OpDef:
+    """One row of the table; ``kernel``, ``decay`` and ``codec`` are relative to their layer's package."""
+    declared = {Trait(t) for t in traits.split()} | (set() if stateful else {Trait.PURE})
+    return OpDef(name, parse_signature(signature), attr_class, frozenset(declared), shape_rule,
+                 name if emitted else None, index_fn, f"tosaconv.interpreter.{kernel}",
+                 decay and f"tosaconv.passes.{decay}", codec and f"tosaconv.emit.{codec}")
 
 
-def _define(name, operands, attrs, traits, rule, tosa=True, index_fn=None):
-    t = frozenset(traits) | {Trait.PURE}
-    op = OpDef(name, tuple(operands.split()) if operands else (), attrs, t, rule,
-               (name if tosa is True else tosa), index_fn)
-    if name in OPS:
-        raise ValueError(f"op {name} defined twice")
-    OPS[name] = op
-    setattr(Op, name, op)
+TABLE: tuple = (
+    # -- elementwise unary (TOSA 1.0 chapter "Elementwise unary"; ERF SIGMOID TANH: "Activation")
+    declare("ABS", "input: tensor", attrs.NoAttrs, "elementwise broadcastable unary", shape_rules.same_as_first,
+            kernel="elementwise_unary:abs_", codec="codec_base:Codec"),
+    declare("BITWISE_NOT", "input: tensor", attrs.NoAttrs, "elementwise broadcastable unary",
+            shape_rules.same_as_first, kernel="elementwise_unary:bitwise_not", codec="codec_base:Codec"),
+    declare("CEIL", "input: tensor", attrs.NoAttrs, "elementwise broadcastable unary", shape_rules.same_as_first,
+            kernel="elementwise_unary:ceil", codec="codec_base:Codec"),
+    declare("CLZ", "input: tensor", attrs.NoAttrs, "elementwise broadcastable unary", shape_rules.same_as_first,
+            kernel="elementwise_unary:clz", codec="codec_base:Codec"),
+    declare("COS", "input: tensor", attrs.NoAttrs, "elementwise broadcastable unary", shape_rules.same_as_first,
+            kernel="elementwise_unary:cos", codec="codec_base:Codec"),
+    declare("EXP", "input: tensor", attrs.NoAttrs, "elementwise broadcastable unary", shape_rules.same_as_first,
+            kernel="elementwise_unary:exp", codec="codec_base:Codec"),
+    declare("FLOOR", "input: tensor", attrs.NoAttrs, "elementwise broadcastable unary", shape_rules.same_as_first,
+            kernel="elementwise_unary:floor", codec="codec_base:Codec"),
+    declare("LOG", "input: tensor", attrs.NoAttrs, "elementwise broadcastable unary", shape_rules.same_as_first,
+            kernel="elementwise_unary:log", codec="codec_base:Codec"),
+    declare("LOGICAL_NOT", "input: tensor", attrs.NoAttrs, "elementwise broadcastable unary",
+            shape_rules.same_as_first, kernel="elementwise_unary:logical_not", codec="codec_base:Codec"),
+    declare("RECIPROCAL", "input: tensor", attrs.NoAttrs, "elementwise broadcastable unary",
+            shape_rules.same_as_first, kernel="elementwise_unary:reciprocal", codec="codec_base:Codec"),
+    declare("RSQRT", "input: tensor", attrs.NoAttrs, "elementwise broadcastable unary", shape_rules.same_as_first,
+            kernel="elementwise_unary:rsqrt", codec="codec_base:Codec"),
+    declare("SIN", "input: tensor", attrs.NoAttrs, "elementwise broadcastable unary", shape_rules.same_as_first,
+            kernel="elementwise_unary:sin", codec="codec_base:Codec"),
+    declare("ERF", "input: tensor", attrs.NoAttrs, "elementwise broadcastable unary", shape_rules.same_as_first,
+            kernel="activation:erf", codec="codec_base:Codec"),
+    declare("SIGMOID", "input: tensor", attrs.NoAttrs, "elementwise broadcastable unary", shape_rules.same_as_first,
+            kernel="activation:sigmoid", codec="codec_base:Codec"),
+    declare("TANH", "input: tensor", attrs.NoAttrs, "elementwise broadcastable unary", shape_rules.same_as_first,
+            kernel="activation:tanh", codec="codec_base:Codec"),
+    declare("NEGATE", "input: tensor", attrs.NegateAttrs, "elementwise broadcastable unary",
+            shape_rules.same_as_first, kernel="elementwise_unary:negate", codec="codecs:NegateCodec"),
+    declare("CLAMP", "input: tensor", attrs.ClampAttrs, "elementwise broadcastable unary", shape_rules.same_as_first,
+            kernel="activation:clamp", codec="codecs:ClampCodec"),
+    declare("CAST", "input: tensor", attrs.CastAttrs, "elementwise broadcastable unary", shape_rules.cast,
+            kernel="type_conversion:cast", codec="codecs:CastCodec"),
+    declare("TABLE", "input: tensor", attrs.TableAttrs, "elementwise broadcastable unary", shape_rules.table,
+            kernel="table:table", codec="codecs:TableCodec"),
+    declare("RESCALE", "input: tensor", attrs.RescaleAttrs, "elementwise broadcastable unary", shape_rules.rescale,
+            kernel="type_conversion:rescale", codec="codecs:RescaleCodec"),
 
+    # -- elementwise binary
+    declare("ADD", "input1: tensor, input2: tensor", attrs.NoAttrs, "elementwise broadcastable binary",
+            shape_rules.elementwise, kernel="elementwise_binary:add", codec="codec_base:Codec"),
+    declare("SUB", "input1: tensor, input2: tensor", attrs.NoAttrs, "elementwise broadcastable binary",
+            shape_rules.elementwise, kernel="elementwise_binary:sub", codec="codec_base:Codec"),
+    declare("INTDIV", "input1: tensor, input2: tensor", attrs.NoAttrs, "elementwise broadcastable binary",
+            shape_rules.elementwise, kernel="elementwise_binary:intdiv", codec="codec_base:Codec"),
+    declare("POW", "input1: tensor, input2: tensor", attrs.NoAttrs, "elementwise broadcastable binary",
+            shape_rules.elementwise, kernel="elementwise_binary:pow_", codec="codec_base:Codec"),
+    declare("BITWISE_AND", "input1: tensor, input2: tensor", attrs.NoAttrs, "elementwise broadcastable binary",
+            shape_rules.elementwise, kernel="elementwise_binary:bitwise_and", codec="codec_base:Codec"),
+    declare("BITWISE_OR", "input1: tensor, input2: tensor", attrs.NoAttrs, "elementwise broadcastable binary",
+            shape_rules.elementwise, kernel="elementwise_binary:bitwise_or", codec="codec_base:Codec"),
+    declare("BITWISE_XOR", "input1: tensor, input2: tensor", attrs.NoAttrs, "elementwise broadcastable binary",
+            shape_rules.elementwise, kernel="elementwise_binary:bitwise_xor", codec="codec_base:Codec"),
+    declare("LOGICAL_AND", "input1: tensor, input2: tensor", attrs.NoAttrs, "elementwise broadcastable binary",
+            shape_rules.elementwise, kernel="elementwise_binary:logical_and", codec="codec_base:Codec"),
+    declare("LOGICAL_OR", "input1: tensor, input2: tensor", attrs.NoAttrs, "elementwise broadcastable binary",
+            shape_rules.elementwise, kernel="elementwise_binary:logical_or", codec="codec_base:Codec"),
+    declare("LOGICAL_XOR", "input1: tensor, input2: tensor", attrs.NoAttrs, "elementwise broadcastable binary",
+            shape_rules.elementwise, kernel="elementwise_binary:logical_xor", codec="codec_base:Codec"),
+    declare("LOGICAL_LEFT_SHIFT", "input1: tensor, input2: tensor", attrs.NoAttrs,
+            "elementwise broadcastable binary", shape_rules.elementwise,
+            kernel="elementwise_binary:logical_left_shift", codec="codec_base:Codec"),
+    declare("LOGICAL_RIGHT_SHIFT", "input1: tensor, input2: tensor", attrs.NoAttrs,
+            "elementwise broadcastable binary", shape_rules.elementwise,
+            kernel="elementwise_binary:logical_right_shift", codec="codec_base:Codec"),
+    declare("MAXIMUM", "input1: tensor, input2: tensor", attrs.NanModeAttrs, "elementwise broadcastable binary",
+            shape_rules.elementwise, kernel="elementwise_binary:maximum", codec="codecs:NanCodec"),
+    declare("MINIMUM", "input1: tensor, input2: tensor", attrs.NanModeAttrs, "elementwise broadcastable binary",
+            shape_rules.elementwise, kernel="elementwise_binary:minimum", codec="codecs:NanCodec"),
+    declare("ARITHMETIC_RIGHT_SHIFT", "input1: tensor, input2: tensor", attrs.ArithmeticRightShiftAttrs,
+            "elementwise broadcastable binary", shape_rules.elementwise,
+            kernel="elementwise_binary:arithmetic_right_shift", codec="codecs:ShiftCodec"),
+    declare("MUL", "input1: tensor, input2: tensor", attrs.MulAttrs, "elementwise broadcastable binary",
+            shape_rules.elementwise_mul, kernel="elementwise_binary:mul", codec="codecs:MulCodec"),
+    declare("EQUAL", "input1: tensor, input2: tensor", attrs.NoAttrs, "elementwise broadcastable binary",
+            shape_rules.elementwise_bool, kernel="comparison:equal", codec="codec_base:Codec"),
+    declare("GREATER", "input1: tensor, input2: tensor", attrs.NoAttrs, "elementwise broadcastable binary",
+            shape_rules.elementwise_bool, kernel="comparison:greater", codec="codec_base:Codec"),
+    declare("GREATER_EQUAL", "input1: tensor, input2: tensor", attrs.NoAttrs, "elementwise broadcastable binary",
+            shape_rules.elementwise_bool, kernel="comparison:greater_equal", codec="codec_base:Codec"),
 
-E, B = Trait.ELEMENTWISE, Trait.BROADCASTABLE
-UN, BIN, TER = Trait.UNARY, Trait.BINARY, Trait.TERNARY
+    # -- elementwise ternary
+    declare("SELECT", "input1: tensor, input2: tensor, input3: tensor", attrs.NoAttrs,
+            "elementwise broadcastable ternary", shape_rules.select, kernel="elementwise_ternary:select",
+            codec="codec_base:Codec"),
 
-# -- elementwise unary (TOSA 1.0 chapter "Elementwise unary") -------------------
-for _n in ("ABS", "BITWISE_NOT", "CEIL", "CLZ", "COS", "EXP", "FLOOR", "LOG", "LOGICAL_NOT",
-           "RECIPROCAL", "RSQRT", "SIN", "ERF", "SIGMOID", "TANH"):
-    _define(_n, "input", A.NoAttrs, {E, B, UN}, R.same_as_first)
-_define("NEGATE", "input", A.NegateAttrs, {E, B, UN}, R.same_as_first)
-_define("CLAMP", "input", A.ClampAttrs, {E, B, UN}, R.same_as_first)
-_define("CAST", "input", A.CastAttrs, {E, B, UN}, R.cast)
-_define("TABLE", "input", A.TableAttrs, {E, B, UN}, R.table)
-_define("RESCALE", "input", A.RescaleAttrs, {E, B, UN}, R.rescale)
+    # -- tensor ops
+    declare("ARGMAX", "input: tensor", attrs.AxisNanAttrs, "", shape_rules.argmax, kernel="tensor_ops:argmax",
+            codec="codecs:AxisNanCodec"),
+    declare("MATMUL", "a: tensor, b: tensor", attrs.MatMulAttrs, "", shape_rules.matmul, kernel="tensor_ops:matmul",
+            codec="codecs:MatMulCodec"),
+    declare("CONV2D", "input: tensor, weight: tensor, bias: tensor", attrs.Conv2dAttrs, "", shape_rules.conv2d,
+            kernel="convolution:conv2d", codec="codecs:ConvCodec"),
+    declare("CONV3D", "input: tensor, weight: tensor, bias: tensor", attrs.Conv3dAttrs, "", shape_rules.conv3d,
+            kernel="convolution:conv3d", codec="codecs:Conv3dCodec"),
+    declare("DEPTHWISE_CONV2D", "input: tensor, weight: tensor, bias: tensor", attrs.Conv2dAttrs, "",
+            shape_rules.depthwise_conv2d, kernel="convolution:depthwise_conv2d", codec="codecs:ConvCodec"),
+    declare("TRANSPOSE_CONV2D", "input: tensor, weight: tensor, bias: tensor", attrs.TransposeConv2dAttrs, "",
+            shape_rules.transpose_conv2d, kernel="convolution:transpose_conv2d", codec="codecs:TransposeConvCodec"),
+    declare("AVG_POOL2D", "input: tensor", attrs.AvgPool2dAttrs, "", shape_rules.pool2d,
+            kernel="tensor_ops:avg_pool2d", codec="codecs:AvgPoolCodec"),
+    declare("MAX_POOL2D", "input: tensor", attrs.MaxPool2dAttrs, "", shape_rules.pool2d,
+            kernel="tensor_ops:max_pool2d", codec="codecs:MaxPoolCodec"),
+    declare("REDUCE_ALL", "input: tensor", attrs.AxisAttrs, "", shape_rules.reduce_axis,
+            kernel="reduction:reduce_all", codec="codecs:AxisCodec"),
+    declare("REDUCE_ANY", "input: tensor", attrs.AxisAttrs, "", shape_rules.reduce_axis,
+            kernel="reduction:reduce_any", codec="codecs:AxisCodec"),
+    declare("REDUCE_PRODUCT", "input: tensor", attrs.AxisAttrs, "", shape_rules.reduce_axis,
+            kernel="reduction:reduce_product", codec="codecs:AxisCodec"),
+    declare("REDUCE_SUM", "input: tensor", attrs.AxisAttrs, "", shape_rules.reduce_axis,
+            kernel="reduction:reduce_sum", codec="codecs:AxisCodec"),
+    declare("REDUCE_MAX", "input: tensor", attrs.AxisNanAttrs, "", shape_rules.reduce_axis,
+            kernel="reduction:reduce_max", codec="codecs:AxisNanCodec"),
+    declare("REDUCE_MIN", "input: tensor", attrs.AxisNanAttrs, "", shape_rules.reduce_axis,
+            kernel="reduction:reduce_min", codec="codecs:AxisNanCodec"),
 
-# -- elementwise binary ---------------------------------------------------------
-for _n in ("ADD", "SUB", "INTDIV", "POW", "BITWISE_AND", "BITWISE_OR", "BITWISE_XOR",
-           "LOGICAL_AND", "LOGICAL_OR", "LOGICAL_XOR", "LOGICAL_LEFT_SHIFT", "LOGICAL_RIGHT_SHIFT"):
-    _define(_n, "input1 input2", A.NoAttrs, {E, B, BIN}, R.elementwise)
-_define("MAXIMUM", "input1 input2", A.NanModeAttrs, {E, B, BIN}, R.elementwise)
-_define("MINIMUM", "input1 input2", A.NanModeAttrs, {E, B, BIN}, R.elementwise)
-_define("ARITHMETIC_RIGHT_SHIFT", "input1 input2", A.ArithmeticRightShiftAttrs, {E, B, BIN}, R.elementwise)
-_define("MUL", "input1 input2", A.MulAttrs, {E, B, BIN}, R.elementwise_mul)
-for _n in ("EQUAL", "GREATER", "GREATER_EQUAL"):
-    _define(_n, "input1 input2", A.NoAttrs, {E, B, BIN}, R.elementwise_bool)
+    # -- data layout, scatter/gather, image, data nodes
+    declare("CONCAT", "input1: tensor*", attrs.AxisAttrs, "layout", shape_rules.concat, kernel="data_layout:concat",
+            codec="codecs:AxisCodec"),
+    declare("PAD", "input: tensor", attrs.PadAttrs, "layout", shape_rules.pad, kernel="data_layout:pad",
+            codec="layout_codecs:PadCodec"),
+    declare("RESHAPE", "input: tensor, shape_symbols: index*", attrs.ReshapeAttrs, "layout", shape_rules.reshape,
+            kernel="data_layout:reshape", decay="decay:decay_reshape", codec="layout_codecs:ReshapeCodec"),
+    declare("REVERSE", "input: tensor", attrs.AxisAttrs, "layout", shape_rules.reverse, kernel="data_layout:reverse",
+            codec="codecs:AxisCodec"),
+    declare("SLICE", "input: tensor", attrs.SliceAttrs, "layout", shape_rules.slice_, kernel="data_layout:slice_",
+            codec="layout_codecs:SliceCodec"),
+    declare("TILE", "input: tensor", attrs.TileAttrs, "layout", shape_rules.tile, kernel="data_layout:tile",
+            codec="layout_codecs:TileCodec"),
+    declare("TRANSPOSE", "input: tensor", attrs.TransposeAttrs, "layout", shape_rules.transpose,
+            kernel="data_layout:transpose", codec="layout_codecs:TransposeCodec"),
+    declare("GATHER", "values: tensor, indices: tensor", attrs.NoAttrs, "", shape_rules.gather,
+            kernel="scatter_gather:gather", codec="codec_base:Codec"),
+    declare("SCATTER", "values_in: tensor, indices: tensor, input: tensor", attrs.NoAttrs, "", shape_rules.scatter,
+            kernel="scatter_gather:scatter", codec="codec_base:Codec"),
+    declare("RESIZE", "input: tensor", attrs.ResizeAttrs, "", shape_rules.resize, kernel="image:resize",
+            codec="layout_codecs:ResizeCodec"),
+    declare("IDENTITY", "input1: tensor", attrs.NoAttrs, "layout", shape_rules.same_as_first,
+            kernel="data_layout:identity", codec="codec_base:Codec"),
+    declare("CONST", "", attrs.ConstAttrs, "constant", shape_rules.const, kernel="data_nodes:const"),
 
-# -- elementwise ternary -------------------------------------------------------
-_define("SELECT", "input1 input2 input3", A.NoAttrs, {E, B, TER}, R.select)
+    # -- seed 001 shape helper ops (Index values; never emitted)
+    declare("INDEX_CONST", "", attrs.IndexConstAttrs, "shape_helper constant", shape_rules.index_const,
+            kernel="shape_helpers:index_const", emitted=False),
+    declare("GET_DIM", "input: tensor", attrs.DimIndexAttrs, "shape_helper", shape_rules.get_dim,
+            kernel="shape_helpers:get_dim", emitted=False),
+    declare("EXTRACT_DIM", "input: tensor", attrs.DimIndexAttrs, "shape_helper data_dependent",
+            shape_rules.extract_dim_rule, kernel="shape_helpers:extract_dim", decay="decay:decay_extract_dim",
+            emitted=False),
+    declare("DIMS_TO_TENSOR", "dims: index*", attrs.DimsToTensorAttrs, "shape_helper", shape_rules.dims_to_tensor,
+            kernel="shape_helpers:dims_to_tensor", decay="decay:decay_dims_to_tensor", emitted=False),
+    declare("EXPAND_DIMS", "input: tensor", attrs.IndicesAttrs, "shape_helper layout", shape_rules.expand_dims,
+            kernel="shape_helpers:expand_dims", decay="decay:decay_expand_dims", emitted=False),
+    declare("COLLAPSE_DIMS", "input: tensor", attrs.IndicesAttrs, "shape_helper layout", shape_rules.collapse_dims,
+            kernel="shape_helpers:collapse_dims", decay="decay:decay_collapse_dims", emitted=False),
+    declare("INDEX_ADD", "lhs: index, rhs: index", attrs.NoAttrs, "shape_helper index_arith",
+            shape_rules.index_binary(add), kernel="shape_helpers:index_add", emitted=False, index_fn=add),
+    declare("INDEX_SUB", "lhs: index, rhs: index", attrs.NoAttrs, "shape_helper index_arith",
+            shape_rules.index_binary(sub), kernel="shape_helpers:index_sub", emitted=False, index_fn=sub),
+    declare("INDEX_MUL", "lhs: index, rhs: index", attrs.NoAttrs, "shape_helper index_arith",
+            shape_rules.index_binary(mul), kernel="shape_helpers:index_mul", emitted=False, index_fn=mul),
+    declare("INDEX_FLOORDIV", "lhs: index, rhs: index", attrs.NoAttrs, "shape_helper index_arith",
+            shape_rules.index_binary(floordiv), kernel="shape_helpers:index_floordiv", emitted=False,
+            index_fn=floordiv),
+    declare("INDEX_MOD", "lhs: index, rhs: index", attrs.NoAttrs, "shape_helper index_arith",
+            shape_rules.index_binary(mod), kernel="shape_helpers:index_mod", emitted=False, index_fn=mod),
+    declare("INDEX_MIN", "lhs: index, rhs: index", attrs.NoAttrs, "shape_helper index_arith",
+            shape_rules.index_binary(dmin), kernel="shape_helpers:index_min", emitted=False, index_fn=dmin),
+    declare("INDEX_MAX", "lhs: index, rhs: index", attrs.NoAttrs, "shape_helper index_arith",
+            shape_rules.index_binary(dmax), kernel="shape_helpers:index_max", emitted=False, index_fn=dmax),
 
-# -- tensor ops ------------------------------------------------------------------
-_define("ARGMAX", "input", A.AxisNanAttrs, set(), R.argmax)
-_define("MATMUL", "a b", A.MatMulAttrs, set(), R.matmul)
-_define("CONV2D", "input weight bias", A.Conv2dAttrs, set(), R.conv2d)
-_define("CONV3D", "input weight bias", A.Conv3dAttrs, set(), R.conv3d)
-_define("DEPTHWISE_CONV2D", "input weight bias", A.Conv2dAttrs, set(), R.depthwise_conv2d)
-_define("TRANSPOSE_CONV2D", "input weight bias", A.TransposeConv2dAttrs, set(), R.transpose_conv2d)
-_define("AVG_POOL2D", "input", A.AvgPool2dAttrs, set(), R.pool2d)
-_define("MAX_POOL2D", "input", A.MaxPool2dAttrs, set(), R.pool2d)
-for _n in ("REDUCE_ALL", "REDUCE_ANY", "REDUCE_PRODUCT", "REDUCE_SUM"):
-    _define(_n, "input", A.AxisAttrs, set(), R.reduce_axis)
-for _n in ("REDUCE_MAX", "REDUCE_MIN"):
-    _define(_n, "input", A.AxisNanAttrs, set(), R.reduce_axis)
+    # -- data-dependent ops that decay to static TOSA once their Index operands are known
+    declare("DYN_SLICE", "input: tensor, start: index*, size: index*", attrs.NoAttrs, "data_dependent",
+            shape_rules.dyn_slice, kernel="shape_helpers:dyn_slice", decay="decay:decay_dyn_slice", emitted=False),
+    declare("DYN_TILE", "input: tensor, multiples: index*", attrs.NoAttrs, "data_dependent", shape_rules.dyn_tile,
+            kernel="shape_helpers:dyn_tile", decay="decay:decay_dyn_tile", emitted=False),
+    declare("IOTA", "length: index", attrs.IotaAttrs, "data_dependent", shape_rules.iota,
+            kernel="shape_helpers:iota", decay="decay:decay_iota", emitted=False),
+    declare("COUNT_RESCALE", "input: tensor, count: index", attrs.CountRescaleAttrs, "data_dependent",
+            shape_rules.count_rescale, kernel="type_conversion:count_rescale", decay="decay:decay_count_rescale",
+            emitted=False),
+    declare("INTERP_MATRIX", "in_size: index, out_size: index", attrs.InterpMatrixAttrs, "data_dependent",
+            shape_rules.interp_matrix, kernel="interpolation:interp_matrix", decay="decay:decay_interp_matrix",
+            emitted=False),
+    declare("RECURRENT", "x: tensor, w: tensor, r: tensor, optional: tensor*", attrs.RecurrentAttrs,
+            "data_dependent", shape_rules.recurrent, kernel="recurrent:recurrent",
+            decay="decay_recurrent:decay_recurrent", emitted=False),
+    declare("NONZERO", "input: tensor", attrs.NonZeroAttrs, "data_dependent", shape_rules.nonzero,
+            kernel="data_dependent:nonzero", decay="decay_data:decay_nonzero", emitted=False),
+    declare("DYN_PAD", "input: tensor, padding: index*", attrs.DynPadAttrs, "data_dependent", shape_rules.dyn_pad,
+            kernel="shape_helpers:dyn_pad", decay="decay_pad:decay_dyn_pad", emitted=False),
 
-# -- data layout -------------------------------------------------------------------
-L = Trait.LAYOUT
-_define("CONCAT", "input1*", A.AxisAttrs, {L}, R.concat)
-_define("PAD", "input", A.PadAttrs, {L}, R.pad)
-_define("RESHAPE", "input shape_symbols*", A.ReshapeAttrs, {L}, R.reshape)
-_define("REVERSE", "input", A.AxisAttrs, {L}, R.reverse)
-_define("SLICE", "input", A.SliceAttrs, {L}, R.slice_)
-_define("TILE", "input", A.TileAttrs, {L}, R.tile)
-_define("TRANSPOSE", "input", A.TransposeAttrs, {L}, R.transpose)
-_define("GATHER", "values indices", A.NoAttrs, set(), R.gather)
-_define("SCATTER", "values_in indices input", A.NoAttrs, set(), R.scatter)
-_define("RESIZE", "input", A.ResizeAttrs, set(), R.resize)
-_define("IDENTITY", "input1", A.NoAttrs, {L}, R.same_as_first)
-_define("CONST", "", A.ConstAttrs, {Trait.CONSTANT}, R.const)
+    # -- control flow: ops holding regions (ONNX If/Loop/Scan; see region_rules.py)
+    declare("COND_IF", "condition: tensor, inputs: any*", attrs.CondIfAttrs, "region", region_rules.cond_if,
+            kernel="control_flow:cond_if", decay="decay_control:decay_cond_if", codec="codecs:RegionCodec"),
+    declare("WHILE_LOOP", "inputs: any*", attrs.WhileLoopAttrs, "region", region_rules.while_loop,
+            kernel="control_flow:while_loop", decay="decay_control:decay_while_loop", codec="codecs:RegionCodec"),
+    declare("IF", "condition: index, inputs: any*", attrs.CondIfAttrs, "data_dependent region",
+            region_rules.index_if, kernel="control_flow:index_if", decay="decay_control:decay_if", emitted=False),
+    declare("LOOP", "trip_count: index, inputs: any*", attrs.LoopAttrs, "data_dependent region", region_rules.loop,
+            kernel="control_flow:loop", decay="decay_control:decay_loop", emitted=False),
 
-# -- seed 001 shape helper ops (Index values; never emitted) -------------------------
-H, IA = Trait.SHAPE_HELPER, Trait.INDEX_ARITH
-_define("INDEX_CONST", "", A.IndexConstAttrs, {H, Trait.CONSTANT}, R.index_const, tosa=None)
-_define("GET_DIM", "input", A.DimIndexAttrs, {H}, R.get_dim, tosa=None)
-_define("EXTRACT_DIM", "input", A.DimIndexAttrs, {H, Trait.DATA_DEPENDENT}, R.extract_dim_rule, tosa=None)
-_define("DIMS_TO_TENSOR", "dims*", A.DimsToTensorAttrs, {H}, R.dims_to_tensor, tosa=None)
-_define("EXPAND_DIMS", "input", A.IndicesAttrs, {H, L}, R.expand_dims, tosa=None)
-_define("COLLAPSE_DIMS", "input", A.IndicesAttrs, {H, L}, R.collapse_dims, tosa=None)
-for _n, _fn in (("INDEX_ADD", add), ("INDEX_SUB", sub), ("INDEX_MUL", mul), ("INDEX_FLOORDIV", floordiv),
-                ("INDEX_MOD", mod), ("INDEX_MIN", dmin), ("INDEX_MAX", dmax)):
-    _define(_n, "lhs rhs", A.NoAttrs, {H, IA}, R.index_binary(_fn), tosa=None, index_fn=_fn)
+    # -- state (TOSA 1.0 EXT-VARIABLE; see variable_rules.py): not PURE, so no pass drops or folds them
+    # (passes keep the op order, so reads and writes stay in sequence)
+    declare("VARIABLE", "", attrs.VariableAttrs, "", variable_rules.variable, kernel="variables:variable",
+            codec="codecs:StateCodec", stateful=True),
+    declare("VARIABLE_READ", "", attrs.VariableRefAttrs, "", variable_rules.variable_read,
+            kernel="variables:variable_read", codec="codecs:StateCodec", stateful=True),
+    declare("VARIABLE_WRITE", "input1: tensor", attrs.VariableRefAttrs, "", variable_rules.variable_write,
+            kernel="variables:variable_write", codec="codecs:StateCodec", stateful=True),
 
-# -- data-dependent ops that decay to static TOSA once indices are known ----------------
-DD = Trait.DATA_DEPENDENT
-_define("DYN_SLICE", "input start* size*", A.NoAttrs, {DD}, R.dyn_slice, tosa=None)
-_define("DYN_TILE", "input multiples*", A.NoAttrs, {DD}, R.dyn_tile, tosa=None)
-_define("IOTA", "length", A.IotaAttrs, {DD}, R.iota, tosa=None)
-_define("COUNT_RESCALE", "input count", A.CountRescaleAttrs, {DD}, R.count_rescale, tosa=None)
-_define("INTERP_MATRIX", "in_size out_size", A.InterpMatrixAttrs, {DD}, R.interp_matrix, tosa=None)
-_define("RECURRENT", "x w r optional*", A.RecurrentAttrs, {DD}, R.recurrent, tosa=None)
+    # -- TOSA 1.0 EXT-FFT (see fft_rules.py)
+    declare("FFT2D", "input_real: tensor, input_imag: tensor", attrs.Fft2dAttrs, "", fft_rules.fft2d,
+            kernel="fft:fft2d", codec="codecs:FftCodec"),
+    declare("RFFT2D", "input_real: tensor", attrs.Rfft2dAttrs, "", fft_rules.rfft2d, kernel="fft:rfft2d",
+            codec="codecs:FftCodec"),
+)
 
 
 # TOSA ops we deliberately do not produce yet, with the reason (the completeness test reads this).
@@ -150,44 +352,14 @@ UNSUPPORTED_TOSA = {
 }
 
 
-# -- control flow: ops holding regions (ONNX If/Loop/Scan; see region_rules.py) -----------
-from . import region_rules as RR  # noqa: E402
-
-RG = Trait.REGION
-_define("COND_IF", "condition inputs*", A.CondIfAttrs, {RG}, RR.cond_if)
-_define("WHILE_LOOP", "inputs*", A.WhileLoopAttrs, {RG}, RR.while_loop)
-_define("IF", "condition inputs*", A.CondIfAttrs, {RG, DD}, RR.index_if, tosa=None)
-_define("LOOP", "trip_count inputs*", A.LoopAttrs, {RG, DD}, RR.loop, tosa=None)
-
-
-# -- data-dependent ops whose result extent is a symbol (UpperBound); appended ------------
-_define("NONZERO", "input", A.NonZeroAttrs, {DD}, R.nonzero, tosa=None)
+def _by_name(table: tuple) -> dict:
+    ops: dict = {}
+    for op in table:
+        if op.name in ops:
+            raise ValueError(f"op {op.name} declared twice")
+        ops[op.name] = op
+    return ops
 
 
-# -- ONNX Pad whose amounts are computed from shapes (seed 001's data-dependent PAD); appended -----------
-_define("DYN_PAD", "input padding*", A.DynPadAttrs, {DD}, R.dyn_pad, tosa=None)
-
-
-# -- state (TOSA 1.0 EXT-VARIABLE; see variable_rules.py): not PURE, so no pass drops or folds them
-# (passes keep the op order, so reads and writes stay in sequence); VARIABLE declares, VARIABLE_READ
-# and VARIABLE_WRITE access the state by name -----------------------------------------------------
-from . import variable_rules as VR  # noqa: E402
-
-
-def _define_stateful(name, operands, attrs, rule):
-    _define(name, operands, attrs, set(), rule)
-    op = replace(OPS[name], traits=OPS[name].traits - {Trait.PURE})
-    OPS[name] = op
-    setattr(Op, name, op)
-
-
-_define_stateful("VARIABLE", "", A.VariableAttrs, VR.variable)
-_define_stateful("VARIABLE_READ", "", A.VariableRefAttrs, VR.variable_read)
-_define_stateful("VARIABLE_WRITE", "input1", A.VariableRefAttrs, VR.variable_write)
-
-
-# -- TOSA 1.0 EXT-FFT (see fft_rules.py); appended -------------------------------------------------
-from . import fft_rules as FR  # noqa: E402
-
-_define("FFT2D", "input_real input_imag", A.Fft2dAttrs, set(), FR.fft2d)
-_define("RFFT2D", "input_real", A.Rfft2dAttrs, set(), FR.rfft2d)
+OPS: dict = _by_name(TABLE)
+Op = SimpleNamespace(**OPS)   # Op.CONV2D and so on

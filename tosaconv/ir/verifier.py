@@ -48,7 +48,7 @@ class VerifyError(Exception):
 
 def arity_problem(op: OpDef, count: int):
     """Why ``count`` operands do not fit ``op`` (None when they do)."""
-    fixed = sum(1 for o in op.operands if not o.endswith("*"))
+    fixed = sum(1 for o in op.operands if not o.variadic)
     variadic = fixed != len(op.operands)
     if count < fixed or (not variadic and count != fixed):
         plural = "" if fixed == 1 else "s"

@@ -9,6 +9,11 @@ raises :class:`DataDependentDim` when an operand still is not constant.
 Each rule states the extent guarantee it needs from the op's dims (``needs=``,
 seed 003; see :mod:`.contracts`): one that turns dims into a shape or data
 needs Exact ones, and the rebuild checks that before running it.
+
+The op table's row names each rule (``decay="decay:decay_reshape"``), so the
+rules of :mod:`.decay_control`, :mod:`.decay_data`, :mod:`.decay_pad` and
+:mod:`.decay_recurrent` are found the same way, without this module importing
+them; ``@decays`` only records ``needs`` and checks that the table agrees.
 """
 from __future__ import annotations
 
@@ -18,13 +23,13 @@ from ..diagnostics.assumption import assumption_error
 from ..ir import attrs as A
 from ..ir.count_rescale import mean_multiplier, rescale_for
 from ..ir.graph import Assumption
-from ..ir.ops import Op
+from ..ir.ops import Op, resolve
 from ..lowering.limits import SIZE_FROM_DATA
 from ..symbolic.scope import ExtentKind
 
 EXACT, ANY = ExtentKind.EXACT, ExtentKind.UNKNOWN
 
-_RULES: dict = {}
+_RESOLVED: dict = {}   # op name -> decay rule, filled on first use
 
 
 class DataDependentDim(Exception):
@@ -38,18 +43,24 @@ class DataDependentDim(Exception):
 
 
 def decays(op_def, *, needs: ExtentKind):
-    """Register the decay rule of ``op_def``; ``needs``: the extent guarantee it needs of the op's dims."""
-    def register(fn):
-        if op_def.name in _RULES:
-            raise ValueError(f"two decay rules for {op_def.name}")
+    """Mark the decorated function as the decay rule of ``op_def``; ``needs``: the extent guarantee it needs
+    of the op's dims. The op table's ``decay`` pointer is what finds the rule; this checks the two agree."""
+    def mark(fn):
+        where = f"{fn.__module__}:{fn.__name__}"
+        if op_def.decay != where:
+            raise ValueError(f"{where} is marked as the decay rule of {op_def.name}, "
+                             f"but the op table names {op_def.decay}")
         fn.needs = needs
-        _RULES[op_def.name] = fn
         return fn
-    return register
+    return mark
 
 
 def rule_for(op_def):
-    return _RULES.get(op_def.name)
+    """The decay rule the op table names for ``op_def`` (None when it names none)."""
+    fn = _RESOLVED.get(op_def.name)
+    if fn is None and op_def.decay:
+        fn = _RESOLVED[op_def.name] = resolve(op_def.decay)
+    return fn
 
 
 def index_value(op, v) -> int:
@@ -150,20 +161,8 @@ def decay_count_rescale(op, operands, b, env):
     return [b.emit(Op.RESCALE, x, attrs=rescale)]
 
 
-from . import decay_recurrent  # noqa: E402,F401  (registers the RECURRENT rule; it imports this module)
-
-
 @decays(Op.INTERP_MATRIX, needs=EXACT)
 def decay_interp_matrix(op, operands, b, env):
     from ..interpreter.interpolation import interp_matrix
     sizes = [index_value(op, v) for v in operands]
     return [b.const(interp_matrix(op, sizes, None)[0])]
-
-
-from . import decay_data  # noqa: E402,F401  (registers the rules of size-from-data ops)
-
-
-from . import decay_control  # noqa: E402,F401  (registers the control-flow rules: inline, unroll, regions)
-
-
-from . import decay_pad  # noqa: E402,F401  (registers DYN_PAD's rule: a Pad whose amounts come from shapes)
