@@ -159,7 +159,6 @@ def _run_child():
 
 def chain_model(n: int):
     """``n`` elementwise nodes (Add, Mul, Relu, Sub in turn) on ``[batch, 16]`` with one shared constant."""
-    import onnx
     from onnx import TensorProto, helper
     from onnx import numpy_helper
     nodes, x = [], "x"

@@ -28,7 +28,6 @@ import argparse
 import collections
 import io
 import json
-import os
 import subprocess
 import sys
 import tempfile

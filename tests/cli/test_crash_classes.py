@@ -488,7 +488,7 @@ def test_external_data_symlink_inside_the_model_directory_is_refused_as_onnx_ref
     result = CliRunner().invoke(cli, ["inspect", str(tmp_path / "m.onnx")])
     assert result.exit_code == 3
     assert "which onnx refuses" in result.stderr
-    with pytest.raises(Exception):   # onnx itself agrees: the same model does not load in onnx
+    with pytest.raises(Exception):  # noqa: B017  (onnx itself agrees: the same model does not load; its error type varies by version)
         onnx.load(str(tmp_path / "m.onnx"))
 
 

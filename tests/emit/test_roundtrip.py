@@ -109,7 +109,7 @@ def test_bf16_data_rounds_to_nearest_even():
 def test_reference_model_reads_constant_data(tmp_path):
     arrays = {k: CONST_DATA[k] for k in ("b", "i8", "i16", "i32", "f16", "f32")}
     out = run_reference_model(write_tosa(_const_graph(arrays)), {}, list(arrays), tmp_path)
-    for name, (dt, arr) in arrays.items():
+    for name, (_, arr) in arrays.items():
         np.testing.assert_array_equal(out[name], arr.astype(out[name].dtype), err_msg=name)
 
 

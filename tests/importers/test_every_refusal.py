@@ -7,7 +7,6 @@ diagnostic; an op downstream of a refusal is counted in a note, not tried.
 from __future__ import annotations
 
 import numpy as np
-import onnx
 from click.testing import CliRunner
 from onnx import TensorProto, helper, numpy_helper
 

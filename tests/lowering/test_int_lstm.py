@@ -15,7 +15,7 @@ from onnx import TensorProto, helper
 
 from tosaconv.lowering import int_lstm
 
-T, B, I, H = 5, 2, 6, 8
+T, B, I, H = 5, 2, 6, 8  # noqa: E741  (ONNX LSTM notation: steps, batch, input size, hidden size)
 X_SCALE, X_ZP = 0.02, 3
 H_SCALE, H_ZP = 1.0 / 128, 0
 # Measured over all six cases: 16-bit TABLEs max 1 LSB (5-11 % of outputs differ by 1);

@@ -15,7 +15,7 @@ from tosaconv.ir.types import TensorType
 from tosaconv.lowering import int_lstm
 from tosaconv.lowering.int_lstm_emit import emit_sequence, emit_step
 
-B, I, H = 3, 6, 8
+B, I, H = 3, 6, 8  # noqa: E741  (ONNX LSTM notation: batch, input size, hidden size)
 
 
 def _direction() -> int_lstm.IntLstmDirection:

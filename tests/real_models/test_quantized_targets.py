@@ -23,6 +23,7 @@ from tosaconv import api
 from .quantized import entry_named, quantized_path, recipe_named
 from .quantized_check import float_ops
 from .test_quantized_models import CASES, _ids
+from .vela_run import run_vela
 
 NOT_YET: dict = {}
 
@@ -32,7 +33,6 @@ def _meets_target(model: str, recipe: str) -> bool:
 
 
 TARGET_CASES = [(m, r) for m, r in CASES if _meets_target(m, r)]
-from .vela_run import run_vela
 
 
 @pytest.fixture(scope="module")

@@ -68,9 +68,11 @@ def requirements(graph) -> Requirements:
             req.unsupported.append(need)
         for name in alt or ():
             req.uses.setdefault(name, []).append(need)
-    req.possible = {"EXT-CONTROLFLOW": f"{need.op.op.name} at {need.op.location} may stay a region after binding"
-                    for need in needs if not need.exact and need.op.op.has(Trait.REGION)
-                    and "EXT-CONTROLFLOW" not in req.chosen}
+    regions = [need for need in needs if not need.exact and need.op.op.has(Trait.REGION)]
+    req.possible = {}
+    if regions and "EXT-CONTROLFLOW" not in req.chosen:   # named by the last such op, as before
+        last = regions[-1].op
+        req.possible["EXT-CONTROLFLOW"] = f"{last.op.name} at {last.location} may stay a region after binding"
     return req
 
 

@@ -30,7 +30,7 @@ import numpy as np
 from ..symbolic.expr import is_static
 from .ops import OPS, Operand, OperandKind
 from .dtypes import DType
-from .types import IndexType, TensorType
+from .types import TensorType
 
 Reason = Optional[str]
 RULES: dict = {}

@@ -10,7 +10,6 @@ that depends on a symbol is decided after binding.
 """
 from __future__ import annotations
 
-from .dtypes import DType
 from .error_if import Reason, _attr_tuples, _differ, _exact, _first, _static, _tensors, _zero_point, rule
 from .types import TensorType
 

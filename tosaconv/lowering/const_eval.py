@@ -19,7 +19,7 @@ import numpy as np
 from ..interpreter.registry import KernelContext, kernel_for
 from ..ir.graph import Value
 from ..ir.ops import Op, Trait
-from ..ir.types import IndexType, TensorType
+from ..ir.types import TensorType
 
 MAX_ELEMENTS = 64    # larger intermediate tensors are data, not shape arithmetic
 MAX_DEPTH = 24

@@ -14,7 +14,7 @@ from onnx import helper
 
 from tosaconv.ir.ops import Trait
 
-from .harness import (F32, I64, check_with_onnxruntime, const, info, make_model, rand,
+from .harness import (F32, check_with_onnxruntime, const, info, make_model, rand,
                       specialize_and_emit)
 
 

@@ -82,7 +82,7 @@ def focus_concat(act: int) -> onnx.ModelProto:
     """YOLOv5's Focus: four strided Slices of the input and a Concat, then the QuantizeLinear; the output is
     a Reshape of a Relu (int8 only) of the DequantizeLinear."""
     slices, names = [], []
-    for k, (h, w) in enumerate([(0, 0), (1, 0), (0, 1), (1, 1)]):
+    for k in range(4):
         slices.append(helper.make_node("Slice", ["x", f"st{k}", "big", "hw", "two"], [f"s{k}"], name=f"slice{k}"))
         names.append(f"s{k}")
     nodes = [*slices, helper.make_node("Concat", names, ["cat"], axis=1, name="focus"),

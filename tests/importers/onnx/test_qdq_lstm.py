@@ -22,7 +22,7 @@ from tests.tosa_tools import run_reference_model
 from tosaconv import api
 from tosaconv.cli import cli
 
-T, B, I, H = 5, 2, 6, 8
+T, B, I, H = 5, 2, 6, 8  # noqa: E741  (ONNX LSTM notation: steps, batch, input size, hidden size)
 X_SCALE, X_ZP, Y_SCALE, Y_ZP = 0.02, 3, 1.0 / 128, -5
 LSB_BOUND = 3
 

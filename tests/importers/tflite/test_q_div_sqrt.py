@@ -37,7 +37,8 @@ SHAPES = [((2, 3, 16), (2, 3, 16)), ((2, 3, 16), (16,)), ((2, 3, 16), (3, 1)), (
 def div_model(dtype, qa, qb, qy, a_shape, b_shape, act=0, dynamic=True, y_type=None) -> bytes:
     m = ModelBuilder()
     out = list(np.broadcast_shapes(a_shape, b_shape))
-    sig = (lambda s: [-1, *s[1:]] if dynamic and len(s) == len(out) else None)
+    def sig(s):
+        return [-1, *s[1:]] if dynamic and len(s) == len(out) else None
     a = m.input("a", list(a_shape), dtype, sig(a_shape), quant=([qa[0]], [qa[1]], 0))
     b = m.input("b", list(b_shape), dtype, sig(b_shape), quant=([qb[0]], [qb[1]], 0))
     y = m.tensor("y", out, y_type or dtype, sig(out), quant=([qy[0]], [qy[1]], 0))

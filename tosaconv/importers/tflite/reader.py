@@ -285,8 +285,8 @@ def _probe_options(table, options_type: int) -> None:
         return
     obj = getattr(tflite, name)()
     obj.Init(table.Bytes, table.Pos)
-    for field in _option_fields(name):
-        getattr(obj, field)()
+    for reader in _option_fields(name):
+        getattr(obj, reader)()
 
 
 @functools.lru_cache(maxsize=None)

@@ -96,7 +96,7 @@ def pair_forms(infos, left_shift: int, sign: int, real_out: float, reals: list):
     ds = [offsets(info) for info in infos]
     terms = [term(d, left_shift, r) for d, r in zip(ds, reals)]
     options = []
-    for info, d, r in zip(infos, ds, reals):
+    for info, r in zip(infos, reals):
         exact = exact_form(info, left_shift, r)
         options.append([exact] if exact is not None else _near_forms(left_shift, r))
     m_out, s_out = tosa_multiplier(real_out)
