@@ -12,7 +12,7 @@ from __future__ import annotations
 import pytest
 
 import tosaconv.api as api
-from tests.emit.test_mlir_tosa_opt import normalized
+from tests.emit.test_mlir_tosa_opt import assert_prints_as_deserialized
 from tests.emit.test_symbolic_tosa import ROOT, SHAPES
 from tests.tosa_tools import run_tool
 
@@ -31,11 +31,7 @@ def test_symbolic_mlir_validates_and_equals_the_deserialized_symbolic_tosa(model
     assert '"tosa.dim"' in text
     proc = run_tool("tosa-opt", [mlir, TARGET_1_1, "--tosa-validate=strict-op-spec-alignment", "-o", "/dev/null"])
     assert proc.returncode == 0, proc.stderr
-    ours = run_tool("tosa-opt", [mlir, "--mlir-print-op-generic", "-o", tmp_path / "ours.mlir"])
-    theirs = run_tool("tosa-opt", [f"--tosa-deserialize=tosa-flatbuffer-filename={tosa}",
-                                   "--mlir-print-op-generic", "/dev/null", "-o", tmp_path / "theirs.mlir"])
-    assert ours.returncode == 0 and theirs.returncode == 0, ours.stderr + theirs.stderr
-    assert normalized((tmp_path / "ours.mlir").read_text()) == normalized((tmp_path / "theirs.mlir").read_text())
+    assert_prints_as_deserialized(mlir, tosa, tmp_path)
 
 
 def test_cli_keep_symbols_writes_symbolic_mlir(tmp_path):

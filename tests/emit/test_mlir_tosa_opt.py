@@ -47,6 +47,11 @@ def check_against_deserializer(static, tmp_path):
     tosa.write_bytes(api.emit(static))
     proc = validate(mlir)
     assert proc.returncode == 0, proc.stderr
+    assert_prints_as_deserialized(mlir, tosa, tmp_path)
+
+
+def assert_prints_as_deserialized(mlir, tosa, tmp_path):
+    """tosa-opt prints our ``.mlir`` exactly as it prints its own deserialization of our ``.tosa``."""
     ours = run_tool("tosa-opt", [mlir, "--mlir-print-op-generic", "-o", tmp_path / "ours.mlir"])
     theirs = run_tool("tosa-opt", [f"--tosa-deserialize=tosa-flatbuffer-filename={tosa}",
                                    "--mlir-print-op-generic", "/dev/null", "-o", tmp_path / "theirs.mlir"])

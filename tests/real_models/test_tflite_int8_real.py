@@ -26,12 +26,12 @@ import functools
 
 import numpy as np
 import pytest
-import tflite
 from ai_edge_litert.interpreter import Interpreter, OpResolverType
 from click.testing import CliRunner
 
 from tests.real_models.fetch import model_path
 from tests.real_models.tflite_int8_catalog import MODELS
+from tests.real_models.tflite_state import assigned_tensors
 from tests.tosa_tools import run_reference_model
 from tests.vela_tools import compile_with_vela
 from tosaconv import api
@@ -57,31 +57,13 @@ def _feed(detail: dict, frame: np.ndarray, graph_quant=None) -> np.ndarray:
     return np.float32(graph_quant.scale) * (frame.astype(np.float32) - np.float32(graph_quant.zero_point))
 
 
-def _assignments(data: bytes) -> dict:
-    """``{variable shared_name: tensor index of the value its ASSIGN_VARIABLE writes}`` in the main subgraph."""
-    model = tflite.Model.GetRootAs(data, 0)
-    sub = model.Subgraphs(0)
-    handles, writes = {}, {}
-    for i in range(sub.OperatorsLength()):
-        op = sub.Operators(i)
-        code = model.OperatorCodes(op.OpcodeIndex())
-        kind = max(code.BuiltinCode(), code.DeprecatedBuiltinCode())
-        if kind == tflite.BuiltinOperator.VAR_HANDLE:
-            opts = tflite.VarHandleOptions()
-            opts.Init(op.BuiltinOptions().Bytes, op.BuiltinOptions().Pos)
-            handles[op.Outputs(0)] = opts.SharedName().decode()
-        elif kind == tflite.BuiltinOperator.ASSIGN_VARIABLE:
-            writes[op.Inputs(0)] = op.Inputs(1)
-    return {handles[h]: value for h, value in writes.items()}
-
-
 def _litert(data: bytes, feeds: list) -> list:
     """Per step: (LiteRT's output, {variable: the value written to it}) on one interpreter."""
     interp = Interpreter(model_content=data, experimental_op_resolver_type=OpResolverType.BUILTIN_REF,
                          experimental_preserve_all_tensors=True)
     interp.allocate_tensors()
     (inp,), (out,) = interp.get_input_details(), interp.get_output_details()
-    written = _assignments(data)
+    written = assigned_tensors(data)
     steps = []
     for x in feeds:
         interp.set_tensor(inp["index"], x)
