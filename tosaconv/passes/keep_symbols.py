@@ -18,7 +18,7 @@ from ..ir.graph import Graph
 from ..ir.types import IndexType
 from ..ir.verifier import verify
 from .dce import eliminate_dead_code
-from .rebuild import check_ledger, rebuild_op
+from .rebuild import check_ledger, rebuild_op, rebuild_ops
 
 
 def keep_symbols(graph: Graph, bindings: dict) -> Graph:
@@ -29,13 +29,7 @@ def keep_symbols(graph: Graph, bindings: dict) -> Graph:
     mapping = {}
     for v in graph.inputs:
         mapping[id(v)] = new.add_input(v.name, v.type.subs(env))
-    b = Builder(new)
-    for op in graph.ops:
-        operands = [mapping[id(v)] for v in op.operands]
-        with b.at(op.location):
-            results = _rebuild(op, operands, b, env)
-        for old, r in zip(op.results, results):
-            mapping[id(old)] = r
+    rebuild_ops(graph, Builder(new), env, mapping, _rebuild)
     new.set_outputs([mapping[id(v)] for v in graph.outputs], graph.output_names)
     eliminate_dead_code(new)
     problems = verify(new)

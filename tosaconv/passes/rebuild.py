@@ -17,13 +17,15 @@ from . import constant_fold
 from .contracts import require_extents
 
 
-def rebuild_ops(graph, b, env: dict, mapping: dict):
+def rebuild_ops(graph, b, env: dict, mapping: dict, rebuild=None):
     """Re-create ``graph``'s ops through ``b``; ``mapping`` (id of old value -> new value) must hold
-    the inputs and receives every result."""
+    the inputs and receives every result. ``rebuild(op, operands, b, env)`` makes each op's results
+    (:func:`rebuild_op` unless given: keeping symbols open uses its own)."""
+    rebuild = rebuild or rebuild_op
     for op in graph.ops:
         operands = [mapping[id(v)] for v in op.operands]
         with b.at(op.location):
-            results = rebuild_op(op, operands, b, env)
+            results = rebuild(op, operands, b, env)
         for old, r in zip(op.results, results):
             mapping[id(old)] = r
 
