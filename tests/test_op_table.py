@@ -3,9 +3,10 @@
 Each row's ``kernel`` and ``decay`` pointers must name a function defined
 where they say (the interpreter and the decay pass find them only through the
 table; a decay rule's ``@decays`` mark must name the same op); its ``codec``
-pointer must name the class of the codec the emitter registers for the op, and
-that registry must hold nothing the table does not declare, so the table and
-the registries cannot drift.
+pointer must name a codec class defined where it says, the emitter's registry
+(read off the table) must resolve the op to an instance of exactly that class,
+and every codec class the emitter defines must be named by some row, so no
+codec is left unused.
 
 The one op table (``tosaconv.ir.ops.OPS``) drives everything else. Each op
 must have a shape rule and an interpreter kernel; each op that reaches a
@@ -20,7 +21,8 @@ import inspect
 
 import pytest
 
-from tosaconv.emit.codecs import CODECS
+from tosaconv.emit import codec_base, codecs, layout_codecs
+from tosaconv.emit.codecs import CODECS, MULTI_RESULT_OPS
 from tosaconv.emit.schema import OP_CODE
 from tosaconv.interpreter.registry import kernel_for
 from tosaconv.ir.dtypes import DType
@@ -110,9 +112,33 @@ def test_the_codec_pointer_names_the_registered_codec(name):
         assert op.tosa not in CODECS, f"{name} has a codec the table does not point to"
         return
     assert op.tosa, f"{name} is never written to a .tosa, so it needs no codec"
-    assert op.codec.startswith("tosaconv.emit."), op.codec
-    assert isinstance(resolve(op.codec), type)
-    assert type(CODECS[op.tosa]) is resolve(op.codec), f"{name}: table says {op.codec}"
+    module, _, cls_name = op.codec.partition(":")
+    assert module.startswith("tosaconv.emit."), op.codec
+    cls = resolve(op.codec)
+    assert isinstance(cls, type) and issubclass(cls, codec_base.Codec), f"{name}: {op.codec} is not a codec"
+    assert (cls.__module__, cls.__name__) == (module, cls_name), f"{name}: {op.codec} is an alias"
+    assert type(CODECS[op.tosa]) is cls, f"{name}: table says {op.codec}"
+
+
+def test_every_codec_class_is_named_by_the_table():
+    defined = {f"{m.__name__}:{n}" for m in (codec_base, codecs, layout_codecs)
+               for n, c in vars(m).items()
+               if isinstance(c, type) and issubclass(c, codec_base.Codec) and c.__module__ == m.__name__}
+    named = {op.codec for op in OPS.values() if op.codec}
+    assert defined == named
+
+
+def test_ops_of_one_codec_class_share_one_codec():
+    by_class: dict = {}
+    for op in OPS.values():
+        if op.codec:
+            by_class.setdefault(op.codec, set()).add(id(CODECS[op.tosa]))
+    assert all(len(ids) == 1 for ids in by_class.values())
+
+
+def test_only_the_fft_ops_have_several_outputs():
+    # TOSA 1.0 EXT-FFT: FFT2D gives output_real and output_imag, RFFT2D likewise
+    assert MULTI_RESULT_OPS == {"FFT2D", "RFFT2D"}
 
 
 def test_the_codec_registry_holds_only_ops_of_the_table():

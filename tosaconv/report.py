@@ -109,13 +109,13 @@ class ReportData:
 
     def warnings(self) -> list:
         """Diagnostics of severity warning about that program."""
-        from .passes.state_as_io import variable_warnings
+        from .passes.state_as_io import variable_warnings   # lazy: the CLI loads this module at start-up
         program = self.program()
         return variable_warnings(program) + list(getattr(program, "import_warnings", ()))
 
 
 def _state_pairs(graph) -> list:
-    from .passes.state_as_io import state_pairs
+    from .passes.state_as_io import state_pairs   # lazy, as in ReportData.warnings
     return state_pairs(graph) if graph is not None else []
 
 

@@ -13,7 +13,7 @@ import os
 import click
 
 from ..fileio import npz_bytes, sha256_file
-from ..report import ReportData, dumps, run_section
+from ..report import ReportData, run_section
 from . import steps
 from .formats import emit_file, output_kind
 from .common import (DFT, IN_PATH, INT_IO, MODEL_PATH, NPU_FAST, OUT_PATH, Outcome, binding_options, check_outputs,
@@ -139,7 +139,4 @@ def run(session, file, binds, binding_files, input_shapes, inputs_paths, seed, o
 
 
 def _with_report(session, data: ReportData, report_path, summary: str) -> Outcome:
-    doc = data.document()
-    if report_path:
-        session.write(report_path, dumps(doc).encode("utf-8"), "report")
-    return Outcome(doc, summary, warnings=data.warnings())
+    return Outcome(steps.write_report(session, data, report_path), summary, warnings=data.warnings())

@@ -15,7 +15,7 @@ import click
 from .. import depfile as depfile_module
 from ..diagnostics import UsageError
 from ..fileio import npz_bytes, sha256_file
-from ..report import ReportData, dumps, run_section
+from ..report import ReportData, run_section
 from . import steps
 from .formats import emit_file, output_kind
 from .common import (DFT, IN_PATH, INT_IO, MODEL_PATH, NPU_FAST, OUT_PATH, Outcome, binding_options, check_outputs,
@@ -130,9 +130,7 @@ def _finish(session, data: ReportData, files: dict, report_path, output: str, de
     """Stage every output (the report last, so it can list the others) and summarize."""
     data.histogram = steps.histogram(data.graph)
     data.written = [session.write(path, blob, kind) for path, (blob, kind) in files.items()]
-    doc = data.document()
-    if report_path:
-        session.write(report_path, dumps(doc).encode("utf-8"), "report")
+    doc = steps.write_report(session, data, report_path)
     if deps:
         targets = list(files) + ([report_path] if report_path else []) + [deps[0]]
         session.write(deps[0], depfile_module.depfile_text(targets, deps[1]).encode("utf-8"), "depfile")

@@ -23,6 +23,7 @@ from ..diagnostics import Diagnostic, ShapeError
 from ..fileio import load_npz
 from ..io_dtypes import to_model, to_program
 from ..passes.state_as_io import carry_in, state_pairs
+from ..report import ReportData, dumps
 
 INPUT_PREFIX = "input:"
 STEP_PREFIX = "step{}/"   # arrays of step k of a several-step run
@@ -234,3 +235,12 @@ def check_target(session, static, profile, level):
     with session.stage("check-target", "checking the TOSA profile and level"):
         api.check_profile(static, profile)
         api.check_level(static, level)
+
+
+def write_report(session, data: ReportData, report_path) -> dict:
+    """The report document, staged at ``report_path`` when one is given (call it after the other outputs,
+    so the report lists them)."""
+    doc = data.document()
+    if report_path:
+        session.write(report_path, dumps(doc).encode("utf-8"), "report")
+    return doc

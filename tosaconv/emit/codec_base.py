@@ -18,6 +18,7 @@ class Codec:
     """No constant operands, an empty attribute table, ``NoAttrs``."""
 
     roles: tuple = ()
+    multi_result: bool = False   # the TOSA form has several outputs (FFT2D, RFFT2D)
 
     def encode(self, attrs, ins, out):
         return [], {}

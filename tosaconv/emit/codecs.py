@@ -6,7 +6,8 @@ fields by name. ``decode(fields, params, ins, out)`` is its inverse: it gets
 the folded constant operands by role. ``ins`` are the data operands' tensor
 types and ``out`` the result type, since some operand dtypes (zero points) and
 attributes (CAST's target) live there. :data:`CODECS` maps op names to codecs;
-the op names of the IR and of TOSA are the same.
+the op names of the IR and of TOSA are the same. It is read off the op table
+(each row's ``codec`` pointer names its codec class), one instance per class.
 """
 from __future__ import annotations
 
@@ -14,21 +15,11 @@ import numpy as np
 
 from ..ir import attrs as A
 from ..ir.dtypes import DType
+from ..ir.ops import OPS, resolve
 from . import params as P
 from .codec_base import Codec, nan_code, nan_name
-from .layout_codecs import LAYOUT_CODECS
 from .schema import ROUNDING_MODES
 from .tensor_data import from_le_bytes, to_le_bytes
-
-CODECS: dict = {}
-
-
-def _register(names: str, codec):
-    for name in names.split():
-        if name in CODECS:
-            raise ValueError(f"codec for {name} registered twice")
-        CODECS[name] = codec
-
 
 class NanCodec(Codec):
     def encode(self, attrs, ins, out):
@@ -244,41 +235,15 @@ class MaxPoolCodec(Codec):
                                 nan_name(fields))
 
 
-_register("ABS BITWISE_NOT CEIL CLZ COS EXP FLOOR LOG LOGICAL_NOT RECIPROCAL RSQRT SIN ERF SIGMOID TANH "
-          "ADD SUB INTDIV POW BITWISE_AND BITWISE_OR BITWISE_XOR LOGICAL_AND LOGICAL_OR LOGICAL_XOR "
-          "LOGICAL_LEFT_SHIFT LOGICAL_RIGHT_SHIFT EQUAL GREATER GREATER_EQUAL SELECT GATHER SCATTER IDENTITY",
-          Codec())
-_register("MAXIMUM MINIMUM", NanCodec())
-_register("ARITHMETIC_RIGHT_SHIFT", ShiftCodec())
-_register("MUL", MulCodec())
-_register("NEGATE", NegateCodec())
-_register("CLAMP", ClampCodec())
-_register("CAST", CastCodec())
-_register("TABLE", TableCodec())
-_register("RESCALE", RescaleCodec())
-_register("ARGMAX REDUCE_MAX REDUCE_MIN", AxisNanCodec())
-_register("REDUCE_ALL REDUCE_ANY REDUCE_PRODUCT REDUCE_SUM CONCAT REVERSE", AxisCodec())
-_register("MATMUL", MatMulCodec())
-_register("CONV2D DEPTHWISE_CONV2D", ConvCodec())
-_register("CONV3D", Conv3dCodec())
-_register("COND_IF WHILE_LOOP", RegionCodec())
-_register("TRANSPOSE_CONV2D", TransposeConvCodec())
-_register("AVG_POOL2D", AvgPoolCodec())
-_register("MAX_POOL2D", MaxPoolCodec())
-for _name, _codec in LAYOUT_CODECS.items():
-    _register(_name, _codec)
-
-
 class StateCodec(Codec):
     """VARIABLE / VARIABLE_READ / VARIABLE_WRITE: no constant operands and empty tables; the writer and
     the reader go through :mod:`.variables` (a variable is a tensor, its accesses IDENTITY ops)."""
 
 
-_register("VARIABLE VARIABLE_READ VARIABLE_WRITE", StateCodec())
-
-
 class FftCodec(Codec):
     """FFT2D / RFFT2D (EXT-FFT): attribute table only (``inverse`` for FFT2D, ``local_bound``)."""
+
+    multi_result = True
 
     def encode(self, attrs, ins, out):
         fields = {"local_bound": attrs.local_bound}
@@ -292,5 +257,20 @@ class FftCodec(Codec):
         return A.Rfft2dAttrs(bool(fields.get("local_bound", False)))
 
 
-_register("FFT2D RFFT2D", FftCodec())
-MULTI_RESULT_OPS = frozenset({"FFT2D", "RFFT2D"})   # plain ops whose TOSA form has several outputs
+def codecs_from_table(ops: dict) -> dict:
+    """TOSA op name -> codec, for every op whose table row points at a codec class (one instance per class).
+
+    Called when this module has defined its classes, so the ``codecs:`` pointers resolve to them."""
+    instances: dict = {}
+    registry: dict = {}
+    for op in ops.values():
+        if op.codec is not None:
+            if op.codec not in instances:
+                instances[op.codec] = resolve(op.codec)()
+            registry[op.tosa] = instances[op.codec]
+    return registry
+
+
+CODECS: dict = codecs_from_table(OPS)
+# plain ops whose TOSA form has several outputs
+MULTI_RESULT_OPS = frozenset(name for name, codec in CODECS.items() if codec.multi_result)

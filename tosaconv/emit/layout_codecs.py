@@ -77,8 +77,3 @@ class ResizeCodec(Codec):
                              P.int_tuple(params["border"]),
                              P.enum_name(RESIZE_MODES, fields.get("mode", 0), "mode"))
 
-
-LAYOUT_CODECS = {
-    "RESHAPE": ReshapeCodec(), "PAD": PadCodec(), "SLICE": SliceCodec(), "TILE": TileCodec(),
-    "TRANSPOSE": TransposeCodec(), "RESIZE": ResizeCodec(),
-}

@@ -31,10 +31,10 @@ from .mlir_text import (
 )
 from .records import BlockRecord, OpRecord, ShapeRecord, TensorRecord
 from .tensor_data import flat_bytes
+from .variables import ACCESS_OPS
 from .writer import to_records
 
 _REGION_FIELDS = {"COND_IF": ("then_graph", "else_graph"), "WHILE_LOOP": ("cond_graph", "body_graph")}
-_VARIABLE_ACCESS = ("VARIABLE_READ", "VARIABLE_WRITE")
 INDENT = "  "
 
 
@@ -156,7 +156,7 @@ class _Printer:
 
     def _op(self, op: OpRecord, scope: _Scope, depth: int):
         try:
-            if op.attribute in _VARIABLE_ACCESS:
+            if op.attribute in ACCESS_OPS:
                 text = self._variable_access(op, scope)
             elif op.op in _REGION_FIELDS:
                 return self._region_op(op, scope, depth)

@@ -22,7 +22,7 @@ from ..ir.builder import Builder
 from ..ir.graph import Graph
 from ..ir.location import Location
 from ..ir.dtypes import DType
-from ..ir.ops import OPS, Op
+from ..ir.ops import OPS, Op, Trait
 from ..ir.types import TensorType
 from ..ir.verifier import verify
 from . import schema as S
@@ -36,7 +36,7 @@ from .tensor_data import from_le_bytes
 _CONSTANT_OPS = ("CONST", "CONST_SHAPE")
 # Element types whose numpy arrays do not say them (ConstAttrs.element_type).
 _ELEMENT_TYPES = {DType.INT4: DType.INT4.value, DType.BF16: DType.BF16.value}
-_REGION_OPS = ("COND_IF", "WHILE_LOOP")
+_REGION_OPS = tuple(op.tosa for op in OPS.values() if op.has(Trait.REGION) and op.tosa)
 
 
 def read_tosa(data) -> Graph:

@@ -33,6 +33,7 @@ from ..symbolic.expr import Expr, bounds, subs
 from . import params as P
 from . import schema as S
 from .errors import EmitError
+from .mlir import records_to_mlir
 from .serialize import serialize, too_big
 from .shape_ops import ShapeOps, symbol_sources
 from .tensor_data import to_le_bytes
@@ -62,7 +63,6 @@ def write_symbolic_tosa(graph, bindings: dict | None = None) -> SymbolicTosa:
 def write_symbolic_mlir(graph, bindings: dict | None = None) -> SymbolicTosa:
     """The same program as :func:`write_symbolic_tosa`, as TOSA MLIR text (``?`` dims, ``!tosa.shape``
     values and the EXT-SHAPE ops, printed from the same records)."""
-    from .mlir import records_to_mlir
     block, result = symbolic_block(graph, bindings)
     result.data = records_to_mlir(block).encode("utf-8")
     return result

@@ -16,14 +16,15 @@ import numpy as np
 
 from ..ir import attrs as A
 from ..ir.location import Location
-from ..ir.ops import Op
+from ..ir.ops import OPS, Op, Trait
 from ..ir.types import TensorType
 from .errors import ReadError
 from .records import TensorRecord
 from .tensor_data import from_le_bytes, to_le_bytes
 
-STATE_OPS = (Op.VARIABLE, Op.VARIABLE_READ, Op.VARIABLE_WRITE)
-ACCESS_OPS = ("VARIABLE_READ", "VARIABLE_WRITE")
+# the table's stateful (not PURE) ops; the accesses among them name a variable declared elsewhere
+STATE_OPS = tuple(op for op in OPS.values() if not op.has(Trait.PURE))
+ACCESS_OPS = tuple(op.name for op in STATE_OPS if op.attrs is A.VariableRefAttrs)
 
 
 def lower(lowering, op, location: str):

@@ -10,7 +10,7 @@ constraint the broadcast-check pass records.
 from __future__ import annotations
 
 from ..symbolic.expr import Dim, add, dmax, floordiv, is_static, mul, product, same, sub
-from .dtypes import DType
+from .dtypes import DType, from_numpy
 from .types import IndexType, TensorType
 
 
@@ -81,7 +81,6 @@ def cast(types, attrs):
 
 
 def const(types, attrs):
-    from .dtypes import from_numpy
     dtype = DType.INT48 if attrs.int48 else DType(attrs.element_type) if attrs.element_type else \
         from_numpy(attrs.values.dtype)
     return [TensorType(dtype, tuple(int(d) for d in attrs.values.shape))]

@@ -26,6 +26,7 @@ from ..symbolic.expr import product
 from .dims import reshape, slice_
 from .errors import ConvertError
 from .matmul import matmul
+from .pad import pad_static
 
 DFT_MODES = ("auto", "fft", "matmul")
 # the refusal's advice for a symbolic transform length (the matrices and FFT sizes are built at import)
@@ -202,6 +203,5 @@ def irfft_matrix(n: int) -> np.ndarray:
 
 
 def _fit_last(ctx, v, size: int):
-    from .pad import pad_static   # noqa: PLC0415 (pad builds on dims, as this module does)
     rank = v.type.rank
     return pad_static(ctx, v, [0] * rank, [0] * (rank - 1) + [size - v.type.shape[-1]], "constant")

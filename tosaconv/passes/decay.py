@@ -23,6 +23,7 @@ from ..diagnostics.assumption import assumption_error
 from ..ir import attrs as A
 from ..ir.count_rescale import mean_multiplier, rescale_for
 from ..ir.graph import Assumption
+from ..interpreter.interpolation import interp_matrix
 from ..ir.ops import Op, resolve
 from ..lowering.limits import SIZE_FROM_DATA
 from ..symbolic.scope import ExtentKind
@@ -163,6 +164,5 @@ def decay_count_rescale(op, operands, b, env):
 
 @decays(Op.INTERP_MATRIX, needs=EXACT)
 def decay_interp_matrix(op, operands, b, env):
-    from ..interpreter.interpolation import interp_matrix
     sizes = [index_value(op, v) for v in operands]
     return [b.const(interp_matrix(op, sizes, None)[0])]

@@ -18,6 +18,7 @@ from ..ir.graph import Graph
 from ..ir.types import IndexType
 from ..ir.verifier import verify
 from .dce import eliminate_dead_code
+from .decay import rule_for
 from .rebuild import check_ledger, rebuild_op, rebuild_ops
 
 
@@ -40,7 +41,6 @@ def keep_symbols(graph: Graph, bindings: dict) -> Graph:
 
 
 def _rebuild(op, operands, b, env) -> list:
-    from .decay import rule_for
     if rule_for(op.op) is not None and any(_open_index(v) for v in operands):
         return b.create(op.op, operands, op.attrs).results   # decays later, when these symbols are bound
     try:

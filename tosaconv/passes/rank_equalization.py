@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from ..ir import attrs as A
 from ..ir.ops import Op, Trait
+from .rewrite import rewrite
 
 
 def equalize_ranks(graph) -> bool:
-    from .rewrite import rewrite
     return rewrite(graph, _visit)
 
 

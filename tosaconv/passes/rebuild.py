@@ -15,6 +15,7 @@ from ..ir.shape_rules import ShapeRuleError
 from ..lowering.limits import limit_note
 from . import constant_fold
 from .contracts import require_extents
+from .decay import DataDependentDim, rule_for
 
 
 def rebuild_ops(graph, b, env: dict, mapping: dict, rebuild=None):
@@ -31,7 +32,6 @@ def rebuild_ops(graph, b, env: dict, mapping: dict, rebuild=None):
 
 
 def rebuild_op(op, operands, b, env) -> list:
-    from .decay import DataDependentDim, rule_for  # decay imports the region rules, which import this
     rule = rule_for(op.op)
     try:
         if rule is not None:
