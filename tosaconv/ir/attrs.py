@@ -11,6 +11,7 @@ Defaults are filled by the readers that build these, not at call sites.
 from __future__ import annotations
 
 from dataclasses import dataclass, fields
+from typing import Union
 
 import numpy as np
 
@@ -383,3 +384,14 @@ class Rfft2dAttrs:
     """RFFT2D: a forward FFT2D of real input that keeps the ``W/2 + 1`` non-redundant columns."""
 
     local_bound: bool = False
+
+
+# Every attribute class: the type of ``Operation.attrs`` (the op table says which one an op takes).
+Attrs = Union[
+    NoAttrs, ConstAttrs, TableAttrs, ClampAttrs, NanModeAttrs, MulAttrs, ArithmeticRightShiftAttrs,
+    NegateAttrs, CastAttrs, AxisAttrs, AxisNanAttrs, TransposeAttrs, ReshapeAttrs, SliceAttrs, PadAttrs,
+    TileAttrs, MatMulAttrs, Conv2dAttrs, TransposeConv2dAttrs, AvgPool2dAttrs, MaxPool2dAttrs, ResizeAttrs,
+    RescaleAttrs, CountRescaleAttrs, IndexConstAttrs, DimIndexAttrs, DimsToTensorAttrs, IndicesAttrs,
+    IotaAttrs, InterpMatrixAttrs, Conv3dAttrs, RecurrentAttrs, CondIfAttrs, WhileLoopAttrs, LoopAttrs,
+    NonZeroAttrs, VariableAttrs, VariableRefAttrs, DynPadAttrs, Fft2dAttrs, Rfft2dAttrs,
+]
