@@ -21,7 +21,7 @@ import functools
 import json
 import re
 from dataclasses import fields
-from typing import get_type_hints
+from typing import get_origin, get_type_hints
 
 import numpy as np
 
@@ -42,9 +42,10 @@ _ARRAY_KINDS = {"b": "bool", "i": "i", "u": "u", "f": "f"}
 
 @functools.lru_cache(maxsize=None)
 def field_types(attrs_class: type) -> tuple:
-    """``(name, type)`` of each field of an attribute dataclass, in declaration order."""
+    """``(name, type)`` of each field of an attribute dataclass, in declaration order; a generic type
+    stands as its class (``tuple[int, ...]`` as ``tuple``, ``NDArray[Any]`` as ``np.ndarray``)."""
     hints = get_type_hints(attrs_class)
-    return tuple((f.name, hints[f.name]) for f in fields(attrs_class))
+    return tuple((f.name, get_origin(hints[f.name]) or hints[f.name]) for f in fields(attrs_class))
 
 
 def quote(text: str) -> str:
