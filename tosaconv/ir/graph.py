@@ -11,9 +11,9 @@ an operand of the op), sharing the symbol scope but keeping their own ledger.
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass, field, fields
 from collections.abc import Iterable, Iterator
-from typing import TYPE_CHECKING, Any, Optional
+from dataclasses import dataclass, field, fields
+from typing import TYPE_CHECKING, Optional
 
 import numpy as np
 
@@ -154,15 +154,15 @@ class Graph:
 
 
 @functools.lru_cache(maxsize=None)
-def _region_fields(attrs_class: type[Any]) -> tuple[str, ...]:
+def _region_fields(attrs_class: type) -> tuple[str, ...]:
     """The fields of an attribute class declared as a ``Graph`` (a region); most classes have none."""
     return tuple(f.name for f in fields(attrs_class) if f.type in ("Graph", Graph))
 
 
 def op_regions(op: Operation) -> list[tuple[str, "Graph"]]:
     """``(attribute name, Graph)`` for every region ``op`` holds, in field order (none for most ops)."""
-    # a class object is hashable, but mypy 2.4 does not see type[...] as Hashable
-    names = _region_fields(type(op.attrs))  # type: ignore[arg-type]
+    attrs_class: type = type(op.attrs)   # a plain ``type`` is Hashable to mypy, as lru_cache asks
+    names = _region_fields(attrs_class)
     return [(name, getattr(op.attrs, name)) for name in names if isinstance(getattr(op.attrs, name), Graph)] \
         if names else []
 
