@@ -10,10 +10,13 @@ Defaults are filled by the readers that build these, not at call sites.
 """
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, fields
+from typing import Any, Union
 
-import numpy as np
+from numpy.typing import NDArray  # at run time too: the printer reads the field types
 
+from ..symbolic.expr import Dim, Expr  # noqa: F401  (Expr: Dim's forward reference, for get_type_hints)
 from .dtypes import DType
 
 
@@ -24,7 +27,7 @@ class NoAttrs:
 
 @dataclass(frozen=True, eq=False)
 class ConstAttrs:
-    values: np.ndarray
+    values: NDArray[Any]
     int48: bool = False             # int64 values that are INT48 data (numpy has no 48-bit type)
     # The element type's DType value when numpy cannot tell it: "i4" (int8 values in [-7, 7]), "bf16"
     # (float32 values), "index" (a TOSA shape value from CONST_SHAPE, rank-1 int64); "" = from the values.
@@ -33,7 +36,7 @@ class ConstAttrs:
 
 @dataclass(frozen=True, eq=False)
 class TableAttrs:
-    table: np.ndarray
+    table: NDArray[Any]
 
 
 @dataclass(frozen=True)
@@ -82,31 +85,31 @@ class AxisNanAttrs:
 
 @dataclass(frozen=True)
 class TransposeAttrs:
-    perms: tuple
+    perms: tuple[int, ...]
 
 
 @dataclass(frozen=True)
 class ReshapeAttrs:
     """``new_shape`` spells every output dim; -1 marks a dim given by the next shape_symbols operand."""
 
-    new_shape: tuple
+    new_shape: tuple[Dim, ...]
 
 
 @dataclass(frozen=True)
 class SliceAttrs:
-    start: tuple
-    size: tuple
+    start: tuple[Dim, ...]
+    size: tuple[Dim, ...]
 
 
 @dataclass(frozen=True)
 class PadAttrs:
-    padding: tuple  # [d0_before, d0_after, d1_before, ...]
+    padding: tuple[Dim, ...]  # [d0_before, d0_after, d1_before, ...]
     pad_const: float = 0.0
 
 
 @dataclass(frozen=True)
 class TileAttrs:
-    multiples: tuple
+    multiples: tuple[Dim, ...]
 
 
 @dataclass(frozen=True)
@@ -117,9 +120,9 @@ class MatMulAttrs:
 
 @dataclass(frozen=True)
 class Conv2dAttrs:
-    pad: tuple        # [top, bottom, left, right]
-    stride: tuple     # [y, x]
-    dilation: tuple   # [y, x]
+    pad: tuple[int, ...]        # [top, bottom, left, right]
+    stride: tuple[int, ...]     # [y, x]
+    dilation: tuple[int, ...]   # [y, x]
     acc_type: DType
     input_zp: int = 0
     weight_zp: int = 0
@@ -128,8 +131,8 @@ class Conv2dAttrs:
 
 @dataclass(frozen=True)
 class TransposeConv2dAttrs:
-    out_pad: tuple    # [top, bottom, left, right]
-    stride: tuple
+    out_pad: tuple[int, ...]    # [top, bottom, left, right]
+    stride: tuple[int, ...]
     acc_type: DType
     input_zp: int = 0
     weight_zp: int = 0
@@ -138,9 +141,9 @@ class TransposeConv2dAttrs:
 
 @dataclass(frozen=True)
 class AvgPool2dAttrs:
-    kernel: tuple
-    stride: tuple
-    pad: tuple
+    kernel: tuple[int, ...]
+    stride: tuple[int, ...]
+    pad: tuple[int, ...]
     acc_type: DType
     input_zp: int = 0
     output_zp: int = 0
@@ -148,24 +151,24 @@ class AvgPool2dAttrs:
 
 @dataclass(frozen=True)
 class MaxPool2dAttrs:
-    kernel: tuple
-    stride: tuple
-    pad: tuple
+    kernel: tuple[int, ...]
+    stride: tuple[int, ...]
+    pad: tuple[int, ...]
     nan_mode: str = "PROPAGATE"
 
 
 @dataclass(frozen=True)
 class ResizeAttrs:
-    scale: tuple      # [scale_y_n, scale_y_d, scale_x_n, scale_x_d]
-    offset: tuple     # [offset_y, offset_x]
-    border: tuple     # [border_y, border_x]
+    scale: tuple[int, ...]      # [scale_y_n, scale_y_d, scale_x_n, scale_x_d]
+    offset: tuple[int, ...]     # [offset_y, offset_x]
+    border: tuple[int, ...]     # [border_y, border_x]
     mode: str         # NEAREST | BILINEAR
 
 
 @dataclass(frozen=True)
 class RescaleAttrs:
-    multiplier: tuple
-    shift: tuple
+    multiplier: tuple[int, ...]
+    shift: tuple[int, ...]
     input_zp: int = 0
     output_zp: int = 0
     scale32: bool = True
@@ -207,7 +210,7 @@ class DimsToTensorAttrs:
 
 @dataclass(frozen=True)
 class IndicesAttrs:
-    indices: tuple
+    indices: tuple[int, ...]
 
 
 @dataclass(frozen=True)
@@ -236,9 +239,9 @@ class InterpMatrixAttrs:
 
 @dataclass(frozen=True)
 class Conv3dAttrs:
-    pad: tuple        # [d0, d1, top, bottom, left, right]
-    stride: tuple     # [d, y, x]
-    dilation: tuple   # [d, y, x]
+    pad: tuple[int, ...]        # [d0, d1, top, bottom, left, right]
+    stride: tuple[int, ...]     # [d, y, x]
+    dilation: tuple[int, ...]   # [d, y, x]
     acc_type: DType
     input_zp: int = 0
     weight_zp: int = 0
@@ -272,14 +275,14 @@ class RecurrentAttrs:
     has_peepholes: bool = False
 
 
-def activations_text(items) -> str:
+def activations_text(items: Iterable[tuple[str, float, float]]) -> str:
     """``RecurrentAttrs.activations`` from ``(name, alpha, beta)`` triples."""
     return ";".join(f"{name}({float(alpha)!r},{float(beta)!r})" for name, alpha, beta in items)
 
 
-def parse_activations(text: str) -> list:
+def parse_activations(text: str) -> list[tuple[str, float, float]]:
     """The ``(name, alpha, beta)`` triples of ``RecurrentAttrs.activations``."""
-    out = []
+    out: list[tuple[str, float, float]] = []
     for item in text.split(";"):
         name, _, args = item.partition("(")
         alpha, beta = (float(v) for v in args.rstrip(")").split(","))
@@ -287,7 +290,7 @@ def parse_activations(text: str) -> list:
     return out
 
 
-def attr_items(attrs) -> list:
+def attr_items(attrs: "Attrs") -> list[tuple[str, Any]]:
     """``(name, value)`` pairs of an attribute dataclass, in declaration order."""
     return [(f.name, getattr(attrs, f.name)) for f in fields(attrs)]
 
@@ -323,11 +326,11 @@ class LoopAttrs:
 
     body: Graph
     num_state: int
-    scan_input_axes: tuple
-    scan_input_reverse: tuple
-    scan_output_axes: tuple
-    scan_output_reverse: tuple
-    iterations: tuple          # one dim: how many iterations run (the scan outputs' length)
+    scan_input_axes: tuple[int, ...]
+    scan_input_reverse: tuple[int, ...]
+    scan_output_axes: tuple[int, ...]
+    scan_output_reverse: tuple[int, ...]
+    iterations: tuple[Dim, ...]          # one dim: how many iterations run (the scan outputs' length)
     has_cond: bool = False
 
 
@@ -346,8 +349,8 @@ class VariableAttrs:
 
     name: str
     dtype: DType
-    shape: tuple
-    initial: np.ndarray
+    shape: tuple[int, ...]
+    initial: NDArray[Any]
 
 
 @dataclass(frozen=True)
@@ -356,7 +359,7 @@ class VariableRefAttrs:
 
     name: str
     dtype: DType
-    shape: tuple
+    shape: tuple[int, ...]
 
 
 @dataclass(frozen=True)
@@ -383,3 +386,14 @@ class Rfft2dAttrs:
     """RFFT2D: a forward FFT2D of real input that keeps the ``W/2 + 1`` non-redundant columns."""
 
     local_bound: bool = False
+
+
+# Every attribute class: the type of ``Operation.attrs`` (the op table says which one an op takes).
+Attrs = Union[
+    NoAttrs, ConstAttrs, TableAttrs, ClampAttrs, NanModeAttrs, MulAttrs, ArithmeticRightShiftAttrs,
+    NegateAttrs, CastAttrs, AxisAttrs, AxisNanAttrs, TransposeAttrs, ReshapeAttrs, SliceAttrs, PadAttrs,
+    TileAttrs, MatMulAttrs, Conv2dAttrs, TransposeConv2dAttrs, AvgPool2dAttrs, MaxPool2dAttrs, ResizeAttrs,
+    RescaleAttrs, CountRescaleAttrs, IndexConstAttrs, DimIndexAttrs, DimsToTensorAttrs, IndicesAttrs,
+    IotaAttrs, InterpMatrixAttrs, Conv3dAttrs, RecurrentAttrs, CondIfAttrs, WhileLoopAttrs, LoopAttrs,
+    NonZeroAttrs, VariableAttrs, VariableRefAttrs, DynPadAttrs, Fft2dAttrs, Rfft2dAttrs,
+]

@@ -7,9 +7,12 @@ results after the source node, and stamps the current location (set with
 """
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
+from typing import Optional
 
 import numpy as np
+from numpy.typing import ArrayLike, DTypeLike
 
 from ..symbolic.scope import ExtentKind, SymbolInfo
 from . import attrs as A
@@ -17,17 +20,17 @@ from .dtypes import DType
 from .graph import Graph, Operation, Value
 from .location import UNKNOWN_LOCATION, Location
 from .ops import Op, OpDef
-from .types import IndexType, TensorType
+from .types import IndexType, TensorType, ValueType
 from .verifier import arity_problem
 
 
 class Builder:
-    def __init__(self, graph: Graph, location: Location = UNKNOWN_LOCATION):
+    def __init__(self, graph: Graph, location: Location = UNKNOWN_LOCATION) -> None:
         self.graph = graph
         self.location = location
 
     @contextmanager
-    def at(self, location: Location):
+    def at(self, location: Location) -> Iterator["Builder"]:
         saved, self.location = self.location, location
         try:
             yield self
@@ -35,7 +38,8 @@ class Builder:
             self.location = saved
 
     # -- the one entry point -----------------------------------------------------
-    def create(self, op: OpDef, operands=(), attrs=None, *, result_types=None, name=None) -> Operation:
+    def create(self, op: OpDef, operands: Iterable[Value] = (), attrs: Optional[A.Attrs] = None, *,
+               result_types: Optional[Sequence[ValueType]] = None, name: Optional[str] = None) -> Operation:
         operands = list(operands)
         _check_arity(op, operands)
         if attrs is None:
@@ -50,17 +54,18 @@ class Builder:
         self.graph.ops.append(operation)
         return operation
 
-    def emit(self, op: OpDef, *operands, attrs=None, name=None, result_type=None) -> Value:
+    def emit(self, op: OpDef, *operands: Value, attrs: Optional[A.Attrs] = None, name: Optional[str] = None,
+             result_type: Optional[ValueType] = None) -> Value:
         """Create a single-result op and return its result."""
         types = None if result_type is None else [result_type]
         return self.create(op, operands, attrs, result_types=types, name=name).result
 
     # -- conveniences ----------------------------------------------------------------
-    def const(self, array, dtype=None, name=None) -> Value:
+    def const(self, array: ArrayLike, dtype: DTypeLike = None, name: Optional[str] = None) -> Value:
         arr = np.asarray(array) if dtype is None else np.asarray(array, dtype=dtype)
         return self.emit(Op.CONST, attrs=A.ConstAttrs(arr), name=name)
 
-    def scalar_like(self, value, like: TensorType, name=None) -> Value:
+    def scalar_like(self, value: float, like: TensorType, name: Optional[str] = None) -> Value:
         """A constant of ``like``'s dtype and rank with every dim 1 (ready to broadcast)."""
         arr = np.full((1,) * like.rank, value, dtype=like.dtype.numpy)
         return self.const(arr, name=name)
@@ -79,11 +84,11 @@ class Builder:
         d = self.graph.scope.declare(SymbolInfo(name, where, ExtentKind.EXACT, data_dependent=True))
         return self.emit(Op.EXTRACT_DIM, v, attrs=A.DimIndexAttrs(index), result_type=IndexType(d))
 
-    def dims_to_tensor(self, dims, dtype: DType = DType.INT32) -> Value:
+    def dims_to_tensor(self, dims: Iterable[Value], dtype: DType = DType.INT32) -> Value:
         return self.emit(Op.DIMS_TO_TENSOR, *dims, attrs=A.DimsToTensorAttrs(dtype))
 
 
-def _check_arity(op: OpDef, operands: list):
+def _check_arity(op: OpDef, operands: list[Value]) -> None:
     problem = arity_problem(op, len(operands))
     if problem:
         raise TypeError(problem)

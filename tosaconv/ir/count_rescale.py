@@ -12,14 +12,17 @@ all take their numbers from here.
 """
 from __future__ import annotations
 
+from typing import Optional
+
 from .attrs import RescaleAttrs
+from .dtypes import DType
 
 
 class CountRescaleError(ValueError):
     """A count whose folded multiplier needs a shift outside TOSA's 2..62."""
 
 
-def mean_multiplier(multiplier: int, exponent: int, count: int) -> tuple:
+def mean_multiplier(multiplier: int, exponent: int, count: int) -> tuple[int, int]:
     """``(m', e')``: ``multiplier * 2**(exponent - 31) / count`` as TFLite folds it."""
     if count < 1:
         raise CountRescaleError(f"a mean over {count} elements")
@@ -27,7 +30,8 @@ def mean_multiplier(multiplier: int, exponent: int, count: int) -> tuple:
     return int((multiplier << s) // count), exponent - s
 
 
-def rescale_for(multiplier: int, exponent: int, output_zp: int, output_dtype) -> tuple:
+def rescale_for(multiplier: int, exponent: int, output_zp: int,
+                output_dtype: DType) -> tuple[RescaleAttrs, Optional[tuple[int, int]]]:
     """``(RescaleAttrs, input bounds or None)``: the RESCALE of an int32 sum and the clamp it needs first."""
     shift = 31 - exponent
     if not 2 <= shift <= 62:

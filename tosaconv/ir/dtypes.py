@@ -8,8 +8,12 @@ because TOSA 1.0 has no 64-bit tensors.
 from __future__ import annotations
 
 import enum
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from numpy.typing import DTypeLike
 
 
 class DType(enum.Enum):
@@ -35,7 +39,7 @@ class DType(enum.Enum):
         return self._value_ in _INT_VALUES
 
     @property
-    def numpy(self) -> np.dtype:
+    def numpy(self) -> np.dtype[Any]:
         return _NUMPY_BY_VALUE[self._value_]
 
     @property
@@ -67,7 +71,7 @@ TOSA_DTYPE_CODE = {
 SHAPE_DTYPE_CODE = 10
 
 
-def from_numpy(dt) -> DType:
+def from_numpy(dt: "DTypeLike") -> DType:
     """The IR type for a numpy dtype (int64 data narrows to INT32)."""
     dt = np.dtype(dt)
     table = {

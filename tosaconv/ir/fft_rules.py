@@ -8,8 +8,11 @@ is checked again by the kernel once bound.
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from ..symbolic.expr import Dim, add, floordiv, is_static
 from .shape_rules import ShapeRuleError
+from .attrs import Fft2dAttrs, Rfft2dAttrs
 from .types import TensorType
 
 
@@ -23,7 +26,7 @@ def _check(name: str, t: TensorType) -> None:
             raise ShapeRuleError(f"{name} needs {axis} to be a power of two, got {d}")
 
 
-def fft2d(types, attrs) -> list:
+def fft2d(types: Sequence[TensorType], attrs: Fft2dAttrs) -> list[TensorType]:
     re, im = types[0], types[1]
     _check("FFT2D", re)
     _check("FFT2D", im)
@@ -32,7 +35,7 @@ def fft2d(types, attrs) -> list:
     return [re, re]
 
 
-def rfft2d(types, attrs) -> list:
+def rfft2d(types: Sequence[TensorType], attrs: Rfft2dAttrs) -> list[TensorType]:
     x = types[0]
     _check("RFFT2D", x)
     w: Dim = x.shape[2]

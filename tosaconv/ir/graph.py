@@ -11,6 +11,7 @@ an operand of the op), sharing the symbol scope but keeping their own ledger.
 from __future__ import annotations
 
 import functools
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Optional
 
@@ -20,13 +21,18 @@ from ..symbolic.constraints import Ledger
 from ..symbolic.names import unused_name
 from ..symbolic.scope import Scope
 from .location import Location
-from .types import TensorType
+from .types import ValueType
 
 if TYPE_CHECKING:  # the op table's attribute classes hold Graphs (regions), so no runtime import
+    from ..diagnostics import Diagnostic
+    from .attrs import Attrs
+    from .io_quant import EdgeQuant
+    from numpy.typing import ArrayLike
+
     from .ops import OpDef
 
 
-def fresh_name(base: str, used: set) -> str:
+def fresh_name(base: str, used: set[str]) -> str:
     """``base``, or ``base_2``, ``base_3``... whichever is not in ``used``; records it as used."""
     name = unused_name(base, used, "_")
     used.add(name)
@@ -36,26 +42,26 @@ def fresh_name(base: str, used: set) -> str:
 @dataclass(eq=False)
 class Value:
     name: str
-    type: object  # TensorType | IndexType
+    type: ValueType
     producer: Optional["Operation"] = None
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"%{self.name}: {self.type}"
 
 
 @dataclass(eq=False)
 class Operation:
     op: OpDef
-    operands: list
-    results: list
-    attrs: object
+    operands: list[Value]
+    results: list[Value]
+    attrs: Attrs
     location: Location
 
     @property
     def result(self) -> Value:
         return self.results[0]
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         ins = ", ".join("%" + v.name for v in self.operands)
         return f"{self.op.name}({ins}) at {self.location}"
 
@@ -69,11 +75,11 @@ class Assumption:
     symbol: str
     value: int
     data: str
-    location: object
+    location: Location
     element: Optional[int] = None
     shown: str = ""          # the name a user knows for ``data`` (the tensor it reshapes), for messages
 
-    def actual(self, array) -> int:
+    def actual(self, array: "ArrayLike") -> int:
         """What ``array`` (the data value) gives for the symbol."""
         a = np.asarray(array)
         return int(np.count_nonzero(a)) if self.element is None else int(a.reshape(-1)[self.element])
@@ -82,33 +88,33 @@ class Assumption:
 @dataclass
 class Graph:
     name: str = "main"
-    inputs: list = field(default_factory=list)
-    outputs: list = field(default_factory=list)      # list[Value]
-    output_names: list = field(default_factory=list)  # the source model's names, same order
-    ops: list = field(default_factory=list)
+    inputs: list[Value] = field(default_factory=list)
+    outputs: list[Value] = field(default_factory=list)
+    output_names: list[str] = field(default_factory=list)  # the source model's names, same order
+    ops: list[Operation] = field(default_factory=list)
     scope: Scope = field(default_factory=Scope)
     ledger: Ledger = field(default_factory=Ledger)
     source: str = ""                                  # e.g. "model.onnx (opset 17)"
     # Why an op computes in float, keyed by its location's text (``str(op.location)``): importers note
     # it (tosaconv.analysis.note_float_reason) and the float-island report reads it. Shells and regions
     # share the dict, so a note survives passes, specialization and region rebuilding.
-    float_reasons: dict = field(default_factory=dict)
+    float_reasons: dict[str, str] = field(default_factory=dict)
     # the quantization of inputs and outputs by name (io_quant.EdgeQuant); int_io: made by --int-io
-    input_quant: dict = field(default_factory=dict)
-    output_quant: dict = field(default_factory=dict)
+    input_quant: dict[str, EdgeQuant] = field(default_factory=dict)
+    output_quant: dict[str, EdgeQuant] = field(default_factory=dict)
     int_io: bool = False
-    import_warnings: list = field(default_factory=list)   # Diagnostics (warnings) the importer raised
+    import_warnings: list[Diagnostic] = field(default_factory=list)   # Diagnostics (warnings) the importer raised
     # the model's own element type of an input or output by name, where the IR stores it in another
     # one ("uint8": uint8 bits in INT8, "int64" in INT32, "float64" in FP32); see tosaconv.io_dtypes
-    input_dtypes: dict = field(default_factory=dict)
-    output_dtypes: dict = field(default_factory=dict)
-    assumptions: list = field(default_factory=list)     # Assumption: checked by the numpy run
-    _names: set = field(default_factory=set, repr=False)
+    input_dtypes: dict[str, str] = field(default_factory=dict)
+    output_dtypes: dict[str, str] = field(default_factory=dict)
+    assumptions: list[Assumption] = field(default_factory=list)     # checked by the numpy run
+    _names: set[str] = field(default_factory=set, repr=False)
 
     def unique_name(self, base: str) -> str:
         return fresh_name(base, self._names)
 
-    def add_input(self, name: str, type_: TensorType) -> Value:
+    def add_input(self, name: str, type_: ValueType) -> Value:
         if name in self._names:
             raise ValueError(f"duplicate value name {name!r}")
         self._names.add(name)
@@ -116,20 +122,20 @@ class Graph:
         self.inputs.append(v)
         return v
 
-    def set_outputs(self, values, names):
+    def set_outputs(self, values: Iterable[Value], names: Iterable[str]) -> None:
         self.outputs = list(values)
         self.output_names = list(names)
 
-    def users(self) -> dict:
+    def users(self) -> dict[str, list[Operation]]:
         """Map from value name to the operations that use it."""
-        out: dict = {}
+        out: dict[str, list[Operation]] = {}
         for op in self.ops:
             for v in op.operands:
                 out.setdefault(v.name, []).append(op)
         return out
 
-    def histogram(self) -> dict:
-        counts: dict = {}
+    def histogram(self) -> dict[str, int]:
+        counts: dict[str, int] = {}
         for op in self.ops:
             counts[op.op.name] = counts.get(op.op.name, 0) + 1
         return counts
@@ -148,19 +154,20 @@ class Graph:
 
 
 @functools.lru_cache(maxsize=None)
-def _region_fields(attrs_class: type) -> tuple:
+def _region_fields(attrs_class: type) -> tuple[str, ...]:
     """The fields of an attribute class declared as a ``Graph`` (a region); most classes have none."""
     return tuple(f.name for f in fields(attrs_class) if f.type in ("Graph", Graph))
 
 
-def op_regions(op) -> list:
+def op_regions(op: Operation) -> list[tuple[str, "Graph"]]:
     """``(attribute name, Graph)`` for every region ``op`` holds, in field order (none for most ops)."""
-    names = _region_fields(type(op.attrs))
+    attrs_class: type = type(op.attrs)   # a plain ``type`` is Hashable to mypy, as lru_cache asks
+    names = _region_fields(attrs_class)
     return [(name, getattr(op.attrs, name)) for name in names if isinstance(getattr(op.attrs, name), Graph)] \
         if names else []
 
 
-def walk_graphs(graph):
+def walk_graphs(graph: Graph) -> Iterator[Graph]:
     """``graph`` and every region nested in it, outermost first."""
     yield graph
     for op in graph.ops:

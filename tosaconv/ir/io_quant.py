@@ -24,9 +24,14 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 import numpy as np
+
+from .dtypes import DType
+
+if TYPE_CHECKING:
+    from .graph import Graph, Value
 
 
 @dataclass(frozen=True)
@@ -39,15 +44,15 @@ class EdgeQuant:
     unsigned: bool = False     # an int8 tensor holding uint8 bits (zero point in 0..255)
 
 
-def numpy_name(dtype) -> str:
+def numpy_name(dtype: DType) -> str:
     """``int8``, ``int16``, ``float32``...: how a deployer names an IR element type."""
     try:
         return np.dtype(dtype.numpy).name
     except (AttributeError, TypeError):
-        return dtype.value
+        return str(dtype.value)
 
 
-def _edge(name: str, value, quant: Optional[EdgeQuant], own: Optional[str] = None) -> dict:
+def _edge(name: str, value: Value, quant: Optional[EdgeQuant], own: Optional[str] = None) -> dict[str, Any]:
     """``own``: the model's type at an unquantized edge stored in another IR type (graph.*_dtypes)."""
     t = value.type
     dtype = numpy_name(t.dtype)
@@ -61,7 +66,7 @@ def _edge(name: str, value, quant: Optional[EdgeQuant], own: Optional[str] = Non
 UNSIGNED = ("uint8", "uint16")
 
 
-def describe_io(graph) -> dict:
+def describe_io(graph: Graph) -> dict[str, Any]:
     """The report's ``io`` section: whether ``--int-io`` made the edges, and every input and output."""
     return {"int_io": graph.int_io,
             "inputs": [_edge(v.name, v, graph.input_quant.get(v.name), graph.input_dtypes.get(v.name))

@@ -9,8 +9,13 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
+from typing import TypeVar, cast
 
+from ..symbolic.expr import Dim
 from ..symbolic.parse import DimSyntaxError, parse_dim
+
+_T = TypeVar("_T")
 
 STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.DOTALL)
 IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_.]*")
@@ -31,7 +36,7 @@ JSON = json.JSONDecoder(strict=False)  # strings are JSON literals; raw control 
 class ParseError(ValueError):
     """Malformed ``.tosair`` text; ``line`` and ``column`` are 1-based."""
 
-    def __init__(self, message: str, line: int, column: int):
+    def __init__(self, message: str, line: int, column: int) -> None:
         self.message, self.line, self.column = message, line, column
         super().__init__(f"line {line}, column {column}: {message}")
 
@@ -39,7 +44,7 @@ class ParseError(ValueError):
 class Cursor:
     """Position in the text plus the lexical pieces: words, strings, numbers, dims."""
 
-    def __init__(self, text: str):
+    def __init__(self, text: str) -> None:
         self.text, self.pos = text, 0
 
     def error(self, message: str, pos: int | None = None) -> ParseError:
@@ -51,8 +56,10 @@ class Cursor:
         m = re.compile(r"\S{1,24}").match(self.text, self.pos)
         return f"found {m.group()!r}" if m else "found the end of the text"
 
-    def skip(self):
-        self.pos = SPACE.match(self.text, self.pos).end()
+    def skip(self) -> None:
+        m = SPACE.match(self.text, self.pos)
+        assert m is not None   # SPACE matches the empty string, so it matches everywhere
+        self.pos = m.end()
 
     def peek(self, s: str) -> bool:
         self.skip()
@@ -64,7 +71,7 @@ class Cursor:
             return True
         return False
 
-    def expect(self, s: str, where: str = ""):
+    def expect(self, s: str, where: str = "") -> None:
         if not self.eat(s):
             raise self.error(f"expected '{s}'{' ' + where if where else ''}, {self.found()}")
 
@@ -75,11 +82,11 @@ class Cursor:
             return True
         return False
 
-    def expect_keyword(self, word: str, where: str = ""):
+    def expect_keyword(self, word: str, where: str = "") -> None:
         if not self.keyword(word):
             raise self.error(f"expected '{word}'{' ' + where if where else ''}, {self.found()}")
 
-    def match(self, pattern, what: str, skip: bool = True) -> str:
+    def match(self, pattern: re.Pattern[str], what: str, skip: bool = True) -> str:
         if skip:
             self.skip()
         m = pattern.match(self.text, self.pos)
@@ -100,13 +107,13 @@ class Cursor:
             raise self.error("unterminated string" if quote else f"expected {what}, {self.found()}")
         self.pos = m.end()
         try:
-            return JSON.decode(m.group())
-        except ValueError as e:
+            return cast(str, JSON.decode(m.group()))   # STRING matched a JSON string literal
+        except json.JSONDecodeError as e:
             raise self.error(f"invalid escape in string: {e.msg}", start) from None
 
-    def listing(self, item, close: str, what: str) -> list:
+    def listing(self, item: Callable[[], _T], close: str, what: str) -> list[_T]:
         """``item()`` repeated, separated by commas, up to the ``close`` token."""
-        out = []
+        out: list[_T] = []
         while not self.eat(close):
             if out:
                 self.expect(",", f"between {what}")
@@ -119,7 +126,7 @@ class Cursor:
     def integer(self, what: str) -> int:
         return int(self.match(INT, what))
 
-    def value_name(self) -> tuple:
+    def value_name(self) -> tuple[str, int]:
         """``(name, position)`` of a ``%name`` or ``%"quoted name"``."""
         self.skip()
         start = self.pos
@@ -130,7 +137,7 @@ class Cursor:
             return self.string(skip=False), start
         return self.match(BARE_VALUE, "a value name after '%'", skip=False), start
 
-    def dim(self, stops: str, what: str):
+    def dim(self, stops: str, what: str) -> Dim:
         """A dim expression running up to the first of ``stops`` outside parentheses and quotes."""
         self.skip()
         start, end = self.pos, self._dim_end(stops)

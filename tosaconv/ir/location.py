@@ -7,6 +7,7 @@ nodes keep all of their locations. Diagnostics use the location to say where.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 # A location read back from a .tosa file holds the text we wrote there, "MatMul 'm'" (or several joined
@@ -19,7 +20,7 @@ class Location:
     op_type: str
     name: str
     source: str = "onnx"
-    fused: tuple = ()
+    fused: tuple["Location", ...] = ()
 
     def __str__(self) -> str:
         if self.fused:
@@ -28,13 +29,13 @@ class Location:
             return self.name
         return f"{self.op_type} '{self.name}'"
 
-    def parts(self) -> tuple:
+    def parts(self) -> tuple["Location", ...]:
         """The plain locations this one stands for."""
         return self.fused or (self,)
 
     @staticmethod
-    def fuse(locations) -> "Location":
-        parts = []
+    def fuse(locations: Iterable["Location"]) -> "Location":
+        parts: list[Location] = []
         for loc in locations:
             for p in loc.parts():
                 if p not in parts:

@@ -21,14 +21,19 @@ dropped) except the stateful ones.
 from __future__ import annotations
 
 import enum
+from collections.abc import Sequence
 import importlib
 from dataclasses import dataclass
 from types import SimpleNamespace
 from typing import Callable, Optional
 
-from ..symbolic.expr import add, dmax, dmin, floordiv, mod, mul, sub
+from ..symbolic.expr import Dim, add, dmax, dmin, floordiv, mod, mul, sub
 from . import attrs, fft_rules, region_rules, shape_rules, variable_rules
-from .types import IndexType, TensorType
+from .types import IndexType, TensorType, ValueType
+
+# A shape rule: (operand types, the op's own attribute class) -> result types. Its parameter types
+# differ from op to op, hence the ``...``.
+ShapeRule = Callable[..., Sequence[ValueType]]
 
 
 class Trait(enum.Enum):
@@ -73,7 +78,7 @@ class Operand:
         return self.name + ("*" if self.variadic else "")
 
 
-def parse_signature(signature: str) -> tuple:
+def parse_signature(signature: str) -> tuple[Operand, ...]:
     """``"input: tensor, start: index*"`` -> the Operands it declares (``*``: variadic)."""
     operands = []
     for part in filter(None, (p.strip() for p in signature.split(","))):
@@ -85,12 +90,12 @@ def parse_signature(signature: str) -> tuple:
 @dataclass(frozen=True)
 class OpDef:
     name: str
-    operands: tuple          # of Operand, in order
+    operands: tuple[Operand, ...]          # in order
     attrs: type
-    traits: frozenset
-    shape_rule: Callable
+    traits: frozenset[Trait]
+    shape_rule: ShapeRule
     tosa: Optional[str]
-    index_fn: Optional[Callable] = None  # INDEX_ARITH: the dim-level function
+    index_fn: Optional[Callable[[Dim, Dim], Dim]] = None  # INDEX_ARITH: the dim-level function
     kernel: str = ""                     # "tosaconv.interpreter.<module>:<function>"
     decay: Optional[str] = None          # "tosaconv.passes.<module>:<function>" (helper/data-dependent ops)
     codec: Optional[str] = None          # "tosaconv.emit.<module>:<Codec class>" (ops written to a .tosa)
@@ -112,9 +117,9 @@ def resolve(reference: str) -> object:
     return getattr(importlib.import_module(module), name)
 
 
-def declare(name: str, signature: str, attr_class: type, traits: str, shape_rule: Callable, *, kernel: str,
+def declare(name: str, signature: str, attr_class: type, traits: str, shape_rule: ShapeRule, *, kernel: str,
             decay: Optional[str] = None, codec: Optional[str] = None, emitted: bool = True,
-            stateful: bool = False, index_fn: Optional[Callable] = None) -> OpDef:
+            stateful: bool = False, index_fn: Optional[Callable[[Dim, Dim], Dim]] = None) -> OpDef:
     """One row of the table; ``kernel``, ``decay`` and ``codec`` are relative to their layer's package."""
     declared = {Trait(t) for t in traits.split()} | (set() if stateful else {Trait.PURE})
     return OpDef(name, parse_signature(signature), attr_class, frozenset(declared), shape_rule,
@@ -122,7 +127,7 @@ def declare(name: str, signature: str, attr_class: type, traits: str, shape_rule
                  decay and f"tosaconv.passes.{decay}", codec and f"tosaconv.emit.{codec}")
 
 
-TABLE: tuple = (
+TABLE: tuple[OpDef, ...] = (
     # -- elementwise unary (TOSA 1.0 chapter "Elementwise unary"; ERF SIGMOID TANH: "Activation")
     declare("ABS", "input: tensor", attrs.NoAttrs, "elementwise broadcastable unary", shape_rules.same_as_first,
             kernel="elementwise_unary:abs_", codec="codec_base:Codec"),
@@ -352,8 +357,8 @@ UNSUPPORTED_TOSA = {
 }
 
 
-def _by_name(table: tuple) -> dict:
-    ops: dict = {}
+def _by_name(table: tuple[OpDef, ...]) -> dict[str, OpDef]:
+    ops: dict[str, OpDef] = {}
     for op in table:
         if op.name in ops:
             raise ValueError(f"op {op.name} declared twice")
@@ -361,5 +366,5 @@ def _by_name(table: tuple) -> dict:
     return ops
 
 
-OPS: dict = _by_name(TABLE)
+OPS: dict[str, OpDef] = _by_name(TABLE)
 Op = SimpleNamespace(**OPS)   # Op.CONV2D and so on

@@ -20,15 +20,19 @@ import base64
 import functools
 import json
 import re
+from collections.abc import Callable, Iterable
 from dataclasses import fields
-from typing import get_type_hints
+from typing import Any, Optional, get_origin, get_type_hints
 
 import numpy as np
+from numpy.typing import ArrayLike, DTypeLike
 
-from ..symbolic.constraints import Status
-from ..symbolic.expr import dim_str, format_symbol
+from ..symbolic.constraints import Constraint, Status
+from ..symbolic.expr import Dim, dim_str, format_symbol
+from ..symbolic.scope import SymbolInfo
+from .attrs import Attrs
 from .dtypes import DType
-from .graph import Graph
+from .graph import Graph, Operation
 from .io_quant import dtype_text, edge_text
 from .location import Location
 
@@ -41,10 +45,11 @@ _ARRAY_KINDS = {"b": "bool", "i": "i", "u": "u", "f": "f"}
 
 
 @functools.lru_cache(maxsize=None)
-def field_types(attrs_class: type) -> tuple:
-    """``(name, type)`` of each field of an attribute dataclass, in declaration order."""
+def field_types(attrs_class: type) -> tuple[tuple[str, Any], ...]:
+    """``(name, type)`` of each field of an attribute dataclass, in declaration order; a generic type
+    stands as its class (``tuple[int, ...]`` as ``tuple``, ``NDArray[Any]`` as ``np.ndarray``)."""
     hints = get_type_hints(attrs_class)
-    return tuple((f.name, hints[f.name]) for f in fields(attrs_class))
+    return tuple((f.name, get_origin(hints[f.name]) or hints[f.name]) for f in fields(attrs_class))
 
 
 def quote(text: str) -> str:
@@ -62,46 +67,46 @@ def word(text: str) -> str:
     return text if _BARE_WORD.match(text) else quote(text)
 
 
-def array_dtype_name(dtype: np.dtype) -> str:
+def array_dtype_name(dtype: DTypeLike) -> str:
     """``f32``, ``i64``, ``u8``, ``bool``: the numpy element type of a dense constant."""
-    dtype = np.dtype(dtype)
-    if dtype.kind not in _ARRAY_KINDS:
-        raise TypeError(f"a dense constant cannot hold elements of type {dtype}")
-    if dtype.kind == "b":
+    dt = np.dtype(dtype)
+    if dt.kind not in _ARRAY_KINDS:
+        raise TypeError(f"a dense constant cannot hold elements of type {dt}")
+    if dt.kind == "b":
         return "bool"
-    return f"{_ARRAY_KINDS[dtype.kind]}{dtype.itemsize * 8}"
+    return f"{_ARRAY_KINDS[dt.kind]}{dt.itemsize * 8}"
 
 
 # -- attribute values, by declared field type ------------------------------------
 
-def _int_text(v) -> str:
+def _int_text(v: int) -> str:
     return str(int(v))
 
 
-def _float_text(v) -> str:
+def _float_text(v: float) -> str:
     # An int stored in a float field stays an int (an integer CLAMP's bounds), so the type survives.
     if isinstance(v, (int, np.integer)) and not isinstance(v, bool):
         return str(int(v))
     return repr(float(v))
 
 
-def _bool_text(v) -> str:
+def _bool_text(v: bool) -> str:
     return "true" if v else "false"
 
 
-def _dims_text(v) -> str:
+def _dims_text(v: Iterable[Dim]) -> str:
     return "[" + ", ".join(dim_str(d) for d in v) + "]"
 
 
-def dense_text(array: np.ndarray) -> str:
+def dense_text(array: ArrayLike) -> str:
     """``dense<f32 [2, 3] base64 "...">``: little-endian bytes, bools as one byte each."""
-    array = np.asarray(array)
-    little = np.ascontiguousarray(array, dtype=array.dtype.newbyteorder("<"))
+    a = np.asarray(array)
+    little = np.ascontiguousarray(a, dtype=a.dtype.newbyteorder("<"))
     data = base64.b64encode(little.tobytes()).decode("ascii")
-    return f'dense<{array_dtype_name(array.dtype)} {_dims_text(array.shape)} base64 "{data}">'
+    return f'dense<{array_dtype_name(a.dtype)} {_dims_text(a.shape)} base64 "{data}">'
 
 
-def region_text(graph) -> str:
+def region_text(graph: Graph) -> str:
     """``graph @name(%in: type, ...) {`` constraints, ops, return ``}``: a region, over several lines."""
     lines = [f"graph {_signature(graph)}"]
     lines += ["  " + constraint_text(c) for c in graph.ledger.entries]
@@ -109,29 +114,31 @@ def region_text(graph) -> str:
     return "\n".join(lines)
 
 
-_VALUE_TEXT = {
+# A field's value has the field's declared type, which the key names: each writer takes that one.
+_VALUE_TEXT: dict[type, Callable[[Any], str]] = {
     int: _int_text, float: _float_text, bool: _bool_text, str: quote,
-    DType: lambda v: v.value, tuple: _dims_text, np.ndarray: dense_text, Graph: region_text,
+    DType: lambda v: str(v.value), tuple: _dims_text, np.ndarray: dense_text, Graph: region_text,
 }
 
 
 class NoTextForm(TypeError):
     """An op's attributes hold a value the ``.tosair`` text cannot write (``op`` names the op)."""
 
-    def __init__(self, message: str, op=None):
+    def __init__(self, message: str, op: Optional[Operation] = None) -> None:
         super().__init__(message)
         self.op = op
 
 
-def attr_value_text(field_type: type, value) -> str:
+def attr_value_text(field_type: type, value: Any) -> str:
     if field_type not in _VALUE_TEXT:
         raise NoTextForm(f"attribute fields of type {getattr(field_type, '__name__', field_type)} have no text form")
     return _VALUE_TEXT[field_type](value)
 
 
-def attrs_text(attrs) -> str:
+def attrs_text(attrs: Attrs) -> str:
     """`` {name = value, ...}`` in declaration order, or ``""`` for an attribute class without fields."""
-    items = [f"{name} = {attr_value_text(t, getattr(attrs, name))}" for name, t in field_types(type(attrs))]
+    attrs_class: type = type(attrs)   # a plain ``type`` is Hashable to mypy, as lru_cache asks
+    items = [f"{name} = {attr_value_text(t, getattr(attrs, name))}" for name, t in field_types(attrs_class)]
     return " {" + ", ".join(items) + "}" if items else ""
 
 
@@ -152,7 +159,7 @@ def _location_body(loc: Location) -> str:
     return f"{plain} {parts}"
 
 
-def symbol_text(info) -> str:
+def symbol_text(info: SymbolInfo) -> str:
     kind = info.kind.value + ("" if info.bound is None else f"({dim_str(info.bound)})")
     out = f"symbol {format_symbol(info.name)} : {kind}"
     if info.input_name is not None:
@@ -164,7 +171,7 @@ def symbol_text(info) -> str:
     return out + f" origin {quote(info.origin)}"
 
 
-def constraint_text(c) -> str:
+def constraint_text(c: Constraint) -> str:
     p = c.provenance
     return (f"constraint {c.kind.value}({dim_str(c.lhs)}, {dim_str(c.rhs)}) "
             f"at {word(p.op_type)} {quote(p.node)} reason {quote(p.reason)}"
@@ -173,15 +180,16 @@ def constraint_text(c) -> str:
 
 # -- ops and the graph ---------------------------------------------------------------
 
-def _preview(attrs) -> str:
-    for name, t in field_types(type(attrs)):
+def _preview(attrs: Attrs) -> str:
+    attrs_class: type = type(attrs)
+    for name, t in field_types(attrs_class):
         array = getattr(attrs, name)
         if t is np.ndarray and np.asarray(array).size <= PREVIEW_LIMIT:
             return f"  // {np.asarray(array).tolist()}"
     return ""
 
 
-def op_text(op) -> str:
+def op_text(op: Operation) -> str:
     results = ", ".join(value_ref(v.name) for v in op.results)
     operands = ", ".join(value_ref(v.name) for v in op.operands)
     try:
@@ -194,22 +202,22 @@ def op_text(op) -> str:
     return out + " " + location_text(op.location) + _preview(op.attrs)
 
 
-def _signature(graph) -> str:
+def _signature(graph: Graph) -> str:
     inputs = ", ".join(f"{value_ref(v.name)}: {v.type}" for v in graph.inputs)
     return f"@{word(graph.name)}({inputs}) {{"
 
 
-def _body(graph) -> list:
+def _body(graph: Graph) -> list[str]:
     """The ops and the return line, indented by two spaces (a region's lines one level more)."""
     return ["  " + op_text(op).replace("\n", "\n  ") for op in graph.ops] + [_return(graph)]
 
 
-def _return(graph) -> str:
+def _return(graph: Graph) -> str:
     items = [f"{value_ref(v.name)} as {word(n)}" for v, n in zip(graph.outputs, graph.output_names)]
     return "  return" + (" " + ", ".join(items) if items else "")
 
 
-def _io_lines(graph) -> list:
+def _io_lines(graph: Graph) -> list[str]:
     """``int_io`` when --int-io made the edges, then the quantization of each input and output."""
     lines = ["int_io"] if graph.int_io else []
     lines += [edge_text("input", n, q) for n, q in graph.input_quant.items()]
@@ -218,7 +226,7 @@ def _io_lines(graph) -> list:
     return lines + [dtype_text("output", n, d) for n, d in graph.output_dtypes.items()]
 
 
-def print_graph(graph) -> str:
+def print_graph(graph: Graph) -> str:
     """The ``.tosair`` text of ``graph`` (ends with a newline)."""
     lines = [f"tosair {FORMAT_VERSION}"]
     if graph.source:

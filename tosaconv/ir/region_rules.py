@@ -10,20 +10,27 @@ axis. Every rule also checks each region's inputs against the operands.
 """
 from __future__ import annotations
 
-from ..symbolic.expr import add, is_static, mul, same, sub, sym
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING
+
+from ..symbolic.expr import Dim, add, is_static, mul, same, sub, sym
 from .dtypes import DType
 from .shape_rules import ShapeRuleError
-from .types import IndexType, TensorType
+from .types import IndexType, TensorType, ValueType
+
+if TYPE_CHECKING:   # attrs.py imports graph.py at run time; these are for the annotations only
+    from .attrs import CondIfAttrs, LoopAttrs, WhileLoopAttrs
+    from .graph import Graph
 
 
-def same_type(a, b) -> bool:
+def same_type(a: object, b: object) -> bool:
     """Structural type identity (same dtype, rank and normal-form dims)."""
     if isinstance(a, TensorType) and isinstance(b, TensorType):
         return a.dtype == b.dtype and a.rank == b.rank and all(same(x, y) for x, y in zip(a.shape, b.shape))
     return isinstance(a, IndexType) and isinstance(b, IndexType) and same(a.value, b.value)
 
 
-def check_region_inputs(region, types, what: str):
+def check_region_inputs(region: Graph, types: Sequence[ValueType], what: str) -> None:
     got = [v.type for v in region.inputs]
     if len(got) != len(types):
         raise ShapeRuleError(f"{what} takes {len(got)} inputs, the op passes {len(types)}")
@@ -32,16 +39,16 @@ def check_region_inputs(region, types, what: str):
             raise ShapeRuleError(f"{what} input {i} has type {g}, the op passes {t}")
 
 
-def outputs_of(region) -> list:
+def outputs_of(region: Graph) -> list[ValueType]:
     return [v.type for v in region.outputs]
 
 
-def _check_condition(t):
+def _check_condition(t: ValueType) -> None:
     if not isinstance(t, TensorType) or t.dtype is not DType.BOOL or not all(same(d, 1) for d in t.shape):
         raise ShapeRuleError(f"the condition must be a one-element bool tensor, got {t}")
 
 
-def cond_if(types, attrs):
+def cond_if(types: Sequence[ValueType], attrs: CondIfAttrs) -> list[ValueType]:
     _check_condition(types[0])
     check_region_inputs(attrs.then_graph, types[1:], "then_graph")
     check_region_inputs(attrs.else_graph, types[1:], "else_graph")
@@ -51,7 +58,7 @@ def cond_if(types, attrs):
     return then_t
 
 
-def index_if(types, attrs):
+def index_if(types: Sequence[ValueType], attrs: CondIfAttrs) -> list[ValueType]:
     c = types[0]
     if not isinstance(c, IndexType):
         raise ShapeRuleError(f"IF takes an Index condition, got {c}")
@@ -63,7 +70,7 @@ def index_if(types, attrs):
     return [merge_types(a, b, c.value) for a, b in zip(then_t, else_t)]
 
 
-def merge_types(a, b, c):
+def merge_types(a: ValueType, b: ValueType, c: Dim) -> ValueType:
     """The type of ``c ? a : b`` for an Index ``c`` in {0, 1}."""
     if isinstance(a, IndexType) and isinstance(b, IndexType):
         return IndexType(merge_dim(a.value, b.value, c))
@@ -72,7 +79,7 @@ def merge_types(a, b, c):
     return a.with_shape([merge_dim(x, y, c) for x, y in zip(a.shape, b.shape)])
 
 
-def merge_dim(x, y, c):
+def merge_dim(x: Dim, y: Dim, c: Dim) -> Dim:
     if same(x, y):
         return x
     if is_static(c):
@@ -80,7 +87,7 @@ def merge_dim(x, y, c):
     return add(mul(c, x), mul(sub(1, c), y))
 
 
-def while_loop(types, attrs):
+def while_loop(types: Sequence[ValueType], attrs: WhileLoopAttrs) -> list[ValueType]:
     check_region_inputs(attrs.cond_graph, types, "cond_graph")
     check_region_inputs(attrs.body_graph, types, "body_graph")
     cond = outputs_of(attrs.cond_graph)
@@ -93,7 +100,7 @@ def while_loop(types, attrs):
     return list(types)
 
 
-def loop(types, attrs):
+def loop(types: Sequence[ValueType], attrs: LoopAttrs) -> list[ValueType]:
     trip = types[0]
     if not isinstance(trip, IndexType):
         raise ShapeRuleError(f"LOOP takes an Index trip count, got {trip}")
@@ -109,7 +116,7 @@ def loop(types, attrs):
     return _loop_results(attrs, groups)
 
 
-def loop_groups(types, attrs) -> dict:
+def loop_groups(types: Sequence[ValueType], attrs: LoopAttrs) -> dict[str, list[ValueType]]:
     """The operands after the trip count, split into cond, state, scan and captured values."""
     n_cond, n_state, n_scan = int(attrs.has_cond), attrs.num_state, len(attrs.scan_input_axes)
     if len(types) < n_cond + n_state + n_scan or len(attrs.scan_input_reverse) != n_scan:
@@ -119,16 +126,16 @@ def loop_groups(types, attrs) -> dict:
             "scan": list(types[ends[1]:ends[2]]), "captured": list(types[ends[2]:])}
 
 
-def iteration_symbol(body) -> str:
+def iteration_symbol(body: Graph) -> str:
     """The symbol of a LOOP body's first input: the 1-based number of the running iteration."""
     t = body.inputs[0].type if body.inputs else None
     names = sorted(t.symbols()) if isinstance(t, IndexType) else []
-    if len(names) != 1 or not same(t.value, sym(names[0])):
+    if len(names) != 1 or not isinstance(t, IndexType) or not same(t.value, sym(names[0])):
         raise ShapeRuleError("a LOOP body's first input must be a bare iteration symbol")
     return names[0]
 
 
-def _loop_results(attrs, groups) -> list:
+def _loop_results(attrs: LoopAttrs, groups: dict[str, list[ValueType]]) -> list[ValueType]:
     outs = outputs_of(attrs.body)
     n_cond, n_state = int(attrs.has_cond), attrs.num_state
     scan_out = outs[n_cond + n_state:]
@@ -144,17 +151,17 @@ def _loop_results(attrs, groups) -> list:
     return list(groups["state"]) + [_insert_axis(t, a, n) for t, a in zip(scan_out, attrs.scan_output_axes)]
 
 
-def _drop_axis(t, axis: int):
+def _drop_axis(t: ValueType, axis: int) -> TensorType:
     if not isinstance(t, TensorType) or not 0 <= axis < t.rank:
         raise ShapeRuleError(f"scan axis {axis} is out of range for {t}")
     return t.with_shape(t.shape[:axis] + t.shape[axis + 1:])
 
 
-def _insert_axis(t, axis: int, n):
+def _insert_axis(t: ValueType, axis: int, n: Dim) -> TensorType:
     if not isinstance(t, TensorType) or not 0 <= axis <= t.rank:
         raise ShapeRuleError(f"scan output axis {axis} is out of range for {t}")
     return t.with_shape(t.shape[:axis] + (n,) + t.shape[axis:])
 
 
-def _list(types) -> str:
+def _list(types: Iterable[ValueType]) -> str:
     return "(" + ", ".join(str(t) for t in types) + ")"

@@ -9,7 +9,10 @@ constraint the broadcast-check pass records.
 """
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
+
 from ..symbolic.expr import Dim, add, dmax, floordiv, is_static, mul, product, same, sub
+from .attrs import NoAttrs
 from .dtypes import DType, from_numpy
 from .types import IndexType, TensorType
 
@@ -302,8 +305,8 @@ def collapse_dims(types, attrs):
     return [t.with_shape([d for i, d in enumerate(t.shape) if i not in attrs.indices])]
 
 
-def index_binary(fn):
-    def rule(types, attrs):
+def index_binary(fn: Callable[[Dim, Dim], Dim]) -> Callable[[Sequence[IndexType], NoAttrs], list[IndexType]]:
+    def rule(types: Sequence[IndexType], attrs: NoAttrs) -> list[IndexType]:
         return [IndexType(fn(types[0].value, types[1].value))]
     return rule
 

@@ -11,18 +11,28 @@ reads and writes would name variables it does not declare).
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Union, cast
+
 import numpy as np
 
+from .attrs import VariableAttrs, VariableRefAttrs
 from .region_rules import same_type
 from .shape_rules import ShapeRuleError
-from .types import TensorType
+from .types import TensorType, ValueType
+
+if TYPE_CHECKING:
+    from .graph import Graph
 
 
-def declared_type(attrs) -> TensorType:
+_VarAttrs = Union[VariableAttrs, VariableRefAttrs]
+
+
+def declared_type(attrs: _VarAttrs) -> TensorType:
     return TensorType(attrs.dtype, tuple(attrs.shape))
 
 
-def variable(types, attrs):
+def variable(types: Sequence[ValueType], attrs: VariableAttrs) -> list[ValueType]:
     if not all(isinstance(d, int) and d >= 1 for d in attrs.shape):
         raise ShapeRuleError(f"variable '{attrs.name}' must have a static shape of dims >= 1, got {attrs.shape}")
     initial = np.asarray(attrs.initial)
@@ -32,32 +42,34 @@ def variable(types, attrs):
     return []
 
 
-def variable_read(types, attrs):
+def variable_read(types: Sequence[ValueType], attrs: VariableRefAttrs) -> list[ValueType]:
     return [declared_type(attrs)]
 
 
-def variable_write(types, attrs):
+def variable_write(types: Sequence[ValueType], attrs: VariableRefAttrs) -> list[ValueType]:
     if not same_type(types[0], declared_type(attrs)):
         raise ShapeRuleError(f"VARIABLE_WRITE of {types[0]} to variable '{attrs.name}' of type "
                              f"{declared_type(attrs)}")
     return []
 
 
-def variable_problems(graph) -> list:
+def variable_problems(graph: Graph) -> list[str]:
     """Declarations and uses that do not match, as text (empty when the graph is fine)."""
     from .ops import Op   # the op table imports this module
-    declared, problems = {}, []
+    declared: dict[str, TensorType] = {}
+    problems: list[str] = []
     for i, op in enumerate(graph.ops):
+        attrs = cast(_VarAttrs, op.attrs)   # read only for the state ops, which the op table gives these classes
         if op.op is Op.VARIABLE:
-            if op.attrs.name in declared:
-                problems.append(f"op {i}: variable '{op.attrs.name}' is declared twice")
-            declared[op.attrs.name] = declared_type(op.attrs)
+            if attrs.name in declared:
+                problems.append(f"op {i}: variable '{attrs.name}' is declared twice")
+            declared[attrs.name] = declared_type(attrs)
         elif op.op is Op.VARIABLE_READ or op.op is Op.VARIABLE_WRITE:   # ``is``: OpDef's == compares every field
-            t = declared.get(op.attrs.name)
+            t = declared.get(attrs.name)
             if t is None:
-                problems.append(f"op {i} {op.op.name}: variable '{op.attrs.name}' is not declared before it "
+                problems.append(f"op {i} {op.op.name}: variable '{attrs.name}' is not declared before it "
                                 f"in this graph (variables are declared in the main graph)")
-            elif not same_type(t, declared_type(op.attrs)):
-                problems.append(f"op {i} {op.op.name}: variable '{op.attrs.name}' is declared as {t}, "
-                                f"used as {declared_type(op.attrs)}")
+            elif not same_type(t, declared_type(attrs)):
+                problems.append(f"op {i} {op.op.name}: variable '{attrs.name}' is declared as {t}, "
+                                f"used as {declared_type(attrs)}")
     return problems

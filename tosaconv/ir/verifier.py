@@ -22,31 +22,38 @@ are only formatted when there is a problem.
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Any, Optional, Union
+
 from ..symbolic.expr import InconclusiveDimension, is_static
+from .attrs import Attrs
 from .error_if import error_if
-from .graph import op_regions
+from .graph import Graph, Operation, Value, op_regions
 from .ops import Op, OpDef, Trait
 from .printer import field_types
 from .region_rules import same_type  # noqa: F401  (part of the verifier's API)
 from .shape_rules import ShapeRuleError
 from .dtypes import DType
-from .types import IndexType, TensorType
+from .types import IndexType, TensorType, ValueType
 from .variable_rules import variable_problems
 
 # How a shape rule rejects operands on purpose: impossible shapes, or a decision a symbol leaves open.
 # Anything else a rule raises is a bug in the rule, not a verdict on the operands.
 RULE_ERRORS = (ShapeRuleError, InconclusiveDimension)
 
+# The verify memo: id(op) -> (op, the key of objects it passed with, their ids); see the module docstring.
+_Memo = dict[int, tuple[Operation, tuple[object, ...], tuple[int, ...]]]
+
 
 class VerifyError(Exception):
     """The graph breaks IR invariants; ``problems`` lists them all."""
 
-    def __init__(self, problems: list):
+    def __init__(self, problems: Sequence[str]) -> None:
         self.problems = list(problems)
         super().__init__("IR verification failed:\n" + "\n".join("  " + p for p in self.problems))
 
 
-def arity_problem(op: OpDef, count: int):
+def arity_problem(op: OpDef, count: int) -> Optional[str]:
     """Why ``count`` operands do not fit ``op`` (None when they do)."""
     fixed = sum(1 for o in op.operands if not o.variadic)
     variadic = fixed != len(op.operands)
@@ -56,7 +63,8 @@ def arity_problem(op: OpDef, count: int):
     return None
 
 
-def type_problems(op: OpDef, operand_types: list, attrs, result_types: list) -> list:
+def type_problems(op: OpDef, operand_types: list[ValueType], attrs: Attrs,
+                  result_types: Sequence[ValueType]) -> list[str]:
     """Differences between ``result_types`` and what ``op``'s shape rule gives."""
     if op is Op.EXTRACT_DIM:
         ok = len(result_types) == 1 and isinstance(result_types[0], IndexType)
@@ -81,13 +89,15 @@ def type_problems(op: OpDef, operand_types: list, attrs, result_types: list) -> 
 _WIDER_RESULTS = {("MATMUL", DType.FP16): DType.FP32, ("MATMUL", DType.BF16): DType.FP32}
 
 
-def _wider_result(op: OpDef, got, want) -> bool:
-    wide = _WIDER_RESULTS.get((op.name, getattr(want, "dtype", None)))
+def _wider_result(op: OpDef, got: ValueType, want: ValueType) -> bool:
+    if not isinstance(want, TensorType):
+        return False
+    wide = _WIDER_RESULTS.get((op.name, want.dtype))
     return wide is not None and isinstance(got, TensorType) and same_type(got, want.with_dtype(wide))
 
 
-def verify(graph, *, require_equal_ranks: bool = False, require_static: bool = False,
-           memo: dict | None = None) -> list:
+def verify(graph: Graph, *, require_equal_ranks: bool = False, require_static: bool = False,
+           memo: _Memo | None = None) -> list[str]:
     """Every problem found in ``graph``, as text; an empty list when it is well formed.
 
     ``memo`` (optional, any dict kept between calls) remembers the ops that passed their type checks."""
@@ -102,13 +112,13 @@ def verify(graph, *, require_equal_ranks: bool = False, require_static: bool = F
     return problems
 
 
-def _region_problems(op, **options) -> list:
+def _region_problems(op: Operation, **options: Any) -> list[str]:
     """A region is verified like a graph (it is isolated from above), with the same options."""
     return [f"in {name} @{region.name}: {p}" for name, region in op_regions(op)
             for p in verify(region, **options)]
 
 
-def check(graph, **options) -> None:
+def check(graph: Graph, **options: Any) -> None:
     """Raise :class:`VerifyError` with every problem when ``graph`` is not well formed."""
     problems = verify(graph, **options)
     if problems:
@@ -120,23 +130,25 @@ def check(graph, **options) -> None:
 class _Definitions:
     """The values defined so far while walking the graph in order."""
 
-    def __init__(self, graph):
+    def __init__(self, graph: Graph) -> None:
         self.produced = {id(r) for op in graph.ops for r in op.results}
-        self.ids, self.names, self.problems = set(), set(), []
+        self.ids: set[int] = set()
+        self.names: set[str] = set()
+        self.problems: list[str] = []
 
-    def define(self, value, what):
+    def define(self, value: Value, what: Union[str, _OpLabel]) -> None:
         if id(value) in self.ids or value.name in self.names:
             self.problems.append(f"{what} defines %{value.name}, which is already defined")
         self.ids.add(id(value))
         self.names.add(value.name)
 
-    def use(self, value, i: int, op, k: int):
+    def use(self, value: Value, i: int, op: Operation, k: int) -> None:
         if id(value) not in self.ids:
             why = "used before it is defined" if id(value) in self.produced else "not defined in the graph"
             self.problems.append(f"{_where(i, op)}operand {k} %{value.name} is {why}")
 
 
-def _ssa_problems(graph) -> list:
+def _ssa_problems(graph: Graph) -> list[str]:
     defs = _Definitions(graph)
     for v in graph.inputs:
         defs.define(v, "graph input")
@@ -151,18 +163,18 @@ def _ssa_problems(graph) -> list:
 class _OpLabel:
     """``op I NAME``, formatted only when a message needs it."""
 
-    def __init__(self, i: int, op):
+    def __init__(self, i: int, op: Operation) -> None:
         self.i, self.op = i, op
 
-    def __str__(self):
+    def __str__(self) -> str:
         return f"op {self.i} {self.op.op.name}"
 
 
-def _where(i: int, op) -> str:
+def _where(i: int, op: Operation) -> str:
     return f"op {i} {op.op.name} at {op.location}: "
 
 
-def _output_problems(graph, defined: set) -> list:
+def _output_problems(graph: Graph, defined: set[int]) -> list[str]:
     problems = [f"output {k} %{v.name} is not defined in the graph"
                 for k, v in enumerate(graph.outputs) if id(v) not in defined]
     if len(graph.output_names) != len(graph.outputs):
@@ -172,7 +184,7 @@ def _output_problems(graph, defined: set) -> list:
 
 # -- per-op checks ---------------------------------------------------------------------
 
-def _checked_op_problems(op, memo: dict | None, equal_ranks: bool, static: bool) -> list:
+def _checked_op_problems(op: Operation, memo: _Memo | None, equal_ranks: bool, static: bool) -> list[str]:
     """The op's own checks (not its regions'), skipped when ``memo`` saw it pass unchanged."""
     key = (op.op, op.attrs, equal_ranks, static, len(op.operands), *(v.type for v in op.operands),
            *(r.type for r in op.results))
@@ -190,7 +202,7 @@ def _checked_op_problems(op, memo: dict | None, equal_ranks: bool, static: bool)
     return found
 
 
-def _op_problems(op) -> list:
+def _op_problems(op: Operation) -> list[str]:
     arity = arity_problem(op.op, len(op.operands))
     if arity:
         return [arity]
@@ -199,7 +211,7 @@ def _op_problems(op) -> list:
     return type_problems(op.op, [v.type for v in op.operands], op.attrs, [r.type for r in op.results])
 
 
-def _rank_problems(op) -> list:
+def _rank_problems(op: Operation) -> list[str]:
     if not op.op.has(Trait.BROADCASTABLE):
         return []
     ranks = [v.type.rank for v in op.operands if isinstance(v.type, TensorType)]
@@ -208,7 +220,7 @@ def _rank_problems(op) -> list:
     return []
 
 
-def _static_problems(op) -> list:
+def _static_problems(op: Operation) -> list[str]:
     problems = [] if op.op.tosa is not None else ["is a helper op with no TOSA form; it must decay first"]
     for name, t in field_types(op.op.attrs):
         value = getattr(op.attrs, name, ())
@@ -219,7 +231,7 @@ def _static_problems(op) -> list:
     return problems
 
 
-def _static_type_problems(t) -> list:
+def _static_type_problems(t: ValueType) -> list[str]:
     if isinstance(t, TensorType) and not t.is_static:
         return [f"type {t} has symbolic dims"]
     if isinstance(t, IndexType) and not t.is_static:
