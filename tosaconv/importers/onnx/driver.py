@@ -52,6 +52,7 @@ _ELEM_TYPES = {
     onnx.TensorProto.INT16: DType.INT16, onnx.TensorProto.INT8: DType.INT8,
     onnx.TensorProto.BOOL: DType.BOOL, onnx.TensorProto.DOUBLE: DType.FP32,
     onnx.TensorProto.UINT8: DType.INT8, onnx.TensorProto.UINT16: DType.INT16,   # the same bits (see .unsigned_io)
+    onnx.TensorProto.UINT32: DType.INT32, onnx.TensorProto.UINT64: DType.INT32,  # true values (see .unsigned_io)
 }
 
 
@@ -93,7 +94,7 @@ def import_onnx(path: str, int_io: bool = False, quantize_weights: bool = False,
     ctx.quantize_weights = quantize_weights
     ctx.npu_fast = npu_fast
     _declare_inputs(ctx, model.graph, initializers)
-    unsigned_io.check_readers(model.graph, ctx.graph.input_dtypes)
+    unsigned_io.check_readers(model.graph, ctx.graph)
     convert_nodes(ctx, model.graph.node)
     refuse_float_states(ctx, model.graph)
     record_integer_inputs(ctx, model.graph)
@@ -226,7 +227,8 @@ def _declare_inputs(ctx: ImportContext, g: onnx.GraphProto, initializers: dict):
             raise ConversionError.one("E-INPUT-RANK", f"input '{vi.name}' has no rank; tosaconv needs fixed ranks",
                                       hint="export the model with a shaped input")
         shape = tuple(_input_dim(ctx, vi.name, axis, d) for axis, d in enumerate(tt.shape.dim))
-        v = ctx.graph.add_input(vi.name, TensorType(_ELEM_TYPES[tt.elem_type], shape))
+        dtype = unsigned_io.input_dtype(g, vi.name, tt.elem_type, _ELEM_TYPES[tt.elem_type])
+        v = ctx.graph.add_input(vi.name, TensorType(dtype, shape))
         ctx.values[vi.name] = unsigned_io.declared_input(ctx, v, tt.elem_type)
 
 
