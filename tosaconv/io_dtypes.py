@@ -24,6 +24,17 @@ from .diagnostics import ShapeError
 _STORED = {"uint8": np.int8, "uint16": np.int16, "uint32": np.int32, "uint64": np.int32, "int64": np.int32,
            "float64": np.float32}
 _WIDENED = {"uint8": np.int32, "uint16": np.int32}   # the other IR type a model type's edge may have
+# 4- and 2-bit integers (ml_dtypes, as onnx gives them), stored as INT8 true values
+try:
+    import ml_dtypes   # installed with onnx, which gives these types as ml_dtypes arrays
+    _NARROW = {name: getattr(ml_dtypes, name) for name in ("int4", "uint4", "int2", "uint2")}
+except ImportError:   # pragma: no cover (no ml_dtypes: such arrays stay in their INT8 storage)
+    _NARROW = {name: np.int8 for name in ("int4", "uint4", "int2", "uint2")}
+_STORED.update({name: np.int8 for name in _NARROW})
+
+
+def _np_dtype(model_dtype: str) -> np.dtype:
+    return np.dtype(_NARROW.get(model_dtype, model_dtype))
 
 
 def model_dtypes(graph, kind: str) -> dict:
@@ -42,7 +53,7 @@ def to_program(graph, arrays: dict) -> dict:
     program = {v.name: v.type.dtype.numpy for v in graph.inputs}
     for name, model_dtype in model_dtypes(graph, "input").items():
         a = out.get(name)
-        if a is None or np.asarray(a).dtype != np.dtype(model_dtype):
+        if a is None or np.asarray(a).dtype != _np_dtype(model_dtype):
             continue
         out[name] = _stored(name, np.asarray(a), model_dtype, np.dtype(program.get(name, _STORED[model_dtype])))
     return out
@@ -69,5 +80,5 @@ def to_model(graph, arrays: dict, kind: str = "output") -> dict:
             continue
         a = np.asarray(a)
         bits = model_dtype in _WIDENED and a.dtype.itemsize == np.dtype(model_dtype).itemsize
-        out[name] = a.view(np.dtype(model_dtype)) if bits else a.astype(model_dtype)
+        out[name] = a.view(np.dtype(model_dtype)) if bits else a.astype(_np_dtype(model_dtype))
     return out

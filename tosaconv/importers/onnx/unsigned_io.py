@@ -35,12 +35,14 @@ from .ops.qtypes import UINT8, UINT16, QTensor, mark_unsigned, signed_value, sto
 
 T = onnx.TensorProto
 MODEL_DTYPES = {T.UINT8: "uint8", T.UINT16: "uint16", T.UINT32: "uint32", T.UINT64: "uint64", T.INT64: "int64",
-                T.DOUBLE: "float64"}
+                T.DOUBLE: "float64", T.INT4: "int4", T.UINT4: "uint4", T.INT2: "int2", T.UINT2: "uint2"}
 _UNSIGNED = {T.UINT8: UINT8, T.UINT16: UINT16}
+NARROW = (T.INT4, T.UINT4, T.INT2, T.UINT2)   # 4- and 2-bit integers: INT8 holding their true values
 # the IR types an edge of each model type may be stored in: uint8/uint16 as the same bits, or widened to INT32
 # holding the true values (see :func:`input_dtype`); uint32/uint64 and int64 as INT32 true values
 _STORED = {"uint8": (DType.INT8, DType.INT32), "uint16": (DType.INT16, DType.INT32), "uint32": (DType.INT32,),
-           "uint64": (DType.INT32,), "int64": (DType.INT32,), "float64": (DType.FP32,)}
+           "uint64": (DType.INT32,), "int64": (DType.INT32,), "float64": (DType.FP32,),
+           **{narrow: (DType.INT8,) for narrow in ("int4", "uint4", "int2", "uint2")}}   # INT8 true values
 
 # ops whose converters read unsigned storage correctly (Shape and Size read no values), and layout ops that
 # carry it unchanged
@@ -98,10 +100,9 @@ def check_readers(g: onnx.GraphProto, graph):
         raise ConversionError(diags)
 
 
-def _readers(g: onnx.GraphProto, name: str) -> tuple:
-    """(nodes that read ``name`` (through layout ops; in subgraphs too) and are not unsigned-aware readers,
-    nodes that read it and need its stored bits)."""
-    bad, bits, queue, seen, nodes = [], [], deque([name]), {name}, list(_nodes(g))
+def all_readers(g: onnx.GraphProto, name: str) -> list:
+    """Every node that reads ``name`` (through layout ops; in subgraphs too), layout ops excepted."""
+    found, queue, seen, nodes = [], deque([name]), {name}, list(_nodes(g))
     while queue:
         tensor = queue.popleft()
         for node in nodes:
@@ -110,12 +111,15 @@ def _readers(g: onnx.GraphProto, name: str) -> tuple:
             if node.op_type in LAYOUT and node.input[0] == tensor:
                 queue.extend(o for o in node.output if o and o not in seen)
                 seen.update(node.output)
-                continue
-            if node.op_type not in READERS:
-                bad.append(node)
-            if node.op_type in BITS_READERS:
-                bits.append(node)
-    return bad, bits
+            else:
+                found.append(node)
+    return found
+
+
+def _readers(g: onnx.GraphProto, name: str) -> tuple:
+    """(nodes that read ``name`` and are not unsigned-aware readers, nodes that read it and need its bits)."""
+    nodes = all_readers(g, name)
+    return [n for n in nodes if n.op_type not in READERS], [n for n in nodes if n.op_type in BITS_READERS]
 
 
 def _nodes(g: onnx.GraphProto):
