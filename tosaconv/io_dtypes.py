@@ -82,3 +82,22 @@ def to_model(graph, arrays: dict, kind: str = "output") -> dict:
         bits = model_dtype in _WIDENED and a.dtype.itemsize == np.dtype(model_dtype).itemsize
         out[name] = a.view(np.dtype(model_dtype)) if bits else a.astype(_np_dtype(model_dtype))
     return out
+
+
+_RANGES = {"uint8": (0, 255), "uint16": (0, 65535), "uint32": (0, 2**31 - 1), "uint64": (0, 2**31 - 1),
+           "int4": (-8, 7), "uint4": (0, 15), "int2": (-2, 1), "uint2": (0, 3)}
+
+
+def fit_random(graph, arrays: dict) -> dict:
+    """Random program inputs (small integers of the stored type) folded into each recorded input's model range
+    where the program holds true values (a widened uint8, a uint32, an int4), so they are valid model data."""
+    out = dict(arrays)
+    for name, model_dtype in model_dtypes(graph, "input").items():
+        a = out.get(name)
+        if a is None or model_dtype not in _RANGES or (model_dtype in _WIDENED and np.asarray(a).dtype.itemsize
+                                                       == np.dtype(model_dtype).itemsize):
+            continue
+        lo, hi = _RANGES[model_dtype]
+        span = min(hi, 127) - lo + 1
+        out[name] = (lo + np.mod(np.asarray(a).astype(np.int64) - lo, span)).astype(np.asarray(a).dtype)
+    return out

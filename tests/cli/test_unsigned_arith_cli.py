@@ -33,3 +33,23 @@ def test_run_uint8_and_uint32_arithmetic_keeps_model_dtypes(cli, tmp_path):
         assert (a["dtype"], a["source_dtype"], a["unsigned"]) == ("int32", np_type.__name__, False)
         assert cli("convert", path, "--bind", "N=2", "-o", "m.tosa").exit_code == 0
         assert [v.type.dtype.name for v in read_tosa((tmp_path / "m.tosa").read_bytes()).inputs] == ["INT32"] * 2
+
+
+def test_convert_run_random_unsigned_inputs_are_valid_model_data(cli, tmp_path):
+    path = tmp_path / "u8.onnx"
+    model = arith_model(onnx.TensorProto.UINT8)
+    keep = ("y0", "y1", "y2", "y3", "y4")   # Div and Mod by a random 0 are undefined: dropped
+    nodes = [n for n in model.graph.node if n.output[0] in keep]
+    outputs = [o for o in model.graph.output if o.name in keep]
+    del model.graph.node[:], model.graph.output[:]
+    model.graph.node.extend(nodes)
+    model.graph.output.extend(outputs)
+    onnx.save(model, str(path))
+    r = cli("convert", path, "--bind", "N=4", "-o", "m.tosa", "--run")
+    assert r.exit_code == 0, r
+    with np.load(tmp_path / "m.npz") as out:
+        feed = {"a": out["a"], "b": out["b"]}
+        assert feed["a"].dtype == np.uint8 and feed["a"].max() <= 127 and len(np.unique(feed["a"])) > 3
+        want = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"]).run(None, feed)
+        for i, w in enumerate(want):
+            np.testing.assert_array_equal(out[f"y{i}"], w)
