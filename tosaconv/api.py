@@ -17,6 +17,7 @@ import os
 import numpy as np
 
 from .diagnostics import ConversionError, ShapeError, TosaconvError, UsageError
+from .io_dtypes import fit_random
 from .ir.graph import Graph, walk_graphs
 from .ir.types import TensorType
 from .limits import check_tensor
@@ -218,7 +219,7 @@ def random_inputs(graph: Graph, bindings: dict, seed: int = 0) -> dict:
         behind = ", ".join(f"{s}={bindings[s]}" for s in sorted(v.type.symbols()) if s in bindings)
         check_tensor(f"random input '{v.name}'", shape, v.type.dtype.numpy, behind)
         out[v.name] = _random_array(rng, v.type, shape)
-    return out
+    return fit_random(graph, out)   # valid data of the model's type (uint8 values, int4...)
 
 
 def _random_array(rng, t: TensorType, shape: tuple) -> np.ndarray:

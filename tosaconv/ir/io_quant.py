@@ -60,7 +60,7 @@ def _edge(name: str, value: Value, quant: Optional[EdgeQuant], own: Optional[str
             "scale": None if quant is None else quant.scale,
             "zero_point": None if quant is None else quant.zero_point,
             "source_dtype": (own or dtype) if quant is None else quant.source_dtype,
-            "unsigned": own in UNSIGNED if quant is None else quant.unsigned}
+            "unsigned": (own in UNSIGNED and dtype in ("int8", "int16")) if quant is None else quant.unsigned}
 
 
 UNSIGNED = ("uint8", "uint16")

@@ -43,6 +43,7 @@ SHAPE_OPERANDS = {
     "TopK": (1,), "CumSum": (1,), "OneHot": (1,),
     "DFT": (1, 2), "STFT": (1, 3),   # dft_length and axis; frame_step and frame_length
     "Loop": (0, 1),  # the trip count and initial condition fix the iteration count (the scan outputs' length)
+    "Compress": (1,),   # the condition's values are the output size
 }
 
 
@@ -124,6 +125,8 @@ def assert_close(got, want, rtol: float, atol: float, what: str = "output"):
 
 
 def _kind(a: np.ndarray) -> str:
+    if a.dtype.name in ("int4", "uint4", "int2", "uint2"):   # ml_dtypes' narrow integers (kind "V")
+        return "i"
     return {"u": "i"}.get(a.dtype.kind, a.dtype.kind)
 
 

@@ -96,14 +96,14 @@ def test_split_sizes_given_as_constants_still_split_unevenly():
 
 
 def test_a_model_input_without_a_tosa_type_is_refused_from_a_limit_of_every_op():
-    model = one_node("Abs", [info("x", onnx.TensorProto.UINT32, [2])], [info("y", onnx.TensorProto.UINT32, [2])])
+    model = one_node("Abs", [info("x", onnx.TensorProto.BFLOAT16, [2])], [info("y", onnx.TensorProto.BFLOAT16, [2])])
     with pytest.raises(ConversionError) as err:
         convert(model)
     d = err.value.diagnostics[0]
-    assert d.code == "E-INPUT-TYPE" and "element type UINT32, which TOSA has no tensors for" in d.message
+    assert d.code == "E-INPUT-TYPE" and "element type BFLOAT16, which TOSA has no tensors for" in d.message
     assert d.notes == (limit_note("input-type"),) and matching_limit("Abs", err.value) == "input-type"
     every = {lim["key"]: lim for lim in onnx_limits()}
-    assert "UINT32" in every["input-type"]["values"] and "FLOAT" not in every["input-type"]["values"]
+    assert "BFLOAT16" in every["input-type"]["values"] and "FLOAT" not in every["input-type"]["values"]
 
 
 def test_an_empty_slice_is_refused_from_a_limit_of_every_op():

@@ -27,7 +27,6 @@ NARROWED = {
        for s in ("", "_mask", "_default", "_default_mask", "_zero_ratio", "_zero_ratio_mask")},
     "test_einsum_batch_diagonal": r"repeats index 'i': attribute equation = an index repeated within one operand",
     "test_nonzero_example": _DATA_SIZE,
-    **{f"test_compress_{s}": _DATA_SIZE for s in ("0", "1", "default_axis", "negative_axis")},
 }
 CASES = [c for op in CLAIMED for c in node_cases(op)]
 

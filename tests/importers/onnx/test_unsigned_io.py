@@ -5,7 +5,8 @@ An image model that takes uint8 pixels (uint8 -> Cast float -> Conv ...) and ret
 read through one unsigned RESCALE, and the uint8 output is INT8 bits. Both the symbolic and the
 emitted static program match onnxruntime at two bindings (fed the pixels' bits, compared as bits),
 and the official reference model agrees on the .tosa. A uint8 input that an op would read as signed
-data is refused naming the op."""
+data while a quantized op needs its bits is refused naming the op (one that only ops computing on
+values read is widened to INT32: test_unsigned_arith_io.py)."""
 from __future__ import annotations
 
 import numpy as np
@@ -80,11 +81,19 @@ def test_uint8_passthrough_and_cast_to_int():
         compare_both_paths(graph, {"x": x.view(np.int8)}, [want[0], want[1].view(np.int8), want[2]], 0, 0)
 
 
+def dequantized(x: str = "x") -> list:
+    """A DequantizeLinear of ``x`` (an op that needs the uint8 input's bits, so it stays INT8 bits)."""
+    return [helper.make_node("DequantizeLinear", [x, "s", "zp"], ["dq"], name="dq")]
+
+
+DQ_INITS = [const("s", np.float32(0.5)), const("zp", np.uint8(128))]
+
+
 def test_uint8_input_read_as_signed_data_is_refused():
     nodes = [helper.make_node("Reshape", ["x", "shape"], ["r"], name="flat"),
-             helper.make_node("Add", ["r", "r"], ["y"], name="add0")]
-    model = make_model(nodes, [info("x", U8, [2, 4])], [info("y", U8, None)],
-                       [const("shape", np.array([8], np.int64))], 17)
+             helper.make_node("Add", ["r", "r"], ["y"], name="add0")] + dequantized()
+    model = make_model(nodes, [info("x", U8, [2, 4])], [info("y", U8, None), info("dq", F32, None)],
+                       [const("shape", np.array([8], np.int64))] + DQ_INITS, 17)
     with pytest.raises(TosaconvError, match=r"input 'x' is uint8, .* Add 'add0' reads it directly") as e:
         convert(model)
     assert "insert a Cast of 'x' to int32 or float before Add" in e.value.diagnostics[0].hint
@@ -95,6 +104,7 @@ def test_uint8_input_read_inside_a_branch_is_refused_too():
         return helper.make_graph([helper.make_node("Neg", ["x"], [f"{name}_out"], name=f"neg_{name}")], name, [],
                                  [info(f"{name}_out", U8, None)])
     nodes = [helper.make_node("If", ["c"], ["y"], name="if0", then_branch=branch("then"), else_branch=branch("else"))]
-    model = make_model(nodes, [info("c", TensorProto.BOOL, []), info("x", U8, [3])], [info("y", U8, None)], (), 17)
+    model = make_model(nodes + dequantized(), [info("c", TensorProto.BOOL, []), info("x", U8, [3])],
+                       [info("y", U8, None), info("dq", F32, None)], DQ_INITS, 17)
     with pytest.raises(TosaconvError, match=r"input 'x' is uint8, .* Neg 'neg_then' reads it directly"):
         convert(model)

@@ -52,13 +52,17 @@ _ELEM_TYPES = {
     onnx.TensorProto.INT16: DType.INT16, onnx.TensorProto.INT8: DType.INT8,
     onnx.TensorProto.BOOL: DType.BOOL, onnx.TensorProto.DOUBLE: DType.FP32,
     onnx.TensorProto.UINT8: DType.INT8, onnx.TensorProto.UINT16: DType.INT16,   # the same bits (see .unsigned_io)
+    onnx.TensorProto.UINT32: DType.INT32, onnx.TensorProto.UINT64: DType.INT32,  # true values (see .unsigned_io)
+    onnx.TensorProto.INT4: DType.INT8, onnx.TensorProto.UINT4: DType.INT8,       # true values (see .unsigned_io)
+    onnx.TensorProto.INT2: DType.INT8, onnx.TensorProto.UINT2: DType.INT8,
 }
 
 
 INPUT_TYPE, INPUT_ZERO_DIM = publish(
     EVERY_OP,
     Limit("input-type", LimitKind.DTYPE, "a model input",
-          tuple(name for name, code in onnx.TensorProto.DataType.items() if code not in _ELEM_TYPES),
+          tuple(name for name, code in onnx.TensorProto.DataType.items() if code not in _ELEM_TYPES)
+          + ("INT4, UINT4, INT2 or UINT2 read by an op other than Cast, DequantizeLinear and layout ops",),
           "TOSA 1.0 (PRO-FP, PRO-INT) has no tensors of these types", "cast the input in the exporting framework"),
     Limit("input-zero-dim", LimitKind.INPUT, "of the model", ("with a dim of size 0",),
           "TOSA requires every dim to be >= 1", "give every input dim a size of 1 or more"))
@@ -93,7 +97,7 @@ def import_onnx(path: str, int_io: bool = False, quantize_weights: bool = False,
     ctx.quantize_weights = quantize_weights
     ctx.npu_fast = npu_fast
     _declare_inputs(ctx, model.graph, initializers)
-    unsigned_io.check_readers(model.graph, ctx.graph.input_dtypes)
+    unsigned_io.check_readers(model.graph, ctx.graph)
     convert_nodes(ctx, model.graph.node)
     refuse_float_states(ctx, model.graph)
     record_integer_inputs(ctx, model.graph)
@@ -226,8 +230,25 @@ def _declare_inputs(ctx: ImportContext, g: onnx.GraphProto, initializers: dict):
             raise ConversionError.one("E-INPUT-RANK", f"input '{vi.name}' has no rank; tosaconv needs fixed ranks",
                                       hint="export the model with a shaped input")
         shape = tuple(_input_dim(ctx, vi.name, axis, d) for axis, d in enumerate(tt.shape.dim))
-        v = ctx.graph.add_input(vi.name, TensorType(_ELEM_TYPES[tt.elem_type], shape))
+        _check_narrow_input(g, vi.name, tt.elem_type)
+        dtype = unsigned_io.input_dtype(g, vi.name, tt.elem_type, _ELEM_TYPES[tt.elem_type])
+        v = ctx.graph.add_input(vi.name, TensorType(dtype, shape))
         ctx.values[vi.name] = unsigned_io.declared_input(ctx, v, tt.elem_type)
+
+
+def _check_narrow_input(g: onnx.GraphProto, name: str, elem_type: int):
+    """Refuse a 4- or 2-bit integer input (an INT8 holding its true values) that an op other than Cast or
+    DequantizeLinear reads: other ops would compute on it as 8-bit data."""
+    if elem_type not in unsigned_io.NARROW:
+        return
+    readers = [n for n in unsigned_io.all_readers(g, name) if n.op_type not in ("Cast", "DequantizeLinear")]
+    if readers:
+        type_name = onnx.TensorProto.DataType.Name(elem_type)
+        raise ConversionError.one(
+            "E-INPUT-TYPE", f"input '{name}' has element type {type_name}, which TOSA has no tensors for; "
+            f"{readers[0].op_type} '{readers[0].name or readers[0].output[0]}' reads it (tosaconv reads "
+            f"{type_name} inputs only through Cast and DequantizeLinear, as INT8 values)",
+            notes=(limit_note(INPUT_TYPE.key),), hint="cast the input in the exporting framework")
 
 
 def _input_dim(ctx: ImportContext, input_name: str, axis: int, d):

@@ -34,9 +34,15 @@ from .registry import EVERY_OP, publish
 from .ops.qtypes import UINT8, UINT16, QTensor, mark_unsigned, signed_value, stored_qtype
 
 T = onnx.TensorProto
-MODEL_DTYPES = {T.UINT8: "uint8", T.UINT16: "uint16", T.INT64: "int64", T.DOUBLE: "float64"}
+MODEL_DTYPES = {T.UINT8: "uint8", T.UINT16: "uint16", T.UINT32: "uint32", T.UINT64: "uint64", T.INT64: "int64",
+                T.DOUBLE: "float64", T.INT4: "int4", T.UINT4: "uint4", T.INT2: "int2", T.UINT2: "uint2"}
 _UNSIGNED = {T.UINT8: UINT8, T.UINT16: UINT16}
-_STORED = {"uint8": DType.INT8, "uint16": DType.INT16, "int64": DType.INT32, "float64": DType.FP32}
+NARROW = (T.INT4, T.UINT4, T.INT2, T.UINT2)   # 4- and 2-bit integers: INT8 holding their true values
+# the IR types an edge of each model type may be stored in: uint8/uint16 as the same bits, or widened to INT32
+# holding the true values (see :func:`input_dtype`); uint32/uint64 and int64 as INT32 true values
+_STORED = {"uint8": (DType.INT8, DType.INT32), "uint16": (DType.INT16, DType.INT32), "uint32": (DType.INT32,),
+           "uint64": (DType.INT32,), "int64": (DType.INT32,), "float64": (DType.FP32,),
+           **{narrow: (DType.INT8,) for narrow in ("int4", "uint4", "int2", "uint2")}}   # INT8 true values
 
 # ops whose converters read unsigned storage correctly (Shape and Size read no values), and layout ops that
 # carry it unchanged
@@ -45,30 +51,58 @@ READERS = {"Cast", "DequantizeLinear", "QLinearConv", "QLinearMatMul", "ConvInte
            "QLinearConcat", "QLinearWhere", "QLinearGlobalAveragePool", "QLinearAveragePool", "QLinearReduceMean",
            "QGemm", "Shape", "Size"}
 LAYOUT = {"Transpose", "Reshape", "Squeeze", "Unsqueeze", "Flatten", "Identity", "Slice"}
+# readers that work on true int32 values as well (a widened input), and readers that need the stored bits
+# (the quantized ops, and QuantizeLinear, whose zero point's type is its output type)
+VALUE_READERS = {"Cast", "MaxPool", "ArgMax", "ArgMin", "Shape", "Size"}
+BITS_READERS = (READERS - VALUE_READERS) | {"QuantizeLinear"}
+
+
+def input_dtype(g: onnx.GraphProto, name: str, elem_type: int, stored: DType) -> DType:
+    """The IR type of graph input ``name`` of ONNX type ``elem_type`` (``stored`` by default): a uint8/uint16
+    input that ops computing on values read directly (an Add, a Greater), and no op that needs its bits
+    (the quantized ops), is widened to INT32 holding its true values, so those ops compute on them exactly
+    (unless the model has uint8/uint16 constants, which stay bits and would meet it in those ops);
+    uint32/uint64 are INT32 true values (a run checks that they fit, as for int64)."""
+    if elem_type in (T.UINT32, T.UINT64):
+        return DType.INT32
+    if elem_type not in _UNSIGNED:
+        return stored
+    bad, bits = _readers(g, name)
+    return DType.INT32 if bad and not bits and not _unsigned_constants(g) else stored
+
+
+def _unsigned_constants(g: onnx.GraphProto) -> bool:
+    """Whether ``g`` has a uint8/uint16 initializer or Constant (in subgraphs too)."""
+    if any(t.data_type in _UNSIGNED for t in g.initializer):
+        return True
+    return any(a.t.data_type in _UNSIGNED for n in _nodes(g) if n.op_type == "Constant" for a in n.attribute
+               if a.type == onnx.AttributeProto.TENSOR)
 
 
 def declared_input(ctx, v, elem_type: int):
     """Graph input ``v`` of ONNX type ``elem_type``: its model type recorded, unsigned bits marked."""
     if elem_type in MODEL_DTYPES:
         ctx.graph.input_dtypes[v.name] = MODEL_DTYPES[elem_type]
-    if elem_type in _UNSIGNED:
+    if elem_type in _UNSIGNED and v.type.dtype is not DType.INT32:
         mark_unsigned(ctx, v, _UNSIGNED[elem_type])
     return v
 
 
-def check_readers(g: onnx.GraphProto, input_dtypes: dict):
-    """Refuse (one error listing all) every op that reads a uint8/uint16 input's bits as signed data."""
+def check_readers(g: onnx.GraphProto, graph):
+    """Refuse (one error listing all) every op that reads the bits of a uint8/uint16 input stored as
+    INT8/INT16 bits (one that an op needing those bits reads too) as signed data."""
     diags = []
-    for name, dtype in input_dtypes.items():
-        if dtype.startswith("uint"):
-            diags += [_problem(name, dtype, node) for node in _direct_readers(g, name)]
+    stored = {v.name: v.type.dtype for v in graph.inputs}
+    for name, dtype in graph.input_dtypes.items():
+        if dtype in ("uint8", "uint16") and stored.get(name) is not DType.INT32:
+            diags += [_problem(name, dtype, node) for node in _readers(g, name)[0]]
     if diags:
         raise ConversionError(diags)
 
 
-def _direct_readers(g: onnx.GraphProto, name: str) -> list:
-    """Nodes that read ``name`` (through layout ops; in subgraphs too) and are not unsigned-aware readers."""
-    bad, queue, seen, nodes = [], deque([name]), {name}, list(_nodes(g))
+def all_readers(g: onnx.GraphProto, name: str) -> list:
+    """Every node that reads ``name`` (through layout ops; in subgraphs too), layout ops excepted."""
+    found, queue, seen, nodes = [], deque([name]), {name}, list(_nodes(g))
     while queue:
         tensor = queue.popleft()
         for node in nodes:
@@ -77,9 +111,15 @@ def _direct_readers(g: onnx.GraphProto, name: str) -> list:
             if node.op_type in LAYOUT and node.input[0] == tensor:
                 queue.extend(o for o in node.output if o and o not in seen)
                 seen.update(node.output)
-            elif node.op_type not in READERS:
-                bad.append(node)
-    return bad
+            else:
+                found.append(node)
+    return found
+
+
+def _readers(g: onnx.GraphProto, name: str) -> tuple:
+    """(nodes that read ``name`` and are not unsigned-aware readers, nodes that read it and need its bits)."""
+    nodes = all_readers(g, name)
+    return [n for n in nodes if n.op_type not in READERS], [n for n in nodes if n.op_type in BITS_READERS]
 
 
 def _nodes(g: onnx.GraphProto):
@@ -92,9 +132,12 @@ def _nodes(g: onnx.GraphProto):
 
 
 UNSIGNED_READER = publish(EVERY_OP, Limit(
-    "unsigned-input", LimitKind.DTYPE, "a model input", ("UINT8 or UINT16, read directly by an op that takes no unsigned data",),
-    "TOSA stores it as signed bits, and tosaconv computes on unsigned data only through Cast, the quantized ops "
-    "(DequantizeLinear, QLinear*, ConvInteger, MatMulInteger), MaxPool, ArgMax/ArgMin and layout ops",
+    "unsigned-input", LimitKind.DTYPE, "a model input",
+    ("UINT8 or UINT16, read directly by an op that takes no unsigned data while a quantized op (DequantizeLinear, "
+     "QLinear*, ConvInteger, MatMulInteger, QuantizeLinear's zero point) needs its bits or the model has uint8/uint16 "
+     "constants",),
+    "TOSA stores it as signed bits then, and tosaconv computes on unsigned bits only through Cast, the quantized "
+    "ops, MaxPool, ArgMax/ArgMin and layout ops (otherwise the input is widened to INT32 holding its true values)",
     "insert a Cast to int32 or float after the input"))
 
 
@@ -120,11 +163,11 @@ def true_value(ctx, x):
 
 
 def record_outputs(ctx, g: onnx.GraphProto):
-    """The model type of every uint8/uint16/int64/float64 graph output stored in another IR type (an output
+    """The model type of every uint8/uint16/uint32/uint64/int64/float64 graph output stored in another IR type (an output
     that --int-io made signed int8 is not uint8 bits, and keeps its io record only)."""
     for vi, v in zip(g.output, ctx.graph.outputs):
         dtype = MODEL_DTYPES.get(vi.type.tensor_type.elem_type)
         quant = ctx.graph.output_quant.get(vi.name)
-        if dtype is None or v.type.dtype is not _STORED[dtype] or (quant is not None and not quant.unsigned):
+        if dtype is None or v.type.dtype not in _STORED[dtype] or (quant is not None and not quant.unsigned):
             continue
         ctx.graph.output_dtypes[vi.name] = dtype

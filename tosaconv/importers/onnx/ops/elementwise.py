@@ -195,11 +195,14 @@ _CAST_TARGETS = {
 
 
 _UNSIGNED_TARGETS = {onnx.TensorProto.UINT8: UINT8, onnx.TensorProto.UINT16: UINT16}
+# 4- and 2-bit integers, stored as INT8 holding their true values: (bits, signed)
+_NARROW_TARGETS = {onnx.TensorProto.INT4: (4, True), onnx.TensorProto.UINT4: (4, False),
+                   onnx.TensorProto.INT2: (2, True), onnx.TensorProto.UINT2: (2, False)}
 
 
 def _no_tosa_targets() -> tuple:
     """The ONNX element types a Cast cannot produce: every type but those with a TOSA (or unsigned I/O) form."""
-    known = set(_CAST_TARGETS) | set(_UNSIGNED_TARGETS) | {onnx.TensorProto.UNDEFINED}
+    known = set(_CAST_TARGETS) | set(_UNSIGNED_TARGETS) | set(_NARROW_TARGETS) | {onnx.TensorProto.UNDEFINED}
     return tuple(name for name, code in onnx.TensorProto.DataType.items() if code not in known)
 
 
@@ -213,6 +216,8 @@ def convert_cast(ctx, node):
     to = node.attr("to")
     if to in _UNSIGNED_TARGETS:
         return _cast_to_unsigned(ctx, node, _UNSIGNED_TARGETS[to])
+    if to in _NARROW_TARGETS:
+        return _cast_to_narrow(ctx, node, *_NARROW_TARGETS[to])
     if to not in _CAST_TARGETS:
         raise CAST_TARGET.refuse(f"Cast to {onnx.TensorProto.DataType.Name(to)}")
     st = ctx.values.get(node.inputs[0])
@@ -225,6 +230,27 @@ def convert_cast(ctx, node):
     if x.type.dtype.is_float and target.is_int:
         x = truncate(ctx, x)
     return ctx.b.emit(Op.CAST, x, attrs=A.CastAttrs(target))
+
+
+def _as_int32(ctx, x):
+    """``x`` (uint8 bits read as values, floats truncated toward zero) as INT32."""
+    x = true_value(ctx, x)
+    if x.type.dtype.is_float:
+        x = truncate(ctx, x)
+    return x if x.type.dtype is DType.INT32 else ctx.b.emit(Op.CAST, x, attrs=A.CastAttrs(DType.INT32))
+
+
+def _cast_to_narrow(ctx, node, bits: int, signed: bool):
+    """An int4/uint4/int2/uint2 result as INT8 holding its true value: the low ``bits`` bits of the integer
+    (ONNX's Cast wraps), sign-extended when ``signed`` (``((x + half) & mask) - half``)."""
+    x = _as_int32(ctx, ctx.tensor(node.inputs[0]))
+    half = 1 << (bits - 1) if signed else 0
+    if half:
+        x = ctx.b.emit(Op.ADD, x, ctx.b.scalar_like(half, x.type))
+    x = ctx.b.emit(Op.BITWISE_AND, x, ctx.b.scalar_like((1 << bits) - 1, x.type))
+    if half:
+        x = ctx.b.emit(Op.SUB, x, ctx.b.scalar_like(half, x.type))
+    return ctx.b.emit(Op.CAST, x, attrs=A.CastAttrs(DType.INT8))
 
 
 def _cast_to_unsigned(ctx, node, qtype):
