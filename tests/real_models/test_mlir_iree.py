@@ -24,7 +24,7 @@ from .fetch import model_path
 from .tflite_catalog import MODELS as TFLITE_MODELS
 from .tflite_check import as_stored, litert_bytes, litert_feeds, range_compare
 
-ENTRIES = list(MODELS) + [e for e in TFLITE_MODELS if not e.refused]
+ENTRIES = [e for e in MODELS if not e.refused] + [e for e in TFLITE_MODELS if not e.refused]
 
 
 def _static_and_feeds(entry, path) -> tuple:
