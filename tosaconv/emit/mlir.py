@@ -58,20 +58,20 @@ class _Scope:
         self.records.update((s.name, s) for s in block.shapes)
 
     def record(self, name: str):
-        scope = self
-        while scope is not None:
-            if name in scope.records:
-                return scope.records[name]
-            scope = scope.parent
-        raise EmitError(f"tensor '{name}' is used but has no tensor or shape record")
+        return self._find("records", name, f"tensor '{name}' is used but has no tensor or shape record")
 
     def ssa(self, name: str) -> str:
+        return self._find("values", name, f"tensor '{name}' is used before any op defines it")
+
+    def _find(self, table: str, name: str, missing: str):
+        """``name`` in this block's ``table`` (records or values), else the enclosing block's."""
         scope = self
         while scope is not None:
-            if name in scope.values:
-                return scope.values[name]
+            found = getattr(scope, table)
+            if name in found:
+                return found[name]
             scope = scope.parent
-        raise EmitError(f"tensor '{name}' is used before any op defines it")
+        raise EmitError(missing)
 
 
 def type_of(record) -> str:
