@@ -75,11 +75,14 @@ def _check_graph(g: onnx.GraphProto, path: str, opsets: dict, outer: dict, raw_s
     for vi in list(g.input) + list(g.output) + list(g.value_info):
         _check_name(path, "value", vi.name)
         _check_elem_type(path, vi)
+    inputs = {vi.name: vi.type.tensor_type.elem_type for vi in g.input if vi.type.HasField("tensor_type")}
     for t in g.initializer:
         check_tensor_proto(t, path, "initializer", (raw_sizes or {}).get(t.name))
         known[t.name] = t.data_type
     for node in g.node:
         _check_node(node, path, opsets, known)
+        if node.domain in DEFAULT_DOMAINS and any(name in inputs for name in node.input):
+            _check_bool_inputs(node, path, opsets.get(node.domain, opsets.get("", 1)), inputs)
 
 
 def _check_name(path: str, what: str, name) -> None:
@@ -175,6 +178,25 @@ def _check_input_types(node, schema: _Schema, path: str, where: str, known: dict
         if text not in types:
             _fail(path, f"{where} input {i} ('{name}') is a {text}; {node.op_type}'s '{formal}' takes "
                   f"{', '.join(sorted(types))}")
+
+
+_BOOL_ONLY = frozenset(("tensor(bool)",))
+
+
+def _check_bool_inputs(node, path: str, opset: int, inputs: dict) -> None:
+    """A graph input read where the op's schema takes only bool (Where's condition, And, Or, Xor, Not)
+    must be declared bool: tosaconv widens some integer inputs (uint8..uint64 to int32 values), which
+    would otherwise reach a TOSA op that needs bool. onnxruntime refuses such a model too."""
+    schema = _schema(node.op_type, opset, node.domain)
+    if schema is None or not schema.inputs:
+        return
+    for i, name in enumerate(node.input):
+        formal, types = schema.inputs[min(i, len(schema.inputs) - 1)]
+        elem = inputs.get(name)
+        if elem is not None and types == _BOOL_ONLY and elem != TensorProto.BOOL and elem in _DATA_TYPES:
+            text = f"tensor({TensorProto.DataType.Name(elem).lower()})"
+            _fail(path, f"node '{node.name}' ({node.op_type}) input {i} ('{name}') is a model input of type {text}; "
+                  f"{node.op_type}'s '{formal}' takes only tensor(bool)")
 
 
 def _attr_type(code: int) -> str:

@@ -58,6 +58,9 @@ def convert_gather(ctx, node):
 @converter("Unsqueeze", since=1)
 def convert_unsqueeze(ctx, node):
     axes = _axes(ctx, node, 1, 13)
+    if axes is None:   # required: the 'axes' attribute before opset 13, the 'axes' input from 13 on
+        raise ConvertError(f"Unsqueeze '{node.name}' has no axes; it needs the 'axes' "
+                           f"{'input' if node.version >= 13 else 'attribute'}")
     st = ctx.shape_tensor(node.inputs[0])
     if st is not None and st.scalar and axes in ((0,), (-1,)):
         return ShapeTensor(st.dims)
