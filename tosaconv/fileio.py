@@ -167,6 +167,8 @@ def _npz_members(path: str, zf: zipfile.ZipFile) -> dict:
         if info.compress_type not in (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED):
             raise _npz_error(path, f"zip compression method {info.compress_type} is not supported "
                              "(only stored and deflated, as numpy.savez and savez_compressed write)", info.filename)
+        if info.flag_bits & 0x1:   # zip's "encrypted" flag: reading it needs a password
+            raise _npz_error(path, "the member is encrypted (numpy.savez never encrypts)", info.filename)
         if info.filename in members:
             raise _npz_error(path, "the archive holds this member twice", info.filename)
         members[info.filename] = info

@@ -239,6 +239,15 @@ def _npz_method(code: int) -> bytes:
     return bytes(data)
 
 
+def _npz_encrypted() -> bytes:
+    """A member whose general-purpose flag says "encrypted" (zipfile then asks for a password)."""
+    data = bytearray(_zip({"x.npy": _npy(np.ones((2, 3), np.float32))}))
+    data[6:8] = struct.pack("<H", 1)                              # local header flags
+    at = data.find(b"PK\x01\x02")
+    data[at + 8:at + 10] = struct.pack("<H", 1)                   # central directory flags
+    return bytes(data)
+
+
 def _tosair_with(old: str, new: str, name="small_cnn") -> bytes:
     text = next(s.data for s in seeds.tosair_seeds() if s.name == name).decode()
     assert old in text
@@ -316,6 +325,8 @@ CASES = [
      RUN_INPUTS, 2, "member 'notes.txt'"),
     ("inputs: corrupt deflate stream", {"m.onnx": SYM, "in.npz": _npz_corrupt_deflate()}, RUN_INPUTS, 2,
      "cannot read"),
+    ("inputs: an encrypted member (a RuntimeError from zipfile)", {"m.onnx": SYM, "in.npz": _npz_encrypted()},
+     RUN_INPUTS, 2, "the member is encrypted"),
     ("inputs: unsupported compression", {"m.onnx": SYM, "in.npz": _npz_method(12)}, RUN_INPUTS, 2,
      "compression method 12 is not supported"),
     ("inputs: header claiming 40 GB", {"m.onnx": SYM, "in.npz": _npz_claiming("(100000, 100000)")}, RUN_INPUTS, 4,
