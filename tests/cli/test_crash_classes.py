@@ -116,6 +116,16 @@ def _tflite_mixed_pack() -> bytes:
     return m.finish()
 
 
+def _tflite_empty_pack() -> bytes:
+    """PACK with no inputs (an IndexError in the converter, found by the final fuzz campaign)."""
+    m = ModelBuilder()
+    m.input("x", [1], "FLOAT32")
+    y = m.tensor("y", [0, 1], "FLOAT32")
+    m.op("PACK", [], [y], "PackOptions", ValuesCount=0, Axis=0)
+    m.output(y)
+    return m.finish()
+
+
 def _tflite_conv_bias(bias_shape) -> bytes:
     """CONV_2D whose bias is not one value per output channel (fuzz: the filter read as the bias)."""
     m = ModelBuilder()
@@ -463,6 +473,8 @@ CASES = [
     ("tflite: PACK of an int32 and a float32 tensor (was a CONCAT ERROR_IF, an internal error)",
      {"m.tflite": _tflite_mixed_pack()}, ["inspect", "{dir}/m.tflite"], 3,
      "operator 0 (PACK) cannot run: its operands must share one element type, but they are 'a' INT32, 'b' FLOAT32"),
+    ("tflite: PACK with no inputs", {"m.tflite": _tflite_empty_pack()}, ["inspect", "{dir}/m.tflite"], 3,
+     "operator 0 (PACK) cannot run: it has 0 inputs; it needs at least 1"),
     ("tflite: CONV_2D with a rank-4 bias (was a CONV2D ERROR_IF, an internal error)",
      {"m.tflite": _tflite_conv_bias((8, 3, 3, 3))}, ["inspect", "{dir}/m.tflite"], 3,
      "its bias 'b' has shape [8, 3, 3, 3]; it must be a vector of 8 values"),

@@ -9,6 +9,7 @@ letting the inconsistency reach a TOSA op. Two tables, one row per op type:
 
 * :data:`SAME_TYPE`: the operand positions that must share one element type
   (``None``: every input).
+* :data:`MIN_INPUTS`: the variadic ops' least number of inputs.
 * :data:`WEIGHTS`: for a weighted op, the filter's position and rank, the axis
   of the filter that counts the output channels, and the bias's position. The
   bias, when given, is a vector with one value per output channel.
@@ -44,9 +45,19 @@ WEIGHTS = {
 }
 
 
+# variadic ops, which LiteRT prepares only with at least one input (pack.cc, concatenation.cc, add_n.cc)
+MIN_INPUTS = {"PACK": 1, "CONCATENATION": 1, "ADD_N": 1}
+
+
 def operand_problem(op, tensors: list) -> Optional[str]:
     """Why ``op``'s operands break a fact LiteRT checks, or None."""
-    return _type_problem(op, tensors) or _weights_problem(op, tensors)
+    return _count_problem(op) or _type_problem(op, tensors) or _weights_problem(op, tensors)
+
+
+def _count_problem(op) -> Optional[str]:
+    need = MIN_INPUTS.get(op.op_type, 0)
+    given = sum(1 for i in op.inputs if i >= 0)
+    return f"it has {given} inputs; it needs at least {need}" if given < need else None
 
 
 def _type_problem(op, tensors: list) -> Optional[str]:
