@@ -74,24 +74,24 @@ def _bias(types, out_channels) -> Reason:
 
 @rule("CONV2D")
 def conv2d(types, attrs) -> Reason:
-    bad = _conv_common(types, attrs, 4, 2) or _dilated(attrs, 2)
-    if bad:
-        return bad
-    x, w = types[0], types[1]
-    if _differ(x.shape[3], w.shape[3]):
-        return f"input channels {x.shape[3]} differ from the weight's {w.shape[3]} ([OC,KH,KW,IC])"
-    return _first(_windows(x.shape[1:3], w.shape[1:3], attrs, attrs.dilation), _bias(types, w.shape[0]))
+    return _conv(types, attrs, 2, "[OC,KH,KW,IC]")
 
 
 @rule("CONV3D")
 def conv3d(types, attrs) -> Reason:
-    bad = _conv_common(types, attrs, 5, 3) or _dilated(attrs, 3)
+    return _conv(types, attrs, 3, "[OC,KD,KH,KW,IC]")
+
+
+def _conv(types, attrs, spatial: int, layout: str) -> Reason:
+    """CONV2D and CONV3D: ``spatial`` window dims between batch and channels, weights ``layout``."""
+    bad = _conv_common(types, attrs, spatial + 2, spatial) or _dilated(attrs, spatial)
     if bad:
         return bad
     x, w = types[0], types[1]
-    if _differ(x.shape[4], w.shape[4]):
-        return f"input channels {x.shape[4]} differ from the weight's {w.shape[4]} ([OC,KD,KH,KW,IC])"
-    return _first(_windows(x.shape[1:4], w.shape[1:4], attrs, attrs.dilation), _bias(types, w.shape[0]))
+    c = spatial + 1
+    if _differ(x.shape[c], w.shape[c]):
+        return f"input channels {x.shape[c]} differ from the weight's {w.shape[c]} ({layout})"
+    return _first(_windows(x.shape[1:c], w.shape[1:c], attrs, attrs.dilation), _bias(types, w.shape[0]))
 
 
 @rule("DEPTHWISE_CONV2D")
