@@ -76,14 +76,22 @@ def symbolic_block(graph, bindings: dict | None = None) -> tuple:
 
 
 class _SymbolicLowering(_Lowering):
-    def __init__(self, graph, env: dict):
-        super().__init__(graph)
+    def __init__(self, graph, env: dict, parent=None, region_name: str = "main"):
+        super().__init__(graph, parent, region_name)
         self.env, self.result = env, SymbolicTosa(b"")
         self.shape_ops = ShapeOps(self.block, self.names, symbol_sources(graph.inputs, self.names))
+        self.is_region = parent is not None
+
+    def _region(self, region, name: str) -> "_SymbolicLowering":
+        """A COND_IF / WHILE_LOOP region keeps its symbols too: its sizes are computed by DIM of the
+        region's own inputs (a region cannot read the enclosing block's shape values)."""
+        return _SymbolicLowering(region, self.env, self, name)
 
     def _inputs(self):
-        """The graph inputs, then one ASSERT_EQUAL_SHAPE per constraint on open symbols."""
+        """The graph inputs, then one ASSERT_EQUAL_SHAPE per constraint on open symbols (main block only)."""
         super()._inputs()
+        if self.is_region:
+            return
         self.shape_ops.declare_symbols(self.graph.inputs)
         for c in list(self.graph.ledger.entries):
             if c.status is not Status.PROVEN:   # a proven entry holds for every binding: nothing to check

@@ -9,16 +9,20 @@ operands still carry open symbols is kept as it is: RESHAPE with
 DYN_PAD are then written with EXT-SHAPE operators by
 :mod:`tosaconv.emit.symbolic`. A rule that cannot work at all without data
 (EXTRACT_DIM of a computed tensor, NONZERO...) is refused here, naming the op.
+A RECURRENT op over an open sequence length becomes WHILE_LOOPs
+(:mod:`.recurrent_loop`).
 """
 from __future__ import annotations
 
 from ..diagnostics import ConversionError, ShapeError
 from ..ir.builder import Builder
 from ..ir.graph import Graph
+from ..ir.ops import Op
 from ..ir.types import IndexType
 from ..ir.verifier import verify
 from .dce import eliminate_dead_code
-from .decay import rule_for
+from .decay import DataDependentDim, rule_for
+from .recurrent_loop import recurrent_symbolic
 from .rebuild import check_ledger, rebuild_op, rebuild_ops
 
 
@@ -41,10 +45,20 @@ def keep_symbols(graph: Graph, bindings: dict) -> Graph:
 
 
 def _rebuild(op, operands, b, env) -> list:
+    if op.op is Op.RECURRENT and not all(v.type.is_static for v in operands):
+        return _refusing(op, lambda: recurrent_symbolic(op, b, operands))
     if rule_for(op.op) is not None and any(_open_index(v) for v in operands):
         return b.create(op.op, operands, op.attrs).results   # decays later, when these symbols are bound
+    return _refusing(op, lambda: rebuild_op(op, operands, b, env))
+
+
+def _refusing(op, rebuild) -> list:
+    """``rebuild()``, with a data-dependent shape turned into the refusal that names ``op``."""
     try:
-        return rebuild_op(op, operands, b, env)
+        return rebuild()
+    except DataDependentDim as e:
+        raise ConversionError.one("E-KEEP-SYMBOLS", f"cannot keep symbols through {op.op.name}: {e}", op.location,
+                                  hint="bind the symbols it depends on (--bind)") from None
     except ShapeError as e:
         if not any(d.code == "E-DATA-DEPENDENT" for d in e.diagnostics):
             raise
