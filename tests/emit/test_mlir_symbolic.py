@@ -16,8 +16,8 @@ from tests.emit.test_mlir_tosa_opt import assert_prints_as_deserialized
 from tests.emit.test_symbolic_tosa import ROOT, SHAPES
 from tests.tosa_tools import run_tool
 
-TARGET_1_1 = ("--tosa-attach-target=profiles=pro_int,pro_fp extensions=int16,int4,bf16,doubleround,shape,dynamic "
-              "specification_version=1.1.draft")
+TARGET_1_1 = ("--tosa-attach-target=profiles=pro_int,pro_fp extensions=int16,int4,bf16,doubleround,controlflow,"
+              "shape,dynamic specification_version=1.1.draft")
 
 
 @pytest.mark.parametrize("model", sorted(SHAPES))
