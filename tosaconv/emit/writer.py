@@ -155,9 +155,12 @@ class _Lowering:
             graph_names[field] = name
         for r, name in zip(op.results, outs):
             self._add_tensor(name, self._type(r, f"result of {op.op.name}", op.location))
-        self._add_op(op.op.tosa, graph_names, [self.names[v] for v in op.operands], outs,
-                     location_text(op.location))
+        self._add_op(op.op.tosa, graph_names, self._region_operands(op), outs, location_text(op.location))
         self.defined.update(op.results)
+
+    def _region_operands(self, op) -> list:
+        """The tensor names a COND_IF / WHILE_LOOP passes to its regions."""
+        return [self.names[v] for v in op.operands]
 
     def _region(self, region, name: str) -> "_Lowering":
         """The lowering of one region of a COND_IF / WHILE_LOOP (the symbolic writer keeps its symbols)."""

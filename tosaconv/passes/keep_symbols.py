@@ -10,17 +10,20 @@ DYN_PAD are then written with EXT-SHAPE operators by
 :mod:`tosaconv.emit.symbolic`. A rule that cannot work at all without data
 (EXTRACT_DIM of a computed tensor, NONZERO...) is refused here, naming the op.
 A RECURRENT op over an open sequence length becomes WHILE_LOOPs
-(:mod:`.recurrent_loop`).
+(:mod:`.recurrent_loop`); a COND_IF on tensor data whose branches use open
+dims keeps them in both branches.
 """
 from __future__ import annotations
 
 from ..diagnostics import ConversionError, ShapeError
+from ..ir import attrs as A
 from ..ir.builder import Builder
 from ..ir.graph import Graph
 from ..ir.ops import Op
 from ..ir.types import IndexType
 from ..ir.verifier import verify
 from .dce import eliminate_dead_code
+from .decay_control import const_truth
 from .decay import DataDependentDim, rule_for
 from .recurrent_loop import recurrent_symbolic
 from .rebuild import check_ledger, rebuild_op, rebuild_ops
@@ -47,9 +50,27 @@ def keep_symbols(graph: Graph, bindings: dict) -> Graph:
 def _rebuild(op, operands, b, env) -> list:
     if op.op is Op.RECURRENT and not all(v.type.is_static for v in operands):
         return _refusing(op, lambda: recurrent_symbolic(op, b, operands))
+    if op.op is Op.COND_IF and const_truth(operands[0]) is None and any(_open_index(v) for v in operands):
+        return _refusing(op, lambda: _kept_cond_if(op, operands, b, env))
     if rule_for(op.op) is not None and any(_open_index(v) for v in operands):
         return b.create(op.op, operands, op.attrs).results   # decays later, when these symbols are bound
     return _refusing(op, lambda: rebuild_op(op, operands, b, env))
+
+
+def _kept_cond_if(op, operands, b, env) -> list:
+    """A COND_IF on tensor data whose branches use open dims as sizes: both branches keep their symbols
+    (rebuilt like the main graph); the writer computes the Index operands inside each region."""
+    then_g, else_g = (_kept_region(r, env) for r in (op.attrs.then_graph, op.attrs.else_graph))
+    return b.create(Op.COND_IF, operands, A.CondIfAttrs(then_g, else_g)).results
+
+
+def _kept_region(region: Graph, env: dict) -> Graph:
+    new = region.region_shell(region.name)
+    mapping = {id(v): new.add_input(v.name, v.type.subs(env)) for v in region.inputs}
+    rebuild_ops(region, Builder(new), env, mapping, _rebuild)
+    new.set_outputs([mapping[id(v)] for v in region.outputs], region.output_names)
+    eliminate_dead_code(new)
+    return new
 
 
 def _refusing(op, rebuild) -> list:
