@@ -313,3 +313,111 @@ def test_rewriting_a_read_symbolic_file_keeps_the_program(model, tmp_path):
     bindings = api.solve_bindings(graph, {k: v.shape for k, v in inputs.items()})
     assert _program(api.emit(api.specialize(api.load(str(again)), bindings))) == \
         _program(api.emit(api.specialize(graph, bindings)))
+
+
+# -- control flow over open dims: recurrences as WHILE_LOOPs, If branches that use open dims ----------------
+
+def _recurrent_model(path: Path, cell: str, direction: str, batch, sequence_lens: bool = False) -> Path:
+    """One ONNX LSTM/GRU/RNN (opset 17, with bias) over X: [T, batch, 3], T symbolic."""
+    from onnx import helper, numpy_helper
+    from tests.cli.conftest import save_model, tensor
+    gates, dirs, hidden = {"LSTM": 4, "GRU": 3, "RNN": 1}[cell], 2 if direction == "bidirectional" else 1, 4
+    rng = np.random.default_rng(7)
+    weights = {"W": (dirs, gates * hidden, 3), "R": (dirs, gates * hidden, hidden), "B": (dirs, 2 * gates * hidden)}
+    inits = [numpy_helper.from_array((0.5 * rng.standard_normal(s)).astype(np.float32), n) for n, s in weights.items()]
+    outs = ["Y", "Y_h"] + (["Y_c"] if cell == "LSTM" else [])
+    extra = {"linear_before_reset": 1} if cell == "GRU" else {}
+    inputs, ins = [tensor("X", ["T", batch, 3])], ["X", "W", "R", "B"]
+    if sequence_lens:
+        inputs.append(tensor("lens", [batch], TensorProto.INT32))
+        ins.append("lens")
+    node = helper.make_node(cell, ins, outs, name="rnn", hidden_size=hidden, direction=direction, **extra)
+    return save_model(path, [node], inputs, [tensor(o, None) for o in outs], inits)
+
+
+def _onnxruntime(path: Path, inputs: dict) -> dict:
+    import onnxruntime as ort
+    session = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+    return dict(zip([o.name for o in session.get_outputs()], session.run(None, inputs)))
+
+
+def _reference_after_infer_shapes(path: Path, inputs: dict, names: list, work: Path) -> dict:
+    resolved = infer_shapes(path, {k: v.shape for k, v in inputs.items()}, work / "infer")
+    assert all(d >= 0 for t in deserialize(resolved).tensors for d in t.shape), "infer_shapes left a -1"
+    return run_reference_model(resolved, inputs, names, work / "ref")
+
+
+@pytest.mark.parametrize("cell,direction,batch", [("LSTM", "forward", 1), ("GRU", "bidirectional", "B"),
+                                                  ("RNN", "reverse", "B"), ("LSTM", "bidirectional", 2)])
+def test_recurrence_over_an_open_length_is_a_while_loop_that_matches_onnxruntime(cell, direction, batch, tmp_path):
+    """The length T stays open: each direction is one WHILE_LOOP (GATHER reads step t, SCATTER writes Y[t]).
+    tosa-opt validates it; at two lengths (and batch sizes) the reference model on the file infer_shapes
+    resolved equals onnxruntime, and our numpy run of the statically converted model."""
+    model = _recurrent_model(tmp_path / "rnn.onnx", cell, direction, batch)
+    graph, path, _ = _symbolic_file(str(model), tmp_path)
+    block = deserialize(path.read_bytes())
+    assert sum(op.op == "WHILE_LOOP" for op in block.ops) == (2 if direction == "bidirectional" else 1)
+    accepted, errors = validate_shape(path)
+    assert accepted, errors
+    for i, (steps, n) in enumerate([(1, 1), (6, 3)]):
+        x = np.random.default_rng(i).standard_normal((steps, batch if isinstance(batch, int) else n, 3))
+        inputs = {"X": x.astype(np.float32)}
+        expected = _onnxruntime(model, inputs)
+        ref = _reference_after_infer_shapes(path, inputs, list(expected), tmp_path / f"run{i}")
+        ours = api.run(api.specialize(graph, api.solve_bindings(graph, {"X": x.shape})), inputs)
+        for name, value in expected.items():
+            np.testing.assert_allclose(ref[name], value, rtol=1e-5, atol=1e-6, err_msg=f"{name} T={steps}")
+            np.testing.assert_allclose(ref[name], ours[name], rtol=1e-5, atol=1e-6, err_msg=f"{name} T={steps}")
+
+
+def test_recurrence_with_sequence_lens_over_an_open_length_is_refused_naming_it(tmp_path):
+    model = _recurrent_model(tmp_path / "rnn.onnx", "LSTM", "forward", 2, sequence_lens=True)
+    with pytest.raises(ConversionError) as e:
+        api.emit_symbolic(api.keep_symbols(api.load(str(model)), {}), {})
+    assert "cannot keep symbols through RECURRENT" in str(e.value) and "sequence_lens" in str(e.value)
+
+
+def test_recurrence_with_a_static_length_and_an_open_batch_is_unrolled(tmp_path):
+    from onnx import helper, numpy_helper
+    from tests.cli.conftest import save_model, tensor
+    rng = np.random.default_rng(3)
+    inits = [numpy_helper.from_array((0.5 * rng.standard_normal(s)).astype(np.float32), n)
+             for n, s in (("W", (1, 12, 3)), ("R", (1, 12, 4)))]
+    model = save_model(tmp_path / "gru.onnx", [helper.make_node("GRU", ["X", "W", "R"], ["Y"], hidden_size=4)],
+                       [tensor("X", [5, "B", 3])], [tensor("Y", None)], inits)
+    graph, path, _ = _symbolic_file(str(model), tmp_path)
+    assert not any(op.op == "WHILE_LOOP" for op in deserialize(path.read_bytes()).ops)
+    assert validate_shape(path)[0]
+    for i, n in enumerate((1, 4)):
+        inputs = {"X": np.random.default_rng(i).standard_normal((5, n, 3)).astype(np.float32)}
+        ref = _reference_after_infer_shapes(path, inputs, ["Y"], tmp_path / f"run{i}")
+        np.testing.assert_allclose(ref["Y"], _onnxruntime(model, inputs)["Y"], rtol=1e-5, atol=1e-6)
+
+
+def _if_on_data_model(path: Path) -> Path:
+    """``If(c)``: then flattens x and reshapes it back to Shape(x) (open dims used as sizes), else negates."""
+    from onnx import helper
+    from tests.cli.conftest import save_model, tensor
+    flat = helper.make_node("Constant", [], ["flat"], value=helper.make_tensor("f", TensorProto.INT64, [1], [-1]))
+    then_g = helper.make_graph([flat, helper.make_node("Reshape", ["x", "flat"], ["v"]),
+                                helper.make_node("Shape", ["x"], ["s"]),
+                                helper.make_node("Reshape", ["v", "s"], ["w"]),
+                                helper.make_node("Relu", ["w"], ["t"])], "then", [], [tensor("t", None)])
+    else_g = helper.make_graph([helper.make_node("Neg", ["x"], ["e"])], "else", [], [tensor("e", None)])
+    node = helper.make_node("If", ["c"], ["y"], name="if", then_branch=then_g, else_branch=else_g)
+    return save_model(path, [node], [tensor("c", [], TensorProto.BOOL), tensor("x", ["N", "M"])],
+                      [tensor("y", ["N", "M"])])
+
+
+def test_if_on_tensor_data_keeps_open_dims_in_its_branches(tmp_path):
+    """Both branches keep the symbols (each computes its sizes from DIM of its own inputs); at two shapes and
+    both conditions the reference model after infer_shapes equals onnxruntime."""
+    model = _if_on_data_model(tmp_path / "if.onnx")
+    graph, path, _ = _symbolic_file(str(model), tmp_path)
+    assert any(op.op == "COND_IF" for op in deserialize(path.read_bytes()).ops)
+    accepted, errors = validate_shape(path)
+    assert accepted, errors
+    for i, (shape, c) in enumerate([((2, 3), True), ((5, 1), False), ((4, 7), True)]):
+        inputs = {"c": np.array(c), "x": np.random.default_rng(i).standard_normal(shape).astype(np.float32)}
+        ref = _reference_after_infer_shapes(path, inputs, ["y"], tmp_path / f"run{i}")
+        np.testing.assert_allclose(ref["y"], _onnxruntime(model, inputs)["y"], rtol=1e-6, err_msg=str(shape))

@@ -24,6 +24,8 @@ are not lowered here (refused with a message naming RECURRENT).
 """
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 
 from ..ir import attrs as A
@@ -42,7 +44,7 @@ def recurrent_symbolic(op, b: Builder, operands: list) -> list:
     attrs = op.attrs
     seq = operands[0].type.shape[1 if attrs.layout else 0]
     if not isinstance(seq, Expr):
-        return unroll(b, attrs, operands)
+        return unroll(b, *_explicit_states(b, attrs, operands))
     if isinstance(attrs, IntRecurrentAttrs) or attrs.has_sequence_lens:
         what = "an integer LSTM" if isinstance(attrs, IntRecurrentAttrs) else "sequence_lens"
         raise DataDependentDim(op, f"RECURRENT ({attrs.cell}) at {op.location} runs over the open length {seq} "
@@ -60,6 +62,27 @@ def recurrent_symbolic(op, b: Builder, operands: list) -> list:
     dims = (b.get_dim(xw, 0), b.get_dim(xw, 1))
     runs = [_run_direction(b, attrs, ins, xw3, trip, d, dims) for d in range(dirs)]
     return _outputs(b, attrs, runs, seq, batch)
+
+
+def _explicit_states(b, attrs, operands: list) -> tuple:
+    """``(attrs, operands)`` with zero initial states passed explicitly when the batch is open (the
+    unroll makes missing ones as constants, which need a static batch)."""
+    x = operands[0]
+    batch = x.type.shape[0 if attrs.layout else 1]
+    if not isinstance(batch, Expr) or isinstance(attrs, IntRecurrentAttrs):
+        return attrs, operands
+    names = [n for n, flag in OPTIONAL if getattr(attrs, flag)]
+    ins = dict(zip(["x", "w", "r"] + names, operands))
+    dirs, hidden = operands[1].type.shape[0], attrs.hidden_size
+    block, axis = ((1, dirs, hidden), 0) if attrs.layout else ((dirs, 1, hidden), 1)
+    multiples = [b.index(1), b.index(1), b.index(1)]
+    multiples[axis] = b.get_dim(x, 0 if attrs.layout else 1)
+    for name, flag in (("initial_h", "has_initial_h"), ("initial_c", "has_initial_c")):
+        if name not in ins and (name == "initial_h" or attrs.cell == "LSTM"):
+            ins[name] = _zeros(b, block, multiples, x.type.dtype.numpy)
+            attrs = replace(attrs, **{flag: True})
+    order = ["x", "w", "r"] + [n for n, flag in OPTIONAL if getattr(attrs, flag)]
+    return attrs, [ins[n] for n in order]
 
 
 def _reshape(b, x, shape):
