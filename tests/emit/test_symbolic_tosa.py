@@ -421,3 +421,49 @@ def test_if_on_tensor_data_keeps_open_dims_in_its_branches(tmp_path):
         inputs = {"c": np.array(c), "x": np.random.default_rng(i).standard_normal(shape).astype(np.float32)}
         ref = _reference_after_infer_shapes(path, inputs, ["y"], tmp_path / f"run{i}")
         np.testing.assert_allclose(ref["y"], _onnxruntime(model, inputs)["y"], rtol=1e-6, err_msg=str(shape))
+
+
+def _loop_model(path: Path, data_condition: bool = False) -> Path:
+    """``Loop(M = Shape(x)[0])``: state s += x[i], scan output 2*x[i]; optionally the body's condition is
+    ``sum(s) < 3`` (tensor data)."""
+    from onnx import helper, numpy_helper
+    from tests.cli.conftest import save_model, tensor
+    cond = [helper.make_node("ReduceSum", ["s_out"], ["total"], keepdims=0),
+            helper.make_node("Less", ["total", "three"], ["c_out"])] if data_condition else \
+        [helper.make_node("Identity", ["c_in"], ["c_out"])]
+    body = helper.make_graph([helper.make_node("Gather", ["x", "i"], ["row"], axis=0),
+                              helper.make_node("Add", ["s_in", "row"], ["s_out"]),
+                              helper.make_node("Mul", ["row", "two"], ["scan"])] + cond, "body",
+                             [tensor("i", [], TensorProto.INT64), tensor("c_in", [], TensorProto.BOOL),
+                              tensor("s_in", [4])],
+                             [tensor("c_out", [], TensorProto.BOOL), tensor("s_out", [4]), tensor("scan", [4])])
+    nodes = [helper.make_node("Shape", ["x"], ["shape"]), helper.make_node("Gather", ["shape", "zero"], ["M"]),
+             helper.make_node("Loop", ["M", "yes" if data_condition else "", "s0"], ["s", "ys"], body=body,
+                              name="loop")]
+    inits = [numpy_helper.from_array(np.array(0, np.int64), "zero"), numpy_helper.from_array(np.zeros(4, np.float32), "s0"),
+             numpy_helper.from_array(np.full(4, 2.0, np.float32), "two"),
+             numpy_helper.from_array(np.array(3.0, np.float32), "three"), numpy_helper.from_array(np.array(True), "yes")]
+    return save_model(path, nodes, [tensor("x", ["N", 4])], [tensor("s", [4]), tensor("ys", None)], inits)
+
+
+def test_loop_over_an_open_dim_is_a_while_loop_that_matches_onnxruntime(tmp_path):
+    """The trip count Shape(x)[0] stays open: one WHILE_LOOP carrying the state and a SCATTER-filled buffer for
+    the scan output; at two counts the reference model after infer_shapes equals onnxruntime."""
+    model = _loop_model(tmp_path / "loop.onnx")
+    graph, path, _ = _symbolic_file(str(model), tmp_path)
+    assert any(op.op == "WHILE_LOOP" for op in deserialize(path.read_bytes()).ops)
+    accepted, errors = validate_shape(path)
+    assert accepted, errors
+    for n in (1, 6):
+        inputs = {"x": np.random.default_rng(n).standard_normal((n, 4)).astype(np.float32)}
+        expected = _onnxruntime(model, inputs)
+        ref = _reference_after_infer_shapes(path, inputs, list(expected), tmp_path / f"run{n}")
+        for name, value in expected.items():
+            np.testing.assert_allclose(ref[name], value, rtol=1e-6, atol=1e-6, err_msg=f"{name} N={n}")
+
+
+def test_loop_whose_iterations_depend_on_data_is_refused_naming_it(tmp_path):
+    graph = api.load(str(_loop_model(tmp_path / "loop.onnx", data_condition=True)))
+    with pytest.raises(ConversionError) as e:
+        api.emit_symbolic(api.keep_symbols(graph, {}), {})
+    assert "cannot keep symbols through LOOP" in str(e.value) and "Loop 'loop'" in str(e.value)
