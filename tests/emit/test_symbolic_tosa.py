@@ -467,3 +467,20 @@ def test_loop_whose_iterations_depend_on_data_is_refused_naming_it(tmp_path):
     with pytest.raises(ConversionError) as e:
         api.emit_symbolic(api.keep_symbols(graph, {}), {})
     assert "cannot keep symbols through LOOP" in str(e.value) and "Loop 'loop'" in str(e.value)
+
+
+def test_read_back_of_a_recurrence_as_while_loop_runs_like_onnxruntime(tmp_path):
+    """The reader gives each region's -1 dims the symbols of the values its op passes, so the symbolic file of
+    a GRU reads back, runs (binding T and B from the array) and specializes to a static .tosa whose
+    WHILE_LOOPs the reference model runs to the same result."""
+    model = _recurrent_model(tmp_path / "rnn.onnx", "GRU", "bidirectional", "B")
+    _, path, _ = _symbolic_file(str(model), tmp_path)
+    read = api.load(str(path))
+    inputs = {"X": np.random.default_rng(2).standard_normal((4, 2, 3)).astype(np.float32)}
+    expected = _onnxruntime(model, inputs)
+    static = api.specialize(read, api.solve_bindings(read, {"X": (4, 2, 3)}))
+    ref = run_reference_model(api.emit(static), inputs, list(expected), tmp_path / "ref")
+    ours = api.run(read, inputs)
+    for name, value in expected.items():
+        np.testing.assert_allclose(ours[name], value, rtol=1e-5, atol=1e-6, err_msg=name)
+        np.testing.assert_allclose(ref[name], value, rtol=1e-5, atol=1e-6, err_msg=name)
