@@ -484,3 +484,41 @@ def test_read_back_of_a_recurrence_as_while_loop_runs_like_onnxruntime(tmp_path)
     for name, value in expected.items():
         np.testing.assert_allclose(ours[name], value, rtol=1e-5, atol=1e-6, err_msg=name)
         np.testing.assert_allclose(ref[name], value, rtol=1e-5, atol=1e-6, err_msg=name)
+
+
+def _if_on_dims_model(path: Path, else_node) -> Path:
+    """``If(Shape(x)[0] > Shape(x)[1])``: then ``2*x``, else ``else_node`` (output 'e')."""
+    from onnx import helper, numpy_helper
+    from tests.cli.conftest import save_model, tensor
+    then_g = helper.make_graph([helper.make_node("Mul", ["x", "two"], ["t"])], "then", [], [tensor("t", None)])
+    else_g = helper.make_graph([else_node], "else", [], [tensor("e", None)])
+    nodes = [helper.make_node("Shape", ["x"], ["shape"]), helper.make_node("Gather", ["shape", "zero"], ["n0"]),
+             helper.make_node("Gather", ["shape", "one"], ["n1"]), helper.make_node("Greater", ["n0", "n1"], ["c"]),
+             helper.make_node("If", ["c"], ["y"], then_branch=then_g, else_branch=else_g, name="if")]
+    inits = [numpy_helper.from_array(np.array(0, np.int64), "zero"), numpy_helper.from_array(np.array(1, np.int64), "one"),
+             numpy_helper.from_array(np.array(2.0, np.float32), "two")]
+    return save_model(path, nodes, [tensor("x", ["N", "M"])], [tensor("y", None)], inits)
+
+
+def test_if_on_a_comparison_of_dims_is_a_cond_if_on_a_counted_tensor(tmp_path):
+    """The condition N > M is computed as int32 tensors (each dim counted with TILE + REDUCE_SUM, then SUB,
+    MAXIMUM, MINIMUM as the Index ops do) and the If stays a COND_IF; both branches checked against
+    onnxruntime through the reference model after infer_shapes."""
+    from onnx import helper
+    model = _if_on_dims_model(tmp_path / "if.onnx", helper.make_node("Add", ["x", "two"], ["e"]))
+    graph, path, _ = _symbolic_file(str(model), tmp_path)
+    assert any(op.op == "COND_IF" for op in deserialize(path.read_bytes()).ops)
+    accepted, errors = validate_shape(path)
+    assert accepted, errors
+    for i, shape in enumerate([(2, 3), (5, 1), (3, 3)]):
+        inputs = {"x": np.random.default_rng(i).standard_normal(shape).astype(np.float32)}
+        ref = _reference_after_infer_shapes(path, inputs, ["y"], tmp_path / f"run{i}")
+        np.testing.assert_allclose(ref["y"], _onnxruntime(model, inputs)["y"], rtol=1e-6, err_msg=str(shape))
+
+
+def test_if_on_dims_whose_branches_differ_in_shape_is_refused_naming_it(tmp_path):
+    from onnx import helper
+    model = _if_on_dims_model(tmp_path / "if.onnx", helper.make_node("Concat", ["x", "x"], ["e"], axis=0))
+    with pytest.raises(ConversionError) as e:
+        api.emit_symbolic(api.keep_symbols(api.load(str(model)), {}), {})
+    assert "cannot keep symbols through IF" in str(e.value) and "different types" in str(e.value)

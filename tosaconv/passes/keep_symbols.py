@@ -12,7 +12,8 @@ DYN_PAD are then written with EXT-SHAPE operators by
 A RECURRENT op over an open sequence length becomes WHILE_LOOPs
 (:mod:`.recurrent_loop`); a COND_IF on tensor data whose branches use open
 dims keeps them in both branches; a LOOP whose trip count is an open dim
-becomes a WHILE_LOOP (:mod:`.loop_symbolic`).
+becomes a WHILE_LOOP (:mod:`.loop_symbolic`); an IF on open dims becomes a
+COND_IF on a tensor computed from them (:mod:`.dim_condition`).
 """
 from __future__ import annotations
 
@@ -26,6 +27,7 @@ from ..ir.verifier import verify
 from .dce import eliminate_dead_code
 from .decay_control import const_truth
 from .decay import DataDependentDim, rule_for
+from .dim_condition import if_on_dims
 from .loop_symbolic import loop_symbolic
 from .recurrent_loop import recurrent_symbolic
 from .rebuild import check_ledger, rebuild_op, rebuild_ops
@@ -54,6 +56,8 @@ def _rebuild(op, operands, b, env) -> list:
         return _refusing(op, lambda: recurrent_symbolic(op, b, operands))
     if op.op is Op.LOOP and _open_index(operands[0]):
         return _refusing(op, lambda: loop_symbolic(op, b, operands, _rebuild))
+    if op.op is Op.IF and _open_index(operands[0]):
+        return _refusing(op, lambda: if_on_dims(op, b, operands, lambda r: _kept_region(r, env)))
     if op.op is Op.COND_IF and const_truth(operands[0]) is None and any(_open_index(v) for v in operands):
         return _refusing(op, lambda: _kept_cond_if(op, operands, b, env))
     if rule_for(op.op) is not None and any(_open_index(v) for v in operands):
