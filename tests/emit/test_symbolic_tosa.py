@@ -522,3 +522,36 @@ def test_if_on_dims_whose_branches_differ_in_shape_is_refused_naming_it(tmp_path
     with pytest.raises(ConversionError) as e:
         api.emit_symbolic(api.keep_symbols(api.load(str(model)), {}), {})
     assert "cannot keep symbols through IF" in str(e.value) and "different types" in str(e.value)
+
+
+@pytest.mark.parametrize("cell,direction,attributes", [
+    ("LSTM", "bidirectional", {"layout": 1}),
+    ("LSTM", "forward", {"clip": 0.7, "input_forget": 1}),
+    ("GRU", "reverse", {"layout": 1, "linear_before_reset": 0}),
+    ("GRU", "forward", {"activations": ["HardSigmoid", "Softsign"], "activation_alpha": [0.3],
+                        "activation_beta": [0.4]})])
+def test_recurrence_variants_as_while_loops_equal_the_unrolled_static_program(cell, direction, attributes,
+                                                                              tmp_path):
+    """Batch-major layout, clip, input_forget and other activations (onnxruntime runs no layout-1 RNN): the
+    WHILE_LOOP file through infer_shapes and the reference model equals our numpy run of the program
+    unrolled at the same bindings (the static lowering, itself checked against onnxruntime)."""
+    from onnx import helper, numpy_helper
+    from tests.cli.conftest import save_model, tensor
+    gates, dirs = {"LSTM": 4, "GRU": 3}[cell], 2 if direction == "bidirectional" else 1
+    rng = np.random.default_rng(0)
+    inits = [numpy_helper.from_array((0.5 * rng.standard_normal(s)).astype(np.float32), n) for n, s in
+             (("W", (dirs, gates * 3, 2)), ("R", (dirs, gates * 3, 3)), ("B", (dirs, 6 * gates)))]
+    layout = attributes.get("layout", 0)
+    node = helper.make_node(cell, ["X", "W", "R", "B"], ["Y", "Y_h"], hidden_size=3, direction=direction,
+                            **attributes)
+    model = save_model(tmp_path / "rnn.onnx", [node], [tensor("X", ["N", "T", 2] if layout else ["T", "N", 2])],
+                       [tensor("Y", None), tensor("Y_h", None)], inits)
+    graph, path, _ = _symbolic_file(str(model), tmp_path)
+    assert validate_shape(path)[0]
+    for i, (steps, n) in enumerate([(1, 1), (4, 3)]):
+        shape = (n, steps, 2) if layout else (steps, n, 2)
+        inputs = {"X": np.random.default_rng(i).standard_normal(shape).astype(np.float32)}
+        ours = api.run(api.specialize(graph, api.solve_bindings(graph, {"X": shape})), inputs)
+        ref = _reference_after_infer_shapes(path, inputs, list(ours), tmp_path / f"run{i}")
+        for name, value in ours.items():
+            np.testing.assert_allclose(ref[name], value, rtol=1e-5, atol=1e-6, err_msg=f"{name} at {shape}")
