@@ -35,7 +35,8 @@ from ..ir.ops import Op
 from ..lowering.int_lstm_emit import IntRecurrentAttrs
 from ..symbolic.expr import Expr, mul
 from .decay import DataDependentDim
-from .decay_recurrent import ACTIVATION_COUNT, GATES, OPTIONAL, _project, _step, _transpose, _weights, unroll
+from .decay_recurrent import ACTIVATION_COUNT, GATES, OPTIONAL, _initial_state, _project, _step, _transpose, \
+    _weights, unroll
 from .recurrent_cells import Cell, Weights
 
 
@@ -43,8 +44,9 @@ def recurrent_symbolic(op, b: Builder, operands: list) -> list:
     """RECURRENT ``op`` on symbolic ``operands``: unrolled when the length is static, else WHILE_LOOPs."""
     attrs = op.attrs
     seq = operands[0].type.shape[1 if attrs.layout else 0]
+    attrs, operands = _explicit_states(b, attrs, operands)
     if not isinstance(seq, Expr):
-        return unroll(b, *_explicit_states(b, attrs, operands))
+        return unroll(b, attrs, operands)
     if isinstance(attrs, IntRecurrentAttrs) or attrs.has_sequence_lens:
         what = "an integer LSTM" if isinstance(attrs, IntRecurrentAttrs) else "sequence_lens"
         raise DataDependentDim(op, f"RECURRENT ({attrs.cell}) at {op.location} runs over the open length {seq} "
@@ -59,7 +61,7 @@ def recurrent_symbolic(op, b: Builder, operands: list) -> list:
     xw3 = _reshape(b, xw, (1, seq, mul(batch, width)))
     trip = _reshape(b, b.dims_to_tensor([b.get_dim(xw, 0)]), ())
     dirs = 2 if attrs.direction == "bidirectional" else 1
-    dims = (b.get_dim(xw, 0), b.get_dim(xw, 1))
+    dims = (b.get_dim(xw, 0), b.get_dim(xw, 1), width)
     runs = [_run_direction(b, attrs, ins, xw3, trip, d, dims) for d in range(dirs)]
     return _outputs(b, attrs, runs, seq, batch)
 
@@ -98,33 +100,19 @@ def _zeros(b, block: tuple, multiples: list, dtype):
 
 def _run_direction(b, attrs, ins, xw3, trip, d: int, dims: tuple) -> tuple:
     """(Y of direction ``d`` as [1, T, batch*hidden], final state) from one WHILE_LOOP; ``dims`` are the
-    Index values of T and batch."""
+    Index values of T and batch, and the projection's width per batch entry."""
     hidden, dtype = attrs.hidden_size, xw3.type.dtype.numpy
+    batch = dims[1].type.value
     weights = _weights(b, attrs, ins, d)
-    state = _initial_state_symbolic(b, attrs, ins, d, dims[1], dtype)
+    state = _initial_state(b, attrs, ins, d, batch, dtype)
     w_values = _weight_values(weights)
     y0 = _zeros(b, (1, 1, hidden), [b.index(1), dims[0], dims[1]], dtype)
-    batch = dims[1].type.value
     carried = [b.const(np.array(0, np.int32)), trip, xw3, y0] + list(state) + w_values
     types = [v.type for v in carried]
     cond = _cond_graph(b, types)
-    body = _body_graph(b, attrs, types, d, len(state), weights, batch)
+    body = _body_graph(b, attrs, types, d, len(state), weights, (batch, dims[2]))
     loop = b.create(Op.WHILE_LOOP, carried, A.WhileLoopAttrs(cond, body))
     return loop.results[3], loop.results[4:4 + len(state)]
-
-
-def _initial_state_symbolic(b, attrs, ins, d: int, batch_dim, dtype) -> tuple:
-    """The initial h (and c) of direction ``d``: sliced from the inputs, else zeros [1, batch, hidden]."""
-    names = ("initial_h", "initial_c") if attrs.cell == "LSTM" else ("initial_h",)
-    batch = batch_dim.type.value
-    zeros = (lambda: _zeros(b, (1, 1, attrs.hidden_size), [b.index(1), batch_dim, b.index(1)], dtype))
-    return tuple(_slice_state(b, ins[n], d, batch, attrs.hidden_size) if n in ins else zeros() for n in names)
-
-
-def _slice_state(b, value, d: int, batch, hidden: int):
-    if value.type.shape[0] == 1:
-        return value
-    return b.emit(Op.SLICE, value, attrs=A.SliceAttrs((d, 0, 0), (1, batch, hidden)))
 
 
 def _weight_values(w: Weights) -> list:
@@ -132,9 +120,9 @@ def _weight_values(w: Weights) -> list:
 
 
 def _weights_from(w: Weights, values: list) -> Weights:
+    """``w``'s layout over ``values`` (the loop body's inputs carrying the weights)."""
     it = iter(values)
-    pick = (lambda v: None if v is None else next(it))
-    rt, rt_h, rbh = pick(w.rt), pick(w.rt_h), pick(w.rbh)
+    rt, rt_h, rbh = (None if v is None else next(it) for v in (w.rt, w.rt_h, w.rbh))
     peep = None if w.peep is None else tuple(next(it) for _ in w.peep)
     return Weights(rt, rt_h=rt_h, rbh=rbh, peep=peep)
 
@@ -153,10 +141,12 @@ def _cond_graph(b, types: list) -> Graph:
     return g
 
 
-def _body_graph(b, attrs, types: list, d: int, n_state: int, weights: Weights, batch) -> Graph:
+def _body_graph(b, attrs, types: list, d: int, n_state: int, weights: Weights, sizes: tuple) -> Graph:
+    """Step ``t`` of direction ``d``: GATHER its projection row, run the cell, SCATTER its output into Y;
+    ``sizes`` are the batch and the projection's width per batch entry."""
     g = _shell("body", types)
     inner = Builder(g, b.location)
-    per_batch = types[2].shape[2] // batch if isinstance(batch, int) else _per_batch(types[2].shape[2], batch)
+    batch, per_batch = sizes
     counter, trip, xw3, y = g.inputs[:4]
     state = tuple(g.inputs[4:4 + n_state])
     one = inner.const(np.array(1, np.int32))
@@ -176,14 +166,6 @@ def _body_graph(b, attrs, types: list, d: int, n_state: int, weights: Weights, b
     g.set_outputs([nxt, trip, xw3, y_new] + list(new) + list(g.inputs[4 + n_state:]),
                   [f"out{i}" for i in range(len(types))])
     return g
-
-
-def _per_batch(total: Expr, batch: Expr) -> int:
-    """``k`` with ``total == batch*k`` (the projection's width per batch entry, ``dirs*gates*hidden``)."""
-    ratio = total.terms.get(next(iter(batch.terms)))
-    if len(batch.terms) != 1 or len(total.terms) != 1 or next(iter(batch.terms.values())) != 1 or not ratio:
-        raise ValueError(f"cannot split {total} by {batch}")
-    return ratio
 
 
 def _slice_dir(b, row, d: int, width: int, batch):
