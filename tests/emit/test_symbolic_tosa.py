@@ -22,7 +22,7 @@ import pytest
 from onnx import TensorProto
 
 import tosaconv.api as api
-from tosaconv.diagnostics import ConversionError
+from tosaconv.diagnostics import ConversionError, ShapeError
 from tosaconv.emit.deserialize import deserialize
 from tests.emit.symbolic_tools import infer_shapes, validate_shape
 from tests.tosa_tools import run_reference_model
@@ -395,10 +395,11 @@ def test_recurrence_with_a_static_length_and_an_open_batch_is_unrolled(tmp_path)
 
 
 def _if_on_data_model(path: Path) -> Path:
-    """``If(c)``: then flattens x and reshapes it back to Shape(x) (open dims used as sizes), else negates."""
+    """``If(c)``: then reshapes x to [-1, 2] and back to Shape(x) (open dims used as sizes; the branch records
+    ``N*M % 2 == 0``), else negates."""
     from onnx import helper
     from tests.cli.conftest import save_model, tensor
-    flat = helper.make_node("Constant", [], ["flat"], value=helper.make_tensor("f", TensorProto.INT64, [1], [-1]))
+    flat = helper.make_node("Constant", [], ["flat"], value=helper.make_tensor("f", TensorProto.INT64, [2], [-1, 2]))
     then_g = helper.make_graph([flat, helper.make_node("Reshape", ["x", "flat"], ["v"]),
                                 helper.make_node("Shape", ["x"], ["s"]),
                                 helper.make_node("Reshape", ["v", "s"], ["w"]),
@@ -417,10 +418,24 @@ def test_if_on_tensor_data_keeps_open_dims_in_its_branches(tmp_path):
     assert any(op.op == "COND_IF" for op in deserialize(path.read_bytes()).ops)
     accepted, errors = validate_shape(path)
     assert accepted, errors
-    for i, (shape, c) in enumerate([((2, 3), True), ((5, 1), False), ((4, 7), True)]):
+    for i, (shape, c) in enumerate([((2, 3), True), ((4, 1), False), ((4, 7), True)]):
         inputs = {"c": np.array(c), "x": np.random.default_rng(i).standard_normal(shape).astype(np.float32)}
         ref = _reference_after_infer_shapes(path, inputs, ["y"], tmp_path / f"run{i}")
         np.testing.assert_allclose(ref["y"], _onnxruntime(model, inputs)["y"], rtol=1e-6, err_msg=str(shape))
+
+
+def test_constraints_of_a_branch_are_asserted_inside_it(tmp_path):
+    """The then branch's ``N*M % 2 == 0`` becomes an ASSERT_EQUAL_SHAPE in that region (listed as asserted);
+    infer_shapes stops there for a 3x3 input, which the static conversion refuses too."""
+    model = _if_on_data_model(tmp_path / "if.onnx")
+    graph, path, written = _symbolic_file(str(model), tmp_path)
+    assert any("% 2 == 0" in text for text in written.asserted) and not written.unchecked
+    block = deserialize(path.read_bytes())
+    assert any(op.op == "ASSERT_EQUAL_SHAPE" for region in block.regions.values() for op in region.ops)
+    with pytest.raises(RuntimeError, match="ASSERT_EQUAL_SHAPE"):
+        infer_shapes(path, {"c": (), "x": (3, 3)}, tmp_path / "infer")
+    with pytest.raises(ShapeError):
+        api.specialize(graph, {"N": 3, "M": 3})
 
 
 def _loop_model(path: Path, data_condition: bool = False) -> Path:

@@ -82,6 +82,8 @@ class _SymbolicLowering(_Lowering):
         self.env, self.result = env, SymbolicTosa(b"")
         self.shape_ops = ShapeOps(self.block, self.names, symbol_sources(graph.inputs, self.names))
         self.is_region = parent is not None
+        if self.is_region:
+            self.result = parent.result   # a region's asserts are the file's
 
     def _region(self, region, name: str) -> "_SymbolicLowering":
         """A COND_IF / WHILE_LOOP region keeps its symbols too: its sizes are computed by DIM of the
@@ -89,11 +91,13 @@ class _SymbolicLowering(_Lowering):
         return _SymbolicLowering(region, self.env, self, name)
 
     def _inputs(self):
-        """The graph inputs, then one ASSERT_EQUAL_SHAPE per constraint on open symbols (main block only)."""
+        """The graph inputs, then one ASSERT_EQUAL_SHAPE per constraint on open symbols (a region's
+        constraints are asserted inside it: they hold only when it runs)."""
         if self.is_region:
-            return self._region_inputs()
-        super()._inputs()
-        self.shape_ops.declare_symbols(self.graph.inputs)
+            self._region_inputs()
+        else:
+            super()._inputs()
+            self.shape_ops.declare_symbols(self.graph.inputs)
         for c in list(self.graph.ledger.entries):
             if c.status is not Status.PROVEN:   # a proven entry holds for every binding: nothing to check
                 self._assertion(c, self.env, self.result)

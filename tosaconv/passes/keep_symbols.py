@@ -73,7 +73,9 @@ def _kept_cond_if(op, operands, b, env) -> list:
 
 
 def _kept_region(region: Graph, env: dict) -> Graph:
+    """``region`` rebuilt keeping symbols; it keeps its ledger (asserted inside the region by the writer)."""
     new = region.region_shell(region.name)
+    new.ledger = region.ledger
     mapping = {id(v): new.add_input(v.name, v.type.subs(env)) for v in region.inputs}
     rebuild_ops(region, Builder(new), env, mapping, _rebuild)
     new.set_outputs([mapping[id(v)] for v in region.outputs], region.output_names)
