@@ -42,7 +42,7 @@ def test_cli_keep_symbols_writes_symbolic_mlir(tmp_path):
     assert "tensor<?x?x32xf32>" in out.read_text()
 
 
-@pytest.mark.parametrize("which", ["gru", "loop", "if_on_dims"])
+@pytest.mark.parametrize("which", ["gru", "loop", "map_fn", "if_on_dims"])
 def test_symbolic_mlir_with_control_flow_over_open_dims_validates(which, tmp_path):
     """A GRU over an open length and a Loop over an open dim (WHILE_LOOP regions computing their sizes with
     DIM), an If on a comparison of dims (COND_IF): the symbolic MLIR validates and prints as tosa-opt's
@@ -54,6 +54,8 @@ def test_symbolic_mlir_with_control_flow_over_open_dims_validates(which, tmp_pat
         t._recurrent_model(path, "GRU", "bidirectional", "B")
     elif which == "loop":
         t._loop_model(path)
+    elif which == "map_fn":
+        t._map_fn_model(path)
     else:
         t._if_on_dims_model(path, helper.make_node("Add", ["x", "two"], ["e"]))
     program = api.keep_symbols(api.load(str(path)), {})

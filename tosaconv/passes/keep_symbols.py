@@ -54,7 +54,7 @@ def keep_symbols(graph: Graph, bindings: dict) -> Graph:
 def _rebuild(op, operands, b, env) -> list:
     if op.op is Op.RECURRENT and not all(v.type.is_static for v in operands):
         return _refusing(op, lambda: recurrent_symbolic(op, b, operands))
-    if op.op is Op.LOOP and _open_index(operands[0]):
+    if op.op is Op.LOOP and any(_open_index(v) for v in operands):
         return _refusing(op, lambda: loop_symbolic(op, b, operands, _rebuild))
     if op.op is Op.IF and _open_index(operands[0]):
         return _refusing(op, lambda: if_on_dims(op, b, operands, lambda r: _kept_region(r, env)))

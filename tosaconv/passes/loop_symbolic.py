@@ -31,60 +31,108 @@ from ..ir.graph import Graph
 from ..ir.ops import Op
 from ..ir.region_rules import iteration_symbol
 from ..ir.types import IndexType, TensorType
-from ..symbolic.expr import Expr, same
+from ..symbolic.expr import Expr, mul, same, sym
 from .decay import DataDependentDim
+from .loop_count import proven_count
 from .recurrent_loop import _reshape, _zeros
 from .while_lowering import _Iteration, _translate
 
 
 def loop_symbolic(op, b: Builder, operands: list, rebuild: Callable) -> list:
-    """LOOP ``op`` whose trip count ``operands[0]`` is open, as one WHILE_LOOP; returns its results."""
+    """LOOP ``op`` whose trip count ``operands[0]`` is open, or whose condition counts up to dims
+    (:func:`.loop_count.proven_count`), as one WHILE_LOOP; returns its results."""
     a = op.attrs
-    _check_supported(op)
-    state = operands[1:1 + a.num_state]
-    captured = operands[1 + a.num_state:]
+    count = _count(op, operands)
+    n_cond = int(a.has_cond)
+    state = operands[1 + n_cond:1 + n_cond + a.num_state]
+    captured = operands[1 + n_cond + a.num_state:]
     tensors = [v for v in captured if isinstance(v.type, TensorType)]
-    trip_index = operands[0]
-    trip = _reshape(b, b.dims_to_tensor([trip_index]), ())
+    sources = list(operands) + list(b.graph.inputs)
+    count_index = index_of(op, b, count, sources)
+    trip = _reshape(b, b.dims_to_tensor([count_index]), ())
     scans = _scan_shapes(op)
-    buffers = [_zeros(b, (1, 1, _size(s)), [b.index(1), trip_index, b.index(1)], _dtype(t))
+    buffers = [_zeros(b, (1, 1, 1), [b.index(1), count_index, index_of(op, b, _size(s), sources)], _dtype(t))
                for s, t in scans]
-    carried = [b.const(np.array(0, np.int32)), trip] + list(state) + buffers + tensors
+    carried = [b.const(np.array(0, np.int32)), trip] + list(operands[1:1 + n_cond]) + list(state) + buffers + tensors
     types = [v.type for v in carried]
     body = _body_graph(op, b, types, captured, rebuild)
-    loop = b.create(Op.WHILE_LOOP, carried, A.WhileLoopAttrs(_cond_graph(b, types), body))
-    n = trip_index.type.value
-    stacked = [_reshape(b, buf, (n,) + tuple(s)) for buf, (s, _) in
-               zip(loop.results[2 + a.num_state:2 + a.num_state + len(buffers)], scans)]
-    return list(loop.results[2:2 + a.num_state]) + stacked
+    loop = b.create(Op.WHILE_LOOP, carried, A.WhileLoopAttrs(_cond_graph(b, types, n_cond), body))
+    first = 2 + n_cond
+    stacked = [_reshape(b, buf, (count,) + tuple(s)) for buf, (s, _) in
+               zip(loop.results[first + a.num_state:first + a.num_state + len(buffers)], scans)]
+    return list(loop.results[first:first + a.num_state]) + stacked
 
 
-def _check_supported(op) -> None:
+def _count(op, operands: list):
+    """How many iterations run: the open trip count, or the count the condition is proven to give."""
     a = op.attrs
     why = None
-    if a.has_cond:
+    count = proven_count(op, operands) if a.has_cond else operands[0].type.value
+    if count is None:
         why = "it has a condition, so how many iterations run is decided by tensor data"
     elif a.scan_input_axes:
         why = "it has scan inputs"
     elif any(ax != 0 for ax in a.scan_output_axes):
         why = "a scan output stacks along an axis other than 0"
-    elif any(isinstance(d, Expr) for s, _ in _scan_shapes(op) for d in s):
-        why = "a scan output has an open size"
     elif any(iteration_symbol(a.body) in c.symbols() for c in a.body.ledger.entries):
         why = "its body checks sizes that depend on the iteration number"
     if why:
         raise DataDependentDim(op, f"LOOP at {op.location} runs an open number of iterations as a WHILE_LOOP, "
                                    f"but {why}")
+    return count
+
+
+def index_of(op, b, d, sources: list):
+    """An Index value holding the dim ``d``: a constant, a source Index value or GET_DIM of a source tensor
+    with that value or dim, else INDEX ops over those (how the importer computes sizes)."""
+    if not isinstance(d, Expr):
+        return b.index(int(d))
+    found = _source_of(b, d, sources)
+    if found is not None:
+        return found
+    total = None
+    for mono, coeff in d.terms.items():
+        term = None if coeff == 1 and mono else b.index(coeff)
+        for atom, power in mono:
+            for _ in range(power):
+                a = _atom_index(op, b, atom, sources)
+                term = a if term is None else b.emit(Op.INDEX_MUL, term, a)
+        total = term if total is None else b.emit(Op.INDEX_ADD, total, term)
+    return total
+
+
+def _source_of(b, d: Expr, sources: list):
+    for v in sources:
+        if isinstance(v.type, IndexType) and same(v.type.value, d):
+            return v
+        for axis, dim in enumerate(getattr(v.type, "shape", ())):
+            if same(dim, d):
+                return b.get_dim(v, axis)
+    return None
+
+
+def _atom_index(op, b, atom, sources: list):
+    if atom.kind == "sym":
+        found = _source_of(b, sym(atom.args[0]), sources)
+        if found is not None:
+            return found
+        raise DataDependentDim(op, f"LOOP at {op.location} needs the size {atom}, which no value it reads has "
+                                   "as a dim")
+    kinds = {"floordiv": Op.INDEX_FLOORDIV, "mod": Op.INDEX_MOD, "min": Op.INDEX_MIN, "max": Op.INDEX_MAX}
+    return b.emit(kinds[atom.kind], *(index_of(op, b, x, sources) for x in atom.args))
 
 
 def _scan_shapes(op) -> list:
     a = op.attrs
-    outs = a.body.outputs[a.num_state:]
+    outs = a.body.outputs[int(a.has_cond) + a.num_state:]
     return [(tuple(v.type.shape), v.type) for v in outs]
 
 
-def _size(shape: tuple) -> int:
-    return int(np.prod(shape, dtype=np.int64)) if shape else 1
+def _size(shape: tuple):
+    total = 1
+    for d in shape:
+        total = mul(total, d)
+    return total
 
 
 def _dtype(t: TensorType):
@@ -98,29 +146,40 @@ def _shell(name: str, types: list) -> Graph:
     return g
 
 
-def _cond_graph(b, types: list) -> Graph:
+def _cond_graph(b, types: list, n_cond: int) -> Graph:
+    """``counter < count``, and the loop's own condition when it has one."""
     g = _shell("cond", types)
-    g.set_outputs([Builder(g, b.location).emit(Op.GREATER, g.inputs[1], g.inputs[0])], ["cond"])
+    inner = Builder(g, b.location)
+    more = inner.emit(Op.GREATER, g.inputs[1], g.inputs[0])
+    g.set_outputs([inner.emit(Op.LOGICAL_AND, more, g.inputs[2]) if n_cond else more], ["cond"])
     return g
 
 
 def _body_graph(op, b, types: list, captured: list, rebuild: Callable) -> Graph:
     a, g = op.attrs, _shell("body", types)
     inner = Builder(g, b.location)
-    counter = g.inputs[0]
-    state = list(g.inputs[2:2 + a.num_state])
-    n_scan = len(a.scan_output_axes)
-    buffers = list(g.inputs[2 + a.num_state:2 + a.num_state + n_scan])
-    tensors = iter(g.inputs[2 + a.num_state + n_scan:])
-    region_tensors = list(g.inputs[2 + a.num_state + n_scan:])
+    n_cond, n_scan = int(a.has_cond), len(a.scan_output_axes)
+    counter, first = g.inputs[0], 2 + n_cond
+    state = list(g.inputs[first:first + a.num_state])
+    buffers = list(g.inputs[first + a.num_state:first + a.num_state + n_scan])
+    region_tensors = list(g.inputs[first + a.num_state + n_scan:])
+    tensors = iter(region_tensors)
     caps = [next(tensors) if isinstance(v.type, TensorType) else _index_in(op, inner, v.type, region_tensors)
             for v in captured]
-    one = inner.const(np.array(1, np.int32))
-    nxt = inner.emit(Op.ADD, counter, one)
-    head = [_Iteration(_reshape(inner, nxt, (1,)))]
-    body = a.body
-    mapping = {id(v): o for v, o in zip(body.inputs, head + state + caps)}
-    for step in body.ops:
+    nxt = inner.emit(Op.ADD, counter, inner.const(np.array(1, np.int32)))
+    head = [_Iteration(_reshape(inner, nxt, (1,)))] + list(g.inputs[2:first])
+    outs = _rebuild_body(op, inner, dict(zip(map(id, a.body.inputs), head + state + caps)), rebuild)
+    idx = _reshape(inner, counter, (1, 1))
+    written = [inner.emit(Op.SCATTER, buf, idx, _reshape(inner, v, (1, 1, _size(v.type.shape))))
+               for buf, v in zip(buffers, outs[n_cond + a.num_state:])]
+    g.set_outputs([nxt, g.inputs[1]] + outs[:n_cond + a.num_state] + written + region_tensors,
+                  [f"out{i}" for i in range(len(types))])
+    return g
+
+
+def _rebuild_body(op, inner, mapping: dict, rebuild: Callable) -> list:
+    """The LOOP body's ops rebuilt into the loop region (the iteration number as int32 arithmetic)."""
+    for step in op.attrs.body.ops:
         operands = [mapping[id(v)] for v in step.operands]
         with inner.at(step.location):
             if any(isinstance(v, _Iteration) for v in operands):
@@ -129,13 +188,7 @@ def _body_graph(op, b, types: list, captured: list, rebuild: Callable) -> Graph:
                 results = rebuild(step, operands, inner, {})
         for old, new in zip(step.results, results):
             mapping[id(old)] = new
-    outs = [mapping[id(v)] for v in body.outputs]
-    idx = _reshape(inner, counter, (1, 1))
-    written = [inner.emit(Op.SCATTER, buf, idx, _reshape(inner, v, (1, 1, _size(v.type.shape))))
-               for buf, v in zip(buffers, outs[a.num_state:])]
-    g.set_outputs([nxt, g.inputs[1]] + outs[:a.num_state] + written + region_tensors,
-                  [f"out{i}" for i in range(len(types))])
-    return g
+    return [mapping[id(v)] for v in op.attrs.body.outputs]
 
 
 def _index_in(op, b, t: IndexType, tensors: list):
