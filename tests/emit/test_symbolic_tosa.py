@@ -608,3 +608,26 @@ def test_loop_whose_condition_counts_up_to_a_dim_is_a_while_loop_of_that_count(t
         ref = _reference_after_infer_shapes(path, inputs, list(expected), tmp_path / f"run{n}")
         for name, value in expected.items():
             np.testing.assert_array_equal(ref[name], value, err_msg=f"{name} N={n}")
+
+
+@pytest.mark.parametrize("which", ["while", "if"])
+def test_tflite_while_and_if_over_an_open_batch_keep_it_in_their_regions(which, tmp_path):
+    """TFLite WHILE / IF whose tensors have an open batch: the regions are written with -1 dims; at two
+    batch sizes the reference model after infer_shapes equals our numpy run of the static conversion (which
+    tests/importers/tflite/test_control_flow.py checks against LiteRT)."""
+    from tests.importers.tflite.test_control_flow import if_model, while_model
+    path = tmp_path / f"{which}.tflite"
+    path.write_bytes(while_model([1, 3], signature=[-1, 3]) if which == "while" else if_model([1, 4], signature=[-1, 4]))
+    graph, tosa, _ = _symbolic_file(str(path), tmp_path)
+    assert validate_shape(tosa)[0]
+    rng = np.random.default_rng(4)
+    for k in (1, 4):
+        if which == "while":
+            feeds = {"i": np.array(0, np.int32), "n": np.array(3, np.int32),
+                     "x": rng.standard_normal((k, 3)).astype(np.float32), "b": np.ones((1, 3), np.float32)}
+        else:
+            feeds = {"c": np.array(k == 1), "a": rng.standard_normal((k, 4)).astype(np.float32),
+                     "b": rng.standard_normal((k, 4)).astype(np.float32)}
+        ours = api.run(api.specialize(graph, api.solve_bindings(graph, {n: v.shape for n, v in feeds.items()})), feeds)
+        ref = _reference_after_infer_shapes(tosa, feeds, list(ours), tmp_path / f"run{k}")
+        _assert_same(ref, ours)
