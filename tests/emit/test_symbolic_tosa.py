@@ -22,7 +22,7 @@ import pytest
 from onnx import TensorProto
 
 import tosaconv.api as api
-from tosaconv.diagnostics import ConversionError
+from tosaconv.diagnostics import ConversionError, ShapeError
 from tosaconv.emit.deserialize import deserialize
 from tests.emit.symbolic_tools import infer_shapes, validate_shape
 from tests.tosa_tools import run_reference_model
@@ -313,3 +313,321 @@ def test_rewriting_a_read_symbolic_file_keeps_the_program(model, tmp_path):
     bindings = api.solve_bindings(graph, {k: v.shape for k, v in inputs.items()})
     assert _program(api.emit(api.specialize(api.load(str(again)), bindings))) == \
         _program(api.emit(api.specialize(graph, bindings)))
+
+
+# -- control flow over open dims: recurrences as WHILE_LOOPs, If branches that use open dims ----------------
+
+def _recurrent_model(path: Path, cell: str, direction: str, batch, sequence_lens: bool = False) -> Path:
+    """One ONNX LSTM/GRU/RNN (opset 17, with bias) over X: [T, batch, 3], T symbolic."""
+    from onnx import helper, numpy_helper
+    from tests.cli.conftest import save_model, tensor
+    gates, dirs, hidden = {"LSTM": 4, "GRU": 3, "RNN": 1}[cell], 2 if direction == "bidirectional" else 1, 4
+    rng = np.random.default_rng(7)
+    weights = {"W": (dirs, gates * hidden, 3), "R": (dirs, gates * hidden, hidden), "B": (dirs, 2 * gates * hidden)}
+    inits = [numpy_helper.from_array((0.5 * rng.standard_normal(s)).astype(np.float32), n) for n, s in weights.items()]
+    outs = ["Y", "Y_h"] + (["Y_c"] if cell == "LSTM" else [])
+    extra = {"linear_before_reset": 1} if cell == "GRU" else {}
+    inputs, ins = [tensor("X", ["T", batch, 3])], ["X", "W", "R", "B"]
+    if sequence_lens:
+        inputs.append(tensor("lens", [batch], TensorProto.INT32))
+        ins.append("lens")
+    node = helper.make_node(cell, ins, outs, name="rnn", hidden_size=hidden, direction=direction, **extra)
+    return save_model(path, [node], inputs, [tensor(o, None) for o in outs], inits)
+
+
+def _onnxruntime(path: Path, inputs: dict) -> dict:
+    import onnxruntime as ort
+    session = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+    return dict(zip([o.name for o in session.get_outputs()], session.run(None, inputs)))
+
+
+def _reference_after_infer_shapes(path: Path, inputs: dict, names: list, work: Path) -> dict:
+    resolved = infer_shapes(path, {k: v.shape for k, v in inputs.items()}, work / "infer")
+    assert all(d >= 0 for t in deserialize(resolved).tensors for d in t.shape), "infer_shapes left a -1"
+    return run_reference_model(resolved, inputs, names, work / "ref")
+
+
+@pytest.mark.parametrize("cell,direction,batch", [("LSTM", "forward", 1), ("GRU", "bidirectional", "B"),
+                                                  ("RNN", "reverse", "B"), ("LSTM", "bidirectional", 2)])
+def test_recurrence_over_an_open_length_is_a_while_loop_that_matches_onnxruntime(cell, direction, batch, tmp_path):
+    """The length T stays open: each direction is one WHILE_LOOP (GATHER reads step t, SCATTER writes Y[t]).
+    tosa-opt validates it; at two lengths (and batch sizes) the reference model on the file infer_shapes
+    resolved equals onnxruntime, and our numpy run of the statically converted model."""
+    model = _recurrent_model(tmp_path / "rnn.onnx", cell, direction, batch)
+    graph, path, _ = _symbolic_file(str(model), tmp_path)
+    block = deserialize(path.read_bytes())
+    assert sum(op.op == "WHILE_LOOP" for op in block.ops) == (2 if direction == "bidirectional" else 1)
+    accepted, errors = validate_shape(path)
+    assert accepted, errors
+    for i, (steps, n) in enumerate([(1, 1), (6, 3)]):
+        x = np.random.default_rng(i).standard_normal((steps, batch if isinstance(batch, int) else n, 3))
+        inputs = {"X": x.astype(np.float32)}
+        expected = _onnxruntime(model, inputs)
+        ref = _reference_after_infer_shapes(path, inputs, list(expected), tmp_path / f"run{i}")
+        ours = api.run(api.specialize(graph, api.solve_bindings(graph, {"X": x.shape})), inputs)
+        for name, value in expected.items():
+            np.testing.assert_allclose(ref[name], value, rtol=1e-5, atol=1e-6, err_msg=f"{name} T={steps}")
+            np.testing.assert_allclose(ref[name], ours[name], rtol=1e-5, atol=1e-6, err_msg=f"{name} T={steps}")
+
+
+def test_recurrence_with_sequence_lens_over_an_open_length_is_refused_naming_it(tmp_path):
+    model = _recurrent_model(tmp_path / "rnn.onnx", "LSTM", "forward", 2, sequence_lens=True)
+    with pytest.raises(ConversionError) as e:
+        api.emit_symbolic(api.keep_symbols(api.load(str(model)), {}), {})
+    assert "cannot keep symbols through RECURRENT" in str(e.value) and "sequence_lens" in str(e.value)
+
+
+def test_recurrence_with_a_static_length_and_an_open_batch_is_unrolled(tmp_path):
+    from onnx import helper, numpy_helper
+    from tests.cli.conftest import save_model, tensor
+    rng = np.random.default_rng(3)
+    inits = [numpy_helper.from_array((0.5 * rng.standard_normal(s)).astype(np.float32), n)
+             for n, s in (("W", (1, 12, 3)), ("R", (1, 12, 4)))]
+    model = save_model(tmp_path / "gru.onnx", [helper.make_node("GRU", ["X", "W", "R"], ["Y"], hidden_size=4)],
+                       [tensor("X", [5, "B", 3])], [tensor("Y", None)], inits)
+    graph, path, _ = _symbolic_file(str(model), tmp_path)
+    assert not any(op.op == "WHILE_LOOP" for op in deserialize(path.read_bytes()).ops)
+    assert validate_shape(path)[0]
+    for i, n in enumerate((1, 4)):
+        inputs = {"X": np.random.default_rng(i).standard_normal((5, n, 3)).astype(np.float32)}
+        ref = _reference_after_infer_shapes(path, inputs, ["Y"], tmp_path / f"run{i}")
+        np.testing.assert_allclose(ref["Y"], _onnxruntime(model, inputs)["Y"], rtol=1e-5, atol=1e-6)
+
+
+def _if_on_data_model(path: Path) -> Path:
+    """``If(c)``: then reshapes x to [-1, 2] and back to Shape(x) (open dims used as sizes; the branch records
+    ``N*M % 2 == 0``), else negates."""
+    from onnx import helper
+    from tests.cli.conftest import save_model, tensor
+    flat = helper.make_node("Constant", [], ["flat"], value=helper.make_tensor("f", TensorProto.INT64, [2], [-1, 2]))
+    then_g = helper.make_graph([flat, helper.make_node("Reshape", ["x", "flat"], ["v"]),
+                                helper.make_node("Shape", ["x"], ["s"]),
+                                helper.make_node("Reshape", ["v", "s"], ["w"]),
+                                helper.make_node("Relu", ["w"], ["t"])], "then", [], [tensor("t", None)])
+    else_g = helper.make_graph([helper.make_node("Neg", ["x"], ["e"])], "else", [], [tensor("e", None)])
+    node = helper.make_node("If", ["c"], ["y"], name="if", then_branch=then_g, else_branch=else_g)
+    return save_model(path, [node], [tensor("c", [], TensorProto.BOOL), tensor("x", ["N", "M"])],
+                      [tensor("y", ["N", "M"])])
+
+
+def test_if_on_tensor_data_keeps_open_dims_in_its_branches(tmp_path):
+    """Both branches keep the symbols (each computes its sizes from DIM of its own inputs); at two shapes and
+    both conditions the reference model after infer_shapes equals onnxruntime."""
+    model = _if_on_data_model(tmp_path / "if.onnx")
+    graph, path, _ = _symbolic_file(str(model), tmp_path)
+    assert any(op.op == "COND_IF" for op in deserialize(path.read_bytes()).ops)
+    accepted, errors = validate_shape(path)
+    assert accepted, errors
+    for i, (shape, c) in enumerate([((2, 3), True), ((4, 1), False), ((4, 7), True)]):
+        inputs = {"c": np.array(c), "x": np.random.default_rng(i).standard_normal(shape).astype(np.float32)}
+        ref = _reference_after_infer_shapes(path, inputs, ["y"], tmp_path / f"run{i}")
+        np.testing.assert_allclose(ref["y"], _onnxruntime(model, inputs)["y"], rtol=1e-6, err_msg=str(shape))
+
+
+def test_constraints_of_a_branch_are_asserted_inside_it(tmp_path):
+    """The then branch's ``N*M % 2 == 0`` becomes an ASSERT_EQUAL_SHAPE in that region (listed as asserted);
+    infer_shapes stops there for a 3x3 input, which the static conversion refuses too."""
+    model = _if_on_data_model(tmp_path / "if.onnx")
+    graph, path, written = _symbolic_file(str(model), tmp_path)
+    assert any("% 2 == 0" in text for text in written.asserted) and not written.unchecked
+    block = deserialize(path.read_bytes())
+    assert any(op.op == "ASSERT_EQUAL_SHAPE" for region in block.regions.values() for op in region.ops)
+    with pytest.raises(RuntimeError, match="ASSERT_EQUAL_SHAPE"):
+        infer_shapes(path, {"c": (), "x": (3, 3)}, tmp_path / "infer")
+    with pytest.raises(ShapeError):
+        api.specialize(graph, {"N": 3, "M": 3})
+
+
+def _loop_model(path: Path, data_condition: bool = False) -> Path:
+    """``Loop(M = Shape(x)[0])``: state s += x[i], scan output 2*x[i]; optionally the body's condition is
+    ``sum(s) < 3`` (tensor data)."""
+    from onnx import helper, numpy_helper
+    from tests.cli.conftest import save_model, tensor
+    cond = [helper.make_node("ReduceSum", ["s_out"], ["total"], keepdims=0),
+            helper.make_node("Less", ["total", "three"], ["c_out"])] if data_condition else \
+        [helper.make_node("Identity", ["c_in"], ["c_out"])]
+    body = helper.make_graph([helper.make_node("Gather", ["x", "i"], ["row"], axis=0),
+                              helper.make_node("Add", ["s_in", "row"], ["s_out"]),
+                              helper.make_node("Mul", ["row", "two"], ["scan"])] + cond, "body",
+                             [tensor("i", [], TensorProto.INT64), tensor("c_in", [], TensorProto.BOOL),
+                              tensor("s_in", [4])],
+                             [tensor("c_out", [], TensorProto.BOOL), tensor("s_out", [4]), tensor("scan", [4])])
+    nodes = [helper.make_node("Shape", ["x"], ["shape"]), helper.make_node("Gather", ["shape", "zero"], ["M"]),
+             helper.make_node("Loop", ["M", "yes" if data_condition else "", "s0"], ["s", "ys"], body=body,
+                              name="loop")]
+    inits = [numpy_helper.from_array(np.array(0, np.int64), "zero"), numpy_helper.from_array(np.zeros(4, np.float32), "s0"),
+             numpy_helper.from_array(np.full(4, 2.0, np.float32), "two"),
+             numpy_helper.from_array(np.array(3.0, np.float32), "three"), numpy_helper.from_array(np.array(True), "yes")]
+    return save_model(path, nodes, [tensor("x", ["N", 4])], [tensor("s", [4]), tensor("ys", None)], inits)
+
+
+def test_loop_over_an_open_dim_is_a_while_loop_that_matches_onnxruntime(tmp_path):
+    """The trip count Shape(x)[0] stays open: one WHILE_LOOP carrying the state and a SCATTER-filled buffer for
+    the scan output; at two counts the reference model after infer_shapes equals onnxruntime."""
+    model = _loop_model(tmp_path / "loop.onnx")
+    graph, path, _ = _symbolic_file(str(model), tmp_path)
+    assert any(op.op == "WHILE_LOOP" for op in deserialize(path.read_bytes()).ops)
+    accepted, errors = validate_shape(path)
+    assert accepted, errors
+    for n in (1, 6):
+        inputs = {"x": np.random.default_rng(n).standard_normal((n, 4)).astype(np.float32)}
+        expected = _onnxruntime(model, inputs)
+        ref = _reference_after_infer_shapes(path, inputs, list(expected), tmp_path / f"run{n}")
+        for name, value in expected.items():
+            np.testing.assert_allclose(ref[name], value, rtol=1e-6, atol=1e-6, err_msg=f"{name} N={n}")
+
+
+def test_loop_whose_iterations_depend_on_data_is_refused_naming_it(tmp_path):
+    graph = api.load(str(_loop_model(tmp_path / "loop.onnx", data_condition=True)))
+    with pytest.raises(ConversionError) as e:
+        api.emit_symbolic(api.keep_symbols(graph, {}), {})
+    assert "cannot keep symbols through LOOP" in str(e.value) and "Loop 'loop'" in str(e.value)
+
+
+def test_read_back_of_a_recurrence_as_while_loop_runs_like_onnxruntime(tmp_path):
+    """The reader gives each region's -1 dims the symbols of the values its op passes, so the symbolic file of
+    a GRU reads back, runs (binding T and B from the array) and specializes to a static .tosa whose
+    WHILE_LOOPs the reference model runs to the same result."""
+    model = _recurrent_model(tmp_path / "rnn.onnx", "GRU", "bidirectional", "B")
+    _, path, _ = _symbolic_file(str(model), tmp_path)
+    read = api.load(str(path))
+    inputs = {"X": np.random.default_rng(2).standard_normal((4, 2, 3)).astype(np.float32)}
+    expected = _onnxruntime(model, inputs)
+    static = api.specialize(read, api.solve_bindings(read, {"X": (4, 2, 3)}))
+    ref = run_reference_model(api.emit(static), inputs, list(expected), tmp_path / "ref")
+    ours = api.run(read, inputs)
+    for name, value in expected.items():
+        np.testing.assert_allclose(ours[name], value, rtol=1e-5, atol=1e-6, err_msg=name)
+        np.testing.assert_allclose(ref[name], value, rtol=1e-5, atol=1e-6, err_msg=name)
+
+
+def _if_on_dims_model(path: Path, else_node) -> Path:
+    """``If(Shape(x)[0] > Shape(x)[1])``: then ``2*x``, else ``else_node`` (output 'e')."""
+    from onnx import helper, numpy_helper
+    from tests.cli.conftest import save_model, tensor
+    then_g = helper.make_graph([helper.make_node("Mul", ["x", "two"], ["t"])], "then", [], [tensor("t", None)])
+    else_g = helper.make_graph([else_node], "else", [], [tensor("e", None)])
+    nodes = [helper.make_node("Shape", ["x"], ["shape"]), helper.make_node("Gather", ["shape", "zero"], ["n0"]),
+             helper.make_node("Gather", ["shape", "one"], ["n1"]), helper.make_node("Greater", ["n0", "n1"], ["c"]),
+             helper.make_node("If", ["c"], ["y"], then_branch=then_g, else_branch=else_g, name="if")]
+    inits = [numpy_helper.from_array(np.array(0, np.int64), "zero"), numpy_helper.from_array(np.array(1, np.int64), "one"),
+             numpy_helper.from_array(np.array(2.0, np.float32), "two")]
+    return save_model(path, nodes, [tensor("x", ["N", "M"])], [tensor("y", None)], inits)
+
+
+def test_if_on_a_comparison_of_dims_is_a_cond_if_on_a_counted_tensor(tmp_path):
+    """The condition N > M is computed as int32 tensors (each dim counted with TILE + REDUCE_SUM, then SUB,
+    MAXIMUM, MINIMUM as the Index ops do) and the If stays a COND_IF; both branches checked against
+    onnxruntime through the reference model after infer_shapes."""
+    from onnx import helper
+    model = _if_on_dims_model(tmp_path / "if.onnx", helper.make_node("Add", ["x", "two"], ["e"]))
+    graph, path, _ = _symbolic_file(str(model), tmp_path)
+    assert any(op.op == "COND_IF" for op in deserialize(path.read_bytes()).ops)
+    accepted, errors = validate_shape(path)
+    assert accepted, errors
+    for i, shape in enumerate([(2, 3), (5, 1), (3, 3)]):
+        inputs = {"x": np.random.default_rng(i).standard_normal(shape).astype(np.float32)}
+        ref = _reference_after_infer_shapes(path, inputs, ["y"], tmp_path / f"run{i}")
+        np.testing.assert_allclose(ref["y"], _onnxruntime(model, inputs)["y"], rtol=1e-6, err_msg=str(shape))
+
+
+def test_if_on_dims_whose_branches_differ_in_shape_is_refused_naming_it(tmp_path):
+    from onnx import helper
+    model = _if_on_dims_model(tmp_path / "if.onnx", helper.make_node("Concat", ["x", "x"], ["e"], axis=0))
+    with pytest.raises(ConversionError) as e:
+        api.emit_symbolic(api.keep_symbols(api.load(str(model)), {}), {})
+    assert "cannot keep symbols through IF" in str(e.value) and "different types" in str(e.value)
+
+
+@pytest.mark.parametrize("cell,direction,attributes", [
+    ("LSTM", "bidirectional", {"layout": 1}),
+    ("LSTM", "forward", {"clip": 0.7, "input_forget": 1}),
+    ("GRU", "reverse", {"layout": 1, "linear_before_reset": 0}),
+    ("GRU", "forward", {"activations": ["HardSigmoid", "Softsign"], "activation_alpha": [0.3],
+                        "activation_beta": [0.4]})])
+def test_recurrence_variants_as_while_loops_equal_the_unrolled_static_program(cell, direction, attributes,
+                                                                              tmp_path):
+    """Batch-major layout, clip, input_forget and other activations (onnxruntime runs no layout-1 RNN): the
+    WHILE_LOOP file through infer_shapes and the reference model equals our numpy run of the program
+    unrolled at the same bindings (the static lowering, itself checked against onnxruntime)."""
+    from onnx import helper, numpy_helper
+    from tests.cli.conftest import save_model, tensor
+    gates, dirs = {"LSTM": 4, "GRU": 3}[cell], 2 if direction == "bidirectional" else 1
+    rng = np.random.default_rng(0)
+    inits = [numpy_helper.from_array((0.5 * rng.standard_normal(s)).astype(np.float32), n) for n, s in
+             (("W", (dirs, gates * 3, 2)), ("R", (dirs, gates * 3, 3)), ("B", (dirs, 6 * gates)))]
+    layout = attributes.get("layout", 0)
+    node = helper.make_node(cell, ["X", "W", "R", "B"], ["Y", "Y_h"], hidden_size=3, direction=direction,
+                            **attributes)
+    model = save_model(tmp_path / "rnn.onnx", [node], [tensor("X", ["N", "T", 2] if layout else ["T", "N", 2])],
+                       [tensor("Y", None), tensor("Y_h", None)], inits)
+    graph, path, _ = _symbolic_file(str(model), tmp_path)
+    assert validate_shape(path)[0]
+    for i, (steps, n) in enumerate([(1, 1), (4, 3)]):
+        shape = (n, steps, 2) if layout else (steps, n, 2)
+        inputs = {"X": np.random.default_rng(i).standard_normal(shape).astype(np.float32)}
+        ours = api.run(api.specialize(graph, api.solve_bindings(graph, {"X": shape})), inputs)
+        ref = _reference_after_infer_shapes(path, inputs, list(ours), tmp_path / f"run{i}")
+        for name, value in ours.items():
+            np.testing.assert_allclose(ref[name], value, rtol=1e-5, atol=1e-6, err_msg=f"{name} at {shape}")
+
+
+def _map_fn_model(path: Path) -> Path:
+    """TensorFlow's map_fn as ONNX exports it: Loop(M = 2^63 - 1, cond = 0 < N) whose body counts i up and
+    continues while ``i + 1 < N`` (N = Shape(x)[0]); scan output 2*x[i]."""
+    from onnx import helper, numpy_helper
+    from tests.cli.conftest import save_model, tensor
+    body = helper.make_graph([helper.make_node("Add", ["i_in", "one"], ["i_out"]),
+                              helper.make_node("Gather", ["x", "i_in"], ["row"], axis=0),
+                              helper.make_node("Mul", ["row", "two"], ["scan"]),
+                              helper.make_node("Less", ["i_out", "n"], ["c_out"])], "body",
+                             [tensor("it", [], TensorProto.INT64), tensor("c_in", [], TensorProto.BOOL),
+                              tensor("i_in", [], TensorProto.INT64)],
+                             [tensor("c_out", [], TensorProto.BOOL), tensor("i_out", [], TensorProto.INT64),
+                              tensor("scan", [4])])
+    nodes = [helper.make_node("Shape", ["x"], ["shape"]), helper.make_node("Gather", ["shape", "zero"], ["n"]),
+             helper.make_node("Less", ["zero", "n"], ["c0"]),
+             helper.make_node("Loop", ["M", "c0", "zero"], ["i_final", "ys"], body=body, name="map")]
+    inits = [numpy_helper.from_array(np.array(v, np.int64), n) for n, v in (("zero", 0), ("one", 1), ("M", 2**63 - 1))]
+    inits.append(numpy_helper.from_array(np.full(4, 2.0, np.float32), "two"))
+    return save_model(path, nodes, [tensor("x", ["N", 4])], [tensor("i_final", [], TensorProto.INT64),
+                                                              tensor("ys", None)], inits)
+
+
+def test_loop_whose_condition_counts_up_to_a_dim_is_a_while_loop_of_that_count(tmp_path):
+    """The condition ``i + 1 < N`` with i = 0, 1, ... proves the loop runs N times, so its scan output is
+    [N, 4] and the loop a WHILE_LOOP; at two sizes the reference model after infer_shapes equals
+    onnxruntime."""
+    model = _map_fn_model(tmp_path / "map.onnx")
+    graph, path, _ = _symbolic_file(str(model), tmp_path)
+    assert any(op.op == "WHILE_LOOP" for op in deserialize(path.read_bytes()).ops)
+    assert validate_shape(path)[0]
+    for n in (1, 5):
+        inputs = {"x": np.random.default_rng(n).standard_normal((n, 4)).astype(np.float32)}
+        expected = _onnxruntime(model, inputs)
+        ref = _reference_after_infer_shapes(path, inputs, list(expected), tmp_path / f"run{n}")
+        for name, value in expected.items():
+            np.testing.assert_array_equal(ref[name], value, err_msg=f"{name} N={n}")
+
+
+@pytest.mark.parametrize("which", ["while", "if"])
+def test_tflite_while_and_if_over_an_open_batch_keep_it_in_their_regions(which, tmp_path):
+    """TFLite WHILE / IF whose tensors have an open batch: the regions are written with -1 dims; at two
+    batch sizes the reference model after infer_shapes equals our numpy run of the static conversion (which
+    tests/importers/tflite/test_control_flow.py checks against LiteRT)."""
+    from tests.importers.tflite.test_control_flow import if_model, while_model
+    path = tmp_path / f"{which}.tflite"
+    path.write_bytes(while_model([1, 3], signature=[-1, 3]) if which == "while" else if_model([1, 4], signature=[-1, 4]))
+    graph, tosa, _ = _symbolic_file(str(path), tmp_path)
+    assert validate_shape(tosa)[0]
+    rng = np.random.default_rng(4)
+    for k in (1, 4):
+        if which == "while":
+            feeds = {"i": np.array(0, np.int32), "n": np.array(3, np.int32),
+                     "x": rng.standard_normal((k, 3)).astype(np.float32), "b": np.ones((1, 3), np.float32)}
+        else:
+            feeds = {"c": np.array(k == 1), "a": rng.standard_normal((k, 4)).astype(np.float32),
+                     "b": rng.standard_normal((k, 4)).astype(np.float32)}
+        ours = api.run(api.specialize(graph, api.solve_bindings(graph, {n: v.shape for n, v in feeds.items()})), feeds)
+        ref = _reference_after_infer_shapes(tosa, feeds, list(ours), tmp_path / f"run{k}")
+        _assert_same(ref, ours)

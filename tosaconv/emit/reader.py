@@ -54,8 +54,8 @@ def read_tosa(data) -> Graph:
 
 
 class _Lifting:
-    def __init__(self, block, regions=None):
-        self.block = block
+    def __init__(self, block, regions=None, input_types=None):
+        self.block, self.input_types = block, input_types   # a region's inputs: the types the op passes
         self.regions = block.regions if regions is None else regions   # the file's regions, by name
         self.tensors = {t.name: t for t in block.tensors}
         self.shapes = {s.name: s for s in block.shapes}
@@ -68,8 +68,8 @@ class _Lifting:
         self.symbol_names = symbol_names(block)
 
     def run(self) -> Graph:
-        for name in self.block.inputs:
-            self.values[name] = self.graph.add_input(name, self._input_type(name))
+        for i, name in enumerate(self.block.inputs):
+            self.values[name] = self.graph.add_input(name, self._region_input_type(name, i))
         self.variables = variables.lift_variables(self)   # variable tensor name -> VariableRefAttrs
         for op in self.block.ops:
             self._lift(op)
@@ -116,10 +116,14 @@ class _Lifting:
             if name not in self.regions:
                 raise ReadError(f"{op.op} '{op.outputs[0] if op.outputs else '?'}' names {field} '{name}', "
                                 "which is not a region of the file")
-            graphs[field] = _Lifting(self.regions[name], self.regions).run()
         opdef = OPS[op.op]
         operands = [self._value(name, f"operand of {op.op}") for name in op.inputs]
+        passed = [v.type for v in operands[1:]] if op.op == "COND_IF" else [v.type for v in operands]
+        for field, _ in S.attr_layout(op.op):
+            graphs[field] = _Lifting(self.regions[op.fields.get(field)], self.regions, passed).run()
         types = [self._type(name) for name in op.outputs]
+        if any(_open(t) for t in types):
+            types = None   # -1 dims: the shape rule gives them from the regions
         with self.builder.at(Location(op.op, op.location or op.outputs[0], source="tosa")):
             results = self.builder.create(opdef, operands, opdef.attrs(**graphs), result_types=types,
                                           name=op.outputs[0]).results
@@ -202,6 +206,17 @@ class _Lifting:
         if any(d < -1 for d in rec.shape):
             raise ReadError(f"tensor '{name}' has shape {list(rec.shape)}; dims are sizes >= 1 or -1 (dynamic)")
         return TensorType(rec.dtype, tuple(rec.shape))   # a -1 dim is open: see _create
+
+    def _region_input_type(self, name: str, i: int) -> TensorType:
+        """A region input of a symbolic file takes the type its op passes (the same symbols), when the
+        file's type has -1 dims where that one has symbols; otherwise as any graph input."""
+        t = self._input_type(name)
+        given = self.input_types[i] if self.input_types is not None and i < len(self.input_types) else None
+        written = self._type(name)
+        if isinstance(given, TensorType) and given.dtype == written.dtype and given.rank == written.rank and \
+                all(d == -1 or d == g for d, g in zip(written.shape, given.shape)) and -1 in written.shape:
+            return given
+        return t
 
     def _input_type(self, name: str) -> TensorType:
         """A graph input's type; each -1 dim is a symbol (see :func:`.shape_reader.input_dim`)."""

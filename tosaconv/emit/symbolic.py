@@ -27,7 +27,8 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from ..ir.dtypes import DType
-from ..ir.types import TensorType
+from ..ir.ops import Trait
+from ..ir.types import IndexType, TensorType
 from ..symbolic.constraints import Kind, Status
 from ..symbolic.expr import Expr, bounds, subs
 from . import params as P
@@ -76,18 +77,51 @@ def symbolic_block(graph, bindings: dict | None = None) -> tuple:
 
 
 class _SymbolicLowering(_Lowering):
-    def __init__(self, graph, env: dict):
-        super().__init__(graph)
+    def __init__(self, graph, env: dict, parent=None, region_name: str = "main"):
+        super().__init__(graph, parent, region_name)
         self.env, self.result = env, SymbolicTosa(b"")
         self.shape_ops = ShapeOps(self.block, self.names, symbol_sources(graph.inputs, self.names))
+        self.is_region = parent is not None
+        if self.is_region:
+            self.result = parent.result   # a region's asserts are the file's
+
+    def _region(self, region, name: str) -> "_SymbolicLowering":
+        """A COND_IF / WHILE_LOOP region keeps its symbols too: its sizes are computed by DIM of the
+        region's own inputs (a region cannot read the enclosing block's shape values)."""
+        return _SymbolicLowering(region, self.env, self, name)
 
     def _inputs(self):
-        """The graph inputs, then one ASSERT_EQUAL_SHAPE per constraint on open symbols."""
-        super()._inputs()
-        self.shape_ops.declare_symbols(self.graph.inputs)
+        """The graph inputs, then one ASSERT_EQUAL_SHAPE per constraint on open symbols (a region's
+        constraints are asserted inside it: they hold only when it runs)."""
+        if self.is_region:
+            self._region_inputs()
+        else:
+            super()._inputs()
+            self.shape_ops.declare_symbols(self.graph.inputs)
         for c in list(self.graph.ledger.entries):
             if c.status is not Status.PROVEN:   # a proven entry holds for every binding: nothing to check
                 self._assertion(c, self.env, self.result)
+
+    def _region_inputs(self) -> None:
+        """A region's tensor inputs; an Index input (a dim a branch uses as a size) is no block input: its
+        value is an expression, computed from DIM of the region's tensor inputs where it is used."""
+        tensors = [v for v in self.graph.inputs if isinstance(v.type, TensorType)]
+        for v in tensors:
+            self._add_tensor(self.names[v], self._type(v, f"region input '{v.name}'", None))
+        self.defined.update(self.graph.inputs)
+        self.block.inputs = [self.names[v] for v in tensors]
+
+    def _region_operands(self, op) -> list:
+        """The tensor operands of a COND_IF / WHILE_LOOP; its Index operands each region computes itself."""
+        index = [v for v in op.operands if isinstance(v.type, IndexType)]
+        if index and op.op.name != "COND_IF":
+            raise EmitError(f"cannot keep symbols through {op.op.name}: it carries the Index values "
+                            f"{', '.join(str(v.type) for v in index)}, which a TOSA loop cannot carry", op.location)
+        for v in op.operands:
+            if v not in self.defined:
+                raise EmitError(f"cannot emit {op.op.name}: operand '{v.name}' is not defined before it",
+                                op.location)
+        return [self.names[v] for v in op.operands if isinstance(v.type, TensorType)]
 
     # -- constraints ---------------------------------------------------------------------
     def _assertion(self, c, env: dict, result: SymbolicTosa) -> None:
@@ -120,6 +154,8 @@ class _SymbolicLowering(_Lowering):
             return
         if name == "DIMS_TO_TENSOR":
             return self._dims_to_tensor(op)
+        if op.op.has(Trait.REGION) and op.op.tosa is not None:
+            return self._region_op(op)
         handler = _HANDLERS.get(name)
         if name in _ATTR_SHAPED and len(op.operands) == 1 and not _symbolic_attrs(op):
             handler = None   # all sizes static: the static writer's CONST_SHAPE operands

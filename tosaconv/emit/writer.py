@@ -151,13 +151,20 @@ class _Lowering:
         graph_names = {}
         for field, region in op_regions(op):
             name = self.names.fresh(f"{outs[0]}/{field}")
-            self.regions[name] = _Lowering(region, self, name).run()
+            self.regions[name] = self._region(region, name).run()
             graph_names[field] = name
         for r, name in zip(op.results, outs):
             self._add_tensor(name, self._type(r, f"result of {op.op.name}", op.location))
-        self._add_op(op.op.tosa, graph_names, [self.names[v] for v in op.operands], outs,
-                     location_text(op.location))
+        self._add_op(op.op.tosa, graph_names, self._region_operands(op), outs, location_text(op.location))
         self.defined.update(op.results)
+
+    def _region_operands(self, op) -> list:
+        """The tensor names a COND_IF / WHILE_LOOP passes to its regions."""
+        return [self.names[v] for v in op.operands]
+
+    def _region(self, region, name: str) -> "_Lowering":
+        """The lowering of one region of a COND_IF / WHILE_LOOP (the symbolic writer keeps its symbols)."""
+        return _Lowering(region, self, name)
 
     def _param(self, owner: str, param, location) -> str:
         name = self.names.fresh(f"{owner}/{param.role}")

@@ -1,0 +1,203 @@
+"""LOOP (ONNX Loop) whose trip count is an open dim, for ``--keep-symbols``: one WHILE_LOOP.
+
+The static path unrolls a LOOP once its trip count is bound (:mod:`.decay_control`).
+With the count left open, the loop runs as a TOSA WHILE_LOOP, as a recurrence
+over an open length does (:mod:`.recurrent_loop`):
+
+- the trip count ``N`` (an Index expression of input dims) becomes an int32
+  tensor by DIMS_TO_TENSOR (the symbolic writer counts it with TILE and
+  REDUCE_SUM); the condition is ``counter < N``;
+- the loop carries the counter, ``N``, the state, one buffer per scan output
+  (``[1, N, size]``, zeros tiled by ``N``, filled with SCATTER at the running
+  step) and the tensors the body captured;
+- the body is rebuilt keeping symbols (the caller's rebuild), with the
+  iteration number as int32 tensor arithmetic (:mod:`.while_lowering`);
+  an Index value it captured is recomputed inside as GET_DIM of a captured
+  tensor that carries it (a WHILE_LOOP carries tensors only).
+
+Refused, naming LOOP: a loop with a condition (its iteration count is data),
+scan inputs, scan outputs of an open size, or a body that uses the iteration
+number as a size.
+"""
+from __future__ import annotations
+
+from typing import Callable
+
+import numpy as np
+
+from ..ir import attrs as A
+from ..ir.builder import Builder
+from ..ir.graph import Graph
+from ..ir.ops import Op
+from ..ir.region_rules import iteration_symbol
+from ..ir.types import IndexType, TensorType
+from ..symbolic.expr import Expr, mul, same, sym
+from .decay import DataDependentDim
+from .loop_count import proven_count
+from .recurrent_loop import _reshape, _zeros
+from .while_lowering import _Iteration, _translate
+
+
+def loop_symbolic(op, b: Builder, operands: list, rebuild: Callable) -> list:
+    """LOOP ``op`` whose trip count ``operands[0]`` is open, or whose condition counts up to dims
+    (:func:`.loop_count.proven_count`), as one WHILE_LOOP; returns its results."""
+    a = op.attrs
+    count = _count(op, operands)
+    n_cond = int(a.has_cond)
+    state = operands[1 + n_cond:1 + n_cond + a.num_state]
+    captured = operands[1 + n_cond + a.num_state:]
+    tensors = [v for v in captured if isinstance(v.type, TensorType)]
+    sources = list(operands) + list(b.graph.inputs)
+    count_index = index_of(op, b, count, sources)
+    trip = _reshape(b, b.dims_to_tensor([count_index]), ())
+    scans = _scan_shapes(op)
+    buffers = [_zeros(b, (1, 1, 1), [b.index(1), count_index, index_of(op, b, _size(s), sources)], _dtype(t))
+               for s, t in scans]
+    carried = [b.const(np.array(0, np.int32)), trip] + list(operands[1:1 + n_cond]) + list(state) + buffers + tensors
+    types = [v.type for v in carried]
+    body = _body_graph(op, b, types, captured, rebuild)
+    loop = b.create(Op.WHILE_LOOP, carried, A.WhileLoopAttrs(_cond_graph(b, types, n_cond), body))
+    first = 2 + n_cond
+    stacked = [_reshape(b, buf, (count,) + tuple(s)) for buf, (s, _) in
+               zip(loop.results[first + a.num_state:first + a.num_state + len(buffers)], scans)]
+    return list(loop.results[first:first + a.num_state]) + stacked
+
+
+def _count(op, operands: list):
+    """How many iterations run: the open trip count, or the count the condition is proven to give."""
+    a = op.attrs
+    why = None
+    count = proven_count(op, operands) if a.has_cond else operands[0].type.value
+    if count is None:
+        why = "it has a condition, so how many iterations run is decided by tensor data"
+    elif a.scan_input_axes:
+        why = "it has scan inputs"
+    elif any(ax != 0 for ax in a.scan_output_axes):
+        why = "a scan output stacks along an axis other than 0"
+    elif any(iteration_symbol(a.body) in c.symbols() for c in a.body.ledger.entries):
+        why = "its body checks sizes that depend on the iteration number"
+    if why:
+        raise DataDependentDim(op, f"LOOP at {op.location} runs an open number of iterations as a WHILE_LOOP, "
+                                   f"but {why}")
+    return count
+
+
+def index_of(op, b, d, sources: list):
+    """An Index value holding the dim ``d``: a constant, a source Index value or GET_DIM of a source tensor
+    with that value or dim, else INDEX ops over those (how the importer computes sizes)."""
+    if not isinstance(d, Expr):
+        return b.index(int(d))
+    found = _source_of(b, d, sources)
+    if found is not None:
+        return found
+    total = None
+    for mono, coeff in d.terms.items():
+        term = None if coeff == 1 and mono else b.index(coeff)
+        for atom, power in mono:
+            for _ in range(power):
+                a = _atom_index(op, b, atom, sources)
+                term = a if term is None else b.emit(Op.INDEX_MUL, term, a)
+        total = term if total is None else b.emit(Op.INDEX_ADD, total, term)
+    return total
+
+
+def _source_of(b, d: Expr, sources: list):
+    for v in sources:
+        if isinstance(v.type, IndexType) and same(v.type.value, d):
+            return v
+        for axis, dim in enumerate(getattr(v.type, "shape", ())):
+            if same(dim, d):
+                return b.get_dim(v, axis)
+    return None
+
+
+def _atom_index(op, b, atom, sources: list):
+    if atom.kind == "sym":
+        found = _source_of(b, sym(atom.args[0]), sources)
+        if found is not None:
+            return found
+        raise DataDependentDim(op, f"LOOP at {op.location} needs the size {atom}, which no value it reads has "
+                                   "as a dim")
+    kinds = {"floordiv": Op.INDEX_FLOORDIV, "mod": Op.INDEX_MOD, "min": Op.INDEX_MIN, "max": Op.INDEX_MAX}
+    return b.emit(kinds[atom.kind], *(index_of(op, b, x, sources) for x in atom.args))
+
+
+def _scan_shapes(op) -> list:
+    a = op.attrs
+    outs = a.body.outputs[int(a.has_cond) + a.num_state:]
+    return [(tuple(v.type.shape), v.type) for v in outs]
+
+
+def _size(shape: tuple):
+    total = 1
+    for d in shape:
+        total = mul(total, d)
+    return total
+
+
+def _dtype(t: TensorType):
+    return t.dtype.numpy
+
+
+def _shell(name: str, types: list) -> Graph:
+    g = Graph(name=name)
+    for i, t in enumerate(types):
+        g.add_input(f"{name}_in{i}", t)
+    return g
+
+
+def _cond_graph(b, types: list, n_cond: int) -> Graph:
+    """``counter < count``, and the loop's own condition when it has one."""
+    g = _shell("cond", types)
+    inner = Builder(g, b.location)
+    more = inner.emit(Op.GREATER, g.inputs[1], g.inputs[0])
+    g.set_outputs([inner.emit(Op.LOGICAL_AND, more, g.inputs[2]) if n_cond else more], ["cond"])
+    return g
+
+
+def _body_graph(op, b, types: list, captured: list, rebuild: Callable) -> Graph:
+    a, g = op.attrs, _shell("body", types)
+    inner = Builder(g, b.location)
+    n_cond, n_scan = int(a.has_cond), len(a.scan_output_axes)
+    counter, first = g.inputs[0], 2 + n_cond
+    state = list(g.inputs[first:first + a.num_state])
+    buffers = list(g.inputs[first + a.num_state:first + a.num_state + n_scan])
+    region_tensors = list(g.inputs[first + a.num_state + n_scan:])
+    tensors = iter(region_tensors)
+    caps = [next(tensors) if isinstance(v.type, TensorType) else _index_in(op, inner, v.type, region_tensors)
+            for v in captured]
+    nxt = inner.emit(Op.ADD, counter, inner.const(np.array(1, np.int32)))
+    head = [_Iteration(_reshape(inner, nxt, (1,)))] + list(g.inputs[2:first])
+    outs = _rebuild_body(op, inner, dict(zip(map(id, a.body.inputs), head + state + caps)), rebuild)
+    idx = _reshape(inner, counter, (1, 1))
+    written = [inner.emit(Op.SCATTER, buf, idx, _reshape(inner, v, (1, 1, _size(v.type.shape))))
+               for buf, v in zip(buffers, outs[n_cond + a.num_state:])]
+    g.set_outputs([nxt, g.inputs[1]] + outs[:n_cond + a.num_state] + written + region_tensors,
+                  [f"out{i}" for i in range(len(types))])
+    return g
+
+
+def _rebuild_body(op, inner, mapping: dict, rebuild: Callable) -> list:
+    """The LOOP body's ops rebuilt into the loop region (the iteration number as int32 arithmetic)."""
+    for step in op.attrs.body.ops:
+        operands = [mapping[id(v)] for v in step.operands]
+        with inner.at(step.location):
+            if any(isinstance(v, _Iteration) for v in operands):
+                results = [_translate(op, step, operands, inner)]
+            else:
+                results = rebuild(step, operands, inner, {})
+        for old, new in zip(step.results, results):
+            mapping[id(old)] = new
+    return [mapping[id(v)] for v in op.attrs.body.outputs]
+
+
+def _index_in(op, b, t: IndexType, tensors: list):
+    """A captured Index value inside the loop body: a constant, or GET_DIM of a captured tensor carrying it."""
+    if not isinstance(t.value, Expr):
+        return b.index(int(t.value))
+    for v in tensors:
+        for axis, d in enumerate(v.type.shape):
+            if same(d, t.value):
+                return b.get_dim(v, axis)
+    raise DataDependentDim(op, f"LOOP at {op.location} captures the size {t.value}, which no tensor it carries "
+                               "has as a dim, and a WHILE_LOOP carries tensors only")
