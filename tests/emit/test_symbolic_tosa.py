@@ -362,7 +362,8 @@ def _expand_by_where_model(tmp_path: Path) -> str:
 
 def _reference_equals_onnxruntime(model: str, shapes: list, tmp_path: Path) -> None:
     """The symbolic file validates; resolved by infer_shapes at each input shape, the reference model's
-    outputs equal onnxruntime's on the source model (ints exactly, floats to 1e-6)."""
+    outputs equal onnxruntime's on the source model (ints exactly, floats to 1e-6), and so does our run of
+    the symbolic file read back (it binds from the input array)."""
     import onnxruntime as ort
     written = api.emit_symbolic(api.keep_symbols(api.load(model), {}), {})
     path = tmp_path / "symbolic.tosa"
@@ -376,8 +377,10 @@ def _reference_equals_onnxruntime(model: str, shapes: list, tmp_path: Path) -> N
         expected = dict(zip(names, session.run(None, {"x": x})))
         resolved = infer_shapes(path, {"x": shape}, tmp_path / f"infer{i}")
         ref = run_reference_model(resolved, {"x": x}, names, tmp_path / f"ref{i}")
+        read_back = api.run(api.load(str(path)), {"x": x})
         for name in names:
             np.testing.assert_allclose(ref[name], expected[name], rtol=0, atol=1e-6, err_msg=f"{name} at {shape}")
+            np.testing.assert_allclose(read_back[name], expected[name], rtol=0, atol=1e-6, err_msg=name)
 
 
 def test_range_over_an_open_dim_matches_onnxruntime_in_the_reference_model(tmp_path):
