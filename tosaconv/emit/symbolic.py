@@ -37,7 +37,7 @@ from .errors import EmitError
 from .mlir import records_to_mlir
 from .serialize import serialize, too_big
 from .shape_ops import ShapeOps, symbol_sources
-from .symbolic_iota import write_iota
+from .symbolic_iota import IotaWriter
 from .tensor_data import to_le_bytes
 from .writer import _Lowering, location_text
 
@@ -82,6 +82,7 @@ class _SymbolicLowering(_Lowering):
         super().__init__(graph)
         self.env, self.result = env, SymbolicTosa(b"")
         self.shape_ops = ShapeOps(self.block, self.names, symbol_sources(graph.inputs, self.names))
+        self.iotas = IotaWriter(graph, self.shape_ops)
 
     def _inputs(self):
         """The graph inputs, then one ASSERT_EQUAL_SHAPE per constraint on open symbols."""
@@ -169,9 +170,9 @@ class _SymbolicLowering(_Lowering):
         self.defined.update(op.results)
 
     def _iota(self, op) -> None:
-        """IOTA of an open count: a prefix sum of ones over a tensor of that size (:mod:`.symbolic_iota`)."""
+        """IOTA of an open count: a SLICE of one prefix sum of ones (:mod:`.symbolic_iota`)."""
         try:
-            write_iota(self, op)
+            self.iotas.write(self, op)
         except EmitError as e:
             raise EmitError(f"cannot keep symbols through IOTA: {e}", op.location) from None
 

@@ -1,4 +1,4 @@
-"""IOTA of an open count in a symbolic ``.tosa``: :func:`write_iota`.
+"""IOTA of an open count in a symbolic ``.tosa``: :class:`IotaWriter`.
 
 TOSA has no iota operator, and EXT-SHAPE cannot turn a shape value into
 tensor data except as the size of a tensor. So ``[0, 1, ..., n-1]`` is built
@@ -15,6 +15,9 @@ from a tensor whose *size* is ``n``, exactly and with no upper bound on ``n``:
   the amount were 0 (8-bit amounts?), and the reference model then failed;
 - ``iota = x - 1``, CAST when the IOTA's dtype is not INT32.
 
+All IOTAs of a file share one such prefix sum, over the largest of their
+counts, each a SLICE of it (:class:`IotaWriter`).
+
 Why 31 unconditional steps: the file cannot branch on ``n`` (COND_IF would
 need the count as tensor data), and no bound on ``n`` is known in general.
 31 covers every count an INT32 iota can hold (and TOSA's largest level,
@@ -26,11 +29,13 @@ from its expression (``min(n, 512)``) takes only ``ceil(log2 bound)`` steps.
 """
 from __future__ import annotations
 
+from functools import reduce
+
 import numpy as np
 
 from ..ir.dtypes import DType
 from ..ir.types import TensorType
-from ..symbolic.expr import Expr, bounds, dmin
+from ..symbolic.expr import Expr, bounds, dmax, dmin, same
 from . import params as P
 from .tensor_data import to_le_bytes
 from .writer import location_text
@@ -46,32 +51,56 @@ def doubling_steps(n) -> int:
     return max(1, int(np.ceil(np.log2(max(hi, 1)))))
 
 
-def write_iota(w, op) -> None:
-    """Append the records of ``op`` (IOTA of the Index value ``n``) to the lowering ``w``."""
-    n = op.operands[0].type.value
-    out, dtype, location = w.names[op.result], op.attrs.dtype, op.location
-    if not isinstance(n, Expr):
-        w._add_tensor(out, TensorType(dtype, (int(n),)), to_le_bytes(np.arange(int(n), dtype=dtype.numpy), dtype))
-        w._add_op("CONST", {}, [], [out], location_text(location))
-        return
-    text = w.shape_ops.location = location_text(location)
-    ones = w._param(out, P.Param("one", DType.INT32, np.ones(1, dtype=np.int32)), location)
-    zero = w._param(out, P.Param("zero", DType.INT32, np.zeros(1, dtype=np.int32)), location)
+class IotaWriter:
+    """Writes the IOTAs of one block. Every open count ``n_i`` whose symbols are graph-input dims is served
+    by one prefix sum over ``L = max(n_1, ..., n_k)`` (computed once, where the first IOTA stands), each
+    IOTA then a SLICE of it to ``[0, n_i)``: exact, since ``n_i <= L``, and one construction per file
+    instead of one per Range (nudenet 320n has six)."""
+
+    def __init__(self, graph, shape_ops):
+        counts = [op.operands[0].type.value for op in graph.ops if op.op.name == "IOTA"]
+        open_counts = [n for n in counts if isinstance(n, Expr) and not shape_ops.missing([n])]
+        self.largest = reduce(dmax, open_counts) if open_counts else None
+        self.counted = None   # the int32 tensor [0, 1, ..., L-1], once written
+
+    def write(self, w, op) -> None:
+        """Append the records of ``op`` (IOTA of the Index value ``n``) to the lowering ``w``."""
+        n = op.operands[0].type.value
+        out, dtype, location = w.names[op.result], op.attrs.dtype, op.location
+        text = w.shape_ops.location = location_text(location)
+        if not isinstance(n, Expr):
+            values = to_le_bytes(np.arange(int(n), dtype=dtype.numpy), dtype)
+            w._add_tensor(out, TensorType(dtype, (int(n),)), values)
+            w._add_op("CONST", {}, [], [out], text)
+            return
+        size = w.vector([n])   # raises, naming the symbol, when no graph input carries it
+        if self.counted is None:
+            self.counted = _count_up(w, self.largest, out, location)
+        w.shape_ops.location = text
+        inputs = [self.counted]
+        if not same(n, self.largest):   # the first n of the shared count
+            inputs += [w.vector([0]), size]
+            if dtype is not DType.INT32:
+                inputs = [_tensor(w, f"{out}/first", "SLICE", inputs, text)]
+        last = "CAST" if dtype is not DType.INT32 else ("SLICE" if len(inputs) == 3 else "IDENTITY")
+        w._add_tensor(out, TensorType(dtype, (n,)))
+        w._add_op(last, {}, inputs, [out], text)
+        w.defined.update(op.results)
+
+
+def _count_up(w, n, owner: str, location) -> str:
+    """The int32 tensor ``[0, 1, ..., n-1]``: a prefix sum of ``n`` ones, minus one."""
+    text = location_text(location)
+    ones = w._param(owner, P.Param("one", DType.INT32, np.ones(1, dtype=np.int32)), location)
+    zero = w._param(owner, P.Param("zero", DType.INT32, np.zeros(1, dtype=np.int32)), location)
     size, start = w.vector([n]), w.vector([0])
-    x = _tensor(w, f"{out}/ones", "TILE", [ones, size], text)
+    x = _tensor(w, f"{owner}/ones", "TILE", [ones, size], text)
     for k in range(doubling_steps(n)):
-        zeros = _tensor(w, f"{out}/zeros{k}", "TILE", [zero, w.vector([dmin(2 ** k, n)])], text)
-        joined = _tensor(w, f"{out}/join{k}", "CONCAT", [zeros, x], text, {"axis": 0})
-        shifted = _tensor(w, f"{out}/shift{k}", "SLICE", [joined, start, size], text)
-        x = _tensor(w, f"{out}/sum{k}", "ADD", [x, shifted], text)
-    if dtype is DType.INT32:
-        w._add_tensor(out, TensorType(dtype, (n,)))
-        w._add_op("SUB", {}, [x, ones], [out], text)
-    else:
-        counted = _tensor(w, f"{out}/iota", "SUB", [x, ones], text)
-        w._add_tensor(out, TensorType(dtype, (n,)))
-        w._add_op("CAST", {}, [counted], [out], text)
-    w.defined.update(op.results)
+        zeros = _tensor(w, f"{owner}/zeros{k}", "TILE", [zero, w.vector([dmin(2 ** k, n)])], text)
+        joined = _tensor(w, f"{owner}/join{k}", "CONCAT", [zeros, x], text, {"axis": 0})
+        shifted = _tensor(w, f"{owner}/shift{k}", "SLICE", [joined, start, size], text)
+        x = _tensor(w, f"{owner}/sum{k}", "ADD", [x, shifted], text)
+    return _tensor(w, f"{owner}/counted", "SUB", [x, ones], text)
 
 
 def _tensor(w, base: str, tosa: str, inputs: list, text: str, fields: dict | None = None) -> str:
