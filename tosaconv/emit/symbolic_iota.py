@@ -22,10 +22,13 @@ Why 31 unconditional steps: the file cannot branch on ``n`` (COND_IF would
 need the count as tensor data), and no bound on ``n`` is known in general.
 31 covers every count an INT32 iota can hold (and TOSA's largest level,
 MAX_LOG2_SIZE 31). Steps past ``ceil(log2 n)`` add zeros, costing only
-``O(n)`` each, so the run is ``O(n log 2^31)`` element operations — for the
+``O(n)`` each, so the run is about ``31 n`` element operations — for the
 sequence lengths and feature-map widths the models use, microseconds — and
-the file grows by about 8 records per step. A count whose upper bound is known
+the file grows by about 220 records, once. A count whose upper bound is known
 from its expression (``min(n, 512)``) takes only ``ceil(log2 bound)`` steps.
+Not done: rewriting a Range that only feeds a Gather of a table (position
+ids) as a SLICE of the table — it would save those records in BERT-like
+models only, and the table's size bound is not a fact the ledger carries.
 """
 from __future__ import annotations
 
