@@ -425,3 +425,18 @@ def test_equal_of_two_open_dims_stays_data_and_the_refusal_names_the_op(tmp_path
     message = e.value.diagnostics[0].message
     assert "cannot keep symbols through EXTRACT_DIM at Expand 'ex'" in message
     assert "reads a size from tensor data ('target_2')" in message   # the Concat the Expand reads
+
+
+def test_symbolic_mlir_of_a_range_over_an_open_dim_validates(tmp_path):
+    """The IOTA construction printed as TOSA MLIR: tosa-opt validates it at 1.1.draft and prints it as it
+    prints its own deserialization of the symbolic .tosa."""
+    from tests.emit.test_mlir_symbolic import TARGET_1_1
+    from tests.emit.test_mlir_tosa_opt import assert_prints_as_deserialized
+    from tests.tosa_tools import run_tool
+    program = api.keep_symbols(api.load(_range_model(tmp_path)), {})
+    mlir, tosa = tmp_path / "m.mlir", tmp_path / "m.tosa"
+    mlir.write_bytes(api.emit_symbolic(program, {}, "mlir").data)
+    tosa.write_bytes(api.emit_symbolic(program, {}).data)
+    proc = run_tool("tosa-opt", [mlir, TARGET_1_1, "--tosa-validate=strict-op-spec-alignment", "-o", "/dev/null"])
+    assert proc.returncode == 0, proc.stderr
+    assert_prints_as_deserialized(mlir, tosa, tmp_path)
