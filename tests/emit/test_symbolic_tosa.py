@@ -631,3 +631,129 @@ def test_tflite_while_and_if_over_an_open_batch_keep_it_in_their_regions(which, 
         ours = api.run(api.specialize(graph, api.solve_bindings(graph, {n: v.shape for n, v in feeds.items()})), feeds)
         ref = _reference_after_infer_shapes(tosa, feeds, list(ours), tmp_path / f"run{k}")
         _assert_same(ref, ours)
+
+# -- Range over an open dim (IOTA) and shape rules spelled with Equal/Where -----------------------
+
+def _range_model(tmp_path: Path) -> str:
+    """``y = Range(3, n, 2)`` (int64) and ``z = x + 0.5 * float(Range(0, n, 1))`` for x of shape [1, n]."""
+    from tests.cli.conftest import save_model, tensor
+    from onnx import helper, numpy_helper
+    consts = {"one": 1, "zero": 0, "three": 3, "two": 2}
+    inits = [numpy_helper.from_array(np.array(v, np.int64), k) for k, v in consts.items()]
+    inits.append(numpy_helper.from_array(np.array(0.5, np.float32), "half"))
+    nodes = [helper.make_node("Shape", ["x"], ["s"]), helper.make_node("Gather", ["s", "one"], ["n"], axis=0),
+             helper.make_node("Range", ["three", "n", "two"], ["y"], name="odd"),
+             helper.make_node("Range", ["zero", "n", "one"], ["r"], name="positions"),
+             helper.make_node("Cast", ["r"], ["rf"], to=TensorProto.FLOAT),
+             helper.make_node("Mul", ["rf", "half"], ["h"]), helper.make_node("Add", ["x", "h"], ["z"])]
+    path = tmp_path / "range.onnx"
+    save_model(path, nodes, [tensor("x", [1, "n"])],
+               [tensor("y", [None], TensorProto.INT64), tensor("z", [1, "n"])], inits)
+    return str(path)
+
+
+def _expand_by_where_model(tmp_path: Path) -> str:
+    """torch.onnx's BERT token-type Expand: target ``Where(Equal(shape, -1 * ones), ones, shape)`` with
+    ``shape = Reshape(Concat(batch, seq), [-1])``, the dims read with Shape/Gather/Unsqueeze."""
+    from tests.cli.conftest import save_model, tensor
+    from onnx import helper, numpy_helper
+    arrays = {"i0": np.array(0, np.int64), "i1": np.array(1, np.int64), "ax": np.array([0], np.int64),
+              "flat": np.array([-1], np.int64), "minus": np.array(-1, np.int64),
+              "row": np.arange(1, 9, dtype=np.float32).reshape(1, 8)}
+    inits = [numpy_helper.from_array(v, k) for k, v in arrays.items()]
+    mk = helper.make_node
+    nodes = [mk("Shape", ["x"], ["s"]), mk("Gather", ["s", "i0"], ["b"], axis=0),
+             mk("Gather", ["s", "i1"], ["q"], axis=0), mk("Unsqueeze", ["b", "ax"], ["b1"]),
+             mk("Unsqueeze", ["q", "ax"], ["q1"]), mk("Concat", ["b1", "q1"], ["bq"], axis=0),
+             mk("Reshape", ["bq", "flat"], ["shape"]), mk("Shape", ["shape"], ["two"]),
+             mk("ConstantOfShape", ["two"], ["ones"], value=numpy_helper.from_array(np.array([1], np.int64))),
+             mk("Mul", ["ones", "minus"], ["neg"]), mk("Equal", ["shape", "neg"], ["keep"]),
+             mk("Where", ["keep", "ones", "shape"], ["target"]),
+             mk("Slice", ["row", "ax", "q1", "i1_v"], ["cut"]), mk("Expand", ["cut", "target"], ["e"], name="ex"),
+             mk("Add", ["x", "e"], ["y"])]
+    inits.append(numpy_helper.from_array(np.array([1], np.int64), "i1_v"))
+    path = tmp_path / "expand.onnx"
+    save_model(path, nodes, [tensor("x", ["batch", "seq"])], [tensor("y", ["batch", "seq"])], inits)
+    return str(path)
+
+
+def _reference_equals_onnxruntime(model: str, shapes: list, tmp_path: Path) -> None:
+    """The symbolic file validates; resolved by infer_shapes at each input shape, the reference model's
+    outputs equal onnxruntime's on the source model (ints exactly, floats to 1e-6), and so does our run of
+    the symbolic file read back (it binds from the input array)."""
+    import onnxruntime as ort
+    written = api.emit_symbolic(api.keep_symbols(api.load(model), {}), {})
+    path = tmp_path / "symbolic.tosa"
+    path.write_bytes(written.data)
+    accepted, errors = validate_shape(path)
+    assert accepted, errors
+    session = ort.InferenceSession(model)
+    names = [o.name for o in session.get_outputs()]
+    for i, shape in enumerate(shapes):
+        x = np.random.default_rng(i).standard_normal(shape).astype(np.float32)
+        expected = dict(zip(names, session.run(None, {"x": x})))
+        resolved = infer_shapes(path, {"x": shape}, tmp_path / f"infer{i}")
+        ref = run_reference_model(resolved, {"x": x}, names, tmp_path / f"ref{i}")
+        read_back = api.run(api.load(str(path)), {"x": x})
+        for name in names:
+            np.testing.assert_allclose(ref[name], expected[name], rtol=0, atol=1e-6, err_msg=f"{name} at {shape}")
+            np.testing.assert_allclose(read_back[name], expected[name], rtol=0, atol=1e-6, err_msg=name)
+
+
+def test_range_over_an_open_dim_matches_onnxruntime_in_the_reference_model(tmp_path):
+    """IOTA as a prefix sum of ones: counts 1 and 149 for y (149 crosses 2^7), 5 and 300 for z (300 crosses
+    the 256-element shift that a PAD-based shift got wrong in infer_shapes)."""
+    _reference_equals_onnxruntime(_range_model(tmp_path), [(1, 5), (1, 300)], tmp_path)
+
+
+def test_iota_uses_doubling_steps_bounded_by_the_count():
+    from tosaconv.emit.symbolic_iota import MAX_STEPS, doubling_steps
+    from tosaconv.symbolic.expr import dmin, sym
+    assert doubling_steps(sym("n")) == MAX_STEPS == 31
+    assert doubling_steps(dmin(sym("n"), 512)) == 9   # 2^9 = 512: x[i] = min(i + 1, 512) counts to 512
+    assert doubling_steps(dmin(sym("n"), 513)) == 10
+
+
+def test_expand_whose_target_is_where_over_the_shape_keeps_symbols(tmp_path):
+    """The Equal against -1 is decided (a dim is never -1), so Where picks the shape's dims and the Expand
+    needs no size read from tensor data."""
+    model = _expand_by_where_model(tmp_path)
+    graph = api.load(model)
+    assert not [op for op in graph.ops if op.op.name == "EXTRACT_DIM"]
+    _reference_equals_onnxruntime(model, [(1, 3), (4, 7)], tmp_path)
+
+
+def test_equal_of_two_open_dims_stays_data_and_the_refusal_names_the_op(tmp_path):
+    """``Where(Equal(batch, seq), ...)`` is not decided for every binding: the Expand's target is tensor
+    data, and --keep-symbols refuses it naming EXTRACT_DIM, the Expand and the value it reads."""
+    from tests.cli.conftest import save_model, tensor
+    from onnx import helper, numpy_helper
+    mk = helper.make_node
+    inits = [numpy_helper.from_array(np.array([0], np.int64), "i0"),
+             numpy_helper.from_array(np.array([1], np.int64), "i1")]
+    nodes = [mk("Shape", ["x"], ["s"]), mk("Gather", ["s", "i0"], ["b"], axis=0),
+             mk("Gather", ["s", "i1"], ["q"], axis=0), mk("Equal", ["b", "q"], ["square"]),
+             mk("Where", ["square", "b", "q"], ["w"]), mk("Concat", ["w", "q"], ["target"], axis=0),
+             mk("Expand", ["x", "target"], ["y"], name="ex")]
+    path = tmp_path / "undecided.onnx"
+    save_model(path, nodes, [tensor("x", ["batch", "seq"])], [tensor("y", [None, None])], inits)
+    with pytest.raises(ConversionError) as e:
+        api.emit_symbolic(api.keep_symbols(api.load(str(path)), {}), {})
+    message = e.value.diagnostics[0].message
+    assert "cannot keep symbols through EXTRACT_DIM at Expand 'ex'" in message
+    assert "reads a size from tensor data ('target_2')" in message   # the Concat the Expand reads
+
+
+def test_symbolic_mlir_of_a_range_over_an_open_dim_validates(tmp_path):
+    """The IOTA construction printed as TOSA MLIR: tosa-opt validates it at 1.1.draft and prints it as it
+    prints its own deserialization of the symbolic .tosa."""
+    from tests.emit.test_mlir_symbolic import TARGET_1_1
+    from tests.emit.test_mlir_tosa_opt import assert_prints_as_deserialized
+    from tests.tosa_tools import run_tool
+    program = api.keep_symbols(api.load(_range_model(tmp_path)), {})
+    mlir, tosa = tmp_path / "m.mlir", tmp_path / "m.tosa"
+    mlir.write_bytes(api.emit_symbolic(program, {}, "mlir").data)
+    tosa.write_bytes(api.emit_symbolic(program, {}).data)
+    proc = run_tool("tosa-opt", [mlir, TARGET_1_1, "--tosa-validate=strict-op-spec-alignment", "-o", "/dev/null"])
+    assert proc.returncode == 0, proc.stderr
+    assert_prints_as_deserialized(mlir, tosa, tmp_path)

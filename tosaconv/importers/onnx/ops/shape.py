@@ -86,12 +86,16 @@ def convert_reshape(ctx, node):
 
 def _reshaped_shape_tensor(ctx, node):
     """A shape tensor reshaped between a scalar and a vector (Paddle2ONNX writes ``Reshape(d, [])``)
-    stays a ShapeTensor, so the dims it carries keep their symbolic values."""
+    stays a ShapeTensor, so the dims it carries keep their symbolic values; so does a shape vector reshaped
+    to itself (torch.onnx writes ``Reshape(Concat(b, s), [-1])``)."""
     st = ctx.shape_tensor(node.inputs[0])
     target = ctx.const(node.inputs[1])
-    if st is None or target is None or len(st.dims) != 1 or np.asarray(target).size > 1:
+    if st is None or target is None or np.asarray(target).size > 1:
         return None
     target = np.asarray(target).reshape(-1)
+    if len(st.dims) != 1:
+        same_vector = not st.scalar and target.size == 1 and int(target[0]) in (-1, len(st.dims))
+        return ShapeTensor(st.dims) if same_vector else None
     if target.size == 0:
         return ShapeTensor(st.dims, scalar=True)
     return ShapeTensor(st.dims) if int(target[0]) in (1, -1, 0) else None
