@@ -12,9 +12,11 @@ DYN_PAD are then written with EXT-SHAPE operators by
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from ..diagnostics import ConversionError, ShapeError
 from ..ir.builder import Builder
-from ..ir.graph import Graph
+from ..ir.graph import Graph, Operation, Value
 from ..ir.types import IndexType
 from ..ir.verifier import verify
 from .dce import eliminate_dead_code
@@ -22,12 +24,12 @@ from .decay import rule_for
 from .rebuild import check_ledger, rebuild_op, rebuild_ops
 
 
-def keep_symbols(graph: Graph, bindings: dict) -> Graph:
+def keep_symbols(graph: Graph, bindings: Mapping[str, int]) -> Graph:
     """``graph`` with the symbols of ``bindings`` fixed and every other symbol kept."""
     env = {k: int(v) for k, v in bindings.items()}
     check_ledger(graph, env)
     new = graph.copy_shell()
-    mapping = {}
+    mapping: dict[int, Value] = {}
     for v in graph.inputs:
         mapping[id(v)] = new.add_input(v.name, v.type.subs(env))
     rebuild_ops(graph, Builder(new), env, mapping, _rebuild)
@@ -40,7 +42,7 @@ def keep_symbols(graph: Graph, bindings: dict) -> Graph:
     return new
 
 
-def _rebuild(op, operands, b, env) -> list:
+def _rebuild(op: Operation, operands: list[Value], b: Builder, env: dict[str, int]) -> list[Value]:
     if rule_for(op.op) is not None and any(_open_index(v) for v in operands):
         return b.create(op.op, operands, op.attrs).results   # decays later, when these symbols are bound
     try:
@@ -54,5 +56,5 @@ def _rebuild(op, operands, b, env) -> list:
             hint="bind the symbols it depends on (--bind), or convert without --keep-symbols") from None
 
 
-def _open_index(v) -> bool:
+def _open_index(v: Value) -> bool:
     return isinstance(v.type, IndexType) and not isinstance(v.type.value, int)
