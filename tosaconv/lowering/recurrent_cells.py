@@ -1,6 +1,6 @@
 """One time step of an ONNX LSTM, GRU or RNN cell, written as plain TOSA ops.
 
-:mod:`~tosaconv.passes.decay_recurrent` unrolls a RECURRENT op by calling a
+:mod:`~tosaconv.lowering.recurrent_unroll` unrolls a RECURRENT op by calling a
 step function once per time step and direction. Every tensor here is rank 3
 with a leading 1 (``[1, batch, width]``), so MATMUL takes the state as is and
 no step needs a reshape. The input projection ``X_t·W^T + biases`` arrives
