@@ -23,28 +23,13 @@ LEVEL_CHECKs, not ERROR_IFs, and live in :mod:`tosaconv.analysis.levels`.
 """
 from __future__ import annotations
 
-from typing import Callable, Optional
-
 import numpy as np
 
-from ..symbolic.expr import is_static
-from .ops import OPS, Operand, OperandKind
+from . import error_if_windows  # noqa: F401  (registers the convolution, pooling and RESIZE rules)
 from .dtypes import DType
+from .error_if_core import (RULES, Reason, _differ, _first, _ints, _static, _tensors,
+                            _zero_point, operand_kinds, rule)
 from .types import TensorType
-
-Reason = Optional[str]
-RULES: dict = {}
-
-
-def rule(*names: str) -> Callable:
-    """Register a checker ``fn(types, attrs) -> Reason`` for the ops ``names``."""
-    def register(fn: Callable) -> Callable:
-        for name in names:
-            if name in RULES:
-                raise ValueError(f"ERROR_IF rule for {name} registered twice")
-            RULES[name] = fn
-        return fn
-    return register
 
 
 def error_if(op_name: str, types: list, attrs) -> Reason:
@@ -54,78 +39,6 @@ def error_if(op_name: str, types: list, attrs) -> Reason:
         return bad
     fn = RULES.get(op_name)
     return None if fn is None else fn(list(types), attrs)
-
-
-_NO_OPERAND = Operand("?", OperandKind.TENSOR)   # an operand an op without operands does not declare
-
-
-def operand_kinds(op_name: str, types: list) -> Reason:
-    """Each operand is of the kind (tensor, Index or either) the op table declares for its position."""
-    op = OPS.get(op_name)
-    if op is None:
-        return f"{op_name} is not an op of the table"
-    for i, t in enumerate(types):
-        declared = op.operand_at(i) or _NO_OPERAND
-        if declared.accepts(t):
-            continue
-        kind = "an Index value" if declared.kind is OperandKind.INDEX else "a tensor"
-        return f"operand {i} ({declared.name}) must be {kind}, got {t}"
-    return None
-
-
-# -- helpers: every one answers, none raises -------------------------------------------------------
-
-def _ints(value, n: int) -> bool:
-    return isinstance(value, (tuple, list)) and len(value) == n and all(
-        isinstance(v, int) and not isinstance(v, bool) for v in value)
-
-
-def _attr_tuples(attrs, **lengths) -> Reason:
-    for name, n in lengths.items():
-        value = getattr(attrs, name, None)
-        if not _ints(value, n):
-            return f"attribute {name} must hold {n} integers, got {value!r}"
-    return None
-
-
-def _tensors(types: list, *ranks) -> Reason:
-    """Each of the first ``len(ranks)`` operands is a tensor of that rank (None: any rank)."""
-    if len(types) < len(ranks):
-        return f"takes {len(ranks)} operands, got {len(types)}"
-    for i, (t, rank) in enumerate(zip(types, ranks)):
-        if not isinstance(t, TensorType):
-            return f"operand {i} must be a tensor, got {t}"
-        if rank is not None and t.rank != rank:
-            return f"operand {i} must have rank {rank}, got {t}"
-    return None
-
-
-def _static(*dims) -> bool:
-    return all(is_static(d) for d in dims)
-
-
-def _differ(a, b) -> bool:
-    """True only when both dims are known and differ (a symbolic pair is decided after binding)."""
-    return _static(a, b) and a != b
-
-
-def _exact(numerator, divisor: int, what: str) -> Reason:
-    """``idiv_check``: the division must be exact (symbolic: decided after binding)."""
-    if divisor < 1 or not _static(numerator):
-        return None
-    if numerator % divisor:
-        return f"{what} = {numerator} is not a multiple of the stride {divisor} (idiv_check)"
-    return None
-
-
-def _zero_point(value, dtype: DType, name: str) -> Reason:
-    if dtype is not DType.INT8 and value != 0:
-        return f"{name} is {value}, but a zero point other than 0 needs int8 data ({dtype.name})"
-    return None
-
-
-def _first(*reasons) -> Reason:
-    return next((r for r in reasons if r), None)
 
 
 # -- elementwise ------------------------------------------------------------------------------
@@ -399,7 +312,3 @@ def cond_if(types, attrs) -> Reason:
     if not types or not isinstance(types[0], TensorType) or types[0].dtype is not DType.BOOL:
         return f"the COND_IF condition must be a bool tensor, got {types[0] if types else 'nothing'}"
     return None
-
-
-# The convolution, pooling and RESIZE rules register themselves in their own module.
-from . import error_if_windows  # noqa: E402,F401

@@ -10,7 +10,7 @@ that depends on a symbol is decided after binding.
 """
 from __future__ import annotations
 
-from .error_if import Reason, _attr_tuples, _differ, _exact, _first, _static, _tensors, _zero_point, rule
+from .error_if_core import Reason, _attr_tuples, _differ, _exact, _first, _static, _tensors, _zero_point, rule
 from .types import TensorType
 
 MAX_RESIZE_DIM = 16384      # ERROR_IF(max(OH, OW, IH, IW) >= 16384)
