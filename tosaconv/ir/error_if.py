@@ -23,13 +23,18 @@ LEVEL_CHECKs, not ERROR_IFs, and live in :mod:`tosaconv.analysis.levels`.
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from . import error_if_windows  # noqa: F401  (registers the convolution, pooling and RESIZE rules)
 from .dtypes import DType
 from .error_if_core import (RULES, Reason, _differ, _first, _ints, _static, _tensors,
                             _zero_point, operand_kinds, rule)
-from .types import TensorType
+from .types import TensorType, ValueType
+
+if TYPE_CHECKING:   # the op table imports the attribute classes; these are for the annotations only
+    from . import attrs as A
 
 
 def error_if(op_name: str, types: list, attrs) -> Reason:
@@ -44,7 +49,7 @@ def error_if(op_name: str, types: list, attrs) -> Reason:
 # -- elementwise ------------------------------------------------------------------------------
 
 @rule("MUL")
-def mul(types, attrs) -> Reason:
+def mul(types: list[ValueType], attrs: A.MulAttrs) -> Reason:
     shift = getattr(attrs, "shift", None)
     if not isinstance(shift, int) or not 0 <= shift <= 63:
         return f"MUL shift must be an integer in [0, 63], got {shift!r}"
@@ -57,7 +62,7 @@ def mul(types, attrs) -> Reason:
 
 
 @rule("CLAMP")
-def clamp(types, attrs) -> Reason:
+def clamp(types: list[ValueType], attrs: A.ClampAttrs) -> Reason:
     """ERROR_IF(max_val < min_val)."""
     bad = _tensors(types, None)
     lo, hi = getattr(attrs, "min_val", None), getattr(attrs, "max_val", None)
@@ -67,7 +72,7 @@ def clamp(types, attrs) -> Reason:
 
 
 @rule("TABLE")
-def table(types, attrs) -> Reason:
+def table(types: list[ValueType], attrs: A.TableAttrs) -> Reason:
     """The table has 256 entries for int8 input and 513 for int16."""
     bad = _tensors(types, None)
     if bad:
@@ -80,7 +85,7 @@ def table(types, attrs) -> Reason:
 
 
 @rule("SELECT")
-def select(types, attrs) -> Reason:
+def select(types: list[ValueType], attrs: A.NoAttrs) -> Reason:
     bad = _tensors(types, None, None, None)
     if bad is None and types[0].dtype is not DType.BOOL:
         return f"the SELECT condition must be bool, got {types[0]}"
@@ -88,7 +93,7 @@ def select(types, attrs) -> Reason:
 
 
 @rule("NEGATE")
-def negate(types, attrs) -> Reason:
+def negate(types: list[ValueType], attrs: A.NegateAttrs) -> Reason:
     bad = _tensors(types, None)
     if bad:
         return bad
@@ -98,7 +103,7 @@ def negate(types, attrs) -> Reason:
 
 
 @rule("RESCALE")
-def rescale(types, attrs) -> Reason:
+def rescale(types: list[ValueType], attrs: A.RescaleAttrs) -> Reason:
     bad = _tensors(types, None)
     if bad:
         return bad
@@ -152,7 +157,7 @@ def _rescale_ranges(attrs) -> Reason:
 # -- data layout -------------------------------------------------------------------------------
 
 @rule("TRANSPOSE")
-def transpose(types, attrs) -> Reason:
+def transpose(types: list[ValueType], attrs: A.TransposeAttrs) -> Reason:
     bad = _tensors(types, None)
     if bad:
         return bad
@@ -163,7 +168,7 @@ def transpose(types, attrs) -> Reason:
 
 
 @rule("REDUCE_ALL", "REDUCE_ANY", "REDUCE_MAX", "REDUCE_MIN", "REDUCE_PRODUCT", "REDUCE_SUM", "ARGMAX")
-def axis_op(types, attrs) -> Reason:
+def axis_op(types: list[ValueType], attrs: A.AxisAttrs | A.AxisNanAttrs) -> Reason:
     """ERROR_IF(axis < 0 || axis >= rank(shape1))."""
     bad = _tensors(types, None)
     if bad:
@@ -175,7 +180,7 @@ def axis_op(types, attrs) -> Reason:
 
 
 @rule("REVERSE")
-def reverse(types, attrs) -> Reason:
+def reverse(types: list[ValueType], attrs: A.AxisAttrs) -> Reason:
     """As :func:`axis_op`; a rank-0 REVERSE (axis 0) is the identity the importers may leave."""
     if _tensors(types, 0) is None and getattr(attrs, "axis", None) == 0:
         return None
@@ -183,7 +188,7 @@ def reverse(types, attrs) -> Reason:
 
 
 @rule("GET_DIM")
-def get_dim(types, attrs) -> Reason:
+def get_dim(types: list[ValueType], attrs: A.DimIndexAttrs) -> Reason:
     bad = _tensors(types, None)
     index = getattr(attrs, "dim_index", None)
     if bad is None and not (isinstance(index, int) and 0 <= index < types[0].rank):
@@ -202,17 +207,17 @@ def _indices(types, attrs, extra: int) -> Reason:
 
 
 @rule("EXPAND_DIMS")
-def expand_dims(types, attrs) -> Reason:
+def expand_dims(types: list[ValueType], attrs: A.IndicesAttrs) -> Reason:
     return _indices(types, attrs, len(getattr(attrs, "indices", None) or ()))
 
 
 @rule("COLLAPSE_DIMS")
-def collapse_dims(types, attrs) -> Reason:
+def collapse_dims(types: list[ValueType], attrs: A.IndicesAttrs) -> Reason:
     return _indices(types, attrs, 0)
 
 
 @rule("CONCAT")
-def concat(types, attrs) -> Reason:
+def concat(types: list[ValueType], attrs: A.AxisAttrs) -> Reason:
     if not types or any(not isinstance(t, TensorType) for t in types):
         return "CONCAT takes one or more tensors"
     first = types[0]
@@ -228,7 +233,7 @@ def concat(types, attrs) -> Reason:
 
 
 @rule("SLICE")
-def slice_(types, attrs) -> Reason:
+def slice_(types: list[ValueType], attrs: A.SliceAttrs) -> Reason:
     bad = _tensors(types, None)
     if bad:
         return bad
@@ -244,7 +249,7 @@ def slice_(types, attrs) -> Reason:
 
 
 @rule("PAD")
-def pad(types, attrs) -> Reason:
+def pad(types: list[ValueType], attrs: A.PadAttrs) -> Reason:
     bad = _tensors(types, None)
     if bad:
         return bad
@@ -257,7 +262,7 @@ def pad(types, attrs) -> Reason:
 
 
 @rule("TILE")
-def tile(types, attrs) -> Reason:
+def tile(types: list[ValueType], attrs: A.TileAttrs) -> Reason:
     bad = _tensors(types, None)
     if bad:
         return bad
@@ -270,7 +275,7 @@ def tile(types, attrs) -> Reason:
 
 
 @rule("GATHER")
-def gather(types, attrs) -> Reason:
+def gather(types: list[ValueType], attrs: A.NoAttrs) -> Reason:
     bad = _tensors(types, 3, 2)
     if bad:
         return bad
@@ -280,7 +285,7 @@ def gather(types, attrs) -> Reason:
 
 
 @rule("SCATTER")
-def scatter(types, attrs) -> Reason:
+def scatter(types: list[ValueType], attrs: A.NoAttrs) -> Reason:
     bad = _tensors(types, 3, 2, 3)
     if bad:
         return bad
@@ -292,7 +297,7 @@ def scatter(types, attrs) -> Reason:
 
 
 @rule("CONST")
-def const(types, attrs) -> Reason:
+def const(types: list[ValueType], attrs: A.ConstAttrs) -> Reason:
     values, element = getattr(attrs, "values", None), getattr(attrs, "element_type", "")
     if not isinstance(values, np.ndarray):
         return f"CONST values must be an array, got {type(values).__name__}"
@@ -308,7 +313,7 @@ _CONST_NUMPY = {np.dtype(t) for t in (np.bool_, np.int8, np.uint8, np.int16, np.
 
 
 @rule("COND_IF")
-def cond_if(types, attrs) -> Reason:
+def cond_if(types: list[ValueType], attrs: A.CondIfAttrs) -> Reason:
     if not types or not isinstance(types[0], TensorType) or types[0].dtype is not DType.BOOL:
         return f"the COND_IF condition must be a bool tensor, got {types[0] if types else 'nothing'}"
     return None

@@ -10,14 +10,19 @@ that depends on a symbol is decided after binding.
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from .error_if_core import Reason, _attr_tuples, _differ, _exact, _first, _static, _tensors, _zero_point, rule
-from .types import TensorType
+from .types import TensorType, ValueType
+
+if TYPE_CHECKING:   # the op table imports the attribute classes; these are for the annotations only
+    from . import attrs as A
 
 MAX_RESIZE_DIM = 16384      # ERROR_IF(max(OH, OW, IH, IW) >= 16384)
 
 
 @rule("MATMUL")
-def matmul(types, attrs) -> Reason:
+def matmul(types: list[ValueType], attrs: A.MatMulAttrs) -> Reason:
     bad = _tensors(types, 3, 3)
     if bad:
         return bad
@@ -73,12 +78,12 @@ def _bias(types, out_channels) -> Reason:
 
 
 @rule("CONV2D")
-def conv2d(types, attrs) -> Reason:
+def conv2d(types: list[ValueType], attrs: A.Conv2dAttrs) -> Reason:
     return _conv(types, attrs, 2, "[OC,KH,KW,IC]")
 
 
 @rule("CONV3D")
-def conv3d(types, attrs) -> Reason:
+def conv3d(types: list[ValueType], attrs: A.Conv3dAttrs) -> Reason:
     return _conv(types, attrs, 3, "[OC,KD,KH,KW,IC]")
 
 
@@ -95,7 +100,7 @@ def _conv(types, attrs, spatial: int, layout: str) -> Reason:
 
 
 @rule("DEPTHWISE_CONV2D")
-def depthwise_conv2d(types, attrs) -> Reason:
+def depthwise_conv2d(types: list[ValueType], attrs: A.Conv2dAttrs) -> Reason:
     bad = _conv_common(types, attrs, 4, 2) or _dilated(attrs, 2)
     if bad:
         return bad
@@ -108,7 +113,7 @@ def depthwise_conv2d(types, attrs) -> Reason:
 
 
 @rule("TRANSPOSE_CONV2D")
-def transpose_conv2d(types, attrs) -> Reason:
+def transpose_conv2d(types: list[ValueType], attrs: A.TransposeConv2dAttrs) -> Reason:
     bad = _tensors(types, 4, 4, 1) or _attr_tuples(attrs, out_pad=4, stride=2)
     if bad:
         return bad
@@ -126,7 +131,7 @@ def transpose_conv2d(types, attrs) -> Reason:
 
 
 @rule("AVG_POOL2D", "MAX_POOL2D")
-def pool2d(types, attrs) -> Reason:
+def pool2d(types: list[ValueType], attrs: A.AvgPool2dAttrs | A.MaxPool2dAttrs) -> Reason:
     bad = _tensors(types, 4) or _attr_tuples(attrs, kernel=2, stride=2, pad=4)
     if bad:
         return bad
@@ -148,7 +153,7 @@ def pool2d(types, attrs) -> Reason:
 # -- image -------------------------------------------------------------------------------------
 
 @rule("RESIZE")
-def resize(types, attrs) -> Reason:
+def resize(types: list[ValueType], attrs: A.ResizeAttrs) -> Reason:
     bad = _tensors(types, 4) or _attr_tuples(attrs, scale=4, offset=2, border=2)
     if bad:
         return bad
