@@ -75,6 +75,6 @@ def check_ledger(graph: Graph, env: dict[str, int], what: str = "") -> None:
     if violations:
         raise ShapeError([Diagnostic(
             "E-CONSTRAINT", what + v.message(),
-            Location(v.constraint.provenance.op_type, v.constraint.provenance.node),
+            Location(v.constraint.provenance.op_type, v.constraint.provenance.node, "ledger"),
             notes=(f"recorded by {v.constraint.provenance.where()}: {v.constraint.provenance.reason}",),
             hint="choose bindings that satisfy the constraint") for v in violations])
