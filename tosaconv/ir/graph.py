@@ -66,6 +66,17 @@ class Value:
         return t
 
 
+def describe_value(v: Value) -> str:
+    """``v`` as a message names it for a user: a graph input by its (quoted) name, any other value by the
+    source op that makes it ("the output of Greater 'gt'"), since an internal name such as 'gt_2' means
+    nothing to them."""
+    p = v.producer
+    if p is None:
+        return f"'{v.name}'"
+    which = "the output" if len(p.results) == 1 else f"output {p.results.index(v)}"
+    return f"{which} of {p.location}"
+
+
 @dataclass(eq=False)
 class Operation:
     op: OpDef

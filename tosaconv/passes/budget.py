@@ -16,7 +16,7 @@ from typing import Optional
 import numpy as np
 
 from ..diagnostics import Diagnostic, ShapeError
-from ..ir.graph import Graph, Value, walk_graphs
+from ..ir.graph import Graph, Value, describe_value, walk_graphs
 from ..ir.location import Location
 from ..ir.types import IndexType, TensorType
 from ..limits import MAX_DIM, budget_diagnostic, max_tensor_bytes, nbytes
@@ -61,7 +61,7 @@ def _value_diagnostic(value: Value, location: Optional[Location], env: dict[str,
         return None    # within every limit: no need to spell out the diagnostic's words
     symbolic = "x".join(dim_str(d) for d in t.shape)
     behind = ", ".join(f"{s}={env[s]}" for s in sorted(t.symbols()) if s in env)
-    return budget_diagnostic(f"tensor '{value.name}' (<{symbolic}>)", concrete.shape,
+    return budget_diagnostic(f"tensor {describe_value(value)} (<{symbolic}>)", concrete.shape,
                              np.dtype(t.dtype.numpy).itemsize, behind, location)
 
 
@@ -71,6 +71,6 @@ def _index_diagnostic(value: Value, location: Optional[Location], env: dict[str,
     if not is_static(concrete) or -MAX_DIM - 1 <= concrete <= MAX_DIM:
         return None
     behind = ", ".join(f"{s}={env[s]}" for s in sorted(free_symbols(value.index_type.value)) if s in env)
-    return Diagnostic("E-TENSOR-DIM", f"index value '{value.name}' ({dim_str(value.index_type.value)}) is {concrete}, "
+    return Diagnostic("E-TENSOR-DIM", f"index value {describe_value(value)} ({dim_str(value.index_type.value)}) is {concrete}, "
                       f"beyond TOSA's int32 shapes", location, (f"from the symbols {behind}",) if behind else (),
                       "bind the symbols to smaller sizes")

@@ -12,7 +12,7 @@ error (exit 4) that names the op, the dim, its guarantee and the symbol behind i
 from __future__ import annotations
 
 from ..diagnostics import ShapeError
-from ..ir.graph import Operation, Value
+from ..ir.graph import Operation, Value, describe_value
 from ..ir.types import IndexType, TensorType
 from ..symbolic.expr import Dim, dim_str, free_symbols
 from ..symbolic.scope import ExtentKind, Scope, satisfies
@@ -43,7 +43,7 @@ def extent_problems(op: Operation, need: ExtentKind, scope: Scope) -> list[str]:
 def _describe(value: Value, d: Dim, have: ExtentKind, scope: Scope) -> str:
     weak = [s for s in sorted(free_symbols(d)) if s in scope.symbols and scope.symbols[s].kind is have]
     origins = "; ".join(f"'{s}' is {have.value} ({scope.symbols[s].origin})" for s in weak)
-    return f"'{value.name}' has dim {dim_str(d)} whose extent is only {have.value}: {origins}"
+    return f"{describe_value(value)} has dim {dim_str(d)} whose extent is only {have.value}: {origins}"
 
 
 def require_extents(op: Operation, need: ExtentKind, scope: Scope, who: str) -> None:

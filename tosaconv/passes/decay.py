@@ -26,7 +26,7 @@ from ..diagnostics.assumption import assumption_error
 from ..ir import attrs as A
 from ..ir.count_rescale import mean_multiplier, rescale_for
 from ..ir.builder import Builder
-from ..ir.graph import Assumption, Operation, Value
+from ..ir.graph import Assumption, Operation, Value, describe_value
 from ..interpreter.interpolation import interp_matrix
 from ..ir.ops import Op, OpDef, resolve
 from ..ir.types import TensorType
@@ -148,15 +148,15 @@ def decay_extract_dim(op: Operation, operands: list[Value], b: Builder, env: dic
     if src.producer is None or src.producer.op is not Op.CONST:
         if name in env:   # bound by the user: an assumption, which the numpy run checks
             b.graph.assumptions.append(Assumption(name, env[name], src.name, op.location, dim_index,
-                                                  _data_origin(op.operands[0]).name))
+                                                  describe_value(_data_origin(op.operands[0]))))
             return [b.index(env[name])]
         raise DataDependentDim(op, f"EXTRACT_DIM at {op.location} reads a size from tensor data "
-                                   f"('{_data_origin(src).name}') that is only known when the model runs; "
+                                   f"({describe_value(_data_origin(src))}) that is only known when the model runs; "
                                    f"assume it with --bind {name}=N (checked when tosaconv runs the program)",
                                SIZE_FROM_DATA)
     value = int(np.asarray(src.producer.attrs_as(A.ConstAttrs).values).reshape(-1)[dim_index])
     if name in env and env[name] != value:
-        raise assumption_error(name, env[name], value, op.location, _data_origin(op.operands[0]).name,
+        raise assumption_error(name, env[name], value, op.location, describe_value(_data_origin(op.operands[0])),
                                dim_index)
     env[name] = value
     return [b.index(value)]

@@ -20,7 +20,7 @@ from ..diagnostics.assumption import assumption_error
 from ..ir import attrs as A
 from ..ir.dtypes import DType
 from ..ir.builder import Builder
-from ..ir.graph import Assumption, Operation, Value
+from ..ir.graph import Assumption, Operation, Value, describe_value
 from ..ir.ops import Op
 from ..lowering.limits import SIZE_FROM_DATA
 from .decay import ANY, DataDependentDim, decays
@@ -33,7 +33,7 @@ def decay_nonzero(op: Operation, operands: list[Value], b: Builder, env: dict[st
         if count in env:
             return [_assumed_nonzero(op, src, env[count], b)]
         raise DataDependentDim(op, f"{op.location}: the count of non-zeros ('{count}') is only known "
-                                   f"when the model runs, because its input ('{src.name}') depends on tensor data; "
+                                   f"when the model runs, because its input ({describe_value(src)}) depends on tensor data; "
                                    f"the output size cannot be made static unless you assume it (--bind {count}=K, "
                                    "checked when tosaconv runs the program)", SIZE_FROM_DATA)
     coords = np.array(np.nonzero(np.asarray(src.producer.attrs_as(A.ConstAttrs).values)), dtype=np.int32)
@@ -41,7 +41,7 @@ def decay_nonzero(op: Operation, operands: list[Value], b: Builder, env: dict[st
         raise DataDependentDim(op, f"{op.location}: NonZero finds no non-zero elements after binding; its "
                                    "output would have an empty dim, which TOSA does not allow")
     if count in env and env[count] != coords.shape[1]:
-        raise assumption_error(count, env[count], coords.shape[1], op.location, src.name)
+        raise assumption_error(count, env[count], coords.shape[1], op.location, describe_value(src))
     env[count] = int(coords.shape[1])
     return [b.const(coords)]
 
@@ -57,7 +57,8 @@ def _assumed_nonzero(op: Operation, src: Value, k: int, b: Builder) -> Value:
     flat = b.emit(Op.ARGMAX, one_hot, attrs=A.AxisNanAttrs(1))      # first position of rank j+1: the j-th non-zero
     coords = b.emit(Op.CONCAT, *_unravel(b.emit(Op.RESHAPE, flat, attrs=A.ReshapeAttrs((1, k))), shape, b),
                     attrs=A.AxisAttrs(0)) if len(shape) > 1 else b.emit(Op.RESHAPE, flat, attrs=A.ReshapeAttrs((1, k)))
-    b.graph.assumptions.append(Assumption(op.attrs_as(A.NonZeroAttrs).count, k, src.name, op.location))
+    b.graph.assumptions.append(Assumption(op.attrs_as(A.NonZeroAttrs).count, k, src.name, op.location,
+                                          shown=describe_value(src)))
     return coords
 
 

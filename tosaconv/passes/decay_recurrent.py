@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from ..ir import attrs as A
 from ..ir.builder import Builder
-from ..ir.graph import Operation, Value
+from ..ir.graph import Operation, Value, describe_value
 from ..ir.ops import Op
 from ..lowering.recurrent_unroll import unroll
 from .decay import EXACT, DataDependentDim, decays
@@ -22,7 +22,7 @@ def decay_recurrent(op: Operation, operands: list[Value], b: Builder, env: dict[
     unknown = [v for v in operands if not v.type.is_static]
     if unknown:
         raise DataDependentDim(op, f"RECURRENT ({attrs.cell}) at {op.location} is unrolled into one set of "
-                                   f"ops per time step, but its input '{unknown[0].name}' has shape "
+                                   f"ops per time step, but its input {describe_value(unknown[0])} has shape "
                                    f"{unknown[0].type} after binding: the sequence length is only known when "
                                    "the model runs")
     return unroll(b, attrs, operands)
