@@ -25,11 +25,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from collections.abc import Sequence
+
 import numpy as np
 
 from . import error_if_windows  # noqa: F401  (registers the convolution, pooling and RESIZE rules)
 from .dtypes import DType
-from .error_if_core import (RULES, Reason, _differ, _first, _ints, _static, _tensors,
+from .ops import OPS
+from .error_if_core import (RULES, Reason, _checked, _differ, _first, _ints, _static, _tensors,
                             _zero_point, operand_kinds, rule)
 from .types import TensorType, ValueType
 
@@ -37,11 +40,14 @@ if TYPE_CHECKING:   # the op table imports the attribute classes; these are for 
     from . import attrs as A
 
 
-def error_if(op_name: str, types: list, attrs) -> Reason:
+def error_if(op_name: str, types: Sequence[ValueType], attrs: object) -> Reason:
     """Why ``types`` and ``attrs`` break an ERROR_IF rule of ``op_name`` (None: they break none)."""
     bad = operand_kinds(op_name, list(types))
     if bad:
         return bad
+    expected = OPS[op_name].attrs    # operand_kinds found the op in the table
+    if not isinstance(attrs, expected):
+        return f"attributes are {type(attrs).__name__}, expected {expected.__name__}"
     fn = RULES.get(op_name)
     return None if fn is None else fn(list(types), attrs)
 
@@ -53,11 +59,11 @@ def mul(types: list[ValueType], attrs: A.MulAttrs) -> Reason:
     shift = getattr(attrs, "shift", None)
     if not isinstance(shift, int) or not 0 <= shift <= 63:
         return f"MUL shift must be an integer in [0, 63], got {shift!r}"
-    bad = _tensors(types, None, None)
-    if bad:
-        return bad
-    if shift and types[0].dtype is not DType.INT32:
-        return f"MUL shift {shift} needs int32 operands, got {types[0].dtype.name}"
+    ts = _checked(types, None, None)
+    if isinstance(ts, str):
+        return ts
+    if shift and ts[0].dtype is not DType.INT32:
+        return f"MUL shift {shift} needs int32 operands, got {ts[0].dtype.name}"
     return None
 
 
@@ -74,13 +80,13 @@ def clamp(types: list[ValueType], attrs: A.ClampAttrs) -> Reason:
 @rule("TABLE")
 def table(types: list[ValueType], attrs: A.TableAttrs) -> Reason:
     """The table has 256 entries for int8 input and 513 for int16."""
-    bad = _tensors(types, None)
-    if bad:
-        return bad
-    want = {DType.INT8: 256, DType.INT16: 513}.get(types[0].dtype)
+    ts = _checked(types, None)
+    if isinstance(ts, str):
+        return ts
+    want = {DType.INT8: 256, DType.INT16: 513}.get(ts[0].dtype)
     size = getattr(getattr(attrs, "table", None), "size", None)
     if want is not None and size != want:
-        return f"a TABLE on {types[0].dtype.name} needs {want} entries, got {size}"
+        return f"a TABLE on {ts[0].dtype.name} needs {want} entries, got {size}"
     return None
 
 
@@ -94,22 +100,22 @@ def select(types: list[ValueType], attrs: A.NoAttrs) -> Reason:
 
 @rule("NEGATE")
 def negate(types: list[ValueType], attrs: A.NegateAttrs) -> Reason:
-    bad = _tensors(types, None)
-    if bad:
-        return bad
-    dtype = types[0].dtype
+    ts = _checked(types, None)
+    if isinstance(ts, str):
+        return ts
+    dtype = ts[0].dtype
     return _first(_zero_point(getattr(attrs, "input_zp", 0), dtype, "input_zp"),
                   _zero_point(getattr(attrs, "output_zp", 0), dtype, "output_zp"))
 
 
 @rule("RESCALE")
 def rescale(types: list[ValueType], attrs: A.RescaleAttrs) -> Reason:
-    bad = _tensors(types, None)
-    if bad:
-        return bad
-    return _first(_rescale_zero_point(types[0].dtype, attrs.input_zp, attrs.input_unsigned, "input"),
+    ts = _checked(types, None)
+    if isinstance(ts, str):
+        return ts
+    return _first(_rescale_zero_point(ts[0].dtype, attrs.input_zp, attrs.input_unsigned, "input"),
                   _rescale_zero_point(attrs.output_dtype, attrs.output_zp, attrs.output_unsigned, "output"),
-                  _rescale_flags(types[0], attrs), _rescale_ranges(attrs))
+                  _rescale_flags(ts[0], attrs), _rescale_ranges(attrs))
 
 
 def _rescale_zero_point(dtype: DType, zp: int, unsigned: bool, side: str) -> Reason:
@@ -120,7 +126,7 @@ def _rescale_zero_point(dtype: DType, zp: int, unsigned: bool, side: str) -> Rea
     return None
 
 
-def _rescale_flags(t: TensorType, attrs) -> Reason:
+def _rescale_flags(t: TensorType, attrs: A.RescaleAttrs) -> Reason:
     in_t, out_t = t.dtype, attrs.output_dtype
     checks = (
         (attrs.scale32 and in_t is DType.INT48, "scale32 is not allowed on int48 input"),
@@ -139,7 +145,7 @@ def _rescale_flags(t: TensorType, attrs) -> Reason:
     return next((why for broken, why in checks if broken), None)
 
 
-def _rescale_ranges(attrs) -> Reason:
+def _rescale_ranges(attrs: A.RescaleAttrs) -> Reason:
     """The spec's apply_scale_32/16: a multiplier fits i32_t (scale32) or i16_t and, by their
     REQUIRE(multiplier >= 0), is not negative; and 2 <= shift <= 62."""
     bits = 32 if attrs.scale32 else 16
@@ -158,11 +164,11 @@ def _rescale_ranges(attrs) -> Reason:
 
 @rule("TRANSPOSE")
 def transpose(types: list[ValueType], attrs: A.TransposeAttrs) -> Reason:
-    bad = _tensors(types, None)
-    if bad:
-        return bad
-    perms, rank = getattr(attrs, "perms", None), types[0].rank
-    if not _ints(perms, rank) or sorted(perms) != list(range(rank)):
+    ts = _checked(types, None)
+    if isinstance(ts, str):
+        return ts
+    perms, rank = getattr(attrs, "perms", None), ts[0].rank
+    if not isinstance(perms, tuple) or not _ints(perms, rank) or sorted(perms) != list(range(rank)):
         return f"perms {perms!r} is not a permutation of 0..{rank - 1}"
     return None
 
@@ -170,10 +176,10 @@ def transpose(types: list[ValueType], attrs: A.TransposeAttrs) -> Reason:
 @rule("REDUCE_ALL", "REDUCE_ANY", "REDUCE_MAX", "REDUCE_MIN", "REDUCE_PRODUCT", "REDUCE_SUM", "ARGMAX")
 def axis_op(types: list[ValueType], attrs: A.AxisAttrs | A.AxisNanAttrs) -> Reason:
     """ERROR_IF(axis < 0 || axis >= rank(shape1))."""
-    bad = _tensors(types, None)
-    if bad:
-        return bad
-    axis, rank = getattr(attrs, "axis", None), types[0].rank
+    ts = _checked(types, None)
+    if isinstance(ts, str):
+        return ts
+    axis, rank = getattr(attrs, "axis", None), ts[0].rank
     if not isinstance(axis, int) or not 0 <= axis < rank:
         return f"axis {axis!r} is outside [0, {rank})"
     return None
@@ -189,18 +195,20 @@ def reverse(types: list[ValueType], attrs: A.AxisAttrs) -> Reason:
 
 @rule("GET_DIM")
 def get_dim(types: list[ValueType], attrs: A.DimIndexAttrs) -> Reason:
-    bad = _tensors(types, None)
+    ts = _checked(types, None)
+    if isinstance(ts, str):
+        return ts
     index = getattr(attrs, "dim_index", None)
-    if bad is None and not (isinstance(index, int) and 0 <= index < types[0].rank):
-        return f"axis {index!r} is out of range for rank {types[0].rank}"
-    return bad
+    if not (isinstance(index, int) and 0 <= index < ts[0].rank):
+        return f"axis {index!r} is out of range for rank {ts[0].rank}"
+    return None
 
 
-def _indices(types, attrs, extra: int) -> Reason:
-    bad = _tensors(types, None)
-    if bad:
-        return bad
-    indices, limit = getattr(attrs, "indices", None), types[0].rank + extra
+def _indices(types: list[ValueType], attrs: A.IndicesAttrs, extra: int) -> Reason:
+    ts = _checked(types, None)
+    if isinstance(ts, str):
+        return ts
+    indices, limit = getattr(attrs, "indices", None), ts[0].rank + extra
     if not isinstance(indices, tuple) or not all(isinstance(i, int) and 0 <= i < limit for i in indices):
         return f"indices {indices!r} must be integers in [0, {limit})"
     return None
@@ -218,13 +226,14 @@ def collapse_dims(types: list[ValueType], attrs: A.IndicesAttrs) -> Reason:
 
 @rule("CONCAT")
 def concat(types: list[ValueType], attrs: A.AxisAttrs) -> Reason:
-    if not types or any(not isinstance(t, TensorType) for t in types):
+    ts = [t for t in types if isinstance(t, TensorType)]
+    if not types or len(ts) < len(types):
         return "CONCAT takes one or more tensors"
-    first = types[0]
+    first = ts[0]
     bad = axis_op(types[:1], attrs)
     if bad:
         return bad
-    for t in types[1:]:
+    for t in ts[1:]:
         if t.rank != first.rank or t.dtype != first.dtype:
             return f"CONCAT operands {first} and {t} differ in rank or element type"
         if any(_differ(a, b) for k, (a, b) in enumerate(zip(first.shape, t.shape)) if k != attrs.axis):
@@ -234,10 +243,10 @@ def concat(types: list[ValueType], attrs: A.AxisAttrs) -> Reason:
 
 @rule("SLICE")
 def slice_(types: list[ValueType], attrs: A.SliceAttrs) -> Reason:
-    bad = _tensors(types, None)
-    if bad:
-        return bad
-    t, start, size = types[0], getattr(attrs, "start", None), getattr(attrs, "size", None)
+    ts = _checked(types, None)
+    if isinstance(ts, str):
+        return ts
+    t, start, size = ts[0], getattr(attrs, "start", None), getattr(attrs, "size", None)
     if not (isinstance(start, tuple) and isinstance(size, tuple) and len(start) == len(size) == t.rank):
         return f"SLICE start and size need one entry per dim of {t}, got {start!r} and {size!r}"
     for axis, (s, n, d) in enumerate(zip(start, size, t.shape)):
@@ -250,12 +259,12 @@ def slice_(types: list[ValueType], attrs: A.SliceAttrs) -> Reason:
 
 @rule("PAD")
 def pad(types: list[ValueType], attrs: A.PadAttrs) -> Reason:
-    bad = _tensors(types, None)
-    if bad:
-        return bad
+    ts = _checked(types, None)
+    if isinstance(ts, str):
+        return ts
     padding = getattr(attrs, "padding", None)
-    if not isinstance(padding, tuple) or len(padding) != 2 * types[0].rank:
-        return f"padding must have two entries per dim of {types[0]}, got {padding!r}"
+    if not isinstance(padding, tuple) or len(padding) != 2 * ts[0].rank:
+        return f"padding must have two entries per dim of {ts[0]}, got {padding!r}"
     if _static(*padding) and min(padding, default=0) < 0:
         return f"padding {list(padding)} has a negative entry"
     return None
@@ -263,12 +272,12 @@ def pad(types: list[ValueType], attrs: A.PadAttrs) -> Reason:
 
 @rule("TILE")
 def tile(types: list[ValueType], attrs: A.TileAttrs) -> Reason:
-    bad = _tensors(types, None)
-    if bad:
-        return bad
+    ts = _checked(types, None)
+    if isinstance(ts, str):
+        return ts
     multiples = getattr(attrs, "multiples", None)
-    if not isinstance(multiples, tuple) or len(multiples) != types[0].rank:
-        return f"multiples must have one entry per dim of {types[0]}, got {multiples!r}"
+    if not isinstance(multiples, tuple) or len(multiples) != ts[0].rank:
+        return f"multiples must have one entry per dim of {ts[0]}, got {multiples!r}"
     if _static(*multiples) and min(multiples, default=1) < 1:
         return f"multiples {list(multiples)} has an entry below 1"
     return None
@@ -276,20 +285,20 @@ def tile(types: list[ValueType], attrs: A.TileAttrs) -> Reason:
 
 @rule("GATHER")
 def gather(types: list[ValueType], attrs: A.NoAttrs) -> Reason:
-    bad = _tensors(types, 3, 2)
-    if bad:
-        return bad
-    if _differ(types[0].shape[0], types[1].shape[0]):
-        return f"GATHER values {types[0]} and indices {types[1]} differ in N"
+    ts = _checked(types, 3, 2)
+    if isinstance(ts, str):
+        return ts
+    if _differ(ts[0].shape[0], ts[1].shape[0]):
+        return f"GATHER values {ts[0]} and indices {ts[1]} differ in N"
     return None
 
 
 @rule("SCATTER")
 def scatter(types: list[ValueType], attrs: A.NoAttrs) -> Reason:
-    bad = _tensors(types, 3, 2, 3)
-    if bad:
-        return bad
-    values, indices, source = types[:3]
+    ts = _checked(types, 3, 2, 3)
+    if isinstance(ts, str):
+        return ts
+    values, indices, source = ts[:3]
     if _differ(values.shape[0], indices.shape[0]) or _differ(values.shape[0], source.shape[0]) or \
             _differ(indices.shape[1], source.shape[1]) or _differ(values.shape[2], source.shape[2]):
         return f"SCATTER values {values}, indices {indices} and input {source} do not fit"

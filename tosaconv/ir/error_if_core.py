@@ -9,20 +9,25 @@ with no import cycle. Every helper answers and none raises (see :mod:`.error_if`
 """
 from __future__ import annotations
 
-from typing import Callable, Optional
+from collections.abc import Sequence
+from typing import Any, Callable, Optional, TypeVar, Union
 
-from ..symbolic.expr import is_static
+from ..symbolic.expr import Dim
 from .dtypes import DType
 from .ops import OPS, Operand, OperandKind
-from .types import TensorType
+from .types import TensorType, ValueType
 
 Reason = Optional[str]
-RULES: dict = {}
+_AttrsT = TypeVar("_AttrsT")
+Checker = Callable[[list[ValueType], _AttrsT], Reason]
+# Each checker takes the attribute class the op table gives its ops, which error_if() checks before calling
+# it; the registry holds checkers of every class, so it cannot name one.
+RULES: dict[str, Checker[Any]] = {}
 
 
-def rule(*names: str) -> Callable:
+def rule(*names: str) -> Callable[[Checker[_AttrsT]], Checker[_AttrsT]]:
     """Register a checker ``fn(types, attrs) -> Reason`` for the ops ``names``."""
-    def register(fn: Callable) -> Callable:
+    def register(fn: Checker[_AttrsT]) -> Checker[_AttrsT]:
         for name in names:
             if name in RULES:
                 raise ValueError(f"ERROR_IF rule for {name} registered twice")
@@ -34,7 +39,7 @@ def rule(*names: str) -> Callable:
 _NO_OPERAND = Operand("?", OperandKind.TENSOR)   # an operand an op without operands does not declare
 
 
-def operand_kinds(op_name: str, types: list) -> Reason:
+def operand_kinds(op_name: str, types: Sequence[ValueType]) -> Reason:
     """Each operand is of the kind (tensor, Index or either) the op table declares for its position."""
     op = OPS.get(op_name)
     if op is None:
@@ -50,12 +55,12 @@ def operand_kinds(op_name: str, types: list) -> Reason:
 
 # -- helpers: every one answers, none raises -------------------------------------------------------
 
-def _ints(value, n: int) -> bool:
+def _ints(value: object, n: int) -> bool:
     return isinstance(value, (tuple, list)) and len(value) == n and all(
         isinstance(v, int) and not isinstance(v, bool) for v in value)
 
 
-def _attr_tuples(attrs, **lengths) -> Reason:
+def _attr_tuples(attrs: object, **lengths: int) -> Reason:
     for name, n in lengths.items():
         value = getattr(attrs, name, None)
         if not _ints(value, n):
@@ -63,7 +68,7 @@ def _attr_tuples(attrs, **lengths) -> Reason:
     return None
 
 
-def _tensors(types: list, *ranks) -> Reason:
+def _tensors(types: Sequence[ValueType], *ranks: Optional[int]) -> Reason:
     """Each of the first ``len(ranks)`` operands is a tensor of that rank (None: any rank)."""
     if len(types) < len(ranks):
         return f"takes {len(ranks)} operands, got {len(types)}"
@@ -75,16 +80,24 @@ def _tensors(types: list, *ranks) -> Reason:
     return None
 
 
-def _static(*dims) -> bool:
-    return all(is_static(d) for d in dims)
+def _checked(types: Sequence[ValueType], *ranks: Optional[int]) -> Union[str, list[TensorType]]:
+    """:func:`_tensors`'s reason, or the first ``len(ranks)`` operands, which it found to be tensors."""
+    bad = _tensors(types, *ranks)
+    if bad:
+        return bad
+    return [t for t in types[:len(ranks)] if isinstance(t, TensorType)]
 
 
-def _differ(a, b) -> bool:
+def _static(*dims: object) -> bool:
+    return all(isinstance(d, int) for d in dims)   # is_static, for values an attribute may hold
+
+
+def _differ(a: Dim, b: Dim) -> bool:
     """True only when both dims are known and differ (a symbolic pair is decided after binding)."""
     return _static(a, b) and a != b
 
 
-def _exact(numerator, divisor: int, what: str) -> Reason:
+def _exact(numerator: Dim, divisor: int, what: str) -> Reason:
     """``idiv_check``: the division must be exact (symbolic: decided after binding)."""
     if divisor < 1 or not _static(numerator):
         return None
@@ -93,11 +106,11 @@ def _exact(numerator, divisor: int, what: str) -> Reason:
     return None
 
 
-def _zero_point(value, dtype: DType, name: str) -> Reason:
+def _zero_point(value: int, dtype: DType, name: str) -> Reason:
     if dtype is not DType.INT8 and value != 0:
         return f"{name} is {value}, but a zero point other than 0 needs int8 data ({dtype.name})"
     return None
 
 
-def _first(*reasons) -> Reason:
+def _first(*reasons: Reason) -> Reason:
     return next((r for r in reasons if r), None)
