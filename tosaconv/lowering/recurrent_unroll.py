@@ -24,6 +24,7 @@ both, so the interpreter never imports a pass.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any, Optional
 
 import numpy as np
 
@@ -33,6 +34,10 @@ from ..ir.graph import Value
 from ..ir.ops import Op
 from .int_lstm_emit import IntRecurrentAttrs, emit_lstm
 from .recurrent_cells import Cell, Weights, gru_step, lstm_step, rnn_step
+
+_Ins = dict[str, Value]        # the op's operands by ONNX input name ("x", "w", "r", "b", ...)
+_State = tuple[Value, ...]     # (H) or, for LSTM, (H, C): each [1, batch, hidden]
+_Run = tuple[list[Value], _State]   # one direction: Y_t in time order, and its final state
 
 GATES = {"LSTM": 4, "GRU": 3, "RNN": 1}
 ACTIVATION_COUNT = {"LSTM": 3, "GRU": 2, "RNN": 1}
@@ -59,11 +64,11 @@ def unroll(b: Builder, attrs: A.RecurrentAttrs, operands: Sequence[Value]) -> li
 
 # -- before the loop ---------------------------------------------------------------------
 
-def _project(b, attrs, ins):
+def _project(b: Builder, attrs: A.RecurrentAttrs, ins: _Ins) -> Value:
     """``X·W^T + biases`` of every step and direction: [seq, batch, dirs*gates*hidden]."""
     x, w = ins["x"], ins["w"]
-    seq, batch, size = x.type.shape
-    dirs, width, _ = w.type.shape
+    seq, batch, size = x.tensor_type.static_shape()
+    dirs, width, _ = w.tensor_type.static_shape()
     x2 = _reshape(b, x, (1, seq * batch, size))
     wt = _transpose(b, _reshape(b, w, (1, dirs * width, size)), (0, 2, 1))
     xw = b.emit(Op.MATMUL, x2, wt)
@@ -72,21 +77,21 @@ def _project(b, attrs, ins):
     return _reshape(b, xw, (seq, batch, dirs * width))
 
 
-def _input_bias(b, attrs, bias, width: int):
+def _input_bias(b: Builder, attrs: A.RecurrentAttrs, bias: Value, width: int) -> Value:
     """``Wb + Rb`` per direction ([dirs, gates*hidden]); GRU keeps Rbh out under linear_before_reset."""
-    dirs = bias.type.shape[0]
+    dirs = bias.tensor_type.static_shape()[0]
     wb = _slice(b, bias, (0, 0), (dirs, width))
     rb = _slice(b, bias, (0, width), (dirs, width))
     if attrs.cell == "GRU" and attrs.linear_before_reset:
         hidden = attrs.hidden_size
-        zeros = b.const(np.zeros((dirs, hidden), bias.type.dtype.numpy))
+        zeros = b.const(np.zeros((dirs, hidden), bias.tensor_type.dtype.numpy))
         rb = b.emit(Op.CONCAT, _slice(b, rb, (0, 0), (dirs, 2 * hidden)), zeros, attrs=A.AxisAttrs(1))
     return b.emit(Op.ADD, wb, rb)
 
 
-def _weights(b, attrs, ins, d: int) -> Weights:
+def _weights(b: Builder, attrs: A.RecurrentAttrs, ins: _Ins, d: int) -> Weights:
     r = ins["r"]
-    _, width, hidden = r.type.shape
+    _, width, hidden = r.tensor_type.static_shape()
     rt = _transpose(b, _slice(b, r, (d, 0, 0), (1, width, hidden)), (0, 2, 1))
     if attrs.cell != "GRU":
         return Weights(rt, peep=_peepholes(b, ins.get("p"), d, hidden))
@@ -97,13 +102,13 @@ def _weights(b, attrs, ins, d: int) -> Weights:
                    rt_h=_slice(b, rt, (0, 0, 2 * hidden), (1, hidden, hidden)), rbh=rbh)
 
 
-def _peepholes(b, p, d: int, hidden: int):
+def _peepholes(b: Builder, p: Optional[Value], d: int, hidden: int) -> Optional[_State]:
     if p is None:
         return None
     return tuple(_reshape(b, _slice(b, p, (d, k * hidden), (1, hidden)), (1, 1, hidden)) for k in range(3))
 
 
-def _initial_state(b, attrs, ins, d: int, batch: int, dtype) -> tuple:
+def _initial_state(b: Builder, attrs: A.RecurrentAttrs, ins: _Ins, d: int, batch: int, dtype: Any) -> _State:
     names = ("initial_h", "initial_c") if attrs.cell == "LSTM" else ("initial_h",)
     hidden = attrs.hidden_size
     return tuple(_slice(b, ins[n], (d, 0, 0), (1, batch, hidden)) if n in ins
@@ -115,44 +120,44 @@ def _initial_state(b, attrs, ins, d: int, batch: int, dtype) -> tuple:
 class _Masks:
     """SELECT masks ``t < sequence_lens[b]`` ([1, batch, 1]), built once per step and shared by directions."""
 
-    def __init__(self, b, lens):
+    def __init__(self, b: Builder, lens: Optional[Value]) -> None:
         self.b = b
-        self.lens = None if lens is None else _reshape(b, lens, (1, lens.type.shape[0], 1))
-        self.by_step: dict = {}
-        self.zero = None
+        self.lens = None if lens is None else _reshape(b, lens, (1, lens.tensor_type.static_shape()[0], 1))
+        self.by_step: dict[int, Value] = {}
+        self.zero: Optional[Value] = None
 
-    def apply(self, t: int, new: tuple, old: tuple) -> tuple:
+    def apply(self, t: int, new: _State, old: _State) -> tuple[Value, _State]:
         """(Y_t, state after step t): past a batch entry's length the output is 0 and the state stays."""
         if self.lens is None:
             return new[0], new
         if t not in self.by_step:
-            step = self.b.const(np.full((1, 1, 1), t, self.lens.type.dtype.numpy))
+            step = self.b.const(np.full((1, 1, 1), t, self.lens.tensor_type.dtype.numpy))
             self.by_step[t] = self.b.emit(Op.GREATER, self.lens, step)
         mask = self.by_step[t]
         if self.zero is None:
-            self.zero = self.b.scalar_like(0, new[0].type)
+            self.zero = self.b.scalar_like(0, new[0].tensor_type)
         kept = tuple(self.b.emit(Op.SELECT, mask, n, o) for n, o in zip(new, old))
         return self.b.emit(Op.SELECT, mask, new[0], self.zero), kept
 
 
-def _run_direction(b, attrs, ins, xw, d: int, masks: _Masks) -> tuple:
+def _run_direction(b: Builder, attrs: A.RecurrentAttrs, ins: _Ins, xw: Value, d: int, masks: _Masks) -> _Run:
     """(Y_t for every t in time order, final state) of direction ``d``."""
-    seq, batch, _ = xw.type.shape
+    seq, batch, _ = xw.tensor_type.static_shape()
     width = GATES[attrs.cell] * attrs.hidden_size
     n = ACTIVATION_COUNT[attrs.cell]
     acts = A.parse_activations(attrs.activations)[d * n:(d + 1) * n]
     cell = Cell(b, attrs.hidden_size, acts, attrs.clip, attrs.input_forget, attrs.linear_before_reset)
     weights = _weights(b, attrs, ins, d)
-    state = _initial_state(b, attrs, ins, d, batch, xw.type.dtype.numpy)
+    state = _initial_state(b, attrs, ins, d, batch, xw.tensor_type.dtype.numpy)
     reverse = d == 1 or attrs.direction == "reverse"
-    ys = [None] * seq
+    ys: dict[int, Value] = {}
     for t in (range(seq - 1, -1, -1) if reverse else range(seq)):
         xw_t = _slice(b, xw, (t, 0, d * width), (1, batch, width))
         ys[t], state = masks.apply(t, _step(cell, attrs.cell, weights, xw_t, state), state)
-    return ys, state
+    return [ys[t] for t in range(seq)], state
 
 
-def _step(cell, kind: str, weights, xw_t, state: tuple) -> tuple:
+def _step(cell: Cell, kind: str, weights: Weights, xw_t: Value, state: _State) -> _State:
     if kind == "LSTM":
         return lstm_step(cell, weights, xw_t, *state)
     step = gru_step if kind == "GRU" else rnn_step
@@ -161,12 +166,12 @@ def _step(cell, kind: str, weights, xw_t, state: tuple) -> tuple:
 
 # -- after the loop ---------------------------------------------------------------------------
 
-def _outputs(b, attrs, runs) -> list:
+def _outputs(b: Builder, attrs: A.RecurrentAttrs, runs: list[_Run]) -> list[Value]:
     """Y [seq, dirs, batch, hidden] and the final states [dirs, batch, hidden], in the op's layout."""
     per_dir = []
     for ys, _ in runs:
         seq_major = _concat(b, ys, 0)
-        _, batch, hidden = seq_major.type.shape
+        _, batch, hidden = seq_major.tensor_type.static_shape()
         per_dir.append(_reshape(b, seq_major, (len(ys), 1, batch, hidden)))
     y = _concat(b, per_dir, 1)
     states = [_concat(b, [state[k] for _, state in runs], 0) for k in range(len(runs[0][1]))]
@@ -176,21 +181,21 @@ def _outputs(b, attrs, runs) -> list:
     return [y] + states
 
 
-def _concat(b, values: list, axis: int):
+def _concat(b: Builder, values: list[Value], axis: int) -> Value:
     return values[0] if len(values) == 1 else b.emit(Op.CONCAT, *values, attrs=A.AxisAttrs(axis))
 
 
-def _slice(b, x, start, size):
-    if tuple(size) == tuple(x.type.shape):
+def _slice(b: Builder, x: Value, start: tuple[int, ...], size: tuple[int, ...]) -> Value:
+    if tuple(size) == tuple(x.tensor_type.shape):
         return x
     return b.emit(Op.SLICE, x, attrs=A.SliceAttrs(tuple(start), tuple(size)))
 
 
-def _reshape(b, x, shape):
-    if tuple(shape) == tuple(x.type.shape):
+def _reshape(b: Builder, x: Value, shape: tuple[int, ...]) -> Value:
+    if tuple(shape) == tuple(x.tensor_type.shape):
         return x
     return b.emit(Op.RESHAPE, x, attrs=A.ReshapeAttrs(tuple(shape)))
 
 
-def _transpose(b, x, perms):
+def _transpose(b: Builder, x: Value, perms: tuple[int, ...]) -> Value:
     return b.emit(Op.TRANSPOSE, x, attrs=A.TransposeAttrs(tuple(perms)))
