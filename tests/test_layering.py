@@ -4,7 +4,7 @@ DESIGN.md §3: the two importers never import each other (what both need lives
 in ``lowering/``); ``lowering/``, ``ir/`` and ``symbolic/`` never import an
 importer; ``symbolic/`` imports nothing else of ours. Issue 15's layering holds too:
 symbolic <- ir <- (importers, passes, interpreter, emit) <- api <- cli, with
-one known breach listed in ``KNOWN`` (and checked to still exist, so the list
+no breach (``KNOWN`` would list one, checked to still exist so the list
 cannot go stale). Imports are read with
 ``ast`` (relative ones resolved against the module's package), so the check
 sees what the code says, not what happens to be loaded.
@@ -40,11 +40,9 @@ FORBIDDEN = [
     ("tosaconv.interpreter", "tosaconv.importers"), ("tosaconv.interpreter", "tosaconv.emit"),
     ("tosaconv.interpreter", "tosaconv.passes"),
 ]
-# The one known breach, kept visible until the op table points each op at its kernel (issue 15): the
-# interpreter's RECURRENT kernel runs the decay rule's unrolling, while the passes fold constants with
-# the interpreter's kernels; the import is function-local for that reason.
-KNOWN = {("tosaconv.interpreter.recurrent", "tosaconv.passes.decay_recurrent"),
-         ("tosaconv.interpreter.recurrent", "tosaconv.passes.decay_recurrent.unroll")}
+# Breaches allowed for now, each with its reason (checked to still exist, so the list cannot go stale).
+# None today: the RECURRENT kernel's unrolling moved from passes/ to lowering/ (issue 15).
+KNOWN: set[tuple[str, str]] = set()
 SELF_CONTAINED = ["tosaconv.symbolic"]   # imports nothing of ours outside itself
 
 

@@ -12,14 +12,19 @@ from __future__ import annotations
 
 import functools
 import gc
+from collections.abc import Callable
+from typing import ParamSpec, TypeVar
+
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
 
 _THRESHOLDS = (50000, 20, 20)
 
 
-def fewer_collections(fn):
+def fewer_collections(fn: Callable[_P, _R]) -> Callable[_P, _R]:
     """Decorate a conversion stage: it runs with the higher thresholds."""
     @functools.wraps(fn)
-    def wrapper(*args, **kwargs):
+    def wrapper(*args: _P.args, **kwargs: _P.kwargs) -> _R:
         saved = gc.get_threshold()
         if saved[0] >= _THRESHOLDS[0]:
             return fn(*args, **kwargs)

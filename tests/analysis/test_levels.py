@@ -97,11 +97,11 @@ def _cond_if(g, c, x, depth: int, t):
     for name in ("then", "else"):
         r = g.region_shell(f"{name}{depth}")
         a, rc = r.add_input("a", t), r.add_input("rc", c.type)
-        b = Builder(r, Location("If", f"if{depth}"))
+        b = Builder(r, Location("If", f"if{depth}", "onnx"))
         inner = _cond_if(r, rc, a, depth - 1, t) if name == "then" and depth > 1 else b.emit(Op.ADD, a, a)
         r.set_outputs([inner], ["out"])
         regions.append(r)
-    b = Builder(g, Location("If", f"if{depth}"))
+    b = Builder(g, Location("If", f"if{depth}", "onnx"))
     return b.create(Op.COND_IF, [c, x, c], A.CondIfAttrs(*regions)).result
 
 

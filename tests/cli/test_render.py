@@ -61,7 +61,7 @@ def test_quiet_suppresses_the_summary(cli, symbolic_model):
 
 
 def test_diagnostic_text_keeps_brackets_and_lists_everything():
-    d = Diagnostic("E-SHAPE", "bad tensor<[batch]x3xf32>", Location("Add", "add0"), ("why [1]",), "do [this]")
+    d = Diagnostic("E-SHAPE", "bad tensor<[batch]x3xf32>", Location("Add", "add0", "onnx"), ("why [1]",), "do [this]")
     text = diagnostic_text(d).plain
     assert text.splitlines() == ["error[E-SHAPE]: bad tensor<[batch]x3xf32>", "  at: Add 'add0'",
                                  "  note: why [1]", "  hint: do [this]"]

@@ -46,7 +46,7 @@ def _graph(**inputs):
     """A graph with the given inputs (name -> (dtype, shape)) and its builder."""
     g = Graph()
     values = [g.add_input(n, TensorType(dt, tuple(shape))) for n, (dt, shape) in inputs.items()]
-    return g, Builder(g, Location("Test", "op")), values
+    return g, Builder(g, Location("Test", "op", "test")), values
 
 
 def _finish(g, b, y, inputs, expected=None, atol=1e-5):
@@ -57,7 +57,7 @@ def _finish(g, b, y, inputs, expected=None, atol=1e-5):
 
 def _one(op, in_specs: dict, inputs: dict, attrs=None, expected=None, result_type=None, atol=1e-5):
     g, b, vals = _graph(**in_specs)
-    with b.at(Location(op.name.title(), op.name.lower() + "_node")):
+    with b.at(Location(op.name.title(), op.name.lower() + "_node", "onnx")):
         y = b.emit(op, *vals, attrs=attrs, result_type=result_type)
     return _finish(g, b, y, inputs, expected, atol)
 

@@ -51,7 +51,7 @@ def arithmetic_right_shift_round():
 def transpose_conv2d():
     x, w, bias = _rand((1, 3, 3, 2)), _rand((2, 2, 2, 2)), _rand((2,))
     g, b, (xv,) = _graph(x=(F32, (1, 3, 3, 2)))
-    with b.at(Location("ConvTranspose", "deconv")):
+    with b.at(Location("ConvTranspose", "deconv", "onnx")):
         wv, bv = b.const(w), b.const(bias)
         y = b.emit(Op.TRANSPOSE_CONV2D, xv, wv, bv, attrs=A.TransposeConv2dAttrs((0, 0, 0, 0), (2, 2), F32))
     # stride 2 with a 2x2 kernel: every output pixel gets exactly one input pixel's contribution.

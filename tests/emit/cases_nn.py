@@ -34,7 +34,7 @@ def _windows(x, kh, kw, stride, pad, value=0.0):
 def conv2d():
     x, w, bias = _rand((1, 5, 5, 2)), _rand((3, 3, 3, 2)), _rand((3,))
     g, b, (xv,) = _graph(x=(F32, (1, 5, 5, 2)))
-    with b.at(Location("Conv", "conv1")):
+    with b.at(Location("Conv", "conv1", "onnx")):
         wv, bv = b.const(w, name="conv1.weight"), b.const(bias, name="conv1.bias")
         y = b.emit(Op.CONV2D, xv, wv, bv, attrs=A.Conv2dAttrs((1, 1, 1, 1), (1, 1), (1, 1), F32))
     win = _windows(x, 3, 3, (1, 1), (1, 1, 1, 1))
@@ -46,7 +46,7 @@ def conv2d():
 def depthwise_conv2d():
     x, w, bias = _rand((1, 4, 4, 2)), _rand((2, 2, 2, 1)), _rand((2,))
     g, b, (xv,) = _graph(x=(F32, (1, 4, 4, 2)))
-    with b.at(Location("Conv", "dw1")):
+    with b.at(Location("Conv", "dw1", "onnx")):
         wv, bv = b.const(w), b.const(bias)
         y = b.emit(Op.DEPTHWISE_CONV2D, xv, wv, bv, attrs=A.Conv2dAttrs((0, 0, 0, 0), (1, 1), (1, 1), F32))
     win = _windows(x, 2, 2, (1, 1), (0, 0, 0, 0))
@@ -111,7 +111,7 @@ def conv2d_int8_zero_points():
     w = rng.integers(-128, 128, (2, 2, 2, 2)).astype(np.int8)
     bias = rng.integers(-1000, 1000, (2,)).astype(np.int32)
     g, b, (xv,) = _graph(x=(I8, (1, 4, 4, 2)))
-    with b.at(Location("QLinearConv", "qconv")):
+    with b.at(Location("QLinearConv", "qconv", "onnx")):
         wv, bv = b.const(w), b.const(bias)
         attrs = A.Conv2dAttrs((0, 0, 0, 0), (1, 1), (1, 1), DType.INT32, input_zp=-3, weight_zp=2)
         y = b.emit(Op.CONV2D, xv, wv, bv, attrs=attrs)

@@ -39,12 +39,12 @@ def _static_input(shape=(2, 3), dtype=F32):
 
 def test_symbolic_op_result_names_the_op():
     g, x, b = _static_input()
-    with b.at(Location("Tile", "tile_k")):
+    with b.at(Location("Tile", "tile_k", "onnx")):
         y = b.emit(Op.TILE, x, attrs=A.TileAttrs((sym("k"), 1)))
     g.set_outputs([y], ["y"])
     with pytest.raises(EmitError, match=r"result of TILE has symbolic type") as err:
         write_tosa(g)
-    assert err.value.location == Location("Tile", "tile_k")
+    assert err.value.location == Location("Tile", "tile_k", "onnx")
     assert "Tile 'tile_k'" in str(err.value)
 
 
@@ -52,7 +52,7 @@ def test_symbolic_input_names_its_first_user():
     g = Graph()
     x = g.add_input("x", TensorType(F32, (sym("batch"), 3)))
     b = Builder(g)
-    with b.at(Location("Abs", "abs1")):
+    with b.at(Location("Abs", "abs1", "onnx")):
         y = b.emit(Op.ABS, x)
     g.set_outputs([y], ["y"])
     with pytest.raises(EmitError, match=r"graph input 'x' \(first used by ABS\).*symbolic.*batch"):
@@ -61,7 +61,7 @@ def test_symbolic_input_names_its_first_user():
 
 def test_helper_op_is_rejected_with_its_location():
     g, x, b = _static_input()
-    with b.at(Location("Shape", "shape_of_x")):
+    with b.at(Location("Shape", "shape_of_x", "onnx")):
         d = b.get_dim(x, 0)
         y = b.dims_to_tensor([d])
     g.set_outputs([y], ["y"])

@@ -30,7 +30,7 @@ from tosaconv.ir.types import TensorType
 def _erf_scalar() -> Graph:
     g = Graph()
     x = g.add_input("x", TensorType(DType.FP32, ()))
-    y = Builder(g, Location("Erf", "erf")).emit(Op.ERF, x)
+    y = Builder(g, Location("Erf", "erf", "onnx")).emit(Op.ERF, x)
     g.set_outputs([y], ["y"])
     return g
 
@@ -72,7 +72,7 @@ def _int4_conv() -> tuple:
     rng = np.random.default_rng(4)
     g = Graph()
     x = g.add_input("x", TensorType(DType.INT8, (1, 5, 5, 3)))
-    b = Builder(g, Location("Conv", "conv"))
+    b = Builder(g, Location("Conv", "conv", "onnx"))
     w4 = rng.integers(-7, 8, size=(4, 3, 3, 3)).astype(np.int8)   # the official int4 range is [-7, 7]
     w = b.emit(Op.CONST, attrs=A.ConstAttrs(w4, element_type=DType.INT4.value))
     bias = b.const(rng.integers(-50, 50, size=4).astype(np.int32))

@@ -15,4 +15,4 @@ def test_a_bare_name_from_another_tool_is_quoted_after_the_tosa_op():
 
 
 def test_an_imported_location_is_unchanged():
-    assert str(Location("MatMul", "m")) == "MatMul 'm'"
+    assert str(Location("MatMul", "m", "onnx")) == "MatMul 'm'"

@@ -66,7 +66,7 @@ def test_writing_is_deterministic(name):
 
 def _const_graph(arrays: dict) -> Graph:
     g = Graph()
-    b = Builder(g, Location("Constant", "c"))
+    b = Builder(g, Location("Constant", "c", "onnx"))
     outs = [b.emit(Op.CONST, attrs=A.ConstAttrs(arr), result_type=TensorType(dt, arr.shape), name=name)
             for name, (dt, arr) in arrays.items()]
     g.set_outputs(outs, list(arrays))
@@ -118,7 +118,7 @@ def _naming_graph() -> Graph:
     an intermediate is itself called 'y', so it must yield its name to the output."""
     g = Graph()
     x = g.add_input("x", TensorType(DType.FP32, (2, 2)))
-    b = Builder(g, Location("Test", "n"))
+    b = Builder(g, Location("Test", "n", "test"))
     inner = b.emit(Op.ABS, x, name="y")
     t = b.emit(Op.NEGATE, inner, attrs=A.NegateAttrs(), name="t")
     u = b.emit(Op.EXP, x, name="u")
@@ -145,7 +145,7 @@ def test_outputs_are_named_after_graph_outputs(tmp_path):
 def test_unsigned_rescale_zero_points_keep_their_bits():
     g = Graph()
     x = g.add_input("x", TensorType(DType.INT8, (4,)))
-    b = Builder(g, Location("Test", "r"))
+    b = Builder(g, Location("Test", "r", "test"))
     attrs = A.RescaleAttrs((1 << 30,), (30,), input_zp=128, output_zp=0, input_unsigned=True)
     y = b.emit(Op.RESCALE, x, attrs=attrs, result_type=TensorType(DType.INT8, (4,)))
     g.set_outputs([y], ["y"])

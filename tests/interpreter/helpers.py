@@ -22,7 +22,7 @@ NUMPY_TO_IR = {
     np.dtype(np.float32): DType.FP32,
 }
 
-LOC = Location("TestOp", "under_test")
+LOC = Location("TestOp", "under_test", "test")
 
 
 def one_op_graph(op, operands, attrs=None, result_type=None, types=None):

@@ -17,7 +17,7 @@ from tosaconv.symbolic.constraints import Kind, Provenance
 from tosaconv.symbolic.expr import add, mul
 from tosaconv.symbolic.scope import SymbolInfo
 
-LOC = Location("Reshape", "flatten")
+LOC = Location("Reshape", "flatten", "onnx")
 
 
 def symbolic_graph():
@@ -119,7 +119,7 @@ def test_wrong_rank():
 def int_graph():
     graph = Graph()
     x = graph.add_input("ids", TensorType(DType.INT32, (3,)))
-    out = Builder(graph, Location("Neg", "neg")).emit(Op.NEGATE, x, attrs=A.NegateAttrs())
+    out = Builder(graph, Location("Neg", "neg", "onnx")).emit(Op.NEGATE, x, attrs=A.NegateAttrs())
     graph.set_outputs([out], ["y"])
     return graph
 
@@ -154,7 +154,7 @@ def test_unsigned_bool_and_bf16_inputs():
 
 def test_kernel_errors_carry_the_op_and_its_location():
     graph = Graph()
-    where = Location("Div", "model/div")
+    where = Location("Div", "model/div", "onnx")
     a = graph.add_input("a", TensorType(DType.INT32, (2,)))
     d = graph.add_input("d", TensorType(DType.INT32, (2,)))
     out = Builder(graph, where).emit(Op.INTDIV, a, d)

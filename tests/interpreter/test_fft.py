@@ -29,7 +29,7 @@ RNG = np.random.default_rng(77)
 
 def _graph(op, shapes, attrs):
     g = Graph()
-    b = Builder(g, Location("TestOp", "fft"))
+    b = Builder(g, Location("TestOp", "fft", "test"))
     ins = [g.add_input(f"x{i}", TensorType(DType.FP32, s)) for i, s in enumerate(shapes)]
     re, im = b.create(op, ins, attrs).results
     g.set_outputs([re, im], ["re", "im"])
@@ -88,7 +88,7 @@ def test_static_dims_that_are_not_powers_of_two_are_refused():
 def test_kernel_checks_the_power_of_two_rule_once_bound():
     from tosaconv.symbolic.expr import sym
     g = Graph()
-    b = Builder(g, Location("TestOp", "fft"))
+    b = Builder(g, Location("TestOp", "fft", "test"))
     x = g.add_input("x0", TensorType(DType.FP32, (1, 1, sym("n"))))
     re, im = b.create(Op.RFFT2D, [x], A.Rfft2dAttrs()).results
     g.set_outputs([re, im], ["re", "im"])

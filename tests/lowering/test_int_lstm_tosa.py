@@ -33,7 +33,7 @@ def _graph(d) -> Graph:
     x = g.add_input("x", TensorType(DType.INT8, (1, B, 1, I)))
     h = g.add_input("h", TensorType(DType.INT8, (1, B, 1, H)))
     c = g.add_input("c", TensorType(DType.INT16, (1, B, 1, H)))
-    h_new, c_new = emit_step(Builder(g, Location("LSTM", "lstm")), d, x, h, c)
+    h_new, c_new = emit_step(Builder(g, Location("LSTM", "lstm", "onnx")), d, x, h, c)
     g.set_outputs([h_new, c_new], ["h_new", "c_new"])
     return g
 
@@ -73,7 +73,7 @@ def _bidirectional_graph(fwd, rev) -> Graph:
     for name, d, reverse in (("f", fwd, False), ("r", rev, True)):
         h = g.add_input("h" + name, TensorType(DType.INT8, (1, B, 1, H)))
         c = g.add_input("c" + name, TensorType(DType.INT16, (1, B, 1, H)))
-        outs += emit_sequence(Builder(g, Location("LSTM", "lstm_" + name)), d, x, h, c, reverse)
+        outs += emit_sequence(Builder(g, Location("LSTM", "lstm_" + name, "onnx")), d, x, h, c, reverse)
     g.set_outputs(outs, ["yf", "hf_out", "cf_out", "yr", "hr_out", "cr_out"])
     return g
 

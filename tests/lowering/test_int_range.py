@@ -20,7 +20,7 @@ ALL = np.arange(-128, 128, dtype=np.int8)
 def _program(build):
     g = Graph()
     x = g.add_input("x", TensorType(DType.INT8, (256,)))
-    b = Builder(g, Location("test", "range"))
+    b = Builder(g, Location("test", "range", "test"))
     y = build(b, x)
     g.set_outputs([y], ["y"])
     return g, y

@@ -47,7 +47,7 @@ def ops(session) -> Outcome:
 
 
 def supported_ops() -> list:
-    from ..importers.onnx import ops as _converters  # noqa: F401  (registers every converter)
+    from ..importers.onnx import converters as _converters  # noqa: F401  (registers every converter)
     from ..importers.onnx.driver import MAX_OPSET, MIN_OPSET
     from ..importers.onnx.registry import support_table
     return support_table(MIN_OPSET, MAX_OPSET)

@@ -13,9 +13,10 @@ from . import ShapeError
 def assumption_error(symbol: str, assumed: int, actual: int, location, data: str,
                      element: "int | None" = None) -> ShapeError:
     """The E-ASSUMPTION error (exit 4): a bound data-dependent symbol (a NonZero count, or the value
-    EXTRACT_DIM reads from ``element`` of ``data``) that the data contradicts."""
-    found = (f"finds {actual} non-zero element(s) in '{data}'" if element is None
-             else f"reads {actual} from element {element} of '{data}'")
+    EXTRACT_DIM reads from ``element`` of ``data``) that the data contradicts; ``data`` names the tensor
+    as a user knows it (:func:`tosaconv.ir.graph.describe_value`: an input's quoted name, or the op making it)."""
+    found = (f"finds {actual} non-zero element(s) in {data}" if element is None
+             else f"reads {actual} from element {element} of {data}")
     return ShapeError.one(
         "E-ASSUMPTION", f"the assumption {symbol}={assumed} does not hold: {location} {found}", location,
         hint=f"bind '{symbol}' to the value these inputs give ({actual}), or leave it unbound and run the "

@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..diagnostics.assumption import assumption_error
+from ..ir.graph import describe_value
 
 
 def nonzero(op, args, ctx):
@@ -21,6 +22,6 @@ def nonzero(op, args, ctx):
                          "which TOSA does not allow")
     known = ctx.bindings.get(op.attrs.count)
     if known is not None and known != count:   # the user assumed the count (--bind): a shape error, exit 4
-        raise assumption_error(op.attrs.count, known, count, op.location, op.operands[0].name)
+        raise assumption_error(op.attrs.count, known, count, op.location, describe_value(op.operands[0]))
     ctx.bindings[op.attrs.count] = count
     return [coords.astype(np.int32)]

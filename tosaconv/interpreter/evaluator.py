@@ -132,7 +132,7 @@ def _check_assumptions(assumptions, array):
     for a in assumptions:
         actual = a.actual(array)
         if actual != a.value:
-            raise assumption_error(a.symbol, a.value, actual, a.location, a.shown or a.data, a.element)
+            raise assumption_error(a.symbol, a.value, actual, a.location, a.shown or f"'{a.data}'", a.element)
 
 
 def _check_budget(step: Step, env: dict, budget: int):

@@ -1,7 +1,7 @@
 """Kernel of RECURRENT (ONNX LSTM/GRU/RNN kept whole while the sequence length is a symbol).
 
 The kernel is deliberately not a second implementation of the cell math: it
-builds the static program that :func:`tosaconv.passes.decay_recurrent.unroll`
+builds the static program that :func:`tosaconv.lowering.recurrent_unroll.unroll`
 makes for these concrete input shapes (the same code specialization uses)
 and evaluates it with the ordinary TOSA kernels. A symbolic program therefore
 runs exactly what its specialized form would. Unrolled programs are cached
@@ -14,6 +14,7 @@ import functools
 from ..ir.builder import Builder
 from ..ir.graph import Graph
 from ..ir.types import TensorType
+from ..lowering.recurrent_unroll import unroll
 from .evaluator import evaluate
 
 
@@ -27,8 +28,6 @@ def recurrent(op, args, ctx):
 @functools.lru_cache(maxsize=16)
 def unrolled_program(attrs, signature: tuple) -> Graph:
     """The static program of one RECURRENT op for operands of ``signature`` ((dtype, shape) each)."""
-    # Imported here: the passes import the interpreter (constant folding runs its kernels).
-    from ..passes.decay_recurrent import unroll  # noqa: PLC0415
     graph = Graph(name="recurrent")
     inputs = [graph.add_input(f"operand{i}", TensorType(dtype, shape)) for i, (dtype, shape) in enumerate(signature)]
     results = unroll(Builder(graph), attrs, inputs)

@@ -11,11 +11,16 @@ there is one kernel per op by construction and nothing registers by import.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable, Optional
+from typing import TYPE_CHECKING, Any, Callable, Optional, Union, cast
+
+import numpy as np
 
 from ..ir.ops import OPS, OpDef, resolve
 
-_RESOLVED: dict = {}   # op name -> kernel function, filled on first use
+if TYPE_CHECKING:
+    from ..ir.graph import Operation
+
+_RESOLVED: dict[str, "Kernel"] = {}   # op name -> kernel function, filled on first use
 
 
 @dataclass
@@ -23,18 +28,23 @@ class KernelContext:
     """What a kernel may know about the run beyond its operands: the symbol bindings, and the program's
     state (variable name -> array), which outlives the run when the caller keeps it."""
 
-    bindings: dict = field(default_factory=dict)
-    variables: dict = field(default_factory=dict)
+    bindings: dict[str, int] = field(default_factory=dict)
+    variables: "dict[str, np.ndarray[Any, Any]]" = field(default_factory=dict)
 
 
-def kernel_for(opdef: OpDef) -> Optional[Callable]:
+# A kernel's operand or result: a numpy array for a tensor, a Python int for an Index value
+KernelValue = Union["np.ndarray[Any, Any]", int]
+Kernel = Callable[["Operation", list[KernelValue], KernelContext], list[KernelValue]]
+
+
+def kernel_for(opdef: OpDef) -> Optional[Kernel]:
     """The kernel the op table names for ``opdef``, or None when it names none."""
     fn = _RESOLVED.get(opdef.name)
     if fn is None and opdef.kernel:
-        fn = _RESOLVED[opdef.name] = resolve(opdef.kernel)
+        fn = _RESOLVED[opdef.name] = cast(Kernel, resolve(opdef.kernel))   # the table names a kernel
     return fn
 
 
-def registered_ops() -> list:
+def registered_ops() -> list[str]:
     """Names of every op whose table row names a kernel, sorted."""
     return sorted(name for name, op in OPS.items() if op.kernel)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..diagnostics.assumption import assumption_error
+from ..ir.graph import describe_value
 from ..ir.ops import Op
 from .data_layout import slice_array, tile_array
 from .numeric import check_range
@@ -41,7 +42,7 @@ def extract_dim(op, args, ctx):
         raise ValueError(f"EXTRACT_DIM needs a 1-D input with element {index}, got shape {list(x.shape)}")
     value, name = int(x[index]), next(iter(op.result.type.symbols()), None)
     if name is not None and ctx.bindings.get(name, value) != value:   # the user assumed it (--bind)
-        raise assumption_error(name, ctx.bindings[name], value, op.location, _data_origin(op.operands[0]).name,
+        raise assumption_error(name, ctx.bindings[name], value, op.location, describe_value(_data_origin(op.operands[0])),
                                index)
     return [value]
 

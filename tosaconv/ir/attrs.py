@@ -18,6 +18,7 @@ from numpy.typing import NDArray  # at run time too: the printer reads the field
 
 from ..symbolic.expr import Dim, Expr  # noqa: F401  (Expr: Dim's forward reference, for get_type_hints)
 from .dtypes import DType
+from .graph import Graph   # regions; graph.py imports nothing of the op table, so no cycle
 
 
 @dataclass(frozen=True)
@@ -296,7 +297,6 @@ def attr_items(attrs: "Attrs") -> list[tuple[str, Any]]:
 
 
 # -- control flow: ops that hold regions (IR graphs isolated from above) -----------
-from .graph import Graph  # noqa: E402  (graph.py imports nothing of the op table, so no cycle)
 
 
 @dataclass(frozen=True, eq=False)

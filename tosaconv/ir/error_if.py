@@ -23,128 +23,52 @@ LEVEL_CHECKs, not ERROR_IFs, and live in :mod:`tosaconv.analysis.levels`.
 """
 from __future__ import annotations
 
-from typing import Callable, Optional
+from typing import TYPE_CHECKING
+
+from collections.abc import Sequence
 
 import numpy as np
 
-from ..symbolic.expr import is_static
-from .ops import OPS, Operand, OperandKind
+from . import error_if_windows  # noqa: F401  (registers the convolution, pooling and RESIZE rules)
 from .dtypes import DType
-from .types import TensorType
+from .ops import OPS
+from .error_if_core import (RULES, Reason, _checked, _differ, _first, _ints, _static, _tensors,
+                            _zero_point, operand_kinds, rule)
+from .types import TensorType, ValueType
 
-Reason = Optional[str]
-RULES: dict = {}
-
-
-def rule(*names: str) -> Callable:
-    """Register a checker ``fn(types, attrs) -> Reason`` for the ops ``names``."""
-    def register(fn: Callable) -> Callable:
-        for name in names:
-            if name in RULES:
-                raise ValueError(f"ERROR_IF rule for {name} registered twice")
-            RULES[name] = fn
-        return fn
-    return register
+if TYPE_CHECKING:   # the op table imports the attribute classes; these are for the annotations only
+    from . import attrs as A
 
 
-def error_if(op_name: str, types: list, attrs) -> Reason:
+def error_if(op_name: str, types: Sequence[ValueType], attrs: object) -> Reason:
     """Why ``types`` and ``attrs`` break an ERROR_IF rule of ``op_name`` (None: they break none)."""
     bad = operand_kinds(op_name, list(types))
     if bad:
         return bad
+    expected = OPS[op_name].attrs    # operand_kinds found the op in the table
+    if not isinstance(attrs, expected):
+        return f"attributes are {type(attrs).__name__}, expected {expected.__name__}"
     fn = RULES.get(op_name)
     return None if fn is None else fn(list(types), attrs)
-
-
-_NO_OPERAND = Operand("?", OperandKind.TENSOR)   # an operand an op without operands does not declare
-
-
-def operand_kinds(op_name: str, types: list) -> Reason:
-    """Each operand is of the kind (tensor, Index or either) the op table declares for its position."""
-    op = OPS.get(op_name)
-    if op is None:
-        return f"{op_name} is not an op of the table"
-    for i, t in enumerate(types):
-        declared = op.operand_at(i) or _NO_OPERAND
-        if declared.accepts(t):
-            continue
-        kind = "an Index value" if declared.kind is OperandKind.INDEX else "a tensor"
-        return f"operand {i} ({declared.name}) must be {kind}, got {t}"
-    return None
-
-
-# -- helpers: every one answers, none raises -------------------------------------------------------
-
-def _ints(value, n: int) -> bool:
-    return isinstance(value, (tuple, list)) and len(value) == n and all(
-        isinstance(v, int) and not isinstance(v, bool) for v in value)
-
-
-def _attr_tuples(attrs, **lengths) -> Reason:
-    for name, n in lengths.items():
-        value = getattr(attrs, name, None)
-        if not _ints(value, n):
-            return f"attribute {name} must hold {n} integers, got {value!r}"
-    return None
-
-
-def _tensors(types: list, *ranks) -> Reason:
-    """Each of the first ``len(ranks)`` operands is a tensor of that rank (None: any rank)."""
-    if len(types) < len(ranks):
-        return f"takes {len(ranks)} operands, got {len(types)}"
-    for i, (t, rank) in enumerate(zip(types, ranks)):
-        if not isinstance(t, TensorType):
-            return f"operand {i} must be a tensor, got {t}"
-        if rank is not None and t.rank != rank:
-            return f"operand {i} must have rank {rank}, got {t}"
-    return None
-
-
-def _static(*dims) -> bool:
-    return all(is_static(d) for d in dims)
-
-
-def _differ(a, b) -> bool:
-    """True only when both dims are known and differ (a symbolic pair is decided after binding)."""
-    return _static(a, b) and a != b
-
-
-def _exact(numerator, divisor: int, what: str) -> Reason:
-    """``idiv_check``: the division must be exact (symbolic: decided after binding)."""
-    if divisor < 1 or not _static(numerator):
-        return None
-    if numerator % divisor:
-        return f"{what} = {numerator} is not a multiple of the stride {divisor} (idiv_check)"
-    return None
-
-
-def _zero_point(value, dtype: DType, name: str) -> Reason:
-    if dtype is not DType.INT8 and value != 0:
-        return f"{name} is {value}, but a zero point other than 0 needs int8 data ({dtype.name})"
-    return None
-
-
-def _first(*reasons) -> Reason:
-    return next((r for r in reasons if r), None)
 
 
 # -- elementwise ------------------------------------------------------------------------------
 
 @rule("MUL")
-def mul(types, attrs) -> Reason:
+def mul(types: list[ValueType], attrs: A.MulAttrs) -> Reason:
     shift = getattr(attrs, "shift", None)
     if not isinstance(shift, int) or not 0 <= shift <= 63:
         return f"MUL shift must be an integer in [0, 63], got {shift!r}"
-    bad = _tensors(types, None, None)
-    if bad:
-        return bad
-    if shift and types[0].dtype is not DType.INT32:
-        return f"MUL shift {shift} needs int32 operands, got {types[0].dtype.name}"
+    ts = _checked(types, None, None)
+    if isinstance(ts, str):
+        return ts
+    if shift and ts[0].dtype is not DType.INT32:
+        return f"MUL shift {shift} needs int32 operands, got {ts[0].dtype.name}"
     return None
 
 
 @rule("CLAMP")
-def clamp(types, attrs) -> Reason:
+def clamp(types: list[ValueType], attrs: A.ClampAttrs) -> Reason:
     """ERROR_IF(max_val < min_val)."""
     bad = _tensors(types, None)
     lo, hi = getattr(attrs, "min_val", None), getattr(attrs, "max_val", None)
@@ -154,20 +78,20 @@ def clamp(types, attrs) -> Reason:
 
 
 @rule("TABLE")
-def table(types, attrs) -> Reason:
+def table(types: list[ValueType], attrs: A.TableAttrs) -> Reason:
     """The table has 256 entries for int8 input and 513 for int16."""
-    bad = _tensors(types, None)
-    if bad:
-        return bad
-    want = {DType.INT8: 256, DType.INT16: 513}.get(types[0].dtype)
+    ts = _checked(types, None)
+    if isinstance(ts, str):
+        return ts
+    want = {DType.INT8: 256, DType.INT16: 513}.get(ts[0].dtype)
     size = getattr(getattr(attrs, "table", None), "size", None)
     if want is not None and size != want:
-        return f"a TABLE on {types[0].dtype.name} needs {want} entries, got {size}"
+        return f"a TABLE on {ts[0].dtype.name} needs {want} entries, got {size}"
     return None
 
 
 @rule("SELECT")
-def select(types, attrs) -> Reason:
+def select(types: list[ValueType], attrs: A.NoAttrs) -> Reason:
     bad = _tensors(types, None, None, None)
     if bad is None and types[0].dtype is not DType.BOOL:
         return f"the SELECT condition must be bool, got {types[0]}"
@@ -175,23 +99,23 @@ def select(types, attrs) -> Reason:
 
 
 @rule("NEGATE")
-def negate(types, attrs) -> Reason:
-    bad = _tensors(types, None)
-    if bad:
-        return bad
-    dtype = types[0].dtype
+def negate(types: list[ValueType], attrs: A.NegateAttrs) -> Reason:
+    ts = _checked(types, None)
+    if isinstance(ts, str):
+        return ts
+    dtype = ts[0].dtype
     return _first(_zero_point(getattr(attrs, "input_zp", 0), dtype, "input_zp"),
                   _zero_point(getattr(attrs, "output_zp", 0), dtype, "output_zp"))
 
 
 @rule("RESCALE")
-def rescale(types, attrs) -> Reason:
-    bad = _tensors(types, None)
-    if bad:
-        return bad
-    return _first(_rescale_zero_point(types[0].dtype, attrs.input_zp, attrs.input_unsigned, "input"),
+def rescale(types: list[ValueType], attrs: A.RescaleAttrs) -> Reason:
+    ts = _checked(types, None)
+    if isinstance(ts, str):
+        return ts
+    return _first(_rescale_zero_point(ts[0].dtype, attrs.input_zp, attrs.input_unsigned, "input"),
                   _rescale_zero_point(attrs.output_dtype, attrs.output_zp, attrs.output_unsigned, "output"),
-                  _rescale_flags(types[0], attrs), _rescale_ranges(attrs))
+                  _rescale_flags(ts[0], attrs), _rescale_ranges(attrs))
 
 
 def _rescale_zero_point(dtype: DType, zp: int, unsigned: bool, side: str) -> Reason:
@@ -202,7 +126,7 @@ def _rescale_zero_point(dtype: DType, zp: int, unsigned: bool, side: str) -> Rea
     return None
 
 
-def _rescale_flags(t: TensorType, attrs) -> Reason:
+def _rescale_flags(t: TensorType, attrs: A.RescaleAttrs) -> Reason:
     in_t, out_t = t.dtype, attrs.output_dtype
     checks = (
         (attrs.scale32 and in_t is DType.INT48, "scale32 is not allowed on int48 input"),
@@ -221,7 +145,7 @@ def _rescale_flags(t: TensorType, attrs) -> Reason:
     return next((why for broken, why in checks if broken), None)
 
 
-def _rescale_ranges(attrs) -> Reason:
+def _rescale_ranges(attrs: A.RescaleAttrs) -> Reason:
     """The spec's apply_scale_32/16: a multiplier fits i32_t (scale32) or i16_t and, by their
     REQUIRE(multiplier >= 0), is not negative; and 2 <= shift <= 62."""
     bits = 32 if attrs.scale32 else 16
@@ -239,30 +163,30 @@ def _rescale_ranges(attrs) -> Reason:
 # -- data layout -------------------------------------------------------------------------------
 
 @rule("TRANSPOSE")
-def transpose(types, attrs) -> Reason:
-    bad = _tensors(types, None)
-    if bad:
-        return bad
-    perms, rank = getattr(attrs, "perms", None), types[0].rank
-    if not _ints(perms, rank) or sorted(perms) != list(range(rank)):
+def transpose(types: list[ValueType], attrs: A.TransposeAttrs) -> Reason:
+    ts = _checked(types, None)
+    if isinstance(ts, str):
+        return ts
+    perms, rank = getattr(attrs, "perms", None), ts[0].rank
+    if not isinstance(perms, tuple) or not _ints(perms, rank) or sorted(perms) != list(range(rank)):
         return f"perms {perms!r} is not a permutation of 0..{rank - 1}"
     return None
 
 
 @rule("REDUCE_ALL", "REDUCE_ANY", "REDUCE_MAX", "REDUCE_MIN", "REDUCE_PRODUCT", "REDUCE_SUM", "ARGMAX")
-def axis_op(types, attrs) -> Reason:
+def axis_op(types: list[ValueType], attrs: A.AxisAttrs | A.AxisNanAttrs) -> Reason:
     """ERROR_IF(axis < 0 || axis >= rank(shape1))."""
-    bad = _tensors(types, None)
-    if bad:
-        return bad
-    axis, rank = getattr(attrs, "axis", None), types[0].rank
+    ts = _checked(types, None)
+    if isinstance(ts, str):
+        return ts
+    axis, rank = getattr(attrs, "axis", None), ts[0].rank
     if not isinstance(axis, int) or not 0 <= axis < rank:
         return f"axis {axis!r} is outside [0, {rank})"
     return None
 
 
 @rule("REVERSE")
-def reverse(types, attrs) -> Reason:
+def reverse(types: list[ValueType], attrs: A.AxisAttrs) -> Reason:
     """As :func:`axis_op`; a rank-0 REVERSE (axis 0) is the identity the importers may leave."""
     if _tensors(types, 0) is None and getattr(attrs, "axis", None) == 0:
         return None
@@ -270,43 +194,46 @@ def reverse(types, attrs) -> Reason:
 
 
 @rule("GET_DIM")
-def get_dim(types, attrs) -> Reason:
-    bad = _tensors(types, None)
+def get_dim(types: list[ValueType], attrs: A.DimIndexAttrs) -> Reason:
+    ts = _checked(types, None)
+    if isinstance(ts, str):
+        return ts
     index = getattr(attrs, "dim_index", None)
-    if bad is None and not (isinstance(index, int) and 0 <= index < types[0].rank):
-        return f"axis {index!r} is out of range for rank {types[0].rank}"
-    return bad
+    if not (isinstance(index, int) and 0 <= index < ts[0].rank):
+        return f"axis {index!r} is out of range for rank {ts[0].rank}"
+    return None
 
 
-def _indices(types, attrs, extra: int) -> Reason:
-    bad = _tensors(types, None)
-    if bad:
-        return bad
-    indices, limit = getattr(attrs, "indices", None), types[0].rank + extra
+def _indices(types: list[ValueType], attrs: A.IndicesAttrs, extra: int) -> Reason:
+    ts = _checked(types, None)
+    if isinstance(ts, str):
+        return ts
+    indices, limit = getattr(attrs, "indices", None), ts[0].rank + extra
     if not isinstance(indices, tuple) or not all(isinstance(i, int) and 0 <= i < limit for i in indices):
         return f"indices {indices!r} must be integers in [0, {limit})"
     return None
 
 
 @rule("EXPAND_DIMS")
-def expand_dims(types, attrs) -> Reason:
+def expand_dims(types: list[ValueType], attrs: A.IndicesAttrs) -> Reason:
     return _indices(types, attrs, len(getattr(attrs, "indices", None) or ()))
 
 
 @rule("COLLAPSE_DIMS")
-def collapse_dims(types, attrs) -> Reason:
+def collapse_dims(types: list[ValueType], attrs: A.IndicesAttrs) -> Reason:
     return _indices(types, attrs, 0)
 
 
 @rule("CONCAT")
-def concat(types, attrs) -> Reason:
-    if not types or any(not isinstance(t, TensorType) for t in types):
+def concat(types: list[ValueType], attrs: A.AxisAttrs) -> Reason:
+    ts = [t for t in types if isinstance(t, TensorType)]
+    if not types or len(ts) < len(types):
         return "CONCAT takes one or more tensors"
-    first = types[0]
+    first = ts[0]
     bad = axis_op(types[:1], attrs)
     if bad:
         return bad
-    for t in types[1:]:
+    for t in ts[1:]:
         if t.rank != first.rank or t.dtype != first.dtype:
             return f"CONCAT operands {first} and {t} differ in rank or element type"
         if any(_differ(a, b) for k, (a, b) in enumerate(zip(first.shape, t.shape)) if k != attrs.axis):
@@ -315,11 +242,11 @@ def concat(types, attrs) -> Reason:
 
 
 @rule("SLICE")
-def slice_(types, attrs) -> Reason:
-    bad = _tensors(types, None)
-    if bad:
-        return bad
-    t, start, size = types[0], getattr(attrs, "start", None), getattr(attrs, "size", None)
+def slice_(types: list[ValueType], attrs: A.SliceAttrs) -> Reason:
+    ts = _checked(types, None)
+    if isinstance(ts, str):
+        return ts
+    t, start, size = ts[0], getattr(attrs, "start", None), getattr(attrs, "size", None)
     if not (isinstance(start, tuple) and isinstance(size, tuple) and len(start) == len(size) == t.rank):
         return f"SLICE start and size need one entry per dim of {t}, got {start!r} and {size!r}"
     for axis, (s, n, d) in enumerate(zip(start, size, t.shape)):
@@ -331,47 +258,47 @@ def slice_(types, attrs) -> Reason:
 
 
 @rule("PAD")
-def pad(types, attrs) -> Reason:
-    bad = _tensors(types, None)
-    if bad:
-        return bad
+def pad(types: list[ValueType], attrs: A.PadAttrs) -> Reason:
+    ts = _checked(types, None)
+    if isinstance(ts, str):
+        return ts
     padding = getattr(attrs, "padding", None)
-    if not isinstance(padding, tuple) or len(padding) != 2 * types[0].rank:
-        return f"padding must have two entries per dim of {types[0]}, got {padding!r}"
+    if not isinstance(padding, tuple) or len(padding) != 2 * ts[0].rank:
+        return f"padding must have two entries per dim of {ts[0]}, got {padding!r}"
     if _static(*padding) and min(padding, default=0) < 0:
         return f"padding {list(padding)} has a negative entry"
     return None
 
 
 @rule("TILE")
-def tile(types, attrs) -> Reason:
-    bad = _tensors(types, None)
-    if bad:
-        return bad
+def tile(types: list[ValueType], attrs: A.TileAttrs) -> Reason:
+    ts = _checked(types, None)
+    if isinstance(ts, str):
+        return ts
     multiples = getattr(attrs, "multiples", None)
-    if not isinstance(multiples, tuple) or len(multiples) != types[0].rank:
-        return f"multiples must have one entry per dim of {types[0]}, got {multiples!r}"
+    if not isinstance(multiples, tuple) or len(multiples) != ts[0].rank:
+        return f"multiples must have one entry per dim of {ts[0]}, got {multiples!r}"
     if _static(*multiples) and min(multiples, default=1) < 1:
         return f"multiples {list(multiples)} has an entry below 1"
     return None
 
 
 @rule("GATHER")
-def gather(types, attrs) -> Reason:
-    bad = _tensors(types, 3, 2)
-    if bad:
-        return bad
-    if _differ(types[0].shape[0], types[1].shape[0]):
-        return f"GATHER values {types[0]} and indices {types[1]} differ in N"
+def gather(types: list[ValueType], attrs: A.NoAttrs) -> Reason:
+    ts = _checked(types, 3, 2)
+    if isinstance(ts, str):
+        return ts
+    if _differ(ts[0].shape[0], ts[1].shape[0]):
+        return f"GATHER values {ts[0]} and indices {ts[1]} differ in N"
     return None
 
 
 @rule("SCATTER")
-def scatter(types, attrs) -> Reason:
-    bad = _tensors(types, 3, 2, 3)
-    if bad:
-        return bad
-    values, indices, source = types[:3]
+def scatter(types: list[ValueType], attrs: A.NoAttrs) -> Reason:
+    ts = _checked(types, 3, 2, 3)
+    if isinstance(ts, str):
+        return ts
+    values, indices, source = ts[:3]
     if _differ(values.shape[0], indices.shape[0]) or _differ(values.shape[0], source.shape[0]) or \
             _differ(indices.shape[1], source.shape[1]) or _differ(values.shape[2], source.shape[2]):
         return f"SCATTER values {values}, indices {indices} and input {source} do not fit"
@@ -379,7 +306,7 @@ def scatter(types, attrs) -> Reason:
 
 
 @rule("CONST")
-def const(types, attrs) -> Reason:
+def const(types: list[ValueType], attrs: A.ConstAttrs) -> Reason:
     values, element = getattr(attrs, "values", None), getattr(attrs, "element_type", "")
     if not isinstance(values, np.ndarray):
         return f"CONST values must be an array, got {type(values).__name__}"
@@ -395,11 +322,7 @@ _CONST_NUMPY = {np.dtype(t) for t in (np.bool_, np.int8, np.uint8, np.int16, np.
 
 
 @rule("COND_IF")
-def cond_if(types, attrs) -> Reason:
+def cond_if(types: list[ValueType], attrs: A.CondIfAttrs) -> Reason:
     if not types or not isinstance(types[0], TensorType) or types[0].dtype is not DType.BOOL:
         return f"the COND_IF condition must be a bool tensor, got {types[0] if types else 'nothing'}"
     return None
-
-
-# The convolution, pooling and RESIZE rules register themselves in their own module.
-from . import error_if_windows  # noqa: E402,F401

@@ -13,7 +13,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, fields
-from typing import TYPE_CHECKING, Optional
+from typing import TYPE_CHECKING, Optional, TypeVar
 
 import numpy as np
 
@@ -21,7 +21,7 @@ from ..symbolic.constraints import Ledger
 from ..symbolic.names import unused_name
 from ..symbolic.scope import Scope
 from .location import Location
-from .types import ValueType
+from .types import IndexType, TensorType, ValueType
 
 if TYPE_CHECKING:  # the op table's attribute classes hold Graphs (regions), so no runtime import
     from ..diagnostics import Diagnostic
@@ -31,6 +31,7 @@ if TYPE_CHECKING:  # the op table's attribute classes hold Graphs (regions), so 
 
     from .ops import OpDef
 
+_AttrsT = TypeVar("_AttrsT")
 
 def fresh_name(base: str, used: set[str]) -> str:
     """``base``, or ``base_2``, ``base_3``... whichever is not in ``used``; records it as used."""
@@ -48,6 +49,33 @@ class Value:
     def __repr__(self) -> str:
         return f"%{self.name}: {self.type}"
 
+    @property
+    def tensor_type(self) -> TensorType:
+        """The type of a tensor value; a TypeError (an internal error) for an Index value."""
+        t = self.type
+        if not isinstance(t, TensorType):
+            raise TypeError(f"'{self.name}' is an Index value ({t}) where a tensor is expected")
+        return t
+
+    @property
+    def index_type(self) -> IndexType:
+        """The type of an Index value; a TypeError (an internal error) for a tensor."""
+        t = self.type
+        if not isinstance(t, IndexType):
+            raise TypeError(f"'{self.name}' is a tensor ({t}) where an Index value is expected")
+        return t
+
+
+def describe_value(v: Value) -> str:
+    """``v`` as a message names it for a user: a graph input by its (quoted) name, any other value by the
+    source op that makes it ("the output of Greater 'gt'"), since an internal name such as 'gt_2' means
+    nothing to them."""
+    p = v.producer
+    if p is None:
+        return f"'{v.name}'"
+    which = "the output" if len(p.results) == 1 else f"output {p.results.index(v)}"
+    return f"{which} of {p.location}"
+
 
 @dataclass(eq=False)
 class Operation:
@@ -60,6 +88,13 @@ class Operation:
     @property
     def result(self) -> Value:
         return self.results[0]
+
+    def attrs_as(self, cls: type[_AttrsT]) -> _AttrsT:
+        """``attrs`` as the class the op table gives this op; a TypeError (an internal error) otherwise."""
+        a = self.attrs
+        if not isinstance(a, cls):
+            raise TypeError(f"{self.op.name} carries {type(a).__name__}, not {cls.__name__}")
+        return a
 
     def __repr__(self) -> str:
         ins = ", ".join("%" + v.name for v in self.operands)

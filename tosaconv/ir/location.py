@@ -17,9 +17,14 @@ _WRITTEN = re.compile(r"\S+ '.*'")
 
 @dataclass(frozen=True)
 class Location:
+    """``source`` says what the op type and name come from, so nothing is taken for ONNX by default:
+    "onnx" or "tflite" (a source model's node), "tosa" (a location read back from a .tosa file),
+    "graph" (a graph input), "ledger" (a constraint's provenance,
+    as the ledger recorded it) or "internal"."""
+
     op_type: str
     name: str
-    source: str = "onnx"
+    source: str
     fused: tuple["Location", ...] = ()
 
     def __str__(self) -> str:

@@ -13,23 +13,31 @@ with its own value names and ledger, sharing the symbol table.
 from __future__ import annotations
 
 import base64
+import enum
 import math
 from dataclasses import MISSING, fields
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 import numpy as np
 
 from ..symbolic.constraints import Constraint, Kind, Provenance, Status
+from ..symbolic.expr import Dim
 from ..symbolic.scope import ExtentKind, SymbolInfo
 from .dtypes import DType
 from .graph import Graph, Operation, Value
 from .location import Location
-from .ops import OPS
+from .ops import OPS, OpDef
 from .printer import FORMAT_VERSION, field_types
-from .types import IndexType, TensorType
+from .attrs import Attrs
+from .types import IndexType, TensorType, ValueType
 from .verifier import arity_problem, type_problems
 from .io_quant import EdgeQuant
 from .lexer import ParseError  # noqa: F401  (re-exported: part of the parser's API)
 from .lexer import Cursor, IDENT, OP_NAME, INT, DIGITS, FLOAT, BOOL, ARRAY_DTYPE
+
+_E = TypeVar("_E", bound=enum.Enum)
+
 
 def parse_graph(text: str) -> Graph:
     """The graph that ``text`` describes (see :func:`.printer.print_graph`)."""
@@ -39,10 +47,10 @@ def parse_graph(text: str) -> Graph:
 class _Parser(Cursor):
     """The grammar: header, symbols, constraints, then one func."""
 
-    def __init__(self, text: str):
+    def __init__(self, text: str) -> None:
         super().__init__(text)
         self.graph = Graph()
-        self.env: dict = {}  # value name -> Value
+        self.env: dict[str, Value] = {}  # value name -> Value
 
     def graph_(self) -> Graph:
         self.expect_keyword("tosair", "at the start of the text")
@@ -58,7 +66,7 @@ class _Parser(Cursor):
             raise self.error(f"unexpected text after the end of the func, {self.found()}")
         return self.graph
 
-    def directive(self):
+    def directive(self) -> None:
         if self.keyword("source"):
             self.graph.source = self.string("the source description")
         elif self.keyword("symbol"):
@@ -76,7 +84,7 @@ class _Parser(Cursor):
             raise self.error(f"expected 'source', 'symbol', 'constraint', 'float_reason', 'int_io', 'io' or 'func', "
                              f"{self.found()}")
 
-    def io_edge(self):
+    def io_edge(self) -> None:
         """``io input|output "name" scale S zero_point Z from DTYPE [unsigned]`` (see io_quant.edge_text), or
         ``io input|output "name" from DTYPE``."""
         self.skip()
@@ -85,8 +93,8 @@ class _Parser(Cursor):
             raise self.error(f"expected 'input' or 'output', found {kind!r}", start)
         name = self.string("the edge's name")
         if self.keyword("from"):      # ``io input "x" from uint8``: the model's own type (io_quant.dtype_text)
-            table = self.graph.input_dtypes if kind == "input" else self.graph.output_dtypes
-            table[name] = self.match(IDENT, "a dtype name")
+            dtypes = self.graph.input_dtypes if kind == "input" else self.graph.output_dtypes
+            dtypes[name] = self.match(IDENT, "a dtype name")
             return
         self.expect_keyword("scale", "(the edge's scale)")
         scale = float(self.match(FLOAT, "a scale"))
@@ -97,7 +105,7 @@ class _Parser(Cursor):
         table = self.graph.input_quant if kind == "input" else self.graph.output_quant
         table[name] = EdgeQuant(scale, zero_point, source, self.keyword("unsigned"))
 
-    def symbol(self):
+    def symbol(self) -> None:
         self.skip()
         start, name = self.pos, self.word("a symbol name")
         if name in self.graph.scope.symbols:
@@ -114,7 +122,7 @@ class _Parser(Cursor):
         origin = self.string("the origin text")
         self.graph.scope.symbols[name] = SymbolInfo(name, origin, kind, bound, input_name, axis, data_dependent)
 
-    def constraint(self):
+    def constraint(self) -> None:
         kind = self.enum(Kind, "a constraint kind (" + ", ".join(k.value for k in Kind) + ")")
         self.expect("(", "after the constraint kind")
         lhs = self.dim(",", "the left-hand dim")
@@ -129,7 +137,7 @@ class _Parser(Cursor):
             if self.keyword("status") else Status.CHECKED_AT_BINDING
         self.graph.ledger.restore(Constraint(kind, lhs, rhs, provenance, status), self.graph.scope)
 
-    def enum(self, enum_type, what: str):
+    def enum(self, enum_type: type[_E], what: str) -> _E:
         self.skip()
         start, text = self.pos, self.match(IDENT, what)
         try:
@@ -138,7 +146,7 @@ class _Parser(Cursor):
             raise self.error(f"expected {what}, found {text!r}", start) from None
 
     # -- the func ----------------------------------------------------------------
-    def func(self):
+    def func(self) -> None:
         self.expect("@", "before the func name")
         self.graph.name = self.word("the func name")
         self.expect("(", "after the func name")
@@ -146,7 +154,7 @@ class _Parser(Cursor):
         self.expect("{", "to open the func body")
         self.body("the func body")
 
-    def body(self, what: str):
+    def body(self, what: str) -> None:
         """Ops up to the ``return``, then the closing brace."""
         while not self.keyword("return"):
             self.operation()
@@ -171,13 +179,13 @@ class _Parser(Cursor):
         finally:
             self.graph, self.env = outer
 
-    def func_input(self):
+    def func_input(self) -> None:
         name, pos = self.value_name()
         self.expect(":", "after the input name")
         self.define(name, pos)
         self.env[name] = self.graph.add_input(name, self.type_())
 
-    def define(self, name: str, pos: int):
+    def define(self, name: str, pos: int) -> None:
         if name in self.env:
             raise self.error(f"value %{name} is defined twice", pos)
 
@@ -187,18 +195,18 @@ class _Parser(Cursor):
             raise self.error(f"value %{name} is used before it is defined", pos)
         return self.env[name]
 
-    def return_(self):
+    def return_(self) -> None:
         items = [self.return_item()] if self.peek("%") else []
         while items and self.eat(","):
             items.append(self.return_item())
         self.graph.set_outputs([v for v, _ in items], [n for _, n in items])
 
-    def return_item(self) -> tuple:
+    def return_item(self) -> tuple[Value, str]:
         value = self.use()
         self.expect_keyword("as", "after the returned value")
         return value, self.word("the output name")
 
-    def operation(self):
+    def operation(self) -> None:
         """``%a = OP(%x, ...) {attrs} : types loc(...)``, checked against the op table."""
         self.skip()
         start, results = self.pos, self.result_names()
@@ -216,7 +224,7 @@ class _Parser(Cursor):
         self.append(Operation(op, operands, [Value(n, t) for (n, _), t in zip(results, types)], attrs, location),
                     [pos for _, pos in results])
 
-    def result_names(self) -> list:
+    def result_names(self) -> list[tuple[str, int]]:
         if not self.peek("%"):
             return []
         names = [self.value_name()]
@@ -225,14 +233,14 @@ class _Parser(Cursor):
         self.expect("=", "after the result names")
         return names
 
-    def append(self, operation: Operation, positions: list):
+    def append(self, operation: Operation, positions: list[int]) -> None:
         for v, pos in zip(operation.results, positions):
             self.define(v.name, pos)
             self.graph.unique_name(v.name)  # reserve it, so later passes never reuse the name
             v.producer, self.env[v.name] = operation, v
         self.graph.ops.append(operation)
 
-    def result_types(self, count: int) -> list:
+    def result_types(self, count: int) -> list[ValueType]:
         self.expect(":", "before the result types")
         types = [self.type_()]
         while len(types) < count:
@@ -240,25 +248,26 @@ class _Parser(Cursor):
             types.append(self.type_())
         return types
 
-    def check_op(self, op, operands, attrs, types, start):
+    def check_op(self, op: OpDef, operands: list[Value], attrs: Attrs, types: list[ValueType], start: int) -> None:
         problem = arity_problem(op, len(operands))
         problems = [problem] if problem else type_problems(op, [v.type for v in operands], attrs, types)
         if problems:
             raise self.error("; ".join(problems), start)
 
     # -- attributes ------------------------------------------------------------------
-    def attrs(self, op, name_pos: int):
+    def attrs(self, op: OpDef, name_pos: int) -> Attrs:
         """The op's attribute dataclass, each field read by its declared type."""
-        values = {}
+        values: dict[str, object] = {}
         if self.eat("{"):
             self.listing(lambda: self.attr_item(op, values), "}", "attributes")
         missing = [f.name for f in fields(op.attrs) if f.name not in values
                    and f.default is MISSING and f.default_factory is MISSING]
         if missing:
             raise self.error(f"{op.name} needs attribute(s) {', '.join(missing)}", name_pos)
-        return op.attrs(**values)
+        made: Attrs = op.attrs(**values)   # the table's attribute class of ``op`` (OpDef.attrs is a plain type)
+        return made
 
-    def attr_item(self, op, values: dict):
+    def attr_item(self, op: OpDef, values: dict[str, object]) -> None:
         kinds = dict(field_types(op.attrs))
         self.skip()
         pos, name = self.pos, self.match(IDENT, "an attribute name")
@@ -268,11 +277,12 @@ class _Parser(Cursor):
         self.expect("=", f"after attribute {name}")
         self.skip()
         value_pos = self.pos
-        values[name] = getattr(self, _ATTR_READERS[kinds[name]])()
-        if name in _INTEGER_LISTS and kinds[name] is tuple:
-            self.literal_ints(op, name, values[name], value_pos)
+        value = getattr(self, _ATTR_READERS[kinds[name]])()
+        values[name] = value
+        if name in _INTEGER_LISTS and isinstance(value, tuple):
+            self.literal_ints(op, name, value, value_pos)
 
-    def literal_ints(self, op, name: str, items: tuple, pos: int) -> None:
+    def literal_ints(self, op: OpDef, name: str, items: tuple[object, ...], pos: int) -> None:
         """Refuse a symbol (``inf``, ``nan``, ``N``) where only integer literals make sense."""
         bad = next((d for d in items if not isinstance(d, int)), None)
         if bad is not None:
@@ -287,15 +297,15 @@ class _Parser(Cursor):
     def dtype_(self) -> DType:
         return self.enum(DType, "an element type such as f32")
 
-    def float_(self):
+    def float_(self) -> int | float:
         text = self.match(FLOAT, "a number")
         return int(text) if INT.fullmatch(text) else float(text)
 
-    def dims(self) -> tuple:
+    def dims(self) -> tuple[Dim, ...]:
         self.expect("[", "to open the list")
         return tuple(self.listing(lambda: self.dim(",]", "a dim"), "]", "list items"))
 
-    def dense(self) -> np.ndarray:
+    def dense(self) -> np.ndarray[Any, np.dtype[Any]]:
         self.expect("dense<", "(a dense constant)")
         start = self.pos
         m = ARRAY_DTYPE.fullmatch(self.match(IDENT, "an element type such as f32"))
@@ -303,18 +313,19 @@ class _Parser(Cursor):
             raise self.error("expected an element type: bool, i8..i64, u8..u64 or f16..f64", start)
         dtype = np.dtype("bool" if m.group() == "bool" else f"<{m.group(1)}{int(m.group(2)) // 8}")
         self.skip()
-        shape_pos, shape = self.pos, self.dims()
-        if any(not isinstance(d, int) or d < 0 for d in shape):
+        shape_pos, dims = self.pos, self.dims()
+        shape = tuple(d for d in dims if isinstance(d, int) and d >= 0)
+        if len(shape) != len(dims):
             raise self.error("a dense constant's shape must be non-negative integers", shape_pos)
         if self.eat("["):
             return self.listed_data(dtype, shape)
         self.expect_keyword("base64", "before the constant data")
         return self.array_data(dtype, shape)
 
-    def listed_data(self, dtype, shape) -> np.ndarray:
+    def listed_data(self, dtype: np.dtype[Any], shape: tuple[int, ...]) -> np.ndarray[Any, np.dtype[Any]]:
         """The readable form a person writes, ``dense<f32 [2] [1.5, -2]>``: the values in C order."""
         start = self.pos
-        item = self.bool_ if dtype == np.bool_ else self.float_
+        item: Callable[[], int | float | bool] = self.bool_ if dtype == np.bool_ else self.float_
         values = self.listing(item, "]", "constant values")
         self.expect(">", "to close the dense constant")
         if len(values) != math.prod(shape):
@@ -327,7 +338,7 @@ class _Parser(Cursor):
             raise self.error(f"a value is outside the range of {dtype}", start)
         return array.astype(dtype).reshape(shape)
 
-    def array_data(self, dtype, shape) -> np.ndarray:
+    def array_data(self, dtype: np.dtype[Any], shape: tuple[int, ...]) -> np.ndarray[Any, np.dtype[Any]]:
         self.skip()
         start, text = self.pos, self.string("the base64 data")
         self.expect(">", "to close the dense constant")
@@ -341,7 +352,7 @@ class _Parser(Cursor):
         return np.frombuffer(data, dtype=dtype).reshape(shape).copy()
 
     # -- types and locations -----------------------------------------------------------
-    def type_(self):
+    def type_(self) -> ValueType:
         if self.eat("index<"):
             value = self.dim(">", "an index value")
             self.expect(">", "to close the index type")
@@ -352,9 +363,9 @@ class _Parser(Cursor):
         self.expect(">", "to close the tensor type")
         return TensorType(dtype, shape)
 
-    def tensor_dims(self) -> tuple:
+    def tensor_dims(self) -> tuple[Dim, ...]:
         """``[batch]x64x`` ...: each dim (bracketed when symbolic) followed by 'x'."""
-        shape = []
+        shape: list[Dim] = []
         while True:
             if self.eat("["):
                 shape.append(self.dim("]", "a dim"))
@@ -374,6 +385,7 @@ class _Parser(Cursor):
     def location_body(self) -> Location:
         head = None if self.peek("fused[") else self.plain_location()
         if not self.eat("fused["):
+            assert head is not None   # no "fused[" ahead, so a plain location was read
             return head
         parts = [self.location_body()]
         while self.eat(","):

@@ -11,7 +11,7 @@ axis. Every rule also checks each region's inputs against the operands.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 from ..symbolic.expr import Dim, add, is_static, mul, same, sub, sym
 from .dtypes import DType
@@ -21,6 +21,8 @@ from .types import IndexType, TensorType, ValueType
 if TYPE_CHECKING:   # attrs.py imports graph.py at run time; these are for the annotations only
     from .attrs import CondIfAttrs, LoopAttrs, WhileLoopAttrs
     from .graph import Graph
+
+_T = TypeVar("_T")
 
 
 def same_type(a: object, b: object) -> bool:
@@ -116,8 +118,9 @@ def loop(types: Sequence[ValueType], attrs: LoopAttrs) -> list[ValueType]:
     return _loop_results(attrs, groups)
 
 
-def loop_groups(types: Sequence[ValueType], attrs: LoopAttrs) -> dict[str, list[ValueType]]:
-    """The operands after the trip count, split into cond, state, scan and captured values."""
+def loop_groups(types: Sequence[_T], attrs: LoopAttrs) -> dict[str, list[_T]]:
+    """The operands after the trip count (their types, values or arrays), split into cond, state, scan and
+    captured ones."""
     n_cond, n_state, n_scan = int(attrs.has_cond), attrs.num_state, len(attrs.scan_input_axes)
     if len(types) < n_cond + n_state + n_scan or len(attrs.scan_input_reverse) != n_scan:
         raise ShapeRuleError("LOOP has fewer operands than its condition, state and scan inputs need")

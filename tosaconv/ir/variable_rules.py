@@ -12,7 +12,7 @@ reads and writes would name variables it does not declare).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Union, cast
+from typing import TYPE_CHECKING, Union
 
 import numpy as np
 
@@ -54,17 +54,18 @@ def variable_write(types: Sequence[ValueType], attrs: VariableRefAttrs) -> list[
 
 
 def variable_problems(graph: Graph) -> list[str]:
-    """Declarations and uses that do not match, as text (empty when the graph is fine)."""
-    from .ops import Op   # the op table imports this module
+    """Declarations and uses that do not match, as text (empty when the graph is fine). The state ops are
+    known by their attribute classes, which no other op takes (VARIABLE: VariableAttrs; VARIABLE_READ and
+    VARIABLE_WRITE: VariableRefAttrs), so this module needs nothing of the op table that imports it."""
     declared: dict[str, TensorType] = {}
     problems: list[str] = []
     for i, op in enumerate(graph.ops):
-        attrs = cast(_VarAttrs, op.attrs)   # read only for the state ops, which the op table gives these classes
-        if op.op is Op.VARIABLE:
+        attrs = op.attrs
+        if isinstance(attrs, VariableAttrs):
             if attrs.name in declared:
                 problems.append(f"op {i}: variable '{attrs.name}' is declared twice")
             declared[attrs.name] = declared_type(attrs)
-        elif op.op is Op.VARIABLE_READ or op.op is Op.VARIABLE_WRITE:   # ``is``: OpDef's == compares every field
+        elif isinstance(attrs, VariableRefAttrs):
             t = declared.get(attrs.name)
             if t is None:
                 problems.append(f"op {i} {op.op.name}: variable '{attrs.name}' is not declared before it "

@@ -43,6 +43,7 @@ RULE_ERRORS = (ShapeRuleError, InconclusiveDimension)
 
 # The verify memo: id(op) -> (op, the key of objects it passed with, their ids); see the module docstring.
 _Memo = dict[int, tuple[Operation, tuple[object, ...], tuple[int, ...]]]
+VerifyMemo = _Memo   # the type a caller that keeps a memo between verify calls declares
 
 
 class VerifyError(Exception):

@@ -21,7 +21,7 @@ import numpy as np
 from ..ir import attrs as A
 from ..ir.builder import Builder
 from ..ir.dtypes import DType
-from ..ir.graph import Graph, Value
+from ..ir.graph import Graph, Value, describe_value
 from ..ir.ops import Op
 from ..ir.types import TensorType
 from ..symbolic.constraints import Kind, Provenance
@@ -199,7 +199,7 @@ class LoweringContext:
     def dim_value(self, v: Value, axis: int) -> Value:
         """An Index value for dim ``axis`` of ``v``: a constant when static, else GET_DIM."""
         if not -v.type.rank <= axis < v.type.rank:
-            raise ConvertError(f"axis {axis} is out of range for '{v.name}' of rank {v.type.rank}")
+            raise ConvertError(f"axis {axis} is out of range for {describe_value(v)} of rank {v.type.rank}")
         d = v.type.shape[axis]
         return self.b.index(d) if isinstance(d, int) else self.b.get_dim(v, axis)
 

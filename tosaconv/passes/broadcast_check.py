@@ -9,19 +9,20 @@ naming this op.
 """
 from __future__ import annotations
 
+from ..ir.graph import Graph, Operation
 from ..ir.ops import Trait
 from ..symbolic.constraints import Kind, Provenance
 
 
-def check_broadcasts(graph) -> bool:
+def check_broadcasts(graph: Graph) -> bool:
     for op in graph.ops:
         if op.op.has(Trait.BROADCASTABLE) and len(op.operands) > 1:
             _record(graph, op)
     return False
 
 
-def _record(graph, op):
-    shapes = [v.type.shape for v in op.operands]
+def _record(graph: Graph, op: Operation) -> None:
+    shapes = [v.tensor_type.shape for v in op.operands]
     loc = op.location
     for axis in range(len(shapes[0])):
         reason = f"operands of {op.op.name} broadcast at axis {axis}"

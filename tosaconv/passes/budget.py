@@ -10,10 +10,14 @@ interpreter checks those before it allocates.
 """
 from __future__ import annotations
 
+from collections.abc import Iterator
+from typing import Optional
+
 import numpy as np
 
 from ..diagnostics import Diagnostic, ShapeError
-from ..ir.graph import Graph, walk_graphs
+from ..ir.graph import Graph, Value, describe_value, walk_graphs
+from ..ir.location import Location
 from ..ir.types import IndexType, TensorType
 from ..limits import MAX_DIM, budget_diagnostic, max_tensor_bytes, nbytes
 from ..symbolic.expr import dim_str, free_symbols, is_static, subs
@@ -21,9 +25,9 @@ from ..symbolic.expr import dim_str, free_symbols, is_static, subs
 _MAX_REPORTED = 3   # the first few say enough; the rest follow from the same bindings
 
 
-def check_budget(graph: Graph, env: dict) -> None:
+def check_budget(graph: Graph, env: dict[str, int]) -> None:
     """Raise a ShapeError listing the values of ``graph`` too big under the bindings ``env``."""
-    diags = []
+    diags: list[Diagnostic] = []
     for g in walk_graphs(graph):
         for value, location in _values(g):
             diag = _value_diagnostic(value, location, env)
@@ -35,7 +39,7 @@ def check_budget(graph: Graph, env: dict) -> None:
         raise ShapeError(diags)
 
 
-def _values(g: Graph):
+def _values(g: Graph) -> Iterator[tuple[Value, Optional[Location]]]:
     for v in g.inputs:
         yield v, None
     for op in g.ops:
@@ -43,7 +47,7 @@ def _values(g: Graph):
             yield v, op.location
 
 
-def _value_diagnostic(value, location, env: dict):
+def _value_diagnostic(value: Value, location: Optional[Location], env: dict[str, int]) -> Optional[Diagnostic]:
     t = value.type
     if isinstance(t, IndexType):
         return _index_diagnostic(value, location, env)
@@ -57,16 +61,16 @@ def _value_diagnostic(value, location, env: dict):
         return None    # within every limit: no need to spell out the diagnostic's words
     symbolic = "x".join(dim_str(d) for d in t.shape)
     behind = ", ".join(f"{s}={env[s]}" for s in sorted(t.symbols()) if s in env)
-    return budget_diagnostic(f"tensor '{value.name}' (<{symbolic}>)", concrete.shape,
+    return budget_diagnostic(f"tensor {describe_value(value)} (<{symbolic}>)", concrete.shape,
                              np.dtype(t.dtype.numpy).itemsize, behind, location)
 
 
-def _index_diagnostic(value, location, env: dict):
+def _index_diagnostic(value: Value, location: Optional[Location], env: dict[str, int]) -> Optional[Diagnostic]:
     """An index value (a size computed from dims, such as batch*seq) must fit TOSA's int32 shapes."""
-    concrete = subs(value.type.value, env)
+    concrete = subs(value.index_type.value, env)
     if not is_static(concrete) or -MAX_DIM - 1 <= concrete <= MAX_DIM:
         return None
-    behind = ", ".join(f"{s}={env[s]}" for s in sorted(free_symbols(value.type.value)) if s in env)
-    return Diagnostic("E-TENSOR-DIM", f"index value '{value.name}' ({dim_str(value.type.value)}) is {concrete}, "
+    behind = ", ".join(f"{s}={env[s]}" for s in sorted(free_symbols(value.index_type.value)) if s in env)
+    return Diagnostic("E-TENSOR-DIM", f"index value {describe_value(value)} ({dim_str(value.index_type.value)}) is {concrete}, "
                       f"beyond TOSA's int32 shapes", location, (f"from the symbols {behind}",) if behind else (),
                       "bind the symbols to smaller sizes")

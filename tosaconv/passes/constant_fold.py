@@ -12,10 +12,14 @@ from __future__ import annotations
 
 import math
 
+from typing import Optional
+
 import numpy as np
 
-from ..interpreter.registry import KernelContext, kernel_for
+from ..interpreter.registry import KernelContext, KernelValue, kernel_for
 from ..ir import attrs as A
+from ..ir.builder import Builder
+from ..ir.graph import Graph, Operation, Value
 from ..ir.ops import Op, Trait
 from ..ir.types import IndexType, TensorType
 from .rewrite import rewrite
@@ -23,15 +27,15 @@ from .rewrite import rewrite
 MAX_FOLD_ELEMENTS = 1 << 22
 
 
-def fold_constants(graph) -> bool:
+def fold_constants(graph: Graph) -> bool:
     return rewrite(graph, fold_op)
 
 
-def fold_op(op, b):
+def fold_op(op: Operation, b: Builder) -> Optional[list[Value]]:
     """Replacement constants for ``op`` when it folds, else None (also used op by op by specialize)."""
     if op.op.has(Trait.CONSTANT) or not op.op.has(Trait.PURE):
         return None
-    if len(op.results) == 1 and isinstance(op.result.type, IndexType) and op.result.type.is_static:
+    if len(op.results) == 1 and isinstance(op.result.type, IndexType) and isinstance(op.result.type.value, int):
         return [b.index(op.result.type.value)]
     if any(isinstance(r.type, IndexType) for r in op.results):
         return None   # an EXTRACT_DIM of folded data: its symbol is in other values' types; decay binds it
@@ -39,19 +43,24 @@ def fold_op(op, b):
         return None
     if any(isinstance(r.type, TensorType) and not _small(r.type) for r in op.results):
         return None
+    kernel = kernel_for(op.op)
+    if kernel is None:
+        return None
     args = [_const_value(v) for v in op.operands]
     with np.errstate(all="ignore"):   # folding computes what the interpreter would: IEEE floats, no warnings
-        out = kernel_for(op.op)(op, args, KernelContext())
+        out = kernel(op, args, KernelContext())
         return [_as_const(b, r, value) for r, value in zip(op.results, out)]
 
 
-def _is_const(v) -> bool:
+def _is_const(v: Value) -> bool:
     return v.producer is not None and v.producer.op.has(Trait.CONSTANT)
 
 
-def _const_value(v):
-    attrs = v.producer.attrs
-    return attrs.values if v.producer.op is Op.CONST else attrs.value
+def _const_value(v: Value) -> KernelValue:
+    assert v.producer is not None   # _is_const(v)
+    if v.producer.op is Op.CONST:
+        return v.producer.attrs_as(A.ConstAttrs).values
+    return v.producer.attrs_as(A.IndexConstAttrs).value
 
 
 def _small(t: TensorType) -> bool:
@@ -59,8 +68,9 @@ def _small(t: TensorType) -> bool:
     return t.is_static and math.prod(t.static_shape()) <= MAX_FOLD_ELEMENTS
 
 
-def _as_const(b, result, value):
-    if isinstance(result.type, IndexType):
+def _as_const(b: Builder, result: Value, value: KernelValue) -> Value:
+    t = result.type
+    if isinstance(t, IndexType):
         return b.index(int(value))
-    arr = np.asarray(value, dtype=result.type.dtype.numpy).reshape(result.type.static_shape())
+    arr = np.asarray(value, dtype=t.dtype.numpy).reshape(t.static_shape())
     return b.emit(Op.CONST, attrs=A.ConstAttrs(arr), name=result.name)

@@ -12,12 +12,13 @@ error (exit 4) that names the op, the dim, its guarantee and the symbol behind i
 from __future__ import annotations
 
 from ..diagnostics import ShapeError
+from ..ir.graph import Operation, Value, describe_value
 from ..ir.types import IndexType, TensorType
-from ..symbolic.expr import dim_str, free_symbols
+from ..symbolic.expr import Dim, dim_str, free_symbols
 from ..symbolic.scope import ExtentKind, Scope, satisfies
 
 
-def _dims(value) -> list:
+def _dims(value: Value) -> list[Dim]:
     t = value.type
     if isinstance(t, TensorType):
         return list(t.shape)
@@ -26,7 +27,7 @@ def _dims(value) -> list:
     return []
 
 
-def extent_problems(op, need: ExtentKind, scope: Scope) -> list:
+def extent_problems(op: Operation, need: ExtentKind, scope: Scope) -> list[str]:
     """Text for every dim of ``op``'s operands and results whose guarantee is weaker than ``need``."""
     if need is ExtentKind.UNKNOWN:
         return []
@@ -39,13 +40,13 @@ def extent_problems(op, need: ExtentKind, scope: Scope) -> list:
     return out
 
 
-def _describe(value, d, have: ExtentKind, scope: Scope) -> str:
+def _describe(value: Value, d: Dim, have: ExtentKind, scope: Scope) -> str:
     weak = [s for s in sorted(free_symbols(d)) if s in scope.symbols and scope.symbols[s].kind is have]
     origins = "; ".join(f"'{s}' is {have.value} ({scope.symbols[s].origin})" for s in weak)
-    return f"'{value.name}' has dim {dim_str(d)} whose extent is only {have.value}: {origins}"
+    return f"{describe_value(value)} has dim {dim_str(d)} whose extent is only {have.value}: {origins}"
 
 
-def require_extents(op, need: ExtentKind, scope: Scope, who: str):
+def require_extents(op: Operation, need: ExtentKind, scope: Scope, who: str) -> None:
     """Raise a ShapeError (E-EXTENT) when ``op`` has a dim weaker than ``need``; ``who`` names the rule or pass."""
     problems = extent_problems(op, need, scope)
     if problems:

@@ -6,13 +6,14 @@ an assumption reads (``graph.assumptions``) stays, so the numpy run can check it
 """
 from __future__ import annotations
 
+from ..ir.graph import Graph, Operation
 from ..ir.ops import Trait
 
 
-def eliminate_dead_code(graph) -> bool:
+def eliminate_dead_code(graph: Graph) -> bool:
     live = {id(v) for v in graph.outputs}
     checked = {a.data for a in graph.assumptions}
-    kept = []
+    kept: list[Operation] = []
     for op in reversed(graph.ops):
         if not op.op.has(Trait.PURE) or any(id(r) in live or r.name in checked for r in op.results):
             kept.append(op)

@@ -16,7 +16,11 @@ from __future__ import annotations
 from ..interpreter.binding import bare_symbol
 from ..interpreter.control_flow import truth
 from ..ir import attrs as A
+from collections.abc import Sequence
+from typing import Optional
+
 from ..ir.builder import Builder
+from ..ir.graph import Graph, Operation, Value
 from ..ir.ops import Op
 from ..ir.region_rules import iteration_symbol, loop_groups
 from ..ir.types import IndexType
@@ -29,27 +33,28 @@ from .while_lowering import lower_to_while
 MAX_UNROLL = 1024   # iterations; a longer loop runs as a WHILE_LOOP (unrolled, it would bloat the program)
 
 
-def const_truth(v):
+def const_truth(v: Value) -> Optional[bool]:
     """The value of a constant condition, or None when it depends on tensor data."""
     if v.producer is None or v.producer.op is not Op.CONST:
         return None
-    return truth(v.producer.attrs.values)
+    return truth(v.producer.attrs_as(A.ConstAttrs).values)
 
 
-def inline_region(region, b, env: dict, operands: list, what: str) -> list:
+def inline_region(region: Graph, b: Builder, env: dict[str, int], operands: Sequence[Value], what: str) -> list[Value]:
     """Rebuild ``region``'s ops into ``b`` with its inputs bound to ``operands``; returns its outputs."""
     check_ledger(region, env, f"{what}: ")
-    mapping = {id(v): o for v, o in zip(region.inputs, operands)}
+    mapping: dict[int, Value] = {id(v): o for v, o in zip(region.inputs, operands)}
     rebuild_ops(region, b, env, mapping)
     return [mapping[id(v)] for v in region.outputs]
 
 
-def static_region(op, region, env: dict, operands: list, what: str) -> tuple:
+def static_region(op: Operation, region: Graph, env: dict[str, int], operands: Sequence[Value],
+                  what: str) -> tuple[Graph, list[Value]]:
     """``(region rebuilt under env, the operands it still takes)``: Index inputs become constants."""
     env = dict(env)
     check_ledger(region, env, f"{what}: ")
     new = region.region_shell(region.name)
-    b, mapping, kept = Builder(new), {}, []
+    b, mapping, kept = Builder(new), dict[int, Value](), list[Value]()
     for v, outer in zip(region.inputs, operands):
         if isinstance(outer.type, IndexType):
             mapping[id(v)] = b.index(index_value(op, outer))
@@ -63,36 +68,39 @@ def static_region(op, region, env: dict, operands: list, what: str) -> tuple:
 
 
 @decays(Op.IF, needs=ANY)   # picks a branch; the branch's ops check their own
-def decay_if(op, operands, b, env):
-    taken = op.attrs.then_graph if index_value(op, operands[0]) else op.attrs.else_graph
+def decay_if(op: Operation, operands: list[Value], b: Builder, env: dict[str, int]) -> list[Value]:
+    a = op.attrs_as(A.CondIfAttrs)
+    taken = a.then_graph if index_value(op, operands[0]) else a.else_graph
     return inline_region(taken, b, env, operands[1:], f"the taken branch of {op.location}")
 
 
 @decays(Op.COND_IF, needs=ANY)
-def decay_cond_if(op, operands, b, env):
+def decay_cond_if(op: Operation, operands: list[Value], b: Builder, env: dict[str, int]) -> list[Value]:
+    a = op.attrs_as(A.CondIfAttrs)
     cond, ins = operands[0], operands[1:]
     taken = const_truth(cond)
     if taken is not None:
-        branch = op.attrs.then_graph if taken else op.attrs.else_graph
+        branch = a.then_graph if taken else a.else_graph
         return inline_region(branch, b, env, ins, f"the taken branch of {op.location}")
-    then_g, kept = static_region(op, op.attrs.then_graph, env, ins, f"the then branch of {op.location}")
-    else_g, _ = static_region(op, op.attrs.else_graph, env, ins, f"the else branch of {op.location}")
+    then_g, kept = static_region(op, a.then_graph, env, ins, f"the then branch of {op.location}")
+    else_g, _ = static_region(op, a.else_graph, env, ins, f"the else branch of {op.location}")
     return b.create(Op.COND_IF, [cond] + kept, A.CondIfAttrs(then_g, else_g)).results
 
 
 @decays(Op.WHILE_LOOP, needs=EXACT)
-def decay_while_loop(op, operands, b, env):
-    cond_g, kept = static_region(op, op.attrs.cond_graph, env, operands, f"the cond graph of {op.location}")
-    body_g, _ = static_region(op, op.attrs.body_graph, env, operands, f"the body graph of {op.location}")
+def decay_while_loop(op: Operation, operands: list[Value], b: Builder, env: dict[str, int]) -> list[Value]:
+    w = op.attrs_as(A.WhileLoopAttrs)
+    cond_g, kept = static_region(op, w.cond_graph, env, operands, f"the cond graph of {op.location}")
+    body_g, _ = static_region(op, w.body_graph, env, operands, f"the body graph of {op.location}")
     return b.create(Op.WHILE_LOOP, kept, A.WhileLoopAttrs(cond_g, body_g)).results
 
 
 @decays(Op.LOOP, needs=EXACT)
-def decay_loop(op, operands, b, env):
-    a = op.attrs
+def decay_loop(op: Operation, operands: list[Value], b: Builder, env: dict[str, int]) -> list[Value]:
+    a = op.attrs_as(A.LoopAttrs)
     groups = loop_groups(operands[1:], a)
     cond = groups["cond"][0] if a.has_cond else None
-    state, stacks = list(groups["state"]), [[] for _ in a.scan_output_axes]
+    state, stacks = list(groups["state"]), [list[Value]() for _ in a.scan_output_axes]
     count, trip = 0, index_value(op, operands[0])
     if trip > MAX_UNROLL and cond is None:   # it surely runs them all: too many to unroll
         return _while_rest(op, b, env, 0, trip, cond, state, groups["captured"], _TOO_LONG)
@@ -120,25 +128,27 @@ def decay_loop(op, operands, b, env):
                     in zip(stacks, a.scan_output_axes, a.scan_output_reverse)]
 
 
-def _stops(op, cond) -> bool:
+def _stops(op: Operation, cond: Optional[Value]) -> bool:
     return cond is not None and const_truth(cond) is False
 
 
 _TOO_LONG = f"runs more than {MAX_UNROLL} iterations"
 
 
-def _while_rest(op, b, env, k: int, trip: int, cond, state, captured, why: str) -> list:
-    if op.attrs.scan_output_axes:
+def _while_rest(op: Operation, b: Builder, env: dict[str, int], k: int, trip: int, cond: Optional[Value],
+                state: list[Value], captured: list[Value], why: str) -> list[Value]:
+    if op.attrs_as(A.LoopAttrs).scan_output_axes:
         raise DataDependentDim(op, f"{op.location} {why}, so it cannot be unrolled, and its scan outputs would "
                                    "have a length known only when it runs (a WHILE_LOOP needs fixed shapes)")
     return lower_to_while(op, b, env, k, trip, cond, state, captured)
 
 
-def _bind_iterations(op, count: int, env: dict):
+def _bind_iterations(op: Operation, count: int, env: dict[str, int]) -> None:
     """The scan outputs' length: bind it when it was data-dependent, check it otherwise."""
-    n = subs(op.attrs.iterations[0], env)
+    a = op.attrs_as(A.LoopAttrs)
+    n = subs(a.iterations[0], env)
     if is_static(n):
-        if n != count and op.attrs.scan_output_axes:
+        if n != count and a.scan_output_axes:
             raise DataDependentDim(op, f"{op.location} ran {count} iterations, but its type says {n}")
         return
     name = bare_symbol(n)
@@ -147,8 +157,8 @@ def _bind_iterations(op, count: int, env: dict):
     env[name] = count
 
 
-def _slice_at(b, x, axis: int, k: int, reverse):
-    shape = x.type.static_shape()
+def _slice_at(b: Builder, x: Value, axis: int, k: int, reverse: int) -> Value:
+    shape = x.tensor_type.static_shape()
     index = shape[axis] - 1 - k if reverse else k
     start = tuple(index if i == axis else 0 for i in range(len(shape)))
     size = tuple(1 if i == axis else d for i, d in enumerate(shape))
@@ -156,12 +166,12 @@ def _slice_at(b, x, axis: int, k: int, reverse):
     return b.emit(Op.RESHAPE, piece, attrs=A.ReshapeAttrs(shape[:axis] + shape[axis + 1:]))
 
 
-def _stack(op, b, slices: list, axis: int, reverse):
+def _stack(op: Operation, b: Builder, slices: list[Value], axis: int, reverse: int) -> Value:
     if not slices:
         raise DataDependentDim(op, f"{op.location} runs no iterations, so its scan outputs would be empty "
                                    "(TOSA dims are >= 1)")
     pieces = []
     for s in (slices[::-1] if reverse else slices):
-        shape = s.type.static_shape()
+        shape = s.tensor_type.static_shape()
         pieces.append(b.emit(Op.RESHAPE, s, attrs=A.ReshapeAttrs(shape[:axis] + (1,) + shape[axis:])))
     return pieces[0] if len(pieces) == 1 else b.emit(Op.CONCAT, *pieces, attrs=A.AxisAttrs(axis))

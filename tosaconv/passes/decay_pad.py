@@ -10,6 +10,9 @@ a crop that empties an axis) is a shape error naming the amounts.
 """
 from __future__ import annotations
 
+from ..ir import attrs as A
+from ..ir.builder import Builder
+from ..ir.graph import Operation, Value
 from ..ir.ops import Op
 from ..ir.shape_rules import ShapeRuleError
 from ..lowering.context import LoweringContext
@@ -23,17 +26,18 @@ class _BoundContext(LoweringContext):
     """The lowering context the static pad lowering needs, writing through the specialization's builder
     (constraints on the bound ints are decided at once: a false one raises)."""
 
-    def __init__(self, b):
+    def __init__(self, b: Builder) -> None:
         super().__init__(b.graph)
         self.b = b
 
 
 @decays(Op.DYN_PAD, needs=EXACT)
-def decay_dyn_pad(op, operands, b, env):
+def decay_dyn_pad(op: Operation, operands: list[Value], b: Builder, env: dict[str, int]) -> list[Value]:
+    attrs = op.attrs_as(A.DynPadAttrs)
     pads = [index_value(op, v) for v in operands[1:]]
     before, after = pads[0::2], pads[1::2]
     try:
-        return [pad_static(_BoundContext(b), operands[0], before, after, op.attrs.mode, op.attrs.pad_const)]
+        return [pad_static(_BoundContext(b), operands[0], before, after, attrs.mode, attrs.pad_const)]
     except (ConvertError, ConstraintFailed) as e:
-        raise ShapeRuleError(f"{op.attrs.mode} Pad by (before {before}, after {after}) of a "
-                             f"{list(operands[0].type.shape)} tensor: {e}") from None
+        raise ShapeRuleError(f"{attrs.mode} Pad by (before {before}, after {after}) of a "
+                             f"{list(operands[0].tensor_type.shape)} tensor: {e}") from None

@@ -18,10 +18,12 @@ keeps them in its regions.
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from ..diagnostics import ConversionError, ShapeError
 from ..ir import attrs as A
 from ..ir.builder import Builder
-from ..ir.graph import Graph
+from ..ir.graph import Graph, Operation, Value
 from ..ir.ops import Op
 from ..ir.types import IndexType
 from ..ir.verifier import verify
@@ -34,12 +36,12 @@ from .recurrent_loop import recurrent_symbolic
 from .rebuild import check_ledger, rebuild_op, rebuild_ops
 
 
-def keep_symbols(graph: Graph, bindings: dict) -> Graph:
+def keep_symbols(graph: Graph, bindings: Mapping[str, int]) -> Graph:
     """``graph`` with the symbols of ``bindings`` fixed and every other symbol kept."""
     env = {k: int(v) for k, v in bindings.items()}
     check_ledger(graph, env)
     new = graph.copy_shell()
-    mapping = {}
+    mapping: dict[int, Value] = {}
     for v in graph.inputs:
         mapping[id(v)] = new.add_input(v.name, v.type.subs(env))
     rebuild_ops(graph, Builder(new), env, mapping, _rebuild)
@@ -52,7 +54,7 @@ def keep_symbols(graph: Graph, bindings: dict) -> Graph:
     return new
 
 
-def _rebuild(op, operands, b, env) -> list:
+def _rebuild(op: Operation, operands: list[Value], b: Builder, env: dict[str, int]) -> list[Value]:
     if op.op is Op.RECURRENT and not all(v.type.is_static for v in operands):
         return _refusing(op, lambda: recurrent_symbolic(op, b, operands))
     if op.op is Op.LOOP and any(_open_index(v) for v in operands):
@@ -104,11 +106,11 @@ def _refusing(op, rebuild) -> list:
             hint="bind the symbols it depends on (--bind), or convert without --keep-symbols") from None
 
 
-def _open(v) -> bool:
+def _open(v: Value) -> bool:
     """An Index value or a tensor whose type holds an open symbol."""
     t = v.type
     return _open_index(v) if isinstance(t, IndexType) else not t.is_static
 
 
-def _open_index(v) -> bool:
+def _open_index(v: Value) -> bool:
     return isinstance(v.type, IndexType) and not isinstance(v.type.value, int)

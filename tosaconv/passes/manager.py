@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from typing import Callable, Optional
 
 from ..gc_tuning import fewer_collections
-from ..ir.graph import op_regions
-from ..ir.verifier import verify
+from ..ir.graph import Graph, Operation, op_regions
+from ..ir.verifier import VerifyMemo, verify
 from ..ir.ops import Trait
 from ..symbolic.scope import ExtentKind
 from .broadcast_check import check_broadcasts
@@ -36,15 +36,15 @@ class PassError(Exception):
 @dataclass(frozen=True)
 class Pass:
     name: str
-    run: Callable
+    run: Callable[[Graph], bool]
     equal_ranks_after: bool = False
     symbolic_only: bool = False   # nothing to do on a static program: specialization skips it
     needs: ExtentKind = ExtentKind.UNKNOWN   # the extent guarantee it needs of the ops it selects
-    selects: Optional[Callable] = None       # op -> bool: the ops whose dims it reads (None: every op)
+    selects: Optional[Callable[[Operation], bool]] = None       # op -> bool: the ops whose dims it reads (None: every op)
     recurses: bool = False                   # it walks the regions itself (run once, on the top graph)
 
 
-def _broadcasting(op) -> bool:
+def _broadcasting(op: Operation) -> bool:
     return op.op.has(Trait.BROADCASTABLE) and len(op.operands) > 1
 
 
@@ -60,11 +60,11 @@ DEFAULT_PIPELINE = [
 
 
 @fewer_collections
-def run_pipeline(graph, pipeline=None, *, require_static=False):
+def run_pipeline(graph: Graph, pipeline: Optional[list[Pass]] = None, *, require_static: bool = False) -> Graph:
     """Run the passes, verifying the IR after the first and after each one that changed it (a pass that
     reports no change and left every op list and the outputs as they were has nothing new to check,
     unless it asks for more than the checks before it: equal ranks)."""
-    memo: dict = {}    # ops already verified and unchanged since are not re-checked (see ir/verifier.py)
+    memo: VerifyMemo = {}    # ops already verified and unchanged since are not re-checked (see ir/verifier.py)
     checked_ranks = None
     for p in pipeline or DEFAULT_PIPELINE:
         check_contract(p, graph)
@@ -81,7 +81,7 @@ def run_pipeline(graph, pipeline=None, *, require_static=False):
     return graph
 
 
-def check_contract(p: Pass, graph):
+def check_contract(p: Pass, graph: Graph) -> None:
     """Raise a ShapeError (E-EXTENT) when an op ``p`` selects, here or in a region, has a dim weaker than it needs."""
     if p.needs is ExtentKind.UNKNOWN:
         return
@@ -92,10 +92,10 @@ def check_contract(p: Pass, graph):
             require_extents(op, p.needs, graph.scope, f"pass '{p.name}'")
 
 
-def _fingerprint(graph) -> list:
+def _fingerprint(graph: Graph) -> list[object]:
     """The ops of ``graph`` and its regions, and its outputs, by identity (the list holds them, so no id
     is reused while it lives)."""
-    items = list(graph.outputs)
+    items: list[object] = list(graph.outputs)
     for op in graph.ops:
         items.append(op)
         for _, region in op_regions(op):
@@ -103,11 +103,11 @@ def _fingerprint(graph) -> list:
     return items
 
 
-def _same(before: list, after: list) -> bool:
+def _same(before: list[object], after: list[object]) -> bool:
     return len(before) == len(after) and all(a is b for a, b in zip(before, after))
 
 
-def run_everywhere(run: Callable, graph) -> bool:
+def run_everywhere(run: Callable[[Graph], bool], graph: Graph) -> bool:
     """Run a pass on every region (innermost first), then on ``graph`` itself.
 
     Regions are isolated from above, so each is a graph of its own to every pass: rank equalization

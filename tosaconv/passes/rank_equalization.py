@@ -8,29 +8,34 @@ a literal 1 then broadcasts; symbolic dims are checked by broadcast_check.
 """
 from __future__ import annotations
 
+from typing import Optional
+
 from ..ir import attrs as A
+from ..ir.builder import Builder
+from ..ir.graph import Graph, Operation, Value
 from ..ir.ops import Op, Trait
 from .rewrite import rewrite
 
 
-def equalize_ranks(graph) -> bool:
+def equalize_ranks(graph: Graph) -> bool:
     return rewrite(graph, _visit)
 
 
-def _visit(op, b):
+def _visit(op: Operation, b: Builder) -> Optional[list[Value]]:
     if not op.op.has(Trait.BROADCASTABLE):
         return None
-    rank = max(v.type.rank for v in op.operands)
-    if all(v.type.rank == rank for v in op.operands):
+    rank = max(v.tensor_type.rank for v in op.operands)
+    if all(v.tensor_type.rank == rank for v in op.operands):
         return None
     operands = [_expand(b, v, rank) for v in op.operands]
     return b.create(op.op, operands, op.attrs).results
 
 
-def _expand(b, v, rank):
-    extra = rank - v.type.rank
+def _expand(b: Builder, v: Value, rank: int) -> Value:
+    t = v.tensor_type
+    extra = rank - t.rank
     if extra == 0:
         return v
-    if v.type.is_static:
-        return b.emit(Op.RESHAPE, v, attrs=A.ReshapeAttrs((1,) * extra + tuple(v.type.shape)))
+    if t.is_static:
+        return b.emit(Op.RESHAPE, v, attrs=A.ReshapeAttrs((1,) * extra + t.static_shape()))
     return b.emit(Op.EXPAND_DIMS, v, attrs=A.IndicesAttrs(tuple(range(extra))))

@@ -10,6 +10,11 @@ body once per iteration, or to rebuild a region as a static region.
 from __future__ import annotations
 
 from ..diagnostics import Diagnostic, ShapeError
+from collections.abc import Callable
+from typing import Optional
+
+from ..ir.builder import Builder
+from ..ir.graph import Graph, Operation, Value
 from ..ir.location import Location
 from ..ir.shape_rules import ShapeRuleError
 from ..lowering.limits import limit_note
@@ -18,7 +23,12 @@ from .contracts import require_extents
 from .decay import DataDependentDim, rule_for
 
 
-def rebuild_ops(graph, b, env: dict, mapping: dict, rebuild=None):
+# ``rebuild(op, operands, b, env)``: the values that replace ``op``'s results
+Rebuild = Callable[[Operation, list[Value], Builder, dict[str, int]], list[Value]]
+
+
+def rebuild_ops(graph: Graph, b: Builder, env: dict[str, int], mapping: dict[int, Value],
+                rebuild: Optional[Rebuild] = None) -> None:
     """Re-create ``graph``'s ops through ``b``; ``mapping`` (id of old value -> new value) must hold
     the inputs and receives every result. ``rebuild(op, operands, b, env)`` makes each op's results
     (:func:`rebuild_op` unless given: keeping symbols open uses its own)."""
@@ -31,7 +41,7 @@ def rebuild_ops(graph, b, env: dict, mapping: dict, rebuild=None):
             mapping[id(old)] = r
 
 
-def rebuild_op(op, operands, b, env) -> list:
+def rebuild_op(op: Operation, operands: list[Value], b: Builder, env: dict[str, int]) -> list[Value]:
     rule = rule_for(op.op)
     try:
         if rule is not None:
@@ -50,7 +60,7 @@ def rebuild_op(op, operands, b, env) -> list:
     return _fold_last(b) or b.graph.ops[-1].results
 
 
-def _fold_last(b):
+def _fold_last(b: Builder) -> Optional[list[Value]]:
     """Replace the op just built by its constant value when it folds; the replacement, or None."""
     position = len(b.graph.ops) - 1
     folded = constant_fold.fold_op(b.graph.ops[position], b)
@@ -59,12 +69,12 @@ def _fold_last(b):
     return folded
 
 
-def check_ledger(graph, env: dict, what: str = ""):
+def check_ledger(graph: Graph, env: dict[str, int], what: str = "") -> None:
     """Raise a ShapeError listing every constraint of ``graph``'s ledger that ``env`` violates."""
     violations = graph.ledger.check(env)
     if violations:
         raise ShapeError([Diagnostic(
             "E-CONSTRAINT", what + v.message(),
-            Location(v.constraint.provenance.op_type, v.constraint.provenance.node),
+            Location(v.constraint.provenance.op_type, v.constraint.provenance.node, "ledger"),
             notes=(f"recorded by {v.constraint.provenance.where()}: {v.constraint.provenance.reason}",),
             hint="choose bindings that satisfy the constraint") for v in violations])

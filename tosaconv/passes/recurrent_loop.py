@@ -14,7 +14,7 @@ pieces only:
 - the loop carries the counter ``i``, ``T``, the projection, ``Y``, the state
   and the recurrent weights; its condition is ``i < T``; the body reads step
   ``t`` (``i``, or ``T-1-i`` in reverse) with GATHER, runs the step function of
-  :mod:`.recurrent_cells` and writes ``Y[t]`` with SCATTER;
+  :mod:`tosaconv.lowering.recurrent_cells` and writes ``Y[t]`` with SCATTER;
 - after it: Y of each direction reshaped to ``[T, 1, batch, hidden]`` and
   concatenated, the final states concatenated, in the op's layout.
 
@@ -35,9 +35,9 @@ from ..ir.ops import Op
 from ..lowering.int_lstm_emit import IntRecurrentAttrs
 from ..symbolic.expr import Expr, mul
 from .decay import DataDependentDim
-from .decay_recurrent import ACTIVATION_COUNT, GATES, OPTIONAL, _initial_state, _project, _step, _transpose, \
-    _weights, unroll
-from .recurrent_cells import Cell, Weights
+from ..lowering.recurrent_unroll import ACTIVATION_COUNT, GATES, OPTIONAL, _initial_state, _project, _step, \
+    _transpose, _weights, unroll
+from ..lowering.recurrent_cells import Cell, Weights
 
 
 def recurrent_symbolic(op, b: Builder, operands: list) -> list:

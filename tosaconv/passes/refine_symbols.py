@@ -11,10 +11,11 @@ when it runs, so they inform its proofs but not the shared types.
 """
 from __future__ import annotations
 
-from ..ir.graph import op_regions
+from ..ir.graph import Graph, op_regions
+from ..symbolic.expr import Dim
 
 
-def refine_symbols(graph) -> bool:
+def refine_symbols(graph: Graph) -> bool:
     """Rewrite every type of ``graph`` (and its regions) with its ledger's aliases; True when any apply."""
     aliases = graph.ledger.aliases
     if not aliases:
@@ -23,7 +24,7 @@ def refine_symbols(graph) -> bool:
     return True
 
 
-def _substitute(graph, aliases: dict):
+def _substitute(graph: Graph, aliases: dict[str, Dim]) -> None:
     for v in graph.inputs:
         v.type = v.type.subs(aliases)
     for op in graph.ops:

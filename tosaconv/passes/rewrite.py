@@ -8,14 +8,21 @@ a separate pass, so a visit never has to clean up after itself.
 """
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
+from typing import Optional
+
 from ..ir.builder import Builder
+from ..ir.graph import Graph, Operation, Value
+
+# ``visit(op, b)``: replacement values for ``op``'s results, or None to keep the op
+Visit = Callable[[Operation, Builder], Optional[Sequence[Value]]]
 
 
-def rewrite(graph, visit) -> bool:
+def rewrite(graph: Graph, visit: Visit) -> bool:
     """Apply ``visit`` to every op; True when anything was replaced."""
     old_ops, graph.ops = graph.ops, []
     b = Builder(graph)
-    replaced: dict = {}
+    replaced: dict[int, Value] = {}
     changed = False
     for op in old_ops:
         if replaced:

@@ -11,10 +11,12 @@ the control-flow rules reuse for regions). The result is verified to be static.
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from ..diagnostics import Diagnostic, ShapeError
 from ..gc_tuning import fewer_collections
 from ..ir.builder import Builder
-from ..ir.graph import Graph
+from ..ir.graph import Graph, Value
 from .budget import check_budget
 from .dce import eliminate_dead_code
 from .manager import DEFAULT_PIPELINE, run_pipeline
@@ -22,7 +24,7 @@ from .rebuild import check_ledger, rebuild_ops
 
 
 @fewer_collections
-def specialize(graph: Graph, bindings: dict) -> Graph:
+def specialize(graph: Graph, bindings: Mapping[str, int]) -> Graph:
     env = graph.ledger.with_representatives({k: int(v) for k, v in bindings.items()})
     _check_bound(graph, env)
     check_ledger(graph, env)
@@ -35,9 +37,9 @@ def specialize(graph: Graph, bindings: dict) -> Graph:
                         require_static=True)
 
 
-def needed_symbols(graph: Graph) -> list:
+def needed_symbols(graph: Graph) -> list[str]:
     """Symbols the inputs' shapes mention (the ones a user must bind)."""
-    out = []
+    out: list[str] = []
     for v in graph.inputs:
         for s in sorted(v.type.symbols()):
             if s not in out:
@@ -45,8 +47,8 @@ def needed_symbols(graph: Graph) -> list:
     return out
 
 
-def _check_bound(graph: Graph, env: dict):
-    diags = []
+def _check_bound(graph: Graph, env: dict[str, int]) -> None:
+    diags: list[Diagnostic] = []
     for name in needed_symbols(graph):
         if name in env:
             continue
@@ -58,9 +60,9 @@ def _check_bound(graph: Graph, env: dict):
         raise ShapeError(diags)
 
 
-def _rebuild(graph: Graph, env: dict) -> Graph:
+def _rebuild(graph: Graph, env: dict[str, int]) -> Graph:
     new = graph.copy_shell()
-    mapping = {}
+    mapping: dict[int, Value] = {}
     for v in graph.inputs:
         mapping[id(v)] = new.add_input(v.name, v.type.subs(env))
     rebuild_ops(graph, Builder(new), env, mapping)

@@ -18,12 +18,16 @@ is the warning every report carries while a program still holds variables.
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any, Optional
 
 import numpy as np
 
 from ..diagnostics import ConversionError, Diagnostic, Severity
-from ..ir.graph import Graph
+from ..ir import attrs as A
+from ..ir.builder import Builder
+from ..ir.graph import Graph, Operation, Value
 from ..ir.ops import Op
 from ..ir.region_rules import same_type
 from ..ir.types import TensorType
@@ -50,28 +54,31 @@ class StatePair:
         return STATE_OUT + self.variable
 
 
-def state_as_io(graph: Graph) -> dict:
+State = dict[str, "np.ndarray[Any, Any]"]   # variable name -> its value: the state a host carries
+
+
+def state_as_io(graph: Graph) -> State:
     """Rewrite ``graph`` in place (see the module docstring); returns ``{variable: initial value}``,
     the state a host starts from (and what :func:`tosaconv.api.run` takes as ``state``)."""
-    decls = [op for op in graph.ops if op.op is Op.VARIABLE]
-    _check_names(graph, [d.attrs.name for d in decls])
-    current = {d.attrs.name: graph.add_input(STATE_IN + d.attrs.name, declared_type(d.attrs)) for d in decls}
+    decls = [op.attrs_as(A.VariableAttrs) for op in graph.ops if op.op is Op.VARIABLE]
+    _check_names(graph, [d.name for d in decls])
+    current = {d.name: graph.add_input(STATE_IN + d.name, declared_type(d)) for d in decls}
 
-    def visit(op, b):
+    def visit(op: Operation, b: Builder) -> Optional[list[Value]]:
         if op.op is Op.VARIABLE_READ:
-            return [current[op.attrs.name]]
+            return [current[op.attrs_as(A.VariableRefAttrs).name]]
         if op.op is Op.VARIABLE_WRITE:
-            current[op.attrs.name] = op.operands[0]
+            current[op.attrs_as(A.VariableRefAttrs).name] = op.operands[0]
             return []
         return [] if op.op is Op.VARIABLE else None
 
     rewrite(graph, visit)
     graph.set_outputs(graph.outputs + list(current.values()),
                       graph.output_names + [STATE_OUT + name for name in current])
-    return {d.attrs.name: np.array(d.attrs.initial, copy=True) for d in decls}
+    return {d.name: np.array(d.initial, copy=True) for d in decls}
 
 
-def _check_names(graph: Graph, variables: list):
+def _check_names(graph: Graph, variables: list[str]) -> None:
     """The state names must be free: a model that already uses one cannot be given the convention."""
     taken = {v.name for v in graph.inputs} | set(graph.output_names)
     clashes = [n for v in variables for n in (STATE_IN + v, STATE_OUT + v) if n in taken]
@@ -82,7 +89,7 @@ def _check_names(graph: Graph, variables: list):
             hint="rename that input or output in the source model")
 
 
-def state_pairs(graph: Graph) -> list:
+def state_pairs(graph: Graph) -> list[StatePair]:
     """The state input/output pairs of a program, found by name (``state_in:v`` with ``state_out:v``
     of the same type), in input order."""
     outputs = dict(zip(graph.output_names, graph.outputs))
@@ -91,12 +98,12 @@ def state_pairs(graph: Graph) -> list:
         if not v.name.startswith(STATE_IN):
             continue
         out = outputs.get(STATE_OUT + v.name[len(STATE_IN):])
-        if out is not None and same_type(out.type, v.type):
+        if out is not None and isinstance(v.type, TensorType) and same_type(out.type, v.type):
             pairs.append(StatePair(v.name[len(STATE_IN):], v.type))
     return pairs
 
 
-def carry_in(graph: Graph, inputs: dict, state: dict) -> dict:
+def carry_in(graph: Graph, inputs: Mapping[str, Any], state: Mapping[str, Any]) -> dict[str, Any]:
     """``inputs`` with every state input it lacks taken from ``state`` (by variable name)."""
     out = dict(inputs)
     for p in state_pairs(graph):
@@ -105,15 +112,16 @@ def carry_in(graph: Graph, inputs: dict, state: dict) -> dict:
     return out
 
 
-def carry_out(graph: Graph, outputs: dict, state: dict):
+def carry_out(graph: Graph, outputs: Mapping[str, Any], state: State) -> None:
     """Put each state output of a step's ``outputs`` into ``state``, for the next step."""
     for p in state_pairs(graph):
         state[p.variable] = np.array(outputs[p.output], copy=True)
 
 
-def variable_warnings(graph) -> list:
-    """A warning when ``graph`` holds TOSA variables (none otherwise)."""
-    names = [op.attrs.name for op in getattr(graph, "ops", ()) if op.op is Op.VARIABLE]
+def variable_warnings(graph: Optional[Graph]) -> list[Diagnostic]:
+    """A warning when ``graph`` holds TOSA variables (none otherwise, or without a program)."""
+    ops = graph.ops if graph is not None else []
+    names = [op.attrs_as(A.VariableAttrs).name for op in ops if op.op is Op.VARIABLE]
     if not names:
         return []
     listed = ", ".join(f"'{n}'" for n in names)

@@ -9,9 +9,13 @@ convolutions.
 """
 from __future__ import annotations
 
+from typing import Optional
+
 import numpy as np
 
 from ..ir import attrs as A
+from ..ir.builder import Builder
+from ..ir.graph import Graph, Operation, Value
 from ..ir.ops import Op, Trait
 from .dce import eliminate_dead_code
 from .rewrite import rewrite
@@ -19,7 +23,7 @@ from .rewrite import rewrite
 MAX_ROUNDS = 32
 
 
-def cancel_transposes(graph) -> bool:
+def cancel_transposes(graph: Graph) -> bool:
     changed = False
     for _ in range(MAX_ROUNDS):
         if not rewrite(graph, _visit):
@@ -29,12 +33,12 @@ def cancel_transposes(graph) -> bool:
     return changed
 
 
-def _perm_of(v):
+def _perm_of(v: Value) -> Optional[tuple[int, ...]]:
     p = v.producer
-    return p.attrs.perms if p is not None and p.op is Op.TRANSPOSE else None
+    return p.attrs_as(A.TransposeAttrs).perms if p is not None and p.op is Op.TRANSPOSE else None
 
 
-def _visit(op, b):
+def _visit(op: Operation, b: Builder) -> Optional[list[Value]]:
     if op.op is Op.TRANSPOSE:
         return _compose(op, b)
     if op.op.has(Trait.ELEMENTWISE) and op.op.has(Trait.BROADCASTABLE) and not _axis_dependent(op):
@@ -42,35 +46,38 @@ def _visit(op, b):
     return None
 
 
-def _axis_dependent(op) -> bool:
+def _axis_dependent(op: Operation) -> bool:
     """A per-channel RESCALE applies its i-th multiplier along the last axis: moving a
     transpose across it would pair values with the wrong channel's scale."""
     return bool(getattr(op.attrs, "per_channel", False))
 
 
-def _compose(op, b):
-    inner = _perm_of(op.operands[0])
-    if inner is None:
+def _compose(op: Operation, b: Builder) -> Optional[list[Value]]:
+    inner, producer = _perm_of(op.operands[0]), op.operands[0].producer
+    if inner is None or producer is None:
         return None
-    perm = tuple(inner[p] for p in op.attrs.perms)
-    src = op.operands[0].producer.operands[0]
+    perm = tuple(inner[p] for p in op.attrs_as(A.TransposeAttrs).perms)
+    src = producer.operands[0]
     if perm == tuple(range(len(perm))):
         return [src]
     return [b.emit(Op.TRANSPOSE, src, attrs=A.TransposeAttrs(perm))]
 
 
-def _sink(op, b):
+def _sink(op: Operation, b: Builder) -> Optional[list[Value]]:
     perms = {_perm_of(v) for v in op.operands if v.producer is None or v.producer.op is not Op.CONST}
     if len(perms) != 1 or None in perms:
         return None
     perm = perms.pop()
+    assert perm is not None   # None was refused above
     inverse = tuple(int(i) for i in np.argsort(perm))
     operands = [_undo(b, v, inverse) for v in op.operands]
     inner = b.create(op.op, operands, op.attrs).result
     return [b.emit(Op.TRANSPOSE, inner, attrs=A.TransposeAttrs(perm))]
 
 
-def _undo(b, v, inverse):
-    if v.producer is not None and v.producer.op is Op.CONST:
-        return b.const(np.ascontiguousarray(np.transpose(v.producer.attrs.values, inverse)))
-    return v.producer.operands[0]
+def _undo(b: Builder, v: Value, inverse: tuple[int, ...]) -> Value:
+    p = v.producer
+    assert p is not None   # a transpose or a constant, as _sink checked
+    if p.op is Op.CONST:
+        return b.const(np.ascontiguousarray(np.transpose(p.attrs_as(A.ConstAttrs).values, inverse)))
+    return p.operands[0]

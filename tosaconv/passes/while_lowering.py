@@ -12,21 +12,24 @@ is refused.
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Optional, Union
+
 import numpy as np
 
 from ..ir import attrs as A
 from ..ir.builder import Builder
 from ..ir.dtypes import DType
-from ..ir.graph import Graph
-from ..ir.ops import Op
+from ..ir.graph import Graph, Operation, Value
+from ..ir.ops import Op, OpDef
 from ..ir.region_rules import iteration_symbol
-from ..ir.types import IndexType
+from ..ir.types import IndexType, ValueType
 from ..ir.verifier import verify
 from .dce import eliminate_dead_code
 from .decay import DataDependentDim, index_value
 from .rebuild import rebuild_op
 
-_TENSOR_OPS = {Op.INDEX_ADD: (Op.ADD, A.NoAttrs()), Op.INDEX_SUB: (Op.SUB, A.NoAttrs()),
+_TENSOR_OPS: dict[OpDef, tuple[OpDef, A.Attrs]] = {Op.INDEX_ADD: (Op.ADD, A.NoAttrs()), Op.INDEX_SUB: (Op.SUB, A.NoAttrs()),
                Op.INDEX_MUL: (Op.MUL, A.MulAttrs(0)), Op.INDEX_MIN: (Op.MINIMUM, A.NanModeAttrs()),
                Op.INDEX_MAX: (Op.MAXIMUM, A.NanModeAttrs())}
 
@@ -34,11 +37,16 @@ _TENSOR_OPS = {Op.INDEX_ADD: (Op.ADD, A.NoAttrs()), Op.INDEX_SUB: (Op.SUB, A.NoA
 class _Iteration:
     """An Index value computed from the iteration number: an int32 tensor of shape [1] at run time."""
 
-    def __init__(self, tensor):
+    def __init__(self, tensor: Value) -> None:
         self.tensor = tensor
 
 
-def lower_to_while(op, b, env: dict, start: int, trip: int, cond, state: list, captured: list) -> list:
+# A body value while the body is rebuilt: an IR value, or the iteration number's int32 tensor
+_BodyValue = Union[Value, _Iteration]
+
+
+def lower_to_while(op: Operation, b: Builder, env: dict[str, int], start: int, trip: int, cond: Optional[Value],
+                   state: Sequence[Value], captured: Sequence[Value]) -> list[Value]:
     """Iterations ``start`` to ``trip - 1`` of LOOP ``op`` (while ``cond`` holds) as one WHILE_LOOP;
     returns the final state."""
     index_caps = {i: index_value(op, v) for i, v in enumerate(captured) if isinstance(v.type, IndexType)}
@@ -51,7 +59,7 @@ def lower_to_while(op, b, env: dict, start: int, trip: int, cond, state: list, c
     return loop.results[2:2 + len(state)]
 
 
-def _cond_graph(op, types: list, trip: int):
+def _cond_graph(op: Operation, types: list[ValueType], trip: int) -> Graph:
     g = _shell("cond", types)
     b = Builder(g, op.location)
     more = b.emit(Op.GREATER, b.const(np.array(trip, np.int32)), g.inputs[0])
@@ -59,15 +67,16 @@ def _cond_graph(op, types: list, trip: int):
     return g
 
 
-def _shell(name: str, types: list):
+def _shell(name: str, types: list[ValueType]) -> Graph:
     g = Graph(name=name)
     for i, t in enumerate(types):
         g.add_input(f"{name}_in{i}", t)
     return g
 
 
-def _body_graph(op, env: dict, types: list, n_captured: int, index_caps: dict):
-    a, g = op.attrs, _shell("body", types)
+def _body_graph(op: Operation, env: dict[str, int], types: list[ValueType], n_captured: int,
+                index_caps: dict[int, int]) -> Graph:
+    a, g = op.attrs_as(A.LoopAttrs), _shell("body", types)
     b = Builder(g, op.location)
     counter, cond_in = g.inputs[0], g.inputs[1]
     state_in = g.inputs[2:2 + a.num_state]
@@ -76,10 +85,10 @@ def _body_graph(op, env: dict, types: list, n_captured: int, index_caps: dict):
     one = b.const(np.array(1, np.int32))
     nxt = b.emit(Op.ADD, counter, one)
     region = a.body
-    head = [_Iteration(b.emit(Op.RESHAPE, nxt, attrs=A.ReshapeAttrs((1,))))] + ([cond_in] if a.has_cond else [])
-    mapping = {id(v): o for v, o in zip(region.inputs, head + list(state_in) + caps)}
+    head: list[_BodyValue] = [_Iteration(b.emit(Op.RESHAPE, nxt, attrs=A.ReshapeAttrs((1,))))] + ([cond_in] if a.has_cond else [])
+    mapping: dict[int, _BodyValue] = {id(v): o for v, o in zip(region.inputs, [*head, *state_in, *caps])}
     _rebuild_body(op, region, b, env, mapping)
-    outs = [mapping[id(v)] for v in region.outputs]
+    outs = [_value(op, mapping[id(v)]) for v in region.outputs]
     cond_out = outs[0] if a.has_cond else cond_in
     state_out = outs[int(a.has_cond):int(a.has_cond) + a.num_state]
     g.set_outputs([nxt, cond_out] + state_out + list(g.inputs[2 + a.num_state:]),
@@ -89,23 +98,25 @@ def _body_graph(op, env: dict, types: list, n_captured: int, index_caps: dict):
     return g
 
 
-def _rebuild_body(op, region, b, env, mapping):
+def _rebuild_body(op: Operation, region: Graph, b: Builder, env: dict[str, int],
+                  mapping: dict[int, _BodyValue]) -> None:
     symbol = iteration_symbol(region)
     if any(symbol in c.symbols() for c in region.ledger.entries):
         raise DataDependentDim(op, f"{op.location} checks sizes that depend on the iteration number, which a "
                                    "WHILE_LOOP cannot do")
     for inner in region.ops:
         operands = [mapping[id(v)] for v in inner.operands]
+        values = [v for v in operands if not isinstance(v, _Iteration)]
         with b.at(inner.location):
-            if any(isinstance(v, _Iteration) for v in operands):
-                results = [_translate(op, inner, operands, b)]
+            if len(values) < len(operands):
+                results: list[_BodyValue] = [_translate(op, inner, operands, b)]
             else:
-                results = rebuild_op(inner, operands, b, env)
+                results = list(rebuild_op(inner, values, b, env))
         for old, new in zip(inner.results, results):
             mapping[id(old)] = new
 
 
-def _translate(op, inner, operands, b):
+def _translate(op: Operation, inner: Operation, operands: list[_BodyValue], b: Builder) -> _BodyValue:
     """An op on the iteration number, as int32 tensor arithmetic (or a refusal)."""
     if inner.op not in _TENSOR_OPS and inner.op is not Op.DIMS_TO_TENSOR:
         raise DataDependentDim(op, f"{op.location} runs a data-dependent number of iterations (a WHILE_LOOP), "
@@ -117,11 +128,20 @@ def _translate(op, inner, operands, b):
         tensor_op, attrs = _TENSOR_OPS[inner.op]
         return _Iteration(b.emit(tensor_op, *tensors, attrs=attrs))
     t = tensors[0] if len(tensors) == 1 else b.emit(Op.CONCAT, *tensors, attrs=A.AxisAttrs(0))
-    return t if inner.attrs.dtype is DType.INT32 else b.emit(Op.CAST, t, attrs=A.CastAttrs(inner.attrs.dtype))
+    dtype = inner.attrs_as(A.DimsToTensorAttrs).dtype
+    return t if dtype is DType.INT32 else b.emit(Op.CAST, t, attrs=A.CastAttrs(dtype))
 
 
-def _check_static(op, g):
+def _check_static(op: Operation, g: Graph) -> None:
     problems = verify(g, require_static=True)
     if problems:
         raise DataDependentDim(op, f"{op.location} would run as a WHILE_LOOP, but its body's shapes depend on "
                                    f"the iteration: {problems[0]}")
+
+
+def _value(op: Operation, v: _BodyValue) -> Value:
+    """A body output: the iteration number itself is refused, as any other use of it as a value."""
+    if isinstance(v, _Iteration):
+        raise DataDependentDim(op, f"{op.location} runs a data-dependent number of iterations (a WHILE_LOOP), "
+                                   "but its body returns the iteration number as an Index value")
+    return v

@@ -23,7 +23,7 @@ import collections
 import tempfile
 
 from tosaconv.diagnostics import TosaconvError
-from tosaconv.importers.onnx import ops as _converters  # noqa: F401  (registers every converter)
+from tosaconv.importers.onnx import converters as _converters  # noqa: F401  (registers every converter)
 from tosaconv.importers.onnx.driver import MAX_OPSET, MIN_OPSET
 from tosaconv.importers.onnx.registry import importer_limits, published_limits, support_table
 from tosaconv.interpreter import InputError

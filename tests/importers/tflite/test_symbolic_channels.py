@@ -73,7 +73,7 @@ def test_wrong_channel_binding_is_a_shape_error_not_a_crash(tmp_path):
 
 
 def test_an_undecidable_ordering_is_a_shape_error_naming_the_op():
-    loc = Location("CONV_2D", "conv_a")
+    loc = Location("CONV_2D", "conv_a", "tflite")
     try:
         with converting(loc, ConvertError):
             _ = sym("h") < sym("w")

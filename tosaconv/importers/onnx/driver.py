@@ -31,7 +31,7 @@ from ...ir.ops import Op
 from ...ir.types import TensorType
 from ...lowering.limits import EMPTY_RESULT, Limit, LimitKind, limit_note
 from ...symbolic.scope import SymbolInfo
-from . import ops as _ops  # noqa: F401  (registers the converters)
+from . import converters as _converters  # noqa: F401  (registers the converters)
 from . import legacy, scan8, unsigned_io
 from .dim_names import symbol_name
 from ..errors import Refusals, converting
@@ -190,7 +190,7 @@ def _check_supported(g: onnx.GraphProto, opset: int, domains: dict):
     for (domain, op_type, version), names in missing.items():
         diags.append(Diagnostic(
             "E-UNSUPPORTED-OP", f"unsupported op {op_type} ({domain}, {_what(op_type, domain, version)}): "
-            f"{len(names)} node(s)", Location(op_type, names[0]),
+            f"{len(names)} node(s)", Location(op_type, names[0], "onnx"),
             notes=(f"first node: '{names[0]}'",) + ((limit_note(SEQUENCES.key),) if _is_sequence_op(op_type) else ()),
             hint="run 'tosaconv ops' for the supported list"))
     raise ConversionError(diags)
@@ -292,7 +292,7 @@ def _rank(ctx: ImportContext, name: str):
 
 def _set_outputs(ctx: ImportContext, g: onnx.GraphProto):
     values, names = [], []
-    with ctx.b.at(Location("output", "graph outputs")):
+    with ctx.b.at(Location("output", "graph outputs", "onnx")):
         for vi in g.output:
             if not ctx.has(vi.name):
                 raise ConversionError.one("E-MODEL-READ", f"graph output '{vi.name}' is never produced")

@@ -34,7 +34,7 @@ class NodeReader:
 
     @property
     def location(self) -> Location:
-        return Location(self.op_type, self.name)
+        return Location(self.op_type, self.name, "onnx")
 
     @property
     def version(self) -> int:

@@ -147,7 +147,7 @@ def _problem(name: str, dtype: str, node) -> Diagnostic:
         "E-INPUT-TYPE", f"input '{name}' is {dtype}, which TOSA stores as signed bits; {node.op_type} '{where}' "
         "reads it directly, and tosaconv computes on unsigned data only through Cast, the quantized ops "
         "(DequantizeLinear, QLinear*, ConvInteger, MatMulInteger), MaxPool, ArgMax/ArgMin and layout ops",
-        Location(node.op_type, where), notes=(limit_note(UNSIGNED_READER.key),),
+        Location(node.op_type, where, "onnx"), notes=(limit_note(UNSIGNED_READER.key),),
         hint=f"insert a Cast of '{name}' to int32 or float before {node.op_type}")
 
 
