@@ -10,6 +10,11 @@ reads the type variables (``in_t``, ``out_t``...) off those values.
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ..ir.graph import Operation
+
 import functools
 import json
 from dataclasses import dataclass
@@ -31,7 +36,7 @@ def spec() -> dict:
     return json.loads(SPEC_FILE.read_text(encoding="utf-8"))
 
 
-def op_spec(tosa_name: str):
+def op_spec(tosa_name: str) -> dict | None:
     """The spec's entry for a TOSA op, or None when the spec has no such op."""
     return spec()["ops"].get(tosa_name)
 
@@ -50,17 +55,17 @@ class Argument:
     value: object       # a Value, or a list of Values for a tensor list
 
 
-def arguments(op, entry: dict) -> list:
+def arguments(op: Operation, entry: dict) -> list:
     """The spec arguments of ``op`` that an IR value fills: inputs by position, then outputs."""
     results = [op.results] if _is_list(entry["outputs"]) else [[r] for r in op.results]
     return _pair(entry["inputs"], _operand_groups(op)) + _pair(entry["outputs"], results)
 
 
-def _is_list(args) -> bool:
+def _is_list(args: object) -> bool:
     return any(kind == "tensor_list_t" for _, kind, _, _ in args)
 
 
-def _operand_groups(op) -> list:
+def _operand_groups(op: Operation) -> list:
     """The op's operands grouped as its table declares them (a variadic operand is one group)."""
     groups, i = [], 0
     for declared in op.op.operands:
@@ -82,7 +87,7 @@ def _pair(spec_args: list, groups: list) -> list:
     return out
 
 
-def type_bindings(op, entry: dict) -> dict:
+def type_bindings(op: Operation, entry: dict) -> dict:
     """Type variable -> spec type name, from the op's tensors and typed attributes (``acc_type``, a
     variable's declared type). Variables whose values are not known here are left out."""
     out = {}

@@ -9,6 +9,11 @@ renderer (rich for people, JSON for scripts). Only renderers import rich.
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Iterable
+
+if TYPE_CHECKING:
+    from ..ir.location import Location
+
 import enum
 from dataclasses import dataclass, field
 from typing import Optional
@@ -56,14 +61,15 @@ class TosaconvError(Exception):
     diagnostics: list = field(default_factory=list)
     exit_code = EXIT_INTERNAL
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         super().__init__(self.summary())
 
     def summary(self) -> str:
         return "; ".join(d.message for d in self.diagnostics)
 
     @classmethod
-    def one(cls, code: str, message: str, location=None, notes=(), hint=None):
+    def one(cls, code: str, message: str, location: Location | None = None, notes: Iterable[str] = (),
+            hint: str | None = None) -> TosaconvError:
         return cls([Diagnostic(code, message, location, tuple(notes), hint)])
 
 
