@@ -12,14 +12,17 @@ from __future__ import annotations
 
 import functools
 import gc
+from typing import Any, Callable, TypeVar, cast
+
+F = TypeVar("F", bound=Callable[..., Any])
 
 _THRESHOLDS = (50000, 20, 20)
 
 
-def fewer_collections(fn):
+def fewer_collections(fn: F) -> F:
     """Decorate a conversion stage: it runs with the higher thresholds."""
     @functools.wraps(fn)
-    def wrapper(*args, **kwargs):
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
         saved = gc.get_threshold()
         if saved[0] >= _THRESHOLDS[0]:
             return fn(*args, **kwargs)
@@ -28,4 +31,5 @@ def fewer_collections(fn):
             return fn(*args, **kwargs)
         finally:
             gc.set_threshold(*saved)
+    return cast(F, wrapper)
     return wrapper

@@ -9,16 +9,15 @@ every op at fault. The facts come from the spec's ``tosa.xml`` through ``tosa_sp
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from ..ir.graph import Graph
-    from .profiles import OpNeed
-
 from .checks import check_level, check_profile
 from .float_islands import FloatIsland, float_islands, float_reason, note_float_reason
 from .levels import LevelCheck, Violation, violations
 from .profiles import Requirements, requirements
 from .spec import spec
+
+if TYPE_CHECKING:
+    from ..ir.graph import Graph
+    from .profiles import OpNeed
 
 __all__ = ["FloatIsland", "LevelCheck", "Requirements", "Violation", "check_level", "check_profile",
            "float_islands", "float_reason", "note_float_reason", "requirements", "summary", "violations"]

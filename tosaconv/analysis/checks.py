@@ -9,15 +9,14 @@ violation. Both raise :class:`~tosaconv.diagnostics.ConversionError` (exit 3).
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from ..ir.graph import Graph
-    from .profiles import Requirements
-
 from ..diagnostics import ConversionError, Diagnostic
 from .float_islands import float_islands
 from .levels import violations
 from .profiles import PRO_FP, PRO_INT, outside_profile, requirements
+
+if TYPE_CHECKING:
+    from ..ir.graph import Graph
+    from .profiles import Requirements
 
 PROFILES = {"int": PRO_INT, "fp": PRO_FP}
 LEVELS = {"8k": "8K", "none": "none"}

@@ -12,16 +12,15 @@ specialization keep (shells and regions share the dict).
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from ..ir.graph import Graph, Operation
-
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from ..ir.location import Location
 from ..ir.types import TensorType
 from .profiles import PRO_FP, PRO_INT, OpNeed, Requirements, allowed_by
+
+if TYPE_CHECKING:
+    from ..ir.graph import Graph, Operation
 
 
 def note_float_reason(graph_or_ctx: object, location: Location, reason: str) -> None:

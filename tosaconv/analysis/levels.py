@@ -11,20 +11,19 @@ that is still symbolic cannot be checked; the result then says it is not exact.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from ..ir.graph import Graph, Operation, Value
-
 import ast
 import math
 import re
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from ..ir.graph import op_regions
 from ..ir.location import Location
 from ..ir.types import TensorType
 from . import spec as S
+
+if TYPE_CHECKING:
+    from ..ir.graph import Graph, Operation, Value
 
 _IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 

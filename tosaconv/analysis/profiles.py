@@ -14,18 +14,17 @@ exact answer.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from ..ir.graph import Graph, Operation
-
 import itertools
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from ..ir.graph import walk_graphs
 from ..ir.ops import Trait
 from ..ir.types import TensorType
 from . import spec as S
+
+if TYPE_CHECKING:
+    from ..ir.graph import Graph, Operation
 
 PRO_INT, PRO_FP = "PRO-INT", "PRO-FP"
 

@@ -10,18 +10,17 @@ reads the type variables (``in_t``, ``out_t``...) off those values.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from ..ir.graph import Operation
-
 import functools
 import json
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..ir.dtypes import DType
 from ..ir.types import TensorType
+
+if TYPE_CHECKING:
+    from ..ir.graph import Operation
 
 SPEC_FILE = Path(__file__).with_name("tosa_spec.json")
 

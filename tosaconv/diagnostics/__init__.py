@@ -9,14 +9,12 @@ renderer (rich for people, JSON for scripts). Only renderers import rich.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Iterable
+import enum
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Iterable, Optional
 
 if TYPE_CHECKING:
     from ..ir.location import Location
-
-import enum
-from dataclasses import dataclass, field
-from typing import Optional
 
 
 class Severity(enum.Enum):

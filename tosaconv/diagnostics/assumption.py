@@ -8,11 +8,10 @@ raises this one error, so it lives below all of them.
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
+from . import ShapeError
 
 if TYPE_CHECKING:
     from ..ir.location import Location
-
-from . import ShapeError
 
 
 def assumption_error(symbol: str, assumed: int, actual: int, location: Location | None, data: str,

@@ -12,16 +12,12 @@ a terminal.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Iterable, Sequence
-
-if TYPE_CHECKING:
-    from rich.progress import Task
-
 import json
 import os
 import sys
 import threading
 import time
+from typing import TYPE_CHECKING, Iterable, Sequence
 
 from rich.console import Console
 from rich.progress import Progress, ProgressColumn, SpinnerColumn, TextColumn
@@ -29,6 +25,9 @@ from rich.table import Table
 from rich.text import Text
 
 from . import Diagnostic
+
+if TYPE_CHECKING:
+    from rich.progress import Task
 
 PROGRESS_DELAY_S = 1.0
 

@@ -10,7 +10,6 @@ trailing operands to fold.
 from __future__ import annotations
 
 from typing import Mapping, Sequence
-
 import numpy as np
 
 from ..ir import attrs as A

@@ -10,7 +10,6 @@ an op we do not map). Neither is ever replaced by a raw ``IndexError`` or
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
-
 if TYPE_CHECKING:
     from ..ir.location import Location
 

@@ -10,9 +10,8 @@ Slots are those of ``schema.py``; an absent field yields its default.
 """
 from __future__ import annotations
 
-from typing import Any
-
 import struct
+from typing import Any
 
 import numpy as np
 

@@ -24,9 +24,8 @@ character (``"B"``, ``"i"``, ``"I"``) or ``"U"`` for an offset to a child.
 """
 from __future__ import annotations
 
-from typing import Sequence
-
 import struct
+from typing import Sequence
 
 import numpy as np
 

@@ -20,11 +20,6 @@ print like any other op.
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    from ..ir.dtypes import DType
-    from ..ir.graph import Graph
-
 from .errors import EmitError
 from .mlir_attrs import properties, properties_text
 from .mlir_text import (
@@ -39,6 +34,10 @@ from .records import BlockRecord, OpRecord, ShapeRecord, TensorRecord
 from .tensor_data import flat_bytes
 from .variables import ACCESS_OPS
 from .writer import to_records
+
+if TYPE_CHECKING:
+    from ..ir.dtypes import DType
+    from ..ir.graph import Graph
 
 _REGION_FIELDS = {"COND_IF": ("then_graph", "else_graph"), "WHILE_LOOP": ("cond_graph", "body_graph")}
 INDENT = "  "

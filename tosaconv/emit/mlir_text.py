@@ -15,9 +15,8 @@ holding one.
 """
 from __future__ import annotations
 
-from typing import Iterable
-
 import math
+from typing import Iterable
 
 import numpy as np
 

@@ -9,10 +9,8 @@ plain ``ValueError``; the writer and reader add the op and its location.
 """
 from __future__ import annotations
 
-from typing import Iterable
-
 from dataclasses import dataclass
-from typing import Optional
+from typing import Iterable, Optional
 
 import numpy as np
 

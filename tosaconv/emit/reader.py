@@ -16,12 +16,6 @@ Anything that cannot be mapped raises :class:`ReadError`.
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from ..ir.graph import Value
-    from ..ir.ops import OpDef
-    from .records import BlockRecord, OpRecord
-
 import numpy as np
 
 from ..ir import attrs as A
@@ -39,6 +33,11 @@ from .deserialize import deserialize
 from .errors import ReadError
 from .shape_reader import DYNAMIC_LAYOUT_OPS, SHAPE_OPS, ShapeValues, dynamic_layout, input_dim, symbol_names
 from .tensor_data import from_le_bytes
+
+if TYPE_CHECKING:
+    from ..ir.graph import Value
+    from ..ir.ops import OpDef
+    from .records import BlockRecord, OpRecord
 
 _CONSTANT_OPS = ("CONST", "CONST_SHAPE")
 # Element types whose numpy arrays do not say them (ConstAttrs.element_type).

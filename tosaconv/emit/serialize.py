@@ -17,7 +17,6 @@ several parents point at one child.
 from __future__ import annotations
 
 from typing import Callable, Iterable
-
 import numpy as np
 
 from . import schema as S

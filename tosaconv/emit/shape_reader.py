@@ -15,14 +15,6 @@ located ``symbol NAME`` (what our writer records) or else ``input.axis``.
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from ..ir.builder import Builder
-    from ..ir.graph import Graph, Value
-    from ..symbolic.expr import Dim
-    from .reader import _Lifting
-    from .records import BlockRecord, OpRecord
-
 import numpy as np
 
 from ..ir import attrs as A
@@ -33,6 +25,13 @@ from ..symbolic.expr import Expr, dmax, dmin, floordiv, mod, same
 from ..symbolic.scope import SymbolInfo
 from .errors import ReadError
 from .shape_ops import SYMBOL_PREFIX
+
+if TYPE_CHECKING:
+    from ..ir.builder import Builder
+    from ..ir.graph import Graph, Value
+    from ..symbolic.expr import Dim
+    from .reader import _Lifting
+    from .records import BlockRecord, OpRecord
 
 SHAPE_OPS = frozenset({"DIM", "ADD_SHAPE", "SUB_SHAPE", "MUL_SHAPE", "DIV_FLOOR_SHAPE", "DIV_CEIL_SHAPE",
                        "MOD_SHAPE", "MIN_SHAPE", "MAX_SHAPE", "CONCAT_SHAPE", "SLICE_SHAPE",

@@ -11,13 +11,12 @@ fresh names from the same pool, so names are unique across the whole file.
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Iterable
-
-if TYPE_CHECKING:
-    from ..ir.graph import Graph, Value
-
 from ..ir.graph import fresh_name
 
 from .errors import EmitError
+
+if TYPE_CHECKING:
+    from ..ir.graph import Graph, Value
 
 
 class TensorNames:

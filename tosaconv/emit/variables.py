@@ -13,13 +13,6 @@ reference model). :func:`lower` writes an IR state op that way and
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from ..ir.graph import Operation
-    from .reader import _Lifting
-    from .records import OpRecord
-    from .writer import _Lowering
-
 import numpy as np
 
 from ..ir import attrs as A
@@ -29,6 +22,12 @@ from ..ir.types import TensorType
 from .errors import ReadError
 from .records import TensorRecord
 from .tensor_data import from_le_bytes, to_le_bytes
+
+if TYPE_CHECKING:
+    from ..ir.graph import Operation
+    from .reader import _Lifting
+    from .records import OpRecord
+    from .writer import _Lowering
 
 # the table's stateful (not PURE) ops; the accesses among them name a variable declared elsewhere
 STATE_OPS = tuple(op for op in OPS.values() if not op.has(Trait.PURE))
