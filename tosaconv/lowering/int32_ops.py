@@ -17,11 +17,16 @@ become broadcast constants. The identities it relies on:
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from ..ir import attrs as A
 from ..ir.dtypes import DType
 from ..ir.ops import Op
+
+if TYPE_CHECKING:
+    from .context import LoweringContext
 
 HALF_RANGE = 1 << 30
 
@@ -92,7 +97,7 @@ class Int32Ops:
         return self.add(doubled, self.minimum(self.maximum(self.sub(x, limit), 0), 1))
 
 
-def identity_rescale(ctx, x, out_dtype: DType, *, input_zp: int = 0, output_zp: int = 0,
+def identity_rescale(ctx: LoweringContext, x, out_dtype: DType, *, input_zp: int = 0, output_zp: int = 0,
                      input_unsigned: bool = False, output_unsigned: bool = False):
     """An exact RESCALE (multiplier 2**30, shift 30) that changes type, subtracts ``input_zp``, adds
     ``output_zp`` and saturates."""
@@ -101,7 +106,7 @@ def identity_rescale(ctx, x, out_dtype: DType, *, input_zp: int = 0, output_zp: 
     return ctx.b.emit(Op.RESCALE, x, attrs=attrs)
 
 
-def input_as_int32(ctx, x, type_name: str, zp: int = 0):
+def input_as_int32(ctx: LoweringContext, x, type_name: str, zp: int = 0):
     """8/16-bit quantized storage ``x`` of ``type_name`` (INT8, UINT8 or INT16) as int32 values minus
     ``zp`` (uint8 through int16, since TOSA forbids an unsigned RESCALE to int32)."""
     if type_name == "UINT8":
@@ -110,7 +115,7 @@ def input_as_int32(ctx, x, type_name: str, zp: int = 0):
     return Int32Ops(ctx, x.type.rank).sub(values, zp) if zp else values
 
 
-def int32_to_output(ctx, values, type_name: str, zp: int = 0):
+def int32_to_output(ctx: LoweringContext, values, type_name: str, zp: int = 0):
     """int32 ``values`` plus ``zp``, saturated into ``type_name`` storage (INT8, UINT8 or INT16; uint8
     through int16)."""
     if type_name == "UINT8":

@@ -12,7 +12,7 @@ from tensor data gives None.
 """
 from __future__ import annotations
 
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 import numpy as np
 
@@ -21,6 +21,9 @@ from ....ir.ops import Op
 from ....symbolic.expr import add, dmax, dmin, mul, sub
 from ....symbolic.scope import Decision, Rel
 from ..context import ShapeTensor
+
+if TYPE_CHECKING:
+    from ..context import ImportContext
 
 MAX_ELEMENTS = 16
 MAX_DEPTH = 64
@@ -53,7 +56,7 @@ _BINARY = {
 _PASS_THROUGH = (Op.RESHAPE, Op.EXPAND_DIMS, Op.COLLAPSE_DIMS, Op.IDENTITY)
 
 
-def element_dims(ctx, name: str) -> Optional[list]:
+def element_dims(ctx: ImportContext, name: str) -> Optional[list]:
     """The elements of ONNX value ``name`` as dims (ints or expressions), or None if data-dependent."""
     held = ctx.values.get(name)
     if isinstance(held, ShapeTensor):
@@ -117,7 +120,7 @@ def _array_dims(arr) -> Optional[list]:
     return [int(x) for x in arr.reshape(-1)]
 
 
-def decide(ctx, name: str):
+def decide(ctx: ImportContext, name: str):
     """An If condition: True or False when proven at import, a {0, 1} expression when only the
     bindings decide it, or None when it depends on tensor data."""
     dims = element_dims(ctx, name)

@@ -37,6 +37,8 @@ at 31 and a defined but meaningless result).
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ....ir import attrs as A
 from ....ir.ops import Op
 from ....lowering.int32_ops import Int32Ops, int32_to_output
@@ -44,6 +46,11 @@ from ....lowering.int32_ops import input_as_int32
 from ..qmath import F32, activation_bounds, qtensor, same_types
 from ..quant import quantize_multiplier, scale, zero_point
 from ..registry import converter
+
+if TYPE_CHECKING:
+    from ....lowering.context import Converted
+    from ..node import OpReader
+    from ..context import TfliteContext
 
 I32_MAX, I32_MIN = (1 << 31) - 1, -(1 << 31)
 
@@ -107,7 +114,7 @@ def add_zero_point_clamped(ops: _DivOps, r, zp: int, lo: int, hi: int):
 
 
 @converter("DIV", options="DivOptions", kind="quantized")
-def convert_q_div(ctx, node):
+def convert_q_div(ctx: TfliteContext, node: OpReader) -> Converted:
     dtype = same_types(node)
     (a_info, b_info), y = node.input_infos[:2], node.output_infos[0]
     multiplier, shift = div_multiplier(scale(a_info), scale(b_info), scale(y))

@@ -35,6 +35,8 @@ wrap for the model's scale), and dropped elements are replaced by SELECT.
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from ....ir.dtypes import DType
@@ -46,6 +48,11 @@ from ..quant import quantize_multiplier, scale, zero_point
 from ..reader import ConvertError
 from ..registry import converter
 from .q_softmax import exp_of_differences, softmax_scaling
+
+if TYPE_CHECKING:
+    from ....lowering.context import Converted
+    from ..node import OpReader
+    from ..context import TfliteContext
 
 INPUT_BITS, ACCUM_BITS, OUTPUT_BITS = 5, 12, 4
 OUT_SCALE = 16.0 / 256
@@ -145,7 +152,7 @@ def static_depth(x, op: str, limit: int, why: str) -> int:
     return depth
 
 
-def _check(node) -> tuple:
+def _check(node: OpReader) -> tuple:
     x, y = node.input_infos[0], node.output_infos[0]
     if x.type_name not in _OUT or y.type_name != x.type_name:
         raise ConvertError(f"quantized LOG_SOFTMAX from {x.type_name} to {y.type_name} is not supported: "
@@ -159,7 +166,7 @@ def _check(node) -> tuple:
 
 
 @converter("LOG_SOFTMAX", kind="quantized")
-def convert_q_log_softmax(ctx, node):
+def convert_q_log_softmax(ctx: TfliteContext, node: OpReader) -> Converted:
     x_info, y_info = _check(node)
     params = log_softmax_params(scale(x_info))
     _check_no_wrap(params)
