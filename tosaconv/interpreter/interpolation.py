@@ -18,8 +18,13 @@ after binding (the op decays to that constant at specialization).
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from ..ir.graph import Operation
+    from .registry import Arrays, KernelContext
 
 
 
@@ -154,7 +159,7 @@ def _neighbors(x_ori, n: int, in_size: int) -> np.ndarray:
     return np.array(sorted(nearest), dtype=np.int64) - pad
 
 
-def interp_matrix(op, args, ctx):
+def interp_matrix(op: Operation, args: Arrays, ctx: KernelContext) -> Arrays:
     in_size, out_size = (int(v) for v in args)
     if in_size < 1 or out_size < 1:
         raise ValueError(f"INTERP_MATRIX needs sizes >= 1, got in={in_size}, out={out_size}")

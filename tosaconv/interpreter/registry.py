@@ -11,11 +11,17 @@ there is one kernel per op by construction and nothing registers by import.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable, Optional
+from typing import Callable, Optional, Sequence
+
+import numpy as np
 
 from ..ir.ops import OPS, OpDef, resolve
 
 _RESOLVED: dict = {}   # op name -> kernel function, filled on first use
+
+
+# a kernel's operands and its results, one array per value: ``kernel(op, args, ctx) -> results``
+Arrays = Sequence[np.ndarray]
 
 
 @dataclass
