@@ -42,7 +42,7 @@ def _input(op: Operation, x: np.ndarray) -> np.ndarray:
     return blas_type(centered(x, op.attrs.input_zp, "input", in_dtype(op)))
 
 
-def _output_hw(x, kernel_hw, a) -> tuple:
+def _output_hw(x: np.ndarray, kernel_hw, a) -> tuple:
     check_window(a.pad, a.stride, a.dilation)
     oh = out_size(x.shape[1], kernel_hw[0], a.pad[0], a.pad[1], a.stride[0], a.dilation[0])
     ow = out_size(x.shape[2], kernel_hw[1], a.pad[2], a.pad[3], a.stride[1], a.dilation[1])

@@ -51,7 +51,7 @@ def _take(x, rows, cols) -> np.ndarray:
     return x[:, rows][:, :, cols]
 
 
-def _nearest(x, ys, xs, sy_n: int, sx_n: int) -> np.ndarray:
+def _nearest(x: np.ndarray, ys, xs, sy_n: int, sx_n: int) -> np.ndarray:
     (y0, y1, ry), (x0, x1, rx) = ys, xs
     if x.dtype.kind == "f":
         rows = np.where(f32(ry) / np.float32(sy_n) >= np.float32(0.5), y1, y0)
@@ -62,7 +62,7 @@ def _nearest(x, ys, xs, sy_n: int, sx_n: int) -> np.ndarray:
     return _take(x, rows, cols)
 
 
-def _bilinear(op: Operation, x, ys, xs, sy_n: int, sx_n: int) -> np.ndarray:
+def _bilinear(op: Operation, x: np.ndarray, ys, xs, sy_n: int, sx_n: int) -> np.ndarray:
     (y0, y1, ry), (x0, x1, rx) = ys, xs
     is_float = x.dtype.kind == "f"
     if not is_float and out_dtype(op).bits < 32:

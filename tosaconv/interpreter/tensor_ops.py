@@ -50,7 +50,7 @@ def matmul(op: Operation, args: Arrays, ctx: KernelContext) -> Arrays:
     return [wrap(np.rint(product).astype(np.int64), dtype)]
 
 
-def _pool_output(x, a) -> tuple:
+def _pool_output(x: np.ndarray, a) -> tuple:
     check_window(a.pad, a.stride)
     (kh, kw), (top, bottom, left, right) = a.kernel, a.pad
     if min(kh, kw) < 1 or max(top, bottom) >= kh or max(left, right) >= kw:

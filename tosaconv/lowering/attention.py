@@ -24,16 +24,17 @@ from .matmul import matmul
 from .reduce import reduce_chain
 
 if TYPE_CHECKING:
+    from ..ir.graph import Value
     from .context import LoweringContext
 
 
-def split_heads(ctx: LoweringContext, x, heads: int, head_size):
+def split_heads(ctx: LoweringContext, x: Value, heads: int, head_size):
     """``[B, L, heads*head_size]`` as ``[B, heads, L, head_size]``."""
     b, length, _ = x.type.shape
     return transpose(ctx, reshape(ctx, x, [b, length, heads, head_size]), (0, 2, 1, 3))
 
 
-def merge_heads(ctx: LoweringContext, y):
+def merge_heads(ctx: LoweringContext, y: Value):
     """``[B, N, S, h]`` as ``[B, S, N*h]``."""
     b, n, s, h = y.type.shape
     return reshape(ctx, transpose(ctx, y, (0, 2, 1, 3)), [b, s, n * h])
@@ -48,7 +49,7 @@ def head_size(total, heads: int, what: str):
     return total // heads
 
 
-def softmax_last(ctx: LoweringContext, x):
+def softmax_last(ctx: LoweringContext, x: Value):
     axis = [x.type.rank - 1]
     e = ctx.b.emit(Op.EXP, ctx.b.emit(Op.SUB, x, reduce_chain(ctx, Op.REDUCE_MAX, x, axis)))
     total = reduce_chain(ctx, Op.REDUCE_SUM, e, axis)

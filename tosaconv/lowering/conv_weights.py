@@ -20,10 +20,11 @@ from .dims import reshape, slice_
 from .errors import ConvertError
 
 if TYPE_CHECKING:
+    from ..ir.graph import Value
     from .context import LoweringContext
 
 
-def acc_type(x) -> DType:
+def acc_type(x: Value) -> DType:
     """The accumulator of a float convolution; other data is refused (quantized convolutions have
     their own converters: ONNX ConvInteger and QLinearConv, TFLite's quantized forms)."""
     if not x.type.dtype.is_float:

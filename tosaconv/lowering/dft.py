@@ -29,6 +29,7 @@ from .matmul import matmul
 from .pad import pad_static
 
 if TYPE_CHECKING:
+    from ..ir.graph import Value
     from .context import LoweringContext
 
 DFT_MODES = ("auto", "fft", "matmul")
@@ -150,7 +151,7 @@ class ComplexPair:
                 f"TRANSPOSE can read it")
 
 
-def rfft2d_last2(ctx: LoweringContext, x, what: str) -> tuple:
+def rfft2d_last2(ctx: LoweringContext, x: Value, what: str) -> tuple:
     """(real, imaginary) 2-D DFT of real ``[..., H, W]`` data with static H, W: ``[..., H, W/2 + 1]``."""
     *lead, h, w = x.type.shape
     if not (isinstance(h, int) and isinstance(w, int)):
@@ -205,6 +206,6 @@ def irfft_matrix(n: int) -> np.ndarray:
         np.float32) / np.float32(n)
 
 
-def _fit_last(ctx: LoweringContext, v, size: int):
+def _fit_last(ctx: LoweringContext, v: Value, size: int):
     rank = v.type.rank
     return pad_static(ctx, v, [0] * rank, [0] * (rank - 1) + [size - v.type.shape[-1]], "constant")

@@ -22,6 +22,7 @@ from .errors import ConvertError
 from .limits import EMPTY_RESULT
 
 if TYPE_CHECKING:
+    from ..ir.graph import Graph
     from .context import LoweringContext
 
 _ATOM_OPS = {"floordiv": Op.INDEX_FLOORDIV, "mod": Op.INDEX_MOD, "min": Op.INDEX_MIN, "max": Op.INDEX_MAX}
@@ -88,7 +89,7 @@ def symbol_value(ctx: LoweringContext, name: str) -> Value:
     return ctx.symbol_values[name]
 
 
-def _carrier(graph, name: str):
+def _carrier(graph: Graph, name: str):
     """``(value, axis)`` of the latest result in ``graph`` whose dim ``axis`` is exactly the symbol ``name``
     (an op that made the symbol, such as a loop stopped by its condition, defines it), or None."""
     for op in reversed(graph.ops):
@@ -123,7 +124,7 @@ def expand_leading(ctx: LoweringContext, x: Value, rank: int) -> Value:
     return ctx.b.emit(Op.EXPAND_DIMS, x, attrs=A.IndicesAttrs(tuple(range(extra))))
 
 
-def slice_(ctx: LoweringContext, x, starts, sizes):
+def slice_(ctx: LoweringContext, x: Value, starts, sizes):
     """SLICE when every start and size is static, else DYN_SLICE with Index operands (never empty)."""
     for axis, size in enumerate(sizes):
         if isinstance(size, int) and size <= 0:
@@ -138,7 +139,7 @@ def slice_(ctx: LoweringContext, x, starts, sizes):
     return ctx.b.emit(Op.DYN_SLICE, x, *operands)
 
 
-def split_along(ctx: LoweringContext, x, axis: int, sizes) -> list:
+def split_along(ctx: LoweringContext, x: Value, axis: int, sizes) -> list:
     """Consecutive slices of ``x`` along ``axis`` with the given (possibly symbolic) sizes."""
     outs, offset = [], 0
     for size in sizes:

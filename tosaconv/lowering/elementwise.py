@@ -20,6 +20,7 @@ from .errors import ConvertError
 from .typed import int32_op, mul
 
 if TYPE_CHECKING:
+    from ..ir.graph import Value
     from .context import LoweringContext
 
 
@@ -28,7 +29,7 @@ def binary_operands(ctx: LoweringContext, node) -> tuple:
     return ctx.tensor(node.inputs[0]), ctx.tensor(node.inputs[1])
 
 
-def divide(ctx: LoweringContext, a, b):
+def divide(ctx: LoweringContext, a: Value, b):
     """``a / b``: float is MUL by RECIPROCAL (TOSA has no float DIV); integers are INTDIV (truncating)."""
     if a.type.dtype.is_float:
         return mul(ctx, a, ctx.b.emit(Op.RECIPROCAL, b))
@@ -39,13 +40,13 @@ def sqrt(ctx: LoweringContext, x):
     return ctx.b.emit(Op.RECIPROCAL, ctx.b.emit(Op.RSQRT, x))
 
 
-def truncate(ctx: LoweringContext, x):
+def truncate(ctx: LoweringContext, x: Value):
     """Float->int casts of ONNX and TFLite truncate toward zero; TOSA CAST rounds to nearest even."""
     positive = ctx.b.emit(Op.GREATER_EQUAL, x, ctx.b.scalar_like(0, x.type))
     return ctx.b.emit(Op.SELECT, positive, ctx.b.emit(Op.FLOOR, x), ctx.b.emit(Op.CEIL, x))
 
 
-def hard_sigmoid(ctx: LoweringContext, x, alpha: float, beta: float):
+def hard_sigmoid(ctx: LoweringContext, x: Value, alpha: float, beta: float):
     """``max(0, min(1, alpha * x + beta))``."""
     scaled = mul(ctx, x, ctx.b.scalar_like(alpha, x.type))
     shifted = ctx.b.emit(Op.ADD, scaled, ctx.b.scalar_like(beta, x.type))

@@ -25,6 +25,7 @@ from .errors import ConvertError
 from .index_math import I32, as_int32, gather_safe, inverse, transpose
 
 if TYPE_CHECKING:
+    from ..ir.graph import Value
     from .context import LoweringContext
 
 
@@ -81,7 +82,7 @@ def _runtime_indices(ctx: LoweringContext, name, k):
     return ctx.b.emit(Op.SELECT, neg, ctx.b.emit(Op.ADD, idx, kt), idx)
 
 
-def _gather_one(ctx: LoweringContext, x, axis, i):
+def _gather_one(ctx: LoweringContext, x: Value, axis, i):
     """Gather of a single constant index: SLICE then drop the axis."""
     k = x.type.shape[axis]
     start = i + k if i < 0 else i
@@ -127,7 +128,7 @@ def nd_rows(ctx: LoweringContext, idx, dims):
     return idx
 
 
-def nd_layout(ctx: LoweringContext, data, idx, batch_dims: int, what: str):
+def nd_layout(ctx: LoweringContext, data: Value, idx, batch_dims: int, what: str):
     """(k, batch dims, indexed dims, rest dims) of a GatherND/ScatterND pair, with checks."""
     k = idx.type.shape[-1] if idx.type.rank else None
     if not isinstance(k, int):
@@ -141,7 +142,7 @@ def nd_layout(ctx: LoweringContext, data, idx, batch_dims: int, what: str):
     return k, shape[:batch_dims], shape[batch_dims:batch_dims + k], shape[batch_dims + k:]
 
 
-def take(ctx: LoweringContext, x, axis: int, idx):
+def take(ctx: LoweringContext, x: Value, axis: int, idx):
     """Rows ``idx`` (1-D INT32, already in range) of ``x`` along ``axis``: one GATHER with the axis in front."""
     perm = (axis,) + tuple(i for i in range(x.type.rank) if i != axis)
     moved = transpose(ctx, x, perm)

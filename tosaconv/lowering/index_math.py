@@ -20,6 +20,7 @@ from .dims import index_for, reshape
 from .errors import ConvertError
 
 if TYPE_CHECKING:
+    from ..ir.graph import Value
     from .context import LoweringContext
 
 I32 = DType.INT32
@@ -117,7 +118,7 @@ def extremes(dtype: DType) -> tuple:
     return int(info.min), int(info.max)
 
 
-def gather_safe(ctx: LoweringContext, x):
+def gather_safe(ctx: LoweringContext, x: Value):
     """GATHER/SCATTER take no bool tensors: carry bools as INT8. Returns (value, undo)."""
     if x.type.dtype is not DType.BOOL:
         return x, lambda v: v
@@ -125,7 +126,7 @@ def gather_safe(ctx: LoweringContext, x):
     return as_i8, lambda v: ctx.b.emit(Op.CAST, v, attrs=A.CastAttrs(DType.BOOL))
 
 
-def cumsum(ctx: LoweringContext, x, axis: int, exclusive: bool, reverse: bool):
+def cumsum(ctx: LoweringContext, x: Value, axis: int, exclusive: bool, reverse: bool):
     """The running sum of ``x`` along ``axis``: a triangular mask between output position ``i`` and source
     position ``j`` on two adjacent axes (``j <= i``, ``j < i`` when ``exclusive``, mirrored when
     ``reverse``), then one REDUCE_SUM over ``j``; ``n²`` elements per row, exact for integers, valid with

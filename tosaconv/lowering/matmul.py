@@ -19,6 +19,7 @@ from ..symbolic.expr import product, same
 from .dims import index_for, reshape
 
 if TYPE_CHECKING:
+    from ..ir.graph import Value
     from .context import LoweringContext
 
 
@@ -41,7 +42,7 @@ def matmul(ctx: LoweringContext, a, b):
     return reshape(ctx, y, out)
 
 
-def fold_batch(ctx: LoweringContext, a, b):
+def fold_batch(ctx: LoweringContext, a: Value, b: Value):
     """B is a plain matrix: A's batch dims become rows of one [1, batch*M, K] product."""
     *batch, m, k = a.type.shape
     a3 = reshape(ctx, a, [1, product(batch + [m]), k])

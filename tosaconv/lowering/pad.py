@@ -28,10 +28,11 @@ from .errors import ConvertError
 from .index_elements import traced_elements
 
 if TYPE_CHECKING:
+    from ..ir.graph import Value
     from .context import LoweringContext
 
 
-def pad_axis(ctx: LoweringContext, x, axis, lo: int, hi: int, mode: str):
+def pad_axis(ctx: LoweringContext, x: Value, axis, lo: int, hi: int, mode: str):
     """``lo`` rows before and ``hi`` after ``x`` on ``axis``, in ``mode`` edge, reflect, symmetric or wrap."""
     n = x.type.shape[axis]
     if mode == "reflect":
@@ -49,7 +50,7 @@ def pad_axis(ctx: LoweringContext, x, axis, lo: int, hi: int, mode: str):
     return ctx.b.emit(Op.CONCAT, *parts, attrs=A.AxisAttrs(axis))
 
 
-def _side(ctx: LoweringContext, x, axis, p: int, mode: str, front: bool):
+def _side(ctx: LoweringContext, x: Value, axis, p: int, mode: str, front: bool):
     """The ``p`` rows added before (``front``) or after ``x`` on ``axis``."""
     n = x.type.shape[axis]
     if mode == "edge":
@@ -62,7 +63,7 @@ def _side(ctx: LoweringContext, x, axis, p: int, mode: str, front: bool):
     return axis_rows(ctx, x, axis, n - p if front else 0, p)     # wrap: the opposite end
 
 
-def axis_rows(ctx: LoweringContext, x, axis, start, size):
+def axis_rows(ctx: LoweringContext, x: Value, axis, start, size):
     """Rows ``start:start+size`` of ``x`` along ``axis`` (a SLICE)."""
     starts = [0] * x.type.rank
     starts[axis] = start
@@ -77,7 +78,7 @@ def _unit(rank: int, axis: int, value: int) -> tuple:
     return tuple(out)
 
 
-def tile(ctx: LoweringContext, x, repeats: list):
+def tile(ctx: LoweringContext, x: Value, repeats: list):
     """TILE ``x`` by ``repeats`` (Index values, one per axis), or DYN_TILE when a count is symbolic."""
     if len(repeats) != x.type.rank:
         raise ConvertError(f"Tile has {len(repeats)} repeats for a rank {x.type.rank} input")
@@ -107,7 +108,7 @@ def pad_static(ctx: LoweringContext, x, before: list, after: list, mode: str, pa
     return x
 
 
-def crop(ctx: LoweringContext, x, before: list, after: list):
+def crop(ctx: LoweringContext, x: Value, before: list, after: list):
     """Negative pads remove elements: a SLICE of what is left (which must not be empty)."""
     if min(list(before) + list(after)) >= 0:
         return x
@@ -119,7 +120,7 @@ def crop(ctx: LoweringContext, x, before: list, after: list):
     return slice_(ctx, x, starts, sizes)
 
 
-def dyn_pad(ctx: LoweringContext, x, before: list, after: list, mode: str, pad_const=0):
+def dyn_pad(ctx: LoweringContext, x: Value, before: list, after: list, mode: str, pad_const=0):
     """DYN_PAD of ``x`` by Index values ``before``/``after`` (one each per axis); the ledger records
     that every padded dim stays >= 1 and, for reflect, wrap and symmetric, that no pad outgrows its dim."""
     for axis, (lo, hi) in enumerate(zip(before, after)):

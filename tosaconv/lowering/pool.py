@@ -22,6 +22,7 @@ from .errors import ConvertError
 from .window import Window, apply_fits, fit
 
 if TYPE_CHECKING:
+    from ..ir.graph import Value
     from .context import LoweringContext
 
 
@@ -52,7 +53,7 @@ def average_pool(ctx: LoweringContext, what: str, x, w: Window, fits):
     return ctx.b.emit(Op.AVG_POOL2D, x, attrs=avg_attrs(w, pad))
 
 
-def average_pool_by_ratio(ctx: LoweringContext, what: str, x, w: Window, fits, counted):
+def average_pool_by_ratio(ctx: LoweringContext, what: str, x: Value, w: Window, fits, counted):
     """The end pad is appended as zeros, which AVG_POOL2D would count: divide by the same pool
     of a ones tensor (ones where the source counts, zeros where it does not), so the counts cancel.
     ``counted`` is (top, bottom, left, right) padding already applied to ``x`` that counts, or None."""

@@ -21,6 +21,7 @@ from .errors import ConvertError
 from .typed import compare
 
 if TYPE_CHECKING:
+    from ..ir.graph import Value
     from .context import LoweringContext
 
 # Bool reductions (ONNX ReduceMax/ReduceMin accept bool from opset 20) are TOSA's logical ones.
@@ -40,7 +41,7 @@ def reduce_chain(ctx: LoweringContext, op, x, axes):
     return x
 
 
-def mean_over(ctx: LoweringContext, x, axes, divisor=None):
+def mean_over(ctx: LoweringContext, x: Value, axes, divisor=None):
     """The mean of ``x`` over ``axes``, which stay as 1s: REDUCE_SUM, then times 1/count.
 
     ``divisor`` is a value from :func:`mean_divisor` for the same dims, so that
@@ -54,7 +55,7 @@ def mean_over(ctx: LoweringContext, x, axes, divisor=None):
     return ctx.b.emit(Op.INTDIV, total, divisor)
 
 
-def mean_divisor(ctx: LoweringContext, x, axes):
+def mean_divisor(ctx: LoweringContext, x: Value, axes):
     """What a sum over ``axes`` of x is scaled by: 1/count for floats, count for integers (INTDIV)."""
     count = product(x.type.shape[a] for a in axes)
     like = x.type
@@ -92,7 +93,7 @@ def arg_extreme(ctx: LoweringContext, x, axis: int, find_min: bool, last: bool =
     return ctx.b.emit(Op.SUB, count_tensor(ctx, sub(x.type.shape[axis], 1), index.type), index)
 
 
-def _maximand(ctx: LoweringContext, x, axis: int, find_min: bool):
+def _maximand(ctx: LoweringContext, x: Value, axis: int, find_min: bool):
     """What ARGMAX finds the first maximum of (see :func:`arg_extreme`)."""
     dtype = x.type.dtype
     if dtype.is_float:

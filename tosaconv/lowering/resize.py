@@ -27,6 +27,7 @@ from .errors import ConvertError
 from .resize_separable import separable_resize
 
 if TYPE_CHECKING:
+    from ..ir.graph import Value
     from .context import LoweringContext
 
 
@@ -57,7 +58,7 @@ class Axis:
     by_sizes: bool = False
 
 
-def resize(ctx: LoweringContext, x, spec: ResizeSpec, axes, order, rois: dict):
+def resize(ctx: LoweringContext, x: Value, spec: ResizeSpec, axes, order, rois: dict):
     """Resize NCHW-ordered ``x`` (``axes``: every axis's :class:`Axis`) along the axes ``order``;
     ``rois`` holds tf_crop_and_resize's (start, end) per axis. TOSA RESIZE when it is exact, else MATMULs."""
     if spec.mode != "nearest" and not x.type.dtype.is_float:

@@ -27,10 +27,11 @@ from .dims import index_for, reshape
 from .errors import ConvertError
 
 if TYPE_CHECKING:
+    from ..ir.graph import Value
     from .context import LoweringContext
 
 
-def separable_resize(ctx: LoweringContext, spec, x, mode: str, axes, order, rois: dict):
+def separable_resize(ctx: LoweringContext, spec, x: Value, mode: str, axes, order, rois: dict):
     """Resize ``x`` along ``order`` (the resized axes, outermost first); ``axes`` holds every axis's sizes,
     ``rois`` tf_crop_and_resize's (start, end) per resized axis (empty for the other modes)."""
     if not x.type.dtype.is_float:

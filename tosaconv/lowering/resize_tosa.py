@@ -36,6 +36,7 @@ from .errors import ConvertError
 from .window import to_nchw, to_nhwc
 
 if TYPE_CHECKING:
+    from ..ir.graph import Value
     from .context import LoweringContext
 
 MAX_SCALE_N = 1 << 11   # TOSA: scale_n <= 2048
@@ -247,7 +248,7 @@ def _check_limits(n: int, d: int, offset: int, border: int):
         raise ConvertError("Resize is outside TOSA RESIZE's limits: " + "; ".join(problems))
 
 
-def _repeat_first(ctx: LoweringContext, y, axis: int, count):
+def _repeat_first(ctx: LoweringContext, y: Value, axis: int, count):
     """Every output along ``axis`` reads element 0: SLICE it and TILE it ``count`` times."""
     sizes = list(y.type.shape)
     sizes[axis] = 1

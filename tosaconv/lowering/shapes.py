@@ -23,6 +23,7 @@ from .index_elements import cast_int_elements, traced_shape_tensor
 from .limits import must_be_known
 
 if TYPE_CHECKING:
+    from ..ir.graph import Value
     from .context import LoweringContext
 
 # Range's element count is (limit - start) / delta: a delta only known at run time leaves it unknown.
@@ -41,7 +42,7 @@ def reshape_with_hole(ctx: LoweringContext, x, dims: list, op_name: str):
     return reshape(ctx, x, dims)
 
 
-def _inferred_dim(ctx: LoweringContext, x, others):
+def _inferred_dim(ctx: LoweringContext, x: Value, others):
     """The -1 entry: elements of x divided by the product of the other entries."""
     total, rest = product(x.type.shape), product(d.type.value for d in others)
     ctx.require(Kind.DIVISIBLE, total, rest, "Reshape infers a -1 entry by exact division")
@@ -76,7 +77,7 @@ def _check_target(target: list) -> None:
         raise ConvertError(f"broadcast target shape {shown}: {why}; give a shape whose entries are all >= 1")
 
 
-def _expand_by_broadcast(ctx: LoweringContext, x, target):
+def _expand_by_broadcast(ctx: LoweringContext, x: Value, target):
     """Expand where a symbolic dim meets another size: x op zeros(target), with broadcast checks."""
     zero = np.zeros((1,) * len(target), dtype=x.type.dtype.numpy)
     zeros = ctx.b.emit(Op.DYN_TILE, ctx.b.const(zero), *target)

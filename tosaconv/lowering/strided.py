@@ -27,6 +27,7 @@ from .errors import ConvertError
 from .limits import EMPTY_RESULT
 
 if TYPE_CHECKING:
+    from ..ir.graph import Value
     from .context import LoweringContext
 
 BIG = 2 ** 31 - 1   # bounds at or beyond this mean "to the end" (ONNX writes INT64_MAX / INT64_MIN)
@@ -72,7 +73,7 @@ def clamp_bound(ctx: LoweringContext, dim: Dim, v: Dim, lo: Dim, hi: Dim, axis: 
     return dmin(v, hi)
 
 
-def take_every(ctx: LoweringContext, x, axis: int, first: Dim, count: Dim, step: int):
+def take_every(ctx: LoweringContext, x: Value, axis: int, first: Dim, count: Dim, step: int):
     """Elements ``first, first + step, ...`` (``count`` of them) of ``x`` along ``axis``."""
     shape = list(x.type.shape)
     if isinstance(count, int) and count <= 0:

@@ -22,17 +22,18 @@ from ..ir.dtypes import DType
 from ..ir.ops import Op
 
 if TYPE_CHECKING:
+    from ..ir.graph import Value
     from .context import LoweringContext
 
 
-def widen_int(ctx: LoweringContext, x):
+def widen_int(ctx: LoweringContext, x: Value):
     """int8/int16 ``x`` as int32 (TOSA's ADD, SUB, INTDIV, MAXIMUM, MINIMUM, comparisons take int32)."""
     if x.type.dtype in (DType.INT8, DType.INT16):
         return ctx.b.emit(Op.CAST, x, attrs=A.CastAttrs(DType.INT32))
     return x
 
 
-def narrow_to(ctx: LoweringContext, y, dtype: DType):
+def narrow_to(ctx: LoweringContext, y: Value, dtype: DType):
     if y.type.dtype is dtype or y.type.dtype is DType.BOOL:
         return y
     return ctx.b.emit(Op.CAST, y, attrs=A.CastAttrs(dtype))
@@ -49,12 +50,12 @@ def int32_op(ctx: LoweringContext, op, *operands, attrs=None):
     return narrow_to(ctx, ctx.b.emit(op, *(widen_int(ctx, v) for v in operands), attrs=attrs), dtype)
 
 
-def mul(ctx: LoweringContext, a, b):
+def mul(ctx: LoweringContext, a: Value, b):
     """MUL with shift 0; int8/int16 products (int32 in TOSA) are narrowed back, wrapping like ONNX."""
     return narrow_to(ctx, ctx.b.emit(Op.MUL, a, b, attrs=A.MulAttrs(0)), a.type.dtype)
 
 
-def compare(ctx: LoweringContext, op, a, b):
+def compare(ctx: LoweringContext, op, a: Value, b):
     """EQUAL / GREATER / GREATER_EQUAL on the types TOSA compares (int32 and floats).
 
     int8 and int16 operands are widened to int32 first (exact); bool equality is NOT(XOR).
@@ -64,7 +65,7 @@ def compare(ctx: LoweringContext, op, a, b):
     return int32_op(ctx, op, a, b)
 
 
-def _typed(v, x):
+def _typed(v, x: Value):
     return float(v) if x.type.dtype.is_float else int(v)
 
 

@@ -31,6 +31,7 @@ from .dims import reshape, slice_
 from .errors import ConvertError
 
 if TYPE_CHECKING:
+    from ..ir.graph import Value
     from .context import LoweringContext
 
 TO_NHWC, TO_NCHW = (0, 2, 3, 1), (0, 3, 1, 2)
@@ -44,7 +45,7 @@ def to_nchw(ctx: LoweringContext, x):
     return ctx.b.emit(Op.TRANSPOSE, x, attrs=A.TransposeAttrs(TO_NCHW))
 
 
-def lift_1d(ctx: LoweringContext, x, what: str):
+def lift_1d(ctx: LoweringContext, x: Value, what: str):
     """``[N, C, L]`` becomes ``[N, C, 1, L]``; 2-D inputs pass through; other ranks are refused."""
     if x.type.rank == 4:
         return x
@@ -54,7 +55,7 @@ def lift_1d(ctx: LoweringContext, x, what: str):
     return reshape(ctx, x, [n, c, 1, length])
 
 
-def drop_1d(ctx: LoweringContext, y, rank: int):
+def drop_1d(ctx: LoweringContext, y: Value, rank: int):
     """Undo :func:`lift_1d` on an NCHW result."""
     if rank == 4:
         return y
@@ -200,7 +201,7 @@ def transpose_out_pad(crops, extra, kernel) -> tuple:
     return tuple(pads), tuple(cut)
 
 
-def cut_rows(ctx: LoweringContext, y, cut):
+def cut_rows(ctx: LoweringContext, y: Value, cut):
     """Remove from NHWC ``y`` the rows that out_pad could not crop (a pad of a kernel size or more)."""
     if not any(cut):
         return y

@@ -45,6 +45,7 @@ from .ops.qtypes import QTensor, qtype_of, read_qtensor, signed_value, stored_fr
 from .reader import ConvertError
 
 if TYPE_CHECKING:
+    from ...ir.graph import Value
     from .context import ImportContext
 
 _FLOATS = (onnx.TensorProto.FLOAT, onnx.TensorProto.FLOAT16, onnx.TensorProto.DOUBLE, onnx.TensorProto.BFLOAT16)
@@ -138,7 +139,7 @@ def _one(params_scale, zero_point) -> tuple:
     return float(np.float32(params_scale.reshape(-1)[0])), zp
 
 
-def quantized_input(ctx: ImportContext, name: str, x, params, qtype):
+def quantized_input(ctx: ImportContext, name: str, x: Value, params, qtype):
     """The QuantizeLinear of planned input ``name`` (float value ``x``, not read by anything else): the
     input retyped to ``qtype``'s storage, returned as the QuantizeLinear's result."""
     try:
@@ -202,7 +203,7 @@ def _quantized_output(ctx: ImportContext, name: str, v, g):
     return signed_value(ctx, QTensor(qtype, value=v))
 
 
-def _dequantized_source(ctx: ImportContext, name: str, node, v):
+def _dequantized_source(ctx: ImportContext, name: str, node, v: Value):
     x_name, zp_name = node.input[0], node.input[2] if len(node.input) > 2 else ""
     qtype = qtype_of(ctx, zp_name) or qtype_of(ctx, x_name)
     if qtype is None or qtype.bits not in (8, 16) or ctx.const(x_name) is not None:
@@ -245,7 +246,7 @@ def state_output(ctx: ImportContext, name: str, float_value, value, scale: float
     _warn_state(ctx, "output", name, value, scale, zero_point, what)
 
 
-def _warn_state(ctx: ImportContext, kind: str, name: str, value, scale: float, zero_point: int, what: str):
+def _warn_state(ctx: ImportContext, kind: str, name: str, value: Value, scale: float, zero_point: int, what: str):
     dtype = numpy_name(value.type.dtype)
     ctx.graph.import_warnings.append(Diagnostic(
         STATE_CODE, f"--int-io: LSTM state {kind} '{name}' is {dtype} at scale {scale!r}, zero point "

@@ -35,6 +35,7 @@ from .registry import EVERY_OP, publish
 from .ops.qtypes import UINT8, UINT16, QTensor, mark_unsigned, signed_value, stored_qtype
 
 if TYPE_CHECKING:
+    from ...ir.graph import Graph, Value
     from .context import ImportContext
 
 T = onnx.TensorProto
@@ -83,7 +84,7 @@ def _unsigned_constants(g: onnx.GraphProto) -> bool:
                if a.type == onnx.AttributeProto.TENSOR)
 
 
-def declared_input(ctx: ImportContext, v, elem_type: int):
+def declared_input(ctx: ImportContext, v: Value, elem_type: int):
     """Graph input ``v`` of ONNX type ``elem_type``: its model type recorded, unsigned bits marked."""
     if elem_type in MODEL_DTYPES:
         ctx.graph.input_dtypes[v.name] = MODEL_DTYPES[elem_type]
@@ -92,7 +93,7 @@ def declared_input(ctx: ImportContext, v, elem_type: int):
     return v
 
 
-def check_readers(g: onnx.GraphProto, graph):
+def check_readers(g: onnx.GraphProto, graph: Graph):
     """Refuse (one error listing all) every op that reads the bits of a uint8/uint16 input stored as
     INT8/INT16 bits (one that an op needing those bits reads too) as signed data."""
     diags = []
@@ -155,7 +156,7 @@ def _problem(name: str, dtype: str, node) -> Diagnostic:
         hint=f"insert a Cast of '{name}' to int32 or float before {node.op_type}")
 
 
-def true_value(ctx: ImportContext, x):
+def true_value(ctx: ImportContext, x: Value):
     """``x`` as int32 holding its true values when it stores unsigned bits (an exact unsigned RESCALE to
     the signed form ``q - offset``, then CAST and ADD offset), else ``x`` itself."""
     qtype = stored_qtype(ctx, x) if x.type.dtype in (DType.INT8, DType.INT16) else None

@@ -39,6 +39,7 @@ from .quant import QUANT_TYPES, rescale, scale, tosa_multiplier, unsigned, value
 from .reader import ConvertError
 
 if TYPE_CHECKING:
+    from ...ir.graph import Value
     from .context import TfliteContext
 
 F32 = np.float32
@@ -158,7 +159,7 @@ def qtensor(ctx: TfliteContext, node, i: int):
     return ctx.tensor(key)
 
 
-def fit_rescale_input(ctx: TfliteContext, acc, reals, max_abs: int = (1 << 31) - 1):
+def fit_rescale_input(ctx: TfliteContext, acc: Value, reals, max_abs: int = (1 << 31) - 1):
     """Clamp int32 ``acc`` (at most ``max_abs`` in magnitude) into apply_scale_32's bound for ``reals``
     (one multiplier, or one per channel along the last axis).
 

@@ -27,6 +27,7 @@ from ....lowering.limits import Limit, LimitKind
 from ..registry import converter, publish
 
 if TYPE_CHECKING:
+    from ....ir.graph import Value
     from ....lowering.context import Converted
     from ..context import ImportContext
     from ..reader import NodeReader
@@ -38,7 +39,7 @@ def _x(ctx: ImportContext, node: NodeReader):
     return ctx.tensor(node.inputs[0])
 
 
-def _c(ctx: ImportContext, value, x):
+def _c(ctx: ImportContext, value, x: Value):
     """A constant of x's type, ready to broadcast against x."""
     return ctx.b.scalar_like(value, x.type)
 

@@ -36,6 +36,7 @@ from ..registry import converter
 from .qtypes import as_signed
 
 if TYPE_CHECKING:
+    from ....ir.graph import Value
     from ....lowering.context import Converted
     from ..context import ImportContext
     from ..reader import NodeReader
@@ -71,14 +72,14 @@ def convert_hardmax(ctx: ImportContext, node: NodeReader) -> Converted:
     return reshape(ctx, _hardmax(ctx, flat, axis), shape)
 
 
-def _hardmax(ctx: ImportContext, x, axis: int):
+def _hardmax(ctx: ImportContext, x: Value, axis: int):
     """1 at the first maximum along ``axis``, 0 elsewhere."""
     index = ctx.b.emit(Op.EXPAND_DIMS, arg_extreme(ctx, x, axis, False), attrs=A.IndicesAttrs((axis,)))
     hit = compare(ctx, Op.EQUAL, axis_positions(ctx, x, axis), index)
     return ctx.b.emit(Op.CAST, hit, attrs=A.CastAttrs(x.type.dtype))
 
 
-def axis_positions(ctx: ImportContext, x, axis: int):
+def axis_positions(ctx: ImportContext, x: Value, axis: int):
     """INT32 ``0 .. n-1`` along ``axis`` of x, with every other dim 1 (ready to broadcast)."""
     n = x.type.shape[axis]
     dims = [1] * x.type.rank

@@ -30,12 +30,13 @@ from ..reader import ConvertError
 from ..registry import converter
 
 if TYPE_CHECKING:
+    from ....ir.graph import Value
     from ....lowering.context import Converted
     from ..context import ImportContext
     from ..reader import NodeReader
 
 
-def _c(ctx: ImportContext, value, x):
+def _c(ctx: ImportContext, value, x: Value):
     return ctx.b.scalar_like(value, x.type)
 
 
@@ -81,7 +82,7 @@ def convert_sign(ctx: ImportContext, node: NodeReader) -> Converted:
     return _select(ctx, compare(ctx, Op.GREATER, x, zero), _c(ctx, 1, x), negative)
 
 
-def _int_sign(ctx: ImportContext, x):
+def _int_sign(ctx: ImportContext, x: Value):
     if x.type.dtype is DType.BOOL:
         raise ConvertError("Sign is defined for numbers, not bool")
     return clamp(ctx, x, -1, 1)
@@ -107,7 +108,7 @@ def convert_mod(ctx: ImportContext, node: NodeReader) -> Converted:
     return _narrow_back(ctx, _int_mod(ctx, widen_int(ctx, a), widen_int(ctx, b), fmod), a.type.dtype)
 
 
-def _narrow_back(ctx: ImportContext, y, dtype):
+def _narrow_back(ctx: ImportContext, y: Value, dtype):
     return y if y.type.dtype is dtype else ctx.b.emit(Op.CAST, y, attrs=A.CastAttrs(dtype))
 
 

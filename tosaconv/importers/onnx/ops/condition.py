@@ -23,6 +23,7 @@ from ....symbolic.scope import Decision, Rel
 from ..context import ShapeTensor
 
 if TYPE_CHECKING:
+    from ....ir.graph import Value
     from ..context import ImportContext
 
 MAX_ELEMENTS = 16
@@ -67,7 +68,7 @@ def element_dims(ctx: ImportContext, name: str) -> Optional[list]:
     return value_dims(held)
 
 
-def value_dims(v, depth: int = 0) -> Optional[list]:
+def value_dims(v: Value, depth: int = 0) -> Optional[list]:
     p = v.producer
     if p is None or depth > MAX_DEPTH or not hasattr(v.type, "shape"):
         return None
@@ -108,7 +109,7 @@ def _stretch(a: list, n: int) -> Optional[list]:
     return a * n if len(a) == 1 else (a if len(a) == n else None)
 
 
-def _integral(v, dims):
+def _integral(v: Value, dims):
     """Pass-through ops keep values; a float tensor's values are not dims."""
     return dims if dims is not None and not v.type.dtype.is_float else None
 

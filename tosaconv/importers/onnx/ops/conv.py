@@ -26,6 +26,7 @@ from .conv3d import conv3d
 from .window_attrs import read_window
 
 if TYPE_CHECKING:
+    from ....ir.graph import Value
     from ....lowering.context import Converted
     from ..context import ImportContext
     from ..reader import NodeReader
@@ -83,6 +84,6 @@ def _conv(ctx: ImportContext, x, w, b, attrs):
     return ctx.b.emit(Op.CONV2D, x, ohwi, as_value(ctx, b), attrs=attrs)
 
 
-def _channels(ctx: ImportContext, x, start: int, count: int):
+def _channels(ctx: ImportContext, x: Value, start: int, count: int):
     n, h, w, _ = x.type.shape
     return slice_(ctx, x, [0, 0, 0, start], [n, h, w, count])

@@ -26,6 +26,7 @@ from ..reader import ConvertError
 from .windows_nd import fit_channels_last, nd_window
 
 if TYPE_CHECKING:
+    from ....ir.graph import Value
     from ..context import ImportContext
     from ..reader import NodeReader
 
@@ -82,12 +83,12 @@ def _grouped(ctx: ImportContext, y, w, bias, group: int, attrs, perm, transposed
     return parts[0] if group == 1 else ctx.b.emit(Op.CONCAT, *parts, attrs=A.AxisAttrs(4))
 
 
-def _channels(ctx: ImportContext, x, start: int, count: int):
+def _channels(ctx: ImportContext, x: Value, start: int, count: int):
     shape = list(x.type.shape)
     return slice_(ctx, x, [0] * (len(shape) - 1) + [start], shape[:-1] + [count])
 
 
-def _spread(ctx: ImportContext, y, axis: int, s: int):
+def _spread(ctx: ImportContext, y: Value, axis: int, s: int):
     """``s - 1`` zeros after each element along ``axis`` (none after the last)."""
     if s == 1:
         return y
@@ -101,7 +102,7 @@ def _spread(ctx: ImportContext, y, axis: int, s: int):
     return _cut(ctx, spread, axis, 0, s - 1)
 
 
-def _cut(ctx: ImportContext, y, axis: int, begin: int, end: int):
+def _cut(ctx: ImportContext, y: Value, axis: int, begin: int, end: int):
     """Drop ``begin`` leading and ``end`` trailing elements along ``axis``."""
     if not (begin or end):
         return y

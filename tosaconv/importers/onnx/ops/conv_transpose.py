@@ -28,6 +28,7 @@ from ..registry import converter, publish
 from .conv3d import conv_transpose3d
 
 if TYPE_CHECKING:
+    from ....ir.graph import Value
     from ....lowering.context import Converted
     from ..context import ImportContext
     from ..reader import NodeReader
@@ -91,7 +92,7 @@ def _grouped(ctx: ImportContext, x, w, b, group: int, attrs):
     return parts[0] if group == 1 else ctx.b.emit(Op.CONCAT, *parts, attrs=A.AxisAttrs(3))
 
 
-def _channels(ctx: ImportContext, x, start: int, count: int):
+def _channels(ctx: ImportContext, x: Value, start: int, count: int):
     n, h, w, _ = x.type.shape
     return slice_(ctx, x, [0, 0, 0, start], [n, h, w, count])
 

@@ -31,6 +31,7 @@ from ....lowering.limits import Limit, LimitKind
 from ..registry import converter, publish, published_limits
 
 if TYPE_CHECKING:
+    from ....ir.graph import Value
     from ....lowering.context import Converted
     from ..context import ImportContext
     from ..reader import NodeReader
@@ -108,7 +109,7 @@ def _irfft(ctx: ImportContext, node: NodeReader, re, im, perm, what: str):
     return reshape(ctx, y, list(y.type.shape) + [1])
 
 
-def _parts(x, ctx) -> tuple:
+def _parts(x: Value, ctx) -> tuple:
     """(real, imaginary or None) of ONNX complex-as-last-dim data, without the last dim."""
     *lead, c = x.type.shape
     if c not in (1, 2):
@@ -132,7 +133,7 @@ def _length(ctx: ImportContext, node: NodeReader, re, what: str) -> int:
     return n
 
 
-def _fit(ctx: ImportContext, v, n: int):
+def _fit(ctx: ImportContext, v: Value, n: int):
     """Zero-pad or crop the last axis to ``n`` (ONNX's dft_length)."""
     have = v.type.shape[-1]
     if not isinstance(have, int):
@@ -141,7 +142,7 @@ def _fit(ctx: ImportContext, v, n: int):
     return pad_static(ctx, v, [0] * rank, [0] * (rank - 1) + [n - have], "constant")
 
 
-def _frames(ctx: ImportContext, v, step: int, length: int):
+def _frames(ctx: ImportContext, v: Value, step: int, length: int):
     """``[batch, frames, length]`` frames of a ``[batch, signal]`` signal (one GATHER of constant rows)."""
     total = v.type.shape[1]
     if not isinstance(total, int):

@@ -26,6 +26,7 @@ from .float_div import divide
 from .qtypes import UINT8, clamp_int32, mark_unsigned
 
 if TYPE_CHECKING:
+    from ....ir.graph import Value
     from ....lowering.context import Converted
     from ..context import ImportContext
     from ..reader import NodeReader
@@ -50,7 +51,7 @@ def quantize_uint8(ctx: ImportContext, x) -> tuple:
     return clamp_int32(ctx, ctx.b.emit(Op.ADD, q, zero_point), 0, 255), scale, zero_point
 
 
-def _parameters(ctx: ImportContext, x):
+def _parameters(ctx: ImportContext, x: Value):
     """(scale as float [1,...,1], zero point as int32 [1,...,1])."""
     axes = range(x.type.rank)
     hi = reduce_chain(ctx, Op.REDUCE_MAX, x, axes)

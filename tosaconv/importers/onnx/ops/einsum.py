@@ -30,6 +30,7 @@ from ....lowering.limits import Limit, LimitKind
 from ..registry import converter, publish
 
 if TYPE_CHECKING:
+    from ....ir.graph import Value
     from ....lowering.context import Converted
     from ..context import ImportContext
     from ..reader import NodeReader
@@ -142,7 +143,7 @@ def _contract(ctx: ImportContext, a, la, b, lb, keep: set) -> tuple:
     return y, out_labels
 
 
-def _dims(x, labels, chosen) -> list:
+def _dims(x: Value, labels, chosen) -> list:
     return [x.type.shape[labels.index(lbl)] for lbl in chosen]
 
 

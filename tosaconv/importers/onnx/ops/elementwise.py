@@ -27,6 +27,7 @@ from ....lowering.limits import Limit, LimitKind
 from ..registry import converter, publish
 
 if TYPE_CHECKING:
+    from ....ir.graph import Value
     from ....lowering.context import Converted
     from ..context import ImportContext
     from ..reader import NodeReader
@@ -147,7 +148,7 @@ def convert_pow(ctx: ImportContext, node: NodeReader) -> Converted:
     return _float_pow(ctx, x, ctx.tensor(node.inputs[1]))
 
 
-def _float_pow(ctx: ImportContext, x, e):
+def _float_pow(ctx: ImportContext, x: Value, e):
     """POW in floating point: an exponent of another type is cast to the base's type, and an
     integer base is raised in float32 and rounded back (exact while the result fits 24 bits)."""
     base = x if x.type.dtype.is_float else ctx.b.emit(Op.CAST, x, attrs=A.CastAttrs(DType.FP32))
@@ -157,7 +158,7 @@ def _float_pow(ctx: ImportContext, x, e):
     return y if y.type.dtype is x.type.dtype else ctx.b.emit(Op.CAST, y, attrs=A.CastAttrs(x.type.dtype))
 
 
-def _pow_special(ctx: ImportContext, x, e: float):
+def _pow_special(ctx: ImportContext, x: Value, e: float):
     """Exponents TOSA POW handles poorly (POW is undefined for negative bases): 0.5 and small integers."""
     if e == 0.5:
         return sqrt(ctx, x)

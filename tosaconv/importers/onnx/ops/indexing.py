@@ -26,6 +26,7 @@ from ..reader import ConvertError
 from ..registry import converter
 
 if TYPE_CHECKING:
+    from ....ir.graph import Value
     from ....lowering.context import Converted
     from ..context import ImportContext
     from ..reader import NodeReader
@@ -44,7 +45,7 @@ def element_offsets(ctx: ImportContext, shape, idx, axis: int):
     return total
 
 
-def elements_like(ctx: ImportContext, data, idx, axis: int, what: str):
+def elements_like(ctx: ImportContext, data: Value, idx, axis: int, what: str):
     """Check GatherElements/ScatterElements operands: equal ranks, index dims within the data's."""
     if idx.type.rank != data.type.rank:
         raise ConvertError(f"{what} indices have rank {idx.type.rank}, the data rank {data.type.rank}")

@@ -24,6 +24,7 @@ from ....lowering.limits import Limit, LimitKind
 from ..registry import converter, publish
 
 if TYPE_CHECKING:
+    from ....ir.graph import Value
     from ....lowering.context import Converted
     from ..context import ImportContext
     from ..reader import NodeReader
@@ -81,17 +82,17 @@ def _operand(ctx: ImportContext, name, transpose: int, scale: float = 1.0):
     return ctx.b.emit(Op.TRANSPOSE, v, attrs=A.TransposeAttrs((1, 0))) if transpose else v
 
 
-def _batched(ctx: ImportContext, v):
+def _batched(ctx: ImportContext, v: Value):
     """A 2-D Gemm operand as MATMUL's [1, rows, cols] (constants come that way already)."""
     return v if v.type.rank == 3 else reshape(ctx, v, [1, *v.type.shape])
 
 
-def _scale(ctx: ImportContext, y, factor: float):
+def _scale(ctx: ImportContext, y: Value, factor: float):
     k = ctx.b.const(np.full((1, 1), factor, dtype=y.type.dtype.numpy))
     return ctx.b.emit(Op.MUL, y, k, attrs=A.MulAttrs(0))
 
 
-def _bias(ctx: ImportContext, node: NodeReader, y):
+def _bias(ctx: ImportContext, node: NodeReader, y: Value):
     """beta * C with C brought to rank 2 (it broadcasts to [M, N]); None when C is absent."""
     name, beta = node.input(2), node.attr("beta")
     if name is None or beta == 0.0:

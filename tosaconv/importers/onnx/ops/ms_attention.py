@@ -46,6 +46,7 @@ from ....lowering.limits import Limit, LimitKind
 from ..registry import converter, publish
 
 if TYPE_CHECKING:
+    from ....ir.graph import Value
     from ....lowering.context import Converted
     from ..context import ImportContext
     from ..reader import NodeReader
@@ -133,7 +134,7 @@ def _concat_seq(ctx: ImportContext, past, new):
     return ctx.b.emit(Op.CONCAT, past, new, attrs=A.AxisAttrs(2))
 
 
-def _lead(ctx: ImportContext, x):
+def _lead(ctx: ImportContext, x: Value):
     return reshape(ctx, x, [1] + list(x.type.shape))
 
 
@@ -198,7 +199,7 @@ def _key_mask(ctx: ImportContext, node: NodeReader, mask, b, s, t):
     raise MASK_FORM.refuse(f"{node.op_type} mask of shape {list(shape)}")
 
 
-def _int32(ctx: ImportContext, v):
+def _int32(ctx: ImportContext, v: Value):
     return v if v.type.dtype is DType.INT32 else ctx.b.emit(Op.CAST, v, attrs=A.CastAttrs(DType.INT32))
 
 
@@ -253,7 +254,7 @@ def _mha_past(ctx: ImportContext, node: NodeReader):
     return ctx.tensor(node.input(6)), ctx.tensor(node.input(7))
 
 
-def _mha_bias(ctx: ImportContext, node: NodeReader, query, value):
+def _mha_bias(ctx: ImportContext, node: NodeReader, query, value: Value):
     """The packed bias split into the Q, K and V parts (None when absent)."""
     if not node.input(3):
         return None, None, None

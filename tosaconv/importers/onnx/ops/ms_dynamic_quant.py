@@ -37,6 +37,7 @@ from .dynamic_quant import quantize_uint8
 from .ms_fused import delegate
 
 if TYPE_CHECKING:
+    from ....ir.graph import Value
     from ....lowering.context import Converted
     from ..context import ImportContext
     from ..reader import NodeReader
@@ -67,7 +68,7 @@ def convert_dynamic_quantize_matmul(ctx: ImportContext, node: NodeReader) -> Con
     return ctx.b.emit(Op.ADD, y, ctx.tensor(node.input(4))) if node.input(4) else y
 
 
-def _last_axis(ctx: ImportContext, v, rank: int):
+def _last_axis(ctx: ImportContext, v: Value, rank: int):
     """A [1, ..., 1] value at ``rank``."""
     return v if v.type.rank == rank else ctx.b.emit(Op.RESHAPE, v, attrs=A.ReshapeAttrs((1,) * rank))
 

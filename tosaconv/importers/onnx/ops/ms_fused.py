@@ -36,6 +36,7 @@ from ..registry import converter, resolve
 from .qlinear_base import run_float
 
 if TYPE_CHECKING:
+    from ....ir.graph import Value
     from ....lowering.context import Converted
     from ..context import ImportContext
 
@@ -108,7 +109,7 @@ def convert_fused_matmul(ctx: ImportContext, node: NodeReader) -> Converted:
     return ctx.b.emit(Op.MUL, y, ctx.b.scalar_like(alpha, y.type), attrs=A.MulAttrs(0))
 
 
-def _operand(ctx: ImportContext, x, trans_batch: int, trans: int):
+def _operand(ctx: ImportContext, x: Value, trans_batch: int, trans: int):
     rank = x.type.rank
     perm = list(range(rank))
     if trans_batch and rank > 2:

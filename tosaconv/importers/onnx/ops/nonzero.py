@@ -29,6 +29,7 @@ from ....lowering.limits import Limit, LimitKind, size_from_data
 from ..registry import converter, publish
 
 if TYPE_CHECKING:
+    from ....ir.graph import Value
     from ....lowering.context import Converted
     from ..context import ImportContext
     from ..reader import NodeReader
@@ -52,7 +53,7 @@ def convert_nonzero(ctx: ImportContext, node: NodeReader) -> Converted:
     return nonzero(ctx, x, f"{node.outputs[0]}.1", f"NonZero '{node.name}' output axis 1")
 
 
-def nonzero(ctx: ImportContext, x, base: str, origin: str):
+def nonzero(ctx: ImportContext, x: Value, base: str, origin: str):
     """NONZERO of ``x`` with a new symbol for its count: Exact, data-dependent, bounded by x's size."""
     scope = ctx.graph.scope
     name = scope.fresh_name(base)

@@ -31,6 +31,7 @@ from ....lowering.limits import Limit, LimitKind
 from ..registry import converter, publish
 
 if TYPE_CHECKING:
+    from ....ir.graph import Value
     from ....lowering.context import Converted
     from ..context import ImportContext
     from ..reader import NodeReader
@@ -65,11 +66,11 @@ def convert_log_softmax(ctx: ImportContext, node: NodeReader) -> Converted:
 
 # -- LayerNormalization ---------------------------------------------------------
 
-def cast_to(ctx: ImportContext, x, dtype: DType):
+def cast_to(ctx: ImportContext, x: Value, dtype: DType):
     return x if x.type.dtype is dtype else ctx.b.emit(Op.CAST, x, attrs=A.CastAttrs(dtype))
 
 
-def stash_dtype(node: NodeReader, x) -> DType:
+def stash_dtype(node: NodeReader, x: Value) -> DType:
     """The computation type: float32 when stash_type=1 (the default), else the input's type."""
     return DType.FP32 if node.attr("stash_type") == 1 and x.type.dtype.is_float else x.type.dtype
 
@@ -126,13 +127,13 @@ def convert_batch_normalization(ctx: ImportContext, node: NodeReader) -> Convert
     return ctx.b.emit(Op.ADD, _mul(ctx, x, scale), shift)
 
 
-def channel_shape(ctx: ImportContext, x, channels, what: str = "BatchNormalization statistics") -> list:
+def channel_shape(ctx: ImportContext, x: Value, channels, what: str = "BatchNormalization statistics") -> list:
     """``[1, C, 1, ...]`` at x's rank, after recording that x has C channels."""
     ctx.require(Kind.EQ, x.type.shape[1], channels, f"{what} have one entry per channel")
     return [1, channels] + [1] * (x.type.rank - 2)
 
 
-def _folded_constants(ctx: ImportContext, x, stats, eps: float):
+def _folded_constants(ctx: ImportContext, x: Value, stats, eps: float):
     """scale = gamma / sqrt(var + eps) and shift = beta - mean * scale, folded in float64."""
     with np.errstate(all="ignore"):   # float folding: a negative variance gives NaN, as onnxruntime computes
         gamma, beta, mean, var = (np.asarray(s, dtype=np.float64).reshape(-1) for s in stats)
@@ -145,7 +146,7 @@ def _folded_constants(ctx: ImportContext, x, stats, eps: float):
             ctx.b.const(shift, name=f"{ctx.b.location.name}.shift"))
 
 
-def _folded_values(ctx: ImportContext, x, node: NodeReader, eps: float):
+def _folded_values(ctx: ImportContext, x: Value, node: NodeReader, eps: float):
     """The same folding with IR ops, for statistics computed at run time."""
     gamma, beta, mean, var = (cast_to(ctx, ctx.tensor(n), x.type.dtype) for n in node.inputs[1:5])
     inv_std = ctx.b.emit(Op.RSQRT, ctx.b.emit(Op.ADD, var, ctx.b.scalar_like(eps, var.type)))

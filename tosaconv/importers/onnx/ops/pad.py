@@ -32,6 +32,7 @@ from ....lowering.limits import must_be_known, size_from_data
 from ..registry import converter, publish
 
 if TYPE_CHECKING:
+    from ....ir.graph import Value
     from ....lowering.context import Converted
     from ..context import ImportContext
     from ..reader import NodeReader
@@ -96,7 +97,7 @@ def _const_ints(ctx: ImportContext, name, what: str) -> list:
     return [int(v) for v in np.asarray(c).reshape(-1)]
 
 
-def _constant(ctx: ImportContext, node: NodeReader, x, pad):
+def _constant(ctx: ImportContext, node: NodeReader, x: Value, pad):
     """A constant-mode pad: with the pad value known at import, or SELECTed in when it is data."""
     if node.version < 11:
         value = node.attr("value")
@@ -117,7 +118,7 @@ def _typed(value, dtype: DType):
     return float(value) if dtype.is_float else int(value)
 
 
-def _runtime_constant(ctx: ImportContext, x, pad, value):
+def _runtime_constant(ctx: ImportContext, x: Value, pad, value):
     """The pad value is data: pad with 0, then SELECT ``value`` where a padded true mask is false."""
     padded = pad(x, _typed(0, x.type.dtype))
     mask = pad(fill(ctx, True, DType.BOOL, x.type.shape), 0)

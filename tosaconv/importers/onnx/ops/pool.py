@@ -38,6 +38,7 @@ from .window_attrs import read_window
 from .qtypes import as_signed, stored_from_signed
 
 if TYPE_CHECKING:
+    from ....ir.graph import Value
     from ....lowering.context import Converted
     from ..context import ImportContext
     from ..reader import NodeReader
@@ -54,7 +55,7 @@ def _ceil_mode(node: NodeReader) -> bool:
     return bool(node.attr("ceil_mode", 0))
 
 
-def _native(node: NodeReader, x) -> bool:
+def _native(node: NodeReader, x: Value) -> bool:
     """1-D and 2-D pools without dilation map onto TOSA's 2-D pools."""
     dilations = node.attr("dilations", None) or ()
     return x.type.rank in (3, 4) and all(d == 1 for d in dilations)
@@ -69,7 +70,7 @@ for _op in ("MaxPool", "AveragePool", "LpPool"):
     publish(_op, SAME_DILATED)
 
 
-def _axis_pools(ctx: ImportContext, node: NodeReader, x) -> list:
+def _axis_pools(ctx: ImportContext, node: NodeReader, x: Value) -> list:
     if x.type.rank < 3:
         raise ConvertError(f"{node.op_type} needs an input of rank 3 or more (N, C, spatial), not {x.type.rank}")
     dilations = node.attr("dilations", None) or ()
@@ -90,7 +91,7 @@ def convert_max_pool(ctx: ImportContext, node: NodeReader) -> Converted:
     return stored_from_signed(ctx, result, unsigned)
 
 
-def _max_pool(ctx: ImportContext, node: NodeReader, x):
+def _max_pool(ctx: ImportContext, node: NodeReader, x: Value):
     if len(node.outputs) > 1 and node.outputs[1]:
         return list(sep.max_pool_with_indices(ctx, x, _axis_pools(ctx, node, x), node.attr("storage_order", 0)))
     if not _native(node, x):
@@ -148,7 +149,7 @@ def convert_global_average_pool(ctx: ImportContext, node: NodeReader) -> Convert
     return ctx.b.emit(Op.MUL, total, _inverse_count(ctx, product(spatial), x), attrs=A.MulAttrs(0))
 
 
-def _inverse_count(ctx: ImportContext, count, x):
+def _inverse_count(ctx: ImportContext, count, x: Value):
     """1/count as a tensor of x's rank: a constant, or computed from the Index value of count."""
     ones = [1] * x.type.rank
     if isinstance(count, int):
@@ -165,7 +166,7 @@ def convert_lp_pool(ctx: ImportContext, node: NodeReader) -> Converted:
     return _root(ctx, sep.sum_pool(ctx, _abs_power(ctx, x, p), _axis_pools(ctx, node, x)), p)
 
 
-def _lp_order(node: NodeReader, x) -> int:
+def _lp_order(node: NodeReader, x: Value) -> int:
     if x.type.rank < 3 or not x.type.dtype.is_float:
         raise ConvertError(f"{node.op_type} needs a float input of rank 3 or more")
     p = node.attr("p", 2)
@@ -174,7 +175,7 @@ def _lp_order(node: NodeReader, x) -> int:
     return int(p)
 
 
-def _abs_power(ctx: ImportContext, x, p: int):
+def _abs_power(ctx: ImportContext, x: Value, p: int):
     """|x|^p: ABS, MUL for p = 2, else POW (TOSA POW needs a base >= 0)."""
     if p == 2:
         return ctx.b.emit(Op.MUL, x, x, attrs=A.MulAttrs(0))

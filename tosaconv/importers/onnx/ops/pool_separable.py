@@ -40,6 +40,7 @@ from ..registry import publish
 from .windows_nd import nd_window
 
 if TYPE_CHECKING:
+    from ....ir.graph import Value
     from ..context import ImportContext
     from ..reader import NodeReader
 
@@ -65,7 +66,7 @@ class AxisPool:
         return add(g.out, reach) if s == 1 else mul(add(g.out, reach // s + 1), s)
 
 
-def axis_pools(ctx: ImportContext, node: NodeReader, x, kernel, ceil_mode: bool) -> list:
+def axis_pools(ctx: ImportContext, node: NodeReader, x: Value, kernel, ceil_mode: bool) -> list:
     """ONNX's window attributes and geometry, one AxisPool per spatial axis of ``x``."""
     n = len(kernel)
     if x.type.rank != n + 2:
@@ -77,7 +78,7 @@ def axis_pools(ctx: ImportContext, node: NodeReader, x, kernel, ceil_mode: bool)
 
 # -- taps -----------------------------------------------------------------------------------
 
-def taps(ctx: ImportContext, x, p: AxisPool, pad_value: float) -> list:
+def taps(ctx: ImportContext, x: Value, p: AxisPool, pad_value: float) -> list:
     """The ``kernel`` taps along ``p.axis``, each ``[N, C, before, out, (1,) after]``."""
     n, c, *spatial = x.type.shape
     i = p.axis - 2
@@ -135,7 +136,7 @@ def average_pool(ctx: ImportContext, x, pools, include_pad: bool):
     return x
 
 
-def _inverse_counts(ctx: ImportContext, x, p: AxisPool, include_pad: bool):
+def _inverse_counts(ctx: ImportContext, x: Value, p: AxisPool, include_pad: bool):
     """1/count per output along ``p.axis``, shaped to broadcast: counted are input elements, and
     with count_include_pad=1 also the explicit (or SAME) pads, never ceil mode's extra end."""
     g, size, dtype = p.geometry, x.type.shape[p.axis], x.type.dtype
@@ -149,7 +150,7 @@ def _inverse_counts(ctx: ImportContext, x, p: AxisPool, include_pad: bool):
     return ctx.b.emit(Op.RECIPROCAL, _mask_counts(ctx, x, p, include_pad))
 
 
-def _mask_counts(ctx: ImportContext, x, p: AxisPool, include_pad: bool):
+def _mask_counts(ctx: ImportContext, x: Value, p: AxisPool, include_pad: bool):
     """The counts as the same tap sum over a mask: ones on the input (and the counted pads)."""
     g, size = p.geometry, x.type.shape[p.axis]
     mask_shape = [1] * x.type.rank
@@ -169,7 +170,7 @@ def _mask_counts(ctx: ImportContext, x, p: AxisPool, include_pad: bool):
 
 # -- MaxPool's Indices -------------------------------------------------------------------
 
-def max_pool_with_indices(ctx: ImportContext, x, pools, storage_order: int) -> tuple:
+def max_pool_with_indices(ctx: ImportContext, x: Value, pools, storage_order: int) -> tuple:
     """(values, int32 indices): each axis keeps the first strict maximum and its flat index."""
     best, index = x, _spatial_index(ctx, x, storage_order)
     for p in reversed(pools):
@@ -182,7 +183,7 @@ def max_pool_with_indices(ctx: ImportContext, x, pools, storage_order: int) -> t
     return best, ctx.b.emit(Op.ADD, index, _plane_offsets(ctx, x))
 
 
-def _spatial_index(ctx: ImportContext, x, storage_order: int):
+def _spatial_index(ctx: ImportContext, x: Value, storage_order: int):
     """``[1, 1, *spatial]`` int32: each element's index within its plane (row- or column-major)."""
     spatial = x.type.shape[2:]
     if all(isinstance(d, int) for d in spatial):
@@ -199,7 +200,7 @@ def _spatial_index(ctx: ImportContext, x, storage_order: int):
     return index
 
 
-def _plane_offsets(ctx: ImportContext, x):
+def _plane_offsets(ctx: ImportContext, x: Value):
     """``[N, C, 1, ...]`` int32: ``(n*C + c) * plane size``, the start of each plane's indices."""
     n, c, *spatial = x.type.shape
     plane, planes = product(spatial), mul(n, c)
@@ -216,7 +217,7 @@ def _iota(ctx: ImportContext, n):
     return ctx.b.emit(Op.IOTA, index_for(ctx, n), attrs=A.IotaAttrs(DType.INT32))
 
 
-def _times(ctx: ImportContext, v, factor):
+def _times(ctx: ImportContext, v: Value, factor):
     """``v * factor`` for an int32 tensor and a dim (a constant, or the bound size as data)."""
     if isinstance(factor, int):
         if factor == 1:

@@ -29,6 +29,7 @@ from .qtypes import QParams, QTensor, check_supported, data_type, qtype_of, read
 from .quant import quantize, recorded_dequantize
 
 if TYPE_CHECKING:
+    from ....ir.graph import Value
     from ..context import ImportContext
 
 
@@ -80,7 +81,7 @@ def run_float(ctx: ImportContext, node: NodeReader, op_type: str, values, attrs:
     return fn(ctx, fnode)
 
 
-def requantize(ctx: ImportContext, node: NodeReader, y, scale_index: int, zp_index: int, data_index: int = 0):
+def requantize(ctx: ImportContext, node: NodeReader, y: Value, scale_index: int, zp_index: int, data_index: int = 0):
     """QuantizeLinear of float ``y`` with the node's output scale and zero point; the output type is
     the zero point's, else that of input ``data_index``."""
     qtype = qtype_of(ctx, node.input(zp_index)) or qtype_of(ctx, node.inputs[data_index])

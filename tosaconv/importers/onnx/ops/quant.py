@@ -43,6 +43,7 @@ from .qtypes import (BY_ONNX_NAME, UINT8, DQRecord, QTensor, check_supported, cl
                      mark_unsigned, qtype_of, read_qtensor, signed_value, state)
 
 if TYPE_CHECKING:
+    from ....ir.graph import Value
     from ....lowering.context import Converted
     from ..context import ImportContext
     from ..reader import NodeReader
@@ -159,7 +160,7 @@ def quantize(ctx: ImportContext, x, params, qtype):
     return mark_unsigned(ctx, ctx.b.emit(Op.CAST, v, attrs=A.CastAttrs(qtype.dtype)), qtype)
 
 
-def _quotient(ctx: ImportContext, x, params):
+def _quotient(ctx: ImportContext, x: Value, params):
     """``x / scale`` (see :mod:`.float_div`)."""
     scale = broadcast(ctx, as_float32(ctx, params.scale), params, x.type)
     if isinstance(scale, np.ndarray):

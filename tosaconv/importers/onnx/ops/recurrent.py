@@ -22,6 +22,7 @@ from ..reader import ConvertError
 from ..registry import converter
 
 if TYPE_CHECKING:
+    from ....ir.graph import Value
     from ....lowering.context import Converted
     from ..context import ImportContext
     from ..reader import NodeReader
@@ -85,7 +86,7 @@ def recurrent(ctx: ImportContext, node: NodeReader, cell: str):
     return ctx.b.create(Op.RECURRENT, [x, w, r, *optional.values()], attrs).results
 
 
-def _check_float(x, *others):
+def _check_float(x: Value, *others):
     if not x.type.dtype.is_float:
         raise ConvertError(f"X is {x.type.dtype.value}; recurrent cells are converted for float data only")
     for v in others:
@@ -109,14 +110,14 @@ def _hidden_size(node: NodeReader, r) -> int:
 class _Sizes:
     """The shapes ONNX prescribes for each operand; mismatches are refused or recorded in the ledger."""
 
-    def __init__(self, ctx, cell, dirs, hidden, x, layout):
+    def __init__(self, ctx, cell, dirs, hidden, x: Value, layout):
         if x.type.rank != 3:
             raise ConvertError(f"X must have rank 3, got shape {x.type}")
         self.ctx, self.cell, self.dirs, self.hidden, self.layout = ctx, cell, dirs, hidden, layout
         self.width = CELLS[cell][0] * hidden
         self.batch = x.type.shape[0] if layout else x.type.shape[1]
 
-    def check(self, name, v, dims):
+    def check(self, name, v: Value, dims):
         if v.type.rank != len(dims):
             raise ConvertError(f"{name} must have rank {len(dims)}, got shape {v.type}")
         for axis, (got, want) in enumerate(zip(v.type.shape, dims)):

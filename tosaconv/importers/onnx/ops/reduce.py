@@ -33,6 +33,7 @@ from ....lowering.limits import must_be_known
 from ..registry import converter, publish
 
 if TYPE_CHECKING:
+    from ....ir.graph import Value
     from ....lowering.context import Converted
     from ..context import ImportContext
     from ..reader import NodeReader
@@ -124,7 +125,7 @@ def convert_reduce_prod(ctx: ImportContext, node: NodeReader) -> Converted:
 def _via_float(fn):
     """Integer data is reduced in float32 and truncated back toward zero, as onnxruntime does
     (TOSA has EXP, LOG and RSQRT for floating point only)."""
-    def reducer(ctx: ImportContext, x, axes):
+    def reducer(ctx: ImportContext, x: Value, axes):
         if x.type.dtype.is_float:
             return fn(ctx, x, axes)
         y = fn(ctx, ctx.b.emit(Op.CAST, x, attrs=A.CastAttrs(DType.FP32)), axes)

@@ -28,6 +28,7 @@ from ....ir.dtypes import DType
 from .resize_8bit import linear_8bit
 
 if TYPE_CHECKING:
+    from ....ir.graph import Value
     from ....lowering.context import Converted
     from ..context import ImportContext
     from ..reader import NodeReader
@@ -62,7 +63,7 @@ def convert_resize(ctx: ImportContext, node: NodeReader) -> Converted:
     return _resize(ctx, node, x, mode)
 
 
-def _resize(ctx: ImportContext, node: NodeReader, x, mode: str):
+def _resize(ctx: ImportContext, node: NodeReader, x: Value, mode: str):
     spec = _spec(node, mode)
     axes = _axes(ctx, node, x)
     order = resize_axes(node, x.type.rank)
@@ -79,7 +80,7 @@ def _spec(node: NodeReader, mode: str) -> ResizeSpec:
 
 # -- sizes and scales ---------------------------------------------------------------------
 
-def _axes(ctx: ImportContext, node: NodeReader, x) -> list:
+def _axes(ctx: ImportContext, node: NodeReader, x: Value) -> list:
     """Every input axis with its output size and scale."""
     shape = x.type.shape
     kind, values, axes = _full_rank(node, shape, _scales(ctx, node), _sizes(ctx, node))

@@ -21,6 +21,7 @@ from ....ir.ops import Op
 from .qtypes import as_signed, stored_from_signed
 
 if TYPE_CHECKING:
+    from ....ir.graph import Value
     from ..context import ImportContext
 
 
@@ -38,7 +39,7 @@ def linear_8bit(ctx: ImportContext, x, resize_float):
     return v if unsigned is None else stored_from_signed(ctx, v, unsigned)
 
 
-def _truncate(ctx: ImportContext, y, nonnegative: bool):
+def _truncate(ctx: ImportContext, y: Value, nonnegative: bool):
     down = ctx.b.emit(Op.FLOOR, y)
     if nonnegative:
         return down

@@ -32,6 +32,7 @@ from ..registry import converter
 from .indexing import element_offsets, elements_like
 
 if TYPE_CHECKING:
+    from ....ir.graph import Value
     from ....lowering.context import Converted
     from ..context import ImportContext
     from ..reader import NodeReader
@@ -63,7 +64,7 @@ def _merge(ctx: ImportContext, reduction: str, data, combined):
     return ctx.b.emit(op, data, combined, attrs=attrs)
 
 
-def _scatter_rows(ctx: ImportContext, data, rows, updates, table_shape):
+def _scatter_rows(ctx: ImportContext, data: Value, rows, updates, table_shape):
     """One TOSA SCATTER of ``updates`` into ``data`` viewed as ``table_shape`` [N, K, C]."""
     values, undo = gather_safe(ctx, data)
     upd, _ = gather_safe(ctx, updates)
@@ -81,7 +82,7 @@ def _operands(ctx: ImportContext, node: NodeReader):
     return data, idx, updates
 
 
-def _same_shape(ctx: ImportContext, a, b, what: str):
+def _same_shape(ctx: ImportContext, a: Value, b: Value, what: str):
     if a.type.rank != b.type.rank:
         raise ConvertError(f"{what}: ranks {a.type.rank} and {b.type.rank} differ")
     for j, (x, y) in enumerate(zip(a.type.shape, b.type.shape)):
@@ -104,7 +105,7 @@ def convert_scatter_elements(ctx: ImportContext, node: NodeReader) -> Converted:
 converter("Scatter", since=9)(convert_scatter_elements)
 
 
-def _reduce_elements(ctx: ImportContext, data, idx, updates, axis: int, reduction: str):
+def _reduce_elements(ctx: ImportContext, data: Value, idx, updates, axis: int, reduction: str):
     """ScatterElements with a reduction: a one-hot mask along ``axis`` (moved last)."""
     rank = data.type.rank
     perm = axis_last(rank, axis)
@@ -121,7 +122,7 @@ def _reduce_elements(ctx: ImportContext, data, idx, updates, axis: int, reductio
     return transpose(ctx, _merge(ctx, reduction, d, combined), inverse(perm))
 
 
-def _pad_to(ctx: ImportContext, x, shape, value):
+def _pad_to(ctx: ImportContext, x: Value, shape, value):
     """PAD ``x`` at the end of each axis up to ``shape`` with ``value`` (updates may cover a corner)."""
     padding = []
     for j, (have, want) in enumerate(zip(x.type.shape, shape)):
@@ -153,7 +154,7 @@ def convert_scatter_nd(ctx: ImportContext, node: NodeReader) -> Converted:
     return _reduce_nd(ctx, data, rows, updates, table, reduction)
 
 
-def _reduce_nd(ctx: ImportContext, data, rows, updates, table, reduction: str):
+def _reduce_nd(ctx: ImportContext, data: Value, rows, updates, table, reduction: str):
     """ScatterND with a reduction: mask ``[rows, updates, 1]`` against updates ``[1, updates, rest]``."""
     _, n, c = table
     w = product(rows.type.shape)

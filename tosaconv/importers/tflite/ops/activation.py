@@ -24,6 +24,7 @@ from ..registry import converter
 from .common import ACT, activation, fused
 
 if TYPE_CHECKING:
+    from ....ir.graph import Value
     from ....lowering.context import Converted
     from ..node import OpReader
     from ..context import TfliteContext
@@ -35,7 +36,7 @@ def _x(ctx: TfliteContext, node: OpReader):
     return ctx.tensor(node.inputs[0])
 
 
-def _c(ctx: TfliteContext, value, x):
+def _c(ctx: TfliteContext, value, x: Value):
     return ctx.b.scalar_like(value, x.type)
 
 

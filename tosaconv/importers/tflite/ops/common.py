@@ -24,6 +24,7 @@ from ....lowering.window import Window
 from ..reader import ConvertError
 
 if TYPE_CHECKING:
+    from ....ir.graph import Value
     from ..node import OpReader
     from ..context import TfliteContext
 
@@ -42,7 +43,7 @@ def fused(ctx: TfliteContext, node: OpReader, y, field: str = "FusedActivationFu
     return y if act in (ACT.TANH, ACT.SIGN_BIT) else activation(ctx, y, act)
 
 
-def activation(ctx: TfliteContext, y, act: int):
+def activation(ctx: TfliteContext, y: Value, act: int):
     if act == ACT.NONE:
         return y
     if act == ACT.RELU:
@@ -69,7 +70,7 @@ def float_input(ctx: TfliteContext, node: OpReader, i: int = 0):
     return x
 
 
-def require_float(node: OpReader, x):
+def require_float(node: OpReader, x: Value):
     if not x.type.dtype.is_float:
         raise ConvertError(f"{node.op_type} on {x.type.dtype.value} data is not supported (float only)")
     return x

@@ -28,6 +28,7 @@ from ..registry import converter
 from .common import float_input, fused
 
 if TYPE_CHECKING:
+    from ....ir.graph import Value
     from ....lowering.context import Converted
     from ..node import OpReader
     from ..context import TfliteContext
@@ -45,7 +46,7 @@ def convert_transpose_conv(ctx: TfliteContext, node: OpReader) -> Converted:
     return fused(ctx, node, cut_rows(ctx, y, cut))
 
 
-def transpose_geometry(ctx: TfliteContext, node: OpReader, x, w_shape) -> tuple:
+def transpose_geometry(ctx: TfliteContext, node: OpReader, x: Value, w_shape) -> tuple:
     """TFLite's output size and padding for NHWC ``x`` and OHWI ``w_shape``: (out_pad, cut, stride).
 
     ``cut`` is what out_pad cannot crop; apply it to the result with ``cut_result``."""

@@ -24,6 +24,7 @@ from ..registry import converter
 from .common import fused
 
 if TYPE_CHECKING:
+    from ....ir.graph import Value
     from ....lowering.context import Converted
     from ..node import OpReader
     from ..context import TfliteContext
@@ -118,7 +119,7 @@ def convert_floor_mod(ctx: TfliteContext, node: OpReader) -> Converted:
     return int32_op(ctx, Op.ADD, r, mul(ctx, fix, b))
 
 
-def _floor_fix(ctx: TfliteContext, r, b, like):
+def _floor_fix(ctx: TfliteContext, r, b: Value, like):
     """1 where a truncated remainder ``r`` is nonzero with a sign other than the divisor's, else 0."""
     zero = ctx.b.scalar_like(0, r.type)
     r_neg = compare(ctx, Op.GREATER, zero, r)

@@ -28,6 +28,7 @@ from ..reader import ConvertError
 from ..registry import converter
 
 if TYPE_CHECKING:
+    from ....ir.graph import Value
     from ....lowering.context import Converted
     from ..node import OpReader
     from ..context import TfliteContext
@@ -79,7 +80,7 @@ def _arg(find_min: bool):
     return convert
 
 
-def arg_of(ctx: TfliteContext, node: OpReader, x, find_min: bool):
+def arg_of(ctx: TfliteContext, node: OpReader, x: Value, find_min: bool):
     """ARG_MAX / ARG_MIN of ``x`` along the op's constant axis (input 1)."""
     axis_c = ctx.const(node.inputs[1])
     if axis_c is None:

@@ -28,6 +28,7 @@ from ..reader import ConvertError
 from ..registry import converter
 
 if TYPE_CHECKING:
+    from ....ir.graph import Value
     from ....lowering.context import Converted
     from ..node import OpReader
     from ..context import TfliteContext
@@ -91,7 +92,7 @@ def convert_space_to_depth(ctx: TfliteContext, node: OpReader) -> Converted:
     return reshape(ctx, y, [n, h_out, w_out, mul(c, b * b)])
 
 
-def _block(ctx: TfliteContext, node: OpReader, x, what: str):
+def _block(ctx: TfliteContext, node: OpReader, x: Value, what: str):
     block = _ints(ctx, node.inputs[1], f"{what} block_shape")
     m = len(block)
     if m < 1 or 1 + m > x.type.rank or min(block) < 1:

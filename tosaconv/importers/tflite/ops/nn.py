@@ -32,6 +32,7 @@ from ..registry import converter
 from .common import float_input, fused, require_float, window
 
 if TYPE_CHECKING:
+    from ....ir.graph import Value
     from ....lowering.context import Converted
     from ..node import OpReader
     from ..context import TfliteContext
@@ -87,7 +88,7 @@ def convert_conv_2d(ctx: TfliteContext, node: OpReader) -> Converted:
     return fused(ctx, node, grouped_conv(ctx, x, w, b, attrs, groups))
 
 
-def conv_groups(ctx: TfliteContext, x, w) -> int:
+def conv_groups(ctx: TfliteContext, x: Value, w) -> int:
     """How many groups CONV_2D's input channels form: input channels / filter channels (TFLite 2.9+
     runs a filter of ``[O, KH, KW, C / groups]`` as a grouped convolution; O must divide by groups)."""
     o, _, _, i = _shape(w)
@@ -102,7 +103,7 @@ def conv_groups(ctx: TfliteContext, x, w) -> int:
     return c // i
 
 
-def grouped_conv(ctx: TfliteContext, x, w, b, attrs, groups: int, finish=None):
+def grouped_conv(ctx: TfliteContext, x: Value, w: np.ndarray, b, attrs, groups: int, finish=None):
     """CONV2D of ``x`` by ``w`` (OHWI) and bias ``b``; with ``groups`` > 1 one CONV2D per group of input
     channels and outputs, concatenated along channels (TOSA CONV2D has no groups). ``finish(acc, start,
     count)`` turns each group's result (output channels ``start:start+count``) into its final form
@@ -144,7 +145,7 @@ def convert_depthwise_conv_2d(ctx: TfliteContext, node: OpReader) -> Converted:
     return fused(ctx, node, ctx.b.emit(Op.DEPTHWISE_CONV2D, x, dw, b, attrs=attrs))
 
 
-def depthwise_channels(ctx: TfliteContext, x, cm: int) -> int:
+def depthwise_channels(ctx: TfliteContext, x: Value, cm: int) -> int:
     """DEPTHWISE_CONV_2D's input channels for a filter of ``cm`` channels; a symbolic channel dim is taken
     with depth multiplier 1, a fact the ledger checks at binding."""
     c = x.type.shape[3]
@@ -162,7 +163,7 @@ def pool_window(node: OpReader):
     return window(node, kernel, (node.opt("StrideH"), node.opt("StrideW")))
 
 
-def pool_fits(ctx: TfliteContext, x, w):
+def pool_fits(ctx: TfliteContext, x: Value, w):
     geoms = [geometry(ctx, x.type.shape[1 + i], w, i) for i in range(2)]
     return pooling.pool_fits(x, w, geoms)
 
@@ -203,14 +204,14 @@ def convert_fully_connected(ctx: TfliteContext, node: OpReader) -> Converted:
     return fc_result(ctx, node, x, fused(ctx, node, y), k)
 
 
-def fc_rows(ctx: TfliteContext, x, k: int):
+def fc_rows(ctx: TfliteContext, x: Value, k: int):
     """FULLY_CONNECTED's input flattened to ``[rows, k]`` (the ledger records that k divides its size)."""
     total = product(x.type.shape)
     ctx.require(Kind.DIVISIBLE, total, k, "FULLY_CONNECTED input size divides by the weights' input size")
     return reshape(ctx, x, [floordiv(total, k), k])
 
 
-def fc_result(ctx: TfliteContext, node: OpReader, x, y, k: int):
+def fc_result(ctx: TfliteContext, node: OpReader, x: Value, y: Value, k: int):
     """The ``[rows, out]`` result, reshaped to ``[*x.shape[:-1], out]`` when ``keep_num_dims`` is set."""
     if node.opt("KeepNumDims"):
         ctx.require(Kind.EQ, x.type.shape[-1], k, "FULLY_CONNECTED keep_num_dims needs the last dim = input size")
@@ -229,7 +230,7 @@ def convert_batch_matmul(ctx: TfliteContext, node: OpReader) -> Converted:
     return matmul(ctx, a, b)
 
 
-def swap_last(ctx: TfliteContext, x):
+def swap_last(ctx: TfliteContext, x: Value):
     perm = list(range(x.type.rank))
     perm[-1], perm[-2] = perm[-2], perm[-1]
     return ctx.b.emit(Op.TRANSPOSE, x, attrs=A.TransposeAttrs(tuple(perm)))

@@ -48,6 +48,7 @@ from ..reader import ConvertError
 from .common import ACT
 
 if TYPE_CHECKING:
+    from ....ir.graph import Value
     from ..node import OpReader
     from ..context import TfliteContext
 
@@ -173,7 +174,7 @@ def finish(ctx: TfliteContext, node: OpReader, acc, q: QOperands, bounds: tuple)
     return to_unsigned(ctx, y) if shift else y
 
 
-def narrow48(ctx: TfliteContext, acc):
+def narrow48(ctx: TfliteContext, acc: Value):
     """An int48 accumulator as int32 (exact: a 16-bit unit multiplier; TOSA requires it to fit)."""
     if acc.type.dtype != DType.INT48:
         return acc

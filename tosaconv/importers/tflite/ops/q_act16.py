@@ -43,6 +43,7 @@ from ..quant import rescale, scale, zero_point
 from ..reader import ConvertError
 
 if TYPE_CHECKING:
+    from ....ir.graph import Value
     from ..node import OpReader
     from ..context import TfliteContext
 
@@ -107,7 +108,7 @@ def _check_slopes(node: OpReader, lut: np.ndarray):
                            "whose outputs do not overflow (e.g. a smaller EXP input scale)")
 
 
-def emit_lut16(ctx: TfliteContext, x, lut: np.ndarray):
+def emit_lut16(ctx: TfliteContext, x: Value, lut: np.ndarray):
     """TFLite's ``LUTLookup``: TOSA TABLE, then the ``+ 64 >> 7`` rounding, back to int16."""
     ops = Int32Ops(ctx, x.type.rank)
     looked_up = ctx.b.emit(Op.TABLE, x, attrs=A.TableAttrs(lut))

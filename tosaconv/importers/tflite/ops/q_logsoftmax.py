@@ -50,6 +50,7 @@ from ..registry import converter
 from .q_softmax import exp_of_differences, softmax_scaling
 
 if TYPE_CHECKING:
+    from ....ir.graph import Value
     from ....lowering.context import Converted
     from ..node import OpReader
     from ..context import TfliteContext
@@ -144,7 +145,7 @@ def _check_no_wrap(params: tuple):
                            "in q5(d) - log_sum; requantize the input")
 
 
-def static_depth(x, op: str, limit: int, why: str) -> int:
+def static_depth(x: Value, op: str, limit: int, why: str) -> int:
     """The last dim of IR value ``x``, which must be static and at most ``limit``."""
     depth = x.type.shape[-1] if x.type.rank else 1
     if not isinstance(depth, int) or depth > limit:

@@ -85,6 +85,7 @@ from . import q_accum as Q
 from .nn import fc_result, fc_rows, swap_last
 
 if TYPE_CHECKING:
+    from ....ir.graph import Value
     from ....lowering.context import Converted
     from ..node import OpReader
     from ..context import TfliteContext
@@ -210,7 +211,7 @@ def _round_double_product(ctx: TfliteContext, node: OpReader, acc, reals, bounds
     return to_unsigned(ctx, y) if shift else y
 
 
-def _corrected(ctx: TfliteContext, a, ym, terms: list):
+def _corrected(ctx: TfliteContext, a: Value, ym, terms: list):
     """``ym`` plus ``sum(w * [|a| >= t])`` over each channel's ``(t, w)`` terms (none: ``ym`` itself).
 
     A correction is a pair ``+[a >= T_k] - [a >= T'_k]``, which is ``+-1`` on ``[min, max)`` of the two

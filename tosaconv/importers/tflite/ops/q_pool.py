@@ -57,12 +57,13 @@ from . import q_accum as Q
 from .nn import pool_fits, pool_window
 
 if TYPE_CHECKING:
+    from ....ir.graph import Value
     from ....lowering.context import Converted
     from ..node import OpReader
     from ..context import TfliteContext
 
 
-def _bounded(ctx: TfliteContext, node: OpReader, y, shift: int):
+def _bounded(ctx: TfliteContext, node: OpReader, y: Value, shift: int):
     """``y`` (stored values minus ``shift``) clamped to the fused activation's range."""
     out = node.output_infos[0]
     lo, hi = Q.act_range(node, out)
@@ -142,7 +143,7 @@ def _window_sum(ctx: TfliteContext, x, w, zp: int, channels=None):
     return Q.narrow48(ctx, total)
 
 
-def _count(ctx: TfliteContext, x, w, node: OpReader):
+def _count(ctx: TfliteContext, x: Value, w, node: OpReader):
     """The number of in-bounds taps per output position: ``[1, OH, OW, 1]`` numpy when H and W are
     static, else an int32 tensor summed from ones by the same window."""
     h, wd = x.type.shape[1:3]

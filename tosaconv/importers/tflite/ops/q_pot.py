@@ -23,6 +23,7 @@ from ..quant import scale, zero_point
 from ..reader import ConvertError
 
 if TYPE_CHECKING:
+    from ....ir.graph import Value
     from ..node import OpReader
     from ..context import TfliteContext
 
@@ -60,7 +61,7 @@ def pot_add(ctx: TfliteContext, node: OpReader, sign: int, bounds):
     return ctx.b.emit(Op.CAST, clamp(ctx, acc, lo, hi), attrs=A.CastAttrs(DType.INT16))
 
 
-def _rounding_divide_by_pot(ctx: TfliteContext, v, k: int):
+def _rounding_divide_by_pot(ctx: TfliteContext, v: Value, k: int):
     """gemmlowp ``RoundingDivideByPOT(v, k)``: ``v / 2**k`` rounded half away from zero (int32)."""
     k_type = v.type
     negative = ctx.b.emit(Op.GREATER, ctx.b.scalar_like(0, k_type), v)

@@ -45,6 +45,7 @@ from ..registry import converter
 from .q_reduce import _axes, _finish
 
 if TYPE_CHECKING:
+    from ....ir.graph import Value
     from ....lowering.context import Converted
     from ..node import OpReader
     from ..context import TfliteContext
@@ -79,7 +80,7 @@ def check_no_wrap(node: OpReader, n: int, max_diff: int, m16: int, shift: int, o
                 "exact equivalent; use a larger output scale (or fewer reduced elements)")
 
 
-def _elements(ctx: TfliteContext, value, axes):
+def _elements(ctx: TfliteContext, value: Value, axes):
     """The slices of ``value`` holding each element of the reduced axes, in row-major order."""
     shape = list(value.type.shape)
     for index in itertools.product(*(range(shape[a]) for a in axes)):

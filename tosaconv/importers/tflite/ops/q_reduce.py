@@ -54,13 +54,14 @@ from .q_accum import activation as signed_activation, narrow48
 from ..qmath import signed_input, to_unsigned
 
 if TYPE_CHECKING:
+    from ....ir.graph import Value
     from ..node import OpReader
     from ..context import TfliteContext
 
 F32 = np.float32
 
 
-def _axes(ctx: TfliteContext, node: OpReader, x) -> tuple:
+def _axes(ctx: TfliteContext, node: OpReader, x: Value) -> tuple:
     """(sorted normalized axes, their element count n: an int, or a symbolic expression)."""
     c = ctx.const(node.inputs[1])
     if c is None:

@@ -35,6 +35,7 @@ from ..reader import ConvertError
 from ..registry import converter
 
 if TYPE_CHECKING:
+    from ....ir.graph import Value
     from ..node import OpReader
     from ..context import TfliteContext
 
@@ -82,7 +83,7 @@ def tflite_nearest(n_in: int, n_out: int, align: bool, half: bool) -> np.ndarray
     return np.maximum(idx, 0) if half else idx
 
 
-def _tflite_picks(ctx: TfliteContext, spec: ResizeSpec, x, size, align: bool, half: bool):
+def _tflite_picks(ctx: TfliteContext, spec: ResizeSpec, x: Value, size, align: bool, half: bool):
     """Two GATHERs of TFLite's picks when the ONNX form would pick other pixels on a static axis; else None."""
     tables, differs = [], False
     for axis, out in ((1, size[0].type.value), (2, size[1].type.value)):

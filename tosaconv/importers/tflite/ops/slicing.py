@@ -35,6 +35,7 @@ from ..reader import ConvertError
 from ..registry import converter
 
 if TYPE_CHECKING:
+    from ....ir.graph import Value
     from ....lowering.context import Converted
     from ..node import OpReader
     from ..context import TfliteContext
@@ -132,7 +133,7 @@ def _bounds(ctx: TfliteContext, key, what: str) -> list:
     return [int(v) for v in np.asarray(c).reshape(-1)]
 
 
-def _slice_dims(ctx: TfliteContext, x, dims):
+def _slice_dims(ctx: TfliteContext, x: Value, dims):
     starts, sizes, steps, deferred = [], [], [], []
     for axis, spec in enumerate(dims):
         size = x.type.shape[axis]
