@@ -33,7 +33,7 @@ def results(ctx: LoweringContext, outputs: list, helds: list) -> list:
     return out
 
 
-def bool_scalar(ctx: LoweringContext, v: Value, what: str):
+def bool_scalar(ctx: LoweringContext, v: Value, what: str) -> Value:
     """``v`` as the rank-0 bool tensor TOSA conditions are."""
     if v.type.dtype is not DType.BOOL or not all(isinstance(d, int) and d == 1 for d in v.type.shape):
         raise ConvertError(f"{what} must be a one-element bool tensor, got {v.type}")

@@ -36,17 +36,17 @@ def divide(ctx: LoweringContext, a: Value, b):
     return int32_op(ctx, Op.INTDIV, a, b)
 
 
-def sqrt(ctx: LoweringContext, x):
+def sqrt(ctx: LoweringContext, x) -> Value:
     return ctx.b.emit(Op.RECIPROCAL, ctx.b.emit(Op.RSQRT, x))
 
 
-def truncate(ctx: LoweringContext, x: Value):
+def truncate(ctx: LoweringContext, x: Value) -> Value:
     """Float->int casts of ONNX and TFLite truncate toward zero; TOSA CAST rounds to nearest even."""
     positive = ctx.b.emit(Op.GREATER_EQUAL, x, ctx.b.scalar_like(0, x.type))
     return ctx.b.emit(Op.SELECT, positive, ctx.b.emit(Op.FLOOR, x), ctx.b.emit(Op.CEIL, x))
 
 
-def hard_sigmoid(ctx: LoweringContext, x: Value, alpha: float, beta: float):
+def hard_sigmoid(ctx: LoweringContext, x: Value, alpha: float, beta: float) -> Value:
     """``max(0, min(1, alpha * x + beta))``."""
     scaled = mul(ctx, x, ctx.b.scalar_like(alpha, x.type))
     shifted = ctx.b.emit(Op.ADD, scaled, ctx.b.scalar_like(beta, x.type))

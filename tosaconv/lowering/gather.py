@@ -45,7 +45,7 @@ def gather(ctx: LoweringContext, data: str, indices: str, axis: int):
     return _gather_tensor(ctx, data, indices, axis)
 
 
-def _gather_tensor(ctx: LoweringContext, data: str, indices: str, axis: int):
+def _gather_tensor(ctx: LoweringContext, data: str, indices: str, axis: int) -> Value:
     x = ctx.tensor(data)
     axis = norm_axis(axis, x.type.rank)
     shape = x.type.shape
@@ -63,7 +63,7 @@ def _gather_tensor(ctx: LoweringContext, data: str, indices: str, axis: int):
     return reshape(ctx, g, list(shape[:axis]) + list(indices.type.shape) + list(shape[axis + 1:]))
 
 
-def _tile_rows(ctx: LoweringContext, flat, outer):
+def _tile_rows(ctx: LoweringContext, flat, outer) -> Value:
     if isinstance(outer, int):
         return ctx.b.emit(Op.TILE, flat, attrs=A.TileAttrs((outer, 1)))
     return ctx.b.emit(Op.DYN_TILE, flat, index_for(ctx, outer), ctx.b.index(1))
@@ -82,7 +82,7 @@ def _runtime_indices(ctx: LoweringContext, name, k):
     return ctx.b.emit(Op.SELECT, neg, ctx.b.emit(Op.ADD, idx, kt), idx)
 
 
-def _gather_one(ctx: LoweringContext, x: Value, axis, i):
+def _gather_one(ctx: LoweringContext, x: Value, axis, i) -> Value:
     """Gather of a single constant index: SLICE then drop the axis."""
     k = x.type.shape[axis]
     start = i + k if i < 0 else i
@@ -94,7 +94,7 @@ def _gather_one(ctx: LoweringContext, x: Value, axis, i):
     return reshape(ctx, s, [d for j, d in enumerate(sizes) if j != axis])
 
 
-def gather_nd(ctx: LoweringContext, data, idx, batch_dims: int):
+def gather_nd(ctx: LoweringContext, data, idx, batch_dims: int) -> Value:
     """GatherND: ``data`` viewed as ``[batch, indexed dims, rest]`` read at ND indices ``idx`` (one GATHER)."""
     idx = as_int32(ctx, idx)
     b = batch_dims

@@ -63,7 +63,7 @@ def as_int32(ctx: LoweringContext, idx):
     return ctx.b.emit(Op.CAST, idx, attrs=A.CastAttrs(I32))
 
 
-def wrap_negative(ctx: LoweringContext, idx, dim):
+def wrap_negative(ctx: LoweringContext, idx, dim) -> Value:
     """ONNX's negative indices count from the end: ``idx + dim`` where ``idx < 0`` (in idx's own type)."""
     rank, dtype = idx.type.rank, idx.type.dtype
     size = dim_tensor(ctx, dim, rank)
@@ -100,7 +100,7 @@ def fill(ctx: LoweringContext, value, dtype: DType, dims):
     return ctx.b.emit(Op.DYN_TILE, base, *[index_for(ctx, d) for d in dims])
 
 
-def select_reduce(ctx: LoweringContext, mask, values, identity, op, axis: int):
+def select_reduce(ctx: LoweringContext, mask, values, identity, op, axis: int) -> Value:
     """``op`` over ``axis`` of ``values`` where ``mask`` holds, ``identity`` elsewhere (one TOSA reduction)."""
     filler = scalar(ctx, identity, values.type.dtype, max(mask.type.rank, values.type.rank))
     chosen = ctx.b.emit(Op.SELECT, mask, values, filler)
@@ -126,7 +126,7 @@ def gather_safe(ctx: LoweringContext, x: Value):
     return as_i8, lambda v: ctx.b.emit(Op.CAST, v, attrs=A.CastAttrs(DType.BOOL))
 
 
-def cumsum(ctx: LoweringContext, x: Value, axis: int, exclusive: bool, reverse: bool):
+def cumsum(ctx: LoweringContext, x: Value, axis: int, exclusive: bool, reverse: bool) -> Value:
     """The running sum of ``x`` along ``axis``: a triangular mask between output position ``i`` and source
     position ``j`` on two adjacent axes (``j <= i``, ``j < i`` when ``exclusive``, mirrored when
     ``reverse``), then one REDUCE_SUM over ``j``; ``n²`` elements per row, exact for integers, valid with

@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 ONE = 1 << 30
 
 
-def _rescale(b: Builder, x: Value, dtype: DType, multiplier, shift, input_zp: int = 0, output_zp: int = 0):
+def _rescale(b: Builder, x: Value, dtype: DType, multiplier, shift, input_zp: int = 0, output_zp: int = 0) -> Value:
     per_channel = np.ndim(multiplier) > 0
     mult = tuple(int(m) for m in np.atleast_1d(multiplier))
     shifts = tuple(int(s) for s in np.atleast_1d(shift))
@@ -35,31 +35,31 @@ def _rescale(b: Builder, x: Value, dtype: DType, multiplier, shift, input_zp: in
     return b.emit(Op.RESCALE, x, attrs=attrs, result_type=x.type.with_dtype(dtype))
 
 
-def _shift(b, x, dtype: DType, bits: int, input_zp: int = 0):
+def _shift(b, x, dtype: DType, bits: int, input_zp: int = 0) -> Value:
     """A saturating rounding right shift by ``bits`` (a left shift for negative ``bits``)."""
     return _rescale(b, x, dtype, ONE, 30 + bits, input_zp)
 
 
-def _matmul(b: Builder, x, weights: np.ndarray, bias: np.ndarray, zp: int):
+def _matmul(b: Builder, x, weights: np.ndarray, bias: np.ndarray, zp: int) -> Value:
     out = weights.shape[0]
     w = b.const(np.ascontiguousarray(weights.astype(np.int8).reshape(out, 1, 1, -1)))
     attrs = A.Conv2dAttrs((0, 0, 0, 0), (1, 1), (1, 1), DType.INT32, zp, 0)
     return b.emit(Op.CONV2D, x, w, b.const(bias.astype(np.int32)), attrs=attrs)
 
 
-def _product(b, v, weights: np.ndarray, bias, zp: int, requant):
+def _product(b, v, weights: np.ndarray, bias, zp: int, requant) -> Value:
     """``(v - zp) @ weights.T (+ bias)`` RESCALEd per gate row to Q3.12, in int32."""
     acc = _matmul(b, v, weights, np.zeros(weights.shape[0]) if bias is None else bias, zp)
     return _rescale(b, acc, DType.INT32, requant.multiplier, requant.shift)
 
 
-def _activate(b: Builder, z16, table: Table8):
+def _activate(b: Builder, z16, table: Table8) -> Value:
     index = _shift(b, z16, DType.INT8, table.narrow)
     looked = b.emit(Op.TABLE, index, attrs=A.TableAttrs(table.entries))
     return _rescale(b, looked, DType.INT16, *table.widen, input_zp=table.zp)
 
 
-def _gate(b: Builder, z16, k: int, hidden: int):
+def _gate(b: Builder, z16, k: int, hidden: int) -> Value:
     size = tuple(z16.type.shape[:-1]) + (hidden,)
     return b.emit(Op.SLICE, z16, attrs=A.SliceAttrs((0, 0, 0, k * hidden), size))
 

@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     from .context import LoweringContext
 
 
-def local_response(ctx: LoweringContext, x: Value, before: int, after: int, scale: float, bias: float, beta: float, axis: int = 1):
+def local_response(ctx: LoweringContext, x: Value, before: int, after: int, scale: float, bias: float, beta: float, axis: int = 1) -> Value:
     """LRN of float ``x`` across the channels on ``axis`` (see the module docstring)."""
     if x.type.rank < 3 or not x.type.dtype.is_float:
         raise ConvertError(f"LRN needs a float input with channels and spatial dims, got {x.type}")

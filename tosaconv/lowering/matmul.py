@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from .context import LoweringContext
 
 
-def matmul(ctx: LoweringContext, a, b):
+def matmul(ctx: LoweringContext, a, b) -> Value:
     """numpy matmul semantics on IR values."""
     a_vec, b_vec = a.type.rank == 1, b.type.rank == 1
     if a_vec:
@@ -42,7 +42,7 @@ def matmul(ctx: LoweringContext, a, b):
     return reshape(ctx, y, out)
 
 
-def fold_batch(ctx: LoweringContext, a: Value, b: Value):
+def fold_batch(ctx: LoweringContext, a: Value, b: Value) -> Value:
     """B is a plain matrix: A's batch dims become rows of one [1, batch*M, K] product."""
     *batch, m, k = a.type.shape
     a3 = reshape(ctx, a, [1, product(batch + [m]), k])
@@ -64,7 +64,7 @@ def broadcast_batch(ctx: LoweringContext, batch_a, batch_b) -> list:
     return out
 
 
-def to_batch(ctx: LoweringContext, x, batch):
+def to_batch(ctx: LoweringContext, x, batch) -> Value:
     """Reshape x's batch dims to the broadcast ``batch`` (tiling 1s) and flatten them into one axis."""
     *own, r, c = x.type.shape
     own = [1] * (len(batch) - len(own)) + list(own)
@@ -75,7 +75,7 @@ def to_batch(ctx: LoweringContext, x, batch):
     return reshape(ctx, x, [product(batch), r, c])
 
 
-def _tile(ctx: LoweringContext, x, multiples):
+def _tile(ctx: LoweringContext, x, multiples) -> Value:
     if all(isinstance(m, int) for m in multiples):
         return ctx.b.emit(Op.TILE, x, attrs=A.TileAttrs(tuple(multiples)))
     return ctx.b.emit(Op.DYN_TILE, x, *[index_for(ctx, m) for m in multiples])

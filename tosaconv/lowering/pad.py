@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from .context import LoweringContext
 
 
-def pad_axis(ctx: LoweringContext, x: Value, axis, lo: int, hi: int, mode: str):
+def pad_axis(ctx: LoweringContext, x: Value, axis, lo: int, hi: int, mode: str) -> Value:
     """``lo`` rows before and ``hi`` after ``x`` on ``axis``, in ``mode`` edge, reflect, symmetric or wrap."""
     n = x.type.shape[axis]
     if mode == "reflect":
@@ -120,7 +120,7 @@ def crop(ctx: LoweringContext, x: Value, before: list, after: list):
     return slice_(ctx, x, starts, sizes)
 
 
-def dyn_pad(ctx: LoweringContext, x: Value, before: list, after: list, mode: str, pad_const=0):
+def dyn_pad(ctx: LoweringContext, x: Value, before: list, after: list, mode: str, pad_const=0) -> Value:
     """DYN_PAD of ``x`` by Index values ``before``/``after`` (one each per axis); the ledger records
     that every padded dim stays >= 1 and, for reflect, wrap and symmetric, that no pad outgrows its dim."""
     for axis, (lo, hi) in enumerate(zip(before, after)):

@@ -46,14 +46,14 @@ def pad_hw(ctx: LoweringContext, x, pads, value: float):
     return ctx.b.emit(Op.PAD, x, attrs=A.PadAttrs((0, 0) + tuple(pads) + (0, 0), value))
 
 
-def average_pool(ctx: LoweringContext, what: str, x, w: Window, fits):
+def average_pool(ctx: LoweringContext, what: str, x, w: Window, fits) -> Value:
     """AVG_POOL2D of NHWC ``x`` with the fits applied (pads never count)."""
     x, pad = apply_fits(ctx, x, fits, 0.0)
     check_pads(what, pad, w)
     return ctx.b.emit(Op.AVG_POOL2D, x, attrs=avg_attrs(w, pad))
 
 
-def average_pool_by_ratio(ctx: LoweringContext, what: str, x: Value, w: Window, fits, counted):
+def average_pool_by_ratio(ctx: LoweringContext, what: str, x: Value, w: Window, fits, counted) -> Value:
     """The end pad is appended as zeros, which AVG_POOL2D would count: divide by the same pool
     of a ones tensor (ones where the source counts, zeros where it does not), so the counts cancel.
     ``counted`` is (top, bottom, left, right) padding already applied to ``x`` that counts, or None."""

@@ -41,7 +41,7 @@ def reduce_chain(ctx: LoweringContext, op, x, axes):
     return x
 
 
-def mean_over(ctx: LoweringContext, x: Value, axes, divisor=None):
+def mean_over(ctx: LoweringContext, x: Value, axes, divisor=None) -> Value:
     """The mean of ``x`` over ``axes``, which stay as 1s: REDUCE_SUM, then times 1/count.
 
     ``divisor`` is a value from :func:`mean_divisor` for the same dims, so that

@@ -54,7 +54,7 @@ def plan(spec, mode: str, axes) -> tuple:
     return [_plan_axis(spec, mode, a, i, requirements) for i, a in enumerate(axes[2:])], requirements
 
 
-def emit(ctx: LoweringContext, x, mode: str, axes, plans, requirements):
+def emit(ctx: LoweringContext, x, mode: str, axes, plans, requirements) -> Value:
     for kind, a, b, reason in requirements:
         ctx.require(kind, a, b, reason)
     y, params = to_nhwc(ctx, x), []

@@ -27,6 +27,7 @@ from .int32_ops import Int32Ops
 from .tables import int32_table, wide_table
 
 if TYPE_CHECKING:
+    from ..ir.graph import Value
     from .context import LoweringContext
 
 GUESS_SHIFT = 23          # m >> 23 indexes the first guess (m in [2**29, 2**31): 64..255)
@@ -50,11 +51,11 @@ def normalized_rsqrt(ctx: LoweringContext, v, frac: float = 0.0) -> tuple:
     return y, ops.rdbpot_floor(sh, 1)
 
 
-def _mul(ctx: LoweringContext, a, b, shift: int):
+def _mul(ctx: LoweringContext, a, b, shift: int) -> Value:
     return ctx.b.emit(Op.MUL, a, b, attrs=A.MulAttrs(shift))
 
 
-def _int8(ctx: LoweringContext, v):
+def _int8(ctx: LoweringContext, v) -> Value:
     return ctx.b.emit(Op.CAST, v, attrs=A.CastAttrs(DType.INT8))
 
 

@@ -31,7 +31,7 @@ RANGE_DELTA = must_be_known("delta-from-data", "delta",
                             "the number of elements is (limit - start) / delta, which needs delta at import")
 
 
-def reshape_with_hole(ctx: LoweringContext, x, dims: list, op_name: str):
+def reshape_with_hole(ctx: LoweringContext, x, dims: list, op_name: str) -> Value:
     """RESHAPE ``x`` to Index values ``dims``, one of which may be -1 (inferred from the element count)."""
     holes = [i for i, e in enumerate(dims) if same(e.type.value, -1)]
     if len(holes) > 1:
@@ -42,7 +42,7 @@ def reshape_with_hole(ctx: LoweringContext, x, dims: list, op_name: str):
     return reshape(ctx, x, dims)
 
 
-def _inferred_dim(ctx: LoweringContext, x: Value, others):
+def _inferred_dim(ctx: LoweringContext, x: Value, others) -> Value:
     """The -1 entry: elements of x divided by the product of the other entries."""
     total, rest = product(x.type.shape), product(d.type.value for d in others)
     ctx.require(Kind.DIVISIBLE, total, rest, "Reshape infers a -1 entry by exact division")
@@ -77,7 +77,7 @@ def _check_target(target: list) -> None:
         raise ConvertError(f"broadcast target shape {shown}: {why}; give a shape whose entries are all >= 1")
 
 
-def _expand_by_broadcast(ctx: LoweringContext, x: Value, target):
+def _expand_by_broadcast(ctx: LoweringContext, x: Value, target) -> Value:
     """Expand where a symbolic dim meets another size: x op zeros(target), with broadcast checks."""
     zero = np.zeros((1,) * len(target), dtype=x.type.dtype.numpy)
     zeros = ctx.b.emit(Op.DYN_TILE, ctx.b.const(zero), *target)
@@ -110,7 +110,7 @@ def arange_of(ctx: LoweringContext, start: str, limit: str, delta: str):
     return _iota_range(ctx, first, last, int(consts[2].item()))
 
 
-def _iota_range(ctx: LoweringContext, first, last, step: int):
+def _iota_range(ctx: LoweringContext, first, last, step: int) -> Value:
     """The int32 vector ``first, first + step, ...`` below ``last`` (Index values)."""
     span = sub(last.type.value, first.type.value)
     if step == 0:

@@ -22,10 +22,11 @@ from ..ir.dtypes import DType
 from ..ir.ops import Op
 
 if TYPE_CHECKING:
+    from ..ir.graph import Value
     from .context import LoweringContext
 
 
-def int8_table(ctx: LoweringContext, x, entries, out_range: tuple):
+def int8_table(ctx: LoweringContext, x, entries, out_range: tuple) -> Value:
     """One TOSA TABLE on int8 storage ``x``; ``entries`` are output values in TABLE order (storage
     -128..127), each within ``out_range`` (e.g. (0, 255) for uint8 results, stored by their bits)."""
     entries = np.asarray(entries, dtype=np.int64)

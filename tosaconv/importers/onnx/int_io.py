@@ -139,7 +139,7 @@ def _one(params_scale, zero_point) -> tuple:
     return float(np.float32(params_scale.reshape(-1)[0])), zp
 
 
-def quantized_input(ctx: ImportContext, name: str, x: Value, params, qtype):
+def quantized_input(ctx: ImportContext, name: str, x: Value, params, qtype) -> Value:
     """The QuantizeLinear of planned input ``name`` (float value ``x``, not read by anything else): the
     input retyped to ``qtype``'s storage, returned as the QuantizeLinear's result."""
     try:
@@ -203,7 +203,7 @@ def _quantized_output(ctx: ImportContext, name: str, v, g):
     return signed_value(ctx, QTensor(qtype, value=v))
 
 
-def _dequantized_source(ctx: ImportContext, name: str, node, v: Value):
+def _dequantized_source(ctx: ImportContext, name: str, node, v: Value) -> Value:
     x_name, zp_name = node.input[0], node.input[2] if len(node.input) > 2 else ""
     qtype = qtype_of(ctx, zp_name) or qtype_of(ctx, x_name)
     if qtype is None or qtype.bits not in (8, 16) or ctx.const(x_name) is not None:

@@ -27,6 +27,7 @@ from .quant import is_quantized
 from .reader import ConvertError
 
 if TYPE_CHECKING:
+    from ...ir.graph import Value
     from .context import TfliteContext
 
 
@@ -59,7 +60,7 @@ def keeps_quant(fn=None, *, inputs=(0,)):
     """Decorate a converter so that it first checks :func:`same_quant` (a no-op for float models)."""
     def wrap(convert):
         @functools.wraps(convert)
-        def checked(ctx: TfliteContext, node):
+        def checked(ctx: TfliteContext, node) -> Value:
             same_quant(node, inputs)
             return convert(ctx, node)
         return checked

@@ -71,7 +71,7 @@ def signed_input(ctx: TfliteContext, x, info) -> tuple:
     return identity_rescale(ctx, x, DType.INT8, input_zp=128, input_unsigned=True), zero_point(info) - 128
 
 
-def to_unsigned(ctx: TfliteContext, y):
+def to_unsigned(ctx: TfliteContext, y) -> Value:
     """int8 ``y`` holding ``q - 128`` as uint8 ``q`` (its int8 storage bits)."""
     return identity_rescale(ctx, y, DType.INT8, output_zp=128, output_unsigned=True)
 
@@ -90,7 +90,7 @@ def shifted_int32(ctx: TfliteContext, x, info, left_shift: int = 0):
     return ctx.b.emit(Op.MUL, v, ctx.b.scalar_like(1 << left_shift, v.type), attrs=A.MulAttrs(0))
 
 
-def scale_int32(ctx: TfliteContext, acc, real: float):
+def scale_int32(ctx: TfliteContext, acc, real: float) -> Value:
     """int32 ``acc`` times ``real`` rounded as MultiplyByQuantizedMultiplier (DOUBLE_ROUND), int32 out."""
     return rescale(ctx, acc, real, DType.INT32)
 
@@ -150,7 +150,7 @@ def same_types(node, n_inputs: int = 2, types=("INT8", "UINT8", "INT16")) -> str
     return name
 
 
-def qtensor(ctx: TfliteContext, node, i: int):
+def qtensor(ctx: TfliteContext, node, i: int) -> Value:
     """Quantized input ``i`` as an IR value; a uint8 constant becomes int8 storage holding the same bits."""
     key = node.inputs[i]
     c = ctx.const(key)

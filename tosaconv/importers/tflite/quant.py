@@ -46,6 +46,7 @@ from ...ir.ops import Op
 from .reader import ConvertError, QuantParams, TensorInfo
 
 if TYPE_CHECKING:
+    from ...ir.graph import Value
     from .context import TfliteContext
 
 # TFLite storage types that carry a scale and zero point, and their IR element types.
@@ -120,7 +121,7 @@ def tosa_multiplier(real: float) -> tuple:
 
 
 def rescale(ctx: TfliteContext, x, reals, out_dtype: DType, *, input_zp: int = 0, output_zp: int = 0,
-            input_unsigned: bool = False, output_unsigned: bool = False, rounding: str = "DOUBLE_ROUND"):
+            input_unsigned: bool = False, output_unsigned: bool = False, rounding: str = "DOUBLE_ROUND") -> Value:
     """One RESCALE of ``x`` by ``reals`` (a real multiplier, or one per channel on the last axis).
 
     It computes ``clamp(MultiplyByQuantizedMultiplier(x - input_zp) + output_zp)`` to the output

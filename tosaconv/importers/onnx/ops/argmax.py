@@ -72,7 +72,7 @@ def convert_hardmax(ctx: ImportContext, node: NodeReader) -> Converted:
     return reshape(ctx, _hardmax(ctx, flat, axis), shape)
 
 
-def _hardmax(ctx: ImportContext, x: Value, axis: int):
+def _hardmax(ctx: ImportContext, x: Value, axis: int) -> Value:
     """1 at the first maximum along ``axis``, 0 elsewhere."""
     index = ctx.b.emit(Op.EXPAND_DIMS, arg_extreme(ctx, x, axis, False), attrs=A.IndicesAttrs((axis,)))
     hit = compare(ctx, Op.EQUAL, axis_positions(ctx, x, axis), index)

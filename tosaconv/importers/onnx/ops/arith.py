@@ -40,11 +40,11 @@ def _c(ctx: ImportContext, value, x: Value):
     return ctx.b.scalar_like(value, x.type)
 
 
-def _emit(ctx: ImportContext, op, *operands):
+def _emit(ctx: ImportContext, op, *operands) -> Value:
     return ctx.b.emit(op, *operands)
 
 
-def _select(ctx: ImportContext, cond, a, b):
+def _select(ctx: ImportContext, cond, a, b) -> Value:
     return ctx.b.emit(Op.SELECT, cond, a, b)
 
 
@@ -58,7 +58,7 @@ def convert_round(ctx: ImportContext, node: NodeReader) -> Converted:
     return round_half_even(ctx, x)
 
 
-def round_half_even(ctx: ImportContext, x):
+def round_half_even(ctx: ImportContext, x) -> Value:
     f = _emit(ctx, Op.FLOOR, x)
     d = _emit(ctx, Op.SUB, x, f)
     half = _c(ctx, 0.5, x)
@@ -112,7 +112,7 @@ def _narrow_back(ctx: ImportContext, y: Value, dtype):
     return y if y.type.dtype is dtype else ctx.b.emit(Op.CAST, y, attrs=A.CastAttrs(dtype))
 
 
-def _int_mod(ctx: ImportContext, a, b, fmod: bool):
+def _int_mod(ctx: ImportContext, a, b, fmod: bool) -> Value:
     """int32 ``a mod b``: truncated (fmod) or floored; 0 where b == 0."""
     zero = _c(ctx, 0, b)
     b_zero = compare(ctx, Op.EQUAL, b, zero)
@@ -128,7 +128,7 @@ def _int_mod(ctx: ImportContext, a, b, fmod: bool):
     return _select(ctx, b_zero, _c(ctx, 0, t), t)
 
 
-def _float_fmod(ctx: ImportContext, a, b):
+def _float_fmod(ctx: ImportContext, a, b) -> Value:
     abs_a, abs_b = _emit(ctx, Op.ABS, a), _emit(ctx, Op.ABS, b)
     q = _emit(ctx, Op.FLOOR, mul(ctx, abs_a, _emit(ctx, Op.RECIPROCAL, abs_b)))
     r = _emit(ctx, Op.SUB, abs_a, mul(ctx, q, abs_b))
@@ -138,5 +138,5 @@ def _float_fmod(ctx: ImportContext, a, b):
     return _select(ctx, negative, _negate(ctx, r), r)
 
 
-def _negate(ctx: ImportContext, x):
+def _negate(ctx: ImportContext, x) -> Value:
     return ctx.b.emit(Op.NEGATE, x, attrs=A.NegateAttrs(0, 0))

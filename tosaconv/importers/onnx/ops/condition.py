@@ -34,11 +34,11 @@ def gt(a, b):
     return dmin(dmax(sub(a, b), 0), 1)
 
 
-def eq(a, b):
+def eq(a, b) -> Value:
     return sub(1, dmin(dmax(sub(a, b), sub(b, a)), 1))
 
 
-def truthy(a):
+def truthy(a) -> Value:
     return sub(1, eq(a, 0))
 
 

@@ -33,11 +33,11 @@ if TYPE_CHECKING:
 TO_NDHWC, TO_NCDHW = (0, 2, 3, 4, 1), (0, 4, 1, 2, 3)
 
 
-def _transpose(ctx: ImportContext, x, perm):
+def _transpose(ctx: ImportContext, x, perm) -> Value:
     return ctx.b.emit(Op.TRANSPOSE, x, attrs=A.TransposeAttrs(perm))
 
 
-def conv3d(ctx: ImportContext, node: NodeReader, x, w, bias, group: int, acc):
+def conv3d(ctx: ImportContext, node: NodeReader, x, w, bias, group: int, acc) -> Value:
     """ONNX Conv on NCDHW input."""
     o, per_group, *kernel = shape_of(w)
     y = _transpose(ctx, x, TO_NDHWC)
@@ -48,7 +48,7 @@ def conv3d(ctx: ImportContext, node: NodeReader, x, w, bias, group: int, acc):
     return _transpose(ctx, _grouped(ctx, y, w, bias, group, attrs, (0, 2, 3, 4, 1)), TO_NCDHW)
 
 
-def conv_transpose3d(ctx: ImportContext, x, w, bias, group: int, stride, dilation, crops, extra, acc):
+def conv_transpose3d(ctx: ImportContext, x, w, bias, group: int, stride, dilation, crops, extra, acc) -> Value:
     """ONNX ConvTranspose on NCDHW input; ``crops`` are ONNX's (begin, end) pads per axis and
     ``extra`` its output_padding."""
     for i, d in enumerate(dilation):

@@ -77,7 +77,7 @@ def convert_stft(ctx: ImportContext, node: NodeReader) -> Converted:
     return _stack(ctx, *out)
 
 
-def _dft(ctx: ImportContext, node: NodeReader, axis: int):
+def _dft(ctx: ImportContext, node: NodeReader, axis: int) -> Value:
     x = ctx.tensor(node.inputs[0])
     rank, what = x.type.rank, f"DFT '{node.name}'"
     axis = axis + rank if axis < 0 else axis
@@ -95,7 +95,7 @@ def _dft(ctx: ImportContext, node: NodeReader, axis: int):
     return _stack(ctx, *(transpose(ctx, v, inverse(perm)) for v in out))
 
 
-def _irfft(ctx: ImportContext, node: NodeReader, re, im, perm, what: str):
+def _irfft(ctx: ImportContext, node: NodeReader, re, im, perm, what: str) -> Value:
     """inverse with onesided (opset 20's IRFFT): a one-sided spectrum to ``[..., n, 1]`` real samples."""
     if im is None:
         raise ConvertError(f"{what}: inverse with onesided takes a complex (last dim 2) one-sided spectrum")
@@ -142,7 +142,7 @@ def _fit(ctx: ImportContext, v: Value, n: int):
     return pad_static(ctx, v, [0] * rank, [0] * (rank - 1) + [n - have], "constant")
 
 
-def _frames(ctx: ImportContext, v: Value, step: int, length: int):
+def _frames(ctx: ImportContext, v: Value, step: int, length: int) -> Value:
     """``[batch, frames, length]`` frames of a ``[batch, signal]`` signal (one GATHER of constant rows)."""
     total = v.type.shape[1]
     if not isinstance(total, int):
@@ -155,7 +155,7 @@ def _frames(ctx: ImportContext, v: Value, step: int, length: int):
     return reshape(ctx, framed, [v.type.shape[0], count, length])
 
 
-def _stack(ctx: ImportContext, re, im):
+def _stack(ctx: ImportContext, re, im) -> Value:
     """``[..., 2]`` from real and imaginary parts."""
     shape = list(re.type.shape)
     re, im = (reshape(ctx, v, shape + [1]) for v in (re, im))

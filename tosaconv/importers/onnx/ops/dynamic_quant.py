@@ -68,13 +68,13 @@ def _parameters(ctx: ImportContext, x: Value):
     return scale, _rint(ctx, shifted)
 
 
-def _rint(ctx: ImportContext, v):
+def _rint(ctx: ImportContext, v) -> Value:
     return _cast(ctx, v, DType.INT32)
 
 
-def _cast(ctx: ImportContext, v, dtype: DType):
+def _cast(ctx: ImportContext, v, dtype: DType) -> Value:
     return ctx.b.emit(Op.CAST, v, attrs=A.CastAttrs(dtype))
 
 
-def _scalar(ctx: ImportContext, v):
+def _scalar(ctx: ImportContext, v) -> Value:
     return ctx.b.emit(Op.RESHAPE, v, attrs=A.ReshapeAttrs(()))

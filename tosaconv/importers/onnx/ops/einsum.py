@@ -147,14 +147,14 @@ def _dims(x: Value, labels, chosen) -> list:
     return [x.type.shape[labels.index(lbl)] for lbl in chosen]
 
 
-def _arranged(ctx: ImportContext, x, labels, groups):
+def _arranged(ctx: ImportContext, x, labels, groups) -> Value:
     """x transposed to the concatenated ``groups`` and reshaped to one dim per group."""
     order = [lbl for g in groups for lbl in g]
     x = transpose(ctx, x, [labels.index(lbl) for lbl in order])
     return reshape(ctx, x, [product(_dims(x, order, g)) for g in groups])
 
 
-def _matmul(ctx: ImportContext, a, b, batch, inner, free_a, free_b):
+def _matmul(ctx: ImportContext, a, b, batch, inner, free_a, free_b) -> Value:
     (xa, la), (xb, lb) = a, b
     y = ctx.b.emit(Op.MATMUL, _arranged(ctx, xa, la, [batch, free_a, inner]),
                    _arranged(ctx, xb, lb, [batch, inner, free_b]))
@@ -170,7 +170,7 @@ def _multiply_sum(ctx: ImportContext, a, b, out_labels, inner):
     return y
 
 
-def _aligned(ctx: ImportContext, x, labels, axes):
+def _aligned(ctx: ImportContext, x, labels, axes) -> Value:
     present = [lbl for lbl in axes if lbl in labels]
     x = transpose(ctx, x, [labels.index(lbl) for lbl in present])
     return reshape(ctx, x, [x.type.shape[present.index(lbl)] if lbl in labels else 1 for lbl in axes])

@@ -81,7 +81,7 @@ def convert_mean(ctx: ImportContext, node: NodeReader) -> Converted:
 
 
 def _unary(op):
-    def convert(ctx: ImportContext, node: NodeReader):
+    def convert(ctx: ImportContext, node: NodeReader) -> Value:
         return ctx.b.emit(op, ctx.tensor(node.inputs[0]))
     return convert
 
@@ -248,7 +248,7 @@ def _as_int32(ctx: ImportContext, x):
     return x if x.type.dtype is DType.INT32 else ctx.b.emit(Op.CAST, x, attrs=A.CastAttrs(DType.INT32))
 
 
-def _cast_to_narrow(ctx: ImportContext, node: NodeReader, bits: int, signed: bool):
+def _cast_to_narrow(ctx: ImportContext, node: NodeReader, bits: int, signed: bool) -> Value:
     """An int4/uint4/int2/uint2 result as INT8 holding its true value: the low ``bits`` bits of the integer
     (ONNX's Cast wraps), sign-extended when ``signed`` (``((x + half) & mask) - half``)."""
     x = _as_int32(ctx, ctx.tensor(node.inputs[0]))

@@ -22,12 +22,13 @@ from ....ir import attrs as A
 from ....ir.ops import Op
 
 if TYPE_CHECKING:
+    from ....ir.graph import Value
     from ..context import ImportContext
 
 SPLITTER = 4097.0   # 2**12 + 1, Veltkamp's constant for a 24-bit significand
 
 
-def divide(ctx: ImportContext, x, s, reciprocal):
+def divide(ctx: ImportContext, x, s, reciprocal) -> Value:
     """``x / s`` in float32; ``s`` and ``reciprocal`` are numpy constants or IR values (broadcasting)."""
     q0 = _mul(ctx, x, reciprocal)
     product, error = _two_product(ctx, q0, s)
@@ -57,6 +58,6 @@ def _split(ctx: ImportContext, a):
     return hi, ctx.b.emit(Op.SUB, a, hi)
 
 
-def _mul(ctx: ImportContext, a, b):
+def _mul(ctx: ImportContext, a, b) -> Value:
     a, b = (ctx.b.const(v) if isinstance(v, np.ndarray) else v for v in (a, b))
     return ctx.b.emit(Op.MUL, a, b, attrs=A.MulAttrs(0))

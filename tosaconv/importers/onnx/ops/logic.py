@@ -19,13 +19,14 @@ from ..reader import ConvertError
 from ..registry import converter
 
 if TYPE_CHECKING:
+    from ....ir.graph import Value
     from ....lowering.context import Converted
     from ..context import ImportContext
     from ..reader import NodeReader
 
 
 def _binary(op):
-    def convert(ctx: ImportContext, node: NodeReader):
+    def convert(ctx: ImportContext, node: NodeReader) -> Value:
         return ctx.b.emit(op, ctx.tensor(node.inputs[0]), ctx.tensor(node.inputs[1]))
     return convert
 

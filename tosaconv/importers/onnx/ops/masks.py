@@ -30,17 +30,18 @@ from ..registry import converter, publish
 from .elementwise import _CAST_TARGETS
 
 if TYPE_CHECKING:
+    from ....ir.graph import Value
     from ....lowering.context import Converted
     from ..context import ImportContext
     from ..reader import NodeReader
 
 
-def _diagonal_offsets(ctx: ImportContext, rows, cols, rank: int):
+def _diagonal_offsets(ctx: ImportContext, rows, cols, rank: int) -> Value:
     """INT32 ``col - row`` over the last two of ``rank`` dims (other dims 1)."""
     return ctx.b.emit(Op.SUB, arange(ctx, cols, rank, rank - 1), arange(ctx, rows, rank, rank - 2))
 
 
-def _int_operand(ctx: ImportContext, name, rank: int):
+def _int_operand(ctx: ImportContext, name, rank: int) -> Value:
     """A scalar int operand as an INT32 tensor with every dim 1 (a constant when known)."""
     c = ctx.const(name)
     if c is not None:

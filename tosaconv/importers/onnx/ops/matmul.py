@@ -87,7 +87,7 @@ def _batched(ctx: ImportContext, v: Value):
     return v if v.type.rank == 3 else reshape(ctx, v, [1, *v.type.shape])
 
 
-def _scale(ctx: ImportContext, y: Value, factor: float):
+def _scale(ctx: ImportContext, y: Value, factor: float) -> Value:
     k = ctx.b.const(np.full((1, 1), factor, dtype=y.type.dtype.numpy))
     return ctx.b.emit(Op.MUL, y, k, attrs=A.MulAttrs(0))
 

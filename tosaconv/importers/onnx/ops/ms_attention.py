@@ -130,11 +130,11 @@ def _attention_past(ctx: ImportContext, node: NodeReader):
     return tuple(reshape(ctx, part, [b, n, p, h]) for part in split_along(ctx, past, 0, [1, 1]))
 
 
-def _concat_seq(ctx: ImportContext, past, new):
+def _concat_seq(ctx: ImportContext, past, new) -> Value:
     return ctx.b.emit(Op.CONCAT, past, new, attrs=A.AxisAttrs(2))
 
 
-def _lead(ctx: ImportContext, x: Value):
+def _lead(ctx: ImportContext, x: Value) -> Value:
     return reshape(ctx, x, [1] + list(x.type.shape))
 
 
@@ -207,7 +207,7 @@ def _zero(ctx: ImportContext, rank: int):
     return ctx.b.const(np.zeros((1,) * rank, np.int32))
 
 
-def _fill_where(ctx: ImportContext, masked, value: float, like):
+def _fill_where(ctx: ImportContext, masked, value: float, like) -> Value:
     dtype = like.type.dtype.numpy
     return ctx.b.emit(Op.SELECT, masked, ctx.b.const(np.full((1,) * 4, value, dtype)),
                       ctx.b.const(np.zeros((1,) * 4, dtype)))

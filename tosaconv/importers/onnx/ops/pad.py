@@ -118,7 +118,7 @@ def _typed(value, dtype: DType):
     return float(value) if dtype.is_float else int(value)
 
 
-def _runtime_constant(ctx: ImportContext, x: Value, pad, value):
+def _runtime_constant(ctx: ImportContext, x: Value, pad, value) -> Value:
     """The pad value is data: pad with 0, then SELECT ``value`` where a padded true mask is false."""
     padded = pad(x, _typed(0, x.type.dtype))
     mask = pad(fill(ctx, True, DType.BOOL, x.type.shape), 0)

@@ -98,14 +98,14 @@ def taps(ctx: ImportContext, x: Value, p: AxisPool, pad_value: float) -> list:
             for t in range(p.kernel)]
 
 
-def restore(ctx: ImportContext, y, like, p: AxisPool):
+def restore(ctx: ImportContext, y, like, p: AxisPool) -> Value:
     """A combined tap result back to ``like``'s rank, with ``p.axis`` now ONNX's output size."""
     shape = list(like.type.shape)
     shape[p.axis] = p.geometry.out
     return reshape(ctx, y, shape)
 
 
-def _reduce(ctx: ImportContext, x, p: AxisPool, pad_value: float, op):
+def _reduce(ctx: ImportContext, x, p: AxisPool, pad_value: float, op) -> Value:
     return restore(ctx, functools.reduce(lambda a, b: ctx.b.emit(op, a, b, attrs=_attrs(op)),
                                          taps(ctx, x, p, pad_value)), x, p)
 
@@ -150,7 +150,7 @@ def _inverse_counts(ctx: ImportContext, x: Value, p: AxisPool, include_pad: bool
     return ctx.b.emit(Op.RECIPROCAL, _mask_counts(ctx, x, p, include_pad))
 
 
-def _mask_counts(ctx: ImportContext, x: Value, p: AxisPool, include_pad: bool):
+def _mask_counts(ctx: ImportContext, x: Value, p: AxisPool, include_pad: bool) -> Value:
     """The counts as the same tap sum over a mask: ones on the input (and the counted pads)."""
     g, size = p.geometry, x.type.shape[p.axis]
     mask_shape = [1] * x.type.rank

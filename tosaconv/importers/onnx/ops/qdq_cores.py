@@ -86,7 +86,7 @@ def _conv_plan(ctx: ImportContext, op) -> Plan:
     limit = np.maximum((1 << 31) - 1 - top, 0)
     bias = np.clip(bias, -limit, limit).astype(np.int32)
 
-    def emit_with_bias(b: np.ndarray):
+    def emit_with_bias(b: np.ndarray) -> Value:
         _noted(ctx, op, error)
         attrs = replace(op.attrs, acc_type=DType.INT32, input_zp=act.zp, weight_zp=wt.zp)
         return ctx.b.emit(op.op, emit_activation(ctx, act), emit_weights(ctx, wt),
@@ -143,7 +143,7 @@ def _matmul_plan(ctx: ImportContext, op) -> Plan:
     wt, error = _weights_of(ctx, op, op.operands[1])
     wide = act.zp is None or wt.zp is None
 
-    def emit():
+    def emit() -> Value:
         _noted(ctx, op, error)
         if not wide:
             return ctx.b.emit(Op.MATMUL, emit_activation(ctx, act), emit_weights(ctx, wt),
@@ -159,7 +159,7 @@ def _add_plan(ctx: ImportContext, op) -> Plan:
     unit = twice_max / 2.0 ** ADD_HEADROOM
     check_scales([a.scale / unit, b.scale / unit])
 
-    def emit():
+    def emit() -> Value:
         a32, b32 = (rescale(ctx, emit_activation(ctx, t), t.scale / unit, DType.INT32, input_zp=t.zp)
                     for t in (a, b))
         return ctx.b.emit(Op.ADD, a32, b32)

@@ -58,6 +58,7 @@ from .qdq_table import table_lower
 from .qtypes import QParams, QType, state, stored_from_signed
 
 if TYPE_CHECKING:
+    from ....ir.graph import Value
     from ..context import ImportContext
 
 CORES = (Op.CONV2D, Op.DEPTHWISE_CONV2D, Op.TRANSPOSE_CONV2D, Op.MATMUL, Op.REDUCE_SUM)
@@ -110,7 +111,7 @@ def _quantized_clamp(ctx: ImportContext, y, attrs, y_scale: float, y_zp: int):
     return ctx.b.emit(Op.CLAMP, y, attrs=A.ClampAttrs(lo, hi))
 
 
-def integer_accumulator(ctx: ImportContext, x, what: str):
+def integer_accumulator(ctx: ImportContext, x, what: str) -> Value:
     """The exact int32 result of an integer op (ConvInteger, MatMulInteger) built as float ops on x."""
     try:
         core, post = _walk(ctx, x)

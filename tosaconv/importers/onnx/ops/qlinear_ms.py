@@ -34,6 +34,7 @@ from .qlinear_base import dequantize_input, requantize, run_float
 from .quant import convert_dequantize_linear, convert_quantize_linear
 
 if TYPE_CHECKING:
+    from ....ir.graph import Value
     from ....lowering.context import Converted
     from ..context import ImportContext
     from ..reader import NodeReader
@@ -43,7 +44,7 @@ converter("DequantizeLinear", since=1, domain=MS)(convert_dequantize_linear)
 
 
 def _binary(op_type: str):
-    def convert(ctx: ImportContext, node: NodeReader):
+    def convert(ctx: ImportContext, node: NodeReader) -> Value:
         a, _ = dequantize_input(ctx, node, 0, 1, 2)
         b, _ = dequantize_input(ctx, node, 3, 4, 5)
         return requantize(ctx, node, run_float(ctx, node, op_type, [a, b], {}), 6, 7)
@@ -55,7 +56,7 @@ converter("QLinearAdd", since=1, domain=MS)(_binary("Add"))
 converter("QLinearMul", since=1, domain=MS)(_binary("Mul"))
 
 
-def _unary(ctx: ImportContext, node: NodeReader, op_type: str, attrs: dict, opset=None, channels_last: bool = False):
+def _unary(ctx: ImportContext, node: NodeReader, op_type: str, attrs: dict, opset=None, channels_last: bool = False) -> Value:
     """``X, X_scale, X_zp, Y_scale, Y_zp``: the float ``op_type`` on X (NHWC X moved to NCHW and back)."""
     x, _ = dequantize_input(ctx, node, 0, 1, 2)
     if channels_last:
@@ -129,5 +130,5 @@ def _to_channels_last(rank: int) -> tuple:
     return (0,) + tuple(range(2, rank)) + (1,)
 
 
-def _transpose(ctx: ImportContext, x, perms: tuple):
+def _transpose(ctx: ImportContext, x, perms: tuple) -> Value:
     return ctx.b.emit(Op.TRANSPOSE, x, attrs=A.TransposeAttrs(perms))

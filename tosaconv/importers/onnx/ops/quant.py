@@ -147,7 +147,7 @@ def _q_output_qtype(ctx: ImportContext, node: NodeReader):
     return BY_ONNX_NAME.get(onnx.TensorProto.DataType.Name(code)) if code else UINT8
 
 
-def quantize(ctx: ImportContext, x, params, qtype):
+def quantize(ctx: ImportContext, x, params, qtype) -> Value:
     """ONNX's ``saturate(rint(x / scale) + zero_point)`` in float32 and int32 TOSA, stored as ``qtype``."""
     if x.type.dtype != DType.FP32:
         x = ctx.b.emit(Op.CAST, x, attrs=A.CastAttrs(DType.FP32))
@@ -160,7 +160,7 @@ def quantize(ctx: ImportContext, x, params, qtype):
     return mark_unsigned(ctx, ctx.b.emit(Op.CAST, v, attrs=A.CastAttrs(qtype.dtype)), qtype)
 
 
-def _quotient(ctx: ImportContext, x: Value, params):
+def _quotient(ctx: ImportContext, x: Value, params) -> Value:
     """``x / scale`` (see :mod:`.float_div`)."""
     scale = broadcast(ctx, as_float32(ctx, params.scale), params, x.type)
     if isinstance(scale, np.ndarray):
@@ -180,7 +180,7 @@ def _saturate_const_zp(ctx: ImportContext, v, params, qtype, data_type):
     return ctx.b.emit(Op.ADD, v, ctx.b.const(zb.astype(np.int32)))
 
 
-def _saturate_value_zp(ctx: ImportContext, v, params, qtype, data_type):
+def _saturate_value_zp(ctx: ImportContext, v, params, qtype, data_type) -> Value:
     """A zero point known only at run time: widened to int32 (true value), then the same clamp."""
     signed = signed_value(ctx, QTensor(qtype, value=params.zero_point))
     z = ctx.b.emit(Op.CAST, signed, attrs=A.CastAttrs(DType.INT32))

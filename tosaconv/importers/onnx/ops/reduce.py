@@ -145,15 +145,15 @@ def _l1(ctx: ImportContext, x, axes):
     return _sum(ctx, ctx.b.emit(Op.ABS, x), axes)
 
 
-def _l2(ctx: ImportContext, x, axes):
+def _l2(ctx: ImportContext, x, axes) -> Value:
     return ctx.b.emit(Op.RECIPROCAL, ctx.b.emit(Op.RSQRT, _sum_square(ctx, x, axes)))
 
 
-def _log_sum(ctx: ImportContext, x, axes):
+def _log_sum(ctx: ImportContext, x, axes) -> Value:
     return ctx.b.emit(Op.LOG, _sum(ctx, x, axes))
 
 
-def _log_sum_exp(ctx: ImportContext, x, axes):
+def _log_sum_exp(ctx: ImportContext, x, axes) -> Value:
     """``log(sum(exp(x - m))) + m`` with m the max over ``axes``, or 0 where the max is not finite
     (so an infinite or NaN max gives inf or NaN rather than inf - inf)."""
     m = reduce_chain(ctx, Op.REDUCE_MAX, x, axes)

@@ -58,13 +58,13 @@ def _reduction(node: NodeReader, dtype: DType) -> str:
     return reduction
 
 
-def _merge(ctx: ImportContext, reduction: str, data, combined):
+def _merge(ctx: ImportContext, reduction: str, data, combined) -> Value:
     op = _REDUCTIONS[reduction][1]
     attrs = A.MulAttrs(0) if op is Op.MUL else None
     return ctx.b.emit(op, data, combined, attrs=attrs)
 
 
-def _scatter_rows(ctx: ImportContext, data: Value, rows, updates, table_shape):
+def _scatter_rows(ctx: ImportContext, data: Value, rows, updates, table_shape) -> Value:
     """One TOSA SCATTER of ``updates`` into ``data`` viewed as ``table_shape`` [N, K, C]."""
     values, undo = gather_safe(ctx, data)
     upd, _ = gather_safe(ctx, updates)
@@ -154,7 +154,7 @@ def convert_scatter_nd(ctx: ImportContext, node: NodeReader) -> Converted:
     return _reduce_nd(ctx, data, rows, updates, table, reduction)
 
 
-def _reduce_nd(ctx: ImportContext, data: Value, rows, updates, table, reduction: str):
+def _reduce_nd(ctx: ImportContext, data: Value, rows, updates, table, reduction: str) -> Value:
     """ScatterND with a reduction: mask ``[rows, updates, 1]`` against updates ``[1, updates, rest]``."""
     _, n, c = table
     w = product(rows.type.shape)

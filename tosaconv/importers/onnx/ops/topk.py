@@ -29,6 +29,7 @@ from ....lowering.limits import size_from_data
 from ..registry import converter, publish
 
 if TYPE_CHECKING:
+    from ....ir.graph import Value
     from ....lowering.context import Converted
     from ..context import ImportContext
     from ..reader import NodeReader
@@ -72,7 +73,7 @@ def _k(ctx: ImportContext, node: NodeReader, n):
     return k
 
 
-def _ranks(ctx: ImportContext, xt, largest: int):
+def _ranks(ctx: ImportContext, xt, largest: int) -> Value:
     """INT32 ``[..., n]``: how many elements precede each one in TopK order."""
     *outer, n = xt.type.shape
     r = len(outer)

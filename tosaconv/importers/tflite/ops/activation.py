@@ -32,7 +32,7 @@ if TYPE_CHECKING:
 L2_EPSILON = 1e-6
 
 
-def _x(ctx: TfliteContext, node: OpReader):
+def _x(ctx: TfliteContext, node: OpReader) -> Value:
     return ctx.tensor(node.inputs[0])
 
 

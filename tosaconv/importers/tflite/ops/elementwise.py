@@ -119,7 +119,7 @@ def convert_floor_mod(ctx: TfliteContext, node: OpReader) -> Converted:
     return int32_op(ctx, Op.ADD, r, mul(ctx, fix, b))
 
 
-def _floor_fix(ctx: TfliteContext, r, b: Value, like):
+def _floor_fix(ctx: TfliteContext, r, b: Value, like) -> Value:
     """1 where a truncated remainder ``r`` is nonzero with a sign other than the divisor's, else 0."""
     zero = ctx.b.scalar_like(0, r.type)
     r_neg = compare(ctx, Op.GREATER, zero, r)
@@ -130,7 +130,7 @@ def _floor_fix(ctx: TfliteContext, r, b: Value, like):
 
 
 def _unary(op):
-    def convert(ctx: TfliteContext, node: OpReader):
+    def convert(ctx: TfliteContext, node: OpReader) -> Value:
         return ctx.b.emit(op, ctx.tensor(node.inputs[0]))
     return convert
 
@@ -170,7 +170,7 @@ def convert_round(ctx: TfliteContext, node: OpReader) -> Converted:
     return ctx.b.emit(Op.SELECT, bump, ctx.b.emit(Op.ADD, floor, ctx.b.scalar_like(1.0, x.type)), floor)
 
 
-def _is_odd(ctx: TfliteContext, whole):
+def _is_odd(ctx: TfliteContext, whole) -> Value:
     halved = mul(ctx, whole, ctx.b.scalar_like(0.5, whole.type))
     return ctx.b.emit(Op.GREATER, halved, ctx.b.emit(Op.FLOOR, halved))
 

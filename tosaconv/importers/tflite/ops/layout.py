@@ -108,7 +108,7 @@ def convert_space_to_batch_nd(ctx: TfliteContext, node: OpReader) -> Converted:
     return space_to_batch(ctx, node, 0.0)
 
 
-def space_to_batch(ctx: TfliteContext, node: OpReader, pad_value: float):
+def space_to_batch(ctx: TfliteContext, node: OpReader, pad_value: float) -> Value:
     """SPACE_TO_BATCH_ND with its pads filled with ``pad_value`` (quantized: the zero point's stored value)."""
     x = ctx.tensor(node.inputs[0])
     block, rest = _block(ctx, node, x, "SPACE_TO_BATCH_ND")

@@ -204,7 +204,7 @@ def convert_fully_connected(ctx: TfliteContext, node: OpReader) -> Converted:
     return fc_result(ctx, node, x, fused(ctx, node, y), k)
 
 
-def fc_rows(ctx: TfliteContext, x: Value, k: int):
+def fc_rows(ctx: TfliteContext, x: Value, k: int) -> Value:
     """FULLY_CONNECTED's input flattened to ``[rows, k]`` (the ledger records that k divides its size)."""
     total = product(x.type.shape)
     ctx.require(Kind.DIVISIBLE, total, k, "FULLY_CONNECTED input size divides by the weights' input size")
@@ -230,7 +230,7 @@ def convert_batch_matmul(ctx: TfliteContext, node: OpReader) -> Converted:
     return matmul(ctx, a, b)
 
 
-def swap_last(ctx: TfliteContext, x: Value):
+def swap_last(ctx: TfliteContext, x: Value) -> Value:
     perm = list(range(x.type.rank))
     perm[-1], perm[-2] = perm[-2], perm[-1]
     return ctx.b.emit(Op.TRANSPOSE, x, attrs=A.TransposeAttrs(tuple(perm)))

@@ -108,14 +108,14 @@ def _check_slopes(node: OpReader, lut: np.ndarray):
                            "whose outputs do not overflow (e.g. a smaller EXP input scale)")
 
 
-def emit_lut16(ctx: TfliteContext, x: Value, lut: np.ndarray):
+def emit_lut16(ctx: TfliteContext, x: Value, lut: np.ndarray) -> Value:
     """TFLite's ``LUTLookup``: TOSA TABLE, then the ``+ 64 >> 7`` rounding, back to int16."""
     ops = Int32Ops(ctx, x.type.rank)
     looked_up = ctx.b.emit(Op.TABLE, x, attrs=A.TableAttrs(lut))
     return identity_rescale(ctx, ops.rdbpot(looked_up, 7), DType.INT16)
 
 
-def convert_lut16(ctx: TfliteContext, node: OpReader, transform):
+def convert_lut16(ctx: TfliteContext, node: OpReader, transform) -> Value:
     """EXP, LOG, GELU (and RSQRT) on int16: the LUT ``Prepare`` fills with ``transform`` (float32)."""
     x_info, y_info = _int16_io(node)
     lut = lut_populate_int16(transform, x_info, y_info)
@@ -123,18 +123,18 @@ def convert_lut16(ctx: TfliteContext, node: OpReader, transform):
     return emit_lut16(ctx, ctx.tensor(node.inputs[0]), lut)
 
 
-def convert_rsqrt16(ctx: TfliteContext, node: OpReader):
+def convert_rsqrt16(ctx: TfliteContext, node: OpReader) -> Value:
     """elementwise.cc's int16 RSQRT LUT: ``1 / sqrtf(v)``, and ``32767 * output_scale`` for ``v <= 0``."""
     top = F(F(32767) * F(scale(node.output_infos[0])))
     return convert_lut16(ctx, node, lambda v: np.where(v <= 0, top, F(1) / libm("sqrtf", np.maximum(v, F(1e-30)))))
 
 
-def _branch(ctx: TfliteContext, values, real: float, max_abs: int, out_dtype=DType.INT16):
+def _branch(ctx: TfliteContext, values, real: float, max_abs: int, out_dtype=DType.INT16) -> Value:
     """``MultiplyByQuantizedMultiplier(values, real)`` saturated into ``out_dtype`` (DOUBLE_ROUND RESCALE)."""
     return rescale(ctx, fit_rescale_input(ctx, values, real, max_abs), real, out_dtype)
 
 
-def convert_leaky_relu16(ctx: TfliteContext, node: OpReader, alpha: float):
+def convert_leaky_relu16(ctx: TfliteContext, node: OpReader, alpha: float) -> Value:
     """``QuantizeLeakyRelu<int16_t>``: identity or alpha multiplier by the sign of the input."""
     x_info, y_info = _int16_io(node)
     identity = f32_ratio(scale(x_info), scale(y_info))
@@ -168,7 +168,7 @@ def _prelu_alpha(ctx: TfliteContext, node: OpReader, rank: int):
     return ctx.b.const(values.reshape((1,) * (rank - values.ndim) + values.shape).astype(np.int32))
 
 
-def convert_prelu16(ctx: TfliteContext, node: OpReader):
+def convert_prelu16(ctx: TfliteContext, node: OpReader) -> Value:
     """``reference_ops::Prelu`` on int16 input with an int8 alpha (zero points allowed, as LiteRT allows)."""
     x_info, y_info = node.input_infos[0], node.output_infos[0]
     if y_info.type_name != "INT16":

@@ -31,6 +31,7 @@ from ..reader import ConvertError
 from ..registry import converter
 
 if TYPE_CHECKING:
+    from ....ir.graph import Value
     from ....lowering.context import Converted
     from ..node import OpReader
     from ..context import TfliteContext
@@ -72,7 +73,7 @@ for _name, _args in {"EQUAL": (Op.EQUAL,), "NOT_EQUAL": (Op.EQUAL, False, True),
 
 
 def _extremum(op):
-    def convert(ctx: TfliteContext, node: OpReader):
+    def convert(ctx: TfliteContext, node: OpReader) -> Value:
         same_types(node)
         a, b = (input_as_int32(ctx, qtensor(ctx, node, i), node.input_infos[i].type_name) for i in range(2))
         return int32_to_output(ctx, ctx.b.emit(op, a, b, attrs=A.NanModeAttrs()), node.output_infos[0].type_name)

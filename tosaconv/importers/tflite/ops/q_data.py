@@ -40,6 +40,7 @@ from .common import ACT
 from .q_accum import activation as signed_activation
 
 if TYPE_CHECKING:
+    from ....ir.graph import Value
     from ....lowering.context import Converted
     from ..node import OpReader
     from ..context import TfliteContext
@@ -76,7 +77,7 @@ def convert_q_space_to_batch_nd(ctx: TfliteContext, node: OpReader) -> Converted
     return layout.space_to_batch(ctx, node, float(stored(zero_point(out), out)))
 
 
-def _requantize_table(ctx: TfliteContext, x, info, out):
+def _requantize_table(ctx: TfliteContext, x, info, out) -> Value:
     """ConcatenationWithScaling's per-element float requantization of uint8 ``x`` as one TABLE."""
     s = F32(scale(info)) * (F32(1) / F32(scale(out)))
     bias = F32(-zero_point(info)) * s

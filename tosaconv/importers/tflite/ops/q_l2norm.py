@@ -38,6 +38,7 @@ from .common import ACT
 from .q_logsoftmax import I32_MAX, FixedPointOps, static_depth
 
 if TYPE_CHECKING:
+    from ....ir.graph import Value
     from ....lowering.context import Converted
     from ..node import OpReader
     from ..context import TfliteContext
@@ -48,7 +49,7 @@ OUTPUT_SHIFT = 7                                      # kOutputScale: 1/128
 
 
 class InvSqrtOps(FixedPointOps):
-    def sat_shift_left(self, x, exponent: int):
+    def sat_shift_left(self, x, exponent: int) -> Value:
         """gemmlowp ``SaturatingRoundingMultiplyByPOT<exponent>`` of any int32 ``x``."""
         limit = (1 << (31 - exponent)) - 1
         inside = self.maximum(self.minimum(x, limit), -(limit + 1))

@@ -65,10 +65,10 @@ MAX_DEPTH = 4095       # 4096 elements at the row maximum sum to 2**31: the Q12.
 class FixedPointOps(Int32Ops):
     """:class:`Int32Ops` plus the signed and data-dependent gemmlowp steps the two kernels need."""
 
-    def greater(self, a, b):
+    def greater(self, a, b) -> Value:
         return self._bin(Op.GREATER, a, b)
 
-    def select(self, cond, a, b):
+    def select(self, cond, a, b) -> Value:
         return self.b.emit(Op.SELECT, cond, self._v(a), self._v(b))
 
     def rdbpot_signed(self, x, exponent):
@@ -97,7 +97,7 @@ _ACC = OUTPUT_BITS + 2                      # log_x's kAccumIntegerBits for 5 ou
 _QUARTER = 1 << (29 - _ACC)                 # Rescale<6>(one_quarter)
 
 
-def log_x_ge_1(ops: FixedPointOps, total):
+def log_x_ge_1(ops: FixedPointOps, total) -> Value:
     """``log_x_for_x_greater_than_or_equal_to_1<5>`` of a Q12.19 ``total`` in ``[2**19, 2**31)``.
 
     Follows tflite/kernels/internal/common.h step by step; every saturation the kernel can

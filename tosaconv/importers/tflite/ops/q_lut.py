@@ -27,6 +27,7 @@ from .q_act16 import LUT16_OPS, convert_lut16, no_int16_kernel
 from .q_lut16 import convert_int16
 
 if TYPE_CHECKING:
+    from ....ir.graph import Value
     from ....lowering.context import Converted
     from ..node import OpReader
     from ..context import TfliteContext
@@ -50,7 +51,7 @@ def eight_bit_io(node: OpReader, types=("INT8", "UINT8")):
     return x, y
 
 
-def lut_op(ctx: TfliteContext, node: OpReader, transform, types=("INT8", "UINT8")):
+def lut_op(ctx: TfliteContext, node: OpReader, transform, types=("INT8", "UINT8")) -> Value:
     """The TABLE that LUTPopulate<int8_t/uint8_t> fills with ``transform`` (float32 -> float32); int16 EXP,
     LOG and GELU take LUTPopulate<int16_t>'s 513-entry table instead (:mod:`.q_act16`)."""
     if node.input_infos[0].type_name == "INT16" and node.op_type in LUT16_OPS:

@@ -46,6 +46,7 @@ from ..quant import scale, zero_point
 from ..reader import ConvertError
 
 if TYPE_CHECKING:
+    from ....ir.graph import Value
     from ..node import OpReader
     from ..context import TfliteContext
 
@@ -125,7 +126,7 @@ def _check(node: OpReader):
     return x
 
 
-def convert_int16(ctx: TfliteContext, node: OpReader):
+def convert_int16(ctx: TfliteContext, node: OpReader) -> Value:
     """The int16 form of LOGISTIC or TANH (called by the quantized converters in :mod:`.q_lut`)."""
     info = _check(node)
     multiplier, left_shift = input_scaling(node.op_type, scale(info))

@@ -27,6 +27,7 @@ from .q_act16 import convert_leaky_relu16, convert_rsqrt16
 from .q_lut import eight_bit_io
 
 if TYPE_CHECKING:
+    from ....ir.graph import Value
     from ....lowering.context import Converted
     from ..node import OpReader
     from ..context import TfliteContext
@@ -119,7 +120,7 @@ def rsqrt_values(values, x, y) -> np.ndarray:
     return np.clip(np.array(out, dtype=np.int64), lo, hi)
 
 
-def _table(ctx: TfliteContext, node: OpReader, compute, types=("INT8", "UINT8")):
+def _table(ctx: TfliteContext, node: OpReader, compute, types=("INT8", "UINT8")) -> Value:
     x, y = eight_bit_io(node, types)
     return emit_int8_table(ctx, ctx.tensor(node.inputs[0]), y, compute(tflite_values(x), x, y))
 

@@ -113,7 +113,7 @@ def convert_q_average_pool_2d(ctx: TfliteContext, node: OpReader) -> Converted:
     return int32_to_output(ctx, _bounded(ctx, node, mean, 0), node.output_infos[0].type_name)
 
 
-def round_divide(ctx: TfliteContext, total, count):
+def round_divide(ctx: TfliteContext, total, count) -> Value:
     """``total > 0 ? (total + n/2) / n : (total - n/2) / n`` in C's int32 arithmetic (``count``: n, as a
     numpy array or int32 tensor broadcasting against ``total``)."""
     ops = Int32Ops(ctx, total.type.rank)
@@ -143,7 +143,7 @@ def _window_sum(ctx: TfliteContext, x, w, zp: int, channels=None):
     return Q.narrow48(ctx, total)
 
 
-def _count(ctx: TfliteContext, x: Value, w, node: OpReader):
+def _count(ctx: TfliteContext, x: Value, w, node: OpReader) -> Value:
     """The number of in-bounds taps per output position: ``[1, OH, OW, 1]`` numpy when H and W are
     static, else an int32 tensor summed from ones by the same window."""
     h, wd = x.type.shape[1:3]

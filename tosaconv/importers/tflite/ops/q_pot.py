@@ -41,7 +41,7 @@ def is_pot_int16(node: OpReader) -> bool:
     return all(zero_point(i) == 0 and checked_log2(scale(i))[0] for i in infos)
 
 
-def pot_add(ctx: TfliteContext, node: OpReader, sign: int, bounds):
+def pot_add(ctx: TfliteContext, node: OpReader, sign: int, bounds) -> Value:
     """``sat16(in1 + sign * in2)`` with the shifted input divided by a power of two first."""
     out_log2 = checked_log2(scale(node.output_infos[0]))[1]
     shifts = [checked_log2(scale(i))[1] - out_log2 for i in node.input_infos[:2]]
@@ -61,7 +61,7 @@ def pot_add(ctx: TfliteContext, node: OpReader, sign: int, bounds):
     return ctx.b.emit(Op.CAST, clamp(ctx, acc, lo, hi), attrs=A.CastAttrs(DType.INT16))
 
 
-def _rounding_divide_by_pot(ctx: TfliteContext, v: Value, k: int):
+def _rounding_divide_by_pot(ctx: TfliteContext, v: Value, k: int) -> Value:
     """gemmlowp ``RoundingDivideByPOT(v, k)``: ``v / 2**k`` rounded half away from zero (int32)."""
     k_type = v.type
     negative = ctx.b.emit(Op.GREATER, ctx.b.scalar_like(0, k_type), v)

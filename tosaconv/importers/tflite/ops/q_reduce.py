@@ -82,7 +82,7 @@ def _multiplier(node: OpReader) -> tuple:
 
 
 def _mean_or_sum(mean: bool):
-    def convert(ctx: TfliteContext, node: OpReader):
+    def convert(ctx: TfliteContext, node: OpReader) -> Value:
         same_types(node, 1)
         info, out = node.input_infos[0], node.output_infos[0]
         x = ctx.tensor(node.inputs[0])
@@ -118,7 +118,7 @@ def _spatial_sum(ctx: TfliteContext, x, info, axes):
     return narrow48(ctx, ctx.b.emit(Op.DEPTHWISE_CONV2D, x, ones, bias, attrs=attrs))
 
 
-def _scaled(ctx: TfliteContext, acc, m: int, e: int, n, out_zp: int, out_t: DType):
+def _scaled(ctx: TfliteContext, acc, m: int, e: int, n, out_zp: int, out_t: DType) -> Value:
     """``MultiplyByQuantizedMultiplier(acc) + out_zp`` saturated to ``out_t``, with MEAN's ``1 / n`` folded in
     (:mod:`tosaconv.ir.count_rescale`); a symbolic ``n`` becomes COUNT_RESCALE, which decays once bound."""
     if not isinstance(n, int):
@@ -136,7 +136,7 @@ converter("SUM", options="ReducerOptions", kind="quantized")(_mean_or_sum(mean=F
 
 
 def _extreme(op):
-    def convert(ctx: TfliteContext, node: OpReader):
+    def convert(ctx: TfliteContext, node: OpReader) -> Value:
         same_types(node, 1)
         same_quant(node)
         info = node.input_infos[0]

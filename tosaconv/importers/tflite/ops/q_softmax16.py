@@ -44,6 +44,7 @@ from ..quant import quantize_multiplier, rescale, scale, zero_point
 from ..reader import ConvertError
 
 if TYPE_CHECKING:
+    from ....ir.graph import Value
     from ..node import OpReader
     from ..context import TfliteContext
 
@@ -106,12 +107,12 @@ def _check(x_info, y_info):
                            "requantize the output")
 
 
-def _lookup(ctx: TfliteContext, ops, sym16, table):
+def _lookup(ctx: TfliteContext, ops, sym16, table) -> Value:
     """TFLite's ``generic_int16_table_lookup``: TOSA TABLE, then the ``+ 64 >> 7`` rounding."""
     return ops.rdbpot(ctx.b.emit(Op.TABLE, sym16, attrs=A.TableAttrs(table)), 7)
 
 
-def convert_int16(ctx: TfliteContext, node: OpReader):
+def convert_int16(ctx: TfliteContext, node: OpReader) -> Value:
     """SoftmaxInt16 (called by :func:`.q_softmax.convert_q_softmax` for int16 input)."""
     x_info, y_info = node.input_infos[0], node.output_infos[0]
     _check(x_info, y_info)

@@ -62,7 +62,7 @@ def _check_int16(x_info, y_info):
                                "(LiteRT's elementwise.cc Prepare refuses it); requantize to a symmetric int16")
 
 
-def _int16_lookup(ctx: TfliteContext, x: Value, entries: np.ndarray):
+def _int16_lookup(ctx: TfliteContext, x: Value, entries: np.ndarray) -> Value:
     """``entries[max(x, 0)]`` for int16 ``x``: one exact GATHER from a [1, 32768, 1] int16 constant."""
     ops = Int32Ops(ctx, x.type.rank)
     index = ops.maximum(identity_rescale(ctx, x, DType.INT32), 0)

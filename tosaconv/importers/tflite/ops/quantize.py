@@ -44,6 +44,7 @@ from ..reader import ConvertError
 from ..registry import converter
 
 if TYPE_CHECKING:
+    from ....ir.graph import Value
     from ....lowering.context import Converted
     from ..node import OpReader
     from ..context import TfliteContext
@@ -87,7 +88,7 @@ class _Emit:
     def k(self, value):
         return self.ctx.b.scalar_like(F32(value), self.type)
 
-    def __call__(self, op, *operands, attrs=None):
+    def __call__(self, op, *operands, attrs=None) -> Value:
         ops = [self.k(v) if not hasattr(v, "type") else v for v in operands]
         if op is Op.MUL:
             attrs = A.MulAttrs(0)
@@ -101,7 +102,7 @@ def _split(b: np.float32) -> tuple:
     return hi, F32(b - hi)
 
 
-def affine_quantize(ctx: TfliteContext, x, info):
+def affine_quantize(ctx: TfliteContext, x, info) -> Value:
     """``clamp(TfLiteRound(x / scale) + zp)`` of float32 ``x`` into ``info``'s storage, bit for bit."""
     b = F32(scale(info))
     lo, hi = value_range(info)
@@ -152,7 +153,7 @@ def _reaches(e, s, h, b):
     return e(Op.LOGICAL_OR, e(Op.GREATER, residual, neg_half_ulp_b), tie)
 
 
-def _store(ctx: TfliteContext, n, info):
+def _store(ctx: TfliteContext, n, info) -> Value:
     """Integer-valued float32 ``n`` clamped to the storage range and cast (uint8 via its int8 bits)."""
     lo, hi = value_range(info)
     n = ctx.b.emit(Op.CLAMP, n, attrs=A.ClampAttrs(float(lo), float(hi)))
