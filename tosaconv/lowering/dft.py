@@ -128,7 +128,7 @@ def _fft(ctx: LoweringContext, re, im, inverse: bool, k: int, scale: float) -> t
     return reshape(ctx, real, lead + [k]), reshape(ctx, imag, lead + [k])
 
 
-def _zeros_like(ctx: LoweringContext, x) -> Value:
+def _zeros_like(ctx: LoweringContext, x: Value) -> Value:
     """The imaginary part of real data given to FFT2D (x * 0: one op, any batch size)."""
     zero = ctx.b.const(np.zeros((1, 1, 1), dtype=np.float32))
     return ctx.b.emit(Op.MUL, x, zero, attrs=A.MulAttrs())

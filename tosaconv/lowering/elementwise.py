@@ -29,14 +29,14 @@ def binary_operands(ctx: LoweringContext, node) -> tuple:
     return ctx.tensor(node.inputs[0]), ctx.tensor(node.inputs[1])
 
 
-def divide(ctx: LoweringContext, a: Value, b):
+def divide(ctx: LoweringContext, a: Value, b: Value):
     """``a / b``: float is MUL by RECIPROCAL (TOSA has no float DIV); integers are INTDIV (truncating)."""
     if a.type.dtype.is_float:
         return mul(ctx, a, ctx.b.emit(Op.RECIPROCAL, b))
     return int32_op(ctx, Op.INTDIV, a, b)
 
 
-def sqrt(ctx: LoweringContext, x) -> Value:
+def sqrt(ctx: LoweringContext, x: Value) -> Value:
     return ctx.b.emit(Op.RECIPROCAL, ctx.b.emit(Op.RSQRT, x))
 
 

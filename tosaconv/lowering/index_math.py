@@ -73,7 +73,7 @@ def wrap_negative(ctx: LoweringContext, idx, dim) -> Value:
     return ctx.b.emit(Op.SELECT, negative, ctx.b.emit(Op.ADD, idx, size), idx)
 
 
-def transpose(ctx: LoweringContext, x, perm):
+def transpose(ctx: LoweringContext, x: Value, perm):
     perm = tuple(perm)
     if perm == tuple(range(len(perm))):
         return x

@@ -64,7 +64,7 @@ class Int32Ops:
     def shift_left(self, a, b) -> Value:
         return self._bin(Op.LOGICAL_LEFT_SHIFT, a, b)
 
-    def clz(self, a) -> Value:
+    def clz(self, a: Value) -> Value:
         return self.b.emit(Op.CLZ, a)
 
     def srdhm(self, a, b) -> Value:
@@ -75,7 +75,7 @@ class Int32Ops:
         """gemmlowp RoundingDivideByPOT of a non-negative ``x``."""
         return self._bin(Op.ARITHMETIC_RIGHT_SHIFT, x, exponent, A.ArithmeticRightShiftAttrs(True))
 
-    def reduce(self, op, x, axis: int) -> Value:
+    def reduce(self, op, x: Value, axis: int) -> Value:
         attrs = A.AxisNanAttrs(axis) if op is Op.REDUCE_MAX else A.AxisAttrs(axis)
         return self.b.emit(op, x, attrs=attrs)
 
@@ -98,7 +98,7 @@ class Int32Ops:
         return self.add(doubled, self.minimum(self.maximum(self.sub(x, limit), 0), 1))
 
 
-def identity_rescale(ctx: LoweringContext, x, out_dtype: DType, *, input_zp: int = 0, output_zp: int = 0,
+def identity_rescale(ctx: LoweringContext, x: Value, out_dtype: DType, *, input_zp: int = 0, output_zp: int = 0,
                      input_unsigned: bool = False, output_unsigned: bool = False) -> Value:
     """An exact RESCALE (multiplier 2**30, shift 30) that changes type, subtracts ``input_zp``, adds
     ``output_zp`` and saturates."""

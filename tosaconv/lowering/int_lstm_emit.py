@@ -40,7 +40,7 @@ def _shift(b, x, dtype: DType, bits: int, input_zp: int = 0) -> Value:
     return _rescale(b, x, dtype, ONE, 30 + bits, input_zp)
 
 
-def _matmul(b: Builder, x, weights: np.ndarray, bias: np.ndarray, zp: int) -> Value:
+def _matmul(b: Builder, x: Value, weights: np.ndarray, bias: np.ndarray, zp: int) -> Value:
     out = weights.shape[0]
     w = b.const(np.ascontiguousarray(weights.astype(np.int8).reshape(out, 1, 1, -1)))
     attrs = A.Conv2dAttrs((0, 0, 0, 0), (1, 1), (1, 1), DType.INT32, zp, 0)

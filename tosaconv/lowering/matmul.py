@@ -75,7 +75,7 @@ def to_batch(ctx: LoweringContext, x, batch) -> Value:
     return reshape(ctx, x, [product(batch), r, c])
 
 
-def _tile(ctx: LoweringContext, x, multiples) -> Value:
+def _tile(ctx: LoweringContext, x: Value, multiples) -> Value:
     if all(isinstance(m, int) for m in multiples):
         return ctx.b.emit(Op.TILE, x, attrs=A.TileAttrs(tuple(multiples)))
     return ctx.b.emit(Op.DYN_TILE, x, *[index_for(ctx, m) for m in multiples])

@@ -39,7 +39,7 @@ def check_pads(what: str, pad, w: Window):
                            f"the kernel {list(w.kernel)}: TOSA pools read at least one input value per window")
 
 
-def pad_hw(ctx: LoweringContext, x, pads, value: float):
+def pad_hw(ctx: LoweringContext, x: Value, pads, value: float):
     """PAD the H and W axes of NHWC ``x`` by (top, bottom, left, right) with ``value``."""
     if not any(pads):
         return x

@@ -51,11 +51,11 @@ def normalized_rsqrt(ctx: LoweringContext, v, frac: float = 0.0) -> tuple:
     return y, ops.rdbpot_floor(sh, 1)
 
 
-def _mul(ctx: LoweringContext, a, b, shift: int) -> Value:
+def _mul(ctx: LoweringContext, a: Value, b: Value, shift: int) -> Value:
     return ctx.b.emit(Op.MUL, a, b, attrs=A.MulAttrs(shift))
 
 
-def _int8(ctx: LoweringContext, v) -> Value:
+def _int8(ctx: LoweringContext, v: Value) -> Value:
     return ctx.b.emit(Op.CAST, v, attrs=A.CastAttrs(DType.INT8))
 
 

@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from .context import LoweringContext
 
 
-def int8_table(ctx: LoweringContext, x, entries, out_range: tuple) -> Value:
+def int8_table(ctx: LoweringContext, x: Value, entries, out_range: tuple) -> Value:
     """One TOSA TABLE on int8 storage ``x``; ``entries`` are output values in TABLE order (storage
     -128..127), each within ``out_range`` (e.g. (0, 255) for uint8 results, stored by their bits)."""
     entries = np.asarray(entries, dtype=np.int64)

@@ -50,12 +50,12 @@ def int32_op(ctx: LoweringContext, op, *operands, attrs=None):
     return narrow_to(ctx, ctx.b.emit(op, *(widen_int(ctx, v) for v in operands), attrs=attrs), dtype)
 
 
-def mul(ctx: LoweringContext, a: Value, b):
+def mul(ctx: LoweringContext, a: Value, b: Value):
     """MUL with shift 0; int8/int16 products (int32 in TOSA) are narrowed back, wrapping like ONNX."""
     return narrow_to(ctx, ctx.b.emit(Op.MUL, a, b, attrs=A.MulAttrs(0)), a.type.dtype)
 
 
-def compare(ctx: LoweringContext, op, a: Value, b):
+def compare(ctx: LoweringContext, op, a: Value, b: Value):
     """EQUAL / GREATER / GREATER_EQUAL on the types TOSA compares (int32 and floats).
 
     int8 and int16 operands are widened to int32 first (exact); bool equality is NOT(XOR).

@@ -37,11 +37,11 @@ if TYPE_CHECKING:
 TO_NHWC, TO_NCHW = (0, 2, 3, 1), (0, 3, 1, 2)
 
 
-def to_nhwc(ctx: LoweringContext, x) -> Value:
+def to_nhwc(ctx: LoweringContext, x: Value) -> Value:
     return ctx.b.emit(Op.TRANSPOSE, x, attrs=A.TransposeAttrs(TO_NHWC))
 
 
-def to_nchw(ctx: LoweringContext, x) -> Value:
+def to_nchw(ctx: LoweringContext, x: Value) -> Value:
     return ctx.b.emit(Op.TRANSPOSE, x, attrs=A.TransposeAttrs(TO_NCHW))
 
 

@@ -120,7 +120,7 @@ def tosa_multiplier(real: float) -> tuple:
     return multiplier, shift
 
 
-def rescale(ctx: TfliteContext, x, reals, out_dtype: DType, *, input_zp: int = 0, output_zp: int = 0,
+def rescale(ctx: TfliteContext, x: Value, reals, out_dtype: DType, *, input_zp: int = 0, output_zp: int = 0,
             input_unsigned: bool = False, output_unsigned: bool = False, rounding: str = "DOUBLE_ROUND") -> Value:
     """One RESCALE of ``x`` by ``reals`` (a real multiplier, or one per channel on the last axis).
 

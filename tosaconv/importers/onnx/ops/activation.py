@@ -44,15 +44,15 @@ def _c(ctx: ImportContext, value, x: Value):
     return ctx.b.scalar_like(value, x.type)
 
 
-def _add(ctx: ImportContext, a, b) -> Value:
+def _add(ctx: ImportContext, a: Value, b: Value) -> Value:
     return ctx.b.emit(Op.ADD, a, b)
 
 
-def _sub(ctx: ImportContext, a, b) -> Value:
+def _sub(ctx: ImportContext, a: Value, b: Value) -> Value:
     return ctx.b.emit(Op.SUB, a, b)
 
 
-def _select(ctx: ImportContext, cond, a, b) -> Value:
+def _select(ctx: ImportContext, cond, a: Value, b: Value) -> Value:
     return ctx.b.emit(Op.SELECT, cond, a, b)
 
 
@@ -60,11 +60,11 @@ def _positive(ctx: ImportContext, x):
     return compare(ctx, Op.GREATER, x, _c(ctx, 0, x))
 
 
-def _exp_minus_one(ctx: ImportContext, x) -> Value:
+def _exp_minus_one(ctx: ImportContext, x: Value) -> Value:
     return _sub(ctx, ctx.b.emit(Op.EXP, x), _c(ctx, 1, x))
 
 
-def softplus(ctx: ImportContext, x) -> Value:
+def softplus(ctx: ImportContext, x: Value) -> Value:
     """``log(1 + exp(x))`` as ``max(x, 0) + log(1 + exp(-|x|))`` (no overflow)."""
     tail = ctx.b.emit(Op.EXP, ctx.b.emit(Op.NEGATE, ctx.b.emit(Op.ABS, x), attrs=A.NegateAttrs(0, 0)))
     log_term = ctx.b.emit(Op.LOG, _add(ctx, tail, _c(ctx, 1, x)))

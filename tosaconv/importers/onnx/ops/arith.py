@@ -44,7 +44,7 @@ def _emit(ctx: ImportContext, op, *operands) -> Value:
     return ctx.b.emit(op, *operands)
 
 
-def _select(ctx: ImportContext, cond, a, b) -> Value:
+def _select(ctx: ImportContext, cond, a: Value, b: Value) -> Value:
     return ctx.b.emit(Op.SELECT, cond, a, b)
 
 
@@ -138,5 +138,5 @@ def _float_fmod(ctx: ImportContext, a, b) -> Value:
     return _select(ctx, negative, _negate(ctx, r), r)
 
 
-def _negate(ctx: ImportContext, x) -> Value:
+def _negate(ctx: ImportContext, x: Value) -> Value:
     return ctx.b.emit(Op.NEGATE, x, attrs=A.NegateAttrs(0, 0))

@@ -60,7 +60,7 @@ def convert_conv(ctx: ImportContext, node: NodeReader) -> Converted:
     return drop_1d(ctx, to_nchw(ctx, y), rank)
 
 
-def _grouped(ctx: ImportContext, x, w, b, group: int, attrs) -> Value:
+def _grouped(ctx: ImportContext, x: Value, w, b, group: int, attrs) -> Value:
     o, i_per_group, kh, kw = shape_of(w)
     if group == 1:
         return _conv(ctx, x, w, b, attrs)
@@ -78,7 +78,7 @@ def _grouped(ctx: ImportContext, x, w, b, group: int, attrs) -> Value:
     return ctx.b.emit(Op.CONCAT, *parts, attrs=A.AxisAttrs(3))
 
 
-def _conv(ctx: ImportContext, x, w, b, attrs) -> Value:
+def _conv(ctx: ImportContext, x: Value, w, b, attrs) -> Value:
     o, i, kh, kw = shape_of(w)
     ohwi = rearrange(ctx, w, (o, i, kh, kw), (0, 2, 3, 1))
     return ctx.b.emit(Op.CONV2D, x, ohwi, as_value(ctx, b), attrs=attrs)

@@ -33,7 +33,7 @@ if TYPE_CHECKING:
 TO_NDHWC, TO_NCDHW = (0, 2, 3, 4, 1), (0, 4, 1, 2, 3)
 
 
-def _transpose(ctx: ImportContext, x, perm) -> Value:
+def _transpose(ctx: ImportContext, x: Value, perm) -> Value:
     return ctx.b.emit(Op.TRANSPOSE, x, attrs=A.TransposeAttrs(perm))
 
 

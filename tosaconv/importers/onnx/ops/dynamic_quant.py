@@ -72,9 +72,9 @@ def _rint(ctx: ImportContext, v) -> Value:
     return _cast(ctx, v, DType.INT32)
 
 
-def _cast(ctx: ImportContext, v, dtype: DType) -> Value:
+def _cast(ctx: ImportContext, v: Value, dtype: DType) -> Value:
     return ctx.b.emit(Op.CAST, v, attrs=A.CastAttrs(dtype))
 
 
-def _scalar(ctx: ImportContext, v) -> Value:
+def _scalar(ctx: ImportContext, v: Value) -> Value:
     return ctx.b.emit(Op.RESHAPE, v, attrs=A.ReshapeAttrs(()))

@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 SPLITTER = 4097.0   # 2**12 + 1, Veltkamp's constant for a 24-bit significand
 
 
-def divide(ctx: ImportContext, x, s, reciprocal) -> Value:
+def divide(ctx: ImportContext, x: Value, s, reciprocal) -> Value:
     """``x / s`` in float32; ``s`` and ``reciprocal`` are numpy constants or IR values (broadcasting)."""
     q0 = _mul(ctx, x, reciprocal)
     product, error = _two_product(ctx, q0, s)

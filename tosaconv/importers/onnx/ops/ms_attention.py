@@ -265,5 +265,5 @@ def _mha_bias(ctx: ImportContext, node: NodeReader, query, value: Value):
     return tuple(split_along(ctx, bias, 0, [d, d, dv]))
 
 
-def _add(ctx: ImportContext, x, bias):
+def _add(ctx: ImportContext, x: Value, bias):
     return x if bias is None else ctx.b.emit(Op.ADD, x, bias)

@@ -37,7 +37,7 @@ if TYPE_CHECKING:
     from ..reader import NodeReader
 
 
-def _shifted_exp(ctx: ImportContext, x, axes):
+def _shifted_exp(ctx: ImportContext, x: Value, axes):
     """``(x - max, exp(x - max), sum(exp(x - max)))`` over ``axes`` (kept as 1s)."""
     shifted = ctx.b.emit(Op.SUB, x, reduce_chain(ctx, Op.REDUCE_MAX, x, axes))
     e = ctx.b.emit(Op.EXP, shifted)
@@ -75,7 +75,7 @@ def stash_dtype(node: NodeReader, x: Value) -> DType:
     return DType.FP32 if node.attr("stash_type") == 1 and x.type.dtype.is_float else x.type.dtype
 
 
-def standardize(ctx: ImportContext, x, axes, epsilon: float):
+def standardize(ctx: ImportContext, x: Value, axes, epsilon: float):
     """``((x - mean) * rsqrt(var + epsilon), mean, rsqrt(var + epsilon))`` over ``axes`` (kept as 1s);
     the variance is the mean of the squared deviations, which is never negative."""
     divisor = mean_divisor(ctx, x, axes)

@@ -101,7 +101,7 @@ def _accumulator(ctx: ImportContext, x, y_scale: float, y_zp: int):
     return y
 
 
-def _quantized_clamp(ctx: ImportContext, y, attrs, y_scale: float, y_zp: int):
+def _quantized_clamp(ctx: ImportContext, y: Value, attrs, y_scale: float, y_zp: int):
     """A float CLAMP (Relu, Clip) just before QuantizeLinear, as an int8 CLAMP of the quantized value:
     rounding is monotonic, so ``q(clamp(v, lo, hi)) = clamp(q(v), q(lo), q(hi))``."""
     bounds = [np.clip(np.rint(np.float64(b) / y_scale) + y_zp, -128, 127) for b in (attrs.min_val, attrs.max_val)]

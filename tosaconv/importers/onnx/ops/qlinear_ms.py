@@ -130,5 +130,5 @@ def _to_channels_last(rank: int) -> tuple:
     return (0,) + tuple(range(2, rank)) + (1,)
 
 
-def _transpose(ctx: ImportContext, x, perms: tuple) -> Value:
+def _transpose(ctx: ImportContext, x: Value, perms: tuple) -> Value:
     return ctx.b.emit(Op.TRANSPOSE, x, attrs=A.TransposeAttrs(perms))

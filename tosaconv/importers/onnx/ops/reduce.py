@@ -48,7 +48,7 @@ for _op in _AXES_INPUT_SINCE:
     publish(_op, REDUCE_AXES)
 
 
-def _drop_axes(ctx: ImportContext, x, axes):
+def _drop_axes(ctx: ImportContext, x: Value, axes):
     """Remove reduced axes (literal 1s) from ``x``."""
     if not axes:
         return x
@@ -141,7 +141,7 @@ def _sum_square(ctx: ImportContext, x, axes):
     return _sum(ctx, mul(ctx, x, x), axes)
 
 
-def _l1(ctx: ImportContext, x, axes):
+def _l1(ctx: ImportContext, x: Value, axes):
     return _sum(ctx, ctx.b.emit(Op.ABS, x), axes)
 
 
@@ -153,7 +153,7 @@ def _log_sum(ctx: ImportContext, x, axes) -> Value:
     return ctx.b.emit(Op.LOG, _sum(ctx, x, axes))
 
 
-def _log_sum_exp(ctx: ImportContext, x, axes) -> Value:
+def _log_sum_exp(ctx: ImportContext, x: Value, axes) -> Value:
     """``log(sum(exp(x - m))) + m`` with m the max over ``axes``, or 0 where the max is not finite
     (so an infinite or NaN max gives inf or NaN rather than inf - inf)."""
     m = reduce_chain(ctx, Op.REDUCE_MAX, x, axes)

@@ -58,7 +58,7 @@ def _reduction(node: NodeReader, dtype: DType) -> str:
     return reduction
 
 
-def _merge(ctx: ImportContext, reduction: str, data, combined) -> Value:
+def _merge(ctx: ImportContext, reduction: str, data: Value, combined) -> Value:
     op = _REDUCTIONS[reduction][1]
     attrs = A.MulAttrs(0) if op is Op.MUL else None
     return ctx.b.emit(op, data, combined, attrs=attrs)

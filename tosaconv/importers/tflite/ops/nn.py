@@ -103,7 +103,7 @@ def conv_groups(ctx: TfliteContext, x: Value, w) -> int:
     return c // i
 
 
-def grouped_conv(ctx: TfliteContext, x: Value, w: np.ndarray, b, attrs, groups: int, finish=None):
+def grouped_conv(ctx: TfliteContext, x: Value, w: np.ndarray, b: Value, attrs, groups: int, finish=None):
     """CONV2D of ``x`` by ``w`` (OHWI) and bias ``b``; with ``groups`` > 1 one CONV2D per group of input
     channels and outputs, concatenated along channels (TOSA CONV2D has no groups). ``finish(acc, start,
     count)`` turns each group's result (output channels ``start:start+count``) into its final form

@@ -67,13 +67,13 @@ class _DivOps(Int32Ops):
     def emit(self, op, *args, attrs=None) -> Value:
         return self.b.emit(op, *(self._v(a) for a in args), attrs=attrs)
 
-    def asr(self, x, amount) -> Value:
+    def asr(self, x: Value, amount) -> Value:
         return self.emit(Op.ARITHMETIC_RIGHT_SHIFT, x, amount, attrs=A.ArithmeticRightShiftAttrs(False))
 
-    def select(self, cond, a, b) -> Value:
+    def select(self, cond, a: Value, b: Value) -> Value:
         return self.emit(Op.SELECT, cond, a, b)
 
-    def greater(self, a, b) -> Value:
+    def greater(self, a: Value, b: Value) -> Value:
         return self.emit(Op.GREATER, a, b)
 
 
@@ -86,12 +86,12 @@ def reciprocal(ops: _DivOps, v2):
     return negative, inv, headroom
 
 
-def count_leading_sign_bits(ops: _DivOps, x) -> Value:
+def count_leading_sign_bits(ops: _DivOps, x: Value) -> Value:
     """common.h ``CountLeadingSignBits`` (GCC's ``__builtin_clrsb``; 31 for 0): ``clz(x ^ (x >> 31)) - 1``."""
     return ops.sub(ops.clz(ops.emit(Op.BITWISE_XOR, x, ops.asr(x, 31))), 1)
 
 
-def x86_rounding_divide_by_pot(ops: _DivOps, x, exponent) -> Value:
+def x86_rounding_divide_by_pot(ops: _DivOps, x: Value, exponent) -> Value:
     """gemmlowp ``RoundingDivideByPOT(x, e)`` as LiteRT's x86-64 build runs it for any ``e`` (see above)."""
     amount = ops.bit_and(exponent, 31)
     all_ones = ops.sub(0, ops.asr(ops.bit_and(exponent, 32), 5))

@@ -189,7 +189,7 @@ def _terms(real: float, top: int, m: int, shift: int, clamp: int) -> list:
     return terms
 
 
-def _round_double_product(ctx: TfliteContext, node: OpReader, acc, reals, bounds: tuple):
+def _round_double_product(ctx: TfliteContext, node: OpReader, acc: Value, reals, bounds: tuple):
     """``clamp(round(fl(acc * real)) + zp)`` of the int32 ``[rows, O]`` accumulator into the output tensor."""
     info = node.output_infos[0]
     lo, hi = quant.value_range(info)

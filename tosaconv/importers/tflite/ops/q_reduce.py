@@ -70,7 +70,7 @@ def _axes(ctx: TfliteContext, node: OpReader, x: Value) -> tuple:
     return axes, product([x.type.shape[a] for a in axes])
 
 
-def _finish(ctx: TfliteContext, node: OpReader, y, axes):
+def _finish(ctx: TfliteContext, node: OpReader, y: Value, axes):
     return y if node.opt("KeepDims") or not axes else \
         ctx.b.emit(Op.COLLAPSE_DIMS, y, attrs=A.IndicesAttrs(tuple(axes)))
 

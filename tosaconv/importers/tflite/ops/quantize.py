@@ -102,7 +102,7 @@ def _split(b: np.float32) -> tuple:
     return hi, F32(b - hi)
 
 
-def affine_quantize(ctx: TfliteContext, x, info) -> Value:
+def affine_quantize(ctx: TfliteContext, x: Value, info) -> Value:
     """``clamp(TfLiteRound(x / scale) + zp)`` of float32 ``x`` into ``info``'s storage, bit for bit."""
     b = F32(scale(info))
     lo, hi = value_range(info)
