@@ -13,6 +13,7 @@ into inputs and outputs the caller carries. Every failure is a
 from __future__ import annotations
 
 import os
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -24,6 +25,12 @@ from .limits import check_tensor
 from .passes import needed_symbols, run_pipeline
 from .passes import specialize as _specialize
 from .symbolic.expr import dim_str, free_symbols, subs
+
+if TYPE_CHECKING:
+    from .emit.symbolic import SymbolicTosa
+    from .ir.io_quant import EdgeQuant
+    from .symbolic.constraints import Constraint
+    from .symbolic.scope import SymbolInfo
 
 
 def load(path: str, npu_fast: bool = False, int_io: bool = False, dft: "str | None" = None,
@@ -82,7 +89,7 @@ def _parse_tosair(path: str) -> Graph:
     return graph
 
 
-def _check_tensor_outputs(graph: Graph, path: str):
+def _check_tensor_outputs(graph: Graph, path: str) -> None:
     """A program to run or convert returns tensors; an index value has no TOSA form to hand back."""
     for name, v in zip(graph.output_names, graph.outputs):
         if not isinstance(v.type, TensorType):
@@ -121,7 +128,7 @@ def keep_symbols(graph: Graph, bindings: dict) -> Graph:
     return partial(graph, bindings)
 
 
-def emit_symbolic(graph: Graph, bindings: dict, kind: str = "tosa"):
+def emit_symbolic(graph: Graph, bindings: dict, kind: str = "tosa") -> SymbolicTosa:
     """A :class:`~tosaconv.emit.symbolic.SymbolicTosa`: the TOSA 1.1-draft bytes of a program that keeps
     symbols (EXT-SHAPE operators, -1 dims), and the constraints its asserts check or leave unchecked.
     ``kind`` "mlir" gives the same program as TOSA MLIR text (``?`` dims, ``!tosa.shape`` values)."""
@@ -222,7 +229,7 @@ def random_inputs(graph: Graph, bindings: dict, seed: int = 0) -> dict:
     return fit_random(graph, out)   # valid data of the model's type (uint8 values, int4...)
 
 
-def _random_array(rng, t: TensorType, shape: tuple) -> np.ndarray:
+def _random_array(rng: np.random.Generator, t: TensorType, shape: tuple) -> np.ndarray:
     if t.dtype.is_float:
         return rng.standard_normal(shape).astype(t.dtype.numpy)
     if t.dtype.name == "BOOL":
@@ -254,13 +261,13 @@ def tosa_summary(graph: Graph, level: str = "8K") -> dict:
     return summary(graph, level)
 
 
-def check_profile(graph: Graph, profile: str | None):
+def check_profile(graph: Graph, profile: str | None) -> None:
     """Raise ConversionError (exit 3) listing every op outside ``profile`` ("int", "fp"; None: any)."""
     from .analysis import check_profile as check
     check(graph, profile)
 
 
-def check_level(graph: Graph, level: str | None):
+def check_level(graph: Graph, level: str | None) -> None:
     """Raise ConversionError (exit 3) listing every op that breaks a limit of ``level`` ("8k"; None: no check)."""
     from .analysis import check_level as check
     check(graph, level)
@@ -283,7 +290,7 @@ def _is_static(graph: Graph) -> bool:
                for g in walk_graphs(graph) for op in g.ops)
 
 
-def _value_info(name, t, quant=None, own=None) -> dict:
+def _value_info(name: str, t: TensorType, quant: EdgeQuant | None = None, own: str | None = None) -> dict:
     """One input or output; a quantized one also has its scale, zero point and the model's own dtype, and
     one the program stores in another type (``own``: uint8, int64...) the model's dtype."""
     info = {"name": name, "dtype": t.dtype.value, "shape": [d if isinstance(d, int) else dim_str(d) for d in t.shape],
@@ -296,13 +303,13 @@ def _value_info(name, t, quant=None, own=None) -> dict:
     return info
 
 
-def _symbol_info(info) -> dict:
+def _symbol_info(info: SymbolInfo) -> dict:
     # "kind" is the report's name for the extent; "extent" is kept for existing consumers
     return {"name": info.name, "origin": info.origin, "kind": info.kind.value, "extent": info.kind.value,
             "bound": None if info.bound is None else dim_str(info.bound), "data_dependent": info.data_dependent}
 
 
-def _constraint_info(c) -> dict:
+def _constraint_info(c: Constraint) -> dict:
     # "text" is the report's name; "constraint" is kept for existing consumers
     p = c.provenance
     return {"text": c.text(), "constraint": c.text(), "kind": c.kind.value, "status": c.status.value,

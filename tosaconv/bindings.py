@@ -16,10 +16,16 @@ import difflib
 import json
 import re
 from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Callable
 
 from .diagnostics import ShapeError, TosaconvError, UsageError
 from .fileio import read_bytes
 from .limits import MAX_DIM
+
+if TYPE_CHECKING:
+    from .ir.graph import Graph
+
+    Solver = Callable[[Graph, dict], dict]   # input shapes -> the symbol values they fix
 
 
 @dataclass(frozen=True)
@@ -35,7 +41,7 @@ class BindingSet:
 
     by_name: dict = field(default_factory=dict)
 
-    def add(self, binding: Binding):
+    def add(self, binding: Binding) -> None:
         known = self.by_name.get(binding.name)
         if known is None:
             self.by_name[binding.name] = binding
@@ -101,7 +107,7 @@ class _NotInteger(str):
     """A JSON number or constant of a bindings file that is not a plain integer (its text)."""
 
 
-def _json_int(text: str):
+def _json_int(text: str) -> int | str:
     # beyond Python's own limit on converting digits (4300) a number stays text; it is refused either way
     return _NotInteger(text) if len(text) > 4000 else int(text)
 
@@ -151,7 +157,7 @@ def load_bindings_file(path: str) -> list:
     return [Binding(name, value, path) for name, value in validate_bindings_doc(doc, path).items()]
 
 
-def validate_bindings_doc(doc, path: str) -> dict:
+def validate_bindings_doc(doc: object, path: str) -> dict:
     """``doc`` as name → int, by the rules of schemas/bindings.schema.json."""
     if not isinstance(doc, dict):
         raise UsageError.one("E-BINDINGS-FILE", f"bindings file '{path}' must hold a JSON object, "
@@ -195,7 +201,7 @@ class BindingSources:
         return bool(self.binds or self.files or self.input_shapes or self.arrays)
 
 
-def collect(graph, sources: BindingSources, solve) -> BindingSet:
+def collect(graph: Graph, sources: BindingSources, solve: Solver) -> BindingSet:
     """Every binding of ``sources`` for ``graph``; ``solve`` is ``api.solve_bindings``."""
     symbols = graph.scope.symbols
     explicit = [parse_bind(t) for t in sources.binds]
@@ -218,7 +224,7 @@ def collect(graph, sources: BindingSources, solve) -> BindingSet:
     return out
 
 
-def _add_representatives(out: BindingSet, graph):
+def _add_representatives(out: BindingSet, graph: Graph) -> None:
     """Bind the symbol the types use for each bound alias (``--bind j=3`` after the ledger made j an alias of
     k binds k=3 too), unless it is bound already (then the ledger entry ``k == j`` checks the two agree)."""
     for b in list(out):
@@ -228,7 +234,7 @@ def _add_representatives(out: BindingSet, graph):
                                            f"'{name}')"))
 
 
-def _add_solved(out: BindingSet, solve, graph, shapes: dict, source: str):
+def _add_solved(out: BindingSet, solve: Solver, graph: Graph, shapes: dict, source: str) -> None:
     try:
         solved = solve(graph, shapes)
     except TosaconvError as e:
@@ -239,7 +245,7 @@ def _add_solved(out: BindingSet, solve, graph, shapes: dict, source: str):
         out.add(Binding(name, int(value), source))
 
 
-def _check_symbol(b: Binding, symbols: dict):
+def _check_symbol(b: Binding, symbols: dict) -> None:
     if b.name in symbols:
         return
     names = sorted(symbols)
@@ -251,7 +257,7 @@ def _check_symbol(b: Binding, symbols: dict):
         hint=f"did you mean '{close[0]}'?" if close else "run 'tosaconv inspect MODEL' to list its symbols")
 
 
-def _check_input(name: str, graph, source: str):
+def _check_input(name: str, graph: Graph, source: str) -> None:
     names = [v.name for v in graph.inputs]
     if name not in names:
         raise UsageError.one("E-UNKNOWN-INPUT", f"{source}: '{name}' is not an input of this model",

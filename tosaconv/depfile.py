@@ -13,6 +13,7 @@ escaped the way GNU make reads them: a space or ``#`` gets a backslash,
 from __future__ import annotations
 
 import os
+from typing import Iterable
 
 
 def escape(path: str) -> str:
@@ -27,7 +28,7 @@ def depfile_text(targets: list, prerequisites: list) -> str:
     return " \\\n  ".join(lines) + ":" + "".join(f" \\\n  {d}" for d in deps) + "\n"
 
 
-def inputs_read(model: str, binding_files=(), inputs_path: str | None = None) -> list:
+def inputs_read(model: str, binding_files: Iterable[str] = (), inputs_path: str | None = None) -> list:
     """Every file a conversion of ``model`` reads: the model, its external data, the bindings files, the
     inputs archive."""
     return [model, *external_data_files(model), *binding_files, *([inputs_path] if inputs_path else [])]

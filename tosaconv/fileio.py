@@ -18,11 +18,14 @@ import tempfile
 import zipfile
 import zlib
 from dataclasses import dataclass, field
+from typing import IO, Callable
 
 import numpy as np
 
 from .diagnostics import UsageError
 from .limits import check_tensor, nbytes
+
+Expect = Callable[[str, tuple, np.dtype], None]   # sees a member's name, shape and dtype before its data
 
 _ZIP_EPOCH = (1980, 1, 1, 0, 0, 0)   # the earliest zip date; fixed so .npz bytes are reproducible
 
@@ -51,13 +54,13 @@ class OutputBatch:
         self.written.append(entry)
         return entry
 
-    def commit(self):
+    def commit(self) -> None:
         """Move every staged file into place."""
         while self._staged:
             temp, final = self._staged.pop(0)
             os.replace(temp, final)
 
-    def discard(self):
+    def discard(self) -> None:
         """Remove every staged file that was not committed."""
         while self._staged:
             temp, _ = self._staged.pop()
@@ -93,7 +96,7 @@ def _final_mode(final: str) -> int:
         return 0o666 & ~umask
 
 
-def _unlink_quietly(path: str):
+def _unlink_quietly(path: str) -> None:
     try:
         os.unlink(path)
     except FileNotFoundError:
@@ -124,7 +127,7 @@ _NPZ_HINT = "pass an .npz written by numpy.savez or by 'tosaconv run'"
 _ARRAY_KINDS = "biuf"   # bool, signed and unsigned integers, floats: the dtypes a model input can have
 
 
-def load_npz(path: str, expect=None) -> dict:
+def load_npz(path: str, expect: Expect | None = None) -> dict:
     """The arrays of an ``.npz`` file by name; a UsageError if it is missing or unreadable.
 
     The archive is checked before any array is read: every member must be an uncompressed or
@@ -175,7 +178,8 @@ def _npz_members(path: str, zf: zipfile.ZipFile) -> dict:
     return members
 
 
-def _read_member(path: str, zf: zipfile.ZipFile, info: zipfile.ZipInfo, expect=None) -> np.ndarray:
+def _read_member(path: str, zf: zipfile.ZipFile, info: zipfile.ZipInfo,
+                 expect: Expect | None = None) -> np.ndarray:
     name = info.filename[:-4]
     with zf.open(info) as f:
         shape, fortran, dtype = _npy_header(path, info.filename, f)
@@ -191,7 +195,7 @@ def _read_member(path: str, zf: zipfile.ZipFile, info: zipfile.ZipInfo, expect=N
     return np.ascontiguousarray(array, dtype=dtype.newbyteorder("="))
 
 
-def _npy_header(path: str, member: str, f) -> tuple:
+def _npy_header(path: str, member: str, f: IO[bytes]) -> tuple:
     """(shape, fortran order, dtype) from the header of one ``.npy`` member, checked."""
     version = np.lib.format.read_magic(f)
     if version not in ((1, 0), (2, 0), (3, 0)):

@@ -17,9 +17,13 @@ its edges stay in their TOSA types.
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
 import numpy as np
 
 from .diagnostics import ShapeError
+
+if TYPE_CHECKING:
+    from .ir.graph import Graph
 
 _STORED = {"uint8": np.int8, "uint16": np.int16, "uint32": np.int32, "uint64": np.int32, "int64": np.int32,
            "float64": np.float32}
@@ -37,7 +41,7 @@ def _np_dtype(model_dtype: str) -> np.dtype:
     return np.dtype(_NARROW.get(model_dtype, model_dtype))
 
 
-def model_dtypes(graph, kind: str) -> dict:
+def model_dtypes(graph: Graph, kind: str) -> dict:
     """The model's type of each recorded input (``kind="input"``) or output edge: ``graph.input_dtypes`` /
     ``output_dtypes``, plus the quantized edges whose int8/int16 tensor holds uint8/uint16 bits (a TFLite
     model's uint8 I/O without --int-io)."""
@@ -47,7 +51,7 @@ def model_dtypes(graph, kind: str) -> dict:
     return out
 
 
-def to_program(graph, arrays: dict) -> dict:
+def to_program(graph: Graph, arrays: dict) -> dict:
     """``arrays`` by input name with each model-typed array of a recorded input in its stored type."""
     out = dict(arrays)
     program = {v.name: v.type.dtype.numpy for v in graph.inputs}
@@ -70,7 +74,7 @@ def _stored(name: str, a: np.ndarray, model_dtype: str, stored: np.dtype) -> np.
     return a.astype(stored)
 
 
-def to_model(graph, arrays: dict, kind: str = "output") -> dict:
+def to_model(graph: Graph, arrays: dict, kind: str = "output") -> dict:
     """Program ``arrays`` (outputs by output name, or inputs with ``kind="input"``) in the model's types."""
     out = dict(arrays)
     for name, model_dtype in model_dtypes(graph, kind).items():
@@ -88,7 +92,7 @@ _RANGES = {"uint8": (0, 255), "uint16": (0, 65535), "uint32": (0, 2**31 - 1), "u
            "int4": (-8, 7), "uint4": (0, 15), "int2": (-2, 1), "uint2": (0, 3)}
 
 
-def fit_random(graph, arrays: dict) -> dict:
+def fit_random(graph: Graph, arrays: dict) -> dict:
     """Random program inputs (small integers of the stored type) folded into each recorded input's model range
     where the program holds true values (a widened uint8, a uint32, an int4), so they are valid model data."""
     out = dict(arrays)

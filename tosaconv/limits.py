@@ -14,10 +14,14 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import math
+from typing import TYPE_CHECKING, Iterable, Iterator
 
 import numpy as np
 
 from .diagnostics import Diagnostic, ShapeError
+
+if TYPE_CHECKING:
+    from .ir.location import Location
 
 DEFAULT_MAX_TENSOR_BYTES = 2 << 30          # 2 GiB
 MAX_DIM = (1 << 31) - 1                     # TOSA shapes are int32
@@ -25,7 +29,7 @@ _BUDGET = contextvars.ContextVar("max_tensor_bytes", default=DEFAULT_MAX_TENSOR_
 
 
 @contextlib.contextmanager
-def tensor_budget(max_bytes: int):
+def tensor_budget(max_bytes: int) -> Iterator[None]:
     """Within the block, no tensor may take more than ``max_bytes`` bytes."""
     token = _BUDGET.set(int(max_bytes))
     try:
@@ -38,12 +42,13 @@ def max_tensor_bytes() -> int:
     return _BUDGET.get()
 
 
-def nbytes(shape, itemsize: int) -> int:
+def nbytes(shape: Iterable[object], itemsize: int) -> int:
     """The exact byte size of a tensor (Python ints: no overflow)."""
     return math.prod(int(d) for d in shape) * int(itemsize)
 
 
-def budget_diagnostic(what: str, shape, itemsize: int, symbols: str = "", location=None) -> Diagnostic | None:
+def budget_diagnostic(what: str, shape: Iterable[object], itemsize: int, symbols: str = "",
+                      location: Location | None = None) -> Diagnostic | None:
     """A diagnostic if ``what`` (shape, itemsize) breaks the budget or TOSA's int32 dims, else None."""
     shape = tuple(int(d) for d in shape)
     shown = "x".join(map(str, shape)) or "scalar"
@@ -63,7 +68,8 @@ def budget_diagnostic(what: str, shape, itemsize: int, symbols: str = "", locati
     return None
 
 
-def check_tensor(what: str, shape, dtype, symbols: str = "", location=None) -> None:
+def check_tensor(what: str, shape: Iterable[object], dtype: np.dtype | type, symbols: str = "",
+                 location: Location | None = None) -> None:
     """Raise a ShapeError (exit 4) if a tensor of ``shape`` and ``dtype`` may not be allocated."""
     diag = budget_diagnostic(what, shape, np.dtype(dtype).itemsize, symbols, location)
     if diag is not None:

@@ -20,13 +20,19 @@ import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from importlib import metadata
-from typing import Optional
+from typing import TYPE_CHECKING, Iterator, Optional
 
 import numpy as np
 
 from .analysis import summary as tosa_summary
 from .ir.io_quant import describe_io
 from .symbolic.expr import dim_str, free_symbols, subs
+
+if TYPE_CHECKING:
+    from .bindings import BindingSet
+    from .ir.graph import Graph
+    from .passes.state_as_io import StatePair
+    from .symbolic.constraints import Constraint
 
 REPORT_SCHEMA_VERSION = 1
 
@@ -51,7 +57,7 @@ class StageClock:
     _start: float = field(default_factory=time.perf_counter)
 
     @contextmanager
-    def measure(self, name: str):
+    def measure(self, name: str) -> Iterator[None]:
         t0 = time.perf_counter()
         try:
             yield
@@ -103,7 +109,7 @@ class ReportData:
             **({"symbolic_tosa": self.symbolic} if self.symbolic is not None else {}),
         }
 
-    def program(self):
+    def program(self) -> Graph:
         """The program the command produced: the static one if any, else the loaded one."""
         return self.static if self.static is not None else self.graph
 
@@ -114,18 +120,18 @@ class ReportData:
         return variable_warnings(program) + list(getattr(program, "import_warnings", ()))
 
 
-def _state_pairs(graph) -> list:
+def _state_pairs(graph: Graph | None) -> list:
     from .passes.state_as_io import state_pairs   # lazy, as in ReportData.warnings
     return state_pairs(graph) if graph is not None else []
 
 
-def state_entry(pair) -> dict:
+def state_entry(pair: StatePair) -> dict:
     """One variable carried as I/O: the input and output that carry it, and its type."""
     return {"variable": pair.variable, "input": pair.input, "output": pair.output,
             "dtype": pair.type.dtype.value, "shape": [d if isinstance(d, int) else dim_str(d) for d in pair.type.shape]}
 
 
-def symbols_section(graph, bindings) -> list:
+def symbols_section(graph: Graph, bindings: BindingSet | None) -> list:
     bound = bindings.by_name if bindings is not None else {}
     out = []
     for name, info in graph.scope.symbols.items():
@@ -136,7 +142,7 @@ def symbols_section(graph, bindings) -> list:
     return out
 
 
-def constraint_entry(c, values: dict) -> dict:
+def constraint_entry(c: Constraint, values: dict) -> dict:
     """One ledger entry with its provenance and, when every symbol is bound, its values."""
     checked = free_symbols(c.lhs) | free_symbols(c.rhs) <= set(values)
     lhs = subs(c.lhs, values) if checked else None
@@ -146,7 +152,7 @@ def constraint_entry(c, values: dict) -> dict:
             "lhs_value": lhs, "rhs_value": rhs, "holds": c.holds(lhs, rhs) if checked else None}
 
 
-def array_summary(name: str, array, origin: str = "") -> dict:
+def array_summary(name: str, array: np.ndarray, origin: str = "") -> dict:
     """Name, shape, dtype and finite statistics of one array (JSON-safe: no NaN)."""
     a = np.asarray(array)
     entry = {"name": name, "shape": list(a.shape), "dtype": str(a.dtype)}

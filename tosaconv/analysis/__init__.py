@@ -8,17 +8,22 @@ every op at fault. The facts come from the spec's ``tosa.xml`` through ``tosa_sp
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
 from .checks import check_level, check_profile
 from .float_islands import FloatIsland, float_islands, float_reason, note_float_reason
 from .levels import LevelCheck, Violation, violations
 from .profiles import Requirements, requirements
 from .spec import spec
 
+if TYPE_CHECKING:
+    from ..ir.graph import Graph
+    from .profiles import OpNeed
+
 __all__ = ["FloatIsland", "LevelCheck", "Requirements", "Violation", "check_level", "check_profile",
            "float_islands", "float_reason", "note_float_reason", "requirements", "summary", "violations"]
 
 
-def summary(graph, level: str = "8K") -> dict:
+def summary(graph: Graph, level: str = "8K") -> dict:
     """The profiles and extensions ``graph`` needs, its float islands and its fit to ``level``."""
     req = requirements(graph)
     check = violations(graph, level)
@@ -40,7 +45,7 @@ def _use(name: str, needs: list) -> dict:
     return {"name": name, "ops": len(needs), "first": _need_json(needs[0]) if needs else None}
 
 
-def _need_json(need) -> dict:
+def _need_json(need: OpNeed) -> dict:
     loc = need.op.location
     return {"op": need.op.op.name, "mode": need.mode,
             "location": {"op_type": loc.op_type, "name": loc.name, "source": loc.source, "text": str(loc)}}

@@ -8,16 +8,21 @@ violation. Both raise :class:`~tosaconv.diagnostics.ConversionError` (exit 3).
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
 from ..diagnostics import ConversionError, Diagnostic
 from .float_islands import float_islands
 from .levels import violations
 from .profiles import PRO_FP, PRO_INT, outside_profile, requirements
 
+if TYPE_CHECKING:
+    from ..ir.graph import Graph
+    from .profiles import Requirements
+
 PROFILES = {"int": PRO_INT, "fp": PRO_FP}
 LEVELS = {"8k": "8K", "none": "none"}
 
 
-def check_profile(graph, profile: str | None):
+def check_profile(graph: Graph, profile: str | None) -> None:
     """Raise ConversionError listing every op that needs more than ``profile`` ("int", "fp" or None)."""
     if profile is None:
         return
@@ -42,7 +47,7 @@ def _hint(profile: str) -> str:
     return "give a float model, or drop --profile fp"
 
 
-def _float_diagnostics(graph, req) -> list:
+def _float_diagnostics(graph: Graph, req: Requirements) -> list:
     """Outside PRO-INT are the float ops (by source location, with why) and ops no profile has."""
     islands = [Diagnostic("E-PROFILE-FLOAT", f"stays float: {island.text()}", island.location,
                           notes=(f"why: {island.reason}",)) for island in float_islands(graph, req)]
@@ -58,7 +63,7 @@ def _op_diagnostics(needs: list, profile: str) -> list:
     return out
 
 
-def check_level(graph, level: str | None):
+def check_level(graph: Graph, level: str | None) -> None:
     """Raise ConversionError listing every op that breaks a limit of ``level`` ("8k"; None: no check)."""
     if level is None or LEVELS[level] == "none":
         return

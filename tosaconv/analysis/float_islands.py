@@ -13,20 +13,24 @@ specialization keep (shells and regions share the dict).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from ..ir.location import Location
 from ..ir.types import TensorType
 from .profiles import PRO_FP, PRO_INT, OpNeed, Requirements, allowed_by
 
+if TYPE_CHECKING:
+    from ..ir.graph import Graph, Operation
 
-def note_float_reason(graph_or_ctx, location: Location, reason: str):
+
+def note_float_reason(graph_or_ctx: object, location: Location, reason: str) -> None:
     """Record why the ops at ``location`` stay float (an importer calls this; a context with a
     ``graph`` attribute or the Graph itself will do). The first note for a location wins."""
     graph = getattr(graph_or_ctx, "graph", graph_or_ctx)
     graph.float_reasons.setdefault(str(location), reason)
 
 
-def float_reason(graph, location: Location, float_model: bool = False) -> str:
+def float_reason(graph: Graph, location: Location, float_model: bool = False) -> str:
     """The noted reason for ``location`` (or one of its fused parts), else the default."""
     for key in (location, *location.parts()):
         if str(key) in graph.float_reasons:
@@ -65,7 +69,7 @@ def is_float(need: OpNeed) -> bool:
     return bool(need.alternatives) and not any(allowed_by(PRO_INT, alt) for alt in need.alternatives)
 
 
-def float_islands(graph, req: Requirements) -> list:
+def float_islands(graph: Graph, req: Requirements) -> list:
     """One FloatIsland per source location holding float ops, in program order."""
     groups: dict = {}
     for need in req.needs:
@@ -80,14 +84,14 @@ def _integer_only(need: OpNeed) -> bool:
     return bool(need.alternatives) and not any(allowed_by(PRO_FP, alt) for alt in need.alternatives)
 
 
-def _island(graph, ops: list, float_model: bool) -> FloatIsland:
+def _island(graph: Graph, ops: list, float_model: bool) -> FloatIsland:
     location = ops[0].location
     dtypes = sorted({t.dtype.value for op in ops for t in _types(op) if t.dtype.is_float})
     return FloatIsland(location, tuple(op.op.name for op in ops), tuple(dtypes),
                        float_reason(graph, location, float_model))
 
 
-def _types(op) -> list:
+def _types(op: Operation) -> list:
     """The tensor types an op touches: its values', and a VARIABLE's declared type."""
     types = [v.type for v in [*op.operands, *op.results] if isinstance(v.type, TensorType)]
     if getattr(op.attrs, "dtype", None) is not None and getattr(op.attrs, "shape", None) is not None:

@@ -15,11 +15,15 @@ import ast
 import math
 import re
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from ..ir.graph import op_regions
 from ..ir.location import Location
 from ..ir.types import TensorType
 from . import spec as S
+
+if TYPE_CHECKING:
+    from ..ir.graph import Graph, Operation, Value
 
 _IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
@@ -54,7 +58,7 @@ class LevelCheck:
         return not self.violations
 
 
-def violations(graph, level: str = "8K") -> LevelCheck:
+def violations(graph: Graph, level: str = "8K") -> LevelCheck:
     limits = S.level(level)
     check = LevelCheck(level)
     for v in graph.inputs:
@@ -63,7 +67,7 @@ def violations(graph, level: str = "8K") -> LevelCheck:
     return check
 
 
-def _walk(check: LevelCheck, limits: dict, graph, depth: int):
+def _walk(check: LevelCheck, limits: dict, graph: Graph, depth: int) -> None:
     for op in graph.ops:
         entry = S.op_spec(op.op.tosa) if op.op.tosa else None
         if entry is not None:
@@ -80,7 +84,7 @@ def _walk(check: LevelCheck, limits: dict, graph, depth: int):
             _walk(check, limits, region, depth + 1)
 
 
-def _check_op(check: LevelCheck, limits: dict, op, entry: dict):
+def _check_op(check: LevelCheck, limits: dict, op: Operation, entry: dict) -> None:
     env = _environment(op, entry)
     for _, expression, limit in entry["limits"]:
         value = _evaluate(expression, env)
@@ -90,14 +94,14 @@ def _check_op(check: LevelCheck, limits: dict, op, entry: dict):
             check.violations.append(Violation(op.op.name, op.location, limit, expression, value, limits[limit]))
 
 
-def _check_rank(check: LevelCheck, limits: dict, value, op_name: str, location: Location):
+def _check_rank(check: LevelCheck, limits: dict, value: Value, op_name: str, location: Location) -> None:
     """MAX_RANK bounds every tensor (the spec table lists it per argument, but not for the reductions)."""
     if isinstance(value.type, TensorType) and value.type.rank > limits["MAX_RANK"]:
         check.violations.append(Violation(op_name, location, "MAX_RANK", f"rank of '{value.name}'",
                                           value.type.rank, limits["MAX_RANK"]))
 
 
-def _check_size(check: LevelCheck, limits: dict, value, op_name: str, location: Location):
+def _check_size(check: LevelCheck, limits: dict, value: Value, op_name: str, location: Location) -> None:
     """The spec's tensor_size_t rule: elements x element bytes must stay below 2**MAX_LOG2_SIZE."""
     if not isinstance(value.type, TensorType):
         return
@@ -111,7 +115,7 @@ def _check_size(check: LevelCheck, limits: dict, value, op_name: str, location: 
                                           size, maximum))
 
 
-def _environment(op, entry: dict) -> dict:
+def _environment(op: Operation, entry: dict) -> dict:
     """Names the limit expressions use: shapes and their dims, tensor lists, attribute elements."""
     env: dict = {}
     for arg in S.arguments(op, entry):
@@ -129,7 +133,7 @@ def _environment(op, entry: dict) -> dict:
     return env
 
 
-def _bind_shape(env: dict, text: str, shape: tuple):
+def _bind_shape(env: dict, text: str, shape: tuple) -> None:
     if _IDENTIFIER.match(text):
         env.setdefault(text, shape)
         return
@@ -138,7 +142,7 @@ def _bind_shape(env: dict, text: str, shape: tuple):
         env.update((n.strip(), d) for n, d in zip(names, shape) if _IDENTIFIER.match(n.strip()))
 
 
-def _evaluate(expression: str, env: dict):
+def _evaluate(expression: str, env: dict) -> int | None:
     """The integer value of a limit expression, or None when a name is unknown or symbolic."""
     try:
         value = _eval(ast.parse(expression, mode="eval").body, env)
@@ -147,7 +151,7 @@ def _evaluate(expression: str, env: dict):
     return value if isinstance(value, int) else None
 
 
-def _eval(node, env: dict):
+def _eval(node: ast.expr, env: dict) -> object:
     if isinstance(node, ast.Name):
         return env[node.id]
     if isinstance(node, ast.Constant):
@@ -166,7 +170,7 @@ def _eval(node, env: dict):
     raise TypeError(f"unsupported expression {ast.dump(node)}")
 
 
-def _call(name: str, argument):
+def _call(name: str, argument: object) -> int:
     """``rank(shape)`` is a shape's length and ``tensor_list_shape(list)`` a list's: both are len()."""
     if name in ("rank", "tensor_list_shape"):
         return len(argument)

@@ -16,11 +16,15 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from ..ir.graph import walk_graphs
 from ..ir.ops import Trait
 from ..ir.types import TensorType
 from . import spec as S
+
+if TYPE_CHECKING:
+    from ..ir.graph import Graph, Operation
 
 PRO_INT, PRO_FP = "PRO-INT", "PRO-FP"
 
@@ -58,7 +62,7 @@ class Requirements:
         return all(n.exact for n in self.needs)
 
 
-def requirements(graph) -> Requirements:
+def requirements(graph: Graph) -> Requirements:
     needs = [op_need(op) for g in walk_graphs(graph) for op in g.ops]
     req = Requirements(needs)
     req.chosen = _choose(needs)
@@ -76,7 +80,7 @@ def requirements(graph) -> Requirements:
     return req
 
 
-def op_need(op) -> OpNeed:
+def op_need(op: Operation) -> OpNeed:
     entry = S.op_spec(op.op.tosa) if op.op.tosa else None
     if entry is None:
         return _by_element_types(op)
@@ -89,7 +93,7 @@ def op_need(op) -> OpNeed:
     return OpNeed(op, rows[0][0], tuple(frozenset(alt) | extra for alt in rows[0][2]))
 
 
-def _enum_extensions(op, entry: dict) -> frozenset:
+def _enum_extensions(op: Operation, entry: dict) -> frozenset:
     """Extensions an attribute's enum value needs (RESCALE rounding_mode DOUBLE_ROUND: EXT-DOUBLEROUND)."""
     out = set()
     for attr, values in entry["enum_extensions"].items():
@@ -99,7 +103,7 @@ def _enum_extensions(op, entry: dict) -> frozenset:
     return frozenset(out)
 
 
-def _by_element_types(op) -> OpNeed:
+def _by_element_types(op: Operation) -> OpNeed:
     """An op with no TOSA form (a helper or data-dependent op of a symbolic program) needs what
     holding its tensors needs: the spec's CONST row for each element type (fp32: PRO-FP; bf16:
     EXT-BF16; i8: PRO-INT or PRO-FP), one choice per type, keeping the smallest combinations."""
@@ -124,7 +128,7 @@ def _choose(needs: list) -> frozenset:
     return frozenset(chosen)
 
 
-def chosen_alternative(need: OpNeed, chosen) -> frozenset | None:
+def chosen_alternative(need: OpNeed, chosen: frozenset) -> frozenset | None:
     return next((alt for alt in need.alternatives if alt <= chosen), None)
 
 

@@ -14,9 +14,13 @@ import functools
 import json
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..ir.dtypes import DType
 from ..ir.types import TensorType
+
+if TYPE_CHECKING:
+    from ..ir.graph import Operation
 
 SPEC_FILE = Path(__file__).with_name("tosa_spec.json")
 
@@ -31,7 +35,7 @@ def spec() -> dict:
     return json.loads(SPEC_FILE.read_text(encoding="utf-8"))
 
 
-def op_spec(tosa_name: str):
+def op_spec(tosa_name: str) -> dict | None:
     """The spec's entry for a TOSA op, or None when the spec has no such op."""
     return spec()["ops"].get(tosa_name)
 
@@ -50,17 +54,17 @@ class Argument:
     value: object       # a Value, or a list of Values for a tensor list
 
 
-def arguments(op, entry: dict) -> list:
+def arguments(op: Operation, entry: dict) -> list:
     """The spec arguments of ``op`` that an IR value fills: inputs by position, then outputs."""
     results = [op.results] if _is_list(entry["outputs"]) else [[r] for r in op.results]
     return _pair(entry["inputs"], _operand_groups(op)) + _pair(entry["outputs"], results)
 
 
-def _is_list(args) -> bool:
+def _is_list(args: object) -> bool:
     return any(kind == "tensor_list_t" for _, kind, _, _ in args)
 
 
-def _operand_groups(op) -> list:
+def _operand_groups(op: Operation) -> list:
     """The op's operands grouped as its table declares them (a variadic operand is one group)."""
     groups, i = [], 0
     for declared in op.op.operands:
@@ -82,7 +86,7 @@ def _pair(spec_args: list, groups: list) -> list:
     return out
 
 
-def type_bindings(op, entry: dict) -> dict:
+def type_bindings(op: Operation, entry: dict) -> dict:
     """Type variable -> spec type name, from the op's tensors and typed attributes (``acc_type``, a
     variable's declared type). Variables whose values are not known here are left out."""
     out = {}

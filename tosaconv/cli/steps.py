@@ -13,6 +13,7 @@ the carried state (the initial values, then what the previous step left).
 from __future__ import annotations
 
 import os
+from typing import TYPE_CHECKING
 
 import click
 import numpy as np
@@ -24,6 +25,9 @@ from ..fileio import load_npz
 from ..io_dtypes import to_model, to_program
 from ..passes.state_as_io import carry_in, state_pairs
 from ..report import ReportData, dumps
+
+if TYPE_CHECKING:
+    from ..ir.graph import Graph
 
 INPUT_PREFIX = "input:"
 STEP_PREFIX = "step{}/"   # arrays of step k of a several-step run
@@ -55,7 +59,7 @@ def binding_sources(binds, binding_files, input_shapes, inputs_path, graph=None)
 _KIND_GROUPS = {"b": "bool", "i": "integer", "u": "integer", "f": "float"}
 
 
-def _header_check(graph, path: str):
+def _header_check(graph: Graph, path: str):
     """A check of each ``.npz`` member header against the model input of its name, run before the
     data is read: same rank, static dims equal, a symbolic dim the same value wherever it appears,
     and the same kind of element type (bool, integer, float)."""
@@ -130,7 +134,7 @@ def histogram(graph) -> dict:
     return api.describe(graph)["histogram"]
 
 
-def pick_inputs(graph, bindings: BindingSet, sources: BindingSources, seed: int,
+def pick_inputs(graph: Graph, bindings: BindingSet, sources: BindingSources, seed: int,
                 state: dict | None = None) -> tuple:
     """The run's input arrays and where they came from (``--inputs`` or random from the seed); a state
     input the arrays lack comes from ``state`` (see the module docstring)."""
@@ -161,7 +165,7 @@ def _missing_input(sources: BindingSources, name: str, names: list, is_state: bo
                       notes=notes, hint=hint)
 
 
-def _require_bound(graph, values: dict):
+def _require_bound(graph: Graph, values: dict):
     """Random inputs need every input symbol bound (api.random_inputs does not check)."""
     unbound = sorted({s for v in graph.inputs for s in v.type.symbols()} - set(values))
     if unbound:
@@ -171,7 +175,7 @@ def _require_bound(graph, values: dict):
             hint=f"add --bind {name}=N, or give the arrays with --inputs") for name in unbound])
 
 
-def _origin(graph, name: str) -> str:
+def _origin(graph: Graph, name: str) -> str:
     info = graph.scope.symbols.get(name)
     return info.origin if info is not None else "the program"
 

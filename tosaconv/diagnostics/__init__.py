@@ -11,7 +11,10 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field
-from typing import Optional
+from typing import TYPE_CHECKING, Iterable, Optional
+
+if TYPE_CHECKING:
+    from ..ir.location import Location
 
 
 class Severity(enum.Enum):
@@ -56,14 +59,15 @@ class TosaconvError(Exception):
     diagnostics: list = field(default_factory=list)
     exit_code = EXIT_INTERNAL
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         super().__init__(self.summary())
 
     def summary(self) -> str:
         return "; ".join(d.message for d in self.diagnostics)
 
     @classmethod
-    def one(cls, code: str, message: str, location=None, notes=(), hint=None):
+    def one(cls, code: str, message: str, location: Location | None = None, notes: Iterable[str] = (),
+            hint: str | None = None) -> TosaconvError:
         return cls([Diagnostic(code, message, location, tuple(notes), hint)])
 
 

@@ -7,10 +7,14 @@ raises this one error, so it lives below all of them.
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
 from . import ShapeError
 
+if TYPE_CHECKING:
+    from ..ir.location import Location
 
-def assumption_error(symbol: str, assumed: int, actual: int, location, data: str,
+
+def assumption_error(symbol: str, assumed: int, actual: int, location: Location | None, data: str,
                      element: "int | None" = None) -> ShapeError:
     """The E-ASSUMPTION error (exit 4): a bound data-dependent symbol (a NonZero count, or the value
     EXTRACT_DIM reads from ``element`` of ``data``) that the data contradicts; ``data`` names the tensor

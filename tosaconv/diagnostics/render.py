@@ -17,6 +17,7 @@ import os
 import sys
 import threading
 import time
+from typing import TYPE_CHECKING, Iterable, Sequence
 
 from rich.console import Console
 from rich.progress import Progress, ProgressColumn, SpinnerColumn, TextColumn
@@ -24,6 +25,9 @@ from rich.table import Table
 from rich.text import Text
 
 from . import Diagnostic
+
+if TYPE_CHECKING:
+    from rich.progress import Task
 
 PROGRESS_DELAY_S = 1.0
 
@@ -44,12 +48,12 @@ class Renderer:
         self.out = _console(stderr=False)
         self.err = _console(stderr=True)
 
-    def document(self, doc: dict):
+    def document(self, doc: dict) -> None:
         """The one JSON document of a ``--json`` run, on stdout."""
         sys.stdout.write(json.dumps(doc, indent=2, default=str, allow_nan=False) + "\n")
         sys.stdout.flush()
 
-    def diagnostics(self, diags, exit_code: int):
+    def diagnostics(self, diags: Iterable[Diagnostic], exit_code: int) -> None:
         """A failure: the JSON document in JSON mode, else every diagnostic on stderr."""
         if self.json_mode:
             self.document({"ok": False, "exit_code": exit_code, "diagnostics": [d.to_json() for d in diags]})
@@ -57,17 +61,17 @@ class Renderer:
         for d in diags:
             self.err.print(diagnostic_text(d), soft_wrap=True)
 
-    def warnings(self, diags):
+    def warnings(self, diags: Iterable[Diagnostic]) -> None:
         """Warnings of a successful command on stderr (in JSON mode the document holds them)."""
         if not self.json_mode:
             for d in diags:
                 self.err.print(diagnostic_text(d), soft_wrap=True)
 
-    def plain_error(self, line: str):
+    def plain_error(self, line: str) -> None:
         """One unadorned line on stderr (the internal-error report)."""
         self.err.print(Text(line), soft_wrap=True)
 
-    def summary(self, line: str):
+    def summary(self, line: str) -> None:
         """The one-line success summary (suppressed by -q and --json)."""
         if not (self.quiet or self.json_mode):
             self.out.print(Text(line), soft_wrap=True)
@@ -90,7 +94,7 @@ def diagnostic_text(d: Diagnostic) -> Text:
     return text
 
 
-def table(title: str, columns, rows) -> Table:
+def table(title: str, columns: Iterable[str], rows: Iterable[Sequence[object]]) -> Table:
     """A rich table of plain-text cells."""
     t = Table(title=title, title_justify="left", title_style="bold")
     for column in columns:
@@ -109,7 +113,7 @@ class _SinceColumn(ProgressColumn):
         super().__init__()
         self._start = start
 
-    def render(self, task) -> Text:
+    def render(self, task: Task) -> Text:
         return Text(f"{time.perf_counter() - self._start:.1f} s", style="yellow")
 
 
@@ -132,7 +136,7 @@ class DelayedProgress:
             self._timer.start()
         return self
 
-    def _start(self):
+    def _start(self) -> None:
         with self._lock:
             if self._timer is None:
                 return
@@ -141,7 +145,7 @@ class DelayedProgress:
             self._task = self._progress.add_task(self._label, total=None)
             self._progress.start()
 
-    def update(self, label: str):
+    def update(self, label: str) -> None:
         with self._lock:
             self._label = label
             if self._progress is not None:
@@ -158,13 +162,13 @@ class DelayedProgress:
         return False
 
 
-def _shape_text(shape) -> str:
+def _shape_text(shape: object) -> str:
     if isinstance(shape, (list, tuple)):
         return "[" + ", ".join(str(d) for d in shape) + "]"
     return str(shape)
 
 
-def _get(row: dict, *keys):
+def _get(row: dict, *keys: str) -> tuple:
     return tuple(row.get(k) for k in keys)
 
 
@@ -203,7 +207,7 @@ def _origin_text(s: dict) -> str:
     return origin + (" [data-dependent]" if s.get("data_dependent") and "data-dependent" not in origin else "")
 
 
-def show_inspect(renderer: Renderer, info: dict):
+def show_inspect(renderer: Renderer, info: dict) -> None:
     renderer.out.print(Text.assemble(("source: ", "bold"), str(info.get("source", "?"))), soft_wrap=True)
     for t in inspect_tables(info):
         renderer.out.print(t)
@@ -239,12 +243,13 @@ def tosa_lines(tosa: dict) -> list:
     return lines
 
 
-def _limits_cell(limits) -> str:
+def _limits_cell(limits: Iterable[dict]) -> str:
     """An op's published limits, one per line: what is not handled, and the key a refusal names."""
     return "\n".join(f"{lim['text']} [{lim['key']}]" for lim in limits)
 
 
-def show_ops(renderer: Renderer, rows: list, tflite_rows: list = (), custom_ops: list = (), limits: list = ()):
+def show_ops(renderer: Renderer, rows: list, tflite_rows: Sequence[dict] = (), custom_ops: Sequence[dict] = (),
+             limits: Sequence[dict] = ()) -> None:
     renderer.out.print(table("Supported ONNX ops", ("op", "domain", "model opsets", "op versions", "limits"),
                              [(r["op_type"], r["domain"], "{}-{}".format(*r["opsets"]),
                                ", ".join(map(str, r["versions"])), _limits_cell(r.get("limits", ())))

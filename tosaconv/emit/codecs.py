@@ -17,84 +17,85 @@ from ..ir import attrs as A
 from ..ir.dtypes import DType
 from ..ir.ops import OPS, resolve
 from . import params as P
-from .codec_base import Codec, nan_code, nan_name
+from ..ir.types import TensorType
+from .codec_base import Codec, Encoded, Fields, Params, TypeList, nan_code, nan_name
 from .schema import ROUNDING_MODES
 from .tensor_data import from_le_bytes, to_le_bytes
 
 class NanCodec(Codec):
-    def encode(self, attrs, ins, out):
+    def encode(self, attrs: A.Attrs, ins: TypeList, out: TensorType) -> Encoded:
         return [], {"nan_mode": nan_code(attrs)}
 
-    def decode(self, fields, params, ins, out):
+    def decode(self, fields: Fields, params: Params, ins: TypeList, out: TensorType) -> A.Attrs:
         return A.NanModeAttrs(nan_name(fields))
 
 
 class AxisCodec(Codec):
-    def encode(self, attrs, ins, out):
+    def encode(self, attrs: A.Attrs, ins: TypeList, out: TensorType) -> Encoded:
         return [], {"axis": attrs.axis}
 
-    def decode(self, fields, params, ins, out):
+    def decode(self, fields: Fields, params: Params, ins: TypeList, out: TensorType) -> A.Attrs:
         return A.AxisAttrs(fields.get("axis", 0))
 
 
 class AxisNanCodec(Codec):
-    def encode(self, attrs, ins, out):
+    def encode(self, attrs: A.Attrs, ins: TypeList, out: TensorType) -> Encoded:
         return [], {"axis": attrs.axis, "nan_mode": nan_code(attrs)}
 
-    def decode(self, fields, params, ins, out):
+    def decode(self, fields: Fields, params: Params, ins: TypeList, out: TensorType) -> A.Attrs:
         return A.AxisNanAttrs(fields.get("axis", 0), nan_name(fields))
 
 
 class ShiftCodec(Codec):
-    def encode(self, attrs, ins, out):
+    def encode(self, attrs: A.Attrs, ins: TypeList, out: TensorType) -> Encoded:
         return [], {"round": attrs.round}
 
-    def decode(self, fields, params, ins, out):
+    def decode(self, fields: Fields, params: Params, ins: TypeList, out: TensorType) -> A.Attrs:
         return A.ArithmeticRightShiftAttrs(fields.get("round", False))
 
 
 class MulCodec(Codec):
     roles = ("shift",)
 
-    def encode(self, attrs, ins, out):
+    def encode(self, attrs: A.Attrs, ins: TypeList, out: TensorType) -> Encoded:
         return [P.scalar_param("shift", attrs.shift, DType.INT8)], {}
 
-    def decode(self, fields, params, ins, out):
+    def decode(self, fields: Fields, params: Params, ins: TypeList, out: TensorType) -> A.Attrs:
         return A.MulAttrs(P.int_value(params["shift"], "shift"))
 
 
 class NegateCodec(Codec):
     roles = ("input_zp", "output_zp")
 
-    def encode(self, attrs, ins, out):
+    def encode(self, attrs: A.Attrs, ins: TypeList, out: TensorType) -> Encoded:
         return [P.scalar_param("input_zp", attrs.input_zp, ins[0].dtype),
                 P.scalar_param("output_zp", attrs.output_zp, out.dtype)], {}
 
-    def decode(self, fields, params, ins, out):
+    def decode(self, fields: Fields, params: Params, ins: TypeList, out: TensorType) -> A.Attrs:
         return A.NegateAttrs(P.int_value(params["input_zp"], "input_zp"),
                              P.int_value(params["output_zp"], "output_zp"))
 
 
 class ClampCodec(Codec):
-    def encode(self, attrs, ins, out):
+    def encode(self, attrs: A.Attrs, ins: TypeList, out: TensorType) -> Encoded:
         dtype = ins[0].dtype
         return [], {"min_val": _bound_bytes(attrs.min_val, dtype, "min_val"),
                     "max_val": _bound_bytes(attrs.max_val, dtype, "max_val"), "nan_mode": nan_code(attrs)}
 
-    def decode(self, fields, params, ins, out):
+    def decode(self, fields: Fields, params: Params, ins: TypeList, out: TensorType) -> A.Attrs:
         dtype = ins[0].dtype
         return A.ClampAttrs(_bound_value(fields.get("min_val"), dtype, "min_val"),
                             _bound_value(fields.get("max_val"), dtype, "max_val"), nan_name(fields))
 
 
-def _bound_bytes(value, dtype: DType, role: str) -> bytes:
+def _bound_bytes(value: float, dtype: DType, role: str) -> bytes:
     if not dtype.is_float and not float(value).is_integer():
         raise ValueError(f"CLAMP {role} {value} is not an integer but the input is {dtype.name}")
     arr = np.array([value], dtype=np.float64 if dtype.is_float else np.int64)
     return to_le_bytes(arr, dtype).tobytes()
 
 
-def _bound_value(data, dtype: DType, role: str):
+def _bound_value(data: object, dtype: DType, role: str) -> float | int:
     if data is None:
         raise ValueError(f"CLAMP has no {role}")
     value = from_le_bytes(data, dtype, (1,))[0]
@@ -102,29 +103,29 @@ def _bound_value(data, dtype: DType, role: str):
 
 
 class CastCodec(Codec):
-    def encode(self, attrs, ins, out):
+    def encode(self, attrs: A.Attrs, ins: TypeList, out: TensorType) -> Encoded:
         if attrs.dtype != out.dtype:
             raise ValueError(f"CAST to {attrs.dtype.name} has a {out.dtype.name} result")
         return [], {}
 
-    def decode(self, fields, params, ins, out):
+    def decode(self, fields: Fields, params: Params, ins: TypeList, out: TensorType) -> A.Attrs:
         return A.CastAttrs(out.dtype)
 
 
 class TableCodec(Codec):
     roles = ("table",)
 
-    def encode(self, attrs, ins, out):
+    def encode(self, attrs: A.Attrs, ins: TypeList, out: TensorType) -> Encoded:
         return [P.Param("table", ins[0].dtype, np.asarray(attrs.table).reshape(-1))], {}
 
-    def decode(self, fields, params, ins, out):
+    def decode(self, fields: Fields, params: Params, ins: TypeList, out: TensorType) -> A.Attrs:
         return A.TableAttrs(params["table"])
 
 
 class RescaleCodec(Codec):
     roles = ("multiplier", "shift", "input_zp", "output_zp")
 
-    def encode(self, attrs, ins, out):
+    def encode(self, attrs: A.Attrs, ins: TypeList, out: TensorType) -> Encoded:
         mult_type = DType.INT32 if attrs.scale32 else DType.INT16
         if len(attrs.multiplier) != len(attrs.shift):
             raise ValueError("RESCALE multiplier and shift differ in length")
@@ -137,7 +138,7 @@ class RescaleCodec(Codec):
                   "input_unsigned": attrs.input_unsigned, "output_unsigned": attrs.output_unsigned}
         return params, fields
 
-    def decode(self, fields, params, ins, out):
+    def decode(self, fields: Fields, params: Params, ins: TypeList, out: TensorType) -> A.Attrs:
         in_u, out_u = fields.get("input_unsigned", False), fields.get("output_unsigned", False)
         return A.RescaleAttrs(
             P.int_tuple(params["multiplier"]), P.int_tuple(params["shift"]),
@@ -151,32 +152,32 @@ class RescaleCodec(Codec):
 class MatMulCodec(Codec):
     roles = ("a_zp", "b_zp")
 
-    def encode(self, attrs, ins, out):
+    def encode(self, attrs: A.Attrs, ins: TypeList, out: TensorType) -> Encoded:
         return [P.scalar_param("a_zp", attrs.a_zp, ins[0].dtype),
                 P.scalar_param("b_zp", attrs.b_zp, ins[1].dtype)], {}
 
-    def decode(self, fields, params, ins, out):
+    def decode(self, fields: Fields, params: Params, ins: TypeList, out: TensorType) -> A.Attrs:
         return A.MatMulAttrs(P.int_value(params["a_zp"], "a_zp"), P.int_value(params["b_zp"], "b_zp"))
 
 
-def _conv_zps(attrs, ins) -> list:
+def _conv_zps(attrs: A.Attrs, ins: TypeList) -> list[P.Param]:
     return [P.scalar_param("input_zp", attrs.input_zp, ins[0].dtype),
             P.scalar_param("weight_zp", attrs.weight_zp, ins[1].dtype)]
 
 
-def _zps(params) -> tuple:
+def _zps(params: Params) -> tuple[int, int]:
     return P.int_value(params["input_zp"], "input_zp"), P.int_value(params["weight_zp"], "weight_zp")
 
 
 class ConvCodec(Codec):
     roles = ("input_zp", "weight_zp")
 
-    def encode(self, attrs, ins, out):
+    def encode(self, attrs: A.Attrs, ins: TypeList, out: TensorType) -> Encoded:
         fields = {"pad": attrs.pad, "stride": attrs.stride, "dilation": attrs.dilation,
                   "local_bound": attrs.local_bound, "acc_type": P.acc_code(attrs.acc_type)}
         return _conv_zps(attrs, ins), fields
 
-    def decode(self, fields, params, ins, out):
+    def decode(self, fields: Fields, params: Params, ins: TypeList, out: TensorType) -> A.Attrs:
         return A.Conv2dAttrs(fields.get("pad", ()), fields.get("stride", ()), fields.get("dilation", ()),
                              P.acc_dtype(fields.get("acc_type", 0)), *_zps(params),
                              fields.get("local_bound", False))
@@ -185,7 +186,7 @@ class ConvCodec(Codec):
 class Conv3dCodec(ConvCodec):
     """CONV3D: CONV2D's operands and table, with three-axis stride and dilation and six pads."""
 
-    def decode(self, fields, params, ins, out):
+    def decode(self, fields: Fields, params: Params, ins: TypeList, out: TensorType) -> A.Attrs:
         return A.Conv3dAttrs(fields.get("pad", ()), fields.get("stride", ()), fields.get("dilation", ()),
                              P.acc_dtype(fields.get("acc_type", 0)), *_zps(params),
                              fields.get("local_bound", False))
@@ -199,12 +200,12 @@ class RegionCodec(Codec):
 class TransposeConvCodec(Codec):
     roles = ("input_zp", "weight_zp")
 
-    def encode(self, attrs, ins, out):
+    def encode(self, attrs: A.Attrs, ins: TypeList, out: TensorType) -> Encoded:
         fields = {"out_pad": attrs.out_pad, "stride": attrs.stride,
                   "local_bound": attrs.local_bound, "acc_type": P.acc_code(attrs.acc_type)}
         return _conv_zps(attrs, ins), fields
 
-    def decode(self, fields, params, ins, out):
+    def decode(self, fields: Fields, params: Params, ins: TypeList, out: TensorType) -> A.Attrs:
         return A.TransposeConv2dAttrs(fields.get("out_pad", ()), fields.get("stride", ()),
                                       P.acc_dtype(fields.get("acc_type", 0)), *_zps(params),
                                       fields.get("local_bound", False))
@@ -213,13 +214,13 @@ class TransposeConvCodec(Codec):
 class AvgPoolCodec(Codec):
     roles = ("input_zp", "output_zp")
 
-    def encode(self, attrs, ins, out):
+    def encode(self, attrs: A.Attrs, ins: TypeList, out: TensorType) -> Encoded:
         params = [P.scalar_param("input_zp", attrs.input_zp, ins[0].dtype),
                   P.scalar_param("output_zp", attrs.output_zp, out.dtype)]
         return params, {"kernel": attrs.kernel, "stride": attrs.stride, "pad": attrs.pad,
                         "acc_type": P.acc_code(attrs.acc_type)}
 
-    def decode(self, fields, params, ins, out):
+    def decode(self, fields: Fields, params: Params, ins: TypeList, out: TensorType) -> A.Attrs:
         return A.AvgPool2dAttrs(fields.get("kernel", ()), fields.get("stride", ()), fields.get("pad", ()),
                                 P.acc_dtype(fields.get("acc_type", 0)),
                                 P.int_value(params["input_zp"], "input_zp"),
@@ -227,10 +228,10 @@ class AvgPoolCodec(Codec):
 
 
 class MaxPoolCodec(Codec):
-    def encode(self, attrs, ins, out):
+    def encode(self, attrs: A.Attrs, ins: TypeList, out: TensorType) -> Encoded:
         return [], {"kernel": attrs.kernel, "stride": attrs.stride, "pad": attrs.pad, "nan_mode": nan_code(attrs)}
 
-    def decode(self, fields, params, ins, out):
+    def decode(self, fields: Fields, params: Params, ins: TypeList, out: TensorType) -> A.Attrs:
         return A.MaxPool2dAttrs(fields.get("kernel", ()), fields.get("stride", ()), fields.get("pad", ()),
                                 nan_name(fields))
 
@@ -245,13 +246,13 @@ class FftCodec(Codec):
 
     multi_result = True
 
-    def encode(self, attrs, ins, out):
+    def encode(self, attrs: A.Attrs, ins: TypeList, out: TensorType) -> Encoded:
         fields = {"local_bound": attrs.local_bound}
         if isinstance(attrs, A.Fft2dAttrs):
             fields["inverse"] = attrs.inverse
         return [], fields
 
-    def decode(self, fields, params, ins, out):
+    def decode(self, fields: Fields, params: Params, ins: TypeList, out: TensorType) -> A.Attrs:
         if len(ins) == 2:
             return A.Fft2dAttrs(bool(fields.get("inverse", False)), bool(fields.get("local_bound", False)))
         return A.Rfft2dAttrs(bool(fields.get("local_bound", False)))

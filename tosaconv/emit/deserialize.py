@@ -19,7 +19,7 @@ from .fbread import Buffer, Table
 from .records import BlockRecord, OpRecord, ShapeRecord, TensorRecord
 
 
-def deserialize(data) -> BlockRecord:
+def deserialize(data: bytes | memoryview) -> BlockRecord:
     try:
         buf = Buffer(data)
     except TypeError:
@@ -42,7 +42,7 @@ def deserialize(data) -> BlockRecord:
     return main
 
 
-def _check_version(v: Table):
+def _check_version(v: Table) -> None:
     if v is None:
         raise ReadError("the file has no TOSA version")
     d = S.VersionSlot.DEFAULTS
@@ -53,7 +53,7 @@ def _check_version(v: Table):
         raise ReadError(f"TOSA version {text} is not supported; expected 1.0.x or the 1.1.0 draft")
 
 
-def _only(tables: list, what: str):
+def _only(tables: list[Table], what: str) -> Table:
     if not tables:
         raise ReadError(f"the file has no {what}")
     if len(tables) > 1:

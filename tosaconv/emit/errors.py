@@ -9,11 +9,15 @@ an op we do not map). Neither is ever replaced by a raw ``IndexError`` or
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+if TYPE_CHECKING:
+    from ..ir.location import Location
+
 
 class EmitError(Exception):
     """A graph that cannot be written as a static TOSA 1.0 flatbuffer."""
 
-    def __init__(self, message: str, location=None):
+    def __init__(self, message: str, location: Location | None = None) -> None:
         text = message if location is None else f"{message} (at {location})"
         super().__init__(text)
         self.message = message
@@ -23,6 +27,6 @@ class EmitError(Exception):
 class ReadError(Exception):
     """A byte string that cannot be read as a TOSA flatbuffer we understand."""
 
-    def __init__(self, message: str):
+    def __init__(self, message: str) -> None:
         super().__init__(message)
         self.message = message

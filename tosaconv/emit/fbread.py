@@ -11,6 +11,7 @@ Slots are those of ``schema.py``; an absent field yields its default.
 from __future__ import annotations
 
 import struct
+from typing import Any
 
 import numpy as np
 
@@ -22,16 +23,16 @@ _U8, _U16, _I32, _U32, _U64 = (struct.Struct(f) for f in ("<B", "<H", "<i", "<I"
 class Buffer:
     """The whole file, with checked fixed-size reads."""
 
-    def __init__(self, data):
+    def __init__(self, data: bytes | memoryview) -> None:
         self.data = memoryview(data).cast("B")
         self.size = len(self.data)
 
-    def check(self, pos: int, length: int, what: str):
+    def check(self, pos: int, length: int, what: str) -> None:
         if pos < 0 or length < 0 or pos + length > self.size:
             raise ReadError(f"truncated or corrupt TOSA flatbuffer: {what} at byte {pos} "
                             f"(+{length}) lies outside the {self.size}-byte file")
 
-    def unpack(self, fmt: struct.Struct, pos: int, what: str):
+    def unpack(self, fmt: struct.Struct, pos: int, what: str) -> Any:
         self.check(pos, fmt.size, what)
         return fmt.unpack_from(self.data, pos)[0]
 
@@ -47,20 +48,20 @@ class Buffer:
 class Table:
     """One table of a :class:`Buffer`; accessors take a slot number."""
 
-    def __init__(self, buf: Buffer, pos: int, name: str):
+    def __init__(self, buf: Buffer, pos: int, name: str) -> None:
         self.buf, self.pos, self.name = buf, pos, name
         self.vtable = pos - buf.unpack(_I32, pos, f"{name} table")
         self.vt_size = buf.unpack(_U16, self.vtable, f"{name} vtable")
         buf.check(self.vtable, self.vt_size, f"{name} vtable")
 
-    def _field(self, slot: int):
+    def _field(self, slot: int) -> int | None:
         entry = 4 + 2 * slot
         if entry + 2 > self.vt_size:
             return None
         off = self.buf.unpack(_U16, self.vtable + entry, f"{self.name} vtable")
         return self.pos + off if off else None
 
-    def _scalar(self, slot: int, fmt: struct.Struct, default):
+    def _scalar(self, slot: int, fmt: struct.Struct, default: Any) -> Any:
         pos = self._field(slot)
         return default if pos is None else self.buf.unpack(fmt, pos, f"{self.name} field {slot}")
 
@@ -79,7 +80,7 @@ class Table:
     def u64(self, slot: int, default: int = 0) -> int:
         return self._scalar(slot, _U64, default)
 
-    def _vector(self, slot: int, elem_size: int):
+    def _vector(self, slot: int, elem_size: int) -> tuple[int, int] | None:
         """(start of elements, count) of a vector field, or None when absent."""
         pos = self._field(slot)
         if pos is None:
@@ -90,7 +91,7 @@ class Table:
         self.buf.check(start + 4, count * elem_size, what)
         return start + 4, count
 
-    def table(self, slot: int, name: str):
+    def table(self, slot: int, name: str) -> Table | None:
         pos = self._field(slot)
         return None if pos is None else Table(self.buf, self.buf.follow(pos, name), name)
 
@@ -104,7 +105,7 @@ class Table:
         except UnicodeDecodeError:
             raise ReadError(f"{self.name} field {slot} is not valid UTF-8 text") from None
 
-    def raw_bytes(self, slot: int):
+    def raw_bytes(self, slot: int) -> memoryview | None:
         """A zero-copy memoryview of a [ubyte] field, or None when absent."""
         vec = self._vector(slot, 1)
         return None if vec is None else self.buf.data[vec[0]:vec[0] + vec[1]]
@@ -134,7 +135,7 @@ class Table:
 class _String:
     """A string reached through a vector of offsets (not through a table slot)."""
 
-    def __init__(self, buf: Buffer, pos: int):
+    def __init__(self, buf: Buffer, pos: int) -> None:
         self.buf, self.pos = buf, pos
 
     def text(self) -> str:

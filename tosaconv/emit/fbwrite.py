@@ -25,6 +25,7 @@ character (``"B"``, ``"i"``, ``"I"``) or ``"U"`` for an offset to a child.
 from __future__ import annotations
 
 import struct
+from typing import Sequence
 
 import numpy as np
 
@@ -39,7 +40,7 @@ class FlatWriter:
 
     __slots__ = ("buf", "cap", "off", "minalign", "vtables", "strings")
 
-    def __init__(self, size: int):
+    def __init__(self, size: int) -> None:
         self.buf = bytearray(max(size, 64))
         self.cap = len(self.buf)
         self.off = 0            # bytes written, counted from the buffer's end
@@ -71,7 +72,7 @@ class FlatWriter:
             off = self.strings[text] = self._vector_bytes(data, 1, 4, trailing=1)
         return off
 
-    def byte_vector(self, data, align: int) -> int:
+    def byte_vector(self, data: bytes | memoryview | np.ndarray, align: int) -> int:
         """The bytes of ``data`` (a bytes-like object) as a ``[ubyte]``, its first byte ``align``-aligned."""
         self.prep(align, len(data))
         return self._vector_bytes(data, 1, 4)
@@ -89,7 +90,7 @@ class FlatWriter:
         _U32.pack_into(self.buf, self.cap - self.off, n)
         return self.off
 
-    def _vector_bytes(self, data, elem: int, align: int, trailing: int = 0) -> int:
+    def _vector_bytes(self, data: bytes | memoryview | np.ndarray, elem: int, align: int, trailing: int = 0) -> int:
         n = len(data)
         self.prep(align, n + trailing)
         off = self.off + trailing + n
@@ -100,7 +101,7 @@ class FlatWriter:
         _U32.pack_into(self.buf, self.cap - self.off, n // elem)
         return self.off
 
-    def int32_vector(self, values) -> int:
+    def int32_vector(self, values: Sequence[int]) -> int:
         """A ``[int]`` of Python ints."""
         n = len(values)
         self.prep(4, 4 * n)
@@ -122,7 +123,7 @@ class FlatWriter:
         _U32.pack_into(self.buf, self.cap - self.off, n)
         return self.off
 
-    def table(self, slots: int, fields) -> int:
+    def table(self, slots: int, fields: Sequence[tuple]) -> int:
         """A table of ``slots`` slots holding ``fields`` (written in the order given); its offset.
 
         ``prep`` is inlined here (fields are at most 4 bytes, so one room check covers the table

@@ -19,6 +19,7 @@ print like any other op.
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
 from .errors import EmitError
 from .mlir_attrs import properties, properties_text
 from .mlir_text import (
@@ -34,11 +35,15 @@ from .tensor_data import flat_bytes
 from .variables import ACCESS_OPS
 from .writer import to_records
 
+if TYPE_CHECKING:
+    from ..ir.dtypes import DType
+    from ..ir.graph import Graph
+
 _REGION_FIELDS = {"COND_IF": ("then_graph", "else_graph"), "WHILE_LOOP": ("cond_graph", "body_graph")}
 INDENT = "  "
 
 
-def write_mlir(graph) -> bytes:
+def write_mlir(graph: Graph) -> bytes:
     """The TOSA MLIR text (UTF-8) of a static graph, from the records the ``.tosa`` writer makes."""
     return records_to_mlir(to_records(graph)).encode("utf-8")
 
@@ -51,19 +56,19 @@ def records_to_mlir(main: BlockRecord) -> str:
 class _Scope:
     """The values visible in one block: tensor/shape name -> (SSA name, record), then the enclosing block's."""
 
-    def __init__(self, block: BlockRecord, parent: _Scope | None = None):
+    def __init__(self, block: BlockRecord, parent: _Scope | None = None) -> None:
         self.parent = parent
         self.values: dict = {}
         self.records: dict = {r.name: r for r in block.tensors if r.variable_name is None}
         self.records.update((s.name, s) for s in block.shapes)
 
-    def record(self, name: str):
+    def record(self, name: str) -> TensorRecord | ShapeRecord:
         return self._find("records", name, f"tensor '{name}' is used but has no tensor or shape record")
 
     def ssa(self, name: str) -> str:
         return self._find("values", name, f"tensor '{name}' is used before any op defines it")
 
-    def _find(self, table: str, name: str, missing: str):
+    def _find(self, table: str, name: str, missing: str) -> Any:
         """``name`` in this block's ``table`` (records or values), else the enclosing block's."""
         scope = self
         while scope is not None:
@@ -74,7 +79,7 @@ class _Scope:
         raise EmitError(missing)
 
 
-def type_of(record) -> str:
+def type_of(record: TensorRecord | ShapeRecord) -> str:
     if isinstance(record, ShapeRecord):
         return shape_type(record.rank)
     if record.dtype is None:
@@ -92,7 +97,7 @@ def _results(types: list) -> str:
 
 
 class _Printer:
-    def __init__(self, main: BlockRecord):
+    def __init__(self, main: BlockRecord) -> None:
         self.main = main
         self.lines: list = []
         self.next_value = 0
@@ -107,7 +112,7 @@ class _Printer:
         self.lines.append("}) : () -> ()")
         return "\n".join(self.lines) + "\n"
 
-    def _variable(self, t: TensorRecord):
+    def _variable(self, t: TensorRecord) -> None:
         if t.data is None:
             raise EmitError(f"variable '{t.variable_name}' has no initial value")
         props = {"initial_value": f"{dense_values(flat_bytes(t.data), t.dtype, t.shape)} : {type_of(t)}",
@@ -115,7 +120,7 @@ class _Printer:
                  "var_shape": index_values(t.shape)}
         self.lines.append(f'{INDENT}"tosa.variable"(){properties_text(props)} : () -> ()')
 
-    def _function(self):
+    def _function(self) -> None:
         scope = _Scope(self.main)
         ins = [type_of(scope.record(n)) for n in self.main.inputs]
         outs = [type_of(scope.record(n)) for n in self.main.outputs]
@@ -126,7 +131,7 @@ class _Printer:
         self._block(self.main, scope, 2, "func.return")
         self.lines.append(f"{INDENT}}}) : () -> ()")
 
-    def _block(self, block: BlockRecord, scope: _Scope, depth: int, terminator: str):
+    def _block(self, block: BlockRecord, scope: _Scope, depth: int, terminator: str) -> None:
         """The block's argument line, its ops and its terminator returning the block's outputs."""
         pad = INDENT * (depth - 1)
         if block.inputs:
@@ -154,7 +159,7 @@ class _Printer:
             scope.values[name] = base if len(names) == 1 else f"{base}#{i}"
         return f"{base} = " if len(names) == 1 else f"{base}:{len(names)} = "
 
-    def _op(self, op: OpRecord, scope: _Scope, depth: int):
+    def _op(self, op: OpRecord, scope: _Scope, depth: int) -> None:
         try:
             if op.attribute in ACCESS_OPS:
                 text = self._variable_access(op, scope)
@@ -197,7 +202,7 @@ class _Printer:
         refs, types = self._operands(op.inputs, scope)
         return f'"tosa.variable_write"({refs[0]}){props} : {_types(types)} -> ()'
 
-    def _region_op(self, op: OpRecord, scope: _Scope, depth: int):
+    def _region_op(self, op: OpRecord, scope: _Scope, depth: int) -> None:
         """COND_IF / WHILE_LOOP: the op's line opens its regions, printed in place, one block each."""
         blocks = [self._region_block(op, field) for field in _REGION_FIELDS[op.op]]
         refs, in_types = self._operands(op.inputs, scope)
@@ -218,7 +223,7 @@ class _Printer:
         return self.main.regions[name]
 
 
-def _dtype(scope: _Scope, inputs: list):
+def _dtype(scope: _Scope, inputs: list[str]) -> DType | None:
     """The element type of the first input (CLAMP's bounds are typed by it), if it is a tensor."""
     if not inputs:
         return None

@@ -33,7 +33,7 @@ _MLIR_ENUM_NAMES = {("resize_mode", "NEAREST"): "NEAREST_NEIGHBOR"}   # where th
 _I32_ARRAYS = frozenset({"perms"})
 
 
-def properties(op: OpRecord, input_dtype) -> dict:
+def properties(op: OpRecord, input_dtype: DType | None) -> dict:
     """``{name: attribute text}`` of ``op``'s table; ``input_dtype`` types CLAMP's bounds."""
     props = {}
     for name, kind in S.attr_layout(op.attribute or op.op):
@@ -50,7 +50,7 @@ def properties_text(props: dict) -> str:
     return " <{" + ", ".join(f"{name} = {props[name]}" for name in sorted(props)) + "}>"
 
 
-def _field(op: OpRecord, name: str, kind: str, input_dtype) -> str:
+def _field(op: OpRecord, name: str, kind: str, input_dtype: DType | None) -> str:
     value = op.fields.get(name)
     if kind == S.BOOL:
         return "true" if value else "false"
@@ -78,14 +78,14 @@ def _enum(op: OpRecord, name: str, code: int) -> str:
     raise ValueError(f"{op.op} field '{name}' has the unknown code {code}")
 
 
-def _bound(op: OpRecord, name: str, data, dtype) -> str:
+def _bound(op: OpRecord, name: str, data: object, dtype: DType | None) -> str:
     if data is None or dtype is None:
         raise ValueError(f"{op.op} has no {name}")
     value = from_le_bytes(np.frombuffer(bytes(data), dtype=np.uint8), dtype, (1,))[0]
     return f"{typed_scalar(value, dtype)} : {element_type(dtype)}"
 
 
-def typed_scalar(value, dtype: DType) -> str:
+def typed_scalar(value: float | int | bool, dtype: DType) -> str:
     """A scalar attribute's value: a float as a round-tripping decimal (NaN and infinities as the hex bit
     pattern MLIR accepts for a float attribute), an integer in decimal."""
     if dtype.is_float:

@@ -16,6 +16,7 @@ holding one.
 from __future__ import annotations
 
 import math
+from typing import Iterable
 
 import numpy as np
 
@@ -29,17 +30,17 @@ ELEMENT_TYPES = {
 LITERAL_LIMIT = 16   # constants with more elements than this (and not a splat) print as hex
 
 
-def element_type(dtype) -> str:
+def element_type(dtype: DType) -> str:
     if dtype not in ELEMENT_TYPES:
         raise ValueError(f"element type {getattr(dtype, 'name', dtype)} has no MLIR spelling")
     return ELEMENT_TYPES[dtype]
 
 
-def dims_text(shape) -> str:
+def dims_text(shape: Iterable[int]) -> str:
     return "x".join("?" if int(d) < 0 else str(int(d)) for d in shape)
 
 
-def tensor_type(shape, dtype) -> str:
+def tensor_type(shape: Iterable[int], dtype: DType) -> str:
     dims = dims_text(shape)
     return f"tensor<{dims + 'x' if dims else ''}{element_type(dtype)}>"
 
@@ -69,7 +70,7 @@ def float_literal(value: float) -> str:
     return mantissa + ("e" + exponent if exponent else "")
 
 
-def scalar_literal(value, dtype: DType) -> str:
+def scalar_literal(value: float | int | bool | np.generic, dtype: DType) -> str:
     if dtype is DType.BOOL:
         return "true" if bool(value) else "false"
     if dtype.is_float:
@@ -113,7 +114,7 @@ def _storage_bytes(data: np.ndarray, values: np.ndarray, dtype: DType, count: in
     return np.asarray(data, dtype=np.uint8)[:count * ELEMENT_BYTES[dtype]].tobytes()
 
 
-def index_values(values) -> str:
+def index_values(values: Iterable[int]) -> str:
     """``dense<[...]> : tensor<Nxindex>``, the value of a CONST_SHAPE (or a variable's shape)."""
     ints = [int(v) for v in values]
     if not ints:
@@ -125,14 +126,14 @@ def index_values(values) -> str:
     return f"{body} : tensor<{len(ints)}xindex>"
 
 
-def i64_array(values) -> str:
+def i64_array(values: Iterable[int]) -> str:
     return _array("i64", values)
 
 
-def i32_array(values) -> str:
+def i32_array(values: Iterable[int]) -> str:
     return _array("i32", values)
 
 
-def _array(kind: str, values) -> str:
+def _array(kind: str, values: Iterable[int]) -> str:
     ints = [str(int(v)) for v in values]
     return f"array<{kind}: {', '.join(ints)}>" if ints else f"array<{kind}>"

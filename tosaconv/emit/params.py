@@ -10,7 +10,7 @@ plain ``ValueError``; the writer and reader add the op and its location.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Optional
+from typing import Iterable, Optional
 
 import numpy as np
 
@@ -28,14 +28,14 @@ class Param:
     values: np.ndarray        # 1-D
 
 
-def shape_param(role: str, values) -> Param:
+def shape_param(role: str, values: Iterable[int]) -> Param:
     vals = [int(v) for v in values]
     if any(v < 0 for v in vals) and role not in ("offset", "border"):
         raise ValueError(f"{role} {vals} has a negative entry (a dim that is not static?)")
     return Param(role, None, np.array(vals, dtype=np.int64))
 
 
-def scalar_param(role: str, value, dtype: DType, unsigned: bool = False) -> Param:
+def scalar_param(role: str, value: float | int | bool, dtype: DType, unsigned: bool = False) -> Param:
     """A [1] tensor of ``dtype`` holding ``value``.
 
     With ``unsigned`` (RESCALE's input/output_unsigned), INT8/INT16 zero points may be given as
@@ -51,7 +51,7 @@ def scalar_param(role: str, value, dtype: DType, unsigned: bool = False) -> Para
     return Param(role, dtype, arr)
 
 
-def vector_param(role: str, values, dtype: DType) -> Param:
+def vector_param(role: str, values: Iterable[int], dtype: DType) -> Param:
     ints = [int(v) for v in values]
     info = np.iinfo(dtype.numpy)
     bad = [v for v in ints if not info.min <= v <= info.max]
@@ -60,7 +60,7 @@ def vector_param(role: str, values, dtype: DType) -> Param:
     return Param(role, dtype, np.array(ints, dtype=dtype.numpy))
 
 
-def _fitting(value: int, np_type, role: str) -> np.ndarray:
+def _fitting(value: int, np_type: type | np.dtype, role: str) -> np.ndarray:
     info = np.iinfo(np_type)
     if not info.min <= value <= info.max:
         raise ValueError(f"{role} {value} does not fit {np.dtype(np_type).name}")
@@ -69,7 +69,7 @@ def _fitting(value: int, np_type, role: str) -> np.ndarray:
 
 # -- folding operands back --------------------------------------------------------
 
-def scalar_value(arr: np.ndarray, role: str, unsigned: bool = False):
+def scalar_value(arr: np.ndarray, role: str, unsigned: bool = False) -> float | int | bool:
     """The single value of a folded [1] operand: int for integer data, float for float data."""
     arr = np.asarray(arr)
     if arr.shape != (1,):   # TOSA 1.0: zero points, MUL's shift and pad_const are [1] tensors

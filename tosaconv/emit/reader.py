@@ -15,6 +15,7 @@ Anything that cannot be mapped raises :class:`ReadError`.
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
 import numpy as np
 
 from ..ir import attrs as A
@@ -33,13 +34,19 @@ from .errors import ReadError
 from .shape_reader import DYNAMIC_LAYOUT_OPS, SHAPE_OPS, ShapeValues, dynamic_layout, input_dim, symbol_names
 from .tensor_data import from_le_bytes
 
+if TYPE_CHECKING:
+    from ..ir.graph import Value
+    from ..ir.types import ValueType
+    from ..ir.ops import OpDef
+    from .records import BlockRecord, OpRecord
+
 _CONSTANT_OPS = ("CONST", "CONST_SHAPE")
 # Element types whose numpy arrays do not say them (ConstAttrs.element_type).
 _ELEMENT_TYPES = {DType.INT4: DType.INT4.value, DType.BF16: DType.BF16.value}
 _REGION_OPS = tuple(op.tosa for op in OPS.values() if op.has(Trait.REGION) and op.tosa)
 
 
-def read_tosa(data) -> Graph:
+def read_tosa(data: bytes | memoryview) -> Graph:
     """The IR graph of a ``.tosa`` file's bytes (raises :class:`ReadError`).
 
     The graph must pass the IR verifier, which holds the specification's ERROR_IF rules: a file
@@ -54,7 +61,8 @@ def read_tosa(data) -> Graph:
 
 
 class _Lifting:
-    def __init__(self, block, regions=None, input_types=None):
+    def __init__(self, block: BlockRecord, regions: dict[str, BlockRecord] | None = None,
+                 input_types: list[ValueType] | None = None) -> None:
         self.block, self.input_types = block, input_types   # a region's inputs: the types the op passes
         self.regions = block.regions if regions is None else regions   # the file's regions, by name
         self.tensors = {t.name: t for t in block.tensors}
@@ -92,7 +100,7 @@ class _Lifting:
         return {op.outputs[0] for op in self.block.ops if op.op == "CONST" and op.outputs
                 and (op.outputs[0] in as_data or op.outputs[0] not in as_param)}
 
-    def _lift(self, op):
+    def _lift(self, op: OpRecord) -> None:
         if op.op in _REGION_OPS:
             return self._region_op(op)
         if op.op in variables.ACCESS_OPS:
@@ -108,7 +116,7 @@ class _Lifting:
         else:
             self._compute(op)
 
-    def _region_op(self, op):
+    def _region_op(self, op: OpRecord) -> None:
         """COND_IF / WHILE_LOOP: lift each region its attribute table names into a region graph."""
         graphs = {}
         for field, _ in S.attr_layout(op.op):
@@ -129,7 +137,7 @@ class _Lifting:
                                           name=op.outputs[0]).results
         self.values.update(zip(op.outputs, results))
 
-    def _const(self, op):
+    def _const(self, op: OpRecord) -> None:
         name = op.outputs[0]
         type_ = self._type(name)
         rec = self.tensors[name]
@@ -144,7 +152,7 @@ class _Lifting:
             self._create(op, Op.CONST, [], A.ConstAttrs(values, type_.dtype == DType.INT48,
                                                      _ELEMENT_TYPES.get(type_.dtype, "")), type_)
 
-    def _const_shape(self, op):
+    def _const_shape(self, op: OpRecord) -> None:
         name = op.outputs[0]
         if name not in self.shapes:
             raise ReadError(f"CONST_SHAPE output '{name}' is not in the block's shapes")
@@ -156,7 +164,7 @@ class _Lifting:
             values = self.consts[name]
             self._create(op, Op.CONST, [], A.ConstAttrs(values, element_type=DType.INDEX.value), TensorType(DType.INDEX, values.shape))
 
-    def _compute(self, op):
+    def _compute(self, op: OpRecord) -> None:
         codec, opdef = CODECS[op.op], OPS[op.op]
         n = _data_count(op)
         if op.op in DYNAMIC_LAYOUT_OPS and any(self.shape_values.is_dynamic(i) for i in op.inputs[n:]):
@@ -170,7 +178,7 @@ class _Lifting:
             raise ReadError(f"{op.op} '{op.outputs[0]}': {e}") from None
         self._create(op, opdef, operands, attrs, out)
 
-    def _create(self, op, opdef, operands, attrs, out: TensorType):
+    def _create(self, op: OpRecord, opdef: OpDef, operands: list[Value], attrs: A.Attrs, out: TensorType) -> None:
         name = op.outputs[0]
         text = op.location if op.location is not None else name
         with self.builder.at(Location(op.op, text, source="tosa")):
@@ -183,7 +191,7 @@ class _Lifting:
                 raise ReadError(f"{op.op} '{name}': {e}") from None
         self.values.update(zip(op.outputs, results))
 
-    def _param(self, op, role: str, name: str) -> np.ndarray:
+    def _param(self, op: OpRecord, role: str, name: str) -> np.ndarray:
         if name in self.shape_values.values and not self.shape_values.is_dynamic(name):
             return np.array(self.shape_values.values[name], dtype=np.int64)   # computed from static dims
         if name not in self.consts:
@@ -191,7 +199,7 @@ class _Lifting:
                             f"only constant {role} operands can be read")
         return self.consts[name]
 
-    def _value(self, name: str, what: str):
+    def _value(self, name: str, what: str) -> Value:
         if name not in self.values:
             raise ReadError(f"{what} '{name}' is not defined before its use")
         return self.values[name]
@@ -225,7 +233,7 @@ class _Lifting:
                              for axis, d in enumerate(t.shape)])
 
 
-def _open(t) -> bool:
+def _open(t: object) -> bool:
     return isinstance(t, TensorType) and any(isinstance(d, int) and d == -1 for d in t.shape)
 
 
@@ -240,7 +248,7 @@ def _checked(declared: list, inferred: list, name: str) -> list:
     return list(inferred)
 
 
-def _data_count(op) -> int:
+def _data_count(op: OpRecord) -> int:
     """How many leading inputs of ``op`` are data; the rest are constant parameters."""
     if op.op not in CODECS or op.op not in OPS:
         raise ReadError(f"TOSA op {op.op} is not supported by the reader")

@@ -16,6 +16,7 @@ several parents point at one child.
 """
 from __future__ import annotations
 
+from typing import Callable, Iterable
 import numpy as np
 
 from . import schema as S
@@ -43,11 +44,11 @@ class _Writer(FlatWriter):
 
     __slots__ = ("written",)
 
-    def __init__(self, size: int):
+    def __init__(self, size: int) -> None:
         super().__init__(size)
         self.written: dict = {}
 
-    def once(self, key: tuple, make) -> int:
+    def once(self, key: tuple, make: Callable[[], int]) -> int:
         """The offset of the child ``key`` names, written by ``make()`` the first time."""
         off = self.written.get(key)
         if off is None:
@@ -164,7 +165,7 @@ def _attribute(w: _Writer, op_name: str, fields: dict) -> int:
 _SCALAR_FORMATS = {S.BOOL: "B", S.INT32: "i", S.ENUM: "I"}
 
 
-def _attribute_table(w: _Writer, layout, fields: dict, vectors: dict) -> int:
+def _attribute_table(w: _Writer, layout: tuple, fields: dict, vectors: dict) -> int:
     """Vectors by offset; scalars unless equal to their default (0 / false), as flatbuffers leaves them out."""
     entries = []
     for slot, (name, kind) in enumerate(layout):
@@ -177,7 +178,7 @@ def _attribute_table(w: _Writer, layout, fields: dict, vectors: dict) -> int:
     return w.table(len(layout), entries)
 
 
-def _field_vector(w: _Writer, kind: str, value) -> int:
+def _field_vector(w: _Writer, kind: str, value: object) -> int:
     if kind == S.INT32_VEC:
         return w.int32_vector([int(v) for v in value])
     if kind == S.STRING:
@@ -195,6 +196,6 @@ def _aligned_bytes(w: _Writer, data: np.ndarray) -> int:
     return w.array_vector(data, 8)
 
 
-def _strings(w: _Writer, strings) -> int:
+def _strings(w: _Writer, strings: Iterable[str]) -> int:
     string = w.string
     return w.offset_vector([string(s) for s in strings])

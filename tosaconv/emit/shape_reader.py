@@ -14,6 +14,7 @@ located ``symbol NAME`` (what our writer records) or else ``input.axis``.
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
 import numpy as np
 
 from ..ir import attrs as A
@@ -25,6 +26,13 @@ from ..symbolic.scope import SymbolInfo
 from .errors import ReadError
 from .shape_ops import SYMBOL_PREFIX
 
+if TYPE_CHECKING:
+    from ..ir.builder import Builder
+    from ..ir.graph import Graph, Value
+    from ..symbolic.expr import Dim
+    from .reader import _Lifting
+    from .records import BlockRecord, OpRecord
+
 SHAPE_OPS = frozenset({"DIM", "ADD_SHAPE", "SUB_SHAPE", "MUL_SHAPE", "DIV_FLOOR_SHAPE", "DIV_CEIL_SHAPE",
                        "MOD_SHAPE", "MIN_SHAPE", "MAX_SHAPE", "CONCAT_SHAPE", "SLICE_SHAPE",
                        "ASSERT_EQUAL_SHAPE"})
@@ -35,7 +43,7 @@ _INDEX_OPS = {"ADD_SHAPE": Op.INDEX_ADD, "SUB_SHAPE": Op.INDEX_SUB, "MUL_SHAPE":
               "MAX_SHAPE": Op.INDEX_MAX}
 
 
-def symbol_names(block) -> dict:
+def symbol_names(block: BlockRecord) -> dict:
     """``(input name, axis) -> symbol name`` from the DIM ops located ``symbol NAME``."""
     out = {}
     for op in block.ops:
@@ -44,7 +52,7 @@ def symbol_names(block) -> dict:
     return out
 
 
-def input_dim(graph, names: dict, input_name: str, axis: int):
+def input_dim(graph: Graph, names: dict, input_name: str, axis: int) -> Dim:
     """The symbol of a −1 dim of a graph input."""
     name = names.get((input_name, axis), f"{input_name}.{axis}")
     origin = f"input '{input_name}' axis {axis} (-1 in the .tosa)"
@@ -54,7 +62,7 @@ def input_dim(graph, names: dict, input_name: str, axis: int):
 class ShapeValues:
     """The file's shape values as lists of entries (int or Index value), and the ops that make them."""
 
-    def __init__(self, lifting):
+    def __init__(self, lifting: _Lifting) -> None:
         self.lifting = lifting
         self.values: dict = {}
 
@@ -68,14 +76,14 @@ class ShapeValues:
     def is_dynamic(self, name: str) -> bool:
         return name in self.values and any(not isinstance(e, int) for e in self.values[name])
 
-    def lift(self, op) -> None:
+    def lift(self, op: OpRecord) -> None:
         b = self.lifting.builder
         with b.at(Location(op.op, op.location or (op.outputs[0] if op.outputs else op.op), source="tosa")):
             if op.op == "ASSERT_EQUAL_SHAPE":
                 return self._assert(op)
             self.values[op.outputs[0]] = self._compute(op)
 
-    def _compute(self, op) -> list:
+    def _compute(self, op: OpRecord) -> list:
         ins = op.inputs
         if op.op == "DIM":
             return [self._dim(op)]
@@ -91,7 +99,7 @@ class ShapeValues:
             return [self._arith("DIV_FLOOR_SHAPE", t, y) for t, y in zip(top, b)]
         return [self._arith(op.op, x, y) for x, y in zip(a, b)]
 
-    def _dim(self, op):
+    def _dim(self, op: OpRecord) -> Dim | Value:
         x = self.lifting._value(op.inputs[0], "DIM input")
         axis = int(op.fields.get("axis", 0))
         if not 0 <= axis < x.type.rank:
@@ -99,7 +107,7 @@ class ShapeValues:
         d = x.type.shape[axis]
         return d if isinstance(d, int) else self.lifting.builder.get_dim(x, axis)
 
-    def _slice(self, op) -> list:
+    def _slice(self, op: OpRecord) -> list:
         entries = self.entries(op.inputs[0], "SLICE_SHAPE input")
         start, size = (int(np.asarray(self.lifting._param(op, role, n)).reshape(-1)[0])
                        for role, n in zip(("start", "size"), op.inputs[1:3]))
@@ -107,7 +115,7 @@ class ShapeValues:
             raise ReadError(f"SLICE_SHAPE '{op.outputs[0]}' takes {size} entries from {start} of {len(entries)}")
         return entries[start:start + size]
 
-    def _arith(self, name: str, a, b):
+    def _arith(self, name: str, a: int | Value, b: int | Value) -> int | Value:
         if isinstance(a, int) and isinstance(b, int):
             return int(_INT_FNS[name](a, b))
         bld = self.lifting.builder
@@ -115,7 +123,7 @@ class ShapeValues:
         b = bld.index(b) if isinstance(b, int) else b
         return bld.emit(_INDEX_OPS[name], a, b)
 
-    def _assert(self, op) -> None:
+    def _assert(self, op: OpRecord) -> None:
         a, b = (self.entries(n, "ASSERT_EQUAL_SHAPE input") for n in op.inputs[:2])
         kind = Kind.BROADCASTABLE if op.fields.get("allow_broadcast") else Kind.EQ
         graph = self.lifting.graph
@@ -129,7 +137,7 @@ class ShapeValues:
                 raise ReadError(f"ASSERT_EQUAL_SHAPE at {op.location}: {dx} and {dy} can never meet it") from None
 
 
-def _as_ge(kind: Kind, a, b) -> tuple:
+def _as_ge(kind: Kind, a: Dim, b: Dim) -> tuple:
     """``max(x, y) == x`` (how the writer asserts ``x >= y``) read back as ``x >= y``."""
     if kind is Kind.EQ and isinstance(a, Expr) and len(a.terms) == 1:
         (mono, coeff), = a.terms.items()
@@ -140,7 +148,7 @@ def _as_ge(kind: Kind, a, b) -> tuple:
     return kind, a, b
 
 
-def dynamic_layout(lifting, op, n: int):
+def dynamic_layout(lifting: _Lifting, op: OpRecord, n: int) -> None:
     """RESHAPE/SLICE/TILE/PAD with computed shape operands as the IR's RESHAPE with shape_symbols,
     DYN_SLICE, DYN_TILE or DYN_PAD; ``n`` data operands come first."""
     shapes = lifting.shape_values
@@ -167,5 +175,5 @@ _SHAPE_COUNT = {"RESHAPE": 1, "PAD": 1, "SLICE": 2, "TILE": 1}
 DYNAMIC_LAYOUT_OPS = frozenset(_SHAPE_COUNT)
 
 
-def _indices(b, entries: list) -> list:
+def _indices(b: Builder, entries: list) -> list:
     return [b.index(e) if isinstance(e, int) else e for e in entries]

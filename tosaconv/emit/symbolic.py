@@ -24,6 +24,7 @@ with an :class:`EmitError` naming it.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -41,6 +42,9 @@ from .shape_ops import ShapeOps, symbol_sources
 from .symbolic_iota import IotaWriter
 from .tensor_data import to_le_bytes
 from .writer import _Lowering, location_text
+
+if TYPE_CHECKING:
+    from ..ir.graph import Graph, Value
 
 _COMPUTED = frozenset({"GET_DIM", "INDEX_CONST", "INDEX_ADD", "INDEX_SUB", "INDEX_MUL", "INDEX_FLOORDIV",
                        "INDEX_MOD", "INDEX_MIN", "INDEX_MAX"})
@@ -79,7 +83,7 @@ def symbolic_block(graph, bindings: dict | None = None) -> tuple:
 
 
 class _SymbolicLowering(_Lowering):
-    def __init__(self, graph, env: dict, parent=None, region_name: str = "main"):
+    def __init__(self, graph: Graph, env: dict, parent=None, region_name: str = "main"):
         super().__init__(graph, parent, region_name)
         self.env, self.result = env, SymbolicTosa(b"")
         self.shape_ops = ShapeOps(self.block, self.names, symbol_sources(graph.inputs, self.names))
@@ -235,7 +239,7 @@ class _SymbolicLowering(_Lowering):
                             "tensor data, which EXT-SHAPE cannot read)")
         return self.shape_ops.vector(dims, self.shape_ops.location)
 
-    def _type(self, value, what: str, location) -> TensorType:
+    def _type(self, value: Value, what: str, location) -> TensorType:
         t = value.type
         if not isinstance(t, TensorType):
             raise EmitError(f"{what} is an Index value ({t}) used as a tensor", location)

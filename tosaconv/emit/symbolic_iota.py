@@ -33,6 +33,7 @@ models only, and the table's size bound is not a fact the ledger carries.
 from __future__ import annotations
 
 from functools import reduce
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -42,6 +43,9 @@ from ..symbolic.expr import Expr, bounds, dmax, dmin, same
 from . import params as P
 from .tensor_data import to_le_bytes
 from .writer import location_text
+
+if TYPE_CHECKING:
+    from ..ir.graph import Graph
 
 MAX_STEPS = 31   # 2^31 elements: the largest INT32 iota (and TOSA's MAX_LOG2_SIZE)
 
@@ -60,7 +64,7 @@ class IotaWriter:
     IOTA then a SLICE of it to ``[0, n_i)``: exact, since ``n_i <= L``, and one construction per file
     instead of one per Range (nudenet 320n has six)."""
 
-    def __init__(self, graph, shape_ops):
+    def __init__(self, graph: Graph, shape_ops):
         counts = [op.operands[0].type.value for op in graph.ops if op.op.name == "IOTA"]
         open_counts = [n for n in counts if isinstance(n, Expr) and not shape_ops.missing([n])]
         self.largest = reduce(dmax, open_counts) if open_counts else None

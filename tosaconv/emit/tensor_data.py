@@ -30,7 +30,7 @@ ELEMENT_BYTES = {DType.BOOL: 1, DType.INT8: 1, DType.INT16: 2, DType.INT32: 4, D
                  DType.FP16: 2, DType.BF16: 2, DType.FP32: 4}
 
 
-def to_le_bytes(values, dtype: DType) -> np.ndarray:
+def to_le_bytes(values: np.ndarray, dtype: DType) -> np.ndarray:
     """The TOSA encoding of ``values`` as a flat ``uint8`` array (raises ValueError if impossible)."""
     arr = np.asarray(values)
     if dtype not in ELEMENT_BYTES and dtype != DType.INT4:
@@ -50,7 +50,7 @@ def to_le_bytes(values, dtype: DType) -> np.ndarray:
     return arr.reshape(-1).view(np.uint8)
 
 
-def le_array(values, dtype: DType) -> np.ndarray:
+def le_array(values: np.ndarray, dtype: DType) -> np.ndarray:
     """Like :func:`to_le_bytes`, but a type stored as-is keeps its shape and strides (a transposed
     weight stays a view): the serializer copies its elements, in C order, straight into the output."""
     arr = np.asarray(values)
@@ -61,7 +61,7 @@ def le_array(values, dtype: DType) -> np.ndarray:
     return arr.astype(_LE[dtype], copy=False)
 
 
-def _check_int_range(arr: np.ndarray, dtype: DType):
+def _check_int_range(arr: np.ndarray, dtype: DType) -> None:
     if arr.size == 0 or arr.dtype.kind == "b":
         return
     if arr.dtype.kind == "f" and not np.all(np.isfinite(arr) & (arr == np.round(arr))):
@@ -101,7 +101,7 @@ def _bf16_bytes(arr: np.ndarray) -> np.ndarray:
     return rounded.astype("<u2").view(np.uint8)
 
 
-def flat_bytes(data) -> np.ndarray:
+def flat_bytes(data: bytes | memoryview | np.ndarray) -> np.ndarray:
     """A record's constant data as flat C-order ``uint8`` bytes: :func:`le_array` keeps a weight stored
     as-is in its own shape and strides (a transposed view), which readers of the bytes must flatten."""
     if isinstance(data, np.ndarray) and (data.dtype != np.uint8 or data.ndim != 1 or not data.flags.c_contiguous):
@@ -109,7 +109,7 @@ def flat_bytes(data) -> np.ndarray:
     return data
 
 
-def from_le_bytes(data, dtype: DType, shape: tuple) -> np.ndarray:
+def from_le_bytes(data: bytes | memoryview | np.ndarray, dtype: DType, shape: tuple) -> np.ndarray:
     """The array of ``shape`` encoded in ``data`` (raises ValueError on a size mismatch)."""
     if dtype not in ELEMENT_BYTES and dtype != DType.INT4:
         raise ValueError(f"{dtype.name} data cannot be read yet")

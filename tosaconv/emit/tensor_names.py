@@ -10,25 +10,29 @@ fresh names from the same pool, so names are unique across the whole file.
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Iterable
 from ..ir.graph import fresh_name
 
 from .errors import EmitError
+
+if TYPE_CHECKING:
+    from ..ir.graph import Graph, Value
 
 
 class TensorNames:
     """Value → tensor name, plus a pool of taken names for fresh ones."""
 
-    def __init__(self, reserved):
+    def __init__(self, reserved: Iterable[str]) -> None:
         self._by_value: dict = {}
         self._used = set(reserved)
 
-    def __contains__(self, value) -> bool:
+    def __contains__(self, value: Value) -> bool:
         return value in self._by_value
 
-    def __getitem__(self, value) -> str:
+    def __getitem__(self, value: Value) -> str:
         return self._by_value[value]
 
-    def bind(self, value, name: str):
+    def bind(self, value: Value, name: str) -> None:
         self._by_value[value] = name
         self._used.add(name)
 
@@ -36,7 +40,7 @@ class TensorNames:
         return fresh_name(base, self._used)
 
 
-def assign_names(graph):
+def assign_names(graph: Graph) -> tuple[TensorNames, list[tuple[Value, str]]]:
     """``(names, copies)``: tensor names of all values, and the ``(value, output name)``
     pairs that need an IDENTITY because the value already has another name."""
     _check_outputs(graph)
@@ -56,7 +60,7 @@ def assign_names(graph):
     return names, copies
 
 
-def assign_region_names(graph, names: TensorNames):
+def assign_region_names(graph: Graph, names: TensorNames) -> tuple[list[tuple[Value, str]], list[str]]:
     """Names for a region's values, fresh in the file-wide pool (the reference model wants tensor
     names unique across regions); returns ``(copies, output tensor names)`` as above."""
     for v in graph.inputs:
@@ -76,7 +80,7 @@ def assign_region_names(graph, names: TensorNames):
     return copies, outputs
 
 
-def _check_outputs(graph):
+def _check_outputs(graph: Graph) -> None:
     if len(graph.outputs) != len(graph.output_names):
         raise EmitError(f"graph has {len(graph.outputs)} outputs but {len(graph.output_names)} output names")
     if not graph.outputs:

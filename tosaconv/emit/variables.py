@@ -12,6 +12,7 @@ reference model). :func:`lower` writes an IR state op that way and
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
 import numpy as np
 
 from ..ir import attrs as A
@@ -22,12 +23,18 @@ from .errors import ReadError
 from .records import TensorRecord
 from .tensor_data import from_le_bytes, to_le_bytes
 
+if TYPE_CHECKING:
+    from ..ir.graph import Operation
+    from .reader import _Lifting
+    from .records import OpRecord
+    from .writer import _Lowering
+
 # the table's stateful (not PURE) ops; the accesses among them name a variable declared elsewhere
 STATE_OPS = tuple(op for op in OPS.values() if not op.has(Trait.PURE))
 ACCESS_OPS = tuple(op.name for op in STATE_OPS if op.attrs is A.VariableRefAttrs)
 
 
-def lower(lowering, op, location: str):
+def lower(lowering: _Lowering, op: Operation, location: str) -> None:
     """Write IR state op ``op`` into ``lowering``'s block (see the module docstring)."""
     a = op.attrs
     tensors = lowering.variable_tensors
@@ -49,7 +56,7 @@ def lower(lowering, op, location: str):
     lowering.block.ops[-1].attribute = op.op.name
 
 
-def lift_variables(lifting) -> dict:
+def lift_variables(lifting: _Lifting) -> dict:
     """VARIABLE ops for the block's variable tensors; returns tensor name -> variable attributes."""
     out = {}
     for rec in lifting.block.tensors:
@@ -71,7 +78,7 @@ def lift_variables(lifting) -> dict:
     return out
 
 
-def lift_access(lifting, op):
+def lift_access(lifting: _Lifting, op: OpRecord) -> None:
     """A VARIABLE_READ or VARIABLE_WRITE record (an IDENTITY with the variable's table) as an IR op."""
     read = op.op == "VARIABLE_READ"
     side = op.inputs if read else op.outputs

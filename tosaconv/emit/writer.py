@@ -16,6 +16,7 @@ State ops are written as the official tools write them (:mod:`.variables`).
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -32,6 +33,9 @@ from .records import BlockRecord, OpRecord, ShapeRecord, TensorRecord
 from .serialize import serialize, too_big
 from .tensor_data import le_array, to_le_bytes
 from .tensor_names import assign_names, assign_region_names
+
+if TYPE_CHECKING:
+    from ..ir.graph import Graph, Value
 
 
 @fewer_collections
@@ -55,7 +59,7 @@ def location_text(loc: Location) -> str:
 
 
 class _Lowering:
-    def __init__(self, graph, parent=None, region_name: str = "main"):
+    def __init__(self, graph: Graph, parent=None, region_name: str = "main"):
         self.graph = graph
         self.block = BlockRecord(name=region_name)
         if parent is None:
@@ -179,7 +183,7 @@ class _Lowering:
             self._add_op("CONST", {}, [], [name], text)
         return name
 
-    def _identity(self, value, out_name: str):
+    def _identity(self, value: Value, out_name: str):
         self._add_tensor(out_name, value.type)
         text = f"IDENTITY '{out_name}'"
         self._add_op("IDENTITY", {}, [self.names[value]], [out_name], text)
@@ -195,7 +199,7 @@ class _Lowering:
         self.block.ops.append(OpRecord(op, fields, inputs, outputs, location))
 
 
-def _static_type(value, what: str, location) -> TensorType:
+def _static_type(value: Value, what: str, location) -> TensorType:
     t = value.type
     if not isinstance(t, TensorType):
         raise EmitError(f"{what} is an Index value ({t}); helper ops must fold away before emission",

@@ -22,11 +22,16 @@ input.
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ..diagnostics import ConversionError, Diagnostic
 from ..ir.graph import Value
 from ..ir.io_quant import EdgeQuant
 from ..ir.location import Location
 from ..ir.types import TensorType
+
+if TYPE_CHECKING:
+    from ..ir.graph import Graph
 
 
 
@@ -36,7 +41,7 @@ def signed_edge(scale: float, zero_point: int, source_dtype: str, offset: int = 
     return EdgeQuant(float(scale), int(zero_point) - int(offset), source_dtype)
 
 
-def retype_input(graph, name: str, dtype) -> Value:
+def retype_input(graph: Graph, name: str, dtype) -> Value:
     """Give graph input ``name`` (read by no op yet) a new element type; its shape, name and place stay."""
     index = [v.name for v in graph.inputs].index(name)
     old = graph.inputs[index]

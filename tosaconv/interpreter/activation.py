@@ -17,11 +17,16 @@ from __future__ import annotations
 
 import functools
 import math
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from .elementwise_unary import float_map
 from .numeric import as_int64, out_dtype, wrap
+
+if TYPE_CHECKING:
+    from ..ir.graph import Operation
+    from .registry import Arrays, KernelContext
 
 _ERF_CLAMP = 4.0         # erf(4) = 1 - 1.5e-8 rounds to 1.0 in float32 (and in fp16/bf16)
 _ERF_MAX_TERMS = 200     # the series at |x| = 4 converges in well under 100 terms
@@ -29,7 +34,7 @@ _ERF_STEPS = 128         # grid points per unit of x
 _ERF_DEGREE = 5          # Taylor degree around each grid point
 
 
-def clamp(op, args, ctx):
+def clamp(op: Operation, args: Arrays, ctx: KernelContext) -> Arrays:
     x, a = args[0], op.attrs
     if a.max_val < a.min_val or math.isnan(a.min_val) or math.isnan(a.max_val):
         raise ValueError(f"CLAMP needs min_val <= max_val and no NaN bounds, "
@@ -43,15 +48,15 @@ def clamp(op, args, ctx):
     return [np.minimum(np.maximum(x, lo), hi)]
 
 
-def sigmoid(op, args, ctx):
+def sigmoid(op: Operation, args: Arrays, ctx: KernelContext) -> Arrays:
     return [float_map(op, args[0], lambda x: np.float32(1.0) / (np.float32(1.0) + np.exp(-x)))]
 
 
-def tanh(op, args, ctx):
+def tanh(op: Operation, args: Arrays, ctx: KernelContext) -> Arrays:
     return [float_map(op, args[0], np.tanh)]
 
 
-def erf(op, args, ctx):
+def erf(op: Operation, args: Arrays, ctx: KernelContext) -> Arrays:
     return [float_map(op, args[0], erf_f64)]
 
 

@@ -10,13 +10,16 @@ never bind one. The CLI uses this to check shapes before a run.
 """
 from __future__ import annotations
 
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 from ..symbolic.expr import Expr, dim_str, free_symbols, is_static, same, subs, sym
 from .errors import InputError
 
+if TYPE_CHECKING:
+    from ..ir.graph import Graph, Value
 
-def check_rank(value, shape: tuple):
+
+def check_rank(value: Value, shape: tuple):
     """Raise InputError unless ``shape`` has the rank of graph input ``value``."""
     want = value.type.rank
     if len(shape) != want:
@@ -25,7 +28,7 @@ def check_rank(value, shape: tuple):
                          input_name=value.name)
 
 
-def bind_from_shapes(graph, shapes: dict, bindings: Optional[dict] = None, require_all: bool = True) -> dict:
+def bind_from_shapes(graph: Graph, shapes: dict, bindings: Optional[dict] = None, require_all: bool = True) -> dict:
     """Symbol values implied by ``shapes`` (input name -> shape tuple), merged with ``bindings``.
 
     With ``require_all`` every graph input needs a shape (a run); without it only the given inputs
@@ -52,7 +55,7 @@ def bind_from_shapes(graph, shapes: dict, bindings: Optional[dict] = None, requi
     return env
 
 
-def _alias_note(graph, input_name: str, axis: int, name: str) -> str:
+def _alias_note(graph: Graph, input_name: str, axis: int, name: str) -> str:
     """Why an input dim the model names otherwise is symbol ``name``: a recorded equality made them one."""
     for s in graph.scope.symbols.values():
         if s.input_name == input_name and s.axis == axis and s.name != name:
@@ -62,7 +65,7 @@ def _alias_note(graph, input_name: str, axis: int, name: str) -> str:
     return ""
 
 
-def _input_dims(graph, shapes: dict):
+def _input_dims(graph: Graph, shapes: dict):
     for value in graph.inputs:
         if value.name not in shapes:
             continue

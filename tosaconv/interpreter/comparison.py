@@ -6,17 +6,23 @@ with a NaN is false, and +0.0 equals -0.0.
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
+if TYPE_CHECKING:
+    from ..ir.graph import Operation
+    from .registry import Arrays, KernelContext
 
 
-def equal(op, args, ctx):
+
+def equal(op: Operation, args: Arrays, ctx: KernelContext) -> Arrays:
     return [np.equal(args[0], args[1])]
 
 
-def greater(op, args, ctx):
+def greater(op: Operation, args: Arrays, ctx: KernelContext) -> Arrays:
     return [np.greater(args[0], args[1])]
 
 
-def greater_equal(op, args, ctx):
+def greater_equal(op: Operation, args: Arrays, ctx: KernelContext) -> Arrays:
     return [np.greater_equal(args[0], args[1])]

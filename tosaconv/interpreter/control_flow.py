@@ -10,10 +10,16 @@ captured values; the scan outputs are stacked along their axes.
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from ..ir.region_rules import loop_groups
 from .evaluator import run_region
+
+if TYPE_CHECKING:
+    from ..ir.graph import Operation
+    from .registry import Arrays, KernelContext
 
 
 def truth(condition) -> bool:
@@ -23,26 +29,26 @@ def truth(condition) -> bool:
     return bool(array.reshape(-1)[0])
 
 
-def cond_if(op, args, ctx):
+def cond_if(op: Operation, args: Arrays, ctx: KernelContext) -> Arrays:
     taken = op.attrs.then_graph if truth(args[0]) else op.attrs.else_graph
     return run_region(taken, list(args[1:]), ctx.bindings)
 
 
-def index_if(op, args, ctx):
+def index_if(op: Operation, args: Arrays, ctx: KernelContext) -> Arrays:
     if int(args[0]) not in (0, 1):
         raise ValueError(f"IF's condition must be 0 or 1, got {args[0]}")
     taken = op.attrs.then_graph if int(args[0]) else op.attrs.else_graph
     return run_region(taken, list(args[1:]), ctx.bindings)
 
 
-def while_loop(op, args, ctx):
+def while_loop(op: Operation, args: Arrays, ctx: KernelContext) -> Arrays:
     carried = list(args)
     while truth(run_region(op.attrs.cond_graph, carried, ctx.bindings)[0]):
         carried = run_region(op.attrs.body_graph, carried, ctx.bindings)
     return carried
 
 
-def loop(op, args, ctx):
+def loop(op: Operation, args: Arrays, ctx: KernelContext) -> Arrays:
     a = op.attrs
     groups = loop_groups(list(args[1:]), a)
     cond = groups["cond"][0] if a.has_cond else None

@@ -14,13 +14,19 @@ and then applies ``out_pad``, cropping where it is negative.
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from .numeric import as_int64, f32, float_result, in_dtype, out_dtype, wrap
 from .windows import blas_type, centered, check_window, out_size, pad_hw, patches, rows, window_gemm
 
+if TYPE_CHECKING:
+    from ..ir.graph import Operation
+    from .registry import Arrays, KernelContext
 
-def _finish(op, acc: np.ndarray, bias: np.ndarray) -> np.ndarray:
+
+def _finish(op: Operation, acc: np.ndarray, bias: np.ndarray) -> np.ndarray:
     """Add the bias (one value or one per output channel) and narrow to the result type."""
     dtype = out_dtype(op)
     if dtype.is_float:
@@ -28,15 +34,15 @@ def _finish(op, acc: np.ndarray, bias: np.ndarray) -> np.ndarray:
     return wrap(np.rint(acc).astype(np.int64) + as_int64(bias), dtype)
 
 
-def _weights(op, w: np.ndarray) -> np.ndarray:
+def _weights(op: Operation, w: np.ndarray) -> np.ndarray:
     return blas_type(centered(w, op.attrs.weight_zp, "weight", in_dtype(op, 1)))
 
 
-def _input(op, x: np.ndarray) -> np.ndarray:
+def _input(op: Operation, x: np.ndarray) -> np.ndarray:
     return blas_type(centered(x, op.attrs.input_zp, "input", in_dtype(op)))
 
 
-def _output_hw(x, kernel_hw, a) -> tuple:
+def _output_hw(x: np.ndarray, kernel_hw, a) -> tuple:
     check_window(a.pad, a.stride, a.dilation)
     oh = out_size(x.shape[1], kernel_hw[0], a.pad[0], a.pad[1], a.stride[0], a.dilation[0])
     ow = out_size(x.shape[2], kernel_hw[1], a.pad[2], a.pad[3], a.stride[1], a.dilation[1])
@@ -45,7 +51,7 @@ def _output_hw(x, kernel_hw, a) -> tuple:
     return oh, ow
 
 
-def conv2d(op, args, ctx):
+def conv2d(op: Operation, args: Arrays, ctx: KernelContext) -> Arrays:
     x, w, bias = args
     a = op.attrs
     oh, ow = _output_hw(x, w.shape[1:3], a)
@@ -57,7 +63,7 @@ def conv2d(op, args, ctx):
     return [_finish(op, window_gemm(view, _weights(op, w)), bias)]
 
 
-def conv3d(op, args, ctx):
+def conv3d(op: Operation, args: Arrays, ctx: KernelContext) -> Arrays:
     x, w, bias = args
     a = op.attrs
     check_window(a.pad, a.stride, a.dilation)
@@ -71,7 +77,7 @@ def conv3d(op, args, ctx):
     return [_finish(op, window_gemm(view, _weights(op, w)), bias)]
 
 
-def depthwise_conv2d(op, args, ctx):
+def depthwise_conv2d(op: Operation, args: Arrays, ctx: KernelContext) -> Arrays:
     x, w, bias = args
     a = op.attrs
     kh, kw, c, m = w.shape
@@ -82,7 +88,7 @@ def depthwise_conv2d(op, args, ctx):
     return [_finish(op, acc.reshape(x.shape[0], oh, ow, c * m), bias)]
 
 
-def transpose_conv2d(op, args, ctx):
+def transpose_conv2d(op: Operation, args: Arrays, ctx: KernelContext) -> Arrays:
     x, w, bias = args
     a = op.attrs
     n, ih, iw, _ = x.shape

@@ -8,13 +8,19 @@ A result with no columns would have a 0 dim, which TOSA does not allow.
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from ..diagnostics.assumption import assumption_error
 from ..ir.graph import describe_value
 
+if TYPE_CHECKING:
+    from ..ir.graph import Operation
+    from .registry import Arrays, KernelContext
 
-def nonzero(op, args, ctx):
+
+def nonzero(op: Operation, args: Arrays, ctx: KernelContext) -> Arrays:
     coords = np.array(np.nonzero(np.asarray(args[0])), dtype=np.int64)
     count = coords.shape[1]
     if count == 0:

@@ -10,16 +10,21 @@ with the data-dependent DYN_SLICE and DYN_TILE.
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 import numpy as np
 
+if TYPE_CHECKING:
+    from ..ir.graph import Operation
+    from .registry import Arrays, KernelContext
 
 
-def concat(op, args, ctx):
+
+def concat(op: Operation, args: Arrays, ctx: KernelContext) -> Arrays:
     return [np.concatenate(args, axis=op.attrs.axis)]
 
 
-def pad(op, args, ctx):
+def pad(op: Operation, args: Arrays, ctx: KernelContext) -> Arrays:
     x, padding = args[0], op.attrs.padding
     if len(padding) != 2 * x.ndim or min(padding, default=0) < 0:
         raise ValueError(f"PAD needs two non-negative entries per dim of a rank {x.ndim} input, "
@@ -39,7 +44,7 @@ def pad_constant(x: np.ndarray, pairs, value) -> np.ndarray:
     return out
 
 
-def reshape(op, args, ctx):
+def reshape(op: Operation, args: Arrays, ctx: KernelContext) -> Arrays:
     x = args[0]
     shape = resolve_shape(op.attrs.new_shape, list(args[1:]))
     if math.prod(shape) != x.size:
@@ -57,7 +62,7 @@ def resolve_shape(new_shape, symbols: list) -> list:
     return shape
 
 
-def reverse(op, args, ctx):
+def reverse(op: Operation, args: Arrays, ctx: KernelContext) -> Arrays:
     return [np.flip(args[0], axis=op.attrs.axis)]
 
 
@@ -72,7 +77,7 @@ def slice_array(x: np.ndarray, start, size) -> np.ndarray:
     return x[tuple(slice(s, s + n) for s, n in zip(start, size))]
 
 
-def slice_(op, args, ctx):
+def slice_(op: Operation, args: Arrays, ctx: KernelContext) -> Arrays:
     return [slice_array(args[0], op.attrs.start, op.attrs.size)]
 
 
@@ -83,13 +88,13 @@ def tile_array(x: np.ndarray, multiples) -> np.ndarray:
     return np.tile(x, multiples)
 
 
-def tile(op, args, ctx):
+def tile(op: Operation, args: Arrays, ctx: KernelContext) -> Arrays:
     return [tile_array(args[0], op.attrs.multiples)]
 
 
-def transpose(op, args, ctx):
+def transpose(op: Operation, args: Arrays, ctx: KernelContext) -> Arrays:
     return [np.transpose(args[0], op.attrs.perms)]
 
 
-def identity(op, args, ctx):
+def identity(op: Operation, args: Arrays, ctx: KernelContext) -> Arrays:
     return [args[0]]

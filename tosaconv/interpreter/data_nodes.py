@@ -9,12 +9,18 @@ unsigned values (RESCALE's ``input_unsigned`` reads them back).
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from .numeric import check_range, out_dtype
 
+if TYPE_CHECKING:
+    from ..ir.graph import Operation
+    from .registry import Arrays, KernelContext
 
-def const(op, args, ctx):
+
+def const(op: Operation, args: Arrays, ctx: KernelContext) -> Arrays:
     values = op.attrs.values
     dtype = out_dtype(op)
     if values.dtype == dtype.numpy:

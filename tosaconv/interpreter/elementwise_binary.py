@@ -10,18 +10,24 @@ the spec leaves unpredictable.
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from ..ir.dtypes import DType
 from .numeric import as_int64, f32, float_result, in_dtype, out_dtype, wrap
 
+if TYPE_CHECKING:
+    from ..ir.graph import Operation
+    from .registry import Arrays, KernelContext
 
-def _float_op(op, a, b, fn) -> np.ndarray:
+
+def _float_op(op: Operation, a, b, fn) -> np.ndarray:
     with np.errstate(all="ignore"):
         return float_result(fn(f32(a), f32(b)), out_dtype(op))
 
 
-def _arith(op, args, fn) -> list:
+def _arith(op: Operation, args, fn) -> list:
     """``fn`` in float32 for float types, else in int64 truncated to the result type."""
     a, b = args
     dtype = out_dtype(op)
@@ -30,19 +36,19 @@ def _arith(op, args, fn) -> list:
     return [wrap(fn(as_int64(a), as_int64(b)), dtype)]
 
 
-def add(op, args, ctx):
+def add(op: Operation, args: Arrays, ctx: KernelContext) -> Arrays:
     return _arith(op, args, np.add)
 
 
-def sub(op, args, ctx):
+def sub(op: Operation, args: Arrays, ctx: KernelContext) -> Arrays:
     return _arith(op, args, np.subtract)
 
 
-def pow_(op, args, ctx):
+def pow_(op: Operation, args: Arrays, ctx: KernelContext) -> Arrays:
     return [_float_op(op, args[0], args[1], np.power)]
 
 
-def mul(op, args, ctx):
+def mul(op: Operation, args: Arrays, ctx: KernelContext) -> Arrays:
     a, b = args
     shift, dtype = op.attrs.shift, out_dtype(op)
     if dtype.is_float:
@@ -55,7 +61,7 @@ def mul(op, args, ctx):
     return [wrap(product, dtype)]
 
 
-def intdiv(op, args, ctx):
+def intdiv(op: Operation, args: Arrays, ctx: KernelContext) -> Arrays:
     a, b = as_int64(args[0]), as_int64(args[1])
     if np.any(b == 0):
         raise ValueError("INTDIV by zero")
@@ -63,45 +69,45 @@ def intdiv(op, args, ctx):
     return [wrap(quotient, out_dtype(op))]
 
 
-def maximum(op, args, ctx):
+def maximum(op: Operation, args: Arrays, ctx: KernelContext) -> Arrays:
     a, b = args
     if np.asarray(a).dtype.kind == "f" and op.attrs.nan_mode == "IGNORE":
         return [np.fmax(a, b)]
     return [np.maximum(a, b)]
 
 
-def minimum(op, args, ctx):
+def minimum(op: Operation, args: Arrays, ctx: KernelContext) -> Arrays:
     a, b = args
     if np.asarray(a).dtype.kind == "f" and op.attrs.nan_mode == "IGNORE":
         return [np.fmin(a, b)]
     return [np.minimum(a, b)]
 
 
-def bitwise_and(op, args, ctx):
+def bitwise_and(op: Operation, args: Arrays, ctx: KernelContext) -> Arrays:
     return [np.bitwise_and(args[0], args[1])]
 
 
-def bitwise_or(op, args, ctx):
+def bitwise_or(op: Operation, args: Arrays, ctx: KernelContext) -> Arrays:
     return [np.bitwise_or(args[0], args[1])]
 
 
-def bitwise_xor(op, args, ctx):
+def bitwise_xor(op: Operation, args: Arrays, ctx: KernelContext) -> Arrays:
     return [np.bitwise_xor(args[0], args[1])]
 
 
-def logical_and(op, args, ctx):
+def logical_and(op: Operation, args: Arrays, ctx: KernelContext) -> Arrays:
     return [np.logical_and(args[0], args[1])]
 
 
-def logical_or(op, args, ctx):
+def logical_or(op: Operation, args: Arrays, ctx: KernelContext) -> Arrays:
     return [np.logical_or(args[0], args[1])]
 
 
-def logical_xor(op, args, ctx):
+def logical_xor(op: Operation, args: Arrays, ctx: KernelContext) -> Arrays:
     return [np.logical_xor(args[0], args[1])]
 
 
-def _shift_amount(op, amount) -> np.ndarray:
+def _shift_amount(op: Operation, amount) -> np.ndarray:
     amount, bits = as_int64(amount), out_dtype(op).bits
     if amount.size and (amount.min() < 0 or amount.max() >= bits):
         raise ValueError(f"{op.op.name} shift amounts must be in [0, {bits - 1}] for "
@@ -109,18 +115,18 @@ def _shift_amount(op, amount) -> np.ndarray:
     return amount
 
 
-def logical_left_shift(op, args, ctx):
+def logical_left_shift(op: Operation, args: Arrays, ctx: KernelContext) -> Arrays:
     amount = _shift_amount(op, args[1])
     return [wrap(as_int64(args[0]) << amount, out_dtype(op))]
 
 
-def logical_right_shift(op, args, ctx):
+def logical_right_shift(op: Operation, args: Arrays, ctx: KernelContext) -> Arrays:
     amount = _shift_amount(op, args[1])
     unsigned = as_int64(args[0]) & ((1 << out_dtype(op).bits) - 1)   # zero_extend, then shift
     return [wrap(unsigned >> amount, out_dtype(op))]
 
 
-def arithmetic_right_shift(op, args, ctx):
+def arithmetic_right_shift(op: Operation, args: Arrays, ctx: KernelContext) -> Arrays:
     value, amount = as_int64(args[0]), _shift_amount(op, args[1])
     result = value >> amount
     if op.attrs.round:

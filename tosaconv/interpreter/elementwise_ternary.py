@@ -5,10 +5,16 @@ elsewhere, broadcasting size-1 dims of all three operands.
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
+if TYPE_CHECKING:
+    from ..ir.graph import Operation
+    from .registry import Arrays, KernelContext
 
 
-def select(op, args, ctx):
+
+def select(op: Operation, args: Arrays, ctx: KernelContext) -> Arrays:
     condition, on_true, on_false = args
     return [np.where(np.asarray(condition, dtype=bool), on_true, on_false)]

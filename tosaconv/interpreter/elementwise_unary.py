@@ -9,72 +9,78 @@ saturates, as in the pseudocode.
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from ..ir.dtypes import DType
 from .numeric import as_int64, bit_length, f32, float_result, out_dtype, saturate, wrap
 
+if TYPE_CHECKING:
+    from ..ir.graph import Operation
+    from .registry import Arrays, KernelContext
 
-def float_map(op, x, fn) -> np.ndarray:
+
+def float_map(op: Operation, x, fn) -> np.ndarray:
     """Apply ``fn`` to float32 ``x`` and narrow to the op's result type."""
     with np.errstate(all="ignore"):
         return float_result(fn(f32(x)), out_dtype(op))
 
 
-def abs_(op, args, ctx):
+def abs_(op: Operation, args: Arrays, ctx: KernelContext) -> Arrays:
     x = args[0]
     if out_dtype(op).is_float:
         return [float_map(op, x, np.abs)]   # also turns -0.0 into +0.0
     return [wrap(np.abs(as_int64(x)), out_dtype(op))]
 
 
-def bitwise_not(op, args, ctx):
+def bitwise_not(op: Operation, args: Arrays, ctx: KernelContext) -> Arrays:
     return [np.invert(args[0])]
 
 
-def ceil(op, args, ctx):
+def ceil(op: Operation, args: Arrays, ctx: KernelContext) -> Arrays:
     return [float_map(op, args[0], np.ceil)]
 
 
-def floor(op, args, ctx):
+def floor(op: Operation, args: Arrays, ctx: KernelContext) -> Arrays:
     return [float_map(op, args[0], np.floor)]
 
 
-def clz(op, args, ctx):
+def clz(op: Operation, args: Arrays, ctx: KernelContext) -> Arrays:
     bits = out_dtype(op).bits
     unsigned = as_int64(args[0]) & ((1 << bits) - 1)
     return [wrap(bits - bit_length(unsigned), out_dtype(op))]
 
 
-def cos(op, args, ctx):
+def cos(op: Operation, args: Arrays, ctx: KernelContext) -> Arrays:
     return [float_map(op, args[0], np.cos)]
 
 
-def sin(op, args, ctx):
+def sin(op: Operation, args: Arrays, ctx: KernelContext) -> Arrays:
     return [float_map(op, args[0], np.sin)]
 
 
-def exp(op, args, ctx):
+def exp(op: Operation, args: Arrays, ctx: KernelContext) -> Arrays:
     return [float_map(op, args[0], np.exp)]
 
 
-def log(op, args, ctx):
+def log(op: Operation, args: Arrays, ctx: KernelContext) -> Arrays:
     return [float_map(op, args[0], np.log)]
 
 
-def reciprocal(op, args, ctx):
+def reciprocal(op: Operation, args: Arrays, ctx: KernelContext) -> Arrays:
     return [float_map(op, args[0], lambda x: np.float32(1.0) / x)]
 
 
-def rsqrt(op, args, ctx):
+def rsqrt(op: Operation, args: Arrays, ctx: KernelContext) -> Arrays:
     return [float_map(op, args[0], lambda x: np.float32(1.0) / np.sqrt(x))]
 
 
-def logical_not(op, args, ctx):
+def logical_not(op: Operation, args: Arrays, ctx: KernelContext) -> Arrays:
     return [np.logical_not(args[0])]
 
 
-def negate(op, args, ctx):
+def negate(op: Operation, args: Arrays, ctx: KernelContext) -> Arrays:
     x, dtype = args[0], out_dtype(op)
     if dtype.is_float:
         return [float_map(op, x, np.negative)]

@@ -17,7 +17,7 @@ as soon as the value it counts exists (E-ASSUMPTION, exit 4).
 from __future__ import annotations
 
 from collections import Counter
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 import numpy as np
 
@@ -33,8 +33,11 @@ from .inputs import prepare_inputs
 from .plan import Slot, Step, plan_for
 from .registry import KernelContext, kernel_for
 
+if TYPE_CHECKING:
+    from ..ir.graph import Graph, Value
 
-def evaluate(graph, inputs: dict, bindings: Optional[dict] = None, state: Optional[dict] = None) -> dict:
+
+def evaluate(graph: Graph, inputs: dict, bindings: Optional[dict] = None, state: Optional[dict] = None) -> dict:
     """Run ``graph`` on ``inputs`` (name -> array); return its outputs by ``graph.output_names``.
 
     ``state`` holds the program's variables (name -> array) and is updated in place, so passing the
@@ -49,7 +52,7 @@ def evaluate(graph, inputs: dict, bindings: Optional[dict] = None, state: Option
     return {name: _as_array(values[v.name]) for name, v in zip(graph.output_names, graph.outputs)}
 
 
-def run_region(graph, args: list, bindings: dict) -> list:
+def run_region(graph: Graph, args: list, bindings: dict) -> list:
     """Run a region (a control-flow op's graph) on its input values under the enclosing bindings.
 
     ``args`` are arrays and Index ints, one per region input; each is checked against its type (an
@@ -65,7 +68,7 @@ def run_region(graph, args: list, bindings: dict) -> list:
     return [values[v.name] for v in graph.outputs]
 
 
-def _run_ops(graph, values: dict, ctx: KernelContext):
+def _run_ops(graph: Graph, values: dict, ctx: KernelContext):
     """Run every op of ``graph`` in order on ``values`` (name -> value), dropping dead values."""
     checks = _assumption_checks(graph)
     for v in graph.inputs:
@@ -96,7 +99,7 @@ def _check_kernels(graph):
                           location=first[min(missing)], op_name=min(missing))
 
 
-def _check_constraints(graph, env: dict, what: str = "the model"):
+def _check_constraints(graph: Graph, env: dict, what: str = "the model"):
     """Every ledger fact the model (or a region) relies on must hold for these input shapes."""
     violations = graph.ledger.check(env)
     if violations:
@@ -161,7 +164,7 @@ def _conform_slot(slot: Slot, result, env: dict):
     return array
 
 
-def _conform(value, result, env: dict):
+def _conform(value: Value, result, env: dict):
     """Check one result against its IR type; Index results may bind a data-dependent symbol."""
     if isinstance(value.type, IndexType):
         return _conform_index(value, int(result), env)
@@ -175,7 +178,7 @@ def _conform(value, result, env: dict):
     return array
 
 
-def _conform_index(value, result: int, env: dict) -> int:
+def _conform_index(value: Value, result: int, env: dict) -> int:
     expected = subs(value.type.value, env)
     if is_static(expected):
         if expected != result:

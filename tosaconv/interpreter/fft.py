@@ -11,9 +11,15 @@ and W/2) the spec skips the sine, so the imaginary part there is exactly 0.
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from .numeric import float_result, out_dtype
+
+if TYPE_CHECKING:
+    from ..ir.graph import Operation
+    from .registry import KernelContext
 
 
 def _check_pow2(name: str, x: np.ndarray) -> None:
@@ -24,12 +30,12 @@ def _check_pow2(name: str, x: np.ndarray) -> None:
             raise ValueError(f"{name} needs {axis} to be a power of two (spec ERROR_IF), got {d}")
 
 
-def _parts(op, z: np.ndarray) -> list:
+def _parts(op: Operation, z: np.ndarray) -> list:
     dtype = out_dtype(op)
     return [float_result(z.real, dtype), float_result(z.imag, dtype)]
 
 
-def fft2d(op, args, ctx) -> list:
+def fft2d(op: Operation, args, ctx: KernelContext) -> list:
     re, im = (np.asarray(a, dtype=np.float64) for a in args)
     _check_pow2("FFT2D", re)
     if re.shape != im.shape:
@@ -42,7 +48,7 @@ def fft2d(op, args, ctx) -> list:
     return _parts(op, out)
 
 
-def rfft2d(op, args, ctx) -> list:
+def rfft2d(op: Operation, args, ctx: KernelContext) -> list:
     x = np.asarray(args[0], dtype=np.float64)
     _check_pow2("RFFT2D", x)
     h, w = x.shape[1], x.shape[2]

@@ -12,9 +12,15 @@ coordinates are computed once per row and column, so no loop runs per pixel.
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from .numeric import as_int64, f32, float_result, out_dtype, wrap
+
+if TYPE_CHECKING:
+    from ..ir.graph import Operation
+    from .registry import Arrays, KernelContext
 
 
 def axis_coords(out_len: int, in_len: int, scale_n: int, scale_d: int, offset: int) -> tuple:
@@ -25,7 +31,7 @@ def axis_coords(out_len: int, in_len: int, scale_n: int, scale_d: int, offset: i
     return np.maximum(index, 0), np.minimum(index + 1, in_len - 1), remainder
 
 
-def resize(op, args, ctx):
+def resize(op: Operation, args: Arrays, ctx: KernelContext) -> Arrays:
     x, a = args[0], op.attrs
     sy_n, sy_d, sx_n, sx_d = (int(s) for s in a.scale)
     if min(sy_n, sy_d, sx_n, sx_d) <= 0:
@@ -45,7 +51,7 @@ def _take(x, rows, cols) -> np.ndarray:
     return x[:, rows][:, :, cols]
 
 
-def _nearest(x, ys, xs, sy_n: int, sx_n: int) -> np.ndarray:
+def _nearest(x: np.ndarray, ys, xs, sy_n: int, sx_n: int) -> np.ndarray:
     (y0, y1, ry), (x0, x1, rx) = ys, xs
     if x.dtype.kind == "f":
         rows = np.where(f32(ry) / np.float32(sy_n) >= np.float32(0.5), y1, y0)
@@ -56,7 +62,7 @@ def _nearest(x, ys, xs, sy_n: int, sx_n: int) -> np.ndarray:
     return _take(x, rows, cols)
 
 
-def _bilinear(op, x, ys, xs, sy_n: int, sx_n: int) -> np.ndarray:
+def _bilinear(op: Operation, x: np.ndarray, ys, xs, sy_n: int, sx_n: int) -> np.ndarray:
     (y0, y1, ry), (x0, x1, rx) = ys, xs
     is_float = x.dtype.kind == "f"
     if not is_float and out_dtype(op).bits < 32:

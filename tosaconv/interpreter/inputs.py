@@ -11,6 +11,8 @@ input, say) is an :class:`InputError` that says what to do.
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from ..ir.dtypes import DType
@@ -18,8 +20,11 @@ from .binding import check_rank
 from .errors import InputError
 from .numeric import round_bf16
 
+if TYPE_CHECKING:
+    from ..ir.graph import Graph, Value
 
-def prepare_inputs(graph, inputs: dict) -> dict:
+
+def prepare_inputs(graph: Graph, inputs: dict) -> dict:
     """Input arrays by graph input name, in the IR's numpy types."""
     names = [v.name for v in graph.inputs]
     missing = [n for n in names if n not in inputs]
@@ -44,7 +49,7 @@ def _name_problems(missing: list, unknown: list, names: list) -> str:
     return "; ".join(parts) + f"; the graph's inputs are {', '.join(repr(n) for n in names) or '(none)'}"
 
 
-def convert(value, array: np.ndarray) -> np.ndarray:
+def convert(value: Value, array: np.ndarray) -> np.ndarray:
     """``array`` in the numpy type of graph input ``value``, or an InputError."""
     target: DType = value.type.dtype
     kind = array.dtype.kind

@@ -9,17 +9,22 @@ because numpy has no bfloat16) to bfloat16 precision.
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from ..ir.dtypes import DType
 
+if TYPE_CHECKING:
+    from ..ir.graph import Operation
 
-def out_dtype(op, index: int = 0) -> DType:
+
+def out_dtype(op: Operation, index: int = 0) -> DType:
     """The IR element type of result ``index`` of ``op``."""
     return op.results[index].type.dtype
 
 
-def in_dtype(op, index: int = 0) -> DType:
+def in_dtype(op: Operation, index: int = 0) -> DType:
     """The IR element type of operand ``index`` of ``op`` (its array may be stored wider)."""
     return op.operands[index].type.dtype
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 import weakref
-from typing import Callable, Optional
+from typing import TYPE_CHECKING, Callable, Optional
 
 import numpy as np
 
@@ -23,6 +23,9 @@ from ..ir.dtypes import DType
 from ..ir.types import IndexType
 from ..limits import MAX_DIM
 from .registry import kernel_for
+
+if TYPE_CHECKING:
+    from ..ir.graph import Graph, Value
 
 _NUMPY: dict = {d.value: d.numpy for d in DType}   # by value: the enum's own hash and property are slow
 _INT = {int}
@@ -33,7 +36,7 @@ class Slot:
 
     __slots__ = ("value", "type", "name", "index", "dtype", "shape", "nbytes", "checks")
 
-    def __init__(self, value, checks: tuple) -> None:
+    def __init__(self, value: Value, checks: tuple) -> None:
         kind = value.type
         self.value = value
         self.type = kind
@@ -119,7 +122,7 @@ def _forget(key: int, ref: weakref.ref) -> None:
         del _CACHE[key]
 
 
-def build_plan(graph, checks: dict) -> list:
+def build_plan(graph: Graph, checks: dict) -> list:
     """The steps of ``graph``, in op order; ``checks`` maps a value name to its assumptions."""
     steps, last = [], {}
     keep = {v.name for v in graph.outputs}

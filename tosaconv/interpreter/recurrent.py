@@ -10,6 +10,7 @@ by attributes and input types, so running a model twice unrolls once.
 from __future__ import annotations
 
 import functools
+from typing import TYPE_CHECKING
 
 from ..ir.builder import Builder
 from ..ir.graph import Graph
@@ -17,8 +18,12 @@ from ..ir.types import TensorType
 from ..lowering.recurrent_unroll import unroll
 from .evaluator import evaluate
 
+if TYPE_CHECKING:
+    from ..ir.graph import Operation
+    from .registry import Arrays, KernelContext
 
-def recurrent(op, args, ctx):
+
+def recurrent(op: Operation, args: Arrays, ctx: KernelContext) -> Arrays:
     signature = tuple((v.type.dtype, tuple(a.shape)) for v, a in zip(op.operands, args))
     graph = unrolled_program(op.attrs, signature)
     outputs = evaluate(graph, {v.name: a for v, a in zip(graph.inputs, args)})

@@ -10,42 +10,48 @@ the spec's accumulator at NaN and applying ``apply_max_s`` gives.
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from .numeric import as_int64, f32, float_result, out_dtype, wrap
 
+if TYPE_CHECKING:
+    from ..ir.graph import Operation
+    from .registry import Arrays, KernelContext
 
-def _axis(op, x) -> int:
+
+def _axis(op: Operation, x) -> int:
     axis = op.attrs.axis
     if not 0 <= axis < max(np.ndim(x), 1):
         raise ValueError(f"axis {axis} is out of range for a rank {np.ndim(x)} input")
     return axis
 
 
-def reduce_all(op, args, ctx):
+def reduce_all(op: Operation, args: Arrays, ctx: KernelContext) -> Arrays:
     return [np.all(args[0], axis=_axis(op, args[0]), keepdims=True)]
 
 
-def reduce_any(op, args, ctx):
+def reduce_any(op: Operation, args: Arrays, ctx: KernelContext) -> Arrays:
     return [np.any(args[0], axis=_axis(op, args[0]), keepdims=True)]
 
 
-def _extreme(op, x, propagating, ignoring):
+def _extreme(op: Operation, x, propagating, ignoring):
     axis = _axis(op, x)
     if np.asarray(x).dtype.kind == "f" and op.attrs.nan_mode == "IGNORE":
         return ignoring.reduce(x, axis=axis, keepdims=True)
     return propagating(x, axis=axis, keepdims=True)
 
 
-def reduce_max(op, args, ctx):
+def reduce_max(op: Operation, args: Arrays, ctx: KernelContext) -> Arrays:
     return [_extreme(op, args[0], np.max, np.fmax)]
 
 
-def reduce_min(op, args, ctx):
+def reduce_min(op: Operation, args: Arrays, ctx: KernelContext) -> Arrays:
     return [_extreme(op, args[0], np.min, np.fmin)]
 
 
-def _accumulate(op, x, fn):
+def _accumulate(op: Operation, x, fn):
     axis, dtype = _axis(op, x), out_dtype(op)
     if dtype.is_float:
         with np.errstate(all="ignore"):
@@ -53,9 +59,9 @@ def _accumulate(op, x, fn):
     return wrap(fn(as_int64(x), axis=axis, keepdims=True), dtype)
 
 
-def reduce_sum(op, args, ctx):
+def reduce_sum(op: Operation, args: Arrays, ctx: KernelContext) -> Arrays:
     return [_accumulate(op, args[0], np.sum)]
 
 
-def reduce_product(op, args, ctx):
+def reduce_product(op: Operation, args: Arrays, ctx: KernelContext) -> Arrays:
     return [_accumulate(op, args[0], np.prod)]

@@ -11,7 +11,7 @@ there is one kernel per op by construction and nothing registers by import.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable, Optional, Union, cast
+from typing import TYPE_CHECKING, Any, Callable, Optional, Sequence, Union, cast
 
 import numpy as np
 
@@ -35,6 +35,8 @@ class KernelContext:
 # A kernel's operand or result: a numpy array for a tensor, a Python int for an Index value
 KernelValue = Union["np.ndarray[Any, Any]", int]
 Kernel = Callable[["Operation", list[KernelValue], KernelContext], list[KernelValue]]
+# a kernel's operands and its results, one per value: ``kernel(op, args, ctx) -> results``
+Arrays = Sequence[KernelValue]
 
 
 def kernel_for(opdef: OpDef) -> Optional[Kernel]:

@@ -8,9 +8,15 @@ violation has no defined result.
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from .numeric import as_int64
+
+if TYPE_CHECKING:
+    from ..ir.graph import Operation
+    from .registry import Arrays, KernelContext
 
 
 def _checked_indices(indices, values) -> np.ndarray:
@@ -21,13 +27,13 @@ def _checked_indices(indices, values) -> np.ndarray:
     return indices
 
 
-def gather(op, args, ctx):
+def gather(op: Operation, args: Arrays, ctx: KernelContext) -> Arrays:
     values, indices = args
     indices = _checked_indices(indices, values)
     return [np.take_along_axis(values, indices[:, :, None], axis=1)]
 
 
-def scatter(op, args, ctx):
+def scatter(op: Operation, args: Arrays, ctx: KernelContext) -> Arrays:
     values_in, indices, update = args
     indices = _checked_indices(indices, values_in)
     ordered = np.sort(indices, axis=1)

@@ -9,6 +9,8 @@ the data-dependent SLICE, TILE and a range, with their sizes as Index operands.
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from ..diagnostics.assumption import assumption_error
@@ -17,12 +19,16 @@ from ..ir.ops import Op
 from .data_layout import slice_array, tile_array
 from .numeric import check_range
 
+if TYPE_CHECKING:
+    from ..ir.graph import Operation
+    from .registry import Arrays, KernelContext
 
-def index_const(op, args, ctx):
+
+def index_const(op: Operation, args: Arrays, ctx: KernelContext) -> Arrays:
     return [int(op.attrs.value)]
 
 
-def get_dim(op, args, ctx):
+def get_dim(op: Operation, args: Arrays, ctx: KernelContext) -> Arrays:
     x, axis = args[0], op.attrs.dim_index
     if not 0 <= axis < np.ndim(x):
         raise ValueError(f"dim_index {axis} is out of range for a rank {np.ndim(x)} input")
@@ -36,7 +42,7 @@ def _data_origin(v):
     return v
 
 
-def extract_dim(op, args, ctx):
+def extract_dim(op: Operation, args: Arrays, ctx: KernelContext) -> Arrays:
     x, index = np.asarray(args[0]), op.attrs.dim_index
     if x.ndim != 1 or not 0 <= index < x.shape[0]:
         raise ValueError(f"EXTRACT_DIM needs a 1-D input with element {index}, got shape {list(x.shape)}")
@@ -47,7 +53,7 @@ def extract_dim(op, args, ctx):
     return [value]
 
 
-def dims_to_tensor(op, args, ctx):
+def dims_to_tensor(op: Operation, args: Arrays, ctx: KernelContext) -> Arrays:
     dtype = op.attrs.dtype.numpy
     values = np.array([int(d) for d in args], dtype=np.int64)
     info = np.iinfo(dtype)
@@ -55,14 +61,14 @@ def dims_to_tensor(op, args, ctx):
     return [values.astype(dtype)]
 
 
-def expand_dims(op, args, ctx):
+def expand_dims(op: Operation, args: Arrays, ctx: KernelContext) -> Arrays:
     shape = list(np.shape(args[0]))
     for i in op.attrs.indices:
         shape.insert(i, 1)
     return [np.reshape(args[0], shape)]
 
 
-def collapse_dims(op, args, ctx):
+def collapse_dims(op: Operation, args: Arrays, ctx: KernelContext) -> Arrays:
     shape = np.shape(args[0])
     drop = set(op.attrs.indices)
     if any(shape[i] != 1 for i in drop):
@@ -70,42 +76,42 @@ def collapse_dims(op, args, ctx):
     return [np.reshape(args[0], [d for i, d in enumerate(shape) if i not in drop])]
 
 
-def index_add(op, args, ctx):
+def index_add(op: Operation, args: Arrays, ctx: KernelContext) -> Arrays:
     return [args[0] + args[1]]
 
 
-def index_sub(op, args, ctx):
+def index_sub(op: Operation, args: Arrays, ctx: KernelContext) -> Arrays:
     return [args[0] - args[1]]
 
 
-def index_mul(op, args, ctx):
+def index_mul(op: Operation, args: Arrays, ctx: KernelContext) -> Arrays:
     return [args[0] * args[1]]
 
 
-def index_floordiv(op, args, ctx):
+def index_floordiv(op: Operation, args: Arrays, ctx: KernelContext) -> Arrays:
     _nonzero_divisor(op, args[1])
     return [args[0] // args[1]]
 
 
-def index_mod(op, args, ctx):
+def index_mod(op: Operation, args: Arrays, ctx: KernelContext) -> Arrays:
     _nonzero_divisor(op, args[1])
     return [args[0] % args[1]]
 
 
-def _nonzero_divisor(op, divisor: int):
+def _nonzero_divisor(op: Operation, divisor: int):
     if divisor == 0:
         raise ValueError(f"{op.op.name} by zero")
 
 
-def index_min(op, args, ctx):
+def index_min(op: Operation, args: Arrays, ctx: KernelContext) -> Arrays:
     return [min(args[0], args[1])]
 
 
-def index_max(op, args, ctx):
+def index_max(op: Operation, args: Arrays, ctx: KernelContext) -> Arrays:
     return [max(args[0], args[1])]
 
 
-def dyn_slice(op, args, ctx):
+def dyn_slice(op: Operation, args: Arrays, ctx: KernelContext) -> Arrays:
     x = args[0]
     rank = np.ndim(x)
     if len(args) != 1 + 2 * rank:
@@ -114,18 +120,18 @@ def dyn_slice(op, args, ctx):
     return [slice_array(x, args[1:1 + rank], args[1 + rank:])]
 
 
-def dyn_tile(op, args, ctx):
+def dyn_tile(op: Operation, args: Arrays, ctx: KernelContext) -> Arrays:
     return [tile_array(args[0], args[1:])]
 
 
-def iota(op, args, ctx):
+def iota(op: Operation, args: Arrays, ctx: KernelContext) -> Arrays:
     length = int(args[0])
     if length < 0:
         raise ValueError(f"IOTA length must be >= 0, got {length}")
     return [np.arange(length, dtype=op.attrs.dtype.numpy)]
 
 
-def dyn_pad(op, args, ctx):
+def dyn_pad(op: Operation, args: Arrays, ctx: KernelContext) -> Arrays:
     """ONNX Pad semantics on the bound amounts: negative amounts crop, then numpy pads in the mode."""
     x, pads = args[0], [int(p) for p in args[1:]]
     if len(pads) != 2 * np.ndim(x):

@@ -7,14 +7,20 @@ the next, giving an int32 result with 16 + 7 significant bits.
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from ..ir.dtypes import DType
 from .fixed_point import apply_lookup_s
 from .numeric import as_int64, in_dtype, out_dtype, wrap
 
+if TYPE_CHECKING:
+    from ..ir.graph import Operation
+    from .registry import Arrays, KernelContext
 
-def table(op, args, ctx):
+
+def table(op: Operation, args: Arrays, ctx: KernelContext) -> Arrays:
     x, in_t = args[0], in_dtype(op)
     entries = np.asarray(op.attrs.table)
     if in_t == DType.INT8:

@@ -12,6 +12,8 @@ MAX_POOL2D pads with a value that can never win.
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from ..ir.dtypes import DType
@@ -19,8 +21,12 @@ from .fixed_point import apply_scale_32, reciprocal_scale
 from .numeric import f32, float_result, in_dtype, int_range, out_dtype, saturate, wrap
 from .windows import blas_type, centered, check_window, out_size, pad_hw, taps
 
+if TYPE_CHECKING:
+    from ..ir.graph import Operation
+    from .registry import Arrays, KernelContext
 
-def argmax(op, args, ctx):
+
+def argmax(op: Operation, args: Arrays, ctx: KernelContext) -> Arrays:
     x, axis = np.asarray(args[0]), op.attrs.axis
     if x.dtype.kind != "f":
         index = np.argmax(x, axis=axis)
@@ -33,7 +39,7 @@ def argmax(op, args, ctx):
     return [index.astype(out_dtype(op).numpy)]
 
 
-def matmul(op, args, ctx):
+def matmul(op: Operation, args: Arrays, ctx: KernelContext) -> Arrays:
     a, b = args
     lhs = blas_type(centered(a, op.attrs.a_zp, "A", in_dtype(op, 0)))
     rhs = blas_type(centered(b, op.attrs.b_zp, "B", in_dtype(op, 1)))
@@ -44,7 +50,7 @@ def matmul(op, args, ctx):
     return [wrap(np.rint(product).astype(np.int64), dtype)]
 
 
-def _pool_output(x, a) -> tuple:
+def _pool_output(x: np.ndarray, a) -> tuple:
     check_window(a.pad, a.stride)
     (kh, kw), (top, bottom, left, right) = a.kernel, a.pad
     if min(kh, kw) < 1 or max(top, bottom) >= kh or max(left, right) >= kw:
@@ -60,7 +66,7 @@ def _valid_counts(size: int, out: int, k: int, pad_before: int, stride: int) -> 
     return np.minimum(start + k, size) - np.maximum(start, 0)
 
 
-def avg_pool2d(op, args, ctx):
+def avg_pool2d(op: Operation, args: Arrays, ctx: KernelContext) -> Arrays:
     x, a = args[0], op.attrs
     oh, ow = _pool_output(x, a)
     data = centered(x, a.input_zp, "input", in_dtype(op))
@@ -78,7 +84,7 @@ def avg_pool2d(op, args, ctx):
     return [saturate(apply_scale_32(acc, multiplier, shift) + a.output_zp, dtype)]
 
 
-def max_pool2d(op, args, ctx):
+def max_pool2d(op: Operation, args: Arrays, ctx: KernelContext) -> Arrays:
     x, a = args[0], op.attrs
     oh, ow = _pool_output(x, a)
     ignore_nan = x.dtype.kind == "f" and a.nan_mode == "IGNORE"

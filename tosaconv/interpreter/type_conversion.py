@@ -12,6 +12,8 @@ unsigned output range.
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from ..ir.count_rescale import mean_multiplier, rescale_for
@@ -19,8 +21,12 @@ from ..ir.dtypes import DType
 from .fixed_point import apply_scale_16, apply_scale_32
 from .numeric import as_int64, float_result, int_range, out_dtype, saturate, wrap
 
+if TYPE_CHECKING:
+    from ..ir.graph import Operation
+    from .registry import Arrays, KernelContext
 
-def cast(op, args, ctx):
+
+def cast(op: Operation, args: Arrays, ctx: KernelContext) -> Arrays:
     x, dtype = np.asarray(args[0]), out_dtype(op)
     if dtype == DType.BOOL:
         return [x != 0]
@@ -40,11 +46,11 @@ def _float_to_int(x: np.ndarray, dtype: DType) -> np.ndarray:
     return np.clip(rounded, lo, hi).astype(np.int64).astype(dtype.numpy)
 
 
-def rescale(op, args, ctx):
+def rescale(op: Operation, args: Arrays, ctx: KernelContext) -> Arrays:
     return [rescale_array(args[0], op.operands[0].type.dtype, out_dtype(op), op.attrs)]
 
 
-def count_rescale(op, args, ctx):
+def count_rescale(op: Operation, args: Arrays, ctx: KernelContext) -> Arrays:
     """The RESCALE of :mod:`tosaconv.ir.count_rescale` for the count this run binds."""
     a = op.attrs
     m, e = mean_multiplier(a.multiplier, a.exponent, int(args[1]))

@@ -12,6 +12,8 @@ the per-head layouts with RESHAPE and TRANSPOSE, spelling symbolic B and L out.
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ..ir import attrs as A
 from ..ir.ops import Op
 from ..symbolic.expr import floordiv
@@ -21,14 +23,18 @@ from .index_math import transpose
 from .matmul import matmul
 from .reduce import reduce_chain
 
+if TYPE_CHECKING:
+    from ..ir.graph import Value
+    from .context import LoweringContext
 
-def split_heads(ctx, x, heads: int, head_size):
+
+def split_heads(ctx: LoweringContext, x: Value, heads: int, head_size):
     """``[B, L, heads*head_size]`` as ``[B, heads, L, head_size]``."""
     b, length, _ = x.type.shape
     return transpose(ctx, reshape(ctx, x, [b, length, heads, head_size]), (0, 2, 1, 3))
 
 
-def merge_heads(ctx, y):
+def merge_heads(ctx: LoweringContext, y: Value) -> Value:
     """``[B, N, S, h]`` as ``[B, S, N*h]``."""
     b, n, s, h = y.type.shape
     return reshape(ctx, transpose(ctx, y, (0, 2, 1, 3)), [b, s, n * h])
@@ -43,14 +49,14 @@ def head_size(total, heads: int, what: str):
     return total // heads
 
 
-def softmax_last(ctx, x):
+def softmax_last(ctx: LoweringContext, x: Value) -> Value:
     axis = [x.type.rank - 1]
     e = ctx.b.emit(Op.EXP, ctx.b.emit(Op.SUB, x, reduce_chain(ctx, Op.REDUCE_MAX, x, axis)))
     total = reduce_chain(ctx, Op.REDUCE_SUM, e, axis)
     return ctx.b.emit(Op.MUL, e, ctx.b.emit(Op.RECIPROCAL, total), attrs=A.MulAttrs(0))
 
 
-def attend(ctx, q, k_t, v, scale: float, biases=()):
+def attend(ctx: LoweringContext, q, k_t, v, scale: float, biases=()) -> Value:
     """``softmax(scale * q @ k_t + sum(biases)) @ v`` (see the module docstring for the layouts)."""
     scores = matmul(ctx, q, k_t)
     scores = ctx.b.emit(Op.MUL, scores, ctx.b.scalar_like(scale, scores.type), attrs=A.MulAttrs(0))

@@ -15,7 +15,7 @@ tensor records).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Optional
+from typing import Optional, Sequence, Union
 
 import numpy as np
 from ..ir import attrs as A
@@ -40,6 +40,10 @@ class ShapeTensor:
 
     def values(self) -> list:
         return [d.type.value for d in self.dims]
+
+
+# What a converter returns for a node's outputs: one value, or one per output (None for an output left unset)
+Converted = Union[Value, ShapeTensor, Sequence[Union[Value, ShapeTensor, None]], None]
 
 
 # numpy types a constant may have on its way into the IR (dtypes.from_numpy maps each to a TOSA type)

@@ -8,14 +8,20 @@ records under the op's output names instead of emitting CONSTs.
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from ..ir.dtypes import DType
 from .dims import reshape
 from .errors import ConvertError
 
+if TYPE_CHECKING:
+    from ..ir.graph import Value
+    from .context import LoweringContext
 
-def results(ctx, outputs: list, helds: list) -> list:
+
+def results(ctx: LoweringContext, outputs: list, helds: list) -> list:
     """Converter results for the op outputs named ``outputs``: constants are recorded under the output
     names (so they stay import-time constants), the rest returned."""
     out = []
@@ -27,7 +33,7 @@ def results(ctx, outputs: list, helds: list) -> list:
     return out
 
 
-def bool_scalar(ctx, v, what: str):
+def bool_scalar(ctx: LoweringContext, v: Value, what: str) -> Value:
     """``v`` as the rank-0 bool tensor TOSA conditions are."""
     if v.type.dtype is not DType.BOOL or not all(isinstance(d, int) and d == 1 for d in v.type.shape):
         raise ConvertError(f"{what} must be a one-element bool tensor, got {v.type}")

@@ -9,6 +9,8 @@ its taps, which is exact.
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from ..ir import attrs as A
@@ -17,8 +19,12 @@ from ..ir.ops import Op
 from .dims import reshape, slice_
 from .errors import ConvertError
 
+if TYPE_CHECKING:
+    from ..ir.graph import Value
+    from .context import LoweringContext
 
-def acc_type(x) -> DType:
+
+def acc_type(x: Value) -> DType:
     """The accumulator of a float convolution; other data is refused (quantized convolutions have
     their own converters: ONNX ConvInteger and QLinearConv, TFLite's quantized forms)."""
     if not x.type.dtype.is_float:
@@ -27,7 +33,7 @@ def acc_type(x) -> DType:
     return DType.FP32
 
 
-def weight(ctx, name: str, dtype, rank: int):
+def weight(ctx: LoweringContext, name: str, dtype, rank: int):
     """The weight as a numpy array when constant, else as an IR value; rank 3 is lifted to 4-D."""
     w = ctx.const(name)
     if w is not None:
@@ -43,18 +49,18 @@ def shape_of(w) -> tuple:
     return tuple(w.shape) if isinstance(w, np.ndarray) else tuple(w.type.shape)
 
 
-def as_value(ctx, v):
+def as_value(ctx: LoweringContext, v):
     return ctx.b.const(v) if isinstance(v, np.ndarray) else v
 
 
-def rearrange(ctx, w, shape, perm):
+def rearrange(ctx: LoweringContext, w, shape, perm) -> Value:
     """Reshape then transpose a weight: in numpy for constants, with IR ops otherwise."""
     if isinstance(w, np.ndarray):
         return ctx.b.const(np.ascontiguousarray(w.reshape(shape).transpose(perm)))
     return ctx.b.emit(Op.TRANSPOSE, reshape(ctx, w, shape), attrs=A.TransposeAttrs(tuple(perm)))
 
 
-def rows(ctx, w, start: int, count: int):
+def rows(ctx: LoweringContext, w, start: int, count: int):
     """Rows ``start:start+count`` of the leading axis of a weight or bias."""
     if isinstance(w, np.ndarray):
         return w[start:start + count]
@@ -65,7 +71,7 @@ def rows(ctx, w, start: int, count: int):
                                                       (count, *shape[1:])))
 
 
-def bias(ctx, name, out_channels: int, dtype):
+def bias(ctx: LoweringContext, name, out_channels: int, dtype):
     """The bias named ``name`` (a numpy array when constant), or zeros when there is none (None)."""
     if name is None:
         return np.zeros((out_channels,), dtype.numpy)
@@ -73,7 +79,7 @@ def bias(ctx, name, out_channels: int, dtype):
     return c.astype(dtype.numpy) if c is not None else ctx.tensor(name)
 
 
-def dilate(ctx, w, axis: int, d: int):
+def dilate(ctx: LoweringContext, w, axis: int, d: int):
     """Insert ``d - 1`` zeros between the taps along ``axis``: kernel size k becomes (k-1)*d + 1."""
     if d == 1:
         return w
@@ -92,7 +98,7 @@ def dilate(ctx, w, axis: int, d: int):
     return slice_(ctx, spread, [0] * len(shape), sizes)
 
 
-def flip(ctx, w, axes):
+def flip(ctx: LoweringContext, w, axes):
     """Reverse ``w`` along each of ``axes`` (a transposed convolution's kernel, as a correlation)."""
     if isinstance(w, np.ndarray):
         return np.ascontiguousarray(np.flip(w, axis=tuple(axes)))

@@ -16,7 +16,7 @@ from __future__ import annotations
 import contextlib
 import contextvars
 from dataclasses import dataclass
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 import numpy as np
 
@@ -27,6 +27,10 @@ from .dims import reshape, slice_
 from .errors import ConvertError
 from .matmul import matmul
 from .pad import pad_static
+
+if TYPE_CHECKING:
+    from ..ir.graph import Value
+    from .context import LoweringContext
 
 DFT_MODES = ("auto", "fft", "matmul")
 # the refusal's advice for a symbolic transform length (the matrices and FFT sizes are built at import)
@@ -71,7 +75,7 @@ def use_fft(n: int, what: str) -> bool:
     return False
 
 
-def dft_last(ctx, re, im: Optional[object], inverse: bool, onesided: bool, scale: float, what: str) -> tuple:
+def dft_last(ctx: LoweringContext, re, im: Optional[object], inverse: bool, onesided: bool, scale: float, what: str) -> tuple:
     """(real, imaginary) DFT of ``re + i*im`` (``im`` None: real input) along the last, static, axis."""
     n = re.type.shape[-1]
     if not isinstance(n, int):
@@ -94,7 +98,7 @@ def dft_matrix(n: int, k: int, inverse: bool, scale: float, real_input: bool) ->
     return np.concatenate([top, np.concatenate([s * sin, cos], axis=1)], axis=0).astype(np.float32)
 
 
-def _matmul_dft(ctx, re, im, inverse: bool, k: int, scale: float) -> tuple:
+def _matmul_dft(ctx: LoweringContext, re, im, inverse: bool, k: int, scale: float) -> tuple:
     n, rank = re.type.shape[-1], re.type.rank
     x = re if im is None else ctx.b.emit(Op.CONCAT, re, im, attrs=A.AxisAttrs(rank - 1))
     w = ctx.b.const(dft_matrix(n, k, inverse, scale, im is None))
@@ -106,7 +110,7 @@ def _matmul_dft(ctx, re, im, inverse: bool, k: int, scale: float) -> tuple:
     return real, imag
 
 
-def _fft(ctx, re, im, inverse: bool, k: int, scale: float) -> tuple:
+def _fft(ctx: LoweringContext, re, im, inverse: bool, k: int, scale: float) -> tuple:
     shape = list(re.type.shape)
     n, lead = shape[-1], shape[:-1]
     flat = [product(lead) if lead else 1, 1, n]
@@ -124,7 +128,7 @@ def _fft(ctx, re, im, inverse: bool, k: int, scale: float) -> tuple:
     return reshape(ctx, real, lead + [k]), reshape(ctx, imag, lead + [k])
 
 
-def _zeros_like(ctx, x):
+def _zeros_like(ctx: LoweringContext, x: Value) -> Value:
     """The imaginary part of real data given to FFT2D (x * 0: one op, any batch size)."""
     zero = ctx.b.const(np.zeros((1, 1, 1), dtype=np.float32))
     return ctx.b.emit(Op.MUL, x, zero, attrs=A.MulAttrs())
@@ -147,7 +151,7 @@ class ComplexPair:
                 f"TRANSPOSE can read it")
 
 
-def rfft2d_last2(ctx, x, what: str) -> tuple:
+def rfft2d_last2(ctx: LoweringContext, x: Value, what: str) -> tuple:
     """(real, imaginary) 2-D DFT of real ``[..., H, W]`` data with static H, W: ``[..., H, W/2 + 1]``."""
     *lead, h, w = x.type.shape
     if not (isinstance(h, int) and isinstance(w, int)):
@@ -166,7 +170,7 @@ def rfft2d_last2(ctx, x, what: str) -> tuple:
     return tuple(ctx.b.emit(Op.TRANSPOSE, v, attrs=A.TransposeAttrs(perm)) for v in (real, imag))
 
 
-def irfft_last(ctx, re, im, n: int, what: str):
+def irfft_last(ctx: LoweringContext, re, im, n: int, what: str):
     """The real inverse (1/n normalized) of a one-sided spectrum along the last axis: ``n`` samples from
     its first ``n/2 + 1`` bins (padded with zeros or cropped to that), as numpy's ``irfft``."""
     m = n // 2 + 1
@@ -202,6 +206,6 @@ def irfft_matrix(n: int) -> np.ndarray:
         np.float32) / np.float32(n)
 
 
-def _fit_last(ctx, v, size: int):
+def _fit_last(ctx: LoweringContext, v: Value, size: int):
     rank = v.type.rank
     return pad_static(ctx, v, [0] * rank, [0] * (rank - 1) + [size - v.type.shape[-1]], "constant")

@@ -11,6 +11,8 @@ gets its value from a computed value that carries it as a dim.
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ..ir import attrs as A
 from ..ir.graph import Value
 from ..ir.ops import Op
@@ -18,6 +20,10 @@ from ..symbolic.constraints import Kind
 from ..symbolic.expr import Dim, Expr, floordiv, free_symbols, product, same, sym
 from .errors import ConvertError
 from .limits import EMPTY_RESULT
+
+if TYPE_CHECKING:
+    from ..ir.graph import Graph
+    from .context import LoweringContext
 
 _ATOM_OPS = {"floordiv": Op.INDEX_FLOORDIV, "mod": Op.INDEX_MOD, "min": Op.INDEX_MIN, "max": Op.INDEX_MAX}
 
@@ -29,7 +35,7 @@ def norm_axis(axis: int, rank: int) -> int:
     return a
 
 
-def index_op(ctx, op, a: Value, b: Value) -> Value:
+def index_op(ctx: LoweringContext, op, a: Value, b: Value) -> Value:
     """An INDEX_* op, or an INDEX_CONST when the result is already a constant."""
     value = op.index_fn(a.type.value, b.type.value)
     if isinstance(value, int):
@@ -37,7 +43,7 @@ def index_op(ctx, op, a: Value, b: Value) -> Value:
     return ctx.b.emit(op, a, b)
 
 
-def index_for(ctx, d: Dim) -> Value:
+def index_for(ctx: LoweringContext, d: Dim) -> Value:
     """IR Index value(s) computing the dim expression ``d`` (each expression is built once per import)."""
     if isinstance(d, int):
         return ctx.b.index(d)
@@ -46,7 +52,7 @@ def index_for(ctx, d: Dim) -> Value:
     return ctx.index_cache[d.key]
 
 
-def _build_index(ctx, d) -> Value:
+def _build_index(ctx: LoweringContext, d) -> Value:
     total = None
     for mono, coeff in d.terms.items():
         term = ctx.b.index(coeff) if (coeff != 1 or not mono) else None
@@ -58,14 +64,14 @@ def _build_index(ctx, d) -> Value:
     return total
 
 
-def _atom_value(ctx, atom) -> Value:
+def _atom_value(ctx: LoweringContext, atom) -> Value:
     if atom.kind == "sym":
         return symbol_value(ctx, atom.args[0])
     a, b = (index_for(ctx, x) for x in atom.args)
     return index_op(ctx, _ATOM_OPS[atom.kind], a, b)
 
 
-def symbol_value(ctx, name: str) -> Value:
+def symbol_value(ctx: LoweringContext, name: str) -> Value:
     """The Index value of a symbol: GET_DIM of the input it names, or its EXTRACT_DIM."""
     if name in ctx.symbol_values:
         return ctx.symbol_values[name]
@@ -83,7 +89,7 @@ def symbol_value(ctx, name: str) -> Value:
     return ctx.symbol_values[name]
 
 
-def _carrier(graph, name: str):
+def _carrier(graph: Graph, name: str):
     """``(value, axis)`` of the latest result in ``graph`` whose dim ``axis`` is exactly the symbol ``name``
     (an op that made the symbol, such as a loop stopped by its condition, defines it), or None."""
     for op in reversed(graph.ops):
@@ -94,7 +100,7 @@ def _carrier(graph, name: str):
     return None
 
 
-def reshape(ctx, x: Value, dims) -> Value:
+def reshape(ctx: LoweringContext, x: Value, dims) -> Value:
     """RESHAPE ``x`` to ``dims`` (ints, Exprs, or Index Values), recording the element-count fact."""
     values = [d.type.value if isinstance(d, Value) else d for d in dims]
     if len(values) == x.type.rank and all(same(a, b) for a, b in zip(values, x.type.shape)):
@@ -110,7 +116,7 @@ def reshape(ctx, x: Value, dims) -> Value:
     return ctx.b.emit(Op.RESHAPE, x, *symbols, attrs=A.ReshapeAttrs(tuple(new_shape)))
 
 
-def expand_leading(ctx, x: Value, rank: int) -> Value:
+def expand_leading(ctx: LoweringContext, x: Value, rank: int) -> Value:
     """Prepend 1s to ``x`` until it has ``rank`` dims (EXPAND_DIMS)."""
     extra = rank - x.type.rank
     if extra <= 0:
@@ -118,7 +124,7 @@ def expand_leading(ctx, x: Value, rank: int) -> Value:
     return ctx.b.emit(Op.EXPAND_DIMS, x, attrs=A.IndicesAttrs(tuple(range(extra))))
 
 
-def slice_(ctx, x, starts, sizes):
+def slice_(ctx: LoweringContext, x: Value, starts, sizes):
     """SLICE when every start and size is static, else DYN_SLICE with Index operands (never empty)."""
     for axis, size in enumerate(sizes):
         if isinstance(size, int) and size <= 0:
@@ -133,7 +139,7 @@ def slice_(ctx, x, starts, sizes):
     return ctx.b.emit(Op.DYN_SLICE, x, *operands)
 
 
-def split_along(ctx, x, axis: int, sizes) -> list:
+def split_along(ctx: LoweringContext, x: Value, axis: int, sizes) -> list:
     """Consecutive slices of ``x`` along ``axis`` with the given (possibly symbolic) sizes."""
     outs, offset = [], 0
     for size in sizes:
@@ -146,7 +152,7 @@ def split_along(ctx, x, axis: int, sizes) -> list:
     return outs
 
 
-def exact_quotient(ctx, d, b: int, what: str):
+def exact_quotient(ctx: LoweringContext, d, b: int, what: str):
     """``d // b``, which must be exact (ledger for symbols, an error for static dims)."""
     ctx.require(Kind.DIVISIBLE, d, b, f"{what} must be divisible by {b}")
     return floordiv(d, b)

@@ -10,7 +10,7 @@ TFLite's ``SHAPE -> MUL -> RESHAPE``) stays index arithmetic on Index values
 """
 from __future__ import annotations
 
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 from ..ir import attrs as A
 from ..ir.ops import Op
@@ -19,37 +19,41 @@ from .dims import index_op
 from .errors import ConvertError
 from .typed import int32_op, mul
 
+if TYPE_CHECKING:
+    from ..ir.graph import Value
+    from .context import LoweringContext
 
-def binary_operands(ctx, node) -> tuple:
+
+def binary_operands(ctx: LoweringContext, node) -> tuple:
     """The tensor values of a binary op's two inputs (``node.inputs[0]`` and ``[1]``)."""
     return ctx.tensor(node.inputs[0]), ctx.tensor(node.inputs[1])
 
 
-def divide(ctx, a, b):
+def divide(ctx: LoweringContext, a: Value, b: Value):
     """``a / b``: float is MUL by RECIPROCAL (TOSA has no float DIV); integers are INTDIV (truncating)."""
     if a.type.dtype.is_float:
         return mul(ctx, a, ctx.b.emit(Op.RECIPROCAL, b))
     return int32_op(ctx, Op.INTDIV, a, b)
 
 
-def sqrt(ctx, x):
+def sqrt(ctx: LoweringContext, x: Value) -> Value:
     return ctx.b.emit(Op.RECIPROCAL, ctx.b.emit(Op.RSQRT, x))
 
 
-def truncate(ctx, x):
+def truncate(ctx: LoweringContext, x: Value) -> Value:
     """Float->int casts of ONNX and TFLite truncate toward zero; TOSA CAST rounds to nearest even."""
     positive = ctx.b.emit(Op.GREATER_EQUAL, x, ctx.b.scalar_like(0, x.type))
     return ctx.b.emit(Op.SELECT, positive, ctx.b.emit(Op.FLOOR, x), ctx.b.emit(Op.CEIL, x))
 
 
-def hard_sigmoid(ctx, x, alpha: float, beta: float):
+def hard_sigmoid(ctx: LoweringContext, x: Value, alpha: float, beta: float) -> Value:
     """``max(0, min(1, alpha * x + beta))``."""
     scaled = mul(ctx, x, ctx.b.scalar_like(alpha, x.type))
     shifted = ctx.b.emit(Op.ADD, scaled, ctx.b.scalar_like(beta, x.type))
     return ctx.b.emit(Op.CLAMP, shifted, attrs=A.ClampAttrs(0.0, 1.0))
 
 
-def index_arith(ctx, a: str, b: str, index_op_def) -> Optional[ShapeTensor]:
+def index_arith(ctx: LoweringContext, a: str, b: str, index_op_def) -> Optional[ShapeTensor]:
     """The values named ``a`` and ``b`` combined by ``index_op_def`` (an INDEX_* op) when either is a
     ShapeTensor and both are shape-like; None when this is tensor math."""
     if not any(isinstance(ctx.values.get(n), ShapeTensor) for n in (a, b)):
@@ -58,7 +62,7 @@ def index_arith(ctx, a: str, b: str, index_op_def) -> Optional[ShapeTensor]:
     return None if any(s is None for s in sts) else index_elementwise(ctx, index_op_def, *sts)
 
 
-def index_elementwise(ctx, op, a: ShapeTensor, b: ShapeTensor) -> ShapeTensor:
+def index_elementwise(ctx: LoweringContext, op, a: ShapeTensor, b: ShapeTensor) -> ShapeTensor:
     """``op`` per element of two shape tensors; a one-element operand broadcasts."""
     n = max(len(a.dims), len(b.dims))
     if len(a.dims) not in (1, n) or len(b.dims) not in (1, n):

@@ -11,6 +11,8 @@ bool tensors, so bools travel as INT8 (:func:`~.index_math.gather_safe`).
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from ..ir import attrs as A
@@ -22,8 +24,12 @@ from .dims import index_for, norm_axis, reshape, slice_
 from .errors import ConvertError
 from .index_math import I32, as_int32, gather_safe, inverse, transpose
 
+if TYPE_CHECKING:
+    from ..ir.graph import Value
+    from .context import LoweringContext
 
-def gather(ctx, data: str, indices: str, axis: int):
+
+def gather(ctx: LoweringContext, data: str, indices: str, axis: int):
     """Gather along ``axis`` of the values named ``data`` and ``indices`` (negative indices wrap).
 
     A shape tensor indexed by constants stays a ShapeTensor of the picked Index values."""
@@ -39,7 +45,7 @@ def gather(ctx, data: str, indices: str, axis: int):
     return _gather_tensor(ctx, data, indices, axis)
 
 
-def _gather_tensor(ctx, data: str, indices: str, axis: int):
+def _gather_tensor(ctx: LoweringContext, data: str, indices: str, axis: int) -> Value:
     x = ctx.tensor(data)
     axis = norm_axis(axis, x.type.rank)
     shape = x.type.shape
@@ -57,13 +63,13 @@ def _gather_tensor(ctx, data: str, indices: str, axis: int):
     return reshape(ctx, g, list(shape[:axis]) + list(indices.type.shape) + list(shape[axis + 1:]))
 
 
-def _tile_rows(ctx, flat, outer):
+def _tile_rows(ctx: LoweringContext, flat, outer) -> Value:
     if isinstance(outer, int):
         return ctx.b.emit(Op.TILE, flat, attrs=A.TileAttrs((outer, 1)))
     return ctx.b.emit(Op.DYN_TILE, flat, index_for(ctx, outer), ctx.b.index(1))
 
 
-def _runtime_indices(ctx, name, k):
+def _runtime_indices(ctx: LoweringContext, name, k) -> Value:
     """Indices as INT32 with negative entries wrapped (ONNX allows -k..k-1)."""
     c = ctx.const(name)
     if c is not None and isinstance(k, int):
@@ -76,7 +82,7 @@ def _runtime_indices(ctx, name, k):
     return ctx.b.emit(Op.SELECT, neg, ctx.b.emit(Op.ADD, idx, kt), idx)
 
 
-def _gather_one(ctx, x, axis, i):
+def _gather_one(ctx: LoweringContext, x: Value, axis, i) -> Value:
     """Gather of a single constant index: SLICE then drop the axis."""
     k = x.type.shape[axis]
     start = i + k if i < 0 else i
@@ -88,7 +94,7 @@ def _gather_one(ctx, x, axis, i):
     return reshape(ctx, s, [d for j, d in enumerate(sizes) if j != axis])
 
 
-def gather_nd(ctx, data, idx, batch_dims: int):
+def gather_nd(ctx: LoweringContext, data, idx, batch_dims: int) -> Value:
     """GatherND: ``data`` viewed as ``[batch, indexed dims, rest]`` read at ND indices ``idx`` (one GATHER)."""
     idx = as_int32(ctx, idx)
     b = batch_dims
@@ -101,7 +107,7 @@ def gather_nd(ctx, data, idx, batch_dims: int):
     return reshape(ctx, g, batch + mid + rest)
 
 
-def dims_vector(ctx, dims, rank: int):
+def dims_vector(ctx: LoweringContext, dims, rank: int) -> Value:
     """An INT32 tensor ``[1, ..., 1, len(dims)]`` holding the dim values ``dims``."""
     if all(isinstance(d, int) for d in dims):
         return ctx.b.const(np.array(dims, dtype=np.int32).reshape((1,) * (rank - 1) + (len(dims),)))
@@ -109,7 +115,7 @@ def dims_vector(ctx, dims, rank: int):
     return reshape(ctx, t, [1] * (rank - 1) + [len(dims)])
 
 
-def nd_rows(ctx, idx, dims):
+def nd_rows(ctx: LoweringContext, idx, dims):
     """Row numbers ``[..., 1]`` of ND indices ``[..., k]`` into a ``dims`` block (wrapped, row-major)."""
     rank = idx.type.rank
     zero = ctx.b.const(np.zeros((1,) * rank, np.int32))
@@ -122,7 +128,7 @@ def nd_rows(ctx, idx, dims):
     return idx
 
 
-def nd_layout(ctx, data, idx, batch_dims: int, what: str):
+def nd_layout(ctx: LoweringContext, data: Value, idx, batch_dims: int, what: str):
     """(k, batch dims, indexed dims, rest dims) of a GatherND/ScatterND pair, with checks."""
     k = idx.type.shape[-1] if idx.type.rank else None
     if not isinstance(k, int):
@@ -136,7 +142,7 @@ def nd_layout(ctx, data, idx, batch_dims: int, what: str):
     return k, shape[:batch_dims], shape[batch_dims:batch_dims + k], shape[batch_dims + k:]
 
 
-def take(ctx, x, axis: int, idx):
+def take(ctx: LoweringContext, x: Value, axis: int, idx):
     """Rows ``idx`` (1-D INT32, already in range) of ``x`` along ``axis``: one GATHER with the axis in front."""
     perm = (axis,) + tuple(i for i in range(x.type.rank) if i != axis)
     moved = transpose(ctx, x, perm)

@@ -15,7 +15,7 @@ larger than :data:`MAX_ELEMENTS` are data too.
 """
 from __future__ import annotations
 
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 import numpy as np
 
@@ -24,10 +24,13 @@ from ..ir.ops import Op
 from ..ir.types import IndexType
 from .context import ShapeTensor
 
+if TYPE_CHECKING:
+    from .context import LoweringContext
+
 MAX_ELEMENTS = 64
 
 
-def traced_shape_tensor(ctx, name: str) -> Optional[ShapeTensor]:
+def traced_shape_tensor(ctx: LoweringContext, name: str) -> Optional[ShapeTensor]:
     """The tensor ``name`` as a ShapeTensor when its elements trace back to dims and constants (else None)."""
     if ctx.tensor(name).type.rank > 1:
         return None
@@ -35,14 +38,14 @@ def traced_shape_tensor(ctx, name: str) -> Optional[ShapeTensor]:
     return None if elems is None else ShapeTensor(elems, scalar=ctx.tensor(name).type.rank == 0)
 
 
-def traced_elements(ctx, name: str) -> Optional[list]:
+def traced_elements(ctx: LoweringContext, name: str) -> Optional[list]:
     """The elements of the int tensor ``name`` (any rank, row-major) as Index values, when every one
     traces back to dims and constants; None when some come from tensor data."""
     elems = _elements(ctx, ctx.tensor(name), 0)
     return None if elems is None else list(elems.reshape(-1))
 
 
-def cast_int_elements(ctx, v: Value) -> Optional[list]:
+def cast_int_elements(ctx: LoweringContext, v: Value) -> Optional[list]:
     """The elements of the float tensor ``v`` as Index values when it is an int CAST of dims and constants
     (torch's ``arange(float(w))`` casts a dim to float before a Range); None otherwise."""
     p = v.producer
@@ -52,7 +55,7 @@ def cast_int_elements(ctx, v: Value) -> Optional[list]:
     return None if elems is None else list(elems.reshape(-1))
 
 
-def _elements(ctx, v: Value, depth: int) -> Optional[np.ndarray]:
+def _elements(ctx: LoweringContext, v: Value, depth: int) -> Optional[np.ndarray]:
     """``v``'s elements as an object array of Index values shaped like ``v``, or None."""
     t = v.type
     if depth > 32 or not t.is_static or not t.dtype.is_int or int(np.prod(t.static_shape())) > MAX_ELEMENTS:
@@ -76,42 +79,42 @@ def _elements(ctx, v: Value, depth: int) -> Optional[np.ndarray]:
     return None if out is None else np.asarray(out, dtype=object).reshape(t.static_shape())
 
 
-def _const(ctx, p, ins):
+def _const(ctx: LoweringContext, p, ins):
     return np.vectorize(lambda x: ctx.index(int(x)), otypes=[object])(np.asarray(p.attrs.values))
 
 
-def _dims(ctx, p, ins):
+def _dims(ctx: LoweringContext, p, ins):
     out = np.empty(len(ins), dtype=object)
     out[:] = ins
     return out
 
 
-def _same(ctx, p, ins):
+def _same(ctx: LoweringContext, p, ins):
     return ins[0]
 
 
-def _transpose(ctx, p, ins):
+def _transpose(ctx: LoweringContext, p, ins):
     return np.transpose(ins[0], p.attrs.perms)
 
 
-def _reverse(ctx, p, ins):
+def _reverse(ctx: LoweringContext, p, ins):
     return np.flip(ins[0], p.attrs.axis)
 
 
-def _slice(ctx, p, ins):
+def _slice(ctx: LoweringContext, p, ins):
     a = p.attrs
     return ins[0][tuple(slice(s, s + n) for s, n in zip(a.start, a.size))]
 
 
-def _concat(ctx, p, ins):
+def _concat(ctx: LoweringContext, p, ins):
     return np.concatenate(ins, axis=p.attrs.axis)
 
 
-def _tile(ctx, p, ins):
+def _tile(ctx: LoweringContext, p, ins):
     return np.tile(ins[0], p.attrs.multiples)
 
 
-def _gather(ctx, p, ins):
+def _gather(ctx: LoweringContext, p, ins):
     """TOSA GATHER with constant indices (a reversed or strided Slice): out[n, w, c] = values[n, idx[n, w], c]."""
     src = p.operands[1].producer
     if src is None or src.op is not Op.CONST:
@@ -123,7 +126,7 @@ def _gather(ctx, p, ins):
     return np.stack([values[n][idx[n]] for n in range(values.shape[0])])
 
 
-def _reshape(ctx, p, ins):
+def _reshape(ctx: LoweringContext, p, ins):
     return ins[0] if len(p.operands) == 1 else None   # shape_symbols: the result shape is not static
 
 

@@ -9,6 +9,8 @@ SELECT, the reductions or GATHER/SCATTER. Every helper keeps explicit ranks
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from ..ir import attrs as A
@@ -16,6 +18,10 @@ from ..ir.dtypes import DType
 from ..ir.ops import Op
 from .dims import index_for, reshape
 from .errors import ConvertError
+
+if TYPE_CHECKING:
+    from ..ir.graph import Value
+    from .context import LoweringContext
 
 I32 = DType.INT32
 
@@ -27,7 +33,7 @@ def along(shape_rank: int, axis: int, d) -> list:
     return dims
 
 
-def arange(ctx, n, rank: int = 1, axis: int = 0):
+def arange(ctx: LoweringContext, n, rank: int = 1, axis: int = 0):
     """INT32 ``[0, n)`` laid along ``axis`` of a rank-``rank`` tensor (other dims 1)."""
     if isinstance(n, int):
         return ctx.b.const(np.arange(n, dtype=np.int32).reshape(along(rank, axis, n)))
@@ -35,7 +41,7 @@ def arange(ctx, n, rank: int = 1, axis: int = 0):
     return reshape(ctx, iota, along(rank, axis, n)) if rank != 1 else iota
 
 
-def dim_tensor(ctx, d, rank: int):
+def dim_tensor(ctx: LoweringContext, d, rank: int) -> Value:
     """An INT32 tensor with every dim 1 holding the dim value ``d`` (a constant when static)."""
     if isinstance(d, int):
         return ctx.b.const(np.full((1,) * rank, d, dtype=np.int32))
@@ -43,12 +49,12 @@ def dim_tensor(ctx, d, rank: int):
     return reshape(ctx, t, [1] * rank)
 
 
-def scalar(ctx, value, dtype: DType, rank: int):
+def scalar(ctx: LoweringContext, value, dtype: DType, rank: int) -> Value:
     """A constant of ``dtype`` with every dim 1."""
     return ctx.b.const(np.full((1,) * rank, value, dtype=dtype.numpy))
 
 
-def as_int32(ctx, idx):
+def as_int32(ctx: LoweringContext, idx):
     """Index tensors as INT32 (ONNX int64 already is; int16/int8 indices are widened)."""
     if idx.type.dtype is I32:
         return idx
@@ -57,7 +63,7 @@ def as_int32(ctx, idx):
     return ctx.b.emit(Op.CAST, idx, attrs=A.CastAttrs(I32))
 
 
-def wrap_negative(ctx, idx, dim):
+def wrap_negative(ctx: LoweringContext, idx, dim) -> Value:
     """ONNX's negative indices count from the end: ``idx + dim`` where ``idx < 0`` (in idx's own type)."""
     rank, dtype = idx.type.rank, idx.type.dtype
     size = dim_tensor(ctx, dim, rank)
@@ -67,7 +73,7 @@ def wrap_negative(ctx, idx, dim):
     return ctx.b.emit(Op.SELECT, negative, ctx.b.emit(Op.ADD, idx, size), idx)
 
 
-def transpose(ctx, x, perm):
+def transpose(ctx: LoweringContext, x: Value, perm):
     perm = tuple(perm)
     if perm == tuple(range(len(perm))):
         return x
@@ -86,7 +92,7 @@ def inverse(perm) -> tuple:
     return tuple(out)
 
 
-def fill(ctx, value, dtype: DType, dims):
+def fill(ctx: LoweringContext, value, dtype: DType, dims) -> Value:
     """A tensor of ``dims`` (ints or dim expressions) filled with ``value``."""
     if all(isinstance(d, int) for d in dims):
         return ctx.b.const(np.full(tuple(dims), value, dtype=dtype.numpy))
@@ -94,7 +100,7 @@ def fill(ctx, value, dtype: DType, dims):
     return ctx.b.emit(Op.DYN_TILE, base, *[index_for(ctx, d) for d in dims])
 
 
-def select_reduce(ctx, mask, values, identity, op, axis: int):
+def select_reduce(ctx: LoweringContext, mask, values, identity, op, axis: int) -> Value:
     """``op`` over ``axis`` of ``values`` where ``mask`` holds, ``identity`` elsewhere (one TOSA reduction)."""
     filler = scalar(ctx, identity, values.type.dtype, max(mask.type.rank, values.type.rank))
     chosen = ctx.b.emit(Op.SELECT, mask, values, filler)
@@ -112,7 +118,7 @@ def extremes(dtype: DType) -> tuple:
     return int(info.min), int(info.max)
 
 
-def gather_safe(ctx, x):
+def gather_safe(ctx: LoweringContext, x: Value):
     """GATHER/SCATTER take no bool tensors: carry bools as INT8. Returns (value, undo)."""
     if x.type.dtype is not DType.BOOL:
         return x, lambda v: v
@@ -120,7 +126,7 @@ def gather_safe(ctx, x):
     return as_i8, lambda v: ctx.b.emit(Op.CAST, v, attrs=A.CastAttrs(DType.BOOL))
 
 
-def cumsum(ctx, x, axis: int, exclusive: bool, reverse: bool):
+def cumsum(ctx: LoweringContext, x: Value, axis: int, exclusive: bool, reverse: bool) -> Value:
     """The running sum of ``x`` along ``axis``: a triangular mask between output position ``i`` and source
     position ``j`` on two adjacent axes (``j <= i``, ``j < i`` when ``exclusive``, mirrored when
     ``reverse``), then one REDUCE_SUM over ``j``; ``n²`` elements per row, exact for integers, valid with

@@ -13,7 +13,7 @@ tensor data (which may hold anything, −1 too), stays tensor math.
 """
 from __future__ import annotations
 
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 import numpy as np
 
@@ -21,8 +21,11 @@ from ..symbolic.expr import free_symbols
 from ..symbolic.scope import Decision, Rel, prove
 from .context import ShapeTensor
 
+if TYPE_CHECKING:
+    from .context import LoweringContext
 
-def index_equal(ctx, a: str, b: str) -> Optional[np.ndarray]:
+
+def index_equal(ctx: LoweringContext, a: str, b: str) -> Optional[np.ndarray]:
     """``a == b`` per element as a bool array, when both are shape-like (one a ShapeTensor) and every
     element pair is decided for all bindings; else None."""
     sts = _shape_operands(ctx, (a, b))
@@ -41,7 +44,7 @@ def index_equal(ctx, a: str, b: str) -> Optional[np.ndarray]:
     return result.reshape(()) if all(st.scalar for st in sts) else result
 
 
-def index_where(ctx, cond: str, a: str, b: str) -> Optional[ShapeTensor]:
+def index_where(ctx: LoweringContext, cond: str, a: str, b: str) -> Optional[ShapeTensor]:
     """``Where(cond, a, b)`` of shape tensors with an import-time constant ``cond``: the picked
     elements, as a ShapeTensor; else None."""
     c = ctx.const(cond)
@@ -58,14 +61,14 @@ def index_where(ctx, cond: str, a: str, b: str) -> Optional[ShapeTensor]:
     return ShapeTensor(picked, scalar=c.ndim == 0 and all(st.scalar for st in sts))
 
 
-def _shape_operands(ctx, names) -> Optional[list]:
+def _shape_operands(ctx: LoweringContext, names) -> Optional[list]:
     if not any(isinstance(ctx.values.get(n), ShapeTensor) for n in names):
         return None
     sts = [ctx.shape_tensor(n) for n in names]
     return None if any(st is None for st in sts) else sts
 
 
-def _read_from_data(ctx, st: ShapeTensor) -> bool:
+def _read_from_data(ctx: LoweringContext, st: ShapeTensor) -> bool:
     """Whether an element depends on a symbol read from tensor data (it may hold any value)."""
     symbols = ctx.graph.scope.symbols
     return any(symbols[s].data_dependent for d in st.values() for s in free_symbols(d) if s in symbols)

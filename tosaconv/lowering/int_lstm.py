@@ -195,7 +195,7 @@ class IntLstmDirection:
     low: Optional[LowWeights] = None  # the weights' residual (16-bit weights), or None (8-bit)
 
 
-def quantize_direction(w, r, b, x_scale: float, x_zp: int, h_scale: float, h_zp: int,
+def quantize_direction(w: np.ndarray, r, b, x_scale: float, x_zp: int, h_scale: float, h_zp: int,
                        table_bits: int = 16, y_out: Optional[YOut] = None,
                        cell_bits: int = GATE_BITS, split_weights: bool = False) -> IntLstmDirection:
     """Integer parameters from ONNX float ``W`` [4H, I], ``R`` [4H, H], ``B`` [8H] (or None); with

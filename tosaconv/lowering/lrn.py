@@ -17,6 +17,8 @@ that ``bias > 0`` guarantees.
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from ..ir import attrs as A
@@ -26,8 +28,12 @@ from ..symbolic.expr import product
 from .dims import reshape
 from .errors import ConvertError
 
+if TYPE_CHECKING:
+    from ..ir.graph import Value
+    from .context import LoweringContext
 
-def local_response(ctx, x, before: int, after: int, scale: float, bias: float, beta: float, axis: int = 1):
+
+def local_response(ctx: LoweringContext, x: Value, before: int, after: int, scale: float, bias: float, beta: float, axis: int = 1) -> Value:
     """LRN of float ``x`` across the channels on ``axis`` (see the module docstring)."""
     if x.type.rank < 3 or not x.type.dtype.is_float:
         raise ConvertError(f"LRN needs a float input with channels and spatial dims, got {x.type}")
@@ -42,7 +48,7 @@ def local_response(ctx, x, before: int, after: int, scale: float, bias: float, b
     return ctx.b.emit(Op.MUL, x, _negative_power(ctx, base, bias, beta), attrs=A.MulAttrs(0))
 
 
-def _negative_power(ctx, base, bias: float, beta: float):
+def _negative_power(ctx: LoweringContext, base, bias: float, beta: float):
     if beta == 0.5:
         return ctx.b.emit(Op.RSQRT, base)
     if beta == 1.0:

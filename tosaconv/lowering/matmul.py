@@ -10,14 +10,20 @@ out.
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ..ir import attrs as A
 from ..ir.ops import Op
 from ..symbolic.constraints import Kind
 from ..symbolic.expr import product, same
 from .dims import index_for, reshape
 
+if TYPE_CHECKING:
+    from ..ir.graph import Value
+    from .context import LoweringContext
 
-def matmul(ctx, a, b):
+
+def matmul(ctx: LoweringContext, a, b) -> Value:
     """numpy matmul semantics on IR values."""
     a_vec, b_vec = a.type.rank == 1, b.type.rank == 1
     if a_vec:
@@ -36,14 +42,14 @@ def matmul(ctx, a, b):
     return reshape(ctx, y, out)
 
 
-def fold_batch(ctx, a, b):
+def fold_batch(ctx: LoweringContext, a: Value, b: Value) -> Value:
     """B is a plain matrix: A's batch dims become rows of one [1, batch*M, K] product."""
     *batch, m, k = a.type.shape
     a3 = reshape(ctx, a, [1, product(batch + [m]), k])
     return ctx.b.emit(Op.MATMUL, a3, reshape(ctx, b, [1, *b.type.shape]))
 
 
-def broadcast_batch(ctx, batch_a, batch_b) -> list:
+def broadcast_batch(ctx: LoweringContext, batch_a, batch_b) -> list:
     """numpy broadcasting of the batch dims; two non-1 sizes must be equal (ledger)."""
     rank = max(len(batch_a), len(batch_b))
     pa = [1] * (rank - len(batch_a)) + list(batch_a)
@@ -58,7 +64,7 @@ def broadcast_batch(ctx, batch_a, batch_b) -> list:
     return out
 
 
-def to_batch(ctx, x, batch):
+def to_batch(ctx: LoweringContext, x, batch) -> Value:
     """Reshape x's batch dims to the broadcast ``batch`` (tiling 1s) and flatten them into one axis."""
     *own, r, c = x.type.shape
     own = [1] * (len(batch) - len(own)) + list(own)
@@ -69,7 +75,7 @@ def to_batch(ctx, x, batch):
     return reshape(ctx, x, [product(batch), r, c])
 
 
-def _tile(ctx, x, multiples):
+def _tile(ctx: LoweringContext, x: Value, multiples) -> Value:
     if all(isinstance(m, int) for m in multiples):
         return ctx.b.emit(Op.TILE, x, attrs=A.TileAttrs(tuple(multiples)))
     return ctx.b.emit(Op.DYN_TILE, x, *[index_for(ctx, m) for m in multiples])

@@ -17,6 +17,8 @@ handled there).
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ..ir import attrs as A
 from ..ir.ops import Op
 from ..symbolic.constraints import Kind
@@ -25,8 +27,12 @@ from .dims import slice_
 from .errors import ConvertError
 from .index_elements import traced_elements
 
+if TYPE_CHECKING:
+    from ..ir.graph import Value
+    from .context import LoweringContext
 
-def pad_axis(ctx, x, axis, lo: int, hi: int, mode: str):
+
+def pad_axis(ctx: LoweringContext, x: Value, axis, lo: int, hi: int, mode: str) -> Value:
     """``lo`` rows before and ``hi`` after ``x`` on ``axis``, in ``mode`` edge, reflect, symmetric or wrap."""
     n = x.type.shape[axis]
     if mode == "reflect":
@@ -44,7 +50,7 @@ def pad_axis(ctx, x, axis, lo: int, hi: int, mode: str):
     return ctx.b.emit(Op.CONCAT, *parts, attrs=A.AxisAttrs(axis))
 
 
-def _side(ctx, x, axis, p: int, mode: str, front: bool):
+def _side(ctx: LoweringContext, x: Value, axis, p: int, mode: str, front: bool):
     """The ``p`` rows added before (``front``) or after ``x`` on ``axis``."""
     n = x.type.shape[axis]
     if mode == "edge":
@@ -57,7 +63,7 @@ def _side(ctx, x, axis, p: int, mode: str, front: bool):
     return axis_rows(ctx, x, axis, n - p if front else 0, p)     # wrap: the opposite end
 
 
-def axis_rows(ctx, x, axis, start, size):
+def axis_rows(ctx: LoweringContext, x: Value, axis, start, size):
     """Rows ``start:start+size`` of ``x`` along ``axis`` (a SLICE)."""
     starts = [0] * x.type.rank
     starts[axis] = start
@@ -72,7 +78,7 @@ def _unit(rank: int, axis: int, value: int) -> tuple:
     return tuple(out)
 
 
-def tile(ctx, x, repeats: list):
+def tile(ctx: LoweringContext, x: Value, repeats: list):
     """TILE ``x`` by ``repeats`` (Index values, one per axis), or DYN_TILE when a count is symbolic."""
     if len(repeats) != x.type.rank:
         raise ConvertError(f"Tile has {len(repeats)} repeats for a rank {x.type.rank} input")
@@ -87,7 +93,7 @@ def tile(ctx, x, repeats: list):
     return ctx.b.emit(Op.DYN_TILE, x, *repeats)
 
 
-def pad_static(ctx, x, before: list, after: list, mode: str, pad_const=0):
+def pad_static(ctx: LoweringContext, x, before: list, after: list, mode: str, pad_const=0):
     """``x`` padded by int amounts per axis in ``mode``; negative amounts crop first (ONNX semantics)."""
     x = crop(ctx, x, before, after)
     before, after = [max(p, 0) for p in before], [max(p, 0) for p in after]
@@ -102,7 +108,7 @@ def pad_static(ctx, x, before: list, after: list, mode: str, pad_const=0):
     return x
 
 
-def crop(ctx, x, before: list, after: list):
+def crop(ctx: LoweringContext, x: Value, before: list, after: list):
     """Negative pads remove elements: a SLICE of what is left (which must not be empty)."""
     if min(list(before) + list(after)) >= 0:
         return x
@@ -114,7 +120,7 @@ def crop(ctx, x, before: list, after: list):
     return slice_(ctx, x, starts, sizes)
 
 
-def dyn_pad(ctx, x, before: list, after: list, mode: str, pad_const=0):
+def dyn_pad(ctx: LoweringContext, x: Value, before: list, after: list, mode: str, pad_const=0) -> Value:
     """DYN_PAD of ``x`` by Index values ``before``/``after`` (one each per axis); the ledger records
     that every padded dim stays >= 1 and, for reflect, wrap and symmetric, that no pad outgrows its dim."""
     for axis, (lo, hi) in enumerate(zip(before, after)):
@@ -128,7 +134,7 @@ def dyn_pad(ctx, x, before: list, after: list, mode: str, pad_const=0):
     return ctx.b.emit(Op.DYN_PAD, x, *operands, attrs=A.DynPadAttrs(mode, pad_const))
 
 
-def pad_by(ctx, x, before: list, after: list, mode: str, pad_const=0):
+def pad_by(ctx: LoweringContext, x, before: list, after: list, mode: str, pad_const=0):
     """``x`` padded by Index values ``before``/``after`` (one each per axis): lowered at once when they are
     all ints, else DYN_PAD, which decays to the same lowering once they are bound."""
     lo, hi = [p.type.value for p in before], [p.type.value for p in after]
@@ -137,7 +143,7 @@ def pad_by(ctx, x, before: list, after: list, mode: str, pad_const=0):
     return dyn_pad(ctx, x, before, after, mode, pad_const)
 
 
-def paddings_pairs(ctx, name: str, rank: int, what: str) -> tuple:
+def paddings_pairs(ctx: LoweringContext, name: str, rank: int, what: str) -> tuple:
     """TFLite's ``[rank, 2]`` paddings as ``(before, after)`` lists of Index values: a constant, or traced
     back to shapes (``SHAPE -> ... -> PACK``); amounts must be >= 0 (the ledger checks symbolic ones)."""
     c = ctx.const(name)

@@ -10,6 +10,8 @@ at least one input value per window.
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from ..ir import attrs as A
@@ -18,6 +20,10 @@ from ..ir.ops import Op
 from .dims import index_for
 from .errors import ConvertError
 from .window import Window, apply_fits, fit
+
+if TYPE_CHECKING:
+    from ..ir.graph import Value
+    from .context import LoweringContext
 
 
 def pool_fits(x_nhwc, w: Window, geoms) -> list:
@@ -33,21 +39,21 @@ def check_pads(what: str, pad, w: Window):
                            f"the kernel {list(w.kernel)}: TOSA pools read at least one input value per window")
 
 
-def pad_hw(ctx, x, pads, value: float):
+def pad_hw(ctx: LoweringContext, x: Value, pads, value: float):
     """PAD the H and W axes of NHWC ``x`` by (top, bottom, left, right) with ``value``."""
     if not any(pads):
         return x
     return ctx.b.emit(Op.PAD, x, attrs=A.PadAttrs((0, 0) + tuple(pads) + (0, 0), value))
 
 
-def average_pool(ctx, what: str, x, w: Window, fits):
+def average_pool(ctx: LoweringContext, what: str, x, w: Window, fits) -> Value:
     """AVG_POOL2D of NHWC ``x`` with the fits applied (pads never count)."""
     x, pad = apply_fits(ctx, x, fits, 0.0)
     check_pads(what, pad, w)
     return ctx.b.emit(Op.AVG_POOL2D, x, attrs=avg_attrs(w, pad))
 
 
-def average_pool_by_ratio(ctx, what: str, x, w: Window, fits, counted):
+def average_pool_by_ratio(ctx: LoweringContext, what: str, x: Value, w: Window, fits, counted) -> Value:
     """The end pad is appended as zeros, which AVG_POOL2D would count: divide by the same pool
     of a ones tensor (ones where the source counts, zeros where it does not), so the counts cancel.
     ``counted`` is (top, bottom, left, right) padding already applied to ``x`` that counts, or None."""

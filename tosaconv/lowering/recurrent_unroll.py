@@ -32,6 +32,7 @@ from ..ir import attrs as A
 from ..ir.builder import Builder
 from ..ir.graph import Value
 from ..ir.ops import Op
+from ..symbolic.expr import Dim
 from .int_lstm_emit import IntRecurrentAttrs, emit_lstm
 from .recurrent_cells import Cell, Weights, gru_step, lstm_step, rnn_step
 
@@ -67,7 +68,7 @@ def unroll(b: Builder, attrs: A.RecurrentAttrs, operands: Sequence[Value]) -> li
 def _project(b: Builder, attrs: A.RecurrentAttrs, ins: _Ins) -> Value:
     """``X·W^T + biases`` of every step and direction: [seq, batch, dirs*gates*hidden]."""
     x, w = ins["x"], ins["w"]
-    seq, batch, size = x.tensor_type.static_shape()
+    seq, batch, size = x.tensor_type.shape
     dirs, width, _ = w.tensor_type.static_shape()
     x2 = _reshape(b, x, (1, seq * batch, size))
     wt = _transpose(b, _reshape(b, w, (1, dirs * width, size)), (0, 2, 1))
@@ -108,7 +109,7 @@ def _peepholes(b: Builder, p: Optional[Value], d: int, hidden: int) -> Optional[
     return tuple(_reshape(b, _slice(b, p, (d, k * hidden), (1, hidden)), (1, 1, hidden)) for k in range(3))
 
 
-def _initial_state(b: Builder, attrs: A.RecurrentAttrs, ins: _Ins, d: int, batch: int, dtype: Any) -> _State:
+def _initial_state(b: Builder, attrs: A.RecurrentAttrs, ins: _Ins, d: int, batch: Dim, dtype: Any) -> _State:
     names = ("initial_h", "initial_c") if attrs.cell == "LSTM" else ("initial_h",)
     hidden = attrs.hidden_size
     return tuple(_slice(b, ins[n], (d, 0, 0), (1, batch, hidden)) if n in ins
@@ -122,7 +123,7 @@ class _Masks:
 
     def __init__(self, b: Builder, lens: Optional[Value]) -> None:
         self.b = b
-        self.lens = None if lens is None else _reshape(b, lens, (1, lens.tensor_type.static_shape()[0], 1))
+        self.lens = None if lens is None else _reshape(b, lens, (1, lens.tensor_type.shape[0], 1))
         self.by_step: dict[int, Value] = {}
         self.zero: Optional[Value] = None
 
@@ -142,7 +143,7 @@ class _Masks:
 
 def _run_direction(b: Builder, attrs: A.RecurrentAttrs, ins: _Ins, xw: Value, d: int, masks: _Masks) -> _Run:
     """(Y_t for every t in time order, final state) of direction ``d``."""
-    seq, batch, _ = xw.tensor_type.static_shape()
+    seq, batch, _ = xw.tensor_type.shape
     width = GATES[attrs.cell] * attrs.hidden_size
     n = ACTIVATION_COUNT[attrs.cell]
     acts = A.parse_activations(attrs.activations)[d * n:(d + 1) * n]
@@ -171,7 +172,7 @@ def _outputs(b: Builder, attrs: A.RecurrentAttrs, runs: list[_Run]) -> list[Valu
     per_dir = []
     for ys, _ in runs:
         seq_major = _concat(b, ys, 0)
-        _, batch, hidden = seq_major.tensor_type.static_shape()
+        _, batch, hidden = seq_major.tensor_type.shape
         per_dir.append(_reshape(b, seq_major, (len(ys), 1, batch, hidden)))
     y = _concat(b, per_dir, 1)
     states = [_concat(b, [state[k] for _, state in runs], 0) for k in range(len(runs[0][1]))]
@@ -185,13 +186,13 @@ def _concat(b: Builder, values: list[Value], axis: int) -> Value:
     return values[0] if len(values) == 1 else b.emit(Op.CONCAT, *values, attrs=A.AxisAttrs(axis))
 
 
-def _slice(b: Builder, x: Value, start: tuple[int, ...], size: tuple[int, ...]) -> Value:
+def _slice(b: Builder, x: Value, start: tuple[Dim, ...], size: tuple[Dim, ...]) -> Value:
     if tuple(size) == tuple(x.tensor_type.shape):
         return x
     return b.emit(Op.SLICE, x, attrs=A.SliceAttrs(tuple(start), tuple(size)))
 
 
-def _reshape(b: Builder, x: Value, shape: tuple[int, ...]) -> Value:
+def _reshape(b: Builder, x: Value, shape: tuple[Dim, ...]) -> Value:
     if tuple(shape) == tuple(x.tensor_type.shape):
         return x
     return b.emit(Op.RESHAPE, x, attrs=A.ReshapeAttrs(tuple(shape)))

@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 import numpy as np
 
@@ -25,6 +25,10 @@ from ..symbolic.expr import Dim, floordiv, mul, same
 from . import resize_tosa
 from .errors import ConvertError
 from .resize_separable import separable_resize
+
+if TYPE_CHECKING:
+    from ..ir.graph import Value
+    from .context import LoweringContext
 
 
 @dataclass(frozen=True)
@@ -54,7 +58,7 @@ class Axis:
     by_sizes: bool = False
 
 
-def resize(ctx, x, spec: ResizeSpec, axes, order, rois: dict):
+def resize(ctx: LoweringContext, x: Value, spec: ResizeSpec, axes, order, rois: dict):
     """Resize NCHW-ordered ``x`` (``axes``: every axis's :class:`Axis`) along the axes ``order``;
     ``rois`` holds tf_crop_and_resize's (start, end) per axis. TOSA RESIZE when it is exact, else MATMULs."""
     if spec.mode != "nearest" and not x.type.dtype.is_float:

@@ -15,6 +15,8 @@ way. Identity axes are skipped; float data only.
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from ..interpreter.interpolation import interpolation_weights
@@ -24,8 +26,12 @@ from ..symbolic.expr import product, same
 from .dims import index_for, reshape
 from .errors import ConvertError
 
+if TYPE_CHECKING:
+    from ..ir.graph import Value
+    from .context import LoweringContext
 
-def separable_resize(ctx, spec, x, mode: str, axes, order, rois: dict):
+
+def separable_resize(ctx: LoweringContext, spec, x: Value, mode: str, axes, order, rois: dict):
     """Resize ``x`` along ``order`` (the resized axes, outermost first); ``axes`` holds every axis's sizes,
     ``rois`` tf_crop_and_resize's (start, end) per resized axis (empty for the other modes)."""
     if not x.type.dtype.is_float:
@@ -54,7 +60,7 @@ def _attrs(spec, mode: str, axis, dtype) -> A.InterpMatrixAttrs:
                                scale_dtype, dtype)
 
 
-def _weights(ctx, spec, mode: str, axis, roi, dtype, index: int):
+def _weights(ctx: LoweringContext, spec, mode: str, axis, roi, dtype, index: int):
     """(the ``[1, in, out]`` weight value, the extrapolation row values or None), or None for an identity."""
     whole = roi is None or (float(roi[0]) == 0 and float(roi[1]) == 1)
     if whole and same(axis.size, axis.out) and (axis.scale is None or axis.scale == 1):
@@ -73,7 +79,7 @@ def _weights(ctx, spec, mode: str, axis, roi, dtype, index: int):
     return ctx.b.emit(Op.INTERP_MATRIX, *sizes, attrs=attrs), None
 
 
-def _apply(ctx, y, layout, index: int, axis, weights, extra):
+def _apply(ctx: LoweringContext, y, layout, index: int, axis, weights, extra):
     """Resize ``index`` (an original axis) of ``y``, whose axes are ``layout``: move it last, MATMUL."""
     pos = layout.index(index)
     if pos != len(layout) - 1:

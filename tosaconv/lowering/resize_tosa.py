@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import math
 from fractions import Fraction
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -33,6 +34,10 @@ from ..symbolic.expr import add, mul, same, sub
 from .dims import slice_
 from .errors import ConvertError
 from .window import to_nchw, to_nhwc
+
+if TYPE_CHECKING:
+    from ..ir.graph import Value
+    from .context import LoweringContext
 
 MAX_SCALE_N = 1 << 11   # TOSA: scale_n <= 2048
 IDENTITY = (1, 1, 0, 0)  # (scale_n, scale_d, offset, border) of an axis that does not change
@@ -49,7 +54,7 @@ def plan(spec, mode: str, axes) -> tuple:
     return [_plan_axis(spec, mode, a, i, requirements) for i, a in enumerate(axes[2:])], requirements
 
 
-def emit(ctx, x, mode: str, axes, plans, requirements):
+def emit(ctx: LoweringContext, x, mode: str, axes, plans, requirements) -> Value:
     for kind, a, b, reason in requirements:
         ctx.require(kind, a, b, reason)
     y, params = to_nhwc(ctx, x), []
@@ -243,7 +248,7 @@ def _check_limits(n: int, d: int, offset: int, border: int):
         raise ConvertError("Resize is outside TOSA RESIZE's limits: " + "; ".join(problems))
 
 
-def _repeat_first(ctx, y, axis: int, count):
+def _repeat_first(ctx: LoweringContext, y: Value, axis: int, count):
     """Every output along ``axis`` reads element 0: SLICE it and TILE it ``count`` times."""
     sizes = list(y.type.shape)
     sizes[axis] = 1

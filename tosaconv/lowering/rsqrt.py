@@ -16,6 +16,8 @@ to a relative error below 2**-26, ``r`` in Q30 (at most ``2**29.5``) and ``h`` a
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from ..ir import attrs as A
@@ -24,11 +26,15 @@ from ..ir.ops import Op
 from .int32_ops import Int32Ops
 from .tables import int32_table, wide_table
 
+if TYPE_CHECKING:
+    from ..ir.graph import Value
+    from .context import LoweringContext
+
 GUESS_SHIFT = 23          # m >> 23 indexes the first guess (m in [2**29, 2**31): 64..255)
 NEWTON_STEPS = 3
 
 
-def normalized_rsqrt(ctx, v, frac: float = 0.0) -> tuple:
+def normalized_rsqrt(ctx: LoweringContext, v, frac: float = 0.0) -> tuple:
     """``(r, h)`` for non-negative int32 ``v`` (see the module docstring)."""
     ops = Int32Ops(ctx, v.type.rank)
     v = ops.maximum(v, 1)
@@ -45,11 +51,11 @@ def normalized_rsqrt(ctx, v, frac: float = 0.0) -> tuple:
     return y, ops.rdbpot_floor(sh, 1)
 
 
-def _mul(ctx, a, b, shift: int):
+def _mul(ctx: LoweringContext, a: Value, b: Value, shift: int) -> Value:
     return ctx.b.emit(Op.MUL, a, b, attrs=A.MulAttrs(shift))
 
 
-def _int8(ctx, v):
+def _int8(ctx: LoweringContext, v: Value) -> Value:
     return ctx.b.emit(Op.CAST, v, attrs=A.CastAttrs(DType.INT8))
 
 

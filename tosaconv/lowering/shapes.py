@@ -8,6 +8,8 @@ bounds come from shapes is an IOTA of the count's Index value.
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from ..ir import attrs as A
@@ -20,12 +22,16 @@ from .errors import ConvertError
 from .index_elements import cast_int_elements, traced_shape_tensor
 from .limits import must_be_known
 
+if TYPE_CHECKING:
+    from ..ir.graph import Value
+    from .context import LoweringContext
+
 # Range's element count is (limit - start) / delta: a delta only known at run time leaves it unknown.
 RANGE_DELTA = must_be_known("delta-from-data", "delta",
                             "the number of elements is (limit - start) / delta, which needs delta at import")
 
 
-def reshape_with_hole(ctx, x, dims: list, op_name: str):
+def reshape_with_hole(ctx: LoweringContext, x, dims: list, op_name: str) -> Value:
     """RESHAPE ``x`` to Index values ``dims``, one of which may be -1 (inferred from the element count)."""
     holes = [i for i, e in enumerate(dims) if same(e.type.value, -1)]
     if len(holes) > 1:
@@ -36,14 +42,14 @@ def reshape_with_hole(ctx, x, dims: list, op_name: str):
     return reshape(ctx, x, dims)
 
 
-def _inferred_dim(ctx, x, others):
+def _inferred_dim(ctx: LoweringContext, x: Value, others) -> Value:
     """The -1 entry: elements of x divided by the product of the other entries."""
     total, rest = product(x.type.shape), product(d.type.value for d in others)
     ctx.require(Kind.DIVISIBLE, total, rest, "Reshape infers a -1 entry by exact division")
     return index_for(ctx, floordiv(total, rest))
 
 
-def expand(ctx, x, target: list):
+def expand(ctx: LoweringContext, x, target: list):
     """Broadcast ``x`` to the Index values ``target`` (numpy rules, leading 1s added): TILE or DYN_TILE of
     the 1s, or ``x`` op zeros(target) where a symbolic dim meets another size (broadcast checks)."""
     _check_target(target)
@@ -71,7 +77,7 @@ def _check_target(target: list) -> None:
         raise ConvertError(f"broadcast target shape {shown}: {why}; give a shape whose entries are all >= 1")
 
 
-def _expand_by_broadcast(ctx, x, target):
+def _expand_by_broadcast(ctx: LoweringContext, x: Value, target) -> Value:
     """Expand where a symbolic dim meets another size: x op zeros(target), with broadcast checks."""
     zero = np.zeros((1,) * len(target), dtype=x.type.dtype.numpy)
     zeros = ctx.b.emit(Op.DYN_TILE, ctx.b.const(zero), *target)
@@ -79,7 +85,7 @@ def _expand_by_broadcast(ctx, x, target):
     return ctx.b.emit(op, x, zeros)
 
 
-def arange_of(ctx, start: str, limit: str, delta: str):
+def arange_of(ctx: LoweringContext, start: str, limit: str, delta: str) -> Value:
     """Range of the values named ``start``, ``limit`` and ``delta``: a constant when all three are, else an
     IOTA of the count's Index value, scaled and offset (delta a constant). A start or limit computed from
     shapes is an Index value already; one computed from int tensor data (a counter carried through a Loop
@@ -104,7 +110,7 @@ def arange_of(ctx, start: str, limit: str, delta: str):
     return _iota_range(ctx, first, last, int(consts[2].item()))
 
 
-def _iota_range(ctx, first, last, step: int):
+def _iota_range(ctx: LoweringContext, first, last, step: int) -> Value:
     """The int32 vector ``first, first + step, ...`` below ``last`` (Index values)."""
     span = sub(last.type.value, first.type.value)
     if step == 0:
@@ -129,7 +135,7 @@ def _integral(c: np.ndarray, what: str, name: str) -> int:
     return int(x)
 
 
-def _float_bound(ctx, name: str, what: str):
+def _float_bound(ctx: LoweringContext, name: str, what: str):
     """A float Range's ``start`` or ``limit`` as one Index value: a whole-number constant, or dims and
     constants CAST to float."""
     c = ctx.const(name)
@@ -144,7 +150,7 @@ def _float_bound(ctx, name: str, what: str):
     return elems[0]
 
 
-def _range_bound(ctx, name: str, what: str):
+def _range_bound(ctx: LoweringContext, name: str, what: str):
     """Range's ``start`` or ``limit`` as one Index value (from shapes, or read from int data)."""
     st = ctx.shape_tensor(name) or traced_shape_tensor(ctx, name)
     if st is None:

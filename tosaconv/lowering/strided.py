@@ -15,6 +15,8 @@ the first row of each group and RESHAPE the group axis away.
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ..ir import attrs as A
 from ..ir.ops import Op
 from ..symbolic.constraints import Kind
@@ -24,10 +26,14 @@ from .dims import reshape, slice_
 from .errors import ConvertError
 from .limits import EMPTY_RESULT
 
+if TYPE_CHECKING:
+    from ..ir.graph import Value
+    from .context import LoweringContext
+
 BIG = 2 ** 31 - 1   # bounds at or beyond this mean "to the end" (ONNX writes INT64_MAX / INT64_MIN)
 
 
-def strided_axis(ctx, x, axis: int, start: Dim, end: Dim, step: int):
+def strided_axis(ctx: LoweringContext, x, axis: int, start: Dim, end: Dim, step: int):
     """``x`` sliced ``start:end:step`` along ``axis`` (Python semantics; ``step`` != 0)."""
     if step == 0:
         raise ConvertError(f"Slice step on axis {axis} is 0")
@@ -38,7 +44,7 @@ def strided_axis(ctx, x, axis: int, start: Dim, end: Dim, step: int):
     return take_every(ctx, x, axis, first, count, abs(step))
 
 
-def slice_extent(ctx, dim: Dim, start: Dim, end: Dim, step: int, axis: int) -> tuple:
+def slice_extent(ctx: LoweringContext, dim: Dim, start: Dim, end: Dim, step: int, axis: int) -> tuple:
     """(first element, element count) of ``start:end:step`` over ``dim``; the count may be 0."""
     if step > 0:
         s, e = (clamp_bound(ctx, dim, v, 0, dim, axis) for v in (start, end))
@@ -48,7 +54,7 @@ def slice_extent(ctx, dim: Dim, start: Dim, end: Dim, step: int, axis: int) -> t
     return s, dmax(floordiv(add(sub(s, e), -step - 1), -step), 0)
 
 
-def clamp_bound(ctx, dim: Dim, v: Dim, lo: Dim, hi: Dim, axis: int) -> Dim:
+def clamp_bound(ctx: LoweringContext, dim: Dim, v: Dim, lo: Dim, hi: Dim, axis: int) -> Dim:
     """A slice bound wrapped (negative counts from the end) and clamped to ``[lo, hi]``.
 
     A wrapped negative bound is below ``dim`` and a non-negative one is at least 0, so each needs
@@ -67,7 +73,7 @@ def clamp_bound(ctx, dim: Dim, v: Dim, lo: Dim, hi: Dim, axis: int) -> Dim:
     return dmin(v, hi)
 
 
-def take_every(ctx, x, axis: int, first: Dim, count: Dim, step: int):
+def take_every(ctx: LoweringContext, x: Value, axis: int, first: Dim, count: Dim, step: int):
     """Elements ``first, first + step, ...`` (``count`` of them) of ``x`` along ``axis``."""
     shape = list(x.type.shape)
     if isinstance(count, int) and count <= 0:

@@ -13,14 +13,20 @@ LOGICAL_LEFT_SHIFT and BITWISE_OR.
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from ..ir import attrs as A
 from ..ir.dtypes import DType
 from ..ir.ops import Op
 
+if TYPE_CHECKING:
+    from ..ir.graph import Value
+    from .context import LoweringContext
 
-def int8_table(ctx, x, entries, out_range: tuple):
+
+def int8_table(ctx: LoweringContext, x: Value, entries, out_range: tuple) -> Value:
     """One TOSA TABLE on int8 storage ``x``; ``entries`` are output values in TABLE order (storage
     -128..127), each within ``out_range`` (e.g. (0, 255) for uint8 results, stored by their bits)."""
     entries = np.asarray(entries, dtype=np.int64)
@@ -31,7 +37,7 @@ def int8_table(ctx, x, entries, out_range: tuple):
     return ctx.b.emit(Op.TABLE, x, attrs=A.TableAttrs(table))
 
 
-def int32_table(ctx, index, entries):
+def int32_table(ctx: LoweringContext, index, entries):
     """An int32 per int8 ``index`` value: ``entries`` (256 non-negative int32s in TABLE order)."""
     entries = np.asarray(entries, dtype=np.int64)
     if entries.min() < 0 or entries.max() > (1 << 31) - 1:
@@ -50,7 +56,7 @@ def int32_table(ctx, index, entries):
     return result
 
 
-def wide_table(ctx, index, entries, piece_bits: int = 7):
+def wide_table(ctx: LoweringContext, index, entries, piece_bits: int = 7):
     """An int32 per int8 ``index`` value: ``entries`` (256 signed values in TABLE order, magnitudes below
     ``2**(3 * piece_bits)``) from three int8 TABLEs, the signed top piece and two unsigned
     ``piece_bits``-bit pieces, combined with MUL and ADD (two ops fewer than :func:`int32_table`'s bytes)."""
@@ -71,6 +77,6 @@ def wide_table(ctx, index, entries, piece_bits: int = 7):
     return result
 
 
-def int_const(ctx, value: int, rank: int, dtype=np.int32):
+def int_const(ctx: LoweringContext, value: int, rank: int, dtype=np.int32) -> Value:
     """An int32 constant of ``rank`` ones, ready to broadcast."""
     return ctx.b.const(np.full((1,) * rank, value, dtype=dtype))

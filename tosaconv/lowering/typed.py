@@ -13,27 +13,33 @@ each workaround on the official reference model.
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from ..ir import attrs as A
 from ..ir.dtypes import DType
 from ..ir.ops import Op
 
+if TYPE_CHECKING:
+    from ..ir.graph import Value
+    from .context import LoweringContext
 
-def widen_int(ctx, x):
+
+def widen_int(ctx: LoweringContext, x: Value):
     """int8/int16 ``x`` as int32 (TOSA's ADD, SUB, INTDIV, MAXIMUM, MINIMUM, comparisons take int32)."""
     if x.type.dtype in (DType.INT8, DType.INT16):
         return ctx.b.emit(Op.CAST, x, attrs=A.CastAttrs(DType.INT32))
     return x
 
 
-def narrow_to(ctx, y, dtype: DType):
+def narrow_to(ctx: LoweringContext, y: Value, dtype: DType):
     if y.type.dtype is dtype or y.type.dtype is DType.BOOL:
         return y
     return ctx.b.emit(Op.CAST, y, attrs=A.CastAttrs(dtype))
 
 
-def int32_op(ctx, op, *operands, attrs=None):
+def int32_op(ctx: LoweringContext, op, *operands, attrs=None):
     """``op`` on operands of one type; int8/int16 ones are computed in int32 and narrowed back.
 
     Narrowing truncates to the low bits, which is the wrap-around ONNX's integer arithmetic has.
@@ -44,12 +50,12 @@ def int32_op(ctx, op, *operands, attrs=None):
     return narrow_to(ctx, ctx.b.emit(op, *(widen_int(ctx, v) for v in operands), attrs=attrs), dtype)
 
 
-def mul(ctx, a, b):
+def mul(ctx: LoweringContext, a: Value, b: Value):
     """MUL with shift 0; int8/int16 products (int32 in TOSA) are narrowed back, wrapping like ONNX."""
     return narrow_to(ctx, ctx.b.emit(Op.MUL, a, b, attrs=A.MulAttrs(0)), a.type.dtype)
 
 
-def compare(ctx, op, a, b):
+def compare(ctx: LoweringContext, op, a: Value, b: Value):
     """EQUAL / GREATER / GREATER_EQUAL on the types TOSA compares (int32 and floats).
 
     int8 and int16 operands are widened to int32 first (exact); bool equality is NOT(XOR).
@@ -59,11 +65,11 @@ def compare(ctx, op, a, b):
     return int32_op(ctx, op, a, b)
 
 
-def _typed(v, x):
+def _typed(v, x: Value):
     return float(v) if x.type.dtype.is_float else int(v)
 
 
-def clamp(ctx, x, lo, hi):
+def clamp(ctx: LoweringContext, x, lo, hi):
     """CLAMP to [lo, hi]; for int32 data, which TOSA's CLAMP does not take, MAXIMUM and MINIMUM
     with constants (a bound at the end of the int32 range needs no op)."""
     if x.type.dtype is not DType.INT32:

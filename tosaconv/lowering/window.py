@@ -19,7 +19,7 @@ convolution into TOSA's ``out_pad`` plus a SLICE where out_pad cannot reach.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 import numpy as np
 
@@ -30,18 +30,22 @@ from ..symbolic.expr import Dim, add, dmax, floordiv, mul, sub
 from .dims import reshape, slice_
 from .errors import ConvertError
 
+if TYPE_CHECKING:
+    from ..ir.graph import Value
+    from .context import LoweringContext
+
 TO_NHWC, TO_NCHW = (0, 2, 3, 1), (0, 3, 1, 2)
 
 
-def to_nhwc(ctx, x):
+def to_nhwc(ctx: LoweringContext, x: Value) -> Value:
     return ctx.b.emit(Op.TRANSPOSE, x, attrs=A.TransposeAttrs(TO_NHWC))
 
 
-def to_nchw(ctx, x):
+def to_nchw(ctx: LoweringContext, x: Value) -> Value:
     return ctx.b.emit(Op.TRANSPOSE, x, attrs=A.TransposeAttrs(TO_NCHW))
 
 
-def lift_1d(ctx, x, what: str):
+def lift_1d(ctx: LoweringContext, x: Value, what: str):
     """``[N, C, L]`` becomes ``[N, C, 1, L]``; 2-D inputs pass through; other ranks are refused."""
     if x.type.rank == 4:
         return x
@@ -51,7 +55,7 @@ def lift_1d(ctx, x, what: str):
     return reshape(ctx, x, [n, c, 1, length])
 
 
-def drop_1d(ctx, y, rank: int):
+def drop_1d(ctx: LoweringContext, y: Value, rank: int):
     """Undo :func:`lift_1d` on an NCHW result."""
     if rank == 4:
         return y
@@ -91,7 +95,7 @@ class Geometry:
     bound: int
 
 
-def geometry(ctx, size: Dim, w: Window, axis: int) -> Geometry:
+def geometry(ctx: LoweringContext, size: Dim, w: Window, axis: int) -> Geometry:
     """ONNX's output size and pads for one axis (auto_pad, explicit pads, ceil mode)."""
     k, s = w.span(axis), w.stride[axis]
     if w.auto_pad in ("SAME_UPPER", "SAME_LOWER"):
@@ -155,7 +159,7 @@ def fit(size: Dim, span: int, stride: int, g: Geometry) -> Fit:
     return Fit((g.begin, 0), g.bound, sub(extent, g.begin))
 
 
-def apply_fits(ctx, x, fits, pad_value: float):
+def apply_fits(ctx: LoweringContext, x, fits, pad_value: float):
     """Apply the appends and cuts of the H and W fits to an NHWC tensor; returns (x, TOSA pad)."""
     if any(f.append for f in fits):
         padding = (0, 0, 0, fits[0].append, 0, fits[1].append, 0, 0)
@@ -171,7 +175,7 @@ def _pick(keep, size):
     return size if keep is None else keep
 
 
-def fit_window(ctx, x_nhwc, w: Window, pad_value: float):
+def fit_window(ctx: LoweringContext, x_nhwc, w: Window, pad_value: float):
     """ONNX's geometry for both spatial axes, fitted and applied; returns (x, TOSA pad)."""
     hw = x_nhwc.type.shape[1:3]
     fits = [fit(hw[i], w.span(i), w.stride[i], geometry(ctx, hw[i], w, i)) for i in range(2)]
@@ -197,7 +201,7 @@ def transpose_out_pad(crops, extra, kernel) -> tuple:
     return tuple(pads), tuple(cut)
 
 
-def cut_rows(ctx, y, cut):
+def cut_rows(ctx: LoweringContext, y: Value, cut):
     """Remove from NHWC ``y`` the rows that out_pad could not crop (a pad of a kernel size or more)."""
     if not any(cut):
         return y

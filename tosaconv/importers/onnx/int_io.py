@@ -30,7 +30,7 @@ QuantizeLinear (DequantizeLinear) only through layout ops is first rewritten so 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 import numpy as np
 import onnx
@@ -43,6 +43,10 @@ from .int_io_moves import move_edges
 from ..int_io import edge_problem, float_input, float_output, mixed_input, refuse, retype_input, signed_edge
 from .ops.qtypes import QTensor, qtype_of, read_qtensor, signed_value, stored_from_signed
 from .reader import ConvertError
+
+if TYPE_CHECKING:
+    from ...ir.graph import Value
+    from .context import ImportContext
 
 _FLOATS = (onnx.TensorProto.FLOAT, onnx.TensorProto.FLOAT16, onnx.TensorProto.DOUBLE, onnx.TensorProto.BFLOAT16)
 _DTYPES = {onnx.TensorProto.FLOAT: "float32", onnx.TensorProto.FLOAT16: "float16",
@@ -135,7 +139,7 @@ def _one(params_scale, zero_point) -> tuple:
     return float(np.float32(params_scale.reshape(-1)[0])), zp
 
 
-def quantized_input(ctx, name: str, x, params, qtype):
+def quantized_input(ctx: ImportContext, name: str, x: Value, params, qtype) -> Value:
     """The QuantizeLinear of planned input ``name`` (float value ``x``, not read by anything else): the
     input retyped to ``qtype``'s storage, returned as the QuantizeLinear's result."""
     try:
@@ -148,7 +152,7 @@ def quantized_input(ctx, name: str, x, params, qtype):
     return stored_from_signed(ctx, v, qtype)
 
 
-def _const_params(ctx, node) -> Optional[tuple]:
+def _const_params(ctx: ImportContext, node) -> Optional[tuple]:
     """The one constant (scale, zero point) of a QuantizeLinear / DequantizeLinear, else None."""
     zp_name = node.input[2] if len(node.input) > 2 else ""
     try:
@@ -157,7 +161,7 @@ def _const_params(ctx, node) -> Optional[tuple]:
         return None
 
 
-def record_integer_inputs(ctx, g: onnx.GraphProto):
+def record_integer_inputs(ctx: ImportContext, g: onnx.GraphProto):
     """The quantization of integer graph inputs a DequantizeLinear with constant parameters reads."""
     for v in ctx.graph.inputs:
         if v.name in ctx.graph.input_quant or not v.type.dtype.is_int:
@@ -169,7 +173,7 @@ def record_integer_inputs(ctx, g: onnx.GraphProto):
             ctx.graph.input_quant[v.name] = EdgeQuant(*params, own, own.startswith("uint"))
 
 
-def output_value(ctx, name: str, v, g: onnx.GraphProto):
+def output_value(ctx: ImportContext, name: str, v, g: onnx.GraphProto):
     """Graph output ``name``: ``v``, or with --int-io the signed integer input of its DequantizeLinear
     (and a uint8 QuantizeLinear result in signed form); the quantization of integer outputs recorded."""
     node = ctx.int_io.outputs.get(name) if ctx.int_io is not None else None
@@ -184,7 +188,7 @@ def output_value(ctx, name: str, v, g: onnx.GraphProto):
                                             "output", SOURCE)]) from None
 
 
-def _quantized_output(ctx, name: str, v, g):
+def _quantized_output(ctx: ImportContext, name: str, v, g):
     """An output a QuantizeLinear with constant parameters makes: recorded (uint8 bits made signed
     under --int-io); any other output as it is."""
     q = next((n for n in g.node if _is(n, "QuantizeLinear") and name in n.output), None)
@@ -199,7 +203,7 @@ def _quantized_output(ctx, name: str, v, g):
     return signed_value(ctx, QTensor(qtype, value=v))
 
 
-def _dequantized_source(ctx, name: str, node, v):
+def _dequantized_source(ctx: ImportContext, name: str, node, v: Value) -> Value:
     x_name, zp_name = node.input[0], node.input[2] if len(node.input) > 2 else ""
     qtype = qtype_of(ctx, zp_name) or qtype_of(ctx, x_name)
     if qtype is None or qtype.bits not in (8, 16) or ctx.const(x_name) is not None:
@@ -218,12 +222,12 @@ def _dequantized_source(ctx, name: str, node, v):
 STATE_CODE = "W-INT-IO-STATE"
 
 
-def is_state_input(ctx, v) -> bool:
+def is_state_input(ctx: ImportContext, v) -> bool:
     """``v`` is a float graph input that --int-io plans as an LSTM state."""
     return ctx.int_io is not None and v.producer is None and v.name in ctx.int_io.states
 
 
-def state_input(ctx, name: str, dtype, scale: float, zero_point: int, what: str):
+def state_input(ctx: ImportContext, name: str, dtype, scale: float, zero_point: int, what: str):
     """Planned LSTM state input ``name`` as an integer input of ``dtype`` at (scale, zero point), once."""
     made = ctx.int_io.made_inputs
     if name not in made:
@@ -235,14 +239,14 @@ def state_input(ctx, name: str, dtype, scale: float, zero_point: int, what: str)
     return made[name]
 
 
-def state_output(ctx, name: str, float_value, value, scale: float, zero_point: int, what: str):
+def state_output(ctx: ImportContext, name: str, float_value, value, scale: float, zero_point: int, what: str):
     """Record that planned LSTM state output ``name`` (the float ``float_value``) is ``value``."""
     ctx.int_io.made_outputs[float_value] = value
     ctx.graph.output_quant[name] = EdgeQuant(float(scale), int(zero_point), "float32")
     _warn_state(ctx, "output", name, value, scale, zero_point, what)
 
 
-def _warn_state(ctx, kind: str, name: str, value, scale: float, zero_point: int, what: str):
+def _warn_state(ctx: ImportContext, kind: str, name: str, value: Value, scale: float, zero_point: int, what: str):
     dtype = numpy_name(value.type.dtype)
     ctx.graph.import_warnings.append(Diagnostic(
         STATE_CODE, f"--int-io: LSTM state {kind} '{name}' is {dtype} at scale {scale!r}, zero point "
@@ -253,7 +257,7 @@ def _warn_state(ctx, kind: str, name: str, value, scale: float, zero_point: int,
         severity=Severity.WARNING))
 
 
-def refuse_float_states(ctx, g: onnx.GraphProto):
+def refuse_float_states(ctx: ImportContext, g: onnx.GraphProto):
     """Every planned LSTM state edge whose LSTM stayed float, refused in one error with the LSTM's reason."""
     if ctx.int_io is None:
         return
@@ -273,7 +277,7 @@ def refuse_float_states(ctx, g: onnx.GraphProto):
     refuse(problems)
 
 
-def drop_float_states(ctx):
+def drop_float_states(ctx: ImportContext):
     """After the outputs are set: drop the float LSTM ops that read the replaced float state inputs (dead
     now); a float op still reading one (the LSTM's Y also used as float elsewhere) is refused."""
     if ctx.int_io is None or not ctx.int_io.replaced:

@@ -17,12 +17,17 @@ has computed is an error naming the subgraph, the tensor and the op.
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ...ir.graph import fresh_name
 from ...lowering.context import as_const
 from .reader import ConvertError
 
+if TYPE_CHECKING:
+    from .context import TfliteContext
 
-def free_keys(ctx, sub) -> list:
+
+def free_keys(ctx: TfliteContext, sub) -> list:
     """Keys of the tensors ``sub`` reads (or returns) that it neither receives, computes nor holds as data."""
     produced = {o for op in sub.ops for o in op.outputs} | set(sub.inputs)
     used = [i for op in sub.ops for i in op.inputs] + list(sub.outputs)
@@ -35,7 +40,7 @@ def free_keys(ctx, sub) -> list:
     return out
 
 
-def bind_free_tensors(ctx, sub, caller: str):
+def bind_free_tensors(ctx: TfliteContext, sub, caller: str):
     """Give each free tensor of ``sub`` the value of the enclosing tensor of the same name."""
     for key in free_keys(ctx, sub):
         name = ctx.infos[key].name
@@ -47,7 +52,7 @@ def bind_free_tensors(ctx, sub, caller: str):
         ctx.bind(key, held)
 
 
-def _own_value(ctx, name: str):
+def _own_value(ctx: TfliteContext, name: str):
     """What ``ctx``'s own tensor called ``name`` holds, when it has been computed (else None)."""
     for key, info in ctx.infos.items():
         if info.name == name and ctx.has(key):
@@ -55,7 +60,7 @@ def _own_value(ctx, name: str):
     return None
 
 
-def outer_value(ctx, name: str):
+def outer_value(ctx: TfliteContext, name: str):
     """``name`` as an enclosing subgraph holds it, seen from ``ctx`` (captured when ``ctx`` is a region)."""
     enclosing = getattr(ctx, "enclosing", None)
     if enclosing is None:
@@ -68,7 +73,7 @@ def outer_value(ctx, name: str):
     return _capture(ctx, enclosing, held)
 
 
-def _capture(ctx, enclosing, held):
+def _capture(ctx: TfliteContext, enclosing, held):
     """``held`` (of ``enclosing``) inside ``ctx``'s region: a copied constant, or a new region input."""
     c = as_const(held)
     if c is not None:

@@ -22,12 +22,16 @@ and zero point is recorded on the graph, with or without ``--int-io``.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from ...ir.location import Location
 from ..int_io import float_input, float_output, mixed_input, refuse, retype_input, signed_edge
 from ...ir.io_quant import EdgeQuant
 from .qmath import signed_input, to_unsigned
 from .quant import QUANT_TYPES, is_quantized, scale, unsigned, zero_point
+
+if TYPE_CHECKING:
+    from .context import TfliteContext
 
 SOURCE = "tflite"
 FLOATS = ("FLOAT32", "FLOAT16")
@@ -98,7 +102,7 @@ def _edge(info, source_dtype: str, signed: bool) -> EdgeQuant:
     return EdgeQuant(scale(info), zero_point(info), source_dtype, unsigned(info))
 
 
-def declare_input(ctx, index: int, name: str):
+def declare_input(ctx: TfliteContext, index: int, name: str):
     """Record graph input ``index``'s quantization; with ``--int-io``, make it the signed integer
     tensor the model quantizes it to (its QUANTIZE is then skipped)."""
     t, q = ctx.sub.tensors[index], ctx.int_io.inputs.get(index) if ctx.int_io else None
@@ -116,7 +120,7 @@ def declare_input(ctx, index: int, name: str):
     ctx.graph.input_quant[name] = _edge(info, _dtype(t), signed=True)
 
 
-def output_value(ctx, index: int, name: str, v):
+def output_value(ctx: TfliteContext, index: int, name: str, v):
     """The value of graph output ``index`` (``v``, or with ``--int-io`` the signed integer tensor its
     DEQUANTIZE or uint8 QUANTIZE reads), its quantization recorded."""
     t, p = ctx.sub.tensors[index], ctx.int_io.outputs.get(index) if ctx.int_io else None

@@ -19,11 +19,16 @@ input and the output carry *different* scales or zero points varies by kernel
 from __future__ import annotations
 
 import functools
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from .quant import is_quantized
 from .reader import ConvertError
+
+if TYPE_CHECKING:
+    from ...ir.graph import Value
+    from .context import TfliteContext
 
 
 def _params(info) -> tuple:
@@ -55,7 +60,7 @@ def keeps_quant(fn=None, *, inputs=(0,)):
     """Decorate a converter so that it first checks :func:`same_quant` (a no-op for float models)."""
     def wrap(convert):
         @functools.wraps(convert)
-        def checked(ctx, node):
+        def checked(ctx: TfliteContext, node) -> Value:
             same_quant(node, inputs)
             return convert(ctx, node)
         return checked

@@ -26,6 +26,8 @@ TFLite's 8/16-bit kernels share a few patterns, each written once here:
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 import tflite
 
@@ -35,6 +37,10 @@ from ...ir.ops import Op
 from ...lowering.int32_ops import identity_rescale
 from .quant import QUANT_TYPES, rescale, scale, tosa_multiplier, unsigned, value_range, zero_point
 from .reader import ConvertError
+
+if TYPE_CHECKING:
+    from ...ir.graph import Value
+    from .context import TfliteContext
 
 F32 = np.float32
 ACT = tflite.ActivationFunctionType
@@ -56,7 +62,7 @@ def round_away(x) -> np.ndarray:
     return np.sign(x) * np.floor(np.abs(x) + 0.5)
 
 
-def signed_input(ctx, x, info) -> tuple:
+def signed_input(ctx: TfliteContext, x, info) -> tuple:
     """``(value, zero point)`` of quantized ``x`` in signed storage: uint8 becomes int8 ``q - 128``.
 
     TOSA lets only an int8/int16 RESCALE read unsigned data, so uint8 goes through int8 first."""
@@ -65,12 +71,12 @@ def signed_input(ctx, x, info) -> tuple:
     return identity_rescale(ctx, x, DType.INT8, input_zp=128, input_unsigned=True), zero_point(info) - 128
 
 
-def to_unsigned(ctx, y):
+def to_unsigned(ctx: TfliteContext, y) -> Value:
     """int8 ``y`` holding ``q - 128`` as uint8 ``q`` (its int8 storage bits)."""
     return identity_rescale(ctx, y, DType.INT8, output_zp=128, output_unsigned=True)
 
 
-def shifted_int32(ctx, x, info, left_shift: int = 0):
+def shifted_int32(ctx: TfliteContext, x, info, left_shift: int = 0):
     """``(q - zp) << left_shift`` of quantized ``x`` as int32 (exact)."""
     x, zp = signed_input(ctx, x, info)
     lo, hi = value_range(info)
@@ -84,7 +90,7 @@ def shifted_int32(ctx, x, info, left_shift: int = 0):
     return ctx.b.emit(Op.MUL, v, ctx.b.scalar_like(1 << left_shift, v.type), attrs=A.MulAttrs(0))
 
 
-def scale_int32(ctx, acc, real: float):
+def scale_int32(ctx: TfliteContext, acc, real: float) -> Value:
     """int32 ``acc`` times ``real`` rounded as MultiplyByQuantizedMultiplier (DOUBLE_ROUND), int32 out."""
     return rescale(ctx, acc, real, DType.INT32)
 
@@ -114,7 +120,7 @@ def activation_bounds(info, act: int) -> tuple:
     return lo, hi
 
 
-def requantize_out(ctx, acc, real, info, bounds=None):
+def requantize_out(ctx: TfliteContext, acc, real, info, bounds=None):
     """``clamp(MultiplyByQuantizedMultiplier(acc, real) + zp, lo, hi)`` in output ``info``'s storage.
 
     ``bounds`` (lo, hi) are in the stored domain (0..255 for uint8); None means the type's range.
@@ -144,7 +150,7 @@ def same_types(node, n_inputs: int = 2, types=("INT8", "UINT8", "INT16")) -> str
     return name
 
 
-def qtensor(ctx, node, i: int):
+def qtensor(ctx: TfliteContext, node, i: int) -> Value:
     """Quantized input ``i`` as an IR value; a uint8 constant becomes int8 storage holding the same bits."""
     key = node.inputs[i]
     c = ctx.const(key)
@@ -153,7 +159,7 @@ def qtensor(ctx, node, i: int):
     return ctx.tensor(key)
 
 
-def fit_rescale_input(ctx, acc, reals, max_abs: int = (1 << 31) - 1):
+def fit_rescale_input(ctx: TfliteContext, acc: Value, reals, max_abs: int = (1 << 31) - 1):
     """Clamp int32 ``acc`` (at most ``max_abs`` in magnitude) into apply_scale_32's bound for ``reals``
     (one multiplier, or one per channel along the last axis).
 

@@ -32,12 +32,17 @@ import ctypes
 import ctypes.util
 import functools
 import math
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from ...lowering.errors import ConvertError
 from ...lowering.tables import int8_table
 from .quant import RANGES, unsigned
+
+if TYPE_CHECKING:
+    from ...ir.graph import Value
+    from .context import TfliteContext
 
 I32_MIN = -(1 << 31)
 
@@ -101,6 +106,6 @@ def lut_populate_int8(transform, in_scale: float, in_zp: int, out_scale: float, 
     return np.clip(quantized, *out_range)
 
 
-def emit_int8_table(ctx, x, out_info, entries):
+def emit_int8_table(ctx: TfliteContext, x, out_info, entries) -> Value:
     """One TOSA TABLE on int8 storage ``x``; ``entries`` are output values in TABLE order."""
     return int8_table(ctx, x, entries, RANGES[out_info.type_name])

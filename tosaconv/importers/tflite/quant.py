@@ -36,7 +36,7 @@ TFLite kernel it follows.
 from __future__ import annotations
 
 import math
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 import numpy as np
 
@@ -44,6 +44,10 @@ from ...ir import attrs as A
 from ...ir.dtypes import DType
 from ...ir.ops import Op
 from .reader import ConvertError, QuantParams, TensorInfo
+
+if TYPE_CHECKING:
+    from ...ir.graph import Value
+    from .context import TfliteContext
 
 # TFLite storage types that carry a scale and zero point, and their IR element types.
 QUANT_TYPES = {"INT8": DType.INT8, "UINT8": DType.INT8, "INT16": DType.INT16}
@@ -116,8 +120,8 @@ def tosa_multiplier(real: float) -> tuple:
     return multiplier, shift
 
 
-def rescale(ctx, x, reals, out_dtype: DType, *, input_zp: int = 0, output_zp: int = 0,
-            input_unsigned: bool = False, output_unsigned: bool = False, rounding: str = "DOUBLE_ROUND"):
+def rescale(ctx: TfliteContext, x: Value, reals, out_dtype: DType, *, input_zp: int = 0, output_zp: int = 0,
+            input_unsigned: bool = False, output_unsigned: bool = False, rounding: str = "DOUBLE_ROUND") -> Value:
     """One RESCALE of ``x`` by ``reals`` (a real multiplier, or one per channel on the last axis).
 
     It computes ``clamp(MultiplyByQuantizedMultiplier(x - input_zp) + output_zp)`` to the output

@@ -14,6 +14,7 @@ float32 reciprocal (TOSA has no float division).
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -25,39 +26,45 @@ from ..reader import ConvertError
 from ....lowering.limits import Limit, LimitKind
 from ..registry import converter, publish
 
+if TYPE_CHECKING:
+    from ....ir.graph import Value
+    from ....lowering.context import Converted
+    from ..context import ImportContext
+    from ..reader import NodeReader
+
 GELU_TANH_COEFF = 0.044715
 
 
-def _x(ctx, node):
+def _x(ctx: ImportContext, node: NodeReader) -> Value:
     return ctx.tensor(node.inputs[0])
 
 
-def _c(ctx, value, x):
+def _c(ctx: ImportContext, value, x: Value):
     """A constant of x's type, ready to broadcast against x."""
     return ctx.b.scalar_like(value, x.type)
 
 
-def _add(ctx, a, b):
+def _add(ctx: ImportContext, a: Value, b: Value) -> Value:
     return ctx.b.emit(Op.ADD, a, b)
 
 
-def _sub(ctx, a, b):
+def _sub(ctx: ImportContext, a: Value, b: Value) -> Value:
     return ctx.b.emit(Op.SUB, a, b)
 
 
-def _select(ctx, cond, a, b):
+def _select(ctx: ImportContext, cond, a: Value, b: Value) -> Value:
     return ctx.b.emit(Op.SELECT, cond, a, b)
 
 
-def _positive(ctx, x):
+def _positive(ctx: ImportContext, x):
     return compare(ctx, Op.GREATER, x, _c(ctx, 0, x))
 
 
-def _exp_minus_one(ctx, x):
+def _exp_minus_one(ctx: ImportContext, x: Value) -> Value:
     return _sub(ctx, ctx.b.emit(Op.EXP, x), _c(ctx, 1, x))
 
 
-def softplus(ctx, x):
+def softplus(ctx: ImportContext, x: Value) -> Value:
     """``log(1 + exp(x))`` as ``max(x, 0) + log(1 + exp(-|x|))`` (no overflow)."""
     tail = ctx.b.emit(Op.EXP, ctx.b.emit(Op.NEGATE, ctx.b.emit(Op.ABS, x), attrs=A.NegateAttrs(0, 0)))
     log_term = ctx.b.emit(Op.LOG, _add(ctx, tail, _c(ctx, 1, x)))
@@ -65,14 +72,14 @@ def softplus(ctx, x):
 
 
 @converter("Elu", since=6)
-def convert_elu(ctx, node):
+def convert_elu(ctx: ImportContext, node: NodeReader) -> Converted:
     x = _x(ctx, node)
     negative = mul(ctx, _exp_minus_one(ctx, x), _c(ctx, node.attr("alpha"), x))
     return _select(ctx, _positive(ctx, x), x, negative)
 
 
 @converter("Selu", since=6)
-def convert_selu(ctx, node):
+def convert_selu(ctx: ImportContext, node: NodeReader) -> Converted:
     x = _x(ctx, node)
     alpha = _c(ctx, node.attr("alpha"), x)
     negative = _sub(ctx, mul(ctx, ctx.b.emit(Op.EXP, x), alpha), alpha)
@@ -80,7 +87,7 @@ def convert_selu(ctx, node):
 
 
 @converter("Celu", since=12)
-def convert_celu(ctx, node):
+def convert_celu(ctx: ImportContext, node: NodeReader) -> Converted:
     """``max(0, x) + min(0, alpha * (exp(x / alpha) - 1))``."""
     x = _x(ctx, node)
     alpha = node.attr("alpha")
@@ -93,19 +100,19 @@ def convert_celu(ctx, node):
 
 
 @converter("HardSigmoid", since=6)
-def convert_hard_sigmoid(ctx, node):
+def convert_hard_sigmoid(ctx: ImportContext, node: NodeReader) -> Converted:
     return hard_sigmoid(ctx, _x(ctx, node), node.attr("alpha"), node.attr("beta"))
 
 
 @converter("HardSwish", since=14)
-def convert_hard_swish(ctx, node):
+def convert_hard_swish(ctx: ImportContext, node: NodeReader) -> Converted:
     """``x * max(0, min(1, x / 6 + 0.5))`` (the schema's HardSigmoid with alpha 1/6, beta 0.5)."""
     x = _x(ctx, node)
     return mul(ctx, x, hard_sigmoid(ctx, x, 1.0 / 6.0, 0.5))
 
 
 @converter("PRelu", since=7)
-def convert_prelu(ctx, node):
+def convert_prelu(ctx: ImportContext, node: NodeReader) -> Converted:
     """``slope * x`` where x < 0, else x; the slope broadcasts to x (numpy-style, e.g. [C, 1, 1])."""
     x, slope = ctx.tensor(node.inputs[0]), ctx.tensor(node.inputs[1])
     if slope.type.rank > x.type.rank:
@@ -116,18 +123,18 @@ def convert_prelu(ctx, node):
 
 
 @converter("Softplus", since=1)
-def convert_softplus(ctx, node):
+def convert_softplus(ctx: ImportContext, node: NodeReader) -> Converted:
     return softplus(ctx, _x(ctx, node))
 
 
 @converter("Softsign", since=1)
-def convert_softsign(ctx, node):
+def convert_softsign(ctx: ImportContext, node: NodeReader) -> Converted:
     x = _x(ctx, node)
     return mul(ctx, x, ctx.b.emit(Op.RECIPROCAL, _add(ctx, ctx.b.emit(Op.ABS, x), _c(ctx, 1, x))))
 
 
 @converter("ThresholdedRelu", since=10)
-def convert_thresholded_relu(ctx, node):
+def convert_thresholded_relu(ctx: ImportContext, node: NodeReader) -> Converted:
     x = _x(ctx, node)
     above = compare(ctx, Op.GREATER, x, _c(ctx, node.attr("alpha"), x))
     return _select(ctx, above, x, _c(ctx, 0, x))
@@ -139,7 +146,7 @@ SHRINK_INT_BIAS = publish("Shrink", Limit(
 
 
 @converter("Shrink", since=9)
-def convert_shrink(ctx, node):
+def convert_shrink(ctx: ImportContext, node: NodeReader) -> Converted:
     """``x + bias`` where x < -lambd, ``x - bias`` where x > lambd, else 0."""
     x = _x(ctx, node)
     bias, lambd = node.attr("bias"), node.attr("lambd")
@@ -157,7 +164,7 @@ def convert_shrink(ctx, node):
 
 
 @converter("Gelu", since=20)
-def convert_gelu(ctx, node):
+def convert_gelu(ctx: ImportContext, node: NodeReader) -> Converted:
     """approximate="none": ``0.5 x (1 + erf(x / sqrt 2))``;
     "tanh": ``0.5 x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3)))``."""
     x = _x(ctx, node)
@@ -174,7 +181,7 @@ def convert_gelu(ctx, node):
 
 
 @converter("Mish", since=18)
-def convert_mish(ctx, node):
+def convert_mish(ctx: ImportContext, node: NodeReader) -> Converted:
     x = _x(ctx, node)
     return mul(ctx, x, ctx.b.emit(Op.TANH, softplus(ctx, x)))
 
@@ -192,7 +199,7 @@ DROPOUT_MODE_FROM_DATA, DROPOUT_TRAINING = publish(
 
 
 @converter("Dropout", since=1)
-def convert_dropout(ctx, node):
+def convert_dropout(ctx: ImportContext, node: NodeReader) -> Converted:
     """Inference: the output is the input and the optional mask is all true."""
     _check_inference(ctx, node)
     x = _x(ctx, node)
@@ -202,7 +209,7 @@ def convert_dropout(ctx, node):
     return [x, ctx.b.emit(Op.LOGICAL_NOT, compare(ctx, Op.GREATER, x, x))]
 
 
-def _check_inference(ctx, node):
+def _check_inference(ctx: ImportContext, node: NodeReader):
     """From opset 12 the mode is input 2; training with a nonzero ratio drops random elements."""
     if node.version < 12 or node.input(2) is None:
         return

@@ -21,6 +21,8 @@ the index. Before opset 13 it works on the input flattened to 2-D at
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from ....ir import attrs as A
@@ -33,9 +35,15 @@ from ....symbolic.expr import product
 from ..registry import converter
 from .qtypes import as_signed
 
+if TYPE_CHECKING:
+    from ....ir.graph import Value
+    from ....lowering.context import Converted
+    from ..context import ImportContext
+    from ..reader import NodeReader
+
 
 def _arg(find_min: bool):
-    def convert(ctx, node):
+    def convert(ctx: ImportContext, node: NodeReader):
         x, _ = as_signed(ctx, ctx.tensor(node.inputs[0]))   # uint8 data (QOperator models) compares signed
         axis = norm_axis(node.attr("axis"), x.type.rank)
         last = bool(node.attr("select_last_index", 0))
@@ -53,7 +61,7 @@ converter("ArgMin", since=1)(_arg(find_min=True))
 # -- Hardmax ----------------------------------------------------------------------------------
 
 @converter("Hardmax", since=1)
-def convert_hardmax(ctx, node):
+def convert_hardmax(ctx: ImportContext, node: NodeReader) -> Converted:
     x = ctx.tensor(node.inputs[0])
     rank = x.type.rank
     axis = norm_axis(node.attr("axis"), rank)
@@ -64,14 +72,14 @@ def convert_hardmax(ctx, node):
     return reshape(ctx, _hardmax(ctx, flat, axis), shape)
 
 
-def _hardmax(ctx, x, axis: int):
+def _hardmax(ctx: ImportContext, x: Value, axis: int) -> Value:
     """1 at the first maximum along ``axis``, 0 elsewhere."""
     index = ctx.b.emit(Op.EXPAND_DIMS, arg_extreme(ctx, x, axis, False), attrs=A.IndicesAttrs((axis,)))
     hit = compare(ctx, Op.EQUAL, axis_positions(ctx, x, axis), index)
     return ctx.b.emit(Op.CAST, hit, attrs=A.CastAttrs(x.type.dtype))
 
 
-def axis_positions(ctx, x, axis: int):
+def axis_positions(ctx: ImportContext, x: Value, axis: int) -> Value:
     """INT32 ``0 .. n-1`` along ``axis`` of x, with every other dim 1 (ready to broadcast)."""
     n = x.type.shape[axis]
     dims = [1] * x.type.rank

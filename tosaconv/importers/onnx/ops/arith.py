@@ -19,6 +19,8 @@ give it a's sign.
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ....ir import attrs as A
 from ....ir.dtypes import DType
 from ....ir.ops import Op
@@ -27,30 +29,36 @@ from ....lowering.typed import clamp, compare, int32_op, mul, widen_int
 from ..reader import ConvertError
 from ..registry import converter
 
+if TYPE_CHECKING:
+    from ....ir.graph import Value
+    from ....lowering.context import Converted
+    from ..context import ImportContext
+    from ..reader import NodeReader
 
-def _c(ctx, value, x):
+
+def _c(ctx: ImportContext, value, x: Value):
     return ctx.b.scalar_like(value, x.type)
 
 
-def _emit(ctx, op, *operands):
+def _emit(ctx: ImportContext, op, *operands) -> Value:
     return ctx.b.emit(op, *operands)
 
 
-def _select(ctx, cond, a, b):
+def _select(ctx: ImportContext, cond, a: Value, b: Value) -> Value:
     return ctx.b.emit(Op.SELECT, cond, a, b)
 
 
 # -- Round -----------------------------------------------------------------------------
 
 @converter("Round", since=11)
-def convert_round(ctx, node):
+def convert_round(ctx: ImportContext, node: NodeReader) -> Converted:
     x = ctx.tensor(node.inputs[0])
     if not x.type.dtype.is_float:
         raise ConvertError(f"Round is defined for floating point, not {x.type.dtype.value}")
     return round_half_even(ctx, x)
 
 
-def round_half_even(ctx, x):
+def round_half_even(ctx: ImportContext, x) -> Value:
     f = _emit(ctx, Op.FLOOR, x)
     d = _emit(ctx, Op.SUB, x, f)
     half = _c(ctx, 0.5, x)
@@ -65,7 +73,7 @@ def round_half_even(ctx, x):
 # -- Sign ------------------------------------------------------------------------------
 
 @converter("Sign", since=9)
-def convert_sign(ctx, node):
+def convert_sign(ctx: ImportContext, node: NodeReader) -> Converted:
     x = ctx.tensor(node.inputs[0])
     if not x.type.dtype.is_float:
         return _int_sign(ctx, x)
@@ -74,7 +82,7 @@ def convert_sign(ctx, node):
     return _select(ctx, compare(ctx, Op.GREATER, x, zero), _c(ctx, 1, x), negative)
 
 
-def _int_sign(ctx, x):
+def _int_sign(ctx: ImportContext, x: Value):
     if x.type.dtype is DType.BOOL:
         raise ConvertError("Sign is defined for numbers, not bool")
     return clamp(ctx, x, -1, 1)
@@ -83,7 +91,7 @@ def _int_sign(ctx, x):
 # -- Mod --------------------------------------------------------------------------------
 
 @converter("Mod", since=10)
-def convert_mod(ctx, node):
+def convert_mod(ctx: ImportContext, node: NodeReader) -> Converted:
     fmod = bool(node.attr("fmod"))
     if not fmod:
         shape_result = index_arith(ctx, node.inputs[0], node.inputs[1], Op.INDEX_MOD)
@@ -100,11 +108,11 @@ def convert_mod(ctx, node):
     return _narrow_back(ctx, _int_mod(ctx, widen_int(ctx, a), widen_int(ctx, b), fmod), a.type.dtype)
 
 
-def _narrow_back(ctx, y, dtype):
+def _narrow_back(ctx: ImportContext, y: Value, dtype):
     return y if y.type.dtype is dtype else ctx.b.emit(Op.CAST, y, attrs=A.CastAttrs(dtype))
 
 
-def _int_mod(ctx, a, b, fmod: bool):
+def _int_mod(ctx: ImportContext, a, b, fmod: bool) -> Value:
     """int32 ``a mod b``: truncated (fmod) or floored; 0 where b == 0."""
     zero = _c(ctx, 0, b)
     b_zero = compare(ctx, Op.EQUAL, b, zero)
@@ -120,7 +128,7 @@ def _int_mod(ctx, a, b, fmod: bool):
     return _select(ctx, b_zero, _c(ctx, 0, t), t)
 
 
-def _float_fmod(ctx, a, b):
+def _float_fmod(ctx: ImportContext, a, b) -> Value:
     abs_a, abs_b = _emit(ctx, Op.ABS, a), _emit(ctx, Op.ABS, b)
     q = _emit(ctx, Op.FLOOR, mul(ctx, abs_a, _emit(ctx, Op.RECIPROCAL, abs_b)))
     r = _emit(ctx, Op.SUB, abs_a, mul(ctx, q, abs_b))
@@ -130,5 +138,5 @@ def _float_fmod(ctx, a, b):
     return _select(ctx, negative, _negate(ctx, r), r)
 
 
-def _negate(ctx, x):
+def _negate(ctx: ImportContext, x: Value) -> Value:
     return ctx.b.emit(Op.NEGATE, x, attrs=A.NegateAttrs(0, 0))

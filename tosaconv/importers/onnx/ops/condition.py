@@ -12,7 +12,7 @@ from tensor data gives None.
 """
 from __future__ import annotations
 
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 import numpy as np
 
@@ -22,6 +22,10 @@ from ....symbolic.expr import add, dmax, dmin, mul, sub
 from ....symbolic.scope import Decision, Rel
 from ..context import ShapeTensor
 
+if TYPE_CHECKING:
+    from ....ir.graph import Value
+    from ..context import ImportContext
+
 MAX_ELEMENTS = 16
 MAX_DEPTH = 64
 
@@ -30,11 +34,11 @@ def gt(a, b):
     return dmin(dmax(sub(a, b), 0), 1)
 
 
-def eq(a, b):
+def eq(a, b) -> Value:
     return sub(1, dmin(dmax(sub(a, b), sub(b, a)), 1))
 
 
-def truthy(a):
+def truthy(a) -> Value:
     return sub(1, eq(a, 0))
 
 
@@ -53,7 +57,7 @@ _BINARY = {
 _PASS_THROUGH = (Op.RESHAPE, Op.EXPAND_DIMS, Op.COLLAPSE_DIMS, Op.IDENTITY)
 
 
-def element_dims(ctx, name: str) -> Optional[list]:
+def element_dims(ctx: ImportContext, name: str) -> Optional[list]:
     """The elements of ONNX value ``name`` as dims (ints or expressions), or None if data-dependent."""
     held = ctx.values.get(name)
     if isinstance(held, ShapeTensor):
@@ -64,7 +68,7 @@ def element_dims(ctx, name: str) -> Optional[list]:
     return value_dims(held)
 
 
-def value_dims(v, depth: int = 0) -> Optional[list]:
+def value_dims(v: Value, depth: int = 0) -> Optional[list]:
     p = v.producer
     if p is None or depth > MAX_DEPTH or not hasattr(v.type, "shape"):
         return None
@@ -105,7 +109,7 @@ def _stretch(a: list, n: int) -> Optional[list]:
     return a * n if len(a) == 1 else (a if len(a) == n else None)
 
 
-def _integral(v, dims):
+def _integral(v: Value, dims):
     """Pass-through ops keep values; a float tensor's values are not dims."""
     return dims if dims is not None and not v.type.dtype.is_float else None
 
@@ -117,7 +121,7 @@ def _array_dims(arr) -> Optional[list]:
     return [int(x) for x in arr.reshape(-1)]
 
 
-def decide(ctx, name: str):
+def decide(ctx: ImportContext, name: str):
     """An If condition: True or False when proven at import, a {0, 1} expression when only the
     bindings decide it, or None when it depends on tensor data."""
     dims = element_dims(ctx, name)

@@ -14,6 +14,8 @@ unsupported before conversion starts.
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ....ir import attrs as A
 from ....ir.ops import Op
 from ....ir.region_rules import same_type
@@ -25,9 +27,14 @@ from ..registry import converter
 from ..subgraph import InlineContext, RegionContext, convert_body
 from .condition import decide
 
+if TYPE_CHECKING:
+    from ....lowering.context import Converted
+    from ..context import ImportContext
+    from ..reader import NodeReader
+
 
 @converter("If", since=1)
-def convert_if(ctx, node):
+def convert_if(ctx: ImportContext, node: NodeReader) -> Converted:
     branches = (node.attr("then_branch"), node.attr("else_branch"))
     for body, what in zip(branches, ("then_branch", "else_branch")):
         if len(body.output) != len(node.outputs):
@@ -40,7 +47,7 @@ def convert_if(ctx, node):
     return _index_if(ctx, node, decision, branches)
 
 
-def inline_body(ctx, body, bindings: dict) -> list:
+def inline_body(ctx: ImportContext, body, bindings: dict) -> list:
     """Convert ``body`` into the current graph with its inputs bound; what each output holds."""
     child = InlineContext(ctx, body)
     for name, held in bindings.items():
@@ -51,7 +58,7 @@ def inline_body(ctx, body, bindings: dict) -> list:
 
 # -- If on a condition the bindings decide, or on tensor data ----------------------------
 
-def _branch_regions(ctx, branches, keep_shapes: bool) -> tuple:
+def _branch_regions(ctx: ImportContext, branches, keep_shapes: bool) -> tuple:
     """Both branches as regions taking one operand list; per output, the ShapeTensor length kept."""
     regions = [RegionContext(ctx, body, name) for body, name in zip(branches, ("then", "else"))]
     outs = []
@@ -86,7 +93,7 @@ def _union(values: list) -> list:
     return out
 
 
-def _index_if(ctx, node, condition, branches):
+def _index_if(ctx: ImportContext, node: NodeReader, condition, branches):
     regions, operands, kept = _branch_regions(ctx, branches, keep_shapes=True)
     _check_ranks(node, regions)
     cond = index_for(ctx, condition)
@@ -94,7 +101,7 @@ def _index_if(ctx, node, condition, branches):
     return _regroup(ctx.b.create(Op.IF, [cond] + operands, attrs).results, kept)
 
 
-def _check_ranks(node, regions):
+def _check_ranks(node: NodeReader, regions):
     """Refuse branches that return tensors of different ranks (torch's ``squeeze(-1)`` of a dynamic dim
     exports as ``If(Shape(x)[-1] == 1, Squeeze, Identity)``): one IR value has one rank before binding."""
     outs = [r.graph.outputs for r in regions]
@@ -119,7 +126,7 @@ def _regroup(values: list, kept: list) -> list:
     return out
 
 
-def _cond_if(ctx, node, branches):
+def _cond_if(ctx: ImportContext, node: NodeReader, branches):
     cond = bool_scalar(ctx, ctx.tensor(node.inputs[0]), f"the condition '{node.inputs[0]}'")
     regions, operands, _ = _branch_regions(ctx, branches, keep_shapes=False)
     types = [[v.type for v in r.graph.outputs] for r in regions]

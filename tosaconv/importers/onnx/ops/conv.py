@@ -11,6 +11,8 @@ exact-division rule are handled by :mod:`tosaconv.lowering.window`. 3-D convolut
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ....ir import attrs as A
 from ....ir.ops import Op
 from ....lowering.conv_weights import acc_type, as_value, bias, rearrange, rows, shape_of, weight
@@ -23,6 +25,12 @@ from ..registry import converter, publish
 from .conv3d import conv3d
 from .window_attrs import read_window
 
+if TYPE_CHECKING:
+    from ....ir.graph import Value
+    from ....lowering.context import Converted
+    from ..context import ImportContext
+    from ..reader import NodeReader
+
 
 CONV_RANK = publish("Conv", Limit(
     "rank", LimitKind.INPUT, "X", ("of rank other than 3, 4 or 5 (4-D or higher spatial)",),
@@ -30,7 +38,7 @@ CONV_RANK = publish("Conv", Limit(
 
 
 @converter("Conv", since=1)
-def convert_conv(ctx, node):
+def convert_conv(ctx: ImportContext, node: NodeReader) -> Converted:
     x = ctx.tensor(node.inputs[0])
     rank, dtype, acc = x.type.rank, x.type.dtype, acc_type(x)
     if rank not in (3, 4, 5):
@@ -52,7 +60,7 @@ def convert_conv(ctx, node):
     return drop_1d(ctx, to_nchw(ctx, y), rank)
 
 
-def _grouped(ctx, x, w, b, group: int, attrs):
+def _grouped(ctx: ImportContext, x: Value, w, b, group: int, attrs) -> Value:
     o, i_per_group, kh, kw = shape_of(w)
     if group == 1:
         return _conv(ctx, x, w, b, attrs)
@@ -70,12 +78,12 @@ def _grouped(ctx, x, w, b, group: int, attrs):
     return ctx.b.emit(Op.CONCAT, *parts, attrs=A.AxisAttrs(3))
 
 
-def _conv(ctx, x, w, b, attrs):
+def _conv(ctx: ImportContext, x: Value, w, b, attrs) -> Value:
     o, i, kh, kw = shape_of(w)
     ohwi = rearrange(ctx, w, (o, i, kh, kw), (0, 2, 3, 1))
     return ctx.b.emit(Op.CONV2D, x, ohwi, as_value(ctx, b), attrs=attrs)
 
 
-def _channels(ctx, x, start: int, count: int):
+def _channels(ctx: ImportContext, x: Value, start: int, count: int):
     n, h, w, _ = x.type.shape
     return slice_(ctx, x, [0, 0, 0, start], [n, h, w, count])

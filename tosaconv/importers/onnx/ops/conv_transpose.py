@@ -13,6 +13,8 @@ bias becomes zeros.
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ....ir import attrs as A
 from ....ir.ops import Op
 from ....lowering.conv_weights import acc_type, as_value, bias, dilate, rearrange, rows, shape_of, weight
@@ -25,6 +27,12 @@ from ....lowering.limits import Limit, LimitKind
 from ..registry import converter, publish
 from .conv3d import conv_transpose3d
 
+if TYPE_CHECKING:
+    from ....ir.graph import Value
+    from ....lowering.context import Converted
+    from ..context import ImportContext
+    from ..reader import NodeReader
+
 
 SYMBOLIC_OUTPUT_SHAPE = Limit(
     "output-shape-symbolic", LimitKind.ATTRIBUTE, "output_shape", ("given, with a symbolic spatial input size",),
@@ -35,7 +43,7 @@ _, CONV_RANK = publish("ConvTranspose", SYMBOLIC_OUTPUT_SHAPE, Limit(
 
 
 @converter("ConvTranspose", since=1)
-def convert_conv_transpose(ctx, node):
+def convert_conv_transpose(ctx: ImportContext, node: NodeReader) -> Converted:
     x = ctx.tensor(node.inputs[0])
     rank, dtype, acc = x.type.rank, x.type.dtype, acc_type(x)
     if rank not in (3, 4, 5):
@@ -72,7 +80,7 @@ def _lifted(values, rank: int, n: int, fill: int) -> tuple:
     return (fill,) * (n - len(values)) + values
 
 
-def _grouped(ctx, x, w, b, group: int, attrs):
+def _grouped(ctx: ImportContext, x, w, b, group: int, attrs):
     c_in, out_per_group, kh, kw = shape_of(w)
     per_group = c_in // group
     parts = []
@@ -84,12 +92,12 @@ def _grouped(ctx, x, w, b, group: int, attrs):
     return parts[0] if group == 1 else ctx.b.emit(Op.CONCAT, *parts, attrs=A.AxisAttrs(3))
 
 
-def _channels(ctx, x, start: int, count: int):
+def _channels(ctx: ImportContext, x: Value, start: int, count: int):
     n, h, w, _ = x.type.shape
     return slice_(ctx, x, [0, 0, 0, start], [n, h, w, count])
 
 
-def _crops(node, rank: int, sizes, span, stride, extra) -> list:
+def _crops(node: NodeReader, rank: int, sizes, span, stride, extra) -> list:
     """(begin, end) rows ONNX removes from the full transposed-convolution output, per axis."""
     n = len(sizes)
     auto_pad = node.attr("auto_pad", "NOTSET")

@@ -15,6 +15,8 @@ and transforms each frame. Lengths along the transformed axis must be static;
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from ....ir import attrs as A
@@ -28,6 +30,12 @@ from ..reader import ConvertError
 from ....lowering.limits import Limit, LimitKind
 from ..registry import converter, publish, published_limits
 
+if TYPE_CHECKING:
+    from ....ir.graph import Value
+    from ....lowering.context import Converted
+    from ..context import ImportContext
+    from ..reader import NodeReader
+
 
 _NOT_CONSTANT = ("not a constant (an initializer or a value computed from constants)",)
 publish("DFT", Limit("scalars-from-data", LimitKind.INPUT, "dft_length or axis", _NOT_CONSTANT,
@@ -37,18 +45,18 @@ publish("STFT", Limit("scalars-from-data", LimitKind.INPUT, "frame_step or frame
 
 
 @converter("DFT", since=17)
-def convert_dft_17(ctx, node):
+def convert_dft_17(ctx: ImportContext, node: NodeReader) -> Converted:
     return _dft(ctx, node, int(node.attr("axis", 1)))
 
 
 @converter("DFT", since=20)
-def convert_dft_20(ctx, node):
+def convert_dft_20(ctx: ImportContext, node: NodeReader) -> Converted:
     axis = _const_int(ctx, node, 2, "axis") if node.input(2) else -2
     return _dft(ctx, node, axis)
 
 
 @converter("STFT", since=17)
-def convert_stft(ctx, node):
+def convert_stft(ctx: ImportContext, node: NodeReader) -> Converted:
     x = ctx.tensor(node.inputs[0])
     if x.type.rank != 3:
         raise ConvertError(f"STFT takes a [batch, length, 1 or 2] signal, got rank {x.type.rank}")
@@ -69,7 +77,7 @@ def convert_stft(ctx, node):
     return _stack(ctx, *out)
 
 
-def _dft(ctx, node, axis: int):
+def _dft(ctx: ImportContext, node: NodeReader, axis: int) -> Value:
     x = ctx.tensor(node.inputs[0])
     rank, what = x.type.rank, f"DFT '{node.name}'"
     axis = axis + rank if axis < 0 else axis
@@ -87,7 +95,7 @@ def _dft(ctx, node, axis: int):
     return _stack(ctx, *(transpose(ctx, v, inverse(perm)) for v in out))
 
 
-def _irfft(ctx, node, re, im, perm, what: str):
+def _irfft(ctx: ImportContext, node: NodeReader, re, im, perm, what: str) -> Value:
     """inverse with onesided (opset 20's IRFFT): a one-sided spectrum to ``[..., n, 1]`` real samples."""
     if im is None:
         raise ConvertError(f"{what}: inverse with onesided takes a complex (last dim 2) one-sided spectrum")
@@ -101,7 +109,7 @@ def _irfft(ctx, node, re, im, perm, what: str):
     return reshape(ctx, y, list(y.type.shape) + [1])
 
 
-def _parts(x, ctx) -> tuple:
+def _parts(x: Value, ctx) -> tuple:
     """(real, imaginary or None) of ONNX complex-as-last-dim data, without the last dim."""
     *lead, c = x.type.shape
     if c not in (1, 2):
@@ -113,7 +121,7 @@ def _parts(x, ctx) -> tuple:
     return parts[0], (parts[1] if c == 2 else None)
 
 
-def _length(ctx, node, re, what: str) -> int:
+def _length(ctx: ImportContext, node: NodeReader, re, what: str) -> int:
     if not node.input(1):
         n = re.type.shape[-1]
         if not isinstance(n, int):
@@ -125,7 +133,7 @@ def _length(ctx, node, re, what: str) -> int:
     return n
 
 
-def _fit(ctx, v, n: int):
+def _fit(ctx: ImportContext, v: Value, n: int):
     """Zero-pad or crop the last axis to ``n`` (ONNX's dft_length)."""
     have = v.type.shape[-1]
     if not isinstance(have, int):
@@ -134,7 +142,7 @@ def _fit(ctx, v, n: int):
     return pad_static(ctx, v, [0] * rank, [0] * (rank - 1) + [n - have], "constant")
 
 
-def _frames(ctx, v, step: int, length: int):
+def _frames(ctx: ImportContext, v: Value, step: int, length: int) -> Value:
     """``[batch, frames, length]`` frames of a ``[batch, signal]`` signal (one GATHER of constant rows)."""
     total = v.type.shape[1]
     if not isinstance(total, int):
@@ -147,14 +155,14 @@ def _frames(ctx, v, step: int, length: int):
     return reshape(ctx, framed, [v.type.shape[0], count, length])
 
 
-def _stack(ctx, re, im):
+def _stack(ctx: ImportContext, re, im) -> Value:
     """``[..., 2]`` from real and imaginary parts."""
     shape = list(re.type.shape)
     re, im = (reshape(ctx, v, shape + [1]) for v in (re, im))
     return ctx.b.emit(Op.CONCAT, re, im, attrs=A.AxisAttrs(len(shape)))
 
 
-def _const_int(ctx, node, i: int, what: str) -> int:
+def _const_int(ctx: ImportContext, node: NodeReader, i: int, what: str) -> int:
     value = ctx.const(node.input(i))
     if value is None:
         raise published_limits(node.op_type)[0].refuse(f"{node.op_type} '{node.name}': {what}")

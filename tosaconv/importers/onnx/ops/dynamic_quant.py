@@ -12,6 +12,8 @@ MatMulInteger or DequantizeLinear downstream reads them correctly.
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from ....ir import attrs as A
@@ -23,9 +25,15 @@ from ..registry import converter
 from .float_div import divide
 from .qtypes import UINT8, clamp_int32, mark_unsigned
 
+if TYPE_CHECKING:
+    from ....ir.graph import Value
+    from ....lowering.context import Converted
+    from ..context import ImportContext
+    from ..reader import NodeReader
+
 
 @converter("DynamicQuantizeLinear", since=11)
-def convert_dynamic_quantize_linear(ctx, node):
+def convert_dynamic_quantize_linear(ctx: ImportContext, node: NodeReader) -> Converted:
     x = ctx.tensor(node.inputs[0])
     if x.type.dtype != DType.FP32:
         raise ConvertError(f"DynamicQuantizeLinear takes float32 input, not {x.type.dtype.value}")
@@ -35,7 +43,7 @@ def convert_dynamic_quantize_linear(ctx, node):
     return [y, _scalar(ctx, scale), zp]
 
 
-def quantize_uint8(ctx, x) -> tuple:
+def quantize_uint8(ctx: ImportContext, x) -> tuple:
     """DynamicQuantizeLinear of float32 ``x`` as int32 values: ``(q in [0, 255], scale, zero point)``,
     the scale float and the zero point int32, both with every dim 1."""
     scale, zero_point = _parameters(ctx, x)
@@ -43,7 +51,7 @@ def quantize_uint8(ctx, x) -> tuple:
     return clamp_int32(ctx, ctx.b.emit(Op.ADD, q, zero_point), 0, 255), scale, zero_point
 
 
-def _parameters(ctx, x):
+def _parameters(ctx: ImportContext, x: Value):
     """(scale as float [1,...,1], zero point as int32 [1,...,1])."""
     axes = range(x.type.rank)
     hi = reduce_chain(ctx, Op.REDUCE_MAX, x, axes)
@@ -60,13 +68,13 @@ def _parameters(ctx, x):
     return scale, _rint(ctx, shifted)
 
 
-def _rint(ctx, v):
+def _rint(ctx: ImportContext, v) -> Value:
     return _cast(ctx, v, DType.INT32)
 
 
-def _cast(ctx, v, dtype: DType):
+def _cast(ctx: ImportContext, v: Value, dtype: DType) -> Value:
     return ctx.b.emit(Op.CAST, v, attrs=A.CastAttrs(dtype))
 
 
-def _scalar(ctx, v):
+def _scalar(ctx: ImportContext, v: Value) -> Value:
     return ctx.b.emit(Op.RESHAPE, v, attrs=A.ReshapeAttrs(()))

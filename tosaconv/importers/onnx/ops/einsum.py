@@ -17,6 +17,7 @@ final TRANSPOSE gives the output order. Shared labels must have equal sizes
 from __future__ import annotations
 
 import string
+from typing import TYPE_CHECKING
 
 from ....ir import attrs as A
 from ....ir.ops import Op
@@ -27,6 +28,12 @@ from ....symbolic.expr import product
 from ..reader import ConvertError
 from ....lowering.limits import Limit, LimitKind
 from ..registry import converter, publish
+
+if TYPE_CHECKING:
+    from ....ir.graph import Value
+    from ....lowering.context import Converted
+    from ..context import ImportContext
+    from ..reader import NodeReader
 
 LETTERS = set(string.ascii_letters)
 
@@ -39,7 +46,7 @@ EINSUM_DIAGONAL = publish("Einsum", Limit(
 
 
 @converter("Einsum", since=12)
-def convert_einsum(ctx, node):
+def convert_einsum(ctx: ImportContext, node: NodeReader) -> Converted:
     equation = node.attr("equation")
     xs = [ctx.tensor(n) for n in node.inputs]
     terms, out = parse_equation(equation, [x.type.rank for x in xs])
@@ -98,7 +105,7 @@ def _implicit(terms: list, ell: int) -> list:
     return [f"...{j}" for j in range(ell)] + sorted(c for c, k in counts.items() if k == 1 and c in LETTERS)
 
 
-def _check_sizes(ctx, xs, terms):
+def _check_sizes(ctx: ImportContext, xs, terms):
     sizes = {}
     for x, t in zip(xs, terms):
         for lbl, d in zip(t, x.type.shape):
@@ -110,7 +117,7 @@ def _check_sizes(ctx, xs, terms):
 
 # -- building ----------------------------------------------------------------------
 
-def _sum_away(ctx, x, labels: list, keep: set) -> tuple:
+def _sum_away(ctx: ImportContext, x, labels: list, keep: set) -> tuple:
     """REDUCE_SUM over the labels not in ``keep``, dropping their axes."""
     gone = [i for i, lbl in enumerate(labels) if lbl not in keep]
     if not gone:
@@ -121,7 +128,7 @@ def _sum_away(ctx, x, labels: list, keep: set) -> tuple:
     return x, [lbl for lbl in labels if lbl in keep]
 
 
-def _contract(ctx, a, la, b, lb, keep: set) -> tuple:
+def _contract(ctx: ImportContext, a, la, b, lb, keep: set) -> tuple:
     a, la = _sum_away(ctx, a, la, keep | set(lb))
     b, lb = _sum_away(ctx, b, lb, keep | set(la))
     batch = [lbl for lbl in la if lbl in lb and lbl in keep]
@@ -136,25 +143,25 @@ def _contract(ctx, a, la, b, lb, keep: set) -> tuple:
     return y, out_labels
 
 
-def _dims(x, labels, chosen) -> list:
+def _dims(x: Value, labels, chosen) -> list:
     return [x.type.shape[labels.index(lbl)] for lbl in chosen]
 
 
-def _arranged(ctx, x, labels, groups):
+def _arranged(ctx: ImportContext, x, labels, groups) -> Value:
     """x transposed to the concatenated ``groups`` and reshaped to one dim per group."""
     order = [lbl for g in groups for lbl in g]
     x = transpose(ctx, x, [labels.index(lbl) for lbl in order])
     return reshape(ctx, x, [product(_dims(x, order, g)) for g in groups])
 
 
-def _matmul(ctx, a, b, batch, inner, free_a, free_b):
+def _matmul(ctx: ImportContext, a, b, batch, inner, free_a, free_b) -> Value:
     (xa, la), (xb, lb) = a, b
     y = ctx.b.emit(Op.MATMUL, _arranged(ctx, xa, la, [batch, free_a, inner]),
                    _arranged(ctx, xb, lb, [batch, inner, free_b]))
     return reshape(ctx, y, _dims(xa, la, batch + free_a) + _dims(xb, lb, free_b))
 
 
-def _multiply_sum(ctx, a, b, out_labels, inner):
+def _multiply_sum(ctx: ImportContext, a, b, out_labels, inner):
     """Integer contraction: both operands on the axes ``out_labels + inner`` (1 where absent), MUL, REDUCE_SUM."""
     axes = out_labels + inner
     aligned = [_aligned(ctx, x, labels, axes) for x, labels in (a, b)]
@@ -163,7 +170,7 @@ def _multiply_sum(ctx, a, b, out_labels, inner):
     return y
 
 
-def _aligned(ctx, x, labels, axes):
+def _aligned(ctx: ImportContext, x, labels, axes) -> Value:
     present = [lbl for lbl in axes if lbl in labels]
     x = transpose(ctx, x, [labels.index(lbl) for lbl in present])
     return reshape(ctx, x, [x.type.shape[present.index(lbl)] if lbl in labels else 1 for lbl in axes])

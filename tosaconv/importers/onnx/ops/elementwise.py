@@ -10,6 +10,8 @@ them equal and the broadcast-check pass records the ledger entries.
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 import onnx
 
@@ -25,12 +27,18 @@ from .qtypes import UINT8, UINT16, mark_unsigned, stored_qtype
 from ....lowering.limits import Limit, LimitKind
 from ..registry import converter, publish
 
+if TYPE_CHECKING:
+    from ....ir.graph import Value
+    from ....lowering.context import Converted
+    from ..context import ImportContext
+    from ..reader import NodeReader
+
 FLOAT_MAX = float(np.finfo(np.float32).max)
 MAX_POW_BY_MUL = 8   # integer exponents up to this become repeated MUL
 
 
 def _arith(index_op_def, tensor_fn):
-    def convert(ctx, node):
+    def convert(ctx: ImportContext, node: NodeReader):
         result = index_arith(ctx, node.inputs[0], node.inputs[1], index_op_def)
         return result if result is not None else tensor_fn(ctx, *binary_operands(ctx, node))
     return convert
@@ -43,7 +51,7 @@ converter("Div", since=7)(_arith(Op.INDEX_FLOORDIV, divide))
 
 
 def _variadic(op, index_op_def):
-    def convert(ctx, node):
+    def convert(ctx: ImportContext, node: NodeReader):
         names = [n for n in node.inputs if n]
         if all(isinstance(ctx.values.get(n), ShapeTensor) or ctx.shape_tensor(n) for n in names) and \
                 any(isinstance(ctx.values.get(n), ShapeTensor) for n in names):
@@ -64,7 +72,7 @@ converter("Sum", since=8)(_variadic(Op.ADD, Op.INDEX_ADD))
 
 
 @converter("Mean", since=8)
-def convert_mean(ctx, node):
+def convert_mean(ctx: ImportContext, node: NodeReader) -> Converted:
     """The Sum of the inputs times 1/count (ONNX defines Mean for floating point only)."""
     total = _variadic(Op.ADD, Op.INDEX_ADD)(ctx, node)
     count = len([n for n in node.inputs if n])
@@ -74,7 +82,7 @@ def convert_mean(ctx, node):
 
 
 def _unary(op):
-    def convert(ctx, node):
+    def convert(ctx: ImportContext, node: NodeReader) -> Value:
         return ctx.b.emit(op, ctx.tensor(node.inputs[0]))
     return convert
 
@@ -86,7 +94,7 @@ for _onnx, _op in (("Reciprocal", Op.RECIPROCAL), ("Exp", Op.EXP), ("Log", Op.LO
 
 
 @converter("Neg", since=6)
-def convert_neg(ctx, node):
+def convert_neg(ctx: ImportContext, node: NodeReader) -> Converted:
     held = ctx.values.get(node.inputs[0])
     if isinstance(held, ShapeTensor):   # shape arithmetic (a crop computed from a dim) stays Index values
         return index_elementwise(ctx, Op.INDEX_SUB, ShapeTensor([ctx.index(0)], scalar=True), held)
@@ -94,19 +102,19 @@ def convert_neg(ctx, node):
 
 
 @converter("Sqrt", since=6)
-def convert_sqrt(ctx, node):
+def convert_sqrt(ctx: ImportContext, node: NodeReader) -> Converted:
     return sqrt(ctx, ctx.tensor(node.inputs[0]))
 
 
 @converter("Relu", since=6)
-def convert_relu(ctx, node):
+def convert_relu(ctx: ImportContext, node: NodeReader) -> Converted:
     x = ctx.tensor(node.inputs[0])
     hi = FLOAT_MAX if x.type.dtype.is_float else int(np.iinfo(x.type.dtype.numpy).max)
     return clamp(ctx, x, 0, hi)
 
 
 @converter("LeakyRelu", since=6)
-def convert_leaky_relu(ctx, node):
+def convert_leaky_relu(ctx: ImportContext, node: NodeReader) -> Converted:
     x = ctx.tensor(node.inputs[0])
     alpha = ctx.b.scalar_like(node.attr("alpha"), x.type)
     positive = ctx.b.emit(Op.GREATER_EQUAL, x, ctx.b.scalar_like(0, x.type))
@@ -114,7 +122,7 @@ def convert_leaky_relu(ctx, node):
 
 
 @converter("Clip", since=11)
-def convert_clip(ctx, node):
+def convert_clip(ctx: ImportContext, node: NodeReader) -> Converted:
     x = ctx.tensor(node.inputs[0])
     lo, hi = ctx.const(node.input(1)), ctx.const(node.input(2))
     if (node.input(1) is None or lo is not None) and (node.input(2) is None or hi is not None):
@@ -131,7 +139,7 @@ def convert_clip(ctx, node):
 
 
 @converter("Pow", since=7)
-def convert_pow(ctx, node):
+def convert_pow(ctx: ImportContext, node: NodeReader) -> Converted:
     x = ctx.tensor(node.inputs[0])
     e = ctx.const(node.inputs[1])
     if e is not None and e.size == 1:
@@ -141,7 +149,7 @@ def convert_pow(ctx, node):
     return _float_pow(ctx, x, ctx.tensor(node.inputs[1]))
 
 
-def _float_pow(ctx, x, e):
+def _float_pow(ctx: ImportContext, x: Value, e):
     """POW in floating point: an exponent of another type is cast to the base's type, and an
     integer base is raised in float32 and rounded back (exact while the result fits 24 bits)."""
     base = x if x.type.dtype.is_float else ctx.b.emit(Op.CAST, x, attrs=A.CastAttrs(DType.FP32))
@@ -151,7 +159,7 @@ def _float_pow(ctx, x, e):
     return y if y.type.dtype is x.type.dtype else ctx.b.emit(Op.CAST, y, attrs=A.CastAttrs(x.type.dtype))
 
 
-def _pow_special(ctx, x, e: float):
+def _pow_special(ctx: ImportContext, x: Value, e: float):
     """Exponents TOSA POW handles poorly (POW is undefined for negative bases): 0.5 and small integers."""
     if e == 0.5:
         return sqrt(ctx, x)
@@ -166,7 +174,7 @@ def _pow_special(ctx, x, e: float):
 
 
 @converter("Where", since=9)
-def convert_where(ctx, node):
+def convert_where(ctx: ImportContext, node: NodeReader) -> Converted:
     picked = index_where(ctx, *node.inputs[:3])   # shape tensors under a condition decided at import
     if picked is not None:
         return picked
@@ -175,7 +183,7 @@ def convert_where(ctx, node):
 
 
 @converter("Equal", since=7)
-def convert_equal(ctx, node):
+def convert_equal(ctx: ImportContext, node: NodeReader) -> Converted:
     decided = index_equal(ctx, node.inputs[0], node.inputs[1])   # dims compared for every binding
     if decided is not None:
         return ctx.b.const(decided)
@@ -183,12 +191,12 @@ def convert_equal(ctx, node):
 
 
 @converter("Greater", since=7)
-def convert_greater(ctx, node):
+def convert_greater(ctx: ImportContext, node: NodeReader) -> Converted:
     return compare(ctx, Op.GREATER, *binary_operands(ctx, node))
 
 
 @converter("Less", since=7)
-def convert_less(ctx, node):
+def convert_less(ctx: ImportContext, node: NodeReader) -> Converted:
     a, b = binary_operands(ctx, node)
     return compare(ctx, Op.GREATER, b, a)
 
@@ -219,7 +227,7 @@ CAST_TARGET = publish("Cast", Limit(
 
 
 @converter("Cast", since=6)
-def convert_cast(ctx, node):
+def convert_cast(ctx: ImportContext, node: NodeReader) -> Converted:
     to = node.attr("to")
     if to in _UNSIGNED_TARGETS:
         return _cast_to_unsigned(ctx, node, _UNSIGNED_TARGETS[to])
@@ -239,7 +247,7 @@ def convert_cast(ctx, node):
     return ctx.b.emit(Op.CAST, x, attrs=A.CastAttrs(target))
 
 
-def _as_int32(ctx, x):
+def _as_int32(ctx: ImportContext, x):
     """``x`` (uint8 bits read as values, floats truncated toward zero) as INT32."""
     x = true_value(ctx, x)
     if x.type.dtype.is_float:
@@ -247,7 +255,7 @@ def _as_int32(ctx, x):
     return x if x.type.dtype is DType.INT32 else ctx.b.emit(Op.CAST, x, attrs=A.CastAttrs(DType.INT32))
 
 
-def _cast_to_narrow(ctx, node, bits: int, signed: bool):
+def _cast_to_narrow(ctx: ImportContext, node: NodeReader, bits: int, signed: bool) -> Value:
     """An int4/uint4/int2/uint2 result as INT8 holding its true value: the low ``bits`` bits of the integer
     (ONNX's Cast wraps), sign-extended when ``signed`` (``((x + half) & mask) - half``)."""
     x = _as_int32(ctx, ctx.tensor(node.inputs[0]))
@@ -260,7 +268,7 @@ def _cast_to_narrow(ctx, node, bits: int, signed: bool):
     return ctx.b.emit(Op.CAST, x, attrs=A.CastAttrs(DType.INT8))
 
 
-def _cast_to_unsigned(ctx, node, qtype):
+def _cast_to_unsigned(ctx: ImportContext, node: NodeReader, qtype):
     """uint8/uint16 storage (the low bits, as ONNX's integer Cast wraps; floats truncated first)."""
     x = ctx.tensor(node.inputs[0])
     if stored_qtype(ctx, x) is qtype:

@@ -11,6 +11,8 @@ an error at run time (the interpreter's GATHER checks them).
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from ....ir import attrs as A
@@ -23,8 +25,14 @@ from ....symbolic.expr import product
 from ..reader import ConvertError
 from ..registry import converter
 
+if TYPE_CHECKING:
+    from ....ir.graph import Value
+    from ....lowering.context import Converted
+    from ..context import ImportContext
+    from ..reader import NodeReader
 
-def element_offsets(ctx, shape, idx, axis: int):
+
+def element_offsets(ctx: ImportContext, shape, idx, axis: int):
     """Flat offsets into a tensor of ``shape`` for GatherElements-style ``idx`` along ``axis``."""
     rank = len(shape)
     total = None
@@ -37,7 +45,7 @@ def element_offsets(ctx, shape, idx, axis: int):
     return total
 
 
-def elements_like(ctx, data, idx, axis: int, what: str):
+def elements_like(ctx: ImportContext, data: Value, idx, axis: int, what: str):
     """Check GatherElements/ScatterElements operands: equal ranks, index dims within the data's."""
     if idx.type.rank != data.type.rank:
         raise ConvertError(f"{what} indices have rank {idx.type.rank}, the data rank {data.type.rank}")
@@ -47,7 +55,7 @@ def elements_like(ctx, data, idx, axis: int, what: str):
 
 
 @converter("GatherElements", since=11)
-def convert_gather_elements(ctx, node):
+def convert_gather_elements(ctx: ImportContext, node: NodeReader) -> Converted:
     data = ctx.tensor(node.inputs[0])
     idx = as_int32(ctx, ctx.tensor(node.inputs[1]))
     axis = norm_axis(node.attr("axis"), data.type.rank)
@@ -60,13 +68,13 @@ def convert_gather_elements(ctx, node):
 
 
 @converter("GatherND", since=11)
-def convert_gather_nd(ctx, node):
+def convert_gather_nd(ctx: ImportContext, node: NodeReader) -> Converted:
     data, idx = ctx.tensor(node.inputs[0]), ctx.tensor(node.inputs[1])
     return gather_nd(ctx, data, idx, node.attr("batch_dims", 0))
 
 
 @converter("ReverseSequence", since=10)
-def convert_reverse_sequence(ctx, node):
+def convert_reverse_sequence(ctx: ImportContext, node: NodeReader) -> Converted:
     x = ctx.tensor(node.inputs[0])
     lens = as_int32(ctx, ctx.tensor(node.inputs[1]))
     rank = x.type.rank

@@ -9,13 +9,20 @@ must split records a divisibility fact in the ledger.
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ....lowering.dims import exact_quotient, reshape
 from ....lowering.index_math import transpose
 from ..reader import ConvertError
 from ..registry import converter
 
+if TYPE_CHECKING:
+    from ....lowering.context import Converted
+    from ..context import ImportContext
+    from ..reader import NodeReader
 
-def _nchw(ctx, node):
+
+def _nchw(ctx: ImportContext, node: NodeReader):
     x = ctx.tensor(node.inputs[0])
     if x.type.rank != 4:
         raise ConvertError(f"{node.op_type} needs a rank 4 (NCHW) input, got rank {x.type.rank}")
@@ -26,7 +33,7 @@ def _nchw(ctx, node):
 
 
 @converter("DepthToSpace", since=1)
-def convert_depth_to_space(ctx, node):
+def convert_depth_to_space(ctx: ImportContext, node: NodeReader) -> Converted:
     x, b = _nchw(ctx, node)
     n, c, h, w = x.type.shape
     c_out = exact_quotient(ctx, c, b * b, "DepthToSpace channels")
@@ -42,7 +49,7 @@ def convert_depth_to_space(ctx, node):
 
 
 @converter("SpaceToDepth", since=1)
-def convert_space_to_depth(ctx, node):
+def convert_space_to_depth(ctx: ImportContext, node: NodeReader) -> Converted:
     x, b = _nchw(ctx, node)
     n, c, h, w = x.type.shape
     h_out = exact_quotient(ctx, h, b, "SpaceToDepth height")

@@ -11,14 +11,22 @@ is false everywhere (NaN included).
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ....ir.ops import Op
 from ....lowering.typed import compare
 from ..reader import ConvertError
 from ..registry import converter
 
+if TYPE_CHECKING:
+    from ....ir.graph import Value
+    from ....lowering.context import Converted
+    from ..context import ImportContext
+    from ..reader import NodeReader
+
 
 def _binary(op):
-    def convert(ctx, node):
+    def convert(ctx: ImportContext, node: NodeReader) -> Value:
         return ctx.b.emit(op, ctx.tensor(node.inputs[0]), ctx.tensor(node.inputs[1]))
     return convert
 
@@ -30,7 +38,7 @@ for _onnx, _op, _since in (("And", Op.LOGICAL_AND, 7), ("Or", Op.LOGICAL_OR, 7),
 
 
 @converter("BitwiseNot", since=18)
-def convert_bitwise_not(ctx, node):
+def convert_bitwise_not(ctx: ImportContext, node: NodeReader) -> Converted:
     x = ctx.tensor(node.inputs[0])
     if x.type.dtype.is_float or x.type.dtype.name == "BOOL":
         raise ConvertError(f"BitwiseNot is defined for integers, not {x.type.dtype.value}")
@@ -38,23 +46,23 @@ def convert_bitwise_not(ctx, node):
 
 
 @converter("GreaterOrEqual", since=12)
-def convert_greater_or_equal(ctx, node):
+def convert_greater_or_equal(ctx: ImportContext, node: NodeReader) -> Converted:
     return compare(ctx, Op.GREATER_EQUAL, ctx.tensor(node.inputs[0]), ctx.tensor(node.inputs[1]))
 
 
 @converter("LessOrEqual", since=12)
-def convert_less_or_equal(ctx, node):
+def convert_less_or_equal(ctx: ImportContext, node: NodeReader) -> Converted:
     return compare(ctx, Op.GREATER_EQUAL, ctx.tensor(node.inputs[1]), ctx.tensor(node.inputs[0]))
 
 
 @converter("IsNaN", since=9)
-def convert_is_nan(ctx, node):
+def convert_is_nan(ctx: ImportContext, node: NodeReader) -> Converted:
     x = ctx.tensor(node.inputs[0])
     return ctx.b.emit(Op.LOGICAL_NOT, compare(ctx, Op.EQUAL, x, x))
 
 
 @converter("IsInf", since=10)
-def convert_is_inf(ctx, node):
+def convert_is_inf(ctx: ImportContext, node: NodeReader) -> Converted:
     x = ctx.tensor(node.inputs[0])
     inf = ctx.b.scalar_like(float("inf"), x.type)
     positive = compare(ctx, Op.EQUAL, x, inf) if node.attr("detect_positive") else None

@@ -11,6 +11,8 @@ computed in the body makes the number of iterations a data-dependent symbol.
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from ....ir import attrs as A
@@ -28,6 +30,10 @@ from ..registry import publish
 from ..subgraph import RegionContext, convert_body
 from ....lowering.context import as_const
 
+if TYPE_CHECKING:
+    from ..context import ImportContext
+    from ..reader import NodeReader
+
 MAX_TRIP = 2**31 - 1   # a Loop without a trip count runs until its condition stops it
 
 
@@ -38,7 +44,7 @@ LOOP_VARYING_STATE = publish("Loop", Limit(
     "which needs the iteration count at import", "make the trip count a constant"))
 
 
-def convert_loop_region(ctx, node, body, n_state: int) -> list:
+def convert_loop_region(ctx: ImportContext, node: NodeReader, body, n_state: int) -> list:
     trip = _trip_index(ctx, node)
     r = RegionContext(ctx, body, "body")
     it = _iteration_input(ctx, r, node, trip.type.value if _has_trip_count(ctx, node) else None)
@@ -66,7 +72,7 @@ def convert_loop_region(ctx, node, body, n_state: int) -> list:
     return outs
 
 
-def _define_iterations(ctx, iterations, scan_out):
+def _define_iterations(ctx: ImportContext, iterations, scan_out):
     """A data-dependent iteration count is the scan outputs' length: give its symbol that Index value
     (GET_DIM of a scan output), so sizes computed from it downstream (a ReverseSequence over the
     stacked steps, a Range up to the count) have a value to compute from, and fold once the loop unrolls."""
@@ -74,7 +80,7 @@ def _define_iterations(ctx, iterations, scan_out):
     ctx.symbol_values[name] = ctx.b.get_dim(scan_out, 0)
 
 
-def convert_scan_region(ctx, node, body, n_state, length, in_axes, in_rev, out_axes, out_rev) -> list:
+def convert_scan_region(ctx: ImportContext, node: NodeReader, body, n_state, length, in_axes, in_rev, out_axes, out_rev) -> list:
     trip = index_for(ctx, length)
     r = RegionContext(ctx, body, "body")
     _iteration_input(ctx, r, node, length)
@@ -90,7 +96,7 @@ def convert_scan_region(ctx, node, body, n_state, length, in_axes, in_rev, out_a
     return ctx.b.create(Op.LOOP, [trip] + state + scans + r.captures, attrs).results
 
 
-def _has_trip_count(ctx, node) -> bool:
+def _has_trip_count(ctx: ImportContext, node: NodeReader) -> bool:
     """False when the Loop has no trip count, or only INT64_MAX's "none" (tf2onnx's while loops write it
     next to the condition that really ends them)."""
     if node.input(0) is None:
@@ -99,7 +105,7 @@ def _has_trip_count(ctx, node) -> bool:
     return not (node.input(1) is not None and c is not None and c.size == 1 and int(c.reshape(-1)[0]) > MAX_TRIP)
 
 
-def _trip_index(ctx, node):
+def _trip_index(ctx: ImportContext, node: NodeReader):
     """The trip count as an Index value (from shapes, or read from data with EXTRACT_DIM)."""
     if not _has_trip_count(ctx, node):
         return ctx.index(MAX_TRIP)
@@ -109,7 +115,7 @@ def _trip_index(ctx, node):
     return st.dims[0]
 
 
-def _iteration_input(ctx, r, node, bound):
+def _iteration_input(ctx: ImportContext, r, node: NodeReader, bound):
     """The region's first input: the 1-based iteration number, a symbol of its own."""
     scope = ctx.graph.scope
     name = scope.fresh_name(f"{node.name}.iteration")
@@ -153,7 +159,7 @@ def _finish(r, cond: list, state_out: list, scan_out: list, state: list, known: 
     return [t for _, t in scan_t]
 
 
-def _runs_every_iteration(ctx, node, cond_in, cond_out) -> bool:
+def _runs_every_iteration(ctx: ImportContext, node: NodeReader, cond_in, cond_out) -> bool:
     """True when the condition cannot stop the loop early (absent, or constant true throughout)."""
     if not cond_out:
         return True
@@ -166,7 +172,7 @@ def _is_true(c) -> bool:
     return c is not None and c.size == 1 and bool(np.asarray(c).reshape(-1)[0])
 
 
-def _iterations_symbol(ctx, node, trip):
+def _iterations_symbol(ctx: ImportContext, node: NodeReader, trip):
     """How many iterations run when the condition may stop early: known only when it runs."""
     scope = ctx.graph.scope
     name = scope.fresh_name(f"{node.name}.iterations")

@@ -13,6 +13,8 @@ condition that does not fold, a very long loop) becomes the LOOP op of
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from ....ir import attrs as A
@@ -28,6 +30,11 @@ from . import loop_regions
 from ....lowering.context import as_const
 from .control import inline_body
 
+if TYPE_CHECKING:
+    from ....lowering.context import Converted
+    from ..context import ImportContext
+    from ..reader import NodeReader
+
 MAX_IMPORT_UNROLL = 64   # longer loops become a LOOP op (unrolled at specialization)
 
 
@@ -36,7 +43,7 @@ class _NotUnrollable(Exception):
 
 
 @converter("Loop", since=1)
-def convert_loop(ctx, node):
+def convert_loop(ctx: ImportContext, node: NodeReader) -> Converted:
     body = node.attr("body")
     n_state = len(node.inputs) - 2
     if n_state < 0 or len(body.input) != 2 + n_state or len(body.output) < 1 + n_state:
@@ -53,14 +60,14 @@ def convert_loop(ctx, node):
     return loop_regions.convert_loop_region(ctx, node, body, n_state)
 
 
-def _const_scalar(ctx, name):
+def _const_scalar(ctx: ImportContext, name):
     c = None if name is None else ctx.const(name)
     if c is not None and c.size != 1:
         raise ConvertError(f"'{name}' must hold one element, it has shape {list(c.shape)}")
     return None if c is None else c.reshape(-1)[0].item()
 
 
-def _unroll_loop(ctx, node, body, trip, cond) -> list:
+def _unroll_loop(ctx: ImportContext, node: NodeReader, body, trip, cond) -> list:
     names = [i.name for i in body.input]
     state = [ctx.lookup(n) for n in node.inputs[2:]]
     stacks = [[] for _ in body.output[1 + len(state):]]
@@ -88,7 +95,7 @@ def _folded_condition(held) -> bool:
 
 
 @converter("Scan", since=9)
-def convert_scan(ctx, node):
+def convert_scan(ctx: ImportContext, node: NodeReader) -> Converted:
     body = node.attr("body")
     m = node.attr("num_scan_inputs")
     n_state, n_out = len(node.inputs) - m, len(body.output) - (len(node.inputs) - m)
@@ -105,7 +112,7 @@ def convert_scan(ctx, node):
     return loop_regions.convert_scan_region(ctx, node, body, n_state, length, in_axes, in_rev, out_axes, out_rev)
 
 
-def _ints(node, name: str, n: int, default: int) -> list:
+def _ints(node: NodeReader, name: str, n: int, default: int) -> list:
     values = node.attr(name, None)
     values = [default] * n if values is None else [int(v) for v in values]
     if len(values) != n:
@@ -113,7 +120,7 @@ def _ints(node, name: str, n: int, default: int) -> list:
     return values
 
 
-def _rank(ctx, held) -> int:
+def _rank(ctx: ImportContext, held) -> int:
     if isinstance(held, np.ndarray):
         return held.ndim
     if isinstance(held, ShapeTensor):
@@ -121,7 +128,7 @@ def _rank(ctx, held) -> int:
     return held.type.rank
 
 
-def _scan_length(ctx, scans, axes):
+def _scan_length(ctx: ImportContext, scans, axes):
     lengths = [_dim(x, a) for x, a in zip(scans, axes)]
     for d in lengths[1:]:
         ctx.require(Kind.EQ, lengths[0], d, "Scan inputs have one length along their scan axes")
@@ -136,7 +143,7 @@ def _dim(held, axis: int):
     return held.type.shape[axis]
 
 
-def _unroll_scan(ctx, body, state, scans, length, in_axes, in_rev, out_axes, out_rev) -> list:
+def _unroll_scan(ctx: ImportContext, body, state, scans, length, in_axes, in_rev, out_axes, out_rev) -> list:
     names, n_state = [i.name for i in body.input], len(state)
     stacks = [[] for _ in out_axes]
     for k in range(length):
@@ -150,7 +157,7 @@ def _unroll_scan(ctx, body, state, scans, length, in_axes, in_rev, out_axes, out
     return state + [stack_pieces(ctx, s, a, r, o.name) for s, a, r, o in zip(stacks, axes, out_rev, outputs)]
 
 
-def _piece(ctx, held, axis: int, index: int):
+def _piece(ctx: ImportContext, held, axis: int, index: int):
     """Slice ``index`` of a scan input along ``axis``, without the axis."""
     if isinstance(held, np.ndarray):
         return np.take(held, index, axis=axis)
@@ -162,7 +169,7 @@ def _piece(ctx, held, axis: int, index: int):
     return reshape(ctx, slice_(ctx, x, starts, sizes), [d for i, d in enumerate(x.type.shape) if i != axis])
 
 
-def stack_pieces(ctx, pieces: list, axis: int, reverse: bool, name: str):
+def stack_pieces(ctx: ImportContext, pieces: list, axis: int, reverse: bool, name: str):
     """One scan output: the per-iteration values stacked along ``axis`` (last first when reversed)."""
     if not pieces:
         raise ConvertError(f"the loop runs no iterations, so scan output '{name}' would be empty "

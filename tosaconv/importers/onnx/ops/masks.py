@@ -14,6 +14,8 @@ row but is exact for integers and stays valid with symbolic dims.
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from ....ir import attrs as A
@@ -27,13 +29,19 @@ from ....lowering.limits import Limit, LimitKind, must_be_known
 from ..registry import converter, publish
 from .elementwise import _CAST_TARGETS
 
+if TYPE_CHECKING:
+    from ....ir.graph import Value
+    from ....lowering.context import Converted
+    from ..context import ImportContext
+    from ..reader import NodeReader
 
-def _diagonal_offsets(ctx, rows, cols, rank: int):
+
+def _diagonal_offsets(ctx: ImportContext, rows, cols, rank: int) -> Value:
     """INT32 ``col - row`` over the last two of ``rank`` dims (other dims 1)."""
     return ctx.b.emit(Op.SUB, arange(ctx, cols, rank, rank - 1), arange(ctx, rows, rank, rank - 2))
 
 
-def _int_operand(ctx, name, rank: int):
+def _int_operand(ctx: ImportContext, name, rank: int) -> Value:
     """A scalar int operand as an INT32 tensor with every dim 1 (a constant when known)."""
     c = ctx.const(name)
     if c is not None:
@@ -47,7 +55,7 @@ CUMSUM_AXIS = publish("CumSum", Limit("axis-from-data", LimitKind.INPUT, "axis",
 
 
 @converter("Trilu", since=14)
-def convert_trilu(ctx, node):
+def convert_trilu(ctx: ImportContext, node: NodeReader) -> Converted:
     x = ctx.tensor(node.inputs[0])
     rank = x.type.rank
     if rank < 2:
@@ -60,7 +68,7 @@ def convert_trilu(ctx, node):
 
 
 @converter("EyeLike", since=9)
-def convert_eye_like(ctx, node):
+def convert_eye_like(ctx: ImportContext, node: NodeReader) -> Converted:
     x = ctx.tensor(node.inputs[0])
     if x.type.rank != 2:
         raise ConvertError(f"EyeLike needs a rank 2 input, got rank {x.type.rank}")
@@ -88,7 +96,7 @@ _NARROW = {np.dtype(np.int64): np.dtype(np.int32), np.dtype(np.float64): np.dtyp
 
 
 @converter("OneHot", since=9)
-def convert_one_hot(ctx, node):
+def convert_one_hot(ctx: ImportContext, node: NodeReader) -> Converted:
     idx = ctx.tensor(node.inputs[0])
     if idx.type.dtype.is_float:   # "casted to int64 before use" (the spec; onnxruntime >= 1.32 truncates)
         idx = ctx.b.emit(Op.CAST, truncate(ctx, idx), attrs=A.CastAttrs(I32))
@@ -105,7 +113,7 @@ def convert_one_hot(ctx, node):
     return ctx.b.emit(Op.SELECT, hot, on, off)
 
 
-def _depth(ctx, name):
+def _depth(ctx: ImportContext, name):
     c = ctx.const(name)
     if c is not None:
         depth = int(np.asarray(c).reshape(-1)[0])
@@ -119,7 +127,7 @@ def _depth(ctx, name):
     return depth
 
 
-def _off_on(ctx, name, rank: int):
+def _off_on(ctx: ImportContext, name, rank: int):
     """The [off, on] pair as two tensors with every dim 1."""
     c = ctx.const(name)
     if c is not None:
@@ -133,7 +141,7 @@ def _off_on(ctx, name, rank: int):
 
 
 @converter("CumSum", since=11)
-def convert_cumsum(ctx, node):
+def convert_cumsum(ctx: ImportContext, node: NodeReader) -> Converted:
     x = ctx.tensor(node.inputs[0])
     axis_c = ctx.const(node.inputs[1])
     if axis_c is None:

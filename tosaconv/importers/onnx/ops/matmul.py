@@ -11,6 +11,8 @@ symbolic dims spelled out. Gemm is MATMUL on the (transposed) operands, then
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from ....ir import attrs as A
@@ -20,6 +22,12 @@ from ....lowering.matmul import matmul
 from ....symbolic.constraints import Kind
 from ....lowering.limits import Limit, LimitKind
 from ..registry import converter, publish
+
+if TYPE_CHECKING:
+    from ....ir.graph import Value
+    from ....lowering.context import Converted
+    from ..context import ImportContext
+    from ..reader import NodeReader
 
 
 # TOSA MATMUL multiplies int8/int16 (with zero points: MatMulInteger, QLinearMatMul) or float operands.
@@ -37,7 +45,7 @@ def _check_float(*values):
 
 
 @converter("MatMul", since=1)
-def convert_matmul(ctx, node):
+def convert_matmul(ctx: ImportContext, node: NodeReader) -> Converted:
     a, b = ctx.tensor(node.inputs[0]), ctx.tensor(node.inputs[1])
     _check_float(a, b)
     return matmul(ctx, a, b)
@@ -46,7 +54,7 @@ def convert_matmul(ctx, node):
 # -- Gemm ------------------------------------------------------------------------------
 
 @converter("Gemm", since=1)
-def convert_gemm(ctx, node):
+def convert_gemm(ctx: ImportContext, node: NodeReader) -> Converted:
     alpha = node.attr("alpha")
     a = _operand(ctx, node.inputs[0], node.attr("transA"))
     b = _operand(ctx, node.inputs[1], node.attr("transB"), scale=alpha)
@@ -60,7 +68,7 @@ def convert_gemm(ctx, node):
     return y if c is None else ctx.b.emit(Op.ADD, y, c)
 
 
-def _operand(ctx, name, transpose: int, scale: float = 1.0):
+def _operand(ctx: ImportContext, name, transpose: int, scale: float = 1.0):
     """A Gemm operand, transposed if asked; a constant is transposed, scaled and given MATMUL's batch dim in
     numpy, once for every Gemm that reads it (a RESHAPE per use would fold into a copy per use)."""
     c = ctx.const(name)
@@ -74,17 +82,17 @@ def _operand(ctx, name, transpose: int, scale: float = 1.0):
     return ctx.b.emit(Op.TRANSPOSE, v, attrs=A.TransposeAttrs((1, 0))) if transpose else v
 
 
-def _batched(ctx, v):
+def _batched(ctx: ImportContext, v: Value):
     """A 2-D Gemm operand as MATMUL's [1, rows, cols] (constants come that way already)."""
     return v if v.type.rank == 3 else reshape(ctx, v, [1, *v.type.shape])
 
 
-def _scale(ctx, y, factor: float):
+def _scale(ctx: ImportContext, y: Value, factor: float) -> Value:
     k = ctx.b.const(np.full((1, 1), factor, dtype=y.type.dtype.numpy))
     return ctx.b.emit(Op.MUL, y, k, attrs=A.MulAttrs(0))
 
 
-def _bias(ctx, node, y):
+def _bias(ctx: ImportContext, node: NodeReader, y: Value):
     """beta * C with C brought to rank 2 (it broadcasts to [M, N]); None when C is absent."""
     name, beta = node.input(2), node.attr("beta")
     if name is None or beta == 0.0:

@@ -27,6 +27,7 @@ onnxruntime's CPU kernels do not run either) and its ``qk`` output.
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -43,6 +44,12 @@ from ..ms_domain import MS
 from ..reader import ConvertError
 from ....lowering.limits import Limit, LimitKind
 from ..registry import converter, publish
+
+if TYPE_CHECKING:
+    from ....ir.graph import Value
+    from ....lowering.context import Converted
+    from ..context import ImportContext
+    from ..reader import NodeReader
 
 DEFAULT_MASK_FILTER = -10000.0
 
@@ -73,20 +80,20 @@ MHA_CACHE_INDIRECTION, MHA_QK, MHA_PACKED_QKV, MHA_PACKED_KV = publish(
           "give key and value in one of those forms"), domain=MS)[2:]
 
 
-def _refuse_inputs(node, indices: dict):
+def _refuse_inputs(node: NodeReader, indices: dict):
     for i, limit in indices.items():
         if node.input(i):
             raise limit.refuse(f"{node.op_type} input {i} '{node.input(i)}'")
 
 
-def _refuse_outputs(node, indices: dict):
+def _refuse_outputs(node: NodeReader, indices: dict):
     for i, limit in indices.items():
         if i < len(node.outputs) and node.outputs[i]:
             raise limit.refuse(f"{node.op_type} output {i} '{node.outputs[i]}'")
 
 
 @converter("Attention", since=1, domain=MS)
-def convert_attention(ctx, node):
+def convert_attention(ctx: ImportContext, node: NodeReader) -> Converted:
     _refuse_inputs(node, {6: SHARED_BUFFER})
     for attr, limit in (("do_rotary", ATT_ROTARY), ("past_present_share_buffer", ATT_SHARE)):
         if node.attr(attr):
@@ -112,7 +119,7 @@ def convert_attention(ctx, node):
     return [y, present]
 
 
-def _attention_past(ctx, node):
+def _attention_past(ctx: ImportContext, node: NodeReader):
     """Attention's ``past [2, B, N, P, h]`` as (past keys, past values) ``[B, N, P, h]``, or None."""
     if not node.input(4):
         return None
@@ -123,15 +130,15 @@ def _attention_past(ctx, node):
     return tuple(reshape(ctx, part, [b, n, p, h]) for part in split_along(ctx, past, 0, [1, 1]))
 
 
-def _concat_seq(ctx, past, new):
+def _concat_seq(ctx: ImportContext, past, new) -> Value:
     return ctx.b.emit(Op.CONCAT, past, new, attrs=A.AxisAttrs(2))
 
 
-def _lead(ctx, x):
+def _lead(ctx: ImportContext, x: Value) -> Value:
     return reshape(ctx, x, [1] + list(x.type.shape))
 
 
-def _qkv_sizes(node, total) -> list:
+def _qkv_sizes(node: NodeReader, total) -> list:
     sizes = node.attr("qkv_hidden_sizes")
     if sizes:
         if len(sizes) != 3 or sum(sizes) != total:
@@ -144,7 +151,7 @@ def _qkv_sizes(node, total) -> list:
     return [total // 3] * 3
 
 
-def _scale(node, size) -> float:
+def _scale(node: NodeReader, size) -> float:
     scale = node.attr("scale")
     if scale is not None and scale != 0.0:
         return scale
@@ -153,7 +160,7 @@ def _scale(node, size) -> float:
     return 1.0 / math.sqrt(size)
 
 
-def _biases(ctx, node, q, k_t, mask_index: int, bias_index: int, past=None) -> list:
+def _biases(ctx: ImportContext, node: NodeReader, q, k_t, mask_index: int, bias_index: int, past=None) -> list:
     """The additive terms of the scores ``[B, N, S, T]``: key mask, causal mask (query i sees keys up to
     ``i + P`` with P past keys), attention_bias."""
     (b, _, s, _), t = q.type.shape, k_t.type.shape[3]
@@ -175,7 +182,7 @@ def _biases(ctx, node, q, k_t, mask_index: int, bias_index: int, past=None) -> l
     return terms
 
 
-def _key_mask(ctx, node, mask, b, s, t):
+def _key_mask(ctx: ImportContext, node: NodeReader, mask, b, s, t):
     """A bool tensor, true where a key is masked, broadcastable to ``[B, N, S, T]`` (None: no mask)."""
     shape = mask.type.shape
     if mask.type.rank == 2 and same(shape[1], 1):
@@ -192,15 +199,15 @@ def _key_mask(ctx, node, mask, b, s, t):
     raise MASK_FORM.refuse(f"{node.op_type} mask of shape {list(shape)}")
 
 
-def _int32(ctx, v):
+def _int32(ctx: ImportContext, v: Value):
     return v if v.type.dtype is DType.INT32 else ctx.b.emit(Op.CAST, v, attrs=A.CastAttrs(DType.INT32))
 
 
-def _zero(ctx, rank: int):
+def _zero(ctx: ImportContext, rank: int) -> Value:
     return ctx.b.const(np.zeros((1,) * rank, np.int32))
 
 
-def _fill_where(ctx, masked, value: float, like):
+def _fill_where(ctx: ImportContext, masked, value: float, like) -> Value:
     dtype = like.type.dtype.numpy
     return ctx.b.emit(Op.SELECT, masked, ctx.b.const(np.full((1,) * 4, value, dtype)),
                       ctx.b.const(np.zeros((1,) * 4, dtype)))
@@ -209,7 +216,7 @@ def _fill_where(ctx, masked, value: float, like):
 # -- MultiHeadAttention --------------------------------------------------------------------
 
 @converter("MultiHeadAttention", since=1, domain=MS)
-def convert_multi_head_attention(ctx, node):
+def convert_multi_head_attention(ctx: ImportContext, node: NodeReader) -> Converted:
     _refuse_inputs(node, {8: SHARED_BUFFER, 9: MHA_CACHE_INDIRECTION})
     _refuse_outputs(node, {3: MHA_QK})
     heads = node.attr("num_heads")
@@ -238,7 +245,7 @@ def convert_multi_head_attention(ctx, node):
     return [y, k_heads, v_heads]
 
 
-def _mha_past(ctx, node):
+def _mha_past(ctx: ImportContext, node: NodeReader):
     """``(past_key, past_value)`` ``[B, N, P, h]``, or None; one without the other is refused."""
     if not node.input(6) and not node.input(7):
         return None
@@ -247,7 +254,7 @@ def _mha_past(ctx, node):
     return ctx.tensor(node.input(6)), ctx.tensor(node.input(7))
 
 
-def _mha_bias(ctx, node, query, value):
+def _mha_bias(ctx: ImportContext, node: NodeReader, query, value: Value):
     """The packed bias split into the Q, K and V parts (None when absent)."""
     if not node.input(3):
         return None, None, None
@@ -258,5 +265,5 @@ def _mha_bias(ctx, node, query, value):
     return tuple(split_along(ctx, bias, 0, [d, d, dv]))
 
 
-def _add(ctx, x, bias):
+def _add(ctx: ImportContext, x: Value, bias):
     return x if bias is None else ctx.b.emit(Op.ADD, x, bias)

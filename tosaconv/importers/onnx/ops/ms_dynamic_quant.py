@@ -22,6 +22,8 @@ with their scales and zero points, float activations quantized at run time.
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from ....ir import attrs as A
@@ -34,8 +36,14 @@ from ..registry import converter
 from .dynamic_quant import quantize_uint8
 from .ms_fused import delegate
 
+if TYPE_CHECKING:
+    from ....ir.graph import Value
+    from ....lowering.context import Converted
+    from ..context import ImportContext
+    from ..reader import NodeReader
 
-def _constant(ctx, node, index: int, what: str) -> np.ndarray:
+
+def _constant(ctx: ImportContext, node: NodeReader, index: int, what: str) -> np.ndarray:
     value = ctx.const(node.input(index))
     if value is None:
         raise ConvertError(f"{node.op_type} {what} '{node.inputs[index]}' must be a constant (an initializer)")
@@ -43,7 +51,7 @@ def _constant(ctx, node, index: int, what: str) -> np.ndarray:
 
 
 @converter("DynamicQuantizeMatMul", since=1, domain=MS)
-def convert_dynamic_quantize_matmul(ctx, node):
+def convert_dynamic_quantize_matmul(ctx: ImportContext, node: NodeReader) -> Converted:
     a = ctx.tensor(node.inputs[0])
     if a.type.dtype is not DType.FP32:
         raise ConvertError(f"DynamicQuantizeMatMul takes float32 A, not {a.type.dtype.value}")
@@ -60,7 +68,7 @@ def convert_dynamic_quantize_matmul(ctx, node):
     return ctx.b.emit(Op.ADD, y, ctx.tensor(node.input(4))) if node.input(4) else y
 
 
-def _last_axis(ctx, v, rank: int):
+def _last_axis(ctx: ImportContext, v: Value, rank: int):
     """A [1, ..., 1] value at ``rank``."""
     return v if v.type.rank == rank else ctx.b.emit(Op.RESHAPE, v, attrs=A.ReshapeAttrs((1,) * rank))
 
@@ -72,7 +80,7 @@ _LSTM_ATTRS = ("hidden_size", "direction", "activations", "activation_alpha", "a
 
 
 @converter("DynamicQuantizeLSTM", since=1, domain=MS)
-def convert_dynamic_quantize_lstm(ctx, node):
+def convert_dynamic_quantize_lstm(ctx: ImportContext, node: NodeReader) -> Converted:
     names = list(node.inputs[:8]) + [""] * (8 - len(node.inputs[:8]))
     for index, scale_index in ((1, 8), (2, 10)):
         weight = _lstm_weight(ctx, node, index, scale_index)
@@ -82,7 +90,7 @@ def convert_dynamic_quantize_lstm(ctx, node):
     return delegate(ctx, node, "LSTM", _trim(names), attrs)
 
 
-def _lstm_weight(ctx, node, index: int, scale_index: int) -> np.ndarray:
+def _lstm_weight(ctx: ImportContext, node: NodeReader, index: int, scale_index: int) -> np.ndarray:
     """W ``[D, in, 4H]`` (or R) dequantized and transposed to ONNX's ``[D, 4H, in]``."""
     what = {1: "W", 2: "R"}[index]
     q = _constant(ctx, node, index, what).astype(np.float32)

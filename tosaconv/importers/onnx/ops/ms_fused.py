@@ -22,7 +22,7 @@ An activation onnxruntime's kernel would refuse is refused here too, naming the 
 """
 from __future__ import annotations
 
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 import onnx
 
@@ -35,6 +35,11 @@ from ..reader import ConvertError, NodeReader
 from ..registry import converter, resolve
 from .qlinear_base import run_float
 
+if TYPE_CHECKING:
+    from ....ir.graph import Value
+    from ....lowering.context import Converted
+    from ..context import ImportContext
+
 # activation kind -> the ONNX attributes its parameters are, in order
 _CONV_ACTIVATIONS = {"Relu": (), "Tanh": (), "Sigmoid": (), "LeakyRelu": ("alpha",), "HardSigmoid": ("alpha", "beta"),
                      "Clip": ("min", "max")}
@@ -43,7 +48,7 @@ _GEMM_ACTIVATIONS = {"Relu": (), "Tanh": (), "Sigmoid": (), "LeakyRelu": ("alpha
                      "Softsign": ()}
 
 
-def delegate(ctx, node, op_type: str, inputs: list, attrs: dict, opset: Optional[int] = None):
+def delegate(ctx: ImportContext, node: NodeReader, op_type: str, inputs: list, attrs: dict, opset: Optional[int] = None):
     """The ONNX ``op_type`` on the named ``inputs`` (initializers stay constants) with ``attrs``
     (None values left out), built by its registered converter at ``opset`` (default: the model's)."""
     proto = onnx.helper.make_node(op_type, inputs, [f"{node.name}::{op_type}:out"], name=node.name)
@@ -56,7 +61,7 @@ def delegate(ctx, node, op_type: str, inputs: list, attrs: dict, opset: Optional
     return fn(ctx, fnode)
 
 
-def activate(ctx, node, y, kind: Optional[str], params: dict, allowed: dict):
+def activate(ctx: ImportContext, node: NodeReader, y, kind: Optional[str], params: dict, allowed: dict):
     """``kind`` (None: no activation) on ``y`` with ``params`` by ONNX attribute name."""
     if kind is None or kind == "":
         return y
@@ -71,7 +76,7 @@ def activate(ctx, node, y, kind: Optional[str], params: dict, allowed: dict):
 
 
 @converter("FusedConv", since=1, domain=MS)
-def convert_fused_conv(ctx, node):
+def convert_fused_conv(ctx: ImportContext, node: NodeReader) -> Converted:
     attrs = {k: _list(node.attr(k)) for k in ("auto_pad", "dilations", "group", "kernel_shape", "pads", "strides")}
     y = delegate(ctx, node, "Conv", node.inputs[:3], attrs)
     if node.input(3):
@@ -85,7 +90,7 @@ def convert_fused_conv(ctx, node):
 
 
 @converter("FusedGemm", since=1, domain=MS)
-def convert_fused_gemm(ctx, node):
+def convert_fused_gemm(ctx: ImportContext, node: NodeReader) -> Converted:
     attrs = {k: node.attr(k) for k in ("alpha", "beta", "transA", "transB")}
     y = delegate(ctx, node, "Gemm", node.inputs, attrs)
     params = {k: node.attr(f"activation_{k}") for k in ("alpha", "beta", "gamma")}
@@ -94,7 +99,7 @@ def convert_fused_gemm(ctx, node):
 
 
 @converter("FusedMatMul", since=1, domain=MS)
-def convert_fused_matmul(ctx, node):
+def convert_fused_matmul(ctx: ImportContext, node: NodeReader) -> Converted:
     a = _operand(ctx, ctx.tensor(node.inputs[0]), node.attr("transBatchA"), node.attr("transA"))
     b = _operand(ctx, ctx.tensor(node.inputs[1]), node.attr("transBatchB"), node.attr("transB"))
     y = run_float(ctx, node, "MatMul", [a, b], {})
@@ -104,7 +109,7 @@ def convert_fused_matmul(ctx, node):
     return ctx.b.emit(Op.MUL, y, ctx.b.scalar_like(alpha, y.type), attrs=A.MulAttrs(0))
 
 
-def _operand(ctx, x, trans_batch: int, trans: int):
+def _operand(ctx: ImportContext, x: Value, trans_batch: int, trans: int):
     rank = x.type.rank
     perm = list(range(rank))
     if trans_batch and rank > 2:

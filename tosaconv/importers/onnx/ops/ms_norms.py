@@ -26,6 +26,8 @@ From onnxruntime's schemas and CPU kernels:
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ....ir import attrs as A
 from ....ir.dtypes import DType
 from ....lowering.dims import norm_axis, reshape, slice_
@@ -39,10 +41,15 @@ from ..reader import ConvertError
 from ..registry import converter
 from .normalize import cast_to, convert_layer_normalization, stash_dtype, standardize
 
+if TYPE_CHECKING:
+    from ....lowering.context import Converted
+    from ..context import ImportContext
+    from ..reader import NodeReader
+
 converter("LayerNormalization", since=1)(convert_layer_normalization)
 
 
-def rms_normalize(ctx, x, axes, epsilon: float):
+def rms_normalize(ctx: ImportContext, x, axes, epsilon: float):
     """``(x * rsqrt(mean(x^2) + epsilon), that rsqrt)`` over ``axes`` (kept as 1s)."""
     mean_square = mean_over(ctx, mul(ctx, x, x), axes)
     inv = ctx.b.emit(Op.RSQRT, ctx.b.emit(Op.ADD, mean_square, ctx.b.scalar_like(epsilon, mean_square.type)))
@@ -50,20 +57,20 @@ def rms_normalize(ctx, x, axes, epsilon: float):
 
 
 @converter("SimplifiedLayerNormalization", since=1)
-def convert_simplified_layer_normalization(ctx, node):
+def convert_simplified_layer_normalization(ctx: ImportContext, node: NodeReader) -> Converted:
     x = ctx.tensor(node.inputs[0])
     axes = list(range(norm_axis(node.attr("axis"), x.type.rank), x.type.rank))
     y, inv = rms_normalize(ctx, cast_to(ctx, x, stash_dtype(node, x)), axes, node.attr("epsilon"))
     return [mul(ctx, cast_to(ctx, y, x.type.dtype), ctx.tensor(node.inputs[1])), inv]
 
 
-def _skip_sum(ctx, node, bias_index: int):
+def _skip_sum(ctx: ImportContext, node: NodeReader, bias_index: int):
     s = ctx.b.emit(Op.ADD, ctx.tensor(node.inputs[0]), ctx.tensor(node.inputs[1]))
     return ctx.b.emit(Op.ADD, s, ctx.tensor(node.input(bias_index))) if node.input(bias_index) else s
 
 
 @converter("SkipLayerNormalization", since=1, domain=MS)
-def convert_skip_layer_normalization(ctx, node):
+def convert_skip_layer_normalization(ctx: ImportContext, node: NodeReader) -> Converted:
     s = _skip_sum(ctx, node, 4)
     axes = [s.type.rank - 1]
     normalized, mean, inv_std = standardize(ctx, s, axes, node.attr("epsilon"))
@@ -74,7 +81,7 @@ def convert_skip_layer_normalization(ctx, node):
 
 
 @converter("SkipSimplifiedLayerNormalization", since=1, domain=MS)
-def convert_skip_simplified_layer_normalization(ctx, node):
+def convert_skip_simplified_layer_normalization(ctx: ImportContext, node: NodeReader) -> Converted:
     if len(node.outputs) > 1 and node.outputs[1]:
         raise ConvertError("SkipSimplifiedLayerNormalization output 1 (mean) is not computed by an RMS "
                            "normalization; tosaconv converts the outputs output, inv_std_var and "
@@ -85,7 +92,7 @@ def convert_skip_simplified_layer_normalization(ctx, node):
 
 
 @converter("EmbedLayerNormalization", since=1, domain=MS)
-def convert_embed_layer_normalization(ctx, node):
+def convert_embed_layer_normalization(ctx: ImportContext, node: NodeReader) -> Converted:
     ids = ctx.tensor(node.inputs[0])
     embedded = gather(ctx, node.inputs[2], node.inputs[0], 0)                  # [B, S, H]
     embedded = ctx.b.emit(Op.ADD, embedded, _positions(ctx, node, ids))
@@ -96,7 +103,7 @@ def convert_embed_layer_normalization(ctx, node):
     return [y, _mask_index(ctx, node, ids), embedded]
 
 
-def _positions(ctx, node, ids):
+def _positions(ctx: ImportContext, node: NodeReader, ids):
     """The position rows: gathered at position_ids, else the first S rows of the table ([S, H])."""
     if node.input(8):
         return gather(ctx, node.input(3), node.input(8), 0)
@@ -106,7 +113,7 @@ def _positions(ctx, node, ids):
     return slice_(ctx, table, [0, 0], [seq, hidden])
 
 
-def _mask_index(ctx, node, ids):
+def _mask_index(ctx: ImportContext, node: NodeReader, ids):
     """The sum of each mask row as int32 ``[B]``, or None without a mask."""
     if not node.input(7):
         return None

@@ -13,6 +13,8 @@ given) of the positions NonZero finds in the condition.
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from ....ir import attrs as A
@@ -26,6 +28,12 @@ from ..reader import ConvertError
 from ....lowering.limits import Limit, LimitKind, size_from_data
 from ..registry import converter, publish
 
+if TYPE_CHECKING:
+    from ....ir.graph import Value
+    from ....lowering.context import Converted
+    from ..context import ImportContext
+    from ..reader import NodeReader
+
 
 _NONZERO_DATA, NONZERO_SCALAR = publish(
     "NonZero", size_from_data("X"),
@@ -35,7 +43,7 @@ publish("Compress", size_from_data("condition"))
 
 
 @converter("NonZero", since=9)
-def convert_nonzero(ctx, node):
+def convert_nonzero(ctx: ImportContext, node: NodeReader) -> Converted:
     c = ctx.const(node.inputs[0])
     if c is not None:
         return _constant_coords(np.asarray(c), ctx)
@@ -45,7 +53,7 @@ def convert_nonzero(ctx, node):
     return nonzero(ctx, x, f"{node.outputs[0]}.1", f"NonZero '{node.name}' output axis 1")
 
 
-def nonzero(ctx, x, base: str, origin: str):
+def nonzero(ctx: ImportContext, x: Value, base: str, origin: str):
     """NONZERO of ``x`` with a new symbol for its count: Exact, data-dependent, bounded by x's size."""
     scope = ctx.graph.scope
     name = scope.fresh_name(base)
@@ -56,7 +64,7 @@ def nonzero(ctx, x, base: str, origin: str):
     return out
 
 
-def _constant_coords(c: np.ndarray, ctx):
+def _constant_coords(c: np.ndarray, ctx) -> Value:
     coords = np.array(np.nonzero(c), dtype=np.int32)
     if c.ndim == 0 or coords.shape[1] == 0:
         raise ConvertError("NonZero of this constant has an empty result, which TOSA does not allow")
@@ -64,7 +72,7 @@ def _constant_coords(c: np.ndarray, ctx):
 
 
 @converter("Compress", since=9)
-def convert_compress(ctx, node):
+def convert_compress(ctx: ImportContext, node: NodeReader) -> Converted:
     x = ctx.tensor(node.inputs[0])
     axis = node.attr("axis", None)
     if axis is None:

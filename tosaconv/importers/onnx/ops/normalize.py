@@ -15,6 +15,8 @@ numpy at import time when they are constants, and with IR ops otherwise.
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from ....ir import attrs as A
@@ -28,29 +30,35 @@ from ..reader import ConvertError
 from ....lowering.limits import Limit, LimitKind
 from ..registry import converter, publish
 
+if TYPE_CHECKING:
+    from ....ir.graph import Value
+    from ....lowering.context import Converted
+    from ..context import ImportContext
+    from ..reader import NodeReader
 
-def _shifted_exp(ctx, x, axes):
+
+def _shifted_exp(ctx: ImportContext, x: Value, axes):
     """``(x - max, exp(x - max), sum(exp(x - max)))`` over ``axes`` (kept as 1s)."""
     shifted = ctx.b.emit(Op.SUB, x, reduce_chain(ctx, Op.REDUCE_MAX, x, axes))
     e = ctx.b.emit(Op.EXP, shifted)
     return shifted, e, reduce_chain(ctx, Op.REDUCE_SUM, e, axes)
 
 
-def _softmax_axes(node, rank: int) -> list:
+def _softmax_axes(node: NodeReader, rank: int) -> list:
     """Opset >= 13: the one ``axis``; before: every axis of the flattened block ``axis..rank-1``."""
     axis = norm_axis(node.attr("axis"), rank)
     return [axis] if node.version >= 13 else list(range(axis, rank))
 
 
 @converter("Softmax", since=1)
-def convert_softmax(ctx, node):
+def convert_softmax(ctx: ImportContext, node: NodeReader) -> Converted:
     x = ctx.tensor(node.inputs[0])
     _, e, total = _shifted_exp(ctx, x, _softmax_axes(node, x.type.rank))
     return _mul(ctx, e, ctx.b.emit(Op.RECIPROCAL, total))
 
 
 @converter("LogSoftmax", since=1)
-def convert_log_softmax(ctx, node):
+def convert_log_softmax(ctx: ImportContext, node: NodeReader) -> Converted:
     x = ctx.tensor(node.inputs[0])
     shifted, _, total = _shifted_exp(ctx, x, _softmax_axes(node, x.type.rank))
     return ctx.b.emit(Op.SUB, shifted, ctx.b.emit(Op.LOG, total))
@@ -58,16 +66,16 @@ def convert_log_softmax(ctx, node):
 
 # -- LayerNormalization ---------------------------------------------------------
 
-def cast_to(ctx, x, dtype: DType):
+def cast_to(ctx: ImportContext, x: Value, dtype: DType):
     return x if x.type.dtype is dtype else ctx.b.emit(Op.CAST, x, attrs=A.CastAttrs(dtype))
 
 
-def stash_dtype(node, x) -> DType:
+def stash_dtype(node: NodeReader, x: Value) -> DType:
     """The computation type: float32 when stash_type=1 (the default), else the input's type."""
     return DType.FP32 if node.attr("stash_type") == 1 and x.type.dtype.is_float else x.type.dtype
 
 
-def standardize(ctx, x, axes, epsilon: float):
+def standardize(ctx: ImportContext, x: Value, axes, epsilon: float):
     """``((x - mean) * rsqrt(var + epsilon), mean, rsqrt(var + epsilon))`` over ``axes`` (kept as 1s);
     the variance is the mean of the squared deviations, which is never negative."""
     divisor = mean_divisor(ctx, x, axes)
@@ -79,7 +87,7 @@ def standardize(ctx, x, axes, epsilon: float):
 
 
 @converter("LayerNormalization", since=17)
-def convert_layer_normalization(ctx, node):
+def convert_layer_normalization(ctx: ImportContext, node: NodeReader) -> Converted:
     x = ctx.tensor(node.inputs[0])
     axes = list(range(norm_axis(node.attr("axis"), x.type.rank), x.type.rank))
     xs = cast_to(ctx, x, stash_dtype(node, x))
@@ -103,7 +111,7 @@ BN_TRAINING_MODE, BN_TRAINING_OUTPUTS = publish(
 
 
 @converter("BatchNormalization", since=9)
-def convert_batch_normalization(ctx, node):
+def convert_batch_normalization(ctx: ImportContext, node: NodeReader) -> Converted:
     if node.attr("training_mode", 0):
         raise BN_TRAINING_MODE.refuse("BatchNormalization in training mode")
     if len([o for o in node.outputs if o]) > 1:
@@ -119,13 +127,13 @@ def convert_batch_normalization(ctx, node):
     return ctx.b.emit(Op.ADD, _mul(ctx, x, scale), shift)
 
 
-def channel_shape(ctx, x, channels, what: str = "BatchNormalization statistics") -> list:
+def channel_shape(ctx: ImportContext, x: Value, channels, what: str = "BatchNormalization statistics") -> list:
     """``[1, C, 1, ...]`` at x's rank, after recording that x has C channels."""
     ctx.require(Kind.EQ, x.type.shape[1], channels, f"{what} have one entry per channel")
     return [1, channels] + [1] * (x.type.rank - 2)
 
 
-def _folded_constants(ctx, x, stats, eps: float):
+def _folded_constants(ctx: ImportContext, x: Value, stats, eps: float):
     """scale = gamma / sqrt(var + eps) and shift = beta - mean * scale, folded in float64."""
     with np.errstate(all="ignore"):   # float folding: a negative variance gives NaN, as onnxruntime computes
         gamma, beta, mean, var = (np.asarray(s, dtype=np.float64).reshape(-1) for s in stats)
@@ -138,7 +146,7 @@ def _folded_constants(ctx, x, stats, eps: float):
             ctx.b.const(shift, name=f"{ctx.b.location.name}.shift"))
 
 
-def _folded_values(ctx, x, node, eps: float):
+def _folded_values(ctx: ImportContext, x: Value, node: NodeReader, eps: float):
     """The same folding with IR ops, for statistics computed at run time."""
     gamma, beta, mean, var = (cast_to(ctx, ctx.tensor(n), x.type.dtype) for n in node.inputs[1:5])
     inv_std = ctx.b.emit(Op.RSQRT, ctx.b.emit(Op.ADD, var, ctx.b.scalar_like(eps, var.type)))

@@ -19,6 +19,8 @@ where the norm is 0 (the ONNX reference does; a plain division would give NaN).
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ....ir.dtypes import DType
 from ....ir.ops import Op
 from ....lowering.dims import norm_axis, reshape
@@ -32,22 +34,28 @@ from ..reader import ConvertError
 from ..registry import converter
 from .normalize import cast_to, channel_shape, standardize
 
+if TYPE_CHECKING:
+    from ....ir.graph import Value
+    from ....lowering.context import Converted
+    from ..context import ImportContext
+    from ..reader import NodeReader
+
 MVN_EPSILON = 1e-9
 
 
-def _per_channel(ctx, v, x, what: str):
+def _per_channel(ctx: ImportContext, v: Value, x, what: str) -> Value:
     """A [C] tensor as [1, C, 1, ...] at x's rank."""
     if v.type.rank != 1:
         raise ConvertError(f"{what} must be 1-D with one entry per channel, got rank {v.type.rank}")
     return reshape(ctx, v, channel_shape(ctx, x, v.type.shape[0], what))
 
 
-def _scale_and_shift(ctx, y, scale, bias):
+def _scale_and_shift(ctx: ImportContext, y, scale, bias) -> Value:
     return ctx.b.emit(Op.ADD, mul(ctx, y, scale), bias)
 
 
 @converter("InstanceNormalization", since=6)
-def convert_instance_normalization(ctx, node):
+def convert_instance_normalization(ctx: ImportContext, node: NodeReader) -> Converted:
     x = ctx.tensor(node.inputs[0])
     if x.type.rank < 3:
         raise ConvertError(f"InstanceNormalization needs an [N, C, spatial...] input, got rank {x.type.rank}")
@@ -60,7 +68,7 @@ def convert_instance_normalization(ctx, node):
 # -- GroupNormalization -------------------------------------------------------------------
 
 @converter("GroupNormalization", since=18)
-def convert_group_normalization(ctx, node):
+def convert_group_normalization(ctx: ImportContext, node: NodeReader) -> Converted:
     x = ctx.tensor(node.inputs[0])
     groups = node.attr("num_groups")
     if x.type.rank < 3:
@@ -83,7 +91,7 @@ def convert_group_normalization(ctx, node):
     return reshape(ctx, _scale_and_shift(ctx, y, scale, bias), list(x.type.shape))
 
 
-def _per_group(ctx, v, grouped, groups: int):
+def _per_group(ctx: ImportContext, v: Value, grouped, groups: int) -> Value:
     """Opset 18's scale/bias: G entries, as [1, G, 1, ...] at the grouped rank."""
     if v.type.rank != 1:
         raise ConvertError(f"GroupNormalization-18 scale and bias must be 1-D, got rank {v.type.rank}")
@@ -95,7 +103,7 @@ def _per_group(ctx, v, grouped, groups: int):
 # -- MeanVarianceNormalization, LpNormalization ----------------------------------------------
 
 @converter("MeanVarianceNormalization", since=9)
-def convert_mean_variance_normalization(ctx, node):
+def convert_mean_variance_normalization(ctx: ImportContext, node: NodeReader) -> Converted:
     x = ctx.tensor(node.inputs[0])
     axes = sorted({norm_axis(int(a), x.type.rank) for a in node.attr("axes")})
     centered = ctx.b.emit(Op.SUB, x, mean_over(ctx, x, axes))
@@ -105,7 +113,7 @@ def convert_mean_variance_normalization(ctx, node):
 
 
 @converter("LpNormalization", since=1)
-def convert_lp_normalization(ctx, node):
+def convert_lp_normalization(ctx: ImportContext, node: NodeReader) -> Converted:
     x = ctx.tensor(node.inputs[0])
     axis = norm_axis(node.attr("axis"), x.type.rank)
     p = node.attr("p")
@@ -123,7 +131,7 @@ def convert_lp_normalization(ctx, node):
 # -- LRN -------------------------------------------------------------------------------------
 
 @converter("LRN", since=1)
-def convert_lrn(ctx, node):
+def convert_lrn(ctx: ImportContext, node: NodeReader) -> Converted:
     """ONNX LRN: the window of ``size`` channels around each one, scaled by ``alpha / size``."""
     size = node.attr("size")
     if size < 1:

@@ -16,6 +16,8 @@ repeats are computed from shapes (:func:`tosaconv.lowering.pad.tile`).
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from ....ir import attrs as A
@@ -28,6 +30,12 @@ from ....lowering.pad import pad_by, tile
 from ..reader import ConvertError
 from ....lowering.limits import must_be_known, size_from_data
 from ..registry import converter, publish
+
+if TYPE_CHECKING:
+    from ....ir.graph import Value
+    from ....lowering.context import Converted
+    from ..context import ImportContext
+    from ..reader import NodeReader
 
 MODES = ("constant", "edge", "reflect", "wrap")
 
@@ -42,7 +50,7 @@ publish("Tile", size_from_data("repeats"))
 
 
 @converter("Pad", since=2)
-def convert_pad(ctx, node):
+def convert_pad(ctx: ImportContext, node: NodeReader) -> Converted:
     x = ctx.tensor(node.inputs[0])
     mode = node.attr("mode")
     if mode not in MODES:
@@ -54,12 +62,12 @@ def convert_pad(ctx, node):
     return pad(x, 0) if mode != "constant" else _constant(ctx, node, x, pad)
 
 
-def _padder(ctx, before: list, after: list, mode: str):
+def _padder(ctx: ImportContext, before: list, after: list, mode: str):
     """``pad(tensor, value)`` by these Index amounts (a static pad when they are ints, else DYN_PAD)."""
     return lambda t, value: pad_by(ctx, t, before, after, mode, value)
 
 
-def _pads(ctx, node, rank: int) -> tuple:
+def _pads(ctx: ImportContext, node: NodeReader, rank: int) -> tuple:
     """Per-axis (before, after) pad amounts as Index values (constants, or computed from shapes)."""
     raw = [ctx.index(int(v)) for v in node.attr("pads")] if node.version < 11 else _amounts(ctx, node)
     axes = list(range(rank))
@@ -73,7 +81,7 @@ def _pads(ctx, node, rank: int) -> tuple:
     return before, after
 
 
-def _amounts(ctx, node) -> list:
+def _amounts(ctx: ImportContext, node: NodeReader) -> list:
     """The ``pads`` input as Index values: known ints, or values computed from (symbolic) shapes."""
     name = node.input(1)
     st = ctx.shape_tensor(name) or traced_shape_tensor(ctx, name)
@@ -82,14 +90,14 @@ def _amounts(ctx, node) -> list:
     return st.dims
 
 
-def _const_ints(ctx, name, what: str) -> list:
+def _const_ints(ctx: ImportContext, name, what: str) -> list:
     c = ctx.const(name)
     if c is None:
         raise PAD_AXES.refuse(f"Pad {what} input '{name}'")
     return [int(v) for v in np.asarray(c).reshape(-1)]
 
 
-def _constant(ctx, node, x, pad):
+def _constant(ctx: ImportContext, node: NodeReader, x: Value, pad):
     """A constant-mode pad: with the pad value known at import, or SELECTed in when it is data."""
     if node.version < 11:
         value = node.attr("value")
@@ -110,7 +118,7 @@ def _typed(value, dtype: DType):
     return float(value) if dtype.is_float else int(value)
 
 
-def _runtime_constant(ctx, x, pad, value):
+def _runtime_constant(ctx: ImportContext, x: Value, pad, value) -> Value:
     """The pad value is data: pad with 0, then SELECT ``value`` where a padded true mask is false."""
     padded = pad(x, _typed(0, x.type.dtype))
     mask = pad(fill(ctx, True, DType.BOOL, x.type.shape), 0)
@@ -120,5 +128,5 @@ def _runtime_constant(ctx, x, pad, value):
 
 
 @converter("Tile", since=6)
-def convert_tile(ctx, node):
+def convert_tile(ctx: ImportContext, node: NodeReader) -> Converted:
     return tile(ctx, ctx.tensor(node.inputs[0]), ctx.dims(node.inputs[1]).dims)

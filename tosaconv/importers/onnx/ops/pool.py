@@ -19,6 +19,8 @@ axis divides by the bound size.
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from ....ir import attrs as A
@@ -35,19 +37,25 @@ from . import pool_separable as sep
 from .window_attrs import read_window
 from .qtypes import as_signed, stored_from_signed
 
+if TYPE_CHECKING:
+    from ....ir.graph import Value
+    from ....lowering.context import Converted
+    from ..context import ImportContext
+    from ..reader import NodeReader
 
-def _window(node, rank: int) -> Window:
+
+def _window(node: NodeReader, rank: int) -> Window:
     kernel = node.attr("kernel_shape")
     if rank - 2 != len(kernel):
         raise ConvertError(f"{node.op_type} kernel_shape {list(kernel)} does not match input rank {rank}")
     return read_window(node, rank, kernel, _ceil_mode(node))
 
 
-def _ceil_mode(node) -> bool:
+def _ceil_mode(node: NodeReader) -> bool:
     return bool(node.attr("ceil_mode", 0))
 
 
-def _native(node, x) -> bool:
+def _native(node: NodeReader, x: Value) -> bool:
     """1-D and 2-D pools without dilation map onto TOSA's 2-D pools."""
     dilations = node.attr("dilations", None) or ()
     return x.type.rank in (3, 4) and all(d == 1 for d in dilations)
@@ -62,7 +70,7 @@ for _op in ("MaxPool", "AveragePool", "LpPool"):
     publish(_op, SAME_DILATED)
 
 
-def _axis_pools(ctx, node, x) -> list:
+def _axis_pools(ctx: ImportContext, node: NodeReader, x: Value) -> list:
     if x.type.rank < 3:
         raise ConvertError(f"{node.op_type} needs an input of rank 3 or more (N, C, spatial), not {x.type.rank}")
     dilations = node.attr("dilations", None) or ()
@@ -73,7 +81,7 @@ def _axis_pools(ctx, node, x) -> list:
 
 
 @converter("MaxPool", since=1)
-def convert_max_pool(ctx, node):
+def convert_max_pool(ctx: ImportContext, node: NodeReader) -> Converted:
     x, unsigned = as_signed(ctx, ctx.tensor(node.inputs[0]))   # uint8 data (QOperator models) pools signed
     result = _max_pool(ctx, node, x)
     if unsigned is None:
@@ -83,7 +91,7 @@ def convert_max_pool(ctx, node):
     return stored_from_signed(ctx, result, unsigned)
 
 
-def _max_pool(ctx, node, x):
+def _max_pool(ctx: ImportContext, node: NodeReader, x: Value):
     if len(node.outputs) > 1 and node.outputs[1]:
         return list(sep.max_pool_with_indices(ctx, x, _axis_pools(ctx, node, x), node.attr("storage_order", 0)))
     if not _native(node, x):
@@ -98,7 +106,7 @@ def _max_pool(ctx, node, x):
 
 
 @converter("AveragePool", since=1)
-def convert_average_pool(ctx, node):
+def convert_average_pool(ctx: ImportContext, node: NodeReader) -> Converted:
     x = ctx.tensor(node.inputs[0])
     if not x.type.dtype.is_float:
         raise ConvertError(f"AveragePool on {x.type.dtype.value} data is not supported")
@@ -127,7 +135,7 @@ def _counted_pads(geoms) -> tuple:
 
 
 @converter("GlobalAveragePool", since=1)
-def convert_global_average_pool(ctx, node):
+def convert_global_average_pool(ctx: ImportContext, node: NodeReader) -> Converted:
     x = ctx.tensor(node.inputs[0])
     if x.type.rank < 3 or not x.type.dtype.is_float:
         raise ConvertError("GlobalAveragePool needs a float input of rank 3 or more")
@@ -141,7 +149,7 @@ def convert_global_average_pool(ctx, node):
     return ctx.b.emit(Op.MUL, total, _inverse_count(ctx, product(spatial), x), attrs=A.MulAttrs(0))
 
 
-def _inverse_count(ctx, count, x):
+def _inverse_count(ctx: ImportContext, count, x: Value) -> Value:
     """1/count as a tensor of x's rank: a constant, or computed from the Index value of count."""
     ones = [1] * x.type.rank
     if isinstance(count, int):
@@ -152,13 +160,13 @@ def _inverse_count(ctx, count, x):
 
 
 @converter("LpPool", since=2)
-def convert_lp_pool(ctx, node):
+def convert_lp_pool(ctx: ImportContext, node: NodeReader) -> Converted:
     x = ctx.tensor(node.inputs[0])
     p = _lp_order(node, x)
     return _root(ctx, sep.sum_pool(ctx, _abs_power(ctx, x, p), _axis_pools(ctx, node, x)), p)
 
 
-def _lp_order(node, x) -> int:
+def _lp_order(node: NodeReader, x: Value) -> int:
     if x.type.rank < 3 or not x.type.dtype.is_float:
         raise ConvertError(f"{node.op_type} needs a float input of rank 3 or more")
     p = node.attr("p", 2)
@@ -167,7 +175,7 @@ def _lp_order(node, x) -> int:
     return int(p)
 
 
-def _abs_power(ctx, x, p: int):
+def _abs_power(ctx: ImportContext, x: Value, p: int):
     """|x|^p: ABS, MUL for p = 2, else POW (TOSA POW needs a base >= 0)."""
     if p == 2:
         return ctx.b.emit(Op.MUL, x, x, attrs=A.MulAttrs(0))
@@ -175,7 +183,7 @@ def _abs_power(ctx, x, p: int):
     return magnitude if p == 1 else ctx.b.emit(Op.POW, magnitude, ctx.b.scalar_like(float(p), x.type))
 
 
-def _root(ctx, total, p: int):
+def _root(ctx: ImportContext, total, p: int):
     """The p-th root of a sum of |x|^p (>= 0): RECIPROCAL(RSQRT) for p = 2, else POW(1/p)."""
     if p == 1:
         return total

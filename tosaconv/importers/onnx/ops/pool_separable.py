@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -37,6 +38,11 @@ from ....lowering.limits import Limit, LimitKind
 from ..reader import ConvertError
 from ..registry import publish
 from .windows_nd import nd_window
+
+if TYPE_CHECKING:
+    from ....ir.graph import Value
+    from ..context import ImportContext
+    from ..reader import NodeReader
 
 COUNTED_SYMBOLIC_PAD = publish("AveragePool", Limit(
     "counted-symbolic-pad", LimitKind.ATTRIBUTE, "count_include_pad",
@@ -60,7 +66,7 @@ class AxisPool:
         return add(g.out, reach) if s == 1 else mul(add(g.out, reach // s + 1), s)
 
 
-def axis_pools(ctx, node, x, kernel, ceil_mode: bool) -> list:
+def axis_pools(ctx: ImportContext, node: NodeReader, x: Value, kernel, ceil_mode: bool) -> list:
     """ONNX's window attributes and geometry, one AxisPool per spatial axis of ``x``."""
     n = len(kernel)
     if x.type.rank != n + 2:
@@ -72,7 +78,7 @@ def axis_pools(ctx, node, x, kernel, ceil_mode: bool) -> list:
 
 # -- taps -----------------------------------------------------------------------------------
 
-def taps(ctx, x, p: AxisPool, pad_value: float) -> list:
+def taps(ctx: ImportContext, x: Value, p: AxisPool, pad_value: float) -> list:
     """The ``kernel`` taps along ``p.axis``, each ``[N, C, before, out, (1,) after]``."""
     n, c, *spatial = x.type.shape
     i = p.axis - 2
@@ -92,14 +98,14 @@ def taps(ctx, x, p: AxisPool, pad_value: float) -> list:
             for t in range(p.kernel)]
 
 
-def restore(ctx, y, like, p: AxisPool):
+def restore(ctx: ImportContext, y, like, p: AxisPool) -> Value:
     """A combined tap result back to ``like``'s rank, with ``p.axis`` now ONNX's output size."""
     shape = list(like.type.shape)
     shape[p.axis] = p.geometry.out
     return reshape(ctx, y, shape)
 
 
-def _reduce(ctx, x, p: AxisPool, pad_value: float, op):
+def _reduce(ctx: ImportContext, x, p: AxisPool, pad_value: float, op) -> Value:
     return restore(ctx, functools.reduce(lambda a, b: ctx.b.emit(op, a, b, attrs=_attrs(op)),
                                          taps(ctx, x, p, pad_value)), x, p)
 
@@ -110,19 +116,19 @@ def _attrs(op):
 
 # -- the pools ----------------------------------------------------------------------------------
 
-def max_pool(ctx, x, pools):
+def max_pool(ctx: ImportContext, x, pools):
     for p in reversed(pools):
         x = _reduce(ctx, x, p, lowest(x.type.dtype), Op.MAXIMUM)
     return x
 
 
-def sum_pool(ctx, x, pools):
+def sum_pool(ctx: ImportContext, x, pools):
     for p in reversed(pools):
         x = _reduce(ctx, x, p, 0.0, Op.ADD)
     return x
 
 
-def average_pool(ctx, x, pools, include_pad: bool):
+def average_pool(ctx: ImportContext, x, pools, include_pad: bool):
     """Per axis: the sum of the taps times 1/count, ONNX's count of that axis's window."""
     for p in reversed(pools):
         total = _reduce(ctx, x, p, 0.0, Op.ADD)
@@ -130,7 +136,7 @@ def average_pool(ctx, x, pools, include_pad: bool):
     return x
 
 
-def _inverse_counts(ctx, x, p: AxisPool, include_pad: bool):
+def _inverse_counts(ctx: ImportContext, x: Value, p: AxisPool, include_pad: bool) -> Value:
     """1/count per output along ``p.axis``, shaped to broadcast: counted are input elements, and
     with count_include_pad=1 also the explicit (or SAME) pads, never ceil mode's extra end."""
     g, size, dtype = p.geometry, x.type.shape[p.axis], x.type.dtype
@@ -144,7 +150,7 @@ def _inverse_counts(ctx, x, p: AxisPool, include_pad: bool):
     return ctx.b.emit(Op.RECIPROCAL, _mask_counts(ctx, x, p, include_pad))
 
 
-def _mask_counts(ctx, x, p: AxisPool, include_pad: bool):
+def _mask_counts(ctx: ImportContext, x: Value, p: AxisPool, include_pad: bool) -> Value:
     """The counts as the same tap sum over a mask: ones on the input (and the counted pads)."""
     g, size = p.geometry, x.type.shape[p.axis]
     mask_shape = [1] * x.type.rank
@@ -164,7 +170,7 @@ def _mask_counts(ctx, x, p: AxisPool, include_pad: bool):
 
 # -- MaxPool's Indices -------------------------------------------------------------------
 
-def max_pool_with_indices(ctx, x, pools, storage_order: int) -> tuple:
+def max_pool_with_indices(ctx: ImportContext, x: Value, pools, storage_order: int) -> tuple:
     """(values, int32 indices): each axis keeps the first strict maximum and its flat index."""
     best, index = x, _spatial_index(ctx, x, storage_order)
     for p in reversed(pools):
@@ -177,7 +183,7 @@ def max_pool_with_indices(ctx, x, pools, storage_order: int) -> tuple:
     return best, ctx.b.emit(Op.ADD, index, _plane_offsets(ctx, x))
 
 
-def _spatial_index(ctx, x, storage_order: int):
+def _spatial_index(ctx: ImportContext, x: Value, storage_order: int):
     """``[1, 1, *spatial]`` int32: each element's index within its plane (row- or column-major)."""
     spatial = x.type.shape[2:]
     if all(isinstance(d, int) for d in spatial):
@@ -194,7 +200,7 @@ def _spatial_index(ctx, x, storage_order: int):
     return index
 
 
-def _plane_offsets(ctx, x):
+def _plane_offsets(ctx: ImportContext, x: Value):
     """``[N, C, 1, ...]`` int32: ``(n*C + c) * plane size``, the start of each plane's indices."""
     n, c, *spatial = x.type.shape
     plane, planes = product(spatial), mul(n, c)
@@ -204,14 +210,14 @@ def _plane_offsets(ctx, x):
     return _times(ctx, reshape(ctx, _iota(ctx, planes), [n, c] + [1] * len(spatial)), plane)
 
 
-def _iota(ctx, n):
+def _iota(ctx: ImportContext, n) -> Value:
     """``[0, 1, ..., n-1]`` int32: a CONST, or IOTA when ``n`` is symbolic."""
     if isinstance(n, int):
         return ctx.b.const(np.arange(n, dtype=np.int32))
     return ctx.b.emit(Op.IOTA, index_for(ctx, n), attrs=A.IotaAttrs(DType.INT32))
 
 
-def _times(ctx, v, factor):
+def _times(ctx: ImportContext, v: Value, factor):
     """``v * factor`` for an int32 tensor and a dim (a constant, or the bound size as data)."""
     if isinstance(factor, int):
         if factor == 1:

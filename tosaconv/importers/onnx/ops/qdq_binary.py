@@ -16,6 +16,8 @@ Operands are dequantized 8-bit tensors (through layout ops) or constants.
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from ....ir import attrs as A
@@ -26,6 +28,9 @@ from .qdq_core import (ADD_HEADROOM, LAYOUT, NoFold, NotMine, activation, check_
                        const_real, emit_activation, replay, requantize, trace)
 from .qdq_round import requantize_int8, round_half_even
 from .qtypes import rescale
+
+if TYPE_CHECKING:
+    from ..context import ImportContext
 
 
 def _root(x: Value):
@@ -45,16 +50,16 @@ def root_of(x: Value, ops) -> tuple:
     return p, after
 
 
-def _act(ctx, v: Value):
+def _act(ctx: ImportContext, v: Value) -> Value:
     return activation(trace(ctx, v))
 
 
-def _int32(ctx, act) -> Value:
+def _int32(ctx: ImportContext, act) -> Value:
     """``q - zp`` of a quantized operand, exactly, in int32."""
     return rescale(ctx, emit_activation(ctx, act), 1.0, DType.INT32, input_zp=act.zp)
 
 
-def _finish(ctx, acc: Value, scale: float, y_scale: float, y_zp: int) -> Value:
+def _finish(ctx: ImportContext, acc: Value, scale: float, y_scale: float, y_zp: int) -> Value:
     check_scales([scale / y_scale])
     if not clamp_is_exact_per_channel(scale / y_scale):
         raise NoFold("the int32 result cannot be clamped to RESCALE's input range without changing results")
@@ -63,7 +68,7 @@ def _finish(ctx, acc: Value, scale: float, y_scale: float, y_zp: int) -> Value:
 
 # -- MUL ----------------------------------------------------------------------------------
 
-def mul_rule(ctx, x: Value, y_scale: float, y_zp: int) -> Value:
+def mul_rule(ctx: ImportContext, x: Value, y_scale: float, y_zp: int) -> Value:
     p, after = root_of(x, (Op.MUL,))
     if p.attrs.shift:
         raise NoFold("an integer MUL")
@@ -75,7 +80,7 @@ def mul_rule(ctx, x: Value, y_scale: float, y_zp: int) -> Value:
     return replay(ctx, _finish(ctx, acc, parts[0][1] * parts[1][1], y_scale, y_zp), after)
 
 
-def _mul_operand(ctx, v: Value):
+def _mul_operand(ctx: ImportContext, v: Value):
     """(int32 array or a function emitting the int32 tensor, its scale) of one MUL operand."""
     try:
         act = _act(ctx, v)
@@ -99,7 +104,7 @@ def _const_shape(real: np.ndarray, v: Value) -> tuple:
 
 # -- SUB ----------------------------------------------------------------------------------
 
-def sub_rule(ctx, x: Value, y_scale: float, y_zp: int) -> Value:
+def sub_rule(ctx: ImportContext, x: Value, y_scale: float, y_zp: int) -> Value:
     p, after = root_of(x, (Op.SUB,))
     a, b = (_act(ctx, v) for v in p.operands)
     unit = 2.0 * max(a.scale, b.scale) / 2.0 ** ADD_HEADROOM
@@ -111,7 +116,7 @@ def sub_rule(ctx, x: Value, y_scale: float, y_zp: int) -> Value:
 
 # -- MAXIMUM / MINIMUM ---------------------------------------------------------------------
 
-def extreme_rule(ctx, x: Value, y_scale: float, y_zp: int) -> Value:
+def extreme_rule(ctx: ImportContext, x: Value, y_scale: float, y_zp: int) -> Value:
     p, after = root_of(x, (Op.MAXIMUM, Op.MINIMUM))
     acts = [_act(ctx, v) for v in p.operands]
     check_scales([t.scale / y_scale for t in acts])
@@ -122,7 +127,7 @@ def extreme_rule(ctx, x: Value, y_scale: float, y_zp: int) -> Value:
 
 # -- SELECT / CONCAT -------------------------------------------------------------------------
 
-def select_rule(ctx, x: Value, y_scale: float, y_zp: int) -> Value:
+def select_rule(ctx: ImportContext, x: Value, y_scale: float, y_zp: int) -> Value:
     p, after = root_of(x, (Op.SELECT,))
     cond = _integer_condition(ctx, p.operands[0])
     branches = [_requantized(ctx, v, y_scale, y_zp) for v in p.operands[1:]]
@@ -132,7 +137,7 @@ def select_rule(ctx, x: Value, y_scale: float, y_zp: int) -> Value:
 COMPARISONS = {Op.GREATER: np.greater, Op.GREATER_EQUAL: np.greater_equal, Op.EQUAL: np.equal}
 
 
-def _integer_condition(ctx, cond: Value):
+def _integer_condition(ctx: ImportContext, cond: Value):
     """A function emitting ``cond`` without float ops: as it is when it is not computed from floats, or a
     comparison of a quantized tensor with a constant as one integer comparison with the threshold the
     float comparison has over all 256 stored values (dequantization is increasing, so it has one)."""
@@ -151,14 +156,14 @@ def _integer_condition(ctx, cond: Value):
     return lambda: _table_compare(ctx, emit_activation(ctx, act), truth)
 
 
-def _scalar(ctx, v: Value) -> float:
+def _scalar(ctx: ImportContext, v: Value) -> float:
     real = const_real(ctx, v).reshape(-1)
     if real.size == 0 or not np.all(real == real[0]):
         raise NoFold("a comparison with a constant that is not one value")
     return float(real[0])
 
 
-def _table_compare(ctx, q: Value, truth: np.ndarray) -> Value:
+def _table_compare(ctx: ImportContext, q: Value, truth: np.ndarray) -> Value:
     """The boolean ``truth[q + 128]``: one int32 comparison when ``truth`` is a step, else a TABLE and EQUAL."""
     q32 = ctx.b.emit(Op.CAST, q, attrs=A.CastAttrs(DType.INT32))
     flips = np.flatnonzero(np.diff(truth.astype(np.int8)))
@@ -173,13 +178,13 @@ def _table_compare(ctx, q: Value, truth: np.ndarray) -> Value:
     return ctx.b.emit(Op.EQUAL, table32, ctx.b.scalar_like(1, table32.type))
 
 
-def concat_rule(ctx, x: Value, y_scale: float, y_zp: int) -> Value:
+def concat_rule(ctx: ImportContext, x: Value, y_scale: float, y_zp: int) -> Value:
     p, after = root_of(x, (Op.CONCAT,))
     parts = [_requantized(ctx, v, y_scale, y_zp) for v in p.operands]
     return replay(ctx, ctx.b.emit(Op.CONCAT, *[f() for f in parts], attrs=p.attrs), after)
 
 
-def _requantized(ctx, v: Value, y_scale: float, y_zp: int):
+def _requantized(ctx: ImportContext, v: Value, y_scale: float, y_zp: int):
     """A function emitting ``v`` as int8 in the output's scale and zero point (checked before emitting)."""
     try:
         act = _act(ctx, v)

@@ -10,7 +10,7 @@ to. The accumulator cores that use them are in :mod:`.qdq_cores`.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 import numpy as np
 
@@ -24,6 +24,9 @@ from ....lowering.quant_scale import ScaleError, clamp_is_exact, multiplier_shif
 from .qparams import broadcast, is_value
 from .qdq_round import requantize_int8
 from .qtypes import QTensor, signed_value, state
+
+if TYPE_CHECKING:
+    from ..context import ImportContext
 
 LAYOUT = (Op.TRANSPOSE, Op.RESHAPE, Op.IDENTITY)
 INPUT_LAYOUT = LAYOUT + (Op.PAD, Op.SLICE, Op.DYN_SLICE, Op.TILE, Op.DYN_TILE, Op.EXPAND_DIMS, Op.COLLAPSE_DIMS,
@@ -81,7 +84,7 @@ def _fits(arr: np.ndarray, dtype) -> bool:
     return bool(arr.min() >= info.min and arr.max() <= info.max)
 
 
-def trace(ctx, v: Value, allowed=INPUT_LAYOUT, scaled: bool = False) -> Operand:
+def trace(ctx: ImportContext, v: Value, allowed=INPUT_LAYOUT, scaled: bool = False) -> Operand:
     """``v`` traced back through ``allowed`` ops to a DequantizeLinear result; ``scaled`` also passes a MUL
     by a positive scalar constant, which only scales the dequantization (``s * c``): a float op left
     between two quantized ops (onnxruntime's quantizer leaves Div float) costs nothing."""
@@ -102,7 +105,7 @@ def trace(ctx, v: Value, allowed=INPUT_LAYOUT, scaled: bool = False) -> Operand:
 CONST_ELEMENTWISE = (Op.RECIPROCAL, Op.NEGATE, Op.CAST)   # what converters build on constants (Div: x * 1/c)
 
 
-def _evaluated(ctx, op) -> np.ndarray:
+def _evaluated(ctx: ImportContext, op) -> np.ndarray:
     """A constant-operand elementwise op evaluated with the interpreter's own kernel (constant folding
     has not run yet while the importer converts)."""
     args = [const_real(ctx, v).astype(v.type.dtype.numpy) for v in op.operands]
@@ -111,7 +114,7 @@ def _evaluated(ctx, op) -> np.ndarray:
     return np.asarray(out, dtype=np.float64)
 
 
-def _positive_scalar_factor(ctx, p):
+def _positive_scalar_factor(ctx: ImportContext, p):
     """(index of the other operand, c) when ``p`` is a float MUL by one positive constant ``c``, else None."""
     if p is None or p.op is not Op.MUL or p.attrs.shift or not p.result.type.dtype.is_float:
         return None
@@ -129,7 +132,7 @@ def _not_dequantized(p) -> str:
     return f"an operand is not a DequantizeLinear result (it comes from {p.op.name if p else 'a graph input'})"
 
 
-def replay(ctx, v: Value, ops, pad_value: int = 0) -> Value:
+def replay(ctx: ImportContext, v: Value, ops, pad_value: int = 0) -> Value:
     for op in ops:
         attrs = A.PadAttrs(op.attrs.padding, float(pad_value)) if op.op is Op.PAD else op.attrs
         v = ctx.b.emit(op.op, v, *op.operands[1:], attrs=attrs)
@@ -167,12 +170,12 @@ def activation(operand: Operand, runtime_zp: bool = False) -> Activation:
     return Activation(operand, scale, z - qt.offset)
 
 
-def emit_activation(ctx, act: Activation) -> Value:
+def emit_activation(ctx: ImportContext, act: Activation) -> Value:
     """The int8 operand in signed form, with the layout ops replayed (PAD pads with the zero point)."""
     return replay(ctx, signed_value(ctx, act.operand.record.data), act.operand.ops, act.zp)
 
 
-def emit_centered16(ctx, act: Activation) -> Value:
+def emit_centered16(ctx: ImportContext, act: Activation) -> Value:
     """``x - zero_point`` as int16 (exact), then the layout ops: for zero points known only at run time."""
     rec = act.operand.record
     x = _int32(ctx, signed_value(ctx, rec.data))
@@ -184,11 +187,11 @@ def emit_centered16(ctx, act: Activation) -> Value:
     return replay(ctx, ctx.b.emit(Op.CAST, x, attrs=A.CastAttrs(DType.INT16)), act.operand.ops)
 
 
-def _int32(ctx, v: Value) -> Value:
+def _int32(ctx: ImportContext, v: Value) -> Value:
     return ctx.b.emit(Op.CAST, v, attrs=A.CastAttrs(DType.INT32))
 
 
-def weights(ctx, operand: Operand, channel_axes: tuple) -> Weights:
+def weights(ctx: ImportContext, operand: Operand, channel_axes: tuple) -> Weights:
     rec = operand.record
     p, qt, data = rec.params, rec.data.qtype, rec.data.const
     if data is None:
@@ -214,7 +217,7 @@ def channel_vector(arr: np.ndarray, axes: tuple) -> np.ndarray:
     return np.float64(vector[0]) if np.all(vector == vector[0]) else vector
 
 
-def emit_weights(ctx, w: Weights, wide: bool = False) -> Value:
+def emit_weights(ctx: ImportContext, w: Weights, wide: bool = False) -> Value:
     """The weights as int8 (signed form, zero point ``w.zp``) or, ``wide``, as centered int16."""
     if w.runtime is not None:
         return emit_centered16(ctx, w.runtime) if wide else emit_activation(ctx, w.runtime)
@@ -225,7 +228,7 @@ def emit_weights(ctx, w: Weights, wide: bool = False) -> Value:
 
 # -- constant real values (biases) ------------------------------------------------------
 
-def const_real(ctx, v: Value) -> np.ndarray:
+def const_real(ctx: ImportContext, v: Value) -> np.ndarray:
     """The float value of ``v`` when it is a constant or a DequantizeLinear of constants."""
     if v.producer is not None and v.producer.op is Op.CONST:
         return np.asarray(v.producer.attrs.values, dtype=np.float64)
@@ -257,7 +260,7 @@ def clamp_is_exact_per_channel(scales, out_bits: int = 8) -> bool:
     return all(clamp_is_exact((m,), (s,), out_bits) for m, s in zip(mults, shifts))
 
 
-def requantize(ctx, y: Value, act: Activation, y_scale: float, y_zp: int) -> Value:
+def requantize(ctx: ImportContext, y: Value, act: Activation, y_scale: float, y_zp: int) -> Value:
     """Signed-form int8 ``y`` (quantized as ``act``) in the output's scale and zero point."""
     if act.scale == y_scale and act.zp == y_zp:
         return y

@@ -9,7 +9,7 @@ core's result).
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Callable, Optional
+from typing import TYPE_CHECKING, Callable, Optional
 
 import numpy as np
 
@@ -24,6 +24,9 @@ from .qparams import is_value
 from .qdq_round import requantize_int8
 from .qdq_weights import float_constant, note_quantized, quantize_symmetric
 from .qtypes import rescale, signed_value, state
+
+if TYPE_CHECKING:
+    from ..context import ImportContext
 
 
 @dataclass
@@ -49,7 +52,7 @@ class Plan:
 
 
 
-def plan_core(ctx, core) -> Plan:
+def plan_core(ctx: ImportContext, core) -> Plan:
     if isinstance(core, Value):
         return _dq_plan(ctx, core)
     if core.op is Op.MATMUL:
@@ -61,14 +64,14 @@ def plan_core(ctx, core) -> Plan:
     return _conv_plan(ctx, core)
 
 
-def _dq_plan(ctx, v: Value) -> Plan:
+def _dq_plan(ctx: ImportContext, v: Value) -> Plan:
     act = activation(Operand(state(ctx).dq[v], []))
     unit = 2.0 ** DQ_HEADROOM
     return Plan(np.float64(act.scale / unit), lambda: rescale(
         ctx, signed_value(ctx, act.operand.record.data), unit, DType.INT32, input_zp=act.zp))
 
 
-def _conv_plan(ctx, op) -> Plan:
+def _conv_plan(ctx: ImportContext, op) -> Plan:
     x, w, b = op.operands
     act = activation(trace(ctx, x))
     wt, error = _weights_of(ctx, op, w)
@@ -83,7 +86,7 @@ def _conv_plan(ctx, op) -> Plan:
     limit = np.maximum((1 << 31) - 1 - top, 0)
     bias = np.clip(bias, -limit, limit).astype(np.int32)
 
-    def emit_with_bias(b: np.ndarray):
+    def emit_with_bias(b: np.ndarray) -> Value:
         _noted(ctx, op, error)
         attrs = replace(op.attrs, acc_type=DType.INT32, input_zp=act.zp, weight_zp=wt.zp)
         return ctx.b.emit(op.op, emit_activation(ctx, act), emit_weights(ctx, wt),
@@ -91,7 +94,7 @@ def _conv_plan(ctx, op) -> Plan:
     return Plan(scale, lambda: emit_with_bias(bias), clamped, emit_with_bias)
 
 
-def _weights_of(ctx, core, w: Value) -> tuple:
+def _weights_of(ctx: ImportContext, core, w: Value) -> tuple:
     """(the core's weights, None), or under ``--profile int`` for float constant weights, (the weights
     tosaconv quantized, their largest relative error); see :mod:`.qdq_weights`."""
     try:
@@ -104,12 +107,12 @@ def _weights_of(ctx, core, w: Value) -> tuple:
     return weights(ctx, operand, WEIGHT_CHANNEL_AXES[core.op]), None
 
 
-def _noted(ctx, core, error: Optional[float]):
+def _noted(ctx: ImportContext, core, error: Optional[float]):
     if error is not None:
         note_quantized(ctx, core, error)
 
 
-def _bias_units(ctx, b: Value, scale) -> np.ndarray:
+def _bias_units(ctx: ImportContext, b: Value, scale) -> np.ndarray:
     """The bias in accumulator units. An int32 bias dequantized with the accumulator's own scale
     (``x_scale * w_scale``, up to float32 rounding, as quantizers write it) is taken as it is: it never
     passes through float, where -63603913 would become -63603915."""
@@ -135,12 +138,12 @@ def _accumulator_bound(wt: Weights, channel_axes: tuple) -> np.ndarray:
     return 255 * np.sum(centered, axis=other, dtype=np.int64).reshape(-1)
 
 
-def _matmul_plan(ctx, op) -> Plan:
+def _matmul_plan(ctx: ImportContext, op) -> Plan:
     act = activation(trace(ctx, op.operands[0]), runtime_zp=True)
     wt, error = _weights_of(ctx, op, op.operands[1])
     wide = act.zp is None or wt.zp is None
 
-    def emit():
+    def emit() -> Value:
         _noted(ctx, op, error)
         if not wide:
             return ctx.b.emit(Op.MATMUL, emit_activation(ctx, act), emit_weights(ctx, wt),
@@ -150,20 +153,20 @@ def _matmul_plan(ctx, op) -> Plan:
     return Plan(act.scale * wt.scale, emit)
 
 
-def _add_plan(ctx, op) -> Plan:
+def _add_plan(ctx: ImportContext, op) -> Plan:
     a, b = (activation(trace(ctx, v)) for v in op.operands)
     twice_max = 2.0 * max(a.scale, b.scale)
     unit = twice_max / 2.0 ** ADD_HEADROOM
     check_scales([a.scale / unit, b.scale / unit])
 
-    def emit():
+    def emit() -> Value:
         a32, b32 = (rescale(ctx, emit_activation(ctx, t), t.scale / unit, DType.INT32, input_zp=t.zp)
                     for t in (a, b))
         return ctx.b.emit(Op.ADD, a32, b32)
     return Plan(np.float64(unit), emit)
 
 
-def _sum_plan(ctx, op) -> Plan:
+def _sum_plan(ctx: ImportContext, op) -> Plan:
     """REDUCE_SUMs (one per axis) of ``q - zp`` in int32: a ReduceMean's sum, whose ``1/n`` is a factor
     of the scale."""
     chain = [op]
@@ -182,7 +185,7 @@ def _sum_plan(ctx, op) -> Plan:
 WIDE_BITS = 29       # the int32 intermediate of the two-step requantization stays below 2**WIDE_BITS
 
 
-def wide_bias(ctx, plan: Plan, ratio: np.ndarray, y_zp: int) -> Value:
+def wide_bias(ctx: ImportContext, plan: Plan, ratio: np.ndarray, y_zp: int) -> Value:
     """A convolution whose int32 bias is so close to the limit that adding the accumulator could overflow
     (onnxruntime's quantizer writes such biases for channels whose weights are all near zero): the
     overflowing biases are left out of the convolution and added after a first RESCALE to ``2**-k``

@@ -38,7 +38,7 @@ output, as TFLite's int8 ADD does. Unsigned data is used in shifted signed form.
 """
 from __future__ import annotations
 
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 import numpy as np
 
@@ -57,10 +57,14 @@ from .qdq_rules import INTEGER_RULES, first_rule, note_float_island, order_prese
 from .qdq_table import table_lower
 from .qtypes import QParams, QType, state, stored_from_signed
 
+if TYPE_CHECKING:
+    from ....ir.graph import Value
+    from ..context import ImportContext
+
 CORES = (Op.CONV2D, Op.DEPTHWISE_CONV2D, Op.TRANSPOSE_CONV2D, Op.MATMUL, Op.REDUCE_SUM)
 
 
-def fold_quantize(ctx, x, params: QParams, qtype: QType) -> Optional[object]:
+def fold_quantize(ctx: ImportContext, x, params: QParams, qtype: QType) -> Optional[object]:
     """The integer form of QuantizeLinear(x), or None when x is not a foldable QDQ pattern (the reason
     is recorded for the report's list of float islands)."""
     if qtype.bits != 8 or params.axis is not None or params.block_size or not params.is_const:
@@ -76,7 +80,7 @@ def fold_quantize(ctx, x, params: QParams, qtype: QType) -> Optional[object]:
     return stored_from_signed(ctx, y, qtype)
 
 
-def _accumulator(ctx, x, y_scale: float, y_zp: int):
+def _accumulator(ctx: ImportContext, x, y_scale: float, y_zp: int):
     """A convolution, matmul or add core, its bias and positive factors, one RESCALE, then clamps."""
     core, post = _walk(ctx, x)
     plan = plan_core(ctx, core)
@@ -97,7 +101,7 @@ def _accumulator(ctx, x, y_scale: float, y_zp: int):
     return y
 
 
-def _quantized_clamp(ctx, y, attrs, y_scale: float, y_zp: int):
+def _quantized_clamp(ctx: ImportContext, y: Value, attrs, y_scale: float, y_zp: int):
     """A float CLAMP (Relu, Clip) just before QuantizeLinear, as an int8 CLAMP of the quantized value:
     rounding is monotonic, so ``q(clamp(v, lo, hi)) = clamp(q(v), q(lo), q(hi))``."""
     bounds = [np.clip(np.rint(np.float64(b) / y_scale) + y_zp, -128, 127) for b in (attrs.min_val, attrs.max_val)]
@@ -107,7 +111,7 @@ def _quantized_clamp(ctx, y, attrs, y_scale: float, y_zp: int):
     return ctx.b.emit(Op.CLAMP, y, attrs=A.ClampAttrs(lo, hi))
 
 
-def integer_accumulator(ctx, x, what: str):
+def integer_accumulator(ctx: ImportContext, x, what: str) -> Value:
     """The exact int32 result of an integer op (ConvInteger, MatMulInteger) built as float ops on x."""
     try:
         core, post = _walk(ctx, x)
@@ -121,7 +125,7 @@ def integer_accumulator(ctx, x, what: str):
 
 # -- matching -------------------------------------------------------------------------
 
-def _walk(ctx, x):
+def _walk(ctx: ImportContext, x):
     """From the QuantizeLinear operand back to the core: (core, [(op, index of the chain operand)])."""
     post, v, dq = [], x, state(ctx).dq
     while v not in dq:
@@ -148,7 +152,7 @@ def _walk(ctx, x):
     return v, post[::-1]
 
 
-def _constant_side(ctx, op):
+def _constant_side(ctx: ImportContext, op):
     for i in (1, 0):
         try:
             const_real(ctx, op.operands[i])
@@ -158,7 +162,7 @@ def _constant_side(ctx, op):
     return None
 
 
-def _plan_post(ctx, post, scale):
+def _plan_post(ctx: ImportContext, post, scale):
     """Turn the ops after the core into int32 steps; returns (steps, final scale, layout ops for after RESCALE)."""
     arithmetic = [i for i, (op, _) in enumerate(post) if op.op in (Op.MUL, Op.ADD)]
     last = arithmetic[-1] if arithmetic else -1
@@ -178,7 +182,7 @@ def _plan_post(ctx, post, scale):
     return steps, scale, [op for op, _ in post[last + 1:]]
 
 
-def _positive_factor(ctx, v) -> float:
+def _positive_factor(ctx: ImportContext, v) -> float:
     real = const_real(ctx, v)
     if real.size != 1 or not np.isfinite(real).all() or real.reshape(-1)[0] <= 0:
         raise NoFold("a MUL by something other than a positive scalar constant")
@@ -194,7 +198,7 @@ def _keeps_last_axis(op) -> bool:
     return True
 
 
-def _emit_steps(ctx, acc, steps):
+def _emit_steps(ctx: ImportContext, acc, steps):
     for step in steps:
         if isinstance(step, np.ndarray):
             acc = ctx.b.emit(Op.ADD, acc, ctx.b.const(step))

@@ -48,6 +48,7 @@ way.
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -61,6 +62,9 @@ from ....symbolic.expr import same
 from .qdq_core import LAYOUT, NoFold, NotMine, activation, emit_activation, replay, trace
 from .qdq_table import cone_values
 from .qtypes import rescale
+
+if TYPE_CHECKING:
+    from ..context import ImportContext
 
 MAX_ROW = 33025          # 65025 * N (the sum of squares) stays below 2**31
 K_MIN = 8                # fractional output bits the variance keeps before its last rounding
@@ -87,7 +91,7 @@ class Centered:
         return sorted(axes)
 
 
-def layernorm_rule(ctx, x: Value, y_scale: float, y_zp: int) -> Value:
+def layernorm_rule(ctx: ImportContext, x: Value, y_scale: float, y_zp: int) -> Value:
     """The signed-form int8 QuantizeLinear(x) for a LayerNorm's variance or normalized value."""
     p = x.producer
     if p is None or p.op is not Op.MUL:
@@ -161,15 +165,15 @@ def squared_centered(v: Value) -> Centered:
 
 # -- emitting -------------------------------------------------------------------------
 
-def int32(ctx, v: Value) -> Value:
+def int32(ctx: ImportContext, v: Value) -> Value:
     return ctx.b.emit(Op.CAST, v, attrs=A.CastAttrs(DType.INT32))
 
 
-def scalar(ctx, value: int, like: Value) -> Value:
+def scalar(ctx: ImportContext, value: int, like: Value) -> Value:
     return ctx.b.const(np.full((1,) * like.type.rank, value, dtype=np.int32))
 
 
-def row_sums(ctx, cen: Centered):
+def row_sums(ctx: ImportContext, cen: Centered):
     """(the Activation of the centred tensor, its int32 values, their row sums)."""
     if cen.count > MAX_ROW:
         raise NoFold(f"a LayerNorm row of {cen.count} elements could overflow the int32 sum of squares "
@@ -179,7 +183,7 @@ def row_sums(ctx, cen: Centered):
     return act, q, reduce_chain(ctx, Op.REDUCE_SUM, q, cen.axes)
 
 
-def _variance(ctx, cen: Centered, axes: list, y_scale: float, y_zp: int) -> Value:
+def _variance(ctx: ImportContext, cen: Centered, axes: list, y_scale: float, y_zp: int) -> Value:
     if cen.axes_after() != axes:
         raise NoFold("the variance is taken over other axes than the mean it is centred by")
     act, q, total = row_sums(ctx, cen)
@@ -206,7 +210,7 @@ def _fraction_bits(largest: float) -> int:
     return k
 
 
-def _normalized(ctx, cen: Centered, factor: Value, x: Value, y_scale: float, y_zp: int) -> Value:
+def _normalized(ctx: ImportContext, cen: Centered, factor: Value, x: Value, y_scale: float, y_zp: int) -> Value:
     leaf, real = cone_values(ctx, factor)
     if not same_shape(x.type.shape, shape_after(cen)):
         raise NoFold("the normalizing factor broadcasts the centred tensor to a larger shape")
@@ -230,7 +234,7 @@ def _normalized(ctx, cen: Centered, factor: Value, x: Value, y_scale: float, y_z
                    output_zp=y_zp)
 
 
-def _non_finite(ctx, a: Value, index: Value, real: np.ndarray) -> Value:
+def _non_finite(ctx: ImportContext, a: Value, index: Value, real: np.ndarray) -> Value:
     """What moves the output to a bound where ``f`` is not finite (0 elsewhere), as onnxruntime quantizes
     ``a * f``: +-inf saturates to the bound of its sign, NaN (``0 * inf``, or ``f`` NaN) to the type's
     minimum. ``sign = RESCALE(a, 128)`` saturates to -128, 0 or 127; the offset is

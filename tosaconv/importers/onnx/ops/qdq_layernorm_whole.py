@@ -29,6 +29,7 @@ off next to a rounding tie.
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -45,12 +46,15 @@ from .qdq_layernorm import (OUT_REACH, Centered, centered, mean_of, row_sums, sa
                             squared_centered)
 from .qtypes import rescale
 
+if TYPE_CHECKING:
+    from ..context import ImportContext
+
 FULL_MAX_ERROR = 1 / 32  # output units the whole LayerNorm may be off before its last rounding
 MAX_CHAIN = 8            # elementwise float ops between the variance and the normalizing factor
 VAR_SAMPLES = np.array([1e-6, 1e-4, 1e-2, 1.0, 1e2, 1e4])
 
 
-def whole_layernorm_rule(ctx, x: Value, y_scale: float, y_zp: int) -> Value:
+def whole_layernorm_rule(ctx: ImportContext, x: Value, y_scale: float, y_zp: int) -> Value:
     """``Q((x - mean) * f(var) * gamma + beta)`` with ``f(v) = 1 / sqrt(v + eps)``: the LayerNormalization
     op, or its primitive-op spelling with nothing quantized inside."""
     v, beta = _peel(ctx, x, Op.ADD)
@@ -68,7 +72,7 @@ def whole_layernorm_rule(ctx, x: Value, y_scale: float, y_zp: int) -> Value:
     raise NotMine("not a LayerNorm")
 
 
-def _peel(ctx, v: Value, op: Op) -> tuple:
+def _peel(ctx: ImportContext, v: Value, op: Op) -> tuple:
     """(the other operand, the constant) when ``v`` is ``op`` with one constant operand, else (v, None)."""
     p = v.producer
     if p is None or p.op is not op or (op is Op.MUL and p.attrs.shift):
@@ -85,7 +89,7 @@ def _constant(real, default: float) -> np.ndarray:
     return np.full((1,), default) if real is None else np.asarray(real, dtype=np.float64)
 
 
-def _epsilon(ctx, cen: Centered, factor: Value) -> float:
+def _epsilon(ctx: ImportContext, cen: Centered, factor: Value) -> float:
     """``eps`` when ``factor`` is ``1 / sqrt(var + eps)`` of the variance of ``cen`` (fitted on samples with
     the interpreter's kernels, so any spelling qualifies: RSQRT, or RECIPROCAL of a square root)."""
     ops, v = [], factor
@@ -121,14 +125,14 @@ def _is_variance_of(v: Value, cen: Centered) -> bool:
     return square.source is cen.source and square.axes == cen.axes and found[1] == square.axes_after()
 
 
-def _is_constant(ctx, v: Value) -> bool:
+def _is_constant(ctx: ImportContext, v: Value) -> bool:
     try:
         return const_real(ctx, v).size == 1
     except NoFold:
         return False
 
 
-def _run_chain(ctx, ops, leaf: Value, values: np.ndarray) -> np.ndarray:
+def _run_chain(ctx: ImportContext, ops, leaf: Value, values: np.ndarray) -> np.ndarray:
     env = {leaf: values.astype(leaf.type.dtype.numpy)}
     kctx = KernelContext()
     with np.errstate(all="ignore"):
@@ -139,7 +143,7 @@ def _run_chain(ctx, ops, leaf: Value, values: np.ndarray) -> np.ndarray:
     return env[ops[-1].result].astype(np.float64)
 
 
-def _emit_whole(ctx, cen: Centered, eps: float, gamma: np.ndarray, beta: np.ndarray, y_scale: float,
+def _emit_whole(ctx: ImportContext, cen: Centered, eps: float, gamma: np.ndarray, beta: np.ndarray, y_scale: float,
                 y_zp: int) -> Value:
     """The integer LayerNorm (see the module docstring): ``a / sqrt(U + E)`` times gamma, plus beta."""
     n = cen.count
@@ -162,7 +166,7 @@ def _emit_whole(ctx, cen: Centered, eps: float, gamma: np.ndarray, beta: np.ndar
     return plan.emit(ctx, normalized, y_zp)
 
 
-def _variance_units(ctx, n: int, squares: Value, e2: Value, big_e: float) -> tuple:
+def _variance_units(ctx: ImportContext, n: int, squares: Value, e2: Value, big_e: float) -> tuple:
     """``(V, x)`` with ``U + E = (V + frac(E)) * 4**x`` in int32 (``x`` None: 0 everywhere).
 
     ``U = N sum(c^2) - e^2 <= 16257 N^2`` is exact while that bound and ``E`` fit int32. For longer rows,
@@ -184,7 +188,7 @@ def _variance_units(ctx, n: int, squares: Value, e2: Value, big_e: float) -> tup
             ctx.b.emit(Op.SELECT, long_row, scalar(ctx, j // 2, squares), scalar(ctx, 0, squares)))
 
 
-def _mul32(ctx, v: Value, k) -> Value:
+def _mul32(ctx: ImportContext, v: Value, k) -> Value:
     other = scalar(ctx, k, v) if isinstance(k, int) else k
     return ctx.b.emit(Op.MUL, v, other, attrs=A.MulAttrs(0))
 

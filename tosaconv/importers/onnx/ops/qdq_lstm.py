@@ -29,6 +29,7 @@ reason.
 from __future__ import annotations
 
 import dataclasses
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -43,11 +44,14 @@ from ..int_io import is_state_input, state_input, state_output
 from .qdq_core import LAYOUT, NoFold, NotMine, activation, emit_activation, replay, trace
 from .qdq_weights import CODE, float_constant
 
+if TYPE_CHECKING:
+    from ..context import ImportContext
+
 DEFAULT_ACTIVATIONS = ("Sigmoid", "Tanh", "Tanh")
 Y_LAYOUT = LAYOUT + (Op.COLLAPSE_DIMS, Op.EXPAND_DIMS)     # Squeeze and Unsqueeze too
 
 
-def lstm_rule(ctx, x: Value, y_scale: float, y_zp: int) -> Value:
+def lstm_rule(ctx: ImportContext, x: Value, y_scale: float, y_zp: int) -> Value:
     rec, post, clamps = _find(x)
     attrs = rec.attrs
     if not getattr(ctx, "quantize_weights", False):
@@ -136,7 +140,7 @@ def _const(v: Value, name: str) -> np.ndarray:
     return arr
 
 
-def _state(ctx, v, name: str):
+def _state(ctx: ImportContext, v, name: str):
     """An initial state: None (absent or all zeros), a float constant, or a planned --int-io state input
     (checked now, emitted after every other check passed: :func:`_emit_state`)."""
     if v is None:
@@ -152,7 +156,7 @@ def _state(ctx, v, name: str):
     raise NoFold(f"the LSTM's {name} is computed (the integer form takes a constant or a model input)")
 
 
-def _carries_state(ctx, rec, states: dict) -> bool:
+def _carries_state(ctx: ImportContext, rec, states: dict) -> bool:
     """The LSTM's state comes from or goes to the model's caller (an --int-io state input or output)."""
     if any(isinstance(s, Value) for s in states.values()):
         return True
@@ -166,7 +170,7 @@ def _cell_what(cell_bits: int) -> str:
             "beyond")
 
 
-def _emit_state(ctx, state, name: str, h_scale: float, h_zp: int, cell_bits: int):
+def _emit_state(ctx: ImportContext, state, name: str, h_scale: float, h_zp: int, cell_bits: int):
     """The integer initial state: int8 h at h's (scale, zero point), int16 c with ``cell_bits`` fraction bits."""
     if state is None:
         return None
@@ -182,7 +186,7 @@ def _emit_state(ctx, state, name: str, h_scale: float, h_zp: int, cell_bits: int
 _H_WHAT = "the integer LSTM's h, which lies in (-1, 1)"
 
 
-def _state_outputs(ctx, rec, results, h_scale: float, h_zp: int, cell_bits: int):
+def _state_outputs(ctx: ImportContext, rec, results, h_scale: float, h_zp: int, cell_bits: int):
     """Y_h and Y_c that --int-io plans as state outputs: the integer LSTM's final h and c."""
     if ctx.int_io is None:
         return
@@ -211,7 +215,7 @@ def _weights_what(directions) -> str:
             "products each, 16-bit weights in effect)")
 
 
-def _note(ctx, rec, error: float, cell_bits: int, directions):
+def _note(ctx: ImportContext, rec, error: float, cell_bits: int, directions):
     warnings = ctx.graph.import_warnings
     if any(d.code == CODE and d.location == rec.location for d in warnings):
         return

@@ -14,6 +14,8 @@ the two is taken. Otherwise one RESCALE is used, as before.
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from ....ir.dtypes import DType
@@ -21,6 +23,9 @@ from ....ir.graph import Value
 from ....ir.ops import Op
 from ....lowering.quant_scale import multipliers_shifts, value_bounds
 from .qtypes import clamp_int32, rescale
+
+if TYPE_CHECKING:
+    from ..context import ImportContext
 
 TIE_BITS = 16        # a scale whose fraction has at most this many bits makes ties likely
 
@@ -37,7 +42,7 @@ def tie_prone(scales) -> bool:
     return False
 
 
-def requantize_int8(ctx, v: Value, scales, *, input_zp: int = 0, output_zp: int = 0) -> Value:
+def requantize_int8(ctx: ImportContext, v: Value, scales, *, input_zp: int = 0, output_zp: int = 0) -> Value:
     """``round_half_even((v - input_zp) * scale) + output_zp``, saturated to int8 (``v``: int8 or int32)."""
     if not tie_prone(scales):
         return rescale(ctx, _in_range(ctx, v, scales, symmetric=False), scales, DType.INT8,
@@ -45,7 +50,7 @@ def requantize_int8(ctx, v: Value, scales, *, input_zp: int = 0, output_zp: int 
     return rescale(ctx, round_half_even(ctx, v, scales, input_zp=input_zp), 1.0, DType.INT8, output_zp=output_zp)
 
 
-def round_half_even(ctx, v: Value, scales, *, input_zp: int = 0) -> Value:
+def round_half_even(ctx: ImportContext, v: Value, scales, *, input_zp: int = 0) -> Value:
     """``round_half_even((v - input_zp) * scale)`` as int32 (exact for int8 data and int32 accumulators
     whose clamped part saturates any 8-bit result anyway)."""
     c = v if v.type.dtype == DType.INT32 and not input_zp else rescale(ctx, v, 1.0, DType.INT32, input_zp=input_zp)
@@ -60,7 +65,7 @@ def round_half_even(ctx, v: Value, scales, *, input_zp: int = 0) -> Value:
     return ctx.b.emit(Op.SUB, up, ctx.b.emit(Op.BITWISE_AND, tie, odd))
 
 
-def _in_range(ctx, v: Value, scales, symmetric: bool) -> Value:
+def _in_range(ctx: ImportContext, v: Value, scales, symmetric: bool) -> Value:
     """Clamp int32 ``v`` into the input range ``apply_scale_32`` accepts for each channel's shift (exact for
     8-bit results, which saturate beyond it); ``symmetric`` also keeps ``-v`` in range."""
     if v.type.dtype != DType.INT32:

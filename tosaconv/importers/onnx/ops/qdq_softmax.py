@@ -18,6 +18,8 @@ except near rounding ties.
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from ....ir import attrs as A
@@ -27,12 +29,15 @@ from ....ir.ops import Op
 from .qdq_core import NoFold, NotMine, activation, emit_activation, trace
 from .qtypes import rescale
 
+if TYPE_CHECKING:
+    from ..context import ImportContext
+
 E_BITS = 14
 E_MAX = (1 << E_BITS) - 1
 MAX_ROW = 1 << 17               # S <= MAX_ROW * E_MAX stays below 2**31
 
 
-def softmax_rule(ctx, x: Value, y_scale: float, y_zp: int) -> Value:
+def softmax_rule(ctx: ImportContext, x: Value, y_scale: float, y_zp: int) -> Value:
     p = x.producer
     if p is None or p.op is not Op.MUL or p.location.op_type not in ("Softmax", "QLinearSoftmax"):
         raise NotMine("not a Softmax")
@@ -78,17 +83,17 @@ def _check_row(v: Value, axes):
         raise NoFold(f"a Softmax row of {size} elements could overflow the int32 sum")
 
 
-def _reduce(ctx, op, v: Value, axes) -> Value:
+def _reduce(ctx: ImportContext, op, v: Value, axes) -> Value:
     for a in axes:
         v = ctx.b.emit(op, v, attrs=A.AxisNanAttrs(a) if op is Op.REDUCE_MAX else A.AxisAttrs(a))
     return v
 
 
-def _int32(ctx, v: Value) -> Value:
+def _int32(ctx: ImportContext, v: Value) -> Value:
     return ctx.b.emit(Op.CAST, v, attrs=A.CastAttrs(DType.INT32))
 
 
-def _exp14(ctx, index: Value, scale: float) -> Value:
+def _exp14(ctx: ImportContext, index: Value, scale: float) -> Value:
     """``round(E_MAX * exp(scale * d))`` for ``index = d + 127``, from two 7-bit int8 TABLEs."""
     d = np.arange(256, dtype=np.float64) - 255.0             # TABLE entry i is index i - 128
     e = np.rint(E_MAX * np.exp(np.float64(scale) * d)).astype(np.int64)

@@ -18,7 +18,7 @@ bit of each float function.
 """
 from __future__ import annotations
 
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 import numpy as np
 
@@ -30,10 +30,13 @@ from ....symbolic.expr import same
 from ....lowering.int_range import value_range
 from .qdq_core import Activation, NoFold, NotMine, activation, const_real, emit_activation, trace
 
+if TYPE_CHECKING:
+    from ..context import ImportContext
+
 MAX_CONE_OPS = 64        # a longer chain is not a single source op's lowering; leave it float
 
 
-def table_lower(ctx, x: Value, y_scale: float, y_zp: int) -> Value:
+def table_lower(ctx: ImportContext, x: Value, y_scale: float, y_zp: int) -> Value:
     """The signed-form int8 result of QuantizeLinear(x) as one TABLE, or :class:`NoFold`."""
     ops, leaf, consts = _cone(ctx, x)
     if leaf is None or not ops:
@@ -65,7 +68,7 @@ def _unreachable_nan(q: np.ndarray, reach: tuple) -> np.ndarray:
     return np.where(nan, 0.0, q)
 
 
-def cone_values(ctx, x: Value) -> tuple:
+def cone_values(ctx: ImportContext, x: Value) -> tuple:
     """(the Activation of the one quantized tensor an elementwise float chain ``x`` is computed from,
     ``x``'s float values for its 256 values in TABLE order), for rules that need more than 8 bits."""
     ops, leaf, consts = _cone(ctx, x)
@@ -76,7 +79,7 @@ def cone_values(ctx, x: Value) -> tuple:
     return leaf[1], _evaluate(ops, x, leaf, consts, _dequantized_range(leaf[1]))
 
 
-def _cone(ctx, x: Value):
+def _cone(ctx: ImportContext, x: Value):
     """(ops in program order, (leaf value, Activation), {constant value: its one element})."""
     ops, leaf, consts, seen, stack = [], None, {}, set(), [x]
     while stack:
@@ -109,7 +112,7 @@ def _not_elementwise(p) -> str:
     return f"{p.op.name} (from {p.location}) has no integer lowering in tosaconv"
 
 
-def _leaf(ctx, v: Value) -> Optional[Activation]:
+def _leaf(ctx: ImportContext, v: Value) -> Optional[Activation]:
     try:
         return activation(trace(ctx, v))
     except NoFold:
@@ -125,7 +128,7 @@ def _one_leaf(leaf, found):
     return leaf
 
 
-def _uniform_constant(ctx, v: Value) -> Optional[float]:
+def _uniform_constant(ctx: ImportContext, v: Value) -> Optional[float]:
     """The one value of a constant (plain or dequantized) whose elements are all equal, else None."""
     try:
         real = const_real(ctx, v)

@@ -18,7 +18,7 @@ float bias, and the integer core and requantization do the rest.
 """
 from __future__ import annotations
 
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 import numpy as np
 
@@ -26,6 +26,9 @@ from ....diagnostics import Diagnostic, Severity
 from ....ir.graph import Value
 from ....ir.ops import Op
 from .qdq_core import LAYOUT, Weights, replay_numpy
+
+if TYPE_CHECKING:
+    from ..context import ImportContext
 
 CODE = "W-WEIGHTS-QUANTIZED"
 
@@ -59,7 +62,7 @@ def quantize_symmetric(w: np.ndarray, channel_axes: tuple) -> tuple:
     return weights, float(rel.max(initial=0.0))
 
 
-def note_quantized(ctx, core, error: float):
+def note_quantized(ctx: ImportContext, core, error: float):
     """The warning, once per core op, when its integer form is emitted."""
     key, warnings = str(core.location), ctx.graph.import_warnings
     if any(d.code == CODE and d.location == core.location for d in warnings):

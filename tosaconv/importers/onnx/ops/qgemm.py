@@ -17,6 +17,8 @@ folding makes it one integer MATMUL.
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from ..ms_domain import MS
@@ -26,9 +28,14 @@ from .qlinear_base import bias_scale, dequantize_input, requantize, run_float
 from .qtypes import INT32, QParams, read_qtensor
 from .quant import recorded_dequantize
 
+if TYPE_CHECKING:
+    from ....lowering.context import Converted
+    from ..context import ImportContext
+    from ..reader import NodeReader
+
 
 @converter("QGemm", since=1, domain=MS)
-def convert_qgemm(ctx, node):
+def convert_qgemm(ctx: ImportContext, node: NodeReader) -> Converted:
     alpha, trans_b = node.attr("alpha"), node.attr("transB")
     a, a_params = dequantize_input(ctx, node, 0, 1, 2)
     b, b_params = dequantize_input(ctx, node, 3, 4, 5, axis=0 if trans_b else 1)
@@ -40,7 +47,7 @@ def convert_qgemm(ctx, node):
     return requantize(ctx, node, y, 7, 8)
 
 
-def _bias(ctx, node, scale):
+def _bias(ctx: ImportContext, node: NodeReader, scale):
     """C as float: per tensor, or per column on C's last axis (C is [N], [1, N] or [M, N])."""
     data = read_qtensor(ctx, node.input(6), INT32)
     count = scale.size if isinstance(scale, np.ndarray) else int(np.prod(scale.type.static_shape()))

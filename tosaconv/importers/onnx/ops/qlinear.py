@@ -17,6 +17,8 @@ point per operand.
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from ....lowering.limits import Limit, LimitKind
@@ -28,9 +30,14 @@ from .qlinear_base import bias_scale, dequantize_input, float_node, requantize, 
 from .qtypes import INT32, QParams, read_qtensor
 from .quant import recorded_dequantize
 
+if TYPE_CHECKING:
+    from ....lowering.context import Converted
+    from ..context import ImportContext
+    from ..reader import NodeReader
+
 
 @converter("QLinearConv", since=10)
-def convert_qlinear_conv(ctx, node):
+def convert_qlinear_conv(ctx: ImportContext, node: NodeReader) -> Converted:
     x, x_params = dequantize_input(ctx, node, 0, 1, 2)
     w, w_params = dequantize_input(ctx, node, 3, 4, 5, axis=0)
     b = _bias(ctx, node, x_params, w_params) if node.input(8) else None
@@ -38,7 +45,7 @@ def convert_qlinear_conv(ctx, node):
     return requantize(ctx, node, y, 6, 7)
 
 
-def _bias(ctx, node, x_params: QParams, w_params: QParams):
+def _bias(ctx: ImportContext, node: NodeReader, x_params: QParams, w_params: QParams):
     """The int32 bias, dequantized with scale ``x_scale * w_scale`` (per output channel)."""
     name = node.input(8)
     data = read_qtensor(ctx, name, INT32)
@@ -48,14 +55,14 @@ def _bias(ctx, node, x_params: QParams, w_params: QParams):
 
 
 @converter("QLinearMatMul", since=10)
-def convert_qlinear_matmul(ctx, node):
+def convert_qlinear_matmul(ctx: ImportContext, node: NodeReader) -> Converted:
     a, _ = dequantize_input(ctx, node, 0, 1, 2, axis=-2)
     b, _ = dequantize_input(ctx, node, 3, 4, 5, axis=-1)
     return requantize(ctx, node, matmul(ctx, a, b), 6, 7)
 
 
 @converter("MatMulInteger", since=10)
-def convert_matmul_integer(ctx, node):
+def convert_matmul_integer(ctx: ImportContext, node: NodeReader) -> Converted:
     a = unit_dequantize(ctx, node, 0, 2, -2)
     b = unit_dequantize(ctx, node, 1, 3, -1)
     return integer_accumulator(ctx, matmul(ctx, a, b), "MatMulInteger")
@@ -67,7 +74,7 @@ CONV_INTEGER_ZP = publish("ConvInteger", Limit(
 
 
 @converter("ConvInteger", since=10)
-def convert_conv_integer(ctx, node):
+def convert_conv_integer(ctx: ImportContext, node: NodeReader) -> Converted:
     if node.input(2) and ctx.const(node.input(2)) is None:
         raise CONV_INTEGER_ZP.refuse(f"ConvInteger x_zero_point '{node.input(2)}'")
     x = unit_dequantize(ctx, node, 0, 2, 1)

@@ -23,6 +23,8 @@ DequantizeLinear are ONNX's, registered again for their domain.
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ....ir import attrs as A
 from ....ir.ops import Op
 from ..ms_domain import MS
@@ -31,12 +33,18 @@ from ..registry import converter
 from .qlinear_base import dequantize_input, requantize, run_float
 from .quant import convert_dequantize_linear, convert_quantize_linear
 
+if TYPE_CHECKING:
+    from ....ir.graph import Value
+    from ....lowering.context import Converted
+    from ..context import ImportContext
+    from ..reader import NodeReader
+
 converter("QuantizeLinear", since=1, domain=MS)(convert_quantize_linear)
 converter("DequantizeLinear", since=1, domain=MS)(convert_dequantize_linear)
 
 
 def _binary(op_type: str):
-    def convert(ctx, node):
+    def convert(ctx: ImportContext, node: NodeReader) -> Value:
         a, _ = dequantize_input(ctx, node, 0, 1, 2)
         b, _ = dequantize_input(ctx, node, 3, 4, 5)
         return requantize(ctx, node, run_float(ctx, node, op_type, [a, b], {}), 6, 7)
@@ -48,7 +56,7 @@ converter("QLinearAdd", since=1, domain=MS)(_binary("Add"))
 converter("QLinearMul", since=1, domain=MS)(_binary("Mul"))
 
 
-def _unary(ctx, node, op_type: str, attrs: dict, opset=None, channels_last: bool = False):
+def _unary(ctx: ImportContext, node: NodeReader, op_type: str, attrs: dict, opset=None, channels_last: bool = False) -> Value:
     """``X, X_scale, X_zp, Y_scale, Y_zp``: the float ``op_type`` on X (NHWC X moved to NCHW and back)."""
     x, _ = dequantize_input(ctx, node, 0, 1, 2)
     if channels_last:
@@ -60,29 +68,29 @@ def _unary(ctx, node, op_type: str, attrs: dict, opset=None, channels_last: bool
 
 
 @converter("QLinearSigmoid", since=1, domain=MS)
-def convert_qlinear_sigmoid(ctx, node):
+def convert_qlinear_sigmoid(ctx: ImportContext, node: NodeReader) -> Converted:
     return _unary(ctx, node, "Sigmoid", {})
 
 
 @converter("QLinearLeakyRelu", since=1, domain=MS)
-def convert_qlinear_leaky_relu(ctx, node):
+def convert_qlinear_leaky_relu(ctx: ImportContext, node: NodeReader) -> Converted:
     return _unary(ctx, node, "LeakyRelu", {"alpha": node.attr("alpha")})
 
 
 @converter("QLinearSoftmax", since=1, domain=MS)
-def convert_qlinear_softmax(ctx, node):
+def convert_qlinear_softmax(ctx: ImportContext, node: NodeReader) -> Converted:
     return _unary(ctx, node, "Softmax", {"axis": node.attr("axis")}, opset=node.attr("opset"))
 
 
 @converter("QLinearReduceMean", since=1, domain=MS)
-def convert_qlinear_reduce_mean(ctx, node):
+def convert_qlinear_reduce_mean(ctx: ImportContext, node: NodeReader) -> Converted:
     # ReduceMean 13 is the last version that takes ``axes`` as an attribute, as this op does.
     return _unary(ctx, node, "ReduceMean", {"axes": list(node.attr("axes")), "keepdims": node.attr("keepdims")},
                   opset=13)
 
 
 @converter("QLinearGlobalAveragePool", since=1, domain=MS)
-def convert_qlinear_global_average_pool(ctx, node):
+def convert_qlinear_global_average_pool(ctx: ImportContext, node: NodeReader) -> Converted:
     return _unary(ctx, node, "GlobalAveragePool", {}, channels_last=bool(node.attr("channels_last")))
 
 
@@ -90,14 +98,14 @@ _POOL_ATTRS = ("auto_pad", "ceil_mode", "count_include_pad", "kernel_shape", "pa
 
 
 @converter("QLinearAveragePool", since=1, domain=MS)
-def convert_qlinear_average_pool(ctx, node):
+def convert_qlinear_average_pool(ctx: ImportContext, node: NodeReader) -> Converted:
     attrs = {name: node.attr(name) for name in _POOL_ATTRS}
     attrs = {k: list(v) if isinstance(v, tuple) else v for k, v in attrs.items()}
     return _unary(ctx, node, "AveragePool", attrs, channels_last=bool(node.attr("channels_last")))
 
 
 @converter("QLinearConcat", since=1, domain=MS)
-def convert_qlinear_concat(ctx, node):
+def convert_qlinear_concat(ctx: ImportContext, node: NodeReader) -> Converted:
     if len(node.inputs) < 5 or (len(node.inputs) - 2) % 3:
         raise ConvertError(f"QLinearConcat takes Y_scale, Y_zero_point and (X, X_scale, X_zero_point) "
                            f"triples; this node has {len(node.inputs)} inputs")
@@ -107,7 +115,7 @@ def convert_qlinear_concat(ctx, node):
 
 
 @converter("QLinearWhere", since=1, domain=MS)
-def convert_qlinear_where(ctx, node):
+def convert_qlinear_where(ctx: ImportContext, node: NodeReader) -> Converted:
     x, _ = dequantize_input(ctx, node, 1, 2, 3)
     y, _ = dequantize_input(ctx, node, 4, 5, 6)
     z = run_float(ctx, node, "Where", [ctx.tensor(node.inputs[0]), x, y], {})
@@ -122,5 +130,5 @@ def _to_channels_last(rank: int) -> tuple:
     return (0,) + tuple(range(2, rank)) + (1,)
 
 
-def _transpose(ctx, x, perms: tuple):
+def _transpose(ctx: ImportContext, x: Value, perms: tuple) -> Value:
     return ctx.b.emit(Op.TRANSPOSE, x, attrs=A.TransposeAttrs(perms))

@@ -14,6 +14,8 @@ values (uint8 200 stays 200).
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from ....ir import attrs as A
@@ -25,8 +27,12 @@ from ....symbolic.constraints import Kind
 from ..reader import ConvertError
 from .qtypes import QParams
 
+if TYPE_CHECKING:
+    from ..context import ImportContext
+    from ..reader import NodeReader
 
-def read_params(ctx, node, scale_index: int, zp_index: int, data_type, axis=None) -> QParams:
+
+def read_params(ctx: ImportContext, node: NodeReader, scale_index: int, zp_index: int, data_type, axis=None) -> QParams:
     """The (scale, zero point) operands of ``node`` for data of IR type ``data_type``.
 
     ``axis`` is the axis of a 1-D scale for ops that have no ``axis`` attribute (QLinearConv's
@@ -53,7 +59,7 @@ def read_params(ctx, node, scale_index: int, zp_index: int, data_type, axis=None
     return QParams(scale, zp, axis)
 
 
-def unit_params(ctx, zp_name, data_type, axis: int) -> QParams:
+def unit_params(ctx: ImportContext, zp_name, data_type, axis: int) -> QParams:
     """Scale 1 and the zero point ``zp_name``: a scalar, or one per index of ``axis`` (ConvInteger,
     MatMulInteger)."""
     zp = _operand(ctx, zp_name, is_float=False)
@@ -65,11 +71,11 @@ def unit_params(ctx, zp_name, data_type, axis: int) -> QParams:
     return QParams(np.ones((count,), np.float32), zp, axis)
 
 
-def _has_attr(node, name: str) -> bool:
+def _has_attr(node: NodeReader, name: str) -> bool:
     return node.schema is not None and name in node.schema.attributes
 
 
-def _axis(node, rank: int) -> int:
+def _axis(node: NodeReader, rank: int) -> int:
     # QuantizeLinear/DequantizeLinear 10 have no ``axis`` (per-axis scales came with version 13), yet
     # onnxruntime's quantizer writes ``axis`` on them for the per-channel weights and biases of QDQ
     # models at opsets 10 to 12 (onnxruntime itself then refuses the model: "Unrecognized attribute:
@@ -82,7 +88,7 @@ def _axis(node, rank: int) -> int:
     return norm_axis(node.attr("axis"), rank)
 
 
-def _operand(ctx, name, is_float: bool):
+def _operand(ctx: ImportContext, name, is_float: bool):
     if name is None:
         return None
     c = ctx.const(name)
@@ -105,7 +111,7 @@ def _size(p) -> int:
     return int(p.size) if isinstance(p, np.ndarray) else int(np.prod(p.type.static_shape(), dtype=np.int64))
 
 
-def _blocked(ctx, scale, zp, axis: int, block: int, data_type) -> QParams:
+def _blocked(ctx: ImportContext, scale, zp, axis: int, block: int, data_type) -> QParams:
     if block < 0:
         raise ConvertError(f"block_size must be positive, got {block}")
     size = data_type.shape[axis]
@@ -124,7 +130,7 @@ def _blocked(ctx, scale, zp, axis: int, block: int, data_type) -> QParams:
 
 # -- broadcasting --------------------------------------------------------------------
 
-def broadcast(ctx, p, params: QParams, data_type):
+def broadcast(ctx: ImportContext, p, params: QParams, data_type):
     """Scale or zero point ``p`` (numpy or IR value) shaped to broadcast against ``data_type``."""
     rank = data_type.rank
     if not isinstance(p, Value):
@@ -140,7 +146,7 @@ def broadcast(ctx, p, params: QParams, data_type):
     return p.reshape(dims) if isinstance(p, np.ndarray) else reshape(ctx, p, dims)
 
 
-def _expand_blocks(ctx, p, params: QParams, size: int):
+def _expand_blocks(ctx: ImportContext, p, params: QParams, size: int):
     axis, block = params.axis, params.block_size
     if isinstance(p, np.ndarray):
         return np.take(np.repeat(p, block, axis=axis), range(size), axis=axis)
@@ -158,7 +164,7 @@ def _expand_blocks(ctx, p, params: QParams, size: int):
     return ctx.b.emit(Op.SLICE, flat, attrs=A.SliceAttrs((0,) * len(sizes), tuple(sizes)))
 
 
-def as_float32(ctx, p):
+def as_float32(ctx: ImportContext, p):
     """A float scale as float32 (fp16 run-time scales are widened with CAST)."""
     if isinstance(p, np.ndarray):
         return p.astype(np.float32)

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import weakref
 from dataclasses import dataclass, field
-from typing import Optional, Union
+from typing import TYPE_CHECKING, Optional, Union
 
 import numpy as np
 
@@ -32,6 +32,9 @@ from ....ir.ops import Op
 from ....ir.types import TensorType
 from ....lowering.quant_scale import ScaleError, multiplier_shift
 from ..reader import ConvertError
+
+if TYPE_CHECKING:
+    from ..context import ImportContext
 
 
 @dataclass(frozen=True)
@@ -114,7 +117,7 @@ class QuantState:
 _STATES: dict = {}     # id(graph) -> QuantState, dropped when the graph is
 
 
-def state(ctx) -> QuantState:
+def state(ctx: ImportContext) -> QuantState:
     """The quantization side table of the graph being built (shared by inlined subgraphs)."""
     key = id(ctx.graph)
     if key not in _STATES:
@@ -123,13 +126,13 @@ def state(ctx) -> QuantState:
     return _STATES[key]
 
 
-def mark_unsigned(ctx, v: Value, qtype: QType) -> Value:
+def mark_unsigned(ctx: ImportContext, v: Value, qtype: QType) -> Value:
     if qtype.unsigned:
         state(ctx).unsigned[v] = qtype
     return v
 
 
-def stored_qtype(ctx, v: Value) -> Optional[QType]:
+def stored_qtype(ctx: ImportContext, v: Value) -> Optional[QType]:
     """The QType of IR tensor ``v``, following layout ops back to a value recorded as unsigned."""
     seen = v
     while seen is not None:
@@ -140,7 +143,7 @@ def stored_qtype(ctx, v: Value) -> Optional[QType]:
     return _BY_DTYPE.get(v.type.dtype)
 
 
-def qtype_of(ctx, name: Optional[str]) -> Optional[QType]:
+def qtype_of(ctx: ImportContext, name: Optional[str]) -> Optional[QType]:
     """The quantized element type of ONNX tensor ``name`` (None when absent or not an integer type)."""
     if not name:
         return None
@@ -150,7 +153,7 @@ def qtype_of(ctx, name: Optional[str]) -> Optional[QType]:
     return stored_qtype(ctx, ctx.tensor(name))
 
 
-def read_qtensor(ctx, name: str, qtype: QType) -> QTensor:
+def read_qtensor(ctx: ImportContext, name: str, qtype: QType) -> QTensor:
     c = ctx.const(name)
     if c is not None:
         return QTensor(qtype, const=c.astype(np.int64))
@@ -165,14 +168,14 @@ def data_type(qt: QTensor) -> TensorType:
     return qt.value.type if qt.value is not None else TensorType(qt.qtype.dtype, qt.const.shape)
 
 
-def is_float16(ctx, name: str) -> bool:
+def is_float16(ctx: ImportContext, name: str) -> bool:
     c = ctx.const(name)
     return (c.dtype == np.float16) if c is not None else ctx.tensor(name).type.dtype == DType.FP16
 
 
 # -- signed forms ------------------------------------------------------------------
 
-def rescale(ctx, v: Value, scales, out_dtype: DType, *, input_zp: int = 0, output_zp: int = 0,
+def rescale(ctx: ImportContext, v: Value, scales, out_dtype: DType, *, input_zp: int = 0, output_zp: int = 0,
             input_unsigned: bool = False, output_unsigned: bool = False) -> Value:
     """A SINGLE_ROUND RESCALE by ``scales`` (one scale, or one per channel on the last axis).
 
@@ -189,7 +192,7 @@ def rescale(ctx, v: Value, scales, out_dtype: DType, *, input_zp: int = 0, outpu
     return ctx.b.emit(Op.RESCALE, v, attrs=attrs)
 
 
-def signed_value(ctx, qt: QTensor) -> Value:
+def signed_value(ctx: ImportContext, qt: QTensor) -> Value:
     """``qt`` as an IR tensor in signed form (``q - offset``)."""
     if qt.value is None:
         return ctx.b.const((qt.const - qt.qtype.offset).astype(qt.qtype.dtype.numpy))
@@ -202,7 +205,7 @@ def signed_value(ctx, qt: QTensor) -> Value:
     return forms[qt.value]
 
 
-def stored_from_signed(ctx, v: Value, qtype: QType) -> Value:
+def stored_from_signed(ctx: ImportContext, v: Value, qtype: QType) -> Value:
     """Signed-form int8/int16 ``v`` as ``qtype`` storage (unsigned bits for uint8/uint16)."""
     if not qtype.unsigned:
         return v
@@ -211,7 +214,7 @@ def stored_from_signed(ctx, v: Value, qtype: QType) -> Value:
     return mark_unsigned(ctx, out, qtype)
 
 
-def as_signed(ctx, v: Value):
+def as_signed(ctx: ImportContext, v: Value):
     """``(v, None)``, or when ``v`` holds unsigned bits, ``(its signed form, its QType)``: ops that order
     values (MaxPool, ArgMax) work on the signed form, which keeps the order, and a value result goes
     back to unsigned storage with :func:`stored_from_signed`."""
@@ -221,13 +224,13 @@ def as_signed(ctx, v: Value):
     return signed_value(ctx, QTensor(qtype, value=v)), qtype
 
 
-def clamp_int32(ctx, v: Value, lo, hi) -> Value:
+def clamp_int32(ctx: ImportContext, v: Value, lo, hi) -> Value:
     """Clamp int32 ``v`` (TOSA's CLAMP takes int8/int16 only): MAXIMUM then MINIMUM with constants."""
     v = ctx.b.emit(Op.MAXIMUM, v, _int32_const(ctx, lo, v))
     return ctx.b.emit(Op.MINIMUM, v, _int32_const(ctx, hi, v))
 
 
-def _int32_const(ctx, bound, like: Value) -> Value:
+def _int32_const(ctx: ImportContext, bound, like: Value) -> Value:
     if isinstance(bound, Value):
         return bound
     arr = np.asarray(bound, dtype=np.int64)

@@ -24,6 +24,8 @@ TOSA). Otherwise both ops are float TOSA, as ONNX defines them:
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 import onnx
 
@@ -40,6 +42,12 @@ from .qparams import as_float32, broadcast, is_value, read_params
 from .qtypes import (BY_ONNX_NAME, UINT8, DQRecord, QTensor, check_supported, clamp_int32, data_type, is_float16,
                      mark_unsigned, qtype_of, read_qtensor, signed_value, state)
 
+if TYPE_CHECKING:
+    from ....ir.graph import Value
+    from ....lowering.context import Converted
+    from ..context import ImportContext
+    from ..reader import NodeReader
+
 _FLOAT_OUT = {onnx.TensorProto.FLOAT: DType.FP32, onnx.TensorProto.FLOAT16: DType.FP16}
 
 
@@ -52,7 +60,7 @@ Q_PRECISION = publish("QuantizeLinear", Limit(
 
 
 @converter("DequantizeLinear", since=10)
-def convert_dequantize_linear(ctx, node):
+def convert_dequantize_linear(ctx: ImportContext, node: NodeReader) -> Converted:
     x_name, zp_name = node.inputs[0], node.input(2)
     qtype = qtype_of(ctx, zp_name) or qtype_of(ctx, x_name)
     check_supported(qtype, "DequantizeLinear input", allow_int32=True)
@@ -61,14 +69,14 @@ def convert_dequantize_linear(ctx, node):
     return recorded_dequantize(ctx, data, params, _dq_output_dtype(ctx, node))
 
 
-def recorded_dequantize(ctx, data: QTensor, params, out_dtype: DType = DType.FP32):
+def recorded_dequantize(ctx: ImportContext, data: QTensor, params, out_dtype: DType = DType.FP32):
     """:func:`dequantize`, with the result recorded for the QDQ folding."""
     y = dequantize(ctx, data, params, data_type(data), out_dtype)
     state(ctx).dq[y] = DQRecord(data, params)
     return y
 
 
-def _dq_output_dtype(ctx, node) -> DType:
+def _dq_output_dtype(ctx: ImportContext, node: NodeReader) -> DType:
     code = node.attr("output_dtype") if node.schema and "output_dtype" in node.schema.attributes else 0
     if not code:
         code = onnx.TensorProto.FLOAT16 if is_float16(ctx, node.inputs[1]) else onnx.TensorProto.FLOAT
@@ -77,7 +85,7 @@ def _dq_output_dtype(ctx, node) -> DType:
     return _FLOAT_OUT[code]
 
 
-def dequantize(ctx, data: QTensor, params, data_type, out_dtype: DType = DType.FP32):
+def dequantize(ctx: ImportContext, data: QTensor, params, data_type, out_dtype: DType = DType.FP32):
     """``(data - zero_point) * scale`` in float32, then ``out_dtype``."""
     x = ctx.b.emit(Op.CAST, signed_value(ctx, data), attrs=A.CastAttrs(DType.FP32))
     zp = _float_zero_point(ctx, params, data, data_type)
@@ -88,7 +96,7 @@ def dequantize(ctx, data: QTensor, params, data_type, out_dtype: DType = DType.F
     return y if out_dtype == DType.FP32 else ctx.b.emit(Op.CAST, y, attrs=A.CastAttrs(out_dtype))
 
 
-def _float_zero_point(ctx, params, data: QTensor, data_type):
+def _float_zero_point(ctx: ImportContext, params, data: QTensor, data_type):
     """The zero point in the signed form of ``data``, as float32 (None when it is 0)."""
     zp, offset = params.zero_point, data.qtype.offset
     if zp is None and not offset:
@@ -103,14 +111,14 @@ def _float_zero_point(ctx, params, data: QTensor, data_type):
     return broadcast(ctx, f, params, data_type)
 
 
-def _as_tensor(ctx, p):
+def _as_tensor(ctx: ImportContext, p):
     return ctx.b.const(p) if isinstance(p, np.ndarray) else p
 
 
 # -- QuantizeLinear ---------------------------------------------------------------------
 
 @converter("QuantizeLinear", since=10)
-def convert_quantize_linear(ctx, node):
+def convert_quantize_linear(ctx: ImportContext, node: NodeReader) -> Converted:
     x = ctx.tensor(node.inputs[0])
     if not x.type.dtype.is_float:
         raise ConvertError(f"QuantizeLinear of {x.type.dtype.value} data is not supported (float input only)")
@@ -124,14 +132,14 @@ def convert_quantize_linear(ctx, node):
     return folded if folded is not None else quantize(ctx, x, params, qtype)
 
 
-def _check_precision(node):
+def _check_precision(node: NodeReader):
     if node.schema and "precision" in node.schema.attributes:
         p = node.attr("precision")
         if p and p != onnx.TensorProto.FLOAT:
             raise Q_PRECISION.refuse(f"QuantizeLinear with precision {onnx.TensorProto.DataType.Name(p)}")
 
 
-def _q_output_qtype(ctx, node):
+def _q_output_qtype(ctx: ImportContext, node: NodeReader):
     zp_name = node.input(2)
     if zp_name:
         return qtype_of(ctx, zp_name)
@@ -139,7 +147,7 @@ def _q_output_qtype(ctx, node):
     return BY_ONNX_NAME.get(onnx.TensorProto.DataType.Name(code)) if code else UINT8
 
 
-def quantize(ctx, x, params, qtype):
+def quantize(ctx: ImportContext, x, params, qtype) -> Value:
     """ONNX's ``saturate(rint(x / scale) + zero_point)`` in float32 and int32 TOSA, stored as ``qtype``."""
     if x.type.dtype != DType.FP32:
         x = ctx.b.emit(Op.CAST, x, attrs=A.CastAttrs(DType.FP32))
@@ -152,7 +160,7 @@ def quantize(ctx, x, params, qtype):
     return mark_unsigned(ctx, ctx.b.emit(Op.CAST, v, attrs=A.CastAttrs(qtype.dtype)), qtype)
 
 
-def _quotient(ctx, x, params):
+def _quotient(ctx: ImportContext, x: Value, params) -> Value:
     """``x / scale`` (see :mod:`.float_div`)."""
     scale = broadcast(ctx, as_float32(ctx, params.scale), params, x.type)
     if isinstance(scale, np.ndarray):
@@ -161,7 +169,7 @@ def _quotient(ctx, x, params):
     return divide(ctx, x, scale, ctx.b.emit(Op.RECIPROCAL, scale))
 
 
-def _saturate_const_zp(ctx, v, params, qtype, data_type):
+def _saturate_const_zp(ctx: ImportContext, v, params, qtype, data_type):
     zp = np.zeros((), np.int64) if params.zero_point is None else params.zero_point
     if zp.size == 1:
         z = int(zp.reshape(-1)[0])
@@ -172,7 +180,7 @@ def _saturate_const_zp(ctx, v, params, qtype, data_type):
     return ctx.b.emit(Op.ADD, v, ctx.b.const(zb.astype(np.int32)))
 
 
-def _saturate_value_zp(ctx, v, params, qtype, data_type):
+def _saturate_value_zp(ctx: ImportContext, v, params, qtype, data_type) -> Value:
     """A zero point known only at run time: widened to int32 (true value), then the same clamp."""
     signed = signed_value(ctx, QTensor(qtype, value=params.zero_point))
     z = ctx.b.emit(Op.CAST, signed, attrs=A.CastAttrs(DType.INT32))

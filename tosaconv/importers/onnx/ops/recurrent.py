@@ -12,12 +12,20 @@ for the ones not given) and refuses the rest with a clear message.
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ....ir import attrs as A
 from ....ir.dtypes import DType
 from ....ir.ops import Op
 from ....symbolic.constraints import Kind
 from ..reader import ConvertError
 from ..registry import converter
+
+if TYPE_CHECKING:
+    from ....ir.graph import Value
+    from ....lowering.context import Converted
+    from ..context import ImportContext
+    from ..reader import NodeReader
 
 # cell -> (gates, default activations of one direction, optional inputs after X, W, R)
 CELLS = {
@@ -41,21 +49,21 @@ ACTIVATIONS = {
 
 
 @converter("LSTM", since=7)
-def convert_lstm(ctx, node):
+def convert_lstm(ctx: ImportContext, node: NodeReader) -> Converted:
     return recurrent(ctx, node, "LSTM")
 
 
 @converter("GRU", since=7)
-def convert_gru(ctx, node):
+def convert_gru(ctx: ImportContext, node: NodeReader) -> Converted:
     return recurrent(ctx, node, "GRU")
 
 
 @converter("RNN", since=7)
-def convert_rnn(ctx, node):
+def convert_rnn(ctx: ImportContext, node: NodeReader) -> Converted:
     return recurrent(ctx, node, "RNN")
 
 
-def recurrent(ctx, node, cell: str):
+def recurrent(ctx: ImportContext, node: NodeReader, cell: str):
     x, w, r = (ctx.tensor(node.inputs[i]) for i in range(3))
     direction = node.attr("direction")
     if direction not in DIRECTIONS:
@@ -78,7 +86,7 @@ def recurrent(ctx, node, cell: str):
     return ctx.b.create(Op.RECURRENT, [x, w, r, *optional.values()], attrs).results
 
 
-def _check_float(x, *others):
+def _check_float(x: Value, *others):
     if not x.type.dtype.is_float:
         raise ConvertError(f"X is {x.type.dtype.value}; recurrent cells are converted for float data only")
     for v in others:
@@ -87,7 +95,7 @@ def _check_float(x, *others):
                                "the weights and states must have X's element type")
 
 
-def _hidden_size(node, r) -> int:
+def _hidden_size(node: NodeReader, r) -> int:
     hidden = node.attr("hidden_size")
     if hidden is None:
         hidden = r.type.shape[2] if r.type.rank == 3 else None
@@ -102,14 +110,14 @@ def _hidden_size(node, r) -> int:
 class _Sizes:
     """The shapes ONNX prescribes for each operand; mismatches are refused or recorded in the ledger."""
 
-    def __init__(self, ctx, cell, dirs, hidden, x, layout):
+    def __init__(self, ctx, cell, dirs, hidden, x: Value, layout):
         if x.type.rank != 3:
             raise ConvertError(f"X must have rank 3, got shape {x.type}")
         self.ctx, self.cell, self.dirs, self.hidden, self.layout = ctx, cell, dirs, hidden, layout
         self.width = CELLS[cell][0] * hidden
         self.batch = x.type.shape[0] if layout else x.type.shape[1]
 
-    def check(self, name, v, dims):
+    def check(self, name, v: Value, dims):
         if v.type.rank != len(dims):
             raise ConvertError(f"{name} must have rank {len(dims)}, got shape {v.type}")
         for axis, (got, want) in enumerate(zip(v.type.shape, dims)):
@@ -125,7 +133,7 @@ class _Sizes:
                 "initial_c": self.state(), "P": (self.dirs, 3 * self.hidden)}[name]
 
 
-def _optional(ctx, node, sizes, x) -> dict:
+def _optional(ctx: ImportContext, node: NodeReader, sizes, x) -> dict:
     """The optional operands that are present, by ONNX name, in ONNX order."""
     out = {}
     for position, name in enumerate(CELLS[sizes.cell][2], start=3):
@@ -141,7 +149,7 @@ def _optional(ctx, node, sizes, x) -> dict:
     return out
 
 
-def _clip(node) -> float:
+def _clip(node: NodeReader) -> float:
     clip = node.attr("clip")
     if clip is None:
         return 0.0
@@ -150,7 +158,7 @@ def _clip(node) -> float:
     return float(clip)
 
 
-def _activations(node, cell: str, dirs: int) -> str:
+def _activations(node: NodeReader, cell: str, dirs: int) -> str:
     """Every function of every direction with its alpha and beta, consumed in order as onnxruntime does."""
     defaults = CELLS[cell][1]
     names = node.attr("activations") or defaults * dirs

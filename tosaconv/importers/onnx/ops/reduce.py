@@ -17,6 +17,8 @@ ReduceLogSumExp subtracts the max before EXP so that large inputs do not overflo
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from ....ir import attrs as A
@@ -30,6 +32,12 @@ from ..reader import ConvertError
 from ....lowering.limits import must_be_known
 from ..registry import converter, publish
 
+if TYPE_CHECKING:
+    from ....ir.graph import Value
+    from ....lowering.context import Converted
+    from ..context import ImportContext
+    from ..reader import NodeReader
+
 # The opset version from which each op takes its axes as input 1 instead of an attribute.
 _AXES_INPUT_SINCE = {"ReduceSum": 13, "ReduceMean": 18, "ReduceMax": 18, "ReduceMin": 18, "ReduceProd": 18,
                      "ReduceL1": 18, "ReduceL2": 18, "ReduceLogSum": 18, "ReduceLogSumExp": 18,
@@ -40,14 +48,14 @@ for _op in _AXES_INPUT_SINCE:
     publish(_op, REDUCE_AXES)
 
 
-def _drop_axes(ctx, x, axes):
+def _drop_axes(ctx: ImportContext, x: Value, axes):
     """Remove reduced axes (literal 1s) from ``x``."""
     if not axes:
         return x
     return ctx.b.emit(Op.COLLAPSE_DIMS, x, attrs=A.IndicesAttrs(tuple(sorted(axes))))
 
 
-def _reduce_axes(ctx, node, rank: int):
+def _reduce_axes(ctx: ImportContext, node: NodeReader, rank: int):
     """The sorted axes ``node`` reduces, or None when it is a no-op (empty axes, noop_with_empty_axes=1)."""
     axes = _given_axes(ctx, node)
     if not axes:
@@ -58,7 +66,7 @@ def _reduce_axes(ctx, node, rank: int):
     return sorted({norm_axis(int(a), rank) for a in axes})
 
 
-def _given_axes(ctx, node):
+def _given_axes(ctx: ImportContext, node: NodeReader):
     """Axes from the attribute (older versions) or from constant input 1; () when not given."""
     if node.version < _AXES_INPUT_SINCE[node.op_type]:
         return tuple(node.attr("axes", None) or ())
@@ -71,7 +79,7 @@ def _given_axes(ctx, node):
     return tuple(int(a) for a in np.asarray(c).reshape(-1))
 
 
-def _reduce(ctx, node, reducer, composite: bool = False):
+def _reduce(ctx: ImportContext, node: NodeReader, reducer, composite: bool = False):
     """Reduce with ``reducer(ctx, x, axes)``. A no-op reduction (a scalar, or empty axes with
     noop_with_empty_axes) returns x, or for a ``composite`` reducer (ReduceL2, ReduceLogSum...)
     its elementwise part: the reducer over no axes, as the ONNX reference and onnxruntime compute."""
@@ -88,27 +96,27 @@ def _with(op):
 
 
 @converter("ReduceSum", since=1)
-def convert_reduce_sum(ctx, node):
+def convert_reduce_sum(ctx: ImportContext, node: NodeReader) -> Converted:
     return _reduce(ctx, node, _with(Op.REDUCE_SUM))
 
 
 @converter("ReduceMean", since=1)
-def convert_reduce_mean(ctx, node):
+def convert_reduce_mean(ctx: ImportContext, node: NodeReader) -> Converted:
     return _reduce(ctx, node, mean_over)
 
 
 @converter("ReduceMax", since=1)
-def convert_reduce_max(ctx, node):
+def convert_reduce_max(ctx: ImportContext, node: NodeReader) -> Converted:
     return _reduce(ctx, node, _with(Op.REDUCE_MAX))
 
 
 @converter("ReduceMin", since=1)
-def convert_reduce_min(ctx, node):
+def convert_reduce_min(ctx: ImportContext, node: NodeReader) -> Converted:
     return _reduce(ctx, node, _with(Op.REDUCE_MIN))
 
 
 @converter("ReduceProd", since=1)
-def convert_reduce_prod(ctx, node):
+def convert_reduce_prod(ctx: ImportContext, node: NodeReader) -> Converted:
     return _reduce(ctx, node, _with(Op.REDUCE_PRODUCT))
 
 
@@ -117,7 +125,7 @@ def convert_reduce_prod(ctx, node):
 def _via_float(fn):
     """Integer data is reduced in float32 and truncated back toward zero, as onnxruntime does
     (TOSA has EXP, LOG and RSQRT for floating point only)."""
-    def reducer(ctx, x, axes):
+    def reducer(ctx: ImportContext, x: Value, axes):
         if x.type.dtype.is_float:
             return fn(ctx, x, axes)
         y = fn(ctx, ctx.b.emit(Op.CAST, x, attrs=A.CastAttrs(DType.FP32)), axes)
@@ -125,27 +133,27 @@ def _via_float(fn):
     return reducer
 
 
-def _sum(ctx, x, axes):
+def _sum(ctx: ImportContext, x, axes):
     return reduce_chain(ctx, Op.REDUCE_SUM, x, axes)
 
 
-def _sum_square(ctx, x, axes):
+def _sum_square(ctx: ImportContext, x, axes):
     return _sum(ctx, mul(ctx, x, x), axes)
 
 
-def _l1(ctx, x, axes):
+def _l1(ctx: ImportContext, x: Value, axes):
     return _sum(ctx, ctx.b.emit(Op.ABS, x), axes)
 
 
-def _l2(ctx, x, axes):
+def _l2(ctx: ImportContext, x, axes) -> Value:
     return ctx.b.emit(Op.RECIPROCAL, ctx.b.emit(Op.RSQRT, _sum_square(ctx, x, axes)))
 
 
-def _log_sum(ctx, x, axes):
+def _log_sum(ctx: ImportContext, x, axes) -> Value:
     return ctx.b.emit(Op.LOG, _sum(ctx, x, axes))
 
 
-def _log_sum_exp(ctx, x, axes):
+def _log_sum_exp(ctx: ImportContext, x: Value, axes) -> Value:
     """``log(sum(exp(x - m))) + m`` with m the max over ``axes``, or 0 where the max is not finite
     (so an infinite or NaN max gives inf or NaN rather than inf - inf)."""
     m = reduce_chain(ctx, Op.REDUCE_MAX, x, axes)
@@ -161,7 +169,7 @@ for _name, _fn in (("ReduceL1", _l1), ("ReduceL2", _via_float(_l2)), ("ReduceLog
 
 
 @converter("GlobalMaxPool", since=1)
-def convert_global_max_pool(ctx, node):
+def convert_global_max_pool(ctx: ImportContext, node: NodeReader) -> Converted:
     """The max over every spatial axis (2 and up) of an [N, C, ...] input, kept as 1s."""
     x = ctx.tensor(node.inputs[0])
     if x.type.rank < 3:

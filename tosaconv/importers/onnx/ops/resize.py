@@ -16,6 +16,7 @@ A linear Resize of 8-bit data is computed in float as onnxruntime does it
 from __future__ import annotations
 
 from fractions import Fraction
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -25,6 +26,12 @@ from ....lowering.limits import Limit, LimitKind, must_be_known
 from ..registry import converter, publish
 from ....ir.dtypes import DType
 from .resize_8bit import linear_8bit
+
+if TYPE_CHECKING:
+    from ....ir.graph import Value
+    from ....lowering.context import Converted
+    from ..context import ImportContext
+    from ..reader import NodeReader
 
 MODES = ("nearest", "linear", "cubic")
 
@@ -44,7 +51,7 @@ RESIZE_INT = publish("Resize", Limit(
 
 
 @converter("Resize", since=11)
-def convert_resize(ctx, node):
+def convert_resize(ctx: ImportContext, node: NodeReader) -> Converted:
     x = ctx.tensor(node.inputs[0])
     mode = node.attr("mode")
     if mode not in MODES:
@@ -56,7 +63,7 @@ def convert_resize(ctx, node):
     return _resize(ctx, node, x, mode)
 
 
-def _resize(ctx, node, x, mode: str):
+def _resize(ctx: ImportContext, node: NodeReader, x: Value, mode: str):
     spec = _spec(node, mode)
     axes = _axes(ctx, node, x)
     order = resize_axes(node, x.type.rank)
@@ -64,7 +71,7 @@ def _resize(ctx, node, x, mode: str):
     return resize(ctx, x, spec, axes, order, _rois(ctx, node, order) if crop else {})
 
 
-def _spec(node, mode: str) -> ResizeSpec:
+def _spec(node: NodeReader, mode: str) -> ResizeSpec:
     antialias = bool(node.version >= 18 and node.attr("antialias"))
     return ResizeSpec(mode, node.attr("coordinate_transformation_mode"), node.attr("nearest_mode"),
                       float(node.attr("cubic_coeff_a")), bool(node.attr("exclude_outside")), antialias,
@@ -73,7 +80,7 @@ def _spec(node, mode: str) -> ResizeSpec:
 
 # -- sizes and scales ---------------------------------------------------------------------
 
-def _axes(ctx, node, x) -> list:
+def _axes(ctx: ImportContext, node: NodeReader, x: Value) -> list:
     """Every input axis with its output size and scale."""
     shape = x.type.shape
     kind, values, axes = _full_rank(node, shape, _scales(ctx, node), _sizes(ctx, node))
@@ -84,7 +91,7 @@ def _axes(ctx, node, x) -> list:
     return [sized_axis(size, v, i) for i, (size, v) in enumerate(zip(shape, values))]
 
 
-def _scales(ctx, node):
+def _scales(ctx: ImportContext, node: NodeReader):
     name = node.input(2)
     if name is None:
         return None
@@ -94,7 +101,7 @@ def _scales(ctx, node):
     return None if c.size == 0 else [np.float32(v) for v in c.reshape(-1)]
 
 
-def _sizes(ctx, node):
+def _sizes(ctx: ImportContext, node: NodeReader):
     name = node.input(3)
     if name is None:
         return None
@@ -104,7 +111,7 @@ def _sizes(ctx, node):
     return st.values() if st.dims else None
 
 
-def _full_rank(node, shape, scales, sizes):
+def _full_rank(node: NodeReader, shape, scales, sizes):
     """(kind, one value per input axis, the axes given), spreading opset-18 ``axes``."""
     if (scales is None) == (sizes is None):
         raise ConvertError("Resize needs exactly one of scales and sizes")
@@ -118,7 +125,7 @@ def _full_rank(node, shape, scales, sizes):
     return kind, full, axes
 
 
-def resize_axes(node, rank: int) -> list:
+def resize_axes(node: NodeReader, rank: int) -> list:
     """Opset 18's ``axes`` attribute (normalized), or every axis."""
     axes = node.attr("axes", None) if node.version >= 18 else None
     if axes is None:
@@ -129,7 +136,7 @@ def resize_axes(node, rank: int) -> list:
     return normalized
 
 
-def _keep_aspect(node, shape, sizes, axes) -> list:
+def _keep_aspect(node: NodeReader, shape, sizes, axes) -> list:
     """not_larger / not_smaller: one scale for the given axes (the reference's float64 min or max of
     the size ratios), output sizes rounded half up as the reference rounds them."""
     if not all(isinstance(shape[a], int) and isinstance(sizes[a], int) for a in axes):
@@ -143,7 +150,7 @@ def _keep_aspect(node, shape, sizes, axes) -> list:
             for a in range(len(shape))]
 
 
-def _rois(ctx, node, order) -> dict:
+def _rois(ctx: ImportContext, node: NodeReader, order) -> dict:
     """tf_crop_and_resize's region of interest per axis: (start, end) in the roi tensor's type."""
     name = node.input(1)
     roi = ctx.const(name) if name else None

@@ -13,13 +13,19 @@ unnormalized int32 sum, whose exact division would need a RESCALE that rounds.
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ....ir import attrs as A
 from ....ir.dtypes import DType
 from ....ir.ops import Op
 from .qtypes import as_signed, stored_from_signed
 
+if TYPE_CHECKING:
+    from ....ir.graph import Value
+    from ..context import ImportContext
 
-def linear_8bit(ctx, x, resize_float):
+
+def linear_8bit(ctx: ImportContext, x, resize_float):
     """``resize_float(float32 values)`` applied to the true values of 8-bit ``x``, truncated back."""
     signed, unsigned = as_signed(ctx, x)
     offset = unsigned.offset if unsigned is not None else 0
@@ -33,7 +39,7 @@ def linear_8bit(ctx, x, resize_float):
     return v if unsigned is None else stored_from_signed(ctx, v, unsigned)
 
 
-def _truncate(ctx, y, nonnegative: bool):
+def _truncate(ctx: ImportContext, y: Value, nonnegative: bool):
     down = ctx.b.emit(Op.FLOOR, y)
     if nonnegative:
         return down

@@ -16,6 +16,8 @@ mask only along its axis (moved last), so it costs ``updates x dim`` elements.
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ....ir import attrs as A
 from ....ir.dtypes import DType
 from ....ir.ops import Op
@@ -29,6 +31,12 @@ from ..reader import ConvertError
 from ..registry import converter
 from .indexing import element_offsets, elements_like
 
+if TYPE_CHECKING:
+    from ....ir.graph import Value
+    from ....lowering.context import Converted
+    from ..context import ImportContext
+    from ..reader import NodeReader
+
 # reduction -> (TOSA reduction, merge with the data, identity selector)
 _REDUCTIONS = {
     "add": (Op.REDUCE_SUM, Op.ADD, lambda dt: 0),
@@ -38,7 +46,7 @@ _REDUCTIONS = {
 }
 
 
-def _reduction(node, dtype: DType) -> str:
+def _reduction(node: NodeReader, dtype: DType) -> str:
     reduction = node.attr("reduction", "none") if node.version >= 16 else "none"
     if reduction != "none" and reduction not in _REDUCTIONS:
         raise ConvertError(f"{node.op_type} reduction '{reduction}' is not one of none, add, mul, max, min")
@@ -50,13 +58,13 @@ def _reduction(node, dtype: DType) -> str:
     return reduction
 
 
-def _merge(ctx, reduction: str, data, combined):
+def _merge(ctx: ImportContext, reduction: str, data: Value, combined) -> Value:
     op = _REDUCTIONS[reduction][1]
     attrs = A.MulAttrs(0) if op is Op.MUL else None
     return ctx.b.emit(op, data, combined, attrs=attrs)
 
 
-def _scatter_rows(ctx, data, rows, updates, table_shape):
+def _scatter_rows(ctx: ImportContext, data: Value, rows, updates, table_shape) -> Value:
     """One TOSA SCATTER of ``updates`` into ``data`` viewed as ``table_shape`` [N, K, C]."""
     values, undo = gather_safe(ctx, data)
     upd, _ = gather_safe(ctx, updates)
@@ -67,14 +75,14 @@ def _scatter_rows(ctx, data, rows, updates, table_shape):
     return reshape(ctx, undo(out), list(data.type.shape))
 
 
-def _operands(ctx, node):
+def _operands(ctx: ImportContext, node: NodeReader):
     data = ctx.tensor(node.inputs[0])
     idx = as_int32(ctx, ctx.tensor(node.inputs[1]))
     updates = ctx.tensor(node.inputs[2])
     return data, idx, updates
 
 
-def _same_shape(ctx, a, b, what: str):
+def _same_shape(ctx: ImportContext, a: Value, b: Value, what: str):
     if a.type.rank != b.type.rank:
         raise ConvertError(f"{what}: ranks {a.type.rank} and {b.type.rank} differ")
     for j, (x, y) in enumerate(zip(a.type.shape, b.type.shape)):
@@ -82,7 +90,7 @@ def _same_shape(ctx, a, b, what: str):
 
 
 @converter("ScatterElements", since=11)
-def convert_scatter_elements(ctx, node):
+def convert_scatter_elements(ctx: ImportContext, node: NodeReader) -> Converted:
     data, idx, updates = _operands(ctx, node)
     axis = norm_axis(node.attr("axis"), data.type.rank)
     elements_like(ctx, data, idx, axis, node.op_type)
@@ -97,7 +105,7 @@ def convert_scatter_elements(ctx, node):
 converter("Scatter", since=9)(convert_scatter_elements)
 
 
-def _reduce_elements(ctx, data, idx, updates, axis: int, reduction: str):
+def _reduce_elements(ctx: ImportContext, data: Value, idx, updates, axis: int, reduction: str):
     """ScatterElements with a reduction: a one-hot mask along ``axis`` (moved last)."""
     rank = data.type.rank
     perm = axis_last(rank, axis)
@@ -114,7 +122,7 @@ def _reduce_elements(ctx, data, idx, updates, axis: int, reduction: str):
     return transpose(ctx, _merge(ctx, reduction, d, combined), inverse(perm))
 
 
-def _pad_to(ctx, x, shape, value):
+def _pad_to(ctx: ImportContext, x: Value, shape, value):
     """PAD ``x`` at the end of each axis up to ``shape`` with ``value`` (updates may cover a corner)."""
     padding = []
     for j, (have, want) in enumerate(zip(x.type.shape, shape)):
@@ -129,7 +137,7 @@ def _pad_to(ctx, x, shape, value):
 
 
 @converter("ScatterND", since=11)
-def convert_scatter_nd(ctx, node):
+def convert_scatter_nd(ctx: ImportContext, node: NodeReader) -> Converted:
     data, idx, updates = _operands(ctx, node)
     k, _, indexed, rest = nd_layout(ctx, data, idx, 0, "ScatterND")
     expected = list(idx.type.shape[:-1]) + rest
@@ -146,7 +154,7 @@ def convert_scatter_nd(ctx, node):
     return _reduce_nd(ctx, data, rows, updates, table, reduction)
 
 
-def _reduce_nd(ctx, data, rows, updates, table, reduction: str):
+def _reduce_nd(ctx: ImportContext, data: Value, rows, updates, table, reduction: str) -> Value:
     """ScatterND with a reduction: mask ``[rows, updates, 1]`` against updates ``[1, updates, rest]``."""
     _, n, c = table
     w = product(rows.type.shape)

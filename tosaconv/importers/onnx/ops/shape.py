@@ -10,6 +10,8 @@ into a RESHAPE whose unknown dims are explicit ``shape_symbols``; ``0`` and
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from ....ir.ops import Op
@@ -23,9 +25,14 @@ from ....lowering.limits import EMPTY_RESULT, size_from_data
 from ....lowering.shapes import RANGE_DELTA
 from ..registry import converter, publish
 
+if TYPE_CHECKING:
+    from ....lowering.context import Converted
+    from ..context import ImportContext
+    from ..reader import NodeReader
+
 
 @converter("Shape", since=1)
-def convert_shape(ctx, node):
+def convert_shape(ctx: ImportContext, node: NodeReader) -> Converted:
     x = ctx.tensor(node.inputs[0])
     rank = x.type.rank
     start, end = node.attr("start", 0), node.attr("end", None)
@@ -40,19 +47,19 @@ def _clamp_axis(a: int, rank: int) -> int:
 
 
 @converter("Size", since=1)
-def convert_size(ctx, node):
+def convert_size(ctx: ImportContext, node: NodeReader) -> Converted:
     x = ctx.tensor(node.inputs[0])
     return ShapeTensor([index_for(ctx, product(x.type.shape))], scalar=True)
 
 
 @converter("Identity", since=1)
-def convert_identity(ctx, node):
+def convert_identity(ctx: ImportContext, node: NodeReader) -> Converted:
     v = ctx.values.get(node.inputs[0])
     return v if v is not None else ctx.tensor(node.inputs[0])
 
 
 @converter("Constant", since=1)
-def convert_constant(ctx, node):
+def convert_constant(ctx: ImportContext, node: NodeReader) -> Converted:
     for key in ("value", "value_float", "value_floats", "value_int", "value_ints"):
         if node.has(key):
             arr = np.asarray(node.attr(key))
@@ -72,7 +79,7 @@ publish("Range", size_from_data("start or limit"), RANGE_DELTA)
 
 
 @converter("Reshape", since=5)
-def convert_reshape(ctx, node):
+def convert_reshape(ctx: ImportContext, node: NodeReader) -> Converted:
     st = _reshaped_shape_tensor(ctx, node)
     if st is not None:
         return st
@@ -84,7 +91,7 @@ def convert_reshape(ctx, node):
     return reshape_with_hole(ctx, x, dims, "Reshape")
 
 
-def _reshaped_shape_tensor(ctx, node):
+def _reshaped_shape_tensor(ctx: ImportContext, node: NodeReader):
     """A shape tensor reshaped between a scalar and a vector (Paddle2ONNX writes ``Reshape(d, [])``)
     stays a ShapeTensor, so the dims it carries keep their symbolic values; so does a shape vector reshaped
     to itself (torch.onnx writes ``Reshape(Concat(b, s), [-1])``)."""
@@ -102,7 +109,7 @@ def _reshaped_shape_tensor(ctx, node):
 
 
 @converter("Flatten", since=1)
-def convert_flatten(ctx, node):
+def convert_flatten(ctx: ImportContext, node: NodeReader) -> Converted:
     x = ctx.tensor(node.inputs[0])
     axis = node.attr("axis")
     axis = axis + x.type.rank if axis < 0 else axis
@@ -113,7 +120,7 @@ def convert_flatten(ctx, node):
 
 
 @converter("ConstantOfShape", since=9)
-def convert_constant_of_shape(ctx, node):
+def convert_constant_of_shape(ctx: ImportContext, node: NodeReader) -> Converted:
     value = node.attr("value", None)
     if value is not None and np.asarray(value).size != 1:
         raise ConvertError(f"ConstantOfShape 'value' must be a one-element tensor, not {np.asarray(value).shape}")
@@ -130,10 +137,10 @@ def convert_constant_of_shape(ctx, node):
 
 
 @converter("Expand", since=8)
-def convert_expand(ctx, node):
+def convert_expand(ctx: ImportContext, node: NodeReader) -> Converted:
     return expand(ctx, ctx.tensor(node.inputs[0]), ctx.dims(node.inputs[1]).dims)
 
 
 @converter("Range", since=11)
-def convert_range(ctx, node):
+def convert_range(ctx: ImportContext, node: NodeReader) -> Converted:
     return arange_of(ctx, *node.inputs[:3])

@@ -9,6 +9,8 @@ Index operands, and a step other than 1 is built per axis by
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from ....ir import attrs as A
@@ -23,8 +25,13 @@ from ..reader import ConvertError
 from ....lowering.limits import must_be_known, size_from_data
 from ..registry import converter, publish
 
+if TYPE_CHECKING:
+    from ....lowering.context import Converted
+    from ..context import ImportContext
+    from ..reader import NodeReader
 
-def _axes(ctx, node, input_index: int, since: int):
+
+def _axes(ctx: ImportContext, node: NodeReader, input_index: int, since: int):
     """Axes from the attribute (older opsets) or the input (opset >= since)."""
     if node.version >= since:
         name = node.input(input_index)
@@ -49,14 +56,14 @@ SPLIT_FROM_DATA = publish("Split", must_be_known("split-from-data", "split", "th
 
 
 @converter("Gather", since=1)
-def convert_gather(ctx, node):
+def convert_gather(ctx: ImportContext, node: NodeReader) -> Converted:
     return gather(ctx, node.inputs[0], node.inputs[1], node.attr("axis"))
 
 
 # -- Unsqueeze / Squeeze -------------------------------------------------------------
 
 @converter("Unsqueeze", since=1)
-def convert_unsqueeze(ctx, node):
+def convert_unsqueeze(ctx: ImportContext, node: NodeReader) -> Converted:
     axes = _axes(ctx, node, 1, 13)
     if axes is None:   # required: the 'axes' attribute before opset 13, the 'axes' input from 13 on
         raise ConvertError(f"Unsqueeze '{node.name}' has no axes; it needs the 'axes' "
@@ -71,7 +78,7 @@ def convert_unsqueeze(ctx, node):
 
 
 @converter("Squeeze", since=1)
-def convert_squeeze(ctx, node):
+def convert_squeeze(ctx: ImportContext, node: NodeReader) -> Converted:
     axes = _axes(ctx, node, 1, 13)
     st = ctx.shape_tensor(node.inputs[0])
     if st is not None and not st.scalar and len(st.dims) == 1:
@@ -94,7 +101,7 @@ def convert_squeeze(ctx, node):
 # -- Concat ------------------------------------------------------------------------
 
 @converter("Concat", since=1)
-def convert_concat(ctx, node):
+def convert_concat(ctx: ImportContext, node: NodeReader) -> Converted:
     names = [n for n in node.inputs if n]
     shapes = [ctx.shape_tensor(n) for n in names]
     if all(s is not None and not s.scalar for s in shapes):
@@ -114,7 +121,7 @@ def convert_concat(ctx, node):
 # -- Slice ----------------------------------------------------------------------------
 
 @converter("Slice", since=10)
-def convertslice_(ctx, node):
+def convertslice_(ctx: ImportContext, node: NodeReader) -> Converted:
     st = ctx.shape_tensor(node.inputs[0])
     starts, ends = (ctx.const(node.input(i)) for i in (1, 2))
     axes, steps = (ctx.const(node.input(i)) for i in (3, 4))
@@ -139,7 +146,7 @@ def convertslice_(ctx, node):
     return y
 
 
-def _const_list(ctx, name, what: str):
+def _const_list(ctx: ImportContext, name, what: str):
     c = ctx.const(name)
     if c is None:
         raise SLICE_AXES.refuse(f"Slice {what} input '{name}'")
@@ -160,7 +167,7 @@ def _slice_shape_tensor(st, starts, ends, axes, steps):
 # -- Split / Transpose --------------------------------------------------------------
 
 @converter("Split", since=2)
-def convert_split(ctx, node):
+def convert_split(ctx: ImportContext, node: NodeReader) -> Converted:
     st = ctx.shape_tensor(node.inputs[0])
     if st is not None and not st.scalar:
         return _split_shape_tensor(ctx, node, st)
@@ -170,7 +177,7 @@ def convert_split(ctx, node):
     return split_along(ctx, x, axis, _split_sizes(ctx, node, dim))
 
 
-def _split_shape_tensor(ctx, node, st: ShapeTensor) -> list:
+def _split_shape_tensor(ctx: ImportContext, node: NodeReader, st: ShapeTensor) -> list:
     """Split of a shape vector: shape vectors, which may be empty (tf.signal.frame splits a Shape into
     outer dims, the framed axis and inner dims, and a 1-D signal has neither outer nor inner dims)."""
     sizes, start, parts = _split_sizes(ctx, node, len(st.dims)), 0, []
@@ -180,7 +187,7 @@ def _split_shape_tensor(ctx, node, st: ShapeTensor) -> list:
     return parts
 
 
-def _split_sizes(ctx, node, dim):
+def _split_sizes(ctx: ImportContext, node: NodeReader, dim):
     split = ctx.const(node.input(1)) if node.version >= 13 else node.attr("split", None)
     if split is None and node.version >= 13 and node.input(1):
         raise SPLIT_FROM_DATA.refuse(f"Split input '{node.input(1)}'")
@@ -199,7 +206,7 @@ def _split_sizes(ctx, node, dim):
 
 
 @converter("Transpose", since=1)
-def convert_transpose(ctx, node):
+def convert_transpose(ctx: ImportContext, node: NodeReader) -> Converted:
     x = ctx.tensor(node.inputs[0])
     perm = node.attr("perm", None)
     perm = tuple(reversed(range(x.type.rank))) if perm is None else tuple(perm)

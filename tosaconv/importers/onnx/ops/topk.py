@@ -15,6 +15,8 @@ Indices are INT32 (TOSA has no int64).
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ....ir import attrs as A
 from ....ir.dtypes import DType
 from ....ir.ops import Op
@@ -26,12 +28,18 @@ from ..reader import ConvertError
 from ....lowering.limits import size_from_data
 from ..registry import converter, publish
 
+if TYPE_CHECKING:
+    from ....ir.graph import Value
+    from ....lowering.context import Converted
+    from ..context import ImportContext
+    from ..reader import NodeReader
+
 
 publish("TopK", size_from_data("K"))
 
 
 @converter("TopK", since=10)
-def convert_topk(ctx, node):
+def convert_topk(ctx: ImportContext, node: NodeReader) -> Converted:
     x = ctx.tensor(node.inputs[0])
     if x.type.dtype is DType.BOOL:
         raise ConvertError("TopK on bool data is not an ONNX TopK")
@@ -53,7 +61,7 @@ def convert_topk(ctx, node):
     return [transpose(ctx, values, back), transpose(ctx, indices, back)]
 
 
-def _k(ctx, node, n):
+def _k(ctx: ImportContext, node: NodeReader, n):
     """K as a dim (int or symbol), checked to be in ``[1, n]``."""
     st = ctx.dims(node.inputs[1])
     if len(st.dims) != 1:
@@ -65,7 +73,7 @@ def _k(ctx, node, n):
     return k
 
 
-def _ranks(ctx, xt, largest: int):
+def _ranks(ctx: ImportContext, xt, largest: int) -> Value:
     """INT32 ``[..., n]``: how many elements precede each one in TopK order."""
     *outer, n = xt.type.shape
     r = len(outer)

@@ -7,8 +7,13 @@ NCHW input; the shared geometry (:mod:`tosaconv.lowering.window`) works on
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ....lowering.window import Window
 from ..reader import ConvertError
+
+if TYPE_CHECKING:
+    from ..reader import NodeReader
 
 
 def spatial(values, rank: int, fill) -> tuple:
@@ -17,7 +22,7 @@ def spatial(values, rank: int, fill) -> tuple:
     return values if rank == 4 else (fill,) + values
 
 
-def read_window(node, rank: int, kernel, ceil_mode: bool = False) -> Window:
+def read_window(node: NodeReader, rank: int, kernel, ceil_mode: bool = False) -> Window:
     n = len(kernel)
     strides = node.attr("strides", None) or (1,) * n
     dilations = node.attr("dilations", None) or (1,) * n

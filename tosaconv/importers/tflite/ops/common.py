@@ -13,6 +13,8 @@ SAME_UPPER), so the shared geometry code fits symbolic H and W the same way.
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 import tflite
 
@@ -21,12 +23,17 @@ from ....lowering.typed import clamp
 from ....lowering.window import Window
 from ..reader import ConvertError
 
+if TYPE_CHECKING:
+    from ....ir.graph import Value
+    from ..node import OpReader
+    from ..context import TfliteContext
+
 ACT = tflite.ActivationFunctionType
 _ACT_NAMES = {v: k for k, v in vars(ACT).items() if not k.startswith("_")}
 FLOAT_MAX = float(np.finfo(np.float32).max)
 
 
-def fused(ctx, node, y, field: str = "FusedActivationFunction"):
+def fused(ctx: TfliteContext, node: OpReader, y, field: str = "FusedActivationFunction"):
     """The fused activation of an arithmetic, convolution, pooling or fully connected op.
 
     TFLite's kernels for these ops only clamp to CalculateActivationRange's bounds, which are the
@@ -36,7 +43,7 @@ def fused(ctx, node, y, field: str = "FusedActivationFunction"):
     return y if act in (ACT.TANH, ACT.SIGN_BIT) else activation(ctx, y, act)
 
 
-def activation(ctx, y, act: int):
+def activation(ctx: TfliteContext, y: Value, act: int):
     if act == ACT.NONE:
         return y
     if act == ACT.RELU:
@@ -53,7 +60,7 @@ def activation(ctx, y, act: int):
     raise ConvertError(f"fused activation {_ACT_NAMES.get(act, act)} is not supported")
 
 
-def float_input(ctx, node, i: int = 0):
+def float_input(ctx: TfliteContext, node: OpReader, i: int = 0):
     """Input ``i`` as a tensor, refusing the quantized form (a later phase)."""
     x = ctx.tensor(node.inputs[i])
     info = node.input_infos[i]
@@ -63,13 +70,13 @@ def float_input(ctx, node, i: int = 0):
     return x
 
 
-def require_float(node, x):
+def require_float(node: OpReader, x: Value):
     if not x.type.dtype.is_float:
         raise ConvertError(f"{node.op_type} on {x.type.dtype.value} data is not supported (float only)")
     return x
 
 
-def window(node, kernel, stride, dilation=(1, 1)) -> Window:
+def window(node: OpReader, kernel, stride, dilation=(1, 1)) -> Window:
     padding = node.opt("Padding")
     if padding not in (tflite.Padding.SAME, tflite.Padding.VALID):
         raise ConvertError(f"padding {padding} is neither SAME nor VALID")

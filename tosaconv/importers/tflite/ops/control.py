@@ -14,6 +14,8 @@ trailing COND_IF operands, or extra WHILE_LOOP values the body passes on.
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ....ir import attrs as A
 from ....ir.ops import Op
 from ....ir.region_rules import same_type
@@ -23,15 +25,20 @@ from ..reader import ConvertError
 from ..registry import converter
 from ..subgraph import called_subgraphs, inline_subgraph, region_subgraph
 
+if TYPE_CHECKING:
+    from ....lowering.context import Converted
+    from ..node import OpReader
+    from ..context import TfliteContext
 
-def _operands(node, start: int) -> list:
+
+def _operands(node: OpReader, start: int) -> list:
     keys = node.inputs[start:]
     if any(k is None for k in keys):
         raise ConvertError(f"{node.op_type} has an omitted (-1) operand; every operand must be a tensor")
     return keys
 
 
-def _check_outputs(node, subs):
+def _check_outputs(node: OpReader, subs):
     for sub in subs:
         if len(sub.outputs) != len(node.outputs):
             raise ConvertError(f"subgraph '{sub.name}' returns {len(sub.outputs)} values for the "
@@ -39,7 +46,7 @@ def _check_outputs(node, subs):
 
 
 @converter("IF", options="IfOptions", kind="any")
-def convert_if(ctx, node):
+def convert_if(ctx: TfliteContext, node: OpReader) -> Converted:
     branches = called_subgraphs(ctx.model, ctx.sub, node.info)
     _check_outputs(node, branches)
     operands = _operands(node, 1)
@@ -63,7 +70,7 @@ def convert_if(ctx, node):
 
 
 @converter("WHILE", options="WhileOptions", kind="any")
-def convert_while(ctx, node):
+def convert_while(ctx: TfliteContext, node: OpReader) -> Converted:
     cond_sub, body_sub = called_subgraphs(ctx.model, ctx.sub, node.info)
     _check_outputs(node, [body_sub])
     carried = [ctx.tensor(k) for k in _operands(node, 0)]

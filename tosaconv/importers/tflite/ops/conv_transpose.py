@@ -14,6 +14,8 @@ negative amount grows it with bias-only rows), which the shared
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import tflite
 
 from ....ir import attrs as A
@@ -25,9 +27,15 @@ from ..reader import ConvertError
 from ..registry import converter
 from .common import float_input, fused
 
+if TYPE_CHECKING:
+    from ....ir.graph import Value
+    from ....lowering.context import Converted
+    from ..node import OpReader
+    from ..context import TfliteContext
+
 
 @converter("TRANSPOSE_CONV", options="TransposeConvOptions")
-def convert_transpose_conv(ctx, node):
+def convert_transpose_conv(ctx: TfliteContext, node: OpReader) -> Converted:
     x = float_input(ctx, node, 2)
     dtype, acc = x.type.dtype, acc_type(x)
     w = weight(ctx, node.inputs[1], dtype, 4)
@@ -38,7 +46,7 @@ def convert_transpose_conv(ctx, node):
     return fused(ctx, node, cut_rows(ctx, y, cut))
 
 
-def transpose_geometry(ctx, node, x, w_shape) -> tuple:
+def transpose_geometry(ctx: TfliteContext, node: OpReader, x: Value, w_shape) -> tuple:
     """TFLite's output size and padding for NHWC ``x`` and OHWI ``w_shape``: (out_pad, cut, stride).
 
     ``cut`` is what out_pad cannot crop; apply it to the result with ``cut_result``."""

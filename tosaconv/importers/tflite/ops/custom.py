@@ -21,6 +21,7 @@ stay unsupported and are listed by the driver's unsupported-op error.
 from __future__ import annotations
 
 import struct
+from typing import TYPE_CHECKING
 
 import tflite
 
@@ -32,6 +33,11 @@ from ....symbolic.constraints import Kind
 from ..reader import ConvertError
 from ..registry import custom_converter
 from .common import float_input
+
+if TYPE_CHECKING:
+    from ....lowering.context import Converted
+    from ..node import OpReader
+    from ..context import TfliteContext
 
 _PADDING = {1: "SAME", 2: "VALID"}   # TfLitePadding (tensorflow/lite/core/c/builtin_op_data.h)
 
@@ -66,7 +72,7 @@ def _crop(size, k: int, s: int, padding: str) -> tuple:
     return total // 2, total - total // 2
 
 
-def _custom_options(ctx, node, what: str) -> bytes:
+def _custom_options(ctx: TfliteContext, node: OpReader, what: str) -> bytes:
     """The op's custom options: read for the main subgraph only (``ctx.custom_options``, set by the driver)."""
     graphs = getattr(ctx.model, "graphs", None)
     main = graphs[0] if graphs else ctx.model
@@ -76,7 +82,7 @@ def _custom_options(ctx, node, what: str) -> bytes:
 
 
 @custom_converter("Convolution2DTransposeBias")
-def convert_transpose_conv_bias(ctx, node):
+def convert_transpose_conv_bias(ctx: TfliteContext, node: OpReader) -> Converted:
     what = f"custom op Convolution2DTransposeBias '{node.name}'"
     if len(node.inputs) != 3 or None in node.inputs:
         raise ConvertError(f"{what} has {len(node.inputs)} inputs; it takes input, weights and bias")

@@ -11,6 +11,7 @@ they are the index algebra's floordiv and mod (the same floor semantics).
 from __future__ import annotations
 
 import functools
+from typing import TYPE_CHECKING
 
 from ....ir import attrs as A
 from ....ir.dtypes import DType
@@ -22,9 +23,15 @@ from ..reader import ConvertError
 from ..registry import converter
 from .common import fused
 
+if TYPE_CHECKING:
+    from ....ir.graph import Value
+    from ....lowering.context import Converted
+    from ..node import OpReader
+    from ..context import TfliteContext
+
 
 def _arith(index_op_def, tensor_fn, options):
-    def convert(ctx, node):
+    def convert(ctx: TfliteContext, node: OpReader):
         if index_op_def is not None:
             st = index_arith(ctx, node.inputs[0], node.inputs[1], index_op_def)
             if st is not None:
@@ -42,7 +49,7 @@ for _name, (_opts, _fn) in {
 
 
 def _binary(fn):
-    def convert(ctx, node):
+    def convert(ctx: TfliteContext, node: OpReader):
         return fn(ctx, *binary_operands(ctx, node))
     return convert
 
@@ -58,13 +65,13 @@ converter("LOGICAL_OR")(_binary(lambda ctx, a, b: ctx.b.emit(Op.LOGICAL_OR, a, b
 
 
 @converter("SQUARED_DIFFERENCE")
-def convert_squared_difference(ctx, node):
+def convert_squared_difference(ctx: TfliteContext, node: OpReader) -> Converted:
     d = int32_op(ctx, Op.SUB, *binary_operands(ctx, node))
     return mul(ctx, d, d)
 
 
 @converter("POW")
-def convert_pow(ctx, node):
+def convert_pow(ctx: TfliteContext, node: OpReader) -> Converted:
     a, b = binary_operands(ctx, node)
     if not a.type.dtype.is_float:
         raise ConvertError("integer POW is not supported (TOSA POW is float-only)")
@@ -75,7 +82,7 @@ def _index_or(index_op_def):
     """A converter on tensors that becomes ``index_op_def`` when its operands are shape arithmetic."""
     def wrap(fn):
         @functools.wraps(fn)
-        def convert(ctx, node):
+        def convert(ctx: TfliteContext, node: OpReader):
             st = index_arith(ctx, node.inputs[0], node.inputs[1], index_op_def)
             return st if st is not None else fn(ctx, node)
         return convert
@@ -91,7 +98,7 @@ converter("MINIMUM")(_index_or(Op.INDEX_MIN)(_binary(lambda ctx, a, b: int32_op(
 
 @converter("FLOOR_DIV")
 @_index_or(Op.INDEX_FLOORDIV)   # floor division, as the dim algebra's floordiv
-def convert_floor_div(ctx, node):
+def convert_floor_div(ctx: TfliteContext, node: OpReader) -> Converted:
     a, b = binary_operands(ctx, node)
     if a.type.dtype.is_float:
         return ctx.b.emit(Op.FLOOR, divide(ctx, a, b))
@@ -102,7 +109,7 @@ def convert_floor_div(ctx, node):
 
 @converter("FLOOR_MOD")
 @_index_or(Op.INDEX_MOD)        # the divisor's sign, as the dim algebra's mod
-def convert_floor_mod(ctx, node):
+def convert_floor_mod(ctx: TfliteContext, node: OpReader) -> Converted:
     a, b = binary_operands(ctx, node)
     if a.type.dtype.is_float:
         r = ctx.b.emit(Op.SUB, a, mul(ctx, truncate(ctx, divide(ctx, a, b)), b))
@@ -112,7 +119,7 @@ def convert_floor_mod(ctx, node):
     return int32_op(ctx, Op.ADD, r, mul(ctx, fix, b))
 
 
-def _floor_fix(ctx, r, b, like):
+def _floor_fix(ctx: TfliteContext, r, b: Value, like) -> Value:
     """1 where a truncated remainder ``r`` is nonzero with a sign other than the divisor's, else 0."""
     zero = ctx.b.scalar_like(0, r.type)
     r_neg = compare(ctx, Op.GREATER, zero, r)
@@ -123,7 +130,7 @@ def _floor_fix(ctx, r, b, like):
 
 
 def _unary(op):
-    def convert(ctx, node):
+    def convert(ctx: TfliteContext, node: OpReader) -> Value:
         return ctx.b.emit(op, ctx.tensor(node.inputs[0]))
     return convert
 
@@ -134,23 +141,23 @@ for _name, _op in (("EXP", Op.EXP), ("LOG", Op.LOG), ("ABS", Op.ABS), ("FLOOR", 
 
 
 @converter("NEG")
-def convert_neg(ctx, node):
+def convert_neg(ctx: TfliteContext, node: OpReader) -> Converted:
     return ctx.b.emit(Op.NEGATE, ctx.tensor(node.inputs[0]), attrs=A.NegateAttrs(0, 0))
 
 
 @converter("SQRT")
-def convert_sqrt(ctx, node):
+def convert_sqrt(ctx: TfliteContext, node: OpReader) -> Converted:
     return sqrt(ctx, ctx.tensor(node.inputs[0]))
 
 
 @converter("SQUARE")
-def convert_square(ctx, node):
+def convert_square(ctx: TfliteContext, node: OpReader) -> Converted:
     x = ctx.tensor(node.inputs[0])
     return mul(ctx, x, x)
 
 
 @converter("ROUND")
-def convert_round(ctx, node):
+def convert_round(ctx: TfliteContext, node: OpReader) -> Converted:
     """TFLite ROUND rounds half to even (the reference kernel's RoundToNearest)."""
     x = ctx.tensor(node.inputs[0])
     floor = ctx.b.emit(Op.FLOOR, x)
@@ -163,13 +170,13 @@ def convert_round(ctx, node):
     return ctx.b.emit(Op.SELECT, bump, ctx.b.emit(Op.ADD, floor, ctx.b.scalar_like(1.0, x.type)), floor)
 
 
-def _is_odd(ctx, whole):
+def _is_odd(ctx: TfliteContext, whole) -> Value:
     halved = mul(ctx, whole, ctx.b.scalar_like(0.5, whole.type))
     return ctx.b.emit(Op.GREATER, halved, ctx.b.emit(Op.FLOOR, halved))
 
 
 @converter("SELECT", "SELECT_V2")
-def convert_select(ctx, node):
+def convert_select(ctx: TfliteContext, node: OpReader) -> Converted:
     c, a, b = (ctx.tensor(n) for n in node.inputs[:3])
     return ctx.b.emit(Op.SELECT, c, a, b)
 
@@ -179,7 +186,7 @@ _CAST = {"FLOAT32": DType.FP32, "FLOAT16": DType.FP16, "INT32": DType.INT32, "IN
 
 
 @converter("CAST")
-def convert_cast(ctx, node):
+def convert_cast(ctx: TfliteContext, node: OpReader) -> Converted:
     target_name = node.output_infos[0].type_name
     if target_name not in _CAST:
         raise ConvertError(f"CAST to {target_name} has no TOSA equivalent")
@@ -196,7 +203,7 @@ def convert_cast(ctx, node):
 
 
 @converter("ADD_N")
-def convert_add_n(ctx, node):
+def convert_add_n(ctx: TfliteContext, node: OpReader) -> Converted:
     out = ctx.tensor(node.inputs[0])
     for key in node.inputs[1:]:
         out = int32_op(ctx, Op.ADD, out, ctx.tensor(key))

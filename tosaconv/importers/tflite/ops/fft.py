@@ -16,6 +16,7 @@ stay unsupported.
 from __future__ import annotations
 
 import functools
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -27,9 +28,14 @@ from ..reader import ConvertError
 from ..registry import converter
 from .common import float_input
 
+if TYPE_CHECKING:
+    from ....lowering.context import Converted
+    from ..node import OpReader
+    from ..context import TfliteContext
+
 
 @converter("RFFT2D")
-def convert_rfft2d(ctx, node):
+def convert_rfft2d(ctx: TfliteContext, node: OpReader) -> Converted:
     what = f"RFFT2D '{node.name}'"
     x = float_input(ctx, node)
     if x.type.rank < 2:
@@ -52,24 +58,24 @@ def convert_rfft2d(ctx, node):
 
 
 @converter("REAL")
-def convert_real(ctx, node):
+def convert_real(ctx: TfliteContext, node: OpReader) -> Converted:
     return _pair(ctx, node).real
 
 
 @converter("IMAG")
-def convert_imag(ctx, node):
+def convert_imag(ctx: TfliteContext, node: OpReader) -> Converted:
     return _pair(ctx, node).imag
 
 
 @converter("COMPLEX_ABS")
-def convert_complex_abs(ctx, node):
+def convert_complex_abs(ctx: TfliteContext, node: OpReader) -> Converted:
     pair = _pair(ctx, node)
     re2 = ctx.b.emit(Op.MUL, pair.real, pair.real)
     im2 = ctx.b.emit(Op.MUL, pair.imag, pair.imag)
     return sqrt(ctx, ctx.b.emit(Op.ADD, re2, im2))
 
 
-def _pair(ctx, node) -> ComplexPair:
+def _pair(ctx: TfliteContext, node: OpReader) -> ComplexPair:
     held = ctx.values.get(node.inputs[0])
     if not isinstance(held, ComplexPair):
         raise ConvertError(f"{node.op_type} '{node.name}' reads a complex tensor; only RFFT2D's result is "
@@ -77,7 +83,7 @@ def _pair(ctx, node) -> ComplexPair:
     return held
 
 
-def _graph_outputs(ctx) -> set:
+def _graph_outputs(ctx: TfliteContext) -> set:
     return {ctx.keys[i] for i in ctx.sub.outputs}
 
 
@@ -85,7 +91,7 @@ def complex_parts(fn):
     """Wrap a data-movement converter so that a complex input 0 moves part by part: the converter runs on
     the real and on the imaginary part, and the op's result is the pair of its two results."""
     @functools.wraps(fn)
-    def convert(ctx, node):
+    def convert(ctx: TfliteContext, node: OpReader):
         held = ctx.values.get(node.inputs[0])
         if not isinstance(held, ComplexPair):
             return fn(ctx, node)

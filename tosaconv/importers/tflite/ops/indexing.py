@@ -10,6 +10,8 @@ Most call the shared lowering with their operands (:mod:`tosaconv.lowering`:
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from ....ir import attrs as A
@@ -25,14 +27,20 @@ from ....symbolic.expr import product, same
 from ..reader import ConvertError
 from ..registry import converter
 
+if TYPE_CHECKING:
+    from ....ir.graph import Value
+    from ....lowering.context import Converted
+    from ..node import OpReader
+    from ..context import TfliteContext
+
 
 @converter("TILE", kind="any")
-def convert_tile(ctx, node):
+def convert_tile(ctx: TfliteContext, node: OpReader) -> Converted:
     return tile(ctx, ctx.tensor(node.inputs[0]), ctx.dims(node.inputs[1]).dims)
 
 
 @converter("GATHER", options="GatherOptions", kind="any")
-def convert_gather(ctx, node):
+def convert_gather(ctx: TfliteContext, node: OpReader) -> Converted:
     b = node.opt("BatchDims")
     if b == 0:
         return gather(ctx, node.inputs[0], node.inputs[1], node.opt("Axis"))
@@ -62,17 +70,17 @@ def convert_gather(ctx, node):
 
 
 @converter("GATHER_ND", kind="any")
-def convert_gather_nd(ctx, node):
+def convert_gather_nd(ctx: TfliteContext, node: OpReader) -> Converted:
     return gather_nd(ctx, ctx.tensor(node.inputs[0]), ctx.tensor(node.inputs[1]), 0)
 
 
 def _arg(find_min: bool):
-    def convert(ctx, node):
+    def convert(ctx: TfliteContext, node: OpReader):
         return arg_of(ctx, node, ctx.tensor(node.inputs[0]), find_min)
     return convert
 
 
-def arg_of(ctx, node, x, find_min: bool):
+def arg_of(ctx: TfliteContext, node: OpReader, x: Value, find_min: bool):
     """ARG_MAX / ARG_MIN of ``x`` along the op's constant axis (input 1)."""
     axis_c = ctx.const(node.inputs[1])
     if axis_c is None:
@@ -86,7 +94,7 @@ converter("ARG_MIN", options="ArgMinOptions")(_arg(find_min=True))
 
 
 @converter("CUMSUM", options="CumsumOptions")
-def convert_cumsum(ctx, node):
+def convert_cumsum(ctx: TfliteContext, node: OpReader) -> Converted:
     x = ctx.tensor(node.inputs[0])
     axis_c = ctx.const(node.inputs[1])
     if axis_c is None:
@@ -96,7 +104,7 @@ def convert_cumsum(ctx, node):
 
 
 @converter("FILL")
-def convert_fill(ctx, node):
+def convert_fill(ctx: TfliteContext, node: OpReader) -> Converted:
     dims = ctx.dims(node.inputs[0]).dims
     value = ctx.const(node.inputs[1])
     if value is not None:
@@ -115,16 +123,16 @@ def convert_fill(ctx, node):
 
 
 @converter("ZEROS_LIKE", options="ZerosLikeOptions")
-def convert_zeros_like(ctx, node):
+def convert_zeros_like(ctx: TfliteContext, node: OpReader) -> Converted:
     x = ctx.tensor(node.inputs[0])
     return fill(ctx, False if x.type.dtype.name == "BOOL" else 0, x.type.dtype, list(x.type.shape))
 
 
 @converter("RANGE", options="RangeOptions")
-def convert_range(ctx, node):
+def convert_range(ctx: TfliteContext, node: OpReader) -> Converted:
     return arange_of(ctx, *node.inputs[:3])
 
 
 @converter("BROADCAST_TO", options="BroadcastToOptions", kind="any")
-def convert_broadcast_to(ctx, node):
+def convert_broadcast_to(ctx: TfliteContext, node: OpReader) -> Converted:
     return expand(ctx, ctx.tensor(node.inputs[0]), ctx.dims(node.inputs[1]).dims)

@@ -12,6 +12,8 @@ symbolic dim that must split records a divisibility fact in the ledger.
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 import tflite
 
@@ -25,8 +27,14 @@ from ..qhelpers_data import keeps_quant
 from ..reader import ConvertError
 from ..registry import converter
 
+if TYPE_CHECKING:
+    from ....ir.graph import Value
+    from ....lowering.context import Converted
+    from ..node import OpReader
+    from ..context import TfliteContext
 
-def _ints(ctx, key, what: str) -> list:
+
+def _ints(ctx: TfliteContext, key, what: str) -> list:
     c = ctx.const(key)
     if c is None:
         raise ConvertError(f"{what} must be a constant")
@@ -35,7 +43,7 @@ def _ints(ctx, key, what: str) -> list:
 
 @converter("MIRROR_PAD", options="MirrorPadOptions", kind="any")
 @keeps_quant
-def convert_mirror_pad(ctx, node):
+def convert_mirror_pad(ctx: TfliteContext, node: OpReader) -> Converted:
     x = ctx.tensor(node.inputs[0])
     mode = node.opt("Mode")
     if mode not in (tflite.MirrorPadMode.REFLECT, tflite.MirrorPadMode.SYMMETRIC):
@@ -44,7 +52,7 @@ def convert_mirror_pad(ctx, node):
     return pad_by(ctx, x, before, after, "reflect" if mode == tflite.MirrorPadMode.REFLECT else "symmetric")
 
 
-def _nhwc(ctx, node):
+def _nhwc(ctx: TfliteContext, node: OpReader):
     x = ctx.tensor(node.inputs[0])
     if x.type.rank != 4:
         raise ConvertError(f"{node.op_type} needs a rank 4 (NHWC) input, got rank {x.type.rank}")
@@ -55,7 +63,7 @@ def _nhwc(ctx, node):
 
 
 @converter("REVERSE_V2", kind="any")
-def convert_reverse_v2(ctx, node):
+def convert_reverse_v2(ctx: TfliteContext, node: OpReader) -> Converted:
     x = ctx.tensor(node.inputs[0])
     axes = [a + x.type.rank if a < 0 else a for a in _ints(ctx, node.inputs[1], "REVERSE_V2 axis")]
     bad = [a for a in axes if not 0 <= a < x.type.rank]
@@ -67,7 +75,7 @@ def convert_reverse_v2(ctx, node):
 
 
 @converter("DEPTH_TO_SPACE", options="DepthToSpaceOptions", kind="any")
-def convert_depth_to_space(ctx, node):
+def convert_depth_to_space(ctx: TfliteContext, node: OpReader) -> Converted:
     x, b = _nhwc(ctx, node)
     n, h, w, c = x.type.shape
     c_out = exact_quotient(ctx, c, b * b, "DEPTH_TO_SPACE channels")
@@ -76,7 +84,7 @@ def convert_depth_to_space(ctx, node):
 
 
 @converter("SPACE_TO_DEPTH", options="SpaceToDepthOptions", kind="any")
-def convert_space_to_depth(ctx, node):
+def convert_space_to_depth(ctx: TfliteContext, node: OpReader) -> Converted:
     x, b = _nhwc(ctx, node)
     n, h, w, c = x.type.shape
     h_out, w_out = exact_quotient(ctx, h, b, "SPACE_TO_DEPTH height"), exact_quotient(ctx, w, b, "SPACE_TO_DEPTH width")
@@ -84,7 +92,7 @@ def convert_space_to_depth(ctx, node):
     return reshape(ctx, y, [n, h_out, w_out, mul(c, b * b)])
 
 
-def _block(ctx, node, x, what: str):
+def _block(ctx: TfliteContext, node: OpReader, x: Value, what: str):
     block = _ints(ctx, node.inputs[1], f"{what} block_shape")
     m = len(block)
     if m < 1 or 1 + m > x.type.rank or min(block) < 1:
@@ -96,11 +104,11 @@ def _block(ctx, node, x, what: str):
 
 
 @converter("SPACE_TO_BATCH_ND")
-def convert_space_to_batch_nd(ctx, node):
+def convert_space_to_batch_nd(ctx: TfliteContext, node: OpReader) -> Converted:
     return space_to_batch(ctx, node, 0.0)
 
 
-def space_to_batch(ctx, node, pad_value: float):
+def space_to_batch(ctx: TfliteContext, node: OpReader, pad_value: float) -> Value:
     """SPACE_TO_BATCH_ND with its pads filled with ``pad_value`` (quantized: the zero point's stored value)."""
     x = ctx.tensor(node.inputs[0])
     block, rest = _block(ctx, node, x, "SPACE_TO_BATCH_ND")
@@ -123,7 +131,7 @@ def space_to_batch(ctx, node, pad_value: float):
 
 @converter("BATCH_TO_SPACE_ND", kind="any")
 @keeps_quant
-def convert_batch_to_space_nd(ctx, node):
+def convert_batch_to_space_nd(ctx: TfliteContext, node: OpReader) -> Converted:
     x = ctx.tensor(node.inputs[0])
     block, rest = _block(ctx, node, x, "BATCH_TO_SPACE_ND")
     m = len(block)

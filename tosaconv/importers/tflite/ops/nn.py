@@ -14,6 +14,7 @@ transposed ``[O, K]`` weights; ``keep_num_dims`` keeps the leading dims.
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -30,8 +31,14 @@ from ..reader import ConvertError
 from ..registry import converter
 from .common import float_input, fused, require_float, window
 
+if TYPE_CHECKING:
+    from ....ir.graph import Value
+    from ....lowering.context import Converted
+    from ..node import OpReader
+    from ..context import TfliteContext
 
-def _weight(ctx, node, i: int, dtype: DType):
+
+def _weight(ctx: TfliteContext, node: OpReader, i: int, dtype: DType):
     """Filter or weights: a numpy array when constant (the usual case), else the IR value."""
     w = ctx.const(node.inputs[i])
     if w is not None:
@@ -46,7 +53,7 @@ def _shape(w) -> tuple:
     return tuple(w.shape) if isinstance(w, np.ndarray) else tuple(w.type.shape)
 
 
-def _bias(ctx, node, i: int, channels: int, dtype: DType):
+def _bias(ctx: TfliteContext, node: OpReader, i: int, channels: int, dtype: DType):
     key = node.input(i)
     if key is None:
         return ctx.b.const(np.zeros((channels,), dtype.numpy))
@@ -54,11 +61,11 @@ def _bias(ctx, node, i: int, channels: int, dtype: DType):
     return ctx.b.const(np.asarray(c).astype(dtype.numpy)) if c is not None else ctx.tensor(key)
 
 
-def _value(ctx, w):
+def _value(ctx: TfliteContext, w):
     return ctx.b.const(np.ascontiguousarray(w)) if isinstance(w, np.ndarray) else w
 
 
-def conv_window(ctx, node, x, kernel, acc: DType = DType.FP32, pad_value: float = 0.0):
+def conv_window(ctx: TfliteContext, node: OpReader, x, kernel, acc: DType = DType.FP32, pad_value: float = 0.0):
     """A convolution's SAME/VALID window fitted to NHWC ``x``: (x, Conv2dAttrs without zero points).
 
     ``pad_value`` fills explicit pads (symbolic H/W); quantized converters pass the input zero point."""
@@ -69,7 +76,7 @@ def conv_window(ctx, node, x, kernel, acc: DType = DType.FP32, pad_value: float 
 
 
 @converter("CONV_2D", options="Conv2DOptions")
-def convert_conv_2d(ctx, node):
+def convert_conv_2d(ctx: TfliteContext, node: OpReader) -> Converted:
     x = require_float(node, float_input(ctx, node))
     w = _weight(ctx, node, 1, x.type.dtype)
     o, kh, kw, i = _shape(w)
@@ -81,7 +88,7 @@ def convert_conv_2d(ctx, node):
     return fused(ctx, node, grouped_conv(ctx, x, w, b, attrs, groups))
 
 
-def conv_groups(ctx, x, w) -> int:
+def conv_groups(ctx: TfliteContext, x: Value, w) -> int:
     """How many groups CONV_2D's input channels form: input channels / filter channels (TFLite 2.9+
     runs a filter of ``[O, KH, KW, C / groups]`` as a grouped convolution; O must divide by groups)."""
     o, _, _, i = _shape(w)
@@ -96,7 +103,7 @@ def conv_groups(ctx, x, w) -> int:
     return c // i
 
 
-def grouped_conv(ctx, x, w, b, attrs, groups: int, finish=None):
+def grouped_conv(ctx: TfliteContext, x: Value, w: np.ndarray, b: Value, attrs, groups: int, finish=None):
     """CONV2D of ``x`` by ``w`` (OHWI) and bias ``b``; with ``groups`` > 1 one CONV2D per group of input
     channels and outputs, concatenated along channels (TOSA CONV2D has no groups). ``finish(acc, start,
     count)`` turns each group's result (output channels ``start:start+count``) into its final form
@@ -113,7 +120,7 @@ def grouped_conv(ctx, x, w, b, attrs, groups: int, finish=None):
     return ctx.b.emit(Op.CONCAT, *parts, attrs=A.AxisAttrs(3))
 
 
-def _bias_slice(ctx, b, start: int, size: int):
+def _bias_slice(ctx: TfliteContext, b, start: int, size: int):
     """Channels ``start:start+size`` of bias ``b``: a new CONST when ``b`` is one (int48 biases cannot be
     SLICEd in TOSA), else a SLICE."""
     if b.producer is not None and b.producer.op is Op.CONST:
@@ -123,7 +130,7 @@ def _bias_slice(ctx, b, start: int, size: int):
 
 
 @converter("DEPTHWISE_CONV_2D", options="DepthwiseConv2DOptions")
-def convert_depthwise_conv_2d(ctx, node):
+def convert_depthwise_conv_2d(ctx: TfliteContext, node: OpReader) -> Converted:
     x = require_float(node, float_input(ctx, node))
     w = _weight(ctx, node, 1, x.type.dtype)
     _, kh, kw, cm = _shape(w)
@@ -138,7 +145,7 @@ def convert_depthwise_conv_2d(ctx, node):
     return fused(ctx, node, ctx.b.emit(Op.DEPTHWISE_CONV2D, x, dw, b, attrs=attrs))
 
 
-def depthwise_channels(ctx, x, cm: int) -> int:
+def depthwise_channels(ctx: TfliteContext, x: Value, cm: int) -> int:
     """DEPTHWISE_CONV_2D's input channels for a filter of ``cm`` channels; a symbolic channel dim is taken
     with depth multiplier 1, a fact the ledger checks at binding."""
     c = x.type.shape[3]
@@ -151,18 +158,18 @@ def depthwise_channels(ctx, x, cm: int) -> int:
     return c
 
 
-def pool_window(node):
+def pool_window(node: OpReader):
     kernel = (node.opt("FilterHeight"), node.opt("FilterWidth"))
     return window(node, kernel, (node.opt("StrideH"), node.opt("StrideW")))
 
 
-def pool_fits(ctx, x, w):
+def pool_fits(ctx: TfliteContext, x: Value, w):
     geoms = [geometry(ctx, x.type.shape[1 + i], w, i) for i in range(2)]
     return pooling.pool_fits(x, w, geoms)
 
 
 @converter("MAX_POOL_2D", options="Pool2DOptions")
-def convert_max_pool_2d(ctx, node):
+def convert_max_pool_2d(ctx: TfliteContext, node: OpReader) -> Converted:
     x = float_input(ctx, node)
     w = pool_window(node)
     x, pad = apply_fits(ctx, x, pool_fits(ctx, x, w), float("-inf"))
@@ -171,7 +178,7 @@ def convert_max_pool_2d(ctx, node):
 
 
 @converter("AVERAGE_POOL_2D", options="Pool2DOptions")
-def convert_average_pool_2d(ctx, node):
+def convert_average_pool_2d(ctx: TfliteContext, node: OpReader) -> Converted:
     """TFLite divides by the number of in-bounds taps, which is TOSA AVG_POOL2D (pads never count)."""
     x = require_float(node, float_input(ctx, node))
     w = pool_window(node)
@@ -184,7 +191,7 @@ def convert_average_pool_2d(ctx, node):
 
 
 @converter("FULLY_CONNECTED", options="FullyConnectedOptions")
-def convert_fully_connected(ctx, node):
+def convert_fully_connected(ctx: TfliteContext, node: OpReader) -> Converted:
     x = require_float(node, float_input(ctx, node))
     w = _weight(ctx, node, 1, x.type.dtype)
     if len(_shape(w)) != 2:
@@ -197,14 +204,14 @@ def convert_fully_connected(ctx, node):
     return fc_result(ctx, node, x, fused(ctx, node, y), k)
 
 
-def fc_rows(ctx, x, k: int):
+def fc_rows(ctx: TfliteContext, x: Value, k: int) -> Value:
     """FULLY_CONNECTED's input flattened to ``[rows, k]`` (the ledger records that k divides its size)."""
     total = product(x.type.shape)
     ctx.require(Kind.DIVISIBLE, total, k, "FULLY_CONNECTED input size divides by the weights' input size")
     return reshape(ctx, x, [floordiv(total, k), k])
 
 
-def fc_result(ctx, node, x, y, k: int):
+def fc_result(ctx: TfliteContext, node: OpReader, x: Value, y: Value, k: int):
     """The ``[rows, out]`` result, reshaped to ``[*x.shape[:-1], out]`` when ``keep_num_dims`` is set."""
     if node.opt("KeepNumDims"):
         ctx.require(Kind.EQ, x.type.shape[-1], k, "FULLY_CONNECTED keep_num_dims needs the last dim = input size")
@@ -213,7 +220,7 @@ def fc_result(ctx, node, x, y, k: int):
 
 
 @converter("BATCH_MATMUL", options="BatchMatMulOptions")
-def convert_batch_matmul(ctx, node):
+def convert_batch_matmul(ctx: TfliteContext, node: OpReader) -> Converted:
     a, b = ctx.tensor(node.inputs[0]), ctx.tensor(node.inputs[1])
     require_float(node, a)
     if node.opt("AdjX"):
@@ -223,7 +230,7 @@ def convert_batch_matmul(ctx, node):
     return matmul(ctx, a, b)
 
 
-def swap_last(ctx, x):
+def swap_last(ctx: TfliteContext, x: Value) -> Value:
     perm = list(range(x.type.rank))
     perm[-1], perm[-2] = perm[-2], perm[-1]
     return ctx.b.emit(Op.TRANSPOSE, x, attrs=A.TransposeAttrs(tuple(perm)))

@@ -35,6 +35,7 @@ An int16x8 bias must be int64: LiteRT reads an int32 one as int64 (garbage).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -45,6 +46,11 @@ from .. import quant
 from ..qmath import activation_bounds, fit_rescale_input, signed_input, to_unsigned
 from ..reader import ConvertError
 from .common import ACT
+
+if TYPE_CHECKING:
+    from ....ir.graph import Value
+    from ..node import OpReader
+    from ..context import TfliteContext
 
 
 @dataclass
@@ -62,7 +68,7 @@ class QOperands:
 FORMS = {("INT8", "INT8"): "int8", ("UINT8", "UINT8"): "uint8", ("INT16", "INT8"): "int16x8"}
 
 
-def form_of(node, x_info, w_info, forms: dict = FORMS) -> str:
+def form_of(node: OpReader, x_info, w_info, forms: dict = FORMS) -> str:
     """The kernel form for activation ``x_info`` and weights ``w_info`` (a key of ``forms``), or a ConvertError."""
     pair = (x_info.type_name, w_info.type_name)
     if x_info.type_name in ("FLOAT32", "FLOAT16") and quant.is_quantized(w_info):
@@ -87,12 +93,12 @@ def form_of(node, x_info, w_info, forms: dict = FORMS) -> str:
     return form
 
 
-def activation(ctx, key, info):
+def activation(ctx: TfliteContext, key, info):
     """An activation as a signed IR value and its zero point (uint8 becomes int8 minus 128, exactly)."""
     return signed_input(ctx, ctx.tensor(key), info)
 
 
-def weights(ctx, node, i: int, form: str, channels: int, axis: int, keep_zp: bool = False) -> tuple:
+def weights(ctx: TfliteContext, node: OpReader, i: int, form: str, channels: int, axis: int, keep_zp: bool = False) -> tuple:
     """Constant weights of input ``i`` in signed form, their zero point and one scale per channel.
 
     The int8 zero point is kept only when the kernel uses it (``keep_zp``: per-tensor FULLY_CONNECTED)."""
@@ -126,7 +132,7 @@ def legacy_real(x_info, w_scale, out_info) -> np.ndarray:
     return np.array([np.float64(product) / np.float64(quant.scale(out_info))])
 
 
-def bias(ctx, node, i, channels: int, acc: DType):
+def bias(ctx: TfliteContext, node: OpReader, i, channels: int, acc: DType) -> Value:
     """The bias constant (zeros when absent): int32 for INT32 accumulators, int48 for INT48."""
     key = node.input(i)
     b = np.zeros((channels,), np.int64) if key is None else ctx.const(key)
@@ -146,12 +152,12 @@ def bias(ctx, node, i, channels: int, acc: DType):
     return ctx.b.emit(Op.CONST, attrs=A.ConstAttrs(b, int48=True))
 
 
-def act_range(node, info, field="FusedActivationFunction") -> tuple:
+def act_range(node: OpReader, info, field="FusedActivationFunction") -> tuple:
     """CalculateActivationRangeQuantized (kernel_util.cc): bounds in the output's integer domain."""
     return activation_bounds(info, node.opt(field) if field else ACT.NONE)
 
 
-def finish(ctx, node, acc, q: QOperands, bounds: tuple):
+def finish(ctx: TfliteContext, node: OpReader, acc, q: QOperands, bounds: tuple):
     """Scale the accumulator into the output tensor, clamp to ``bounds`` (output integer domain):
     MultiplyByQuantizedMultiplier on int32 accumulators (DOUBLE_ROUND), its int64 form on int48 ones."""
     info = node.output_infos[0]
@@ -168,7 +174,7 @@ def finish(ctx, node, acc, q: QOperands, bounds: tuple):
     return to_unsigned(ctx, y) if shift else y
 
 
-def narrow48(ctx, acc):
+def narrow48(ctx: TfliteContext, acc: Value):
     """An int48 accumulator as int32 (exact: a 16-bit unit multiplier; TOSA requires it to fit)."""
     if acc.type.dtype != DType.INT48:
         return acc
@@ -188,7 +194,7 @@ def reduced_multiplier(real: float) -> tuple:
     return reduced, shift
 
 
-def _rescale48(ctx, acc, reals, out_dtype: DType):
+def _rescale48(ctx: TfliteContext, acc: Value, reals, out_dtype: DType) -> Value:
     pairs = [reduced_multiplier(r) for r in np.reshape(reals, -1)]
     attrs = A.RescaleAttrs(tuple(p[0] for p in pairs), tuple(p[1] for p in pairs), 0, 0, scale32=False,
                            rounding_mode="SINGLE_ROUND", per_channel=len(pairs) > 1, output_dtype=out_dtype)

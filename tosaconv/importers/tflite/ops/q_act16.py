@@ -29,6 +29,8 @@ tosaconv converts int8 alphas only.
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from ....ir import attrs as A
@@ -40,12 +42,17 @@ from ..qtables import libm, round_half_away
 from ..quant import rescale, scale, zero_point
 from ..reader import ConvertError
 
+if TYPE_CHECKING:
+    from ....ir.graph import Value
+    from ..node import OpReader
+    from ..context import TfliteContext
+
 F = np.float32
 LUT16_OPS = ("EXP", "LOG", "GELU", "RSQRT")
 _ZERO_POINTS_FREE = ("GELU",)      # GeluPrepare has no zero-point check; the others ENSURE zp == 0
 
 
-def no_int16_kernel(node) -> ConvertError:
+def no_int16_kernel(node: OpReader) -> ConvertError:
     """The error for an op that LiteRT 2.3 has no int16 kernel for (ELU, HARD_SWISH, ...)."""
     return ConvertError(f"quantized int16 {node.op_type} is not supported: TFLite has no int16 kernel for "
                         f"{node.op_type} (LiteRT refuses int16 tensors there); quantize it to int8 instead")
@@ -73,7 +80,7 @@ def lut_populate_int16(transform, x_info, y_info) -> np.ndarray:
     return np.clip(entries, -32768, 32767).astype(np.int16)
 
 
-def _check_zero_points(node):
+def _check_zero_points(node: OpReader):
     if node.op_type in _ZERO_POINTS_FREE:
         return
     for info in (node.input_infos[0], node.output_infos[0]):
@@ -82,7 +89,7 @@ def _check_zero_points(node):
                                f"requires it), got {zero_point(info)}")
 
 
-def _int16_io(node):
+def _int16_io(node: OpReader):
     x, y = node.input_infos[0], node.output_infos[0]
     if y.type_name != "INT16":
         raise ConvertError(f"quantized {node.op_type} with int16 input needs an int16 output, not {y.type_name}")
@@ -90,7 +97,7 @@ def _int16_io(node):
     return x, y
 
 
-def _check_slopes(node, lut: np.ndarray):
+def _check_slopes(node: OpReader, lut: np.ndarray):
     """LUTLookup's int16 slope wraps where neighbours differ by more than 32767; TOSA's does not."""
     jumps = np.abs(np.diff(lut.astype(np.int64)))
     if jumps.max() > 32767:
@@ -101,14 +108,14 @@ def _check_slopes(node, lut: np.ndarray):
                            "whose outputs do not overflow (e.g. a smaller EXP input scale)")
 
 
-def emit_lut16(ctx, x, lut: np.ndarray):
+def emit_lut16(ctx: TfliteContext, x: Value, lut: np.ndarray) -> Value:
     """TFLite's ``LUTLookup``: TOSA TABLE, then the ``+ 64 >> 7`` rounding, back to int16."""
     ops = Int32Ops(ctx, x.type.rank)
     looked_up = ctx.b.emit(Op.TABLE, x, attrs=A.TableAttrs(lut))
     return identity_rescale(ctx, ops.rdbpot(looked_up, 7), DType.INT16)
 
 
-def convert_lut16(ctx, node, transform):
+def convert_lut16(ctx: TfliteContext, node: OpReader, transform) -> Value:
     """EXP, LOG, GELU (and RSQRT) on int16: the LUT ``Prepare`` fills with ``transform`` (float32)."""
     x_info, y_info = _int16_io(node)
     lut = lut_populate_int16(transform, x_info, y_info)
@@ -116,18 +123,18 @@ def convert_lut16(ctx, node, transform):
     return emit_lut16(ctx, ctx.tensor(node.inputs[0]), lut)
 
 
-def convert_rsqrt16(ctx, node):
+def convert_rsqrt16(ctx: TfliteContext, node: OpReader) -> Value:
     """elementwise.cc's int16 RSQRT LUT: ``1 / sqrtf(v)``, and ``32767 * output_scale`` for ``v <= 0``."""
     top = F(F(32767) * F(scale(node.output_infos[0])))
     return convert_lut16(ctx, node, lambda v: np.where(v <= 0, top, F(1) / libm("sqrtf", np.maximum(v, F(1e-30)))))
 
 
-def _branch(ctx, values, real: float, max_abs: int, out_dtype=DType.INT16):
+def _branch(ctx: TfliteContext, values, real: float, max_abs: int, out_dtype=DType.INT16) -> Value:
     """``MultiplyByQuantizedMultiplier(values, real)`` saturated into ``out_dtype`` (DOUBLE_ROUND RESCALE)."""
     return rescale(ctx, fit_rescale_input(ctx, values, real, max_abs), real, out_dtype)
 
 
-def convert_leaky_relu16(ctx, node, alpha: float):
+def convert_leaky_relu16(ctx: TfliteContext, node: OpReader, alpha: float) -> Value:
     """``QuantizeLeakyRelu<int16_t>``: identity or alpha multiplier by the sign of the input."""
     x_info, y_info = _int16_io(node)
     identity = f32_ratio(scale(x_info), scale(y_info))
@@ -145,7 +152,7 @@ def convert_leaky_relu16(ctx, node, alpha: float):
     return ctx.b.emit(Op.SELECT, ctx.b.emit(Op.GREATER_EQUAL, values, ops.const(0)), positive, negative)
 
 
-def _prelu_alpha(ctx, node, rank: int):
+def _prelu_alpha(ctx: TfliteContext, node: OpReader, rank: int) -> Value:
     info = node.input_infos[1]
     alpha = ctx.const(node.inputs[1])
     if alpha is None:
@@ -161,7 +168,7 @@ def _prelu_alpha(ctx, node, rank: int):
     return ctx.b.const(values.reshape((1,) * (rank - values.ndim) + values.shape).astype(np.int32))
 
 
-def convert_prelu16(ctx, node):
+def convert_prelu16(ctx: TfliteContext, node: OpReader) -> Value:
     """``reference_ops::Prelu`` on int16 input with an int8 alpha (zero points allowed, as LiteRT allows)."""
     x_info, y_info = node.input_infos[0], node.output_infos[0]
     if y_info.type_name != "INT16":

@@ -20,6 +20,7 @@ With one RESCALE per input Vela fuses the whole ADD (input and output scaling) i
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -29,6 +30,10 @@ from ....ir.dtypes import DType
 from ....ir.ops import Op
 from ..qmath import F32, signed_input
 from ..quant import scale, tosa_multiplier, value_range, zero_point
+
+if TYPE_CHECKING:
+    from ....ir.graph import Value
+    from ..context import TfliteContext
 
 EIGHT_BIT = ("INT8", "UINT8")
 
@@ -44,7 +49,7 @@ class Form:
         return apply_scale_32(d, self.multiplier, self.shift, double_round=self.double)
 
 
-def emit_form(ctx, x, info, form: Form):
+def emit_form(ctx: TfliteContext, x, info, form: Form) -> Value:
     """The RESCALE of ``form`` on the stored input ``x`` (uint8 through its signed storage)."""
     x, zp = signed_input(ctx, x, info)
     attrs = A.RescaleAttrs((form.multiplier,), (form.shift,), zp, 0, scale32=True,

@@ -35,6 +35,8 @@ Fused activations clamp to ``CalculateActivationRangeQuantized``'s bounds.
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from ....ir import attrs as A
@@ -48,8 +50,13 @@ from ..registry import converter
 from . import q_add_terms as T
 from .q_pot import is_pot_int16, pot_add
 
+if TYPE_CHECKING:
+    from ....lowering.context import Converted
+    from ..node import OpReader
+    from ..context import TfliteContext
 
-def _scaled_inputs(ctx, node, left_shift: int, fast: bool = False, pair=None):
+
+def _scaled_inputs(ctx: TfliteContext, node: OpReader, left_shift: int, fast: bool = False, pair=None):
     """Both inputs as ``MultiplyByQuantizedMultiplierSmallerThanOneExp((q - zp) << left_shift, s_i / twice_max)``.
 
     ``pair`` (ADD/SUB: ``(sign, real_out)``) allows :func:`.q_add_terms.pair_forms`; ``fast`` (--npu-fast)
@@ -72,7 +79,7 @@ def _scaled_inputs(ctx, node, left_shift: int, fast: bool = False, pair=None):
     return values, top
 
 
-def _split_rescale(ctx, x, info, left_shift: int, real: float):
+def _split_rescale(ctx: TfliteContext, x, info, left_shift: int, real: float):
     """The input term as TFLite's two roundings, spelled out: ``SaturatingRoundingDoublingHighMul((q - zp) <<
     left_shift, m)`` is one SINGLE_ROUND RESCALE of the stored input by ``m / 2**(31 - left_shift)``, and
     ``RoundingDivideByPOT(b, e)`` (half away from zero) is a rounding arithmetic shift of ``b - [b < 0]``.
@@ -90,7 +97,7 @@ def _split_rescale(ctx, x, info, left_shift: int, real: float):
 
 
 def _add_sub(op, pot_sign: int):
-    def convert(ctx, node):
+    def convert(ctx: TfliteContext, node: OpReader):
         dtype = same_types(node)
         y = node.output_infos[0]
         bounds = activation_bounds(y, node.opt("FusedActivationFunction"))
@@ -109,7 +116,7 @@ converter("SUB", options="SubOptions", kind="quantized")(_add_sub(Op.SUB, -1))
 
 
 @converter("MUL", options="MulOptions", kind="quantized")
-def convert_q_mul(ctx, node):
+def convert_q_mul(ctx: TfliteContext, node: OpReader) -> Converted:
     dtype = same_types(node)
     infos, y = node.input_infos[:2], node.output_infos[0]
     if dtype == "INT16":
@@ -126,7 +133,7 @@ def _max_offset(info) -> int:
     return max(hi - zero_point(info), zero_point(info) - lo)
 
 
-def _require_zero_points(node):
+def _require_zero_points(node: OpReader):
     for info in list(node.input_infos[:2]) + [node.output_infos[0]]:
         if zero_point(info) != 0:
             raise ConvertError(f"int16 {node.op_type} needs zero point 0 on '{info.name}' (TFLite's kernel "
@@ -134,7 +141,7 @@ def _require_zero_points(node):
 
 
 @converter("SQUARED_DIFFERENCE", kind="quantized")
-def convert_q_squared_difference(ctx, node):
+def convert_q_squared_difference(ctx: TfliteContext, node: OpReader) -> Converted:
     same_types(node, types=("INT8",))
     (a, b), twice_max = _scaled_inputs(ctx, node, 7)
     d = ctx.b.emit(Op.SUB, a, b)

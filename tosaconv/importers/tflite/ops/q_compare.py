@@ -19,6 +19,8 @@
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ....ir import attrs as A
 from ....ir.ops import Op
 from ....lowering.int32_ops import input_as_int32, int32_to_output
@@ -28,8 +30,14 @@ from ..quant import scale
 from ..reader import ConvertError
 from ..registry import converter
 
+if TYPE_CHECKING:
+    from ....ir.graph import Value
+    from ....lowering.context import Converted
+    from ..node import OpReader
+    from ..context import TfliteContext
 
-def _scaled(ctx, node, i: int, raw_int16: bool):
+
+def _scaled(ctx: TfliteContext, node: OpReader, i: int, raw_int16: bool):
     info = node.input_infos[i]
     x = qtensor(ctx, node, i)
     if info.type_name == "INT16" and raw_int16:
@@ -42,7 +50,7 @@ def _scaled(ctx, node, i: int, raw_int16: bool):
 
 
 def _comparison(op, swap: bool = False, negate: bool = False):
-    def convert(ctx, node):
+    def convert(ctx: TfliteContext, node: OpReader):
         _check_inputs(node)
         raw_int16 = op is not Op.EQUAL      # LiteRT scales int16 only for EQUAL / NOT_EQUAL
         a, b = (_scaled(ctx, node, i, raw_int16) for i in range(2))
@@ -51,7 +59,7 @@ def _comparison(op, swap: bool = False, negate: bool = False):
     return convert
 
 
-def _check_inputs(node):
+def _check_inputs(node: OpReader):
     names = {i.type_name for i in node.input_infos[:2]}
     if len(names) != 1 or not names <= {"INT8", "UINT8", "INT16"}:
         raise ConvertError(f"quantized {node.op_type} on {sorted(names)} is not supported: TFLite compares two "
@@ -65,7 +73,7 @@ for _name, _args in {"EQUAL": (Op.EQUAL,), "NOT_EQUAL": (Op.EQUAL, False, True),
 
 
 def _extremum(op):
-    def convert(ctx, node):
+    def convert(ctx: TfliteContext, node: OpReader) -> Value:
         same_types(node)
         a, b = (input_as_int32(ctx, qtensor(ctx, node, i), node.input_infos[i].type_name) for i in range(2))
         return int32_to_output(ctx, ctx.b.emit(op, a, b, attrs=A.NanModeAttrs()), node.output_infos[0].type_name)
@@ -77,7 +85,7 @@ converter("MINIMUM", kind="quantized")(_extremum(Op.MINIMUM))
 
 
 @converter("SELECT", "SELECT_V2", kind="quantized")
-def convert_q_select(ctx, node):
+def convert_q_select(ctx: TfliteContext, node: OpReader) -> Converted:
     infos = node.input_infos[1:3] + [node.output_infos[0]]
     if len({i.type_name for i in infos}) != 1:
         raise ConvertError(f"quantized {node.op_type} mixes {sorted({i.type_name for i in infos})}; TFLite "

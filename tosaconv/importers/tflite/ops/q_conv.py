@@ -14,6 +14,7 @@ symbolic H/W, TRANSPOSE_CONV's output size) is the float converters'.
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -25,8 +26,13 @@ from . import q_accum as Q
 from .conv_transpose import cut_result, transpose_geometry
 from .nn import conv_groups, conv_window, depthwise_channels, grouped_conv
 
+if TYPE_CHECKING:
+    from ....lowering.context import Converted
+    from ..node import OpReader
+    from ..context import TfliteContext
 
-def operands(ctx, node, xi: int, wi: int, channels: int, axis: int) -> Q.QOperands:
+
+def operands(ctx: TfliteContext, node: OpReader, xi: int, wi: int, channels: int, axis: int) -> Q.QOperands:
     """The activation (input ``xi``) and weights (input ``wi``, ``channels`` along ``axis``) of a conv."""
     x_info, w_info = node.input_infos[xi], node.input_infos[wi]
     form = Q.form_of(node, x_info, w_info)
@@ -37,13 +43,13 @@ def operands(ctx, node, xi: int, wi: int, channels: int, axis: int) -> Q.QOperan
     return Q.QOperands(form, x, x_zp, w, w_zp, reals, DType.INT48 if form == "int16x8" else DType.INT32)
 
 
-def _channels(ctx, node, wi: int, axis: int) -> int:
+def _channels(ctx: TfliteContext, node: OpReader, wi: int, axis: int) -> int:
     w = ctx.const(node.inputs[wi])
     return int(np.shape(w)[axis]) if w is not None else 0
 
 
 @converter("CONV_2D", options="Conv2DOptions", kind="quantized")
-def convert_q_conv_2d(ctx, node):
+def convert_q_conv_2d(ctx: TfliteContext, node: OpReader) -> Converted:
     q = operands(ctx, node, 0, 1, _channels(ctx, node, 1, 0), 0)
     o, kh, kw, _ = q.w.shape
     groups = conv_groups(ctx, q.x, q.w)
@@ -58,7 +64,7 @@ def convert_q_conv_2d(ctx, node):
 
 
 @converter("DEPTHWISE_CONV_2D", options="DepthwiseConv2DOptions", kind="quantized")
-def convert_q_depthwise_conv_2d(ctx, node):
+def convert_q_depthwise_conv_2d(ctx: TfliteContext, node: OpReader) -> Converted:
     q = operands(ctx, node, 0, 1, _channels(ctx, node, 1, 3), 3)
     _, kh, kw, cm = q.w.shape
     c = depthwise_channels(ctx, q.x, cm)
@@ -70,7 +76,7 @@ def convert_q_depthwise_conv_2d(ctx, node):
 
 
 @converter("TRANSPOSE_CONV", options="TransposeConvOptions", kind="quantized")
-def convert_q_transpose_conv(ctx, node):
+def convert_q_transpose_conv(ctx: TfliteContext, node: OpReader) -> Converted:
     q = operands(ctx, node, 2, 1, _channels(ctx, node, 1, 0), 0)
     out_pad, cut, stride = transpose_geometry(ctx, node, q.x, q.w.shape)
     attrs = A.TransposeConv2dAttrs(out_pad, stride, q.acc, q.x_zp, q.w_zp)

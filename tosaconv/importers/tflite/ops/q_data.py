@@ -25,6 +25,8 @@ their parameters differ). These need the quantization:
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from ..qhelpers_data import same_quant
@@ -37,6 +39,12 @@ from . import indexing, layout, shape, slicing
 from .common import ACT
 from .q_accum import activation as signed_activation
 
+if TYPE_CHECKING:
+    from ....ir.graph import Value
+    from ....lowering.context import Converted
+    from ..node import OpReader
+    from ..context import TfliteContext
+
 F32 = np.float32
 
 
@@ -46,7 +54,7 @@ def stored(value: int, info) -> int:
 
 
 @converter("PAD", "PADV2", kind="quantized")
-def convert_q_pad(ctx, node):
+def convert_q_pad(ctx: TfliteContext, node: OpReader) -> Converted:
     out = node.output_infos[0]
     value = zero_point(out)
     if node.input(2) is not None:
@@ -63,13 +71,13 @@ def convert_q_pad(ctx, node):
 
 
 @converter("SPACE_TO_BATCH_ND", kind="quantized")
-def convert_q_space_to_batch_nd(ctx, node):
+def convert_q_space_to_batch_nd(ctx: TfliteContext, node: OpReader) -> Converted:
     same_quant(node)
     out = node.output_infos[0]
     return layout.space_to_batch(ctx, node, float(stored(zero_point(out), out)))
 
 
-def _requantize_table(ctx, x, info, out):
+def _requantize_table(ctx: TfliteContext, x, info, out) -> Value:
     """ConcatenationWithScaling's per-element float requantization of uint8 ``x`` as one TABLE."""
     s = F32(scale(info)) * (F32(1) / F32(scale(out)))
     bias = F32(-zero_point(info)) * s
@@ -80,7 +88,7 @@ def _requantize_table(ctx, x, info, out):
 
 
 @converter("CONCATENATION", options="ConcatenationOptions", kind="quantized")
-def convert_q_concatenation(ctx, node):
+def convert_q_concatenation(ctx: TfliteContext, node: OpReader) -> Converted:
     if node.opt("FusedActivationFunction") != ACT.NONE:
         raise ConvertError(f"quantized CONCATENATION '{node.name}' with a fused activation: TFLite's "
                            "concatenation.cc refuses it (LiteRT fails to prepare this model); remove the "
@@ -99,7 +107,7 @@ def convert_q_concatenation(ctx, node):
 
 
 def _q_arg(find_min: bool):
-    def convert(ctx, node):
+    def convert(ctx: TfliteContext, node: OpReader):
         x, _ = signed_activation(ctx, node.inputs[0], node.input_infos[0])
         return indexing.arg_of(ctx, node, x, find_min)
     return convert

@@ -37,6 +37,8 @@ at 31 and a defined but meaningless result).
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ....ir import attrs as A
 from ....ir.ops import Op
 from ....lowering.int32_ops import Int32Ops, int32_to_output
@@ -44,6 +46,12 @@ from ....lowering.int32_ops import input_as_int32
 from ..qmath import F32, activation_bounds, qtensor, same_types
 from ..quant import quantize_multiplier, scale, zero_point
 from ..registry import converter
+
+if TYPE_CHECKING:
+    from ....ir.graph import Value
+    from ....lowering.context import Converted
+    from ..node import OpReader
+    from ..context import TfliteContext
 
 I32_MAX, I32_MIN = (1 << 31) - 1, -(1 << 31)
 
@@ -56,16 +64,16 @@ def div_multiplier(s1: float, s2: float, s_out: float) -> tuple:
 class _DivOps(Int32Ops):
     """The few extra int32 steps DIV needs on top of :class:`Int32Ops`."""
 
-    def emit(self, op, *args, attrs=None):
+    def emit(self, op, *args, attrs=None) -> Value:
         return self.b.emit(op, *(self._v(a) for a in args), attrs=attrs)
 
-    def asr(self, x, amount):
+    def asr(self, x: Value, amount) -> Value:
         return self.emit(Op.ARITHMETIC_RIGHT_SHIFT, x, amount, attrs=A.ArithmeticRightShiftAttrs(False))
 
-    def select(self, cond, a, b):
+    def select(self, cond, a: Value, b: Value) -> Value:
         return self.emit(Op.SELECT, cond, a, b)
 
-    def greater(self, a, b):
+    def greater(self, a: Value, b: Value) -> Value:
         return self.emit(Op.GREATER, a, b)
 
 
@@ -78,12 +86,12 @@ def reciprocal(ops: _DivOps, v2):
     return negative, inv, headroom
 
 
-def count_leading_sign_bits(ops: _DivOps, x):
+def count_leading_sign_bits(ops: _DivOps, x: Value) -> Value:
     """common.h ``CountLeadingSignBits`` (GCC's ``__builtin_clrsb``; 31 for 0): ``clz(x ^ (x >> 31)) - 1``."""
     return ops.sub(ops.clz(ops.emit(Op.BITWISE_XOR, x, ops.asr(x, 31))), 1)
 
 
-def x86_rounding_divide_by_pot(ops: _DivOps, x, exponent):
+def x86_rounding_divide_by_pot(ops: _DivOps, x: Value, exponent) -> Value:
     """gemmlowp ``RoundingDivideByPOT(x, e)`` as LiteRT's x86-64 build runs it for any ``e`` (see above)."""
     amount = ops.bit_and(exponent, 31)
     all_ones = ops.sub(0, ops.asr(ops.bit_and(exponent, 32), 5))
@@ -94,7 +102,7 @@ def x86_rounding_divide_by_pot(ops: _DivOps, x, exponent):
     return ops.select(ops.greater(remainder, threshold), ops.add(floor, 1), floor)   # x < 2**31 - 1 here
 
 
-def add_zero_point_clamped(ops: _DivOps, r, zp: int, lo: int, hi: int):
+def add_zero_point_clamped(ops: _DivOps, r, zp: int, lo: int, hi: int) -> Value:
     """``clamp(int32(r + zp), lo, hi)`` with C++'s int32 wrap-around of the addition (div.h)."""
     if zp == 0:
         return ops.minimum(ops.maximum(r, lo), hi)
@@ -107,7 +115,7 @@ def add_zero_point_clamped(ops: _DivOps, r, zp: int, lo: int, hi: int):
 
 
 @converter("DIV", options="DivOptions", kind="quantized")
-def convert_q_div(ctx, node):
+def convert_q_div(ctx: TfliteContext, node: OpReader) -> Converted:
     dtype = same_types(node)
     (a_info, b_info), y = node.input_infos[:2], node.output_infos[0]
     multiplier, shift = div_multiplier(scale(a_info), scale(b_info), scale(y))

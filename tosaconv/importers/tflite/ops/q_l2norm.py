@@ -26,6 +26,8 @@ saturation is the final RESCALE's.
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ....ir import attrs as A
 from ....ir.ops import Op
 from ....lowering.int32_ops import input_as_int32, int32_to_output
@@ -35,13 +37,19 @@ from ..registry import converter
 from .common import ACT
 from .q_logsoftmax import I32_MAX, FixedPointOps, static_depth
 
+if TYPE_CHECKING:
+    from ....ir.graph import Value
+    from ....lowering.context import Converted
+    from ..node import OpReader
+    from ..context import TfliteContext
+
 _OUT_ZP = {"INT8": 0, "UINT8": 128}
 _HALF_THREE, _ONE_Q3, _SQRT_HALF = 3 << 27, 1 << 28, 1518500250
 OUTPUT_SHIFT = 7                                      # kOutputScale: 1/128
 
 
 class InvSqrtOps(FixedPointOps):
-    def sat_shift_left(self, x, exponent: int):
+    def sat_shift_left(self, x, exponent: int) -> Value:
         """gemmlowp ``SaturatingRoundingMultiplyByPOT<exponent>`` of any int32 ``x``."""
         limit = (1 << (31 - exponent)) - 1
         inside = self.maximum(self.minimum(x, limit), -(limit + 1))
@@ -64,7 +72,7 @@ class InvSqrtOps(FixedPointOps):
         return self.select(small, I32_MAX, y), self.select(small, 0, self.maximum(shift, 0))
 
 
-def _check(node) -> str:
+def _check(node: OpReader) -> str:
     x, y = node.input_infos[0], node.output_infos[0]
     if x.type_name not in _OUT_ZP or y.type_name != x.type_name:
         raise ConvertError(f"quantized L2_NORMALIZATION from {x.type_name} to {y.type_name} is not supported: "
@@ -86,7 +94,7 @@ def _max_depth(info) -> int:
 
 
 @converter("L2_NORMALIZATION", options="L2NormOptions", kind="quantized")
-def convert_q_l2_normalization(ctx, node):
+def convert_q_l2_normalization(ctx: TfliteContext, node: OpReader) -> Converted:
     type_name, x_info = _check(node), node.input_infos[0]
     x = ctx.tensor(node.inputs[0])
     if x.type.rank > 4:

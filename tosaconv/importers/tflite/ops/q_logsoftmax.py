@@ -35,6 +35,8 @@ wrap for the model's scale), and dropped elements are replaced by SELECT.
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from ....ir.dtypes import DType
@@ -47,6 +49,12 @@ from ..reader import ConvertError
 from ..registry import converter
 from .q_softmax import exp_of_differences, softmax_scaling
 
+if TYPE_CHECKING:
+    from ....ir.graph import Value
+    from ....lowering.context import Converted
+    from ..node import OpReader
+    from ..context import TfliteContext
+
 INPUT_BITS, ACCUM_BITS, OUTPUT_BITS = 5, 12, 4
 OUT_SCALE = 16.0 / 256
 _OUT = {"INT8": (127, -128), "UINT8": (255, 0)}     # (fixed zero point, type minimum)
@@ -57,10 +65,10 @@ MAX_DEPTH = 4095       # 4096 elements at the row maximum sum to 2**31: the Q12.
 class FixedPointOps(Int32Ops):
     """:class:`Int32Ops` plus the signed and data-dependent gemmlowp steps the two kernels need."""
 
-    def greater(self, a, b):
+    def greater(self, a, b) -> Value:
         return self._bin(Op.GREATER, a, b)
 
-    def select(self, cond, a, b):
+    def select(self, cond, a, b) -> Value:
         return self.b.emit(Op.SELECT, cond, self._v(a), self._v(b))
 
     def rdbpot_signed(self, x, exponent):
@@ -89,7 +97,7 @@ _ACC = OUTPUT_BITS + 2                      # log_x's kAccumIntegerBits for 5 ou
 _QUARTER = 1 << (29 - _ACC)                 # Rescale<6>(one_quarter)
 
 
-def log_x_ge_1(ops: FixedPointOps, total):
+def log_x_ge_1(ops: FixedPointOps, total) -> Value:
     """``log_x_for_x_greater_than_or_equal_to_1<5>`` of a Q12.19 ``total`` in ``[2**19, 2**31)``.
 
     Follows tflite/kernels/internal/common.h step by step; every saturation the kernel can
@@ -137,7 +145,7 @@ def _check_no_wrap(params: tuple):
                            "in q5(d) - log_sum; requantize the input")
 
 
-def static_depth(x, op: str, limit: int, why: str) -> int:
+def static_depth(x: Value, op: str, limit: int, why: str) -> int:
     """The last dim of IR value ``x``, which must be static and at most ``limit``."""
     depth = x.type.shape[-1] if x.type.rank else 1
     if not isinstance(depth, int) or depth > limit:
@@ -145,7 +153,7 @@ def static_depth(x, op: str, limit: int, why: str) -> int:
     return depth
 
 
-def _check(node) -> tuple:
+def _check(node: OpReader) -> tuple:
     x, y = node.input_infos[0], node.output_infos[0]
     if x.type_name not in _OUT or y.type_name != x.type_name:
         raise ConvertError(f"quantized LOG_SOFTMAX from {x.type_name} to {y.type_name} is not supported: "
@@ -159,7 +167,7 @@ def _check(node) -> tuple:
 
 
 @converter("LOG_SOFTMAX", kind="quantized")
-def convert_q_log_softmax(ctx, node):
+def convert_q_log_softmax(ctx: TfliteContext, node: OpReader) -> Converted:
     x_info, y_info = _check(node)
     params = log_softmax_params(scale(x_info))
     _check_no_wrap(params)

@@ -15,6 +15,7 @@ in a 513-entry interpolated LUT (:mod:`.q_act16`); LiteRT has no int16 ELU.
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -25,11 +26,17 @@ from ..registry import converter
 from .q_act16 import LUT16_OPS, convert_lut16, no_int16_kernel
 from .q_lut16 import convert_int16
 
+if TYPE_CHECKING:
+    from ....ir.graph import Value
+    from ....lowering.context import Converted
+    from ..node import OpReader
+    from ..context import TfliteContext
+
 F = np.float32
 SQRT_2_OVER_PI = F(2.0 / math.sqrt(math.pi) * math.sqrt(0.5))   # gelu.h kSqrt2dPi (M_2_SQRTPI * M_SQRT1_2)
 
 
-def eight_bit_io(node, types=("INT8", "UINT8")):
+def eight_bit_io(node: OpReader, types=("INT8", "UINT8")):
     """The input and output infos of a unary 8-bit quantized op, or a ConvertError."""
     x, y = node.input_infos[0], node.output_infos[0]
     if x.type_name == "INT16" and y.type_name == "INT16":
@@ -44,7 +51,7 @@ def eight_bit_io(node, types=("INT8", "UINT8")):
     return x, y
 
 
-def lut_op(ctx, node, transform, types=("INT8", "UINT8")):
+def lut_op(ctx: TfliteContext, node: OpReader, transform, types=("INT8", "UINT8")) -> Value:
     """The TABLE that LUTPopulate<int8_t/uint8_t> fills with ``transform`` (float32 -> float32); int16 EXP,
     LOG and GELU take LUTPopulate<int16_t>'s 513-entry table instead (:mod:`.q_act16`)."""
     if node.input_infos[0].type_name == "INT16" and node.op_type in LUT16_OPS:
@@ -69,7 +76,7 @@ def _gelu_approximate(v):
 
 
 @converter("LOGISTIC", kind="quantized")
-def convert_q_logistic(ctx, node):
+def convert_q_logistic(ctx: TfliteContext, node: OpReader) -> Converted:
     if node.input_infos[0].type_name == "INT16":
         return convert_int16(ctx, node)
     # SigmoidPrepare: TF_LITE_ENSURE(output->params.scale == 1. / 256) for int8 and uint8.
@@ -80,29 +87,29 @@ def convert_q_logistic(ctx, node):
 
 
 @converter("TANH", kind="quantized")
-def convert_q_tanh(ctx, node):
+def convert_q_tanh(ctx: TfliteContext, node: OpReader) -> Converted:
     if node.input_infos[0].type_name == "INT16":
         return convert_int16(ctx, node)
     return lut_op(ctx, node, lambda v: libm("tanhf", v))
 
 
 @converter("GELU", options="GeluOptions", kind="quantized")
-def convert_q_gelu(ctx, node):
+def convert_q_gelu(ctx: TfliteContext, node: OpReader) -> Converted:
     return lut_op(ctx, node, _gelu_approximate if node.opt("Approximate") else _gelu)
 
 
 @converter("EXP", kind="quantized")
-def convert_q_exp(ctx, node):
+def convert_q_exp(ctx: TfliteContext, node: OpReader) -> Converted:
     return lut_op(ctx, node, lambda v: libm("expf", v), types=("INT8",))
 
 
 @converter("ELU", kind="quantized")
-def convert_q_elu(ctx, node):
+def convert_q_elu(ctx: TfliteContext, node: OpReader) -> Converted:
     return lut_op(ctx, node, lambda v: np.where(v < 0, libm("expm1f", v), v).astype(F), types=("INT8",))
 
 
 @converter("LOG", kind="quantized")
-def convert_q_log(ctx, node):
+def convert_q_log(ctx: TfliteContext, node: OpReader) -> Converted:
     # LogLUTPrepare: log(v) for v > 0; the output's lowest value otherwise.
     y = node.output_infos[0]
     lowest = F(F(value_range(y)[0] - zero_point(y)) * F(scale(y)))

@@ -32,6 +32,8 @@ where ``x * multiplier`` overflows int32 in TFLite's kernel.
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from ....ir import attrs as A
@@ -42,6 +44,11 @@ from ....lowering.tables import int32_table
 from ..qtables import libm, round_half_away
 from ..quant import scale, zero_point
 from ..reader import ConvertError
+
+if TYPE_CHECKING:
+    from ....ir.graph import Value
+    from ..node import OpReader
+    from ..context import TfliteContext
 
 F = np.float32
 
@@ -104,7 +111,7 @@ def lookup_entries(op_type: str) -> tuple:
     return a, d
 
 
-def _check(node):
+def _check(node: OpReader):
     x, y = node.input_infos[0], node.output_infos[0]
     if y.type_name != "INT16":
         raise ConvertError(f"quantized {node.op_type} with int16 input needs an int16 output, not {y.type_name}")
@@ -119,7 +126,7 @@ def _check(node):
     return x
 
 
-def convert_int16(ctx, node):
+def convert_int16(ctx: TfliteContext, node: OpReader) -> Value:
     """The int16 form of LOGISTIC or TANH (called by the quantized converters in :mod:`.q_lut`)."""
     info = _check(node)
     multiplier, left_shift = input_scaling(node.op_type, scale(info))

@@ -14,6 +14,8 @@ HARD_SWISH.
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from ....lowering import gemmlowp as G
@@ -23,6 +25,12 @@ from ..reader import ConvertError
 from ..registry import converter
 from .q_act16 import convert_leaky_relu16, convert_rsqrt16
 from .q_lut import eight_bit_io
+
+if TYPE_CHECKING:
+    from ....ir.graph import Value
+    from ....lowering.context import Converted
+    from ..node import OpReader
+    from ..context import TfliteContext
 
 F = np.float32
 
@@ -112,18 +120,18 @@ def rsqrt_values(values, x, y) -> np.ndarray:
     return np.clip(np.array(out, dtype=np.int64), lo, hi)
 
 
-def _table(ctx, node, compute, types=("INT8", "UINT8")):
+def _table(ctx: TfliteContext, node: OpReader, compute, types=("INT8", "UINT8")) -> Value:
     x, y = eight_bit_io(node, types)
     return emit_int8_table(ctx, ctx.tensor(node.inputs[0]), y, compute(tflite_values(x), x, y))
 
 
 @converter("HARD_SWISH", kind="quantized")
-def convert_q_hard_swish(ctx, node):
+def convert_q_hard_swish(ctx: TfliteContext, node: OpReader) -> Converted:
     return _table(ctx, node, hard_swish_values)
 
 
 @converter("LEAKY_RELU", options="LeakyReluOptions", kind="quantized")
-def convert_q_leaky_relu(ctx, node):
+def convert_q_leaky_relu(ctx: TfliteContext, node: OpReader) -> Converted:
     alpha = float(node.opt("Alpha"))
     if node.input_infos[0].type_name == "INT16":
         return convert_leaky_relu16(ctx, node, alpha)
@@ -131,7 +139,7 @@ def convert_q_leaky_relu(ctx, node):
 
 
 @converter("RSQRT", kind="quantized")
-def convert_q_rsqrt(ctx, node):
+def convert_q_rsqrt(ctx: TfliteContext, node: OpReader) -> Converted:
     if node.input_infos[0].type_name == "INT16":
         return convert_rsqrt16(ctx, node)     # int16 RSQRT fills a float LUT instead
     return _table(ctx, node, rsqrt_values, types=("INT8",))

@@ -65,6 +65,7 @@ from __future__ import annotations
 
 import math
 from fractions import Fraction
+from typing import TYPE_CHECKING
 
 import numpy as np
 import tflite
@@ -83,9 +84,15 @@ from ..registry import converter
 from . import q_accum as Q
 from .nn import fc_result, fc_rows, swap_last
 
+if TYPE_CHECKING:
+    from ....ir.graph import Value
+    from ....lowering.context import Converted
+    from ..node import OpReader
+    from ..context import TfliteContext
+
 
 @converter("FULLY_CONNECTED", options="FullyConnectedOptions", kind="quantized")
-def convert_q_fully_connected(ctx, node):
+def convert_q_fully_connected(ctx: TfliteContext, node: OpReader) -> Converted:
     if node.opt("WeightsFormat") != tflite.FullyConnectedOptionsWeightsFormat.DEFAULT:
         raise ConvertError("FULLY_CONNECTED with shuffled weights (SHUFFLED4x16INT8) is not supported; "
                            "re-export the model with the default weights format")
@@ -182,7 +189,7 @@ def _terms(real: float, top: int, m: int, shift: int, clamp: int) -> list:
     return terms
 
 
-def _round_double_product(ctx, node, acc, reals, bounds: tuple):
+def _round_double_product(ctx: TfliteContext, node: OpReader, acc: Value, reals, bounds: tuple):
     """``clamp(round(fl(acc * real)) + zp)`` of the int32 ``[rows, O]`` accumulator into the output tensor."""
     info = node.output_infos[0]
     lo, hi = quant.value_range(info)
@@ -204,7 +211,7 @@ def _round_double_product(ctx, node, acc, reals, bounds: tuple):
     return to_unsigned(ctx, y) if shift else y
 
 
-def _corrected(ctx, a, ym, terms: list):
+def _corrected(ctx: TfliteContext, a: Value, ym, terms: list):
     """``ym`` plus ``sum(w * [|a| >= t])`` over each channel's ``(t, w)`` terms (none: ``ym`` itself).
 
     A correction is a pair ``+[a >= T_k] - [a >= T'_k]``, which is ``+-1`` on ``[min, max)`` of the two
@@ -254,7 +261,7 @@ BMM_FORMS = {("INT8", "INT8"): "int8", ("INT16", "INT16"): "int16x8"}
 
 
 @converter("BATCH_MATMUL", options="BatchMatMulOptions", kind="quantized")
-def convert_q_batch_matmul(ctx, node):
+def convert_q_batch_matmul(ctx: TfliteContext, node: OpReader) -> Converted:
     a_info, b_info, out = node.input_infos[0], node.input_infos[1], node.output_infos[0]
     form = Q.form_of(node, a_info, b_info, BMM_FORMS)
     a, a_zp = Q.activation(ctx, node.inputs[0], a_info)

@@ -8,6 +8,8 @@ same bits first (:func:`..qmath.qtensor`).
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ..qhelpers_data import same_quant
 from ..qmath import qtensor
 from ..quant import zero_point
@@ -15,9 +17,14 @@ from ..reader import ConvertError
 from ..registry import converter
 from .indexing import convert_fill
 
+if TYPE_CHECKING:
+    from ....lowering.context import Converted
+    from ..node import OpReader
+    from ..context import TfliteContext
+
 
 @converter("FILL", kind="quantized")
-def convert_q_fill(ctx, node):
+def convert_q_fill(ctx: TfliteContext, node: OpReader) -> Converted:
     same_quant(node, inputs=(1,))
     value = node.input_infos[1]
     if value.type_name == "INT16" and zero_point(value):

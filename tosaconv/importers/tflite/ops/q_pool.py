@@ -37,6 +37,8 @@ truncates toward zero, as C does).
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 import tflite
 
@@ -54,8 +56,14 @@ from ..registry import converter
 from . import q_accum as Q
 from .nn import pool_fits, pool_window
 
+if TYPE_CHECKING:
+    from ....ir.graph import Value
+    from ....lowering.context import Converted
+    from ..node import OpReader
+    from ..context import TfliteContext
 
-def _bounded(ctx, node, y, shift: int):
+
+def _bounded(ctx: TfliteContext, node: OpReader, y: Value, shift: int):
     """``y`` (stored values minus ``shift``) clamped to the fused activation's range."""
     out = node.output_infos[0]
     lo, hi = Q.act_range(node, out)
@@ -67,7 +75,7 @@ def _bounded(ctx, node, y, shift: int):
     return ctx.b.emit(Op.CLAMP, y, attrs=A.ClampAttrs(lo - shift, hi - shift))
 
 
-def _input(ctx, node):
+def _input(ctx: TfliteContext, node: OpReader):
     """The rank-4 input in signed storage and its zero point as the pools see it (-128 for uint8, else 0)."""
     same_types(node, 1)
     info = node.input_infos[0]
@@ -78,7 +86,7 @@ def _input(ctx, node):
 
 
 @converter("MAX_POOL_2D", options="Pool2DOptions", kind="quantized")
-def convert_q_max_pool_2d(ctx, node):
+def convert_q_max_pool_2d(ctx: TfliteContext, node: OpReader) -> Converted:
     x, zp = _input(ctx, node)
     w = pool_window(node)
     x, pad = apply_fits(ctx, x, pool_fits(ctx, x, w), lowest(x.type.dtype))
@@ -92,7 +100,7 @@ NATIVE_AREA_LIMIT = 1 << 14
 
 
 @converter("AVERAGE_POOL_2D", options="Pool2DOptions", kind="quantized")
-def convert_q_average_pool_2d(ctx, node):
+def convert_q_average_pool_2d(ctx: TfliteContext, node: OpReader) -> Converted:
     x, zp = _input(ctx, node)
     w = pool_window(node)
     fits = pool_fits(ctx, x, w)
@@ -105,7 +113,7 @@ def convert_q_average_pool_2d(ctx, node):
     return int32_to_output(ctx, _bounded(ctx, node, mean, 0), node.output_infos[0].type_name)
 
 
-def round_divide(ctx, total, count):
+def round_divide(ctx: TfliteContext, total, count) -> Value:
     """``total > 0 ? (total + n/2) / n : (total - n/2) / n`` in C's int32 arithmetic (``count``: n, as a
     numpy array or int32 tensor broadcasting against ``total``)."""
     ops = Int32Ops(ctx, total.type.rank)
@@ -119,7 +127,7 @@ def round_divide(ctx, total, count):
     return ctx.b.emit(Op.INTDIV, rounded, count)
 
 
-def _window_sum(ctx, x, w, zp: int, channels=None):
+def _window_sum(ctx: TfliteContext, x, w, zp: int, channels=None):
     """The int32 sum of ``x - zp`` over each pooling window (padded taps add 0)."""
     c = x.type.shape[3] if channels is None else channels
     if not isinstance(c, int):
@@ -135,7 +143,7 @@ def _window_sum(ctx, x, w, zp: int, channels=None):
     return Q.narrow48(ctx, total)
 
 
-def _count(ctx, x, w, node):
+def _count(ctx: TfliteContext, x: Value, w, node: OpReader) -> Value:
     """The number of in-bounds taps per output position: ``[1, OH, OW, 1]`` numpy when H and W are
     static, else an int32 tensor summed from ones by the same window."""
     h, wd = x.type.shape[1:3]

@@ -11,6 +11,8 @@ saturation and the fused activation are one clamp before the cast to int16.
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from ....ir import attrs as A
@@ -19,6 +21,11 @@ from ....ir.ops import Op
 from ....lowering.typed import clamp
 from ..quant import scale, zero_point
 from ..reader import ConvertError
+
+if TYPE_CHECKING:
+    from ....ir.graph import Value
+    from ..node import OpReader
+    from ..context import TfliteContext
 
 
 def checked_log2(x: float):
@@ -29,12 +36,12 @@ def checked_log2(x: float):
     return bool(abs(f(log2 - f(rounded))) < f(1e-3)), int(rounded)
 
 
-def is_pot_int16(node) -> bool:
+def is_pot_int16(node: OpReader) -> bool:
     infos = list(node.input_infos[:2]) + [node.output_infos[0]]
     return all(zero_point(i) == 0 and checked_log2(scale(i))[0] for i in infos)
 
 
-def pot_add(ctx, node, sign: int, bounds):
+def pot_add(ctx: TfliteContext, node: OpReader, sign: int, bounds) -> Value:
     """``sat16(in1 + sign * in2)`` with the shifted input divided by a power of two first."""
     out_log2 = checked_log2(scale(node.output_infos[0]))[1]
     shifts = [checked_log2(scale(i))[1] - out_log2 for i in node.input_infos[:2]]
@@ -54,7 +61,7 @@ def pot_add(ctx, node, sign: int, bounds):
     return ctx.b.emit(Op.CAST, clamp(ctx, acc, lo, hi), attrs=A.CastAttrs(DType.INT16))
 
 
-def _rounding_divide_by_pot(ctx, v, k: int):
+def _rounding_divide_by_pot(ctx: TfliteContext, v: Value, k: int) -> Value:
     """gemmlowp ``RoundingDivideByPOT(v, k)``: ``v / 2**k`` rounded half away from zero (int32)."""
     k_type = v.type
     negative = ctx.b.emit(Op.GREATER, ctx.b.scalar_like(0, k_type), v)

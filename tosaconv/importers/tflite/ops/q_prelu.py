@@ -18,6 +18,8 @@ reads it) is routed to :mod:`.q_act16`.
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from ....ir import attrs as A
@@ -30,10 +32,15 @@ from ..registry import converter
 from .q_act16 import convert_prelu16
 from .q_lut import eight_bit_io
 
+if TYPE_CHECKING:
+    from ....lowering.context import Converted
+    from ..node import OpReader
+    from ..context import TfliteContext
+
 F = np.float32
 
 
-def _alpha(ctx, node, rank: int) -> np.ndarray:
+def _alpha(ctx: TfliteContext, node: OpReader, rank: int) -> np.ndarray:
     info = node.input_infos[1]
     alpha = ctx.const(node.inputs[1])
     if alpha is None:
@@ -49,7 +56,7 @@ def _alpha(ctx, node, rank: int) -> np.ndarray:
 
 
 @converter("PRELU", kind="quantized")
-def convert_q_prelu(ctx, node):
+def convert_q_prelu(ctx: TfliteContext, node: OpReader) -> Converted:
     if node.input_infos[0].type_name == "INT16":
         return convert_prelu16(ctx, node)
     x_info, y_info = eight_bit_io(node)

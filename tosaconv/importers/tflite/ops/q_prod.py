@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import itertools
 import math
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -42,6 +43,12 @@ from ..quant import quantize_multiplier, scale, value_range, zero_point
 from ..reader import ConvertError
 from ..registry import converter
 from .q_reduce import _axes, _finish
+
+if TYPE_CHECKING:
+    from ....ir.graph import Value
+    from ....lowering.context import Converted
+    from ..node import OpReader
+    from ..context import TfliteContext
 
 F32 = np.float32
 I32_MAX = (1 << 31) - 1
@@ -60,7 +67,7 @@ def _step_bound(bound: int, factor: int, shift: int) -> int:
     return ((bound * factor + (1 << (shift - 1))) >> shift) + 1
 
 
-def check_no_wrap(node, n: int, max_diff: int, m16: int, shift: int, out_zp: int):
+def check_no_wrap(node: OpReader, n: int, max_diff: int, m16: int, shift: int, out_zp: int):
     """Refuse when some input could push an intermediate of TFLite's fold past int32."""
     bound = max_diff
     for step in range(1, n + 1):
@@ -73,7 +80,7 @@ def check_no_wrap(node, n: int, max_diff: int, m16: int, shift: int, out_zp: int
                 "exact equivalent; use a larger output scale (or fewer reduced elements)")
 
 
-def _elements(ctx, value, axes):
+def _elements(ctx: TfliteContext, value: Value, axes):
     """The slices of ``value`` holding each element of the reduced axes, in row-major order."""
     shape = list(value.type.shape)
     for index in itertools.product(*(range(shape[a]) for a in axes)):
@@ -84,7 +91,7 @@ def _elements(ctx, value, axes):
 
 
 @converter("REDUCE_PROD", options="ReducerOptions", kind="quantized")
-def convert_q_reduce_prod(ctx, node):
+def convert_q_reduce_prod(ctx: TfliteContext, node: OpReader) -> Converted:
     type_name = same_types(node, 1, types=("INT8", "INT16"))
     info, out = node.input_infos[0], node.output_infos[0]
     in_zp, out_zp = zero_point(info), zero_point(out)

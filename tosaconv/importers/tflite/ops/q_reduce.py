@@ -32,6 +32,8 @@ same RESCALE when the symbols are bound (tosaconv/ir/count_rescale.py).
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from ....ir import attrs as A
@@ -51,10 +53,15 @@ from ..registry import converter
 from .q_accum import activation as signed_activation, narrow48
 from ..qmath import signed_input, to_unsigned
 
+if TYPE_CHECKING:
+    from ....ir.graph import Value
+    from ..node import OpReader
+    from ..context import TfliteContext
+
 F32 = np.float32
 
 
-def _axes(ctx, node, x) -> tuple:
+def _axes(ctx: TfliteContext, node: OpReader, x: Value) -> tuple:
     """(sorted normalized axes, their element count n: an int, or a symbolic expression)."""
     c = ctx.const(node.inputs[1])
     if c is None:
@@ -63,19 +70,19 @@ def _axes(ctx, node, x) -> tuple:
     return axes, product([x.type.shape[a] for a in axes])
 
 
-def _finish(ctx, node, y, axes):
+def _finish(ctx: TfliteContext, node: OpReader, y: Value, axes):
     return y if node.opt("KeepDims") or not axes else \
         ctx.b.emit(Op.COLLAPSE_DIMS, y, attrs=A.IndicesAttrs(tuple(axes)))
 
 
-def _multiplier(node) -> tuple:
+def _multiplier(node: OpReader) -> tuple:
     """PrepareMeanOrSum's (multiplier, exponent) of ``double(in_scale) / double(out_scale)``."""
     real = float(np.float64(F32(scale(node.input_infos[0]))) / np.float64(F32(scale(node.output_infos[0]))))
     return quantize_multiplier(real)
 
 
 def _mean_or_sum(mean: bool):
-    def convert(ctx, node):
+    def convert(ctx: TfliteContext, node: OpReader) -> Value:
         same_types(node, 1)
         info, out = node.input_infos[0], node.output_infos[0]
         x = ctx.tensor(node.inputs[0])
@@ -97,7 +104,7 @@ def _mean_or_sum(mean: bool):
     return convert
 
 
-def _spatial_sum(ctx, x, info, axes):
+def _spatial_sum(ctx: TfliteContext, x, info, axes):
     """The int32 sum of ``q - zp`` over H and W of a static rank-4 input as a DEPTHWISE_CONV2D, else None."""
     shape = x.type.shape
     if x.type.rank != 4 or axes != [1, 2] or not all(isinstance(d, int) for d in shape[1:]):
@@ -111,7 +118,7 @@ def _spatial_sum(ctx, x, info, axes):
     return narrow48(ctx, ctx.b.emit(Op.DEPTHWISE_CONV2D, x, ones, bias, attrs=attrs))
 
 
-def _scaled(ctx, acc, m: int, e: int, n, out_zp: int, out_t: DType):
+def _scaled(ctx: TfliteContext, acc, m: int, e: int, n, out_zp: int, out_t: DType) -> Value:
     """``MultiplyByQuantizedMultiplier(acc) + out_zp`` saturated to ``out_t``, with MEAN's ``1 / n`` folded in
     (:mod:`tosaconv.ir.count_rescale`); a symbolic ``n`` becomes COUNT_RESCALE, which decays once bound."""
     if not isinstance(n, int):
@@ -129,7 +136,7 @@ converter("SUM", options="ReducerOptions", kind="quantized")(_mean_or_sum(mean=F
 
 
 def _extreme(op):
-    def convert(ctx, node):
+    def convert(ctx: TfliteContext, node: OpReader) -> Value:
         same_types(node, 1)
         same_quant(node)
         info = node.input_infos[0]

@@ -26,6 +26,8 @@ ops.
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from ....ir import attrs as A
@@ -37,6 +39,12 @@ from ..qmath import same_types
 from ..reader import ConvertError
 from ..registry import converter
 from .q_pool import round_divide
+
+if TYPE_CHECKING:
+    from ....ir.graph import Value
+    from ....lowering.context import Converted
+    from ..node import OpReader
+    from ..context import TfliteContext
 
 ONE = 1 << 10
 
@@ -54,7 +62,7 @@ def axis_taps(n_in: int, n_out: int, align: bool, half: bool) -> tuple:
     return lo, hi, ONE - frac, frac
 
 
-def _weighted_taps(ctx, v, axis: int, taps):
+def _weighted_taps(ctx: TfliteContext, v: Value, axis: int, taps):
     """``v[lo] * w_lo + v[hi] * w_hi`` along ``axis`` (int32)."""
     lo, hi, w_lo, w_hi = taps
     shape = [1] * v.type.rank
@@ -68,7 +76,7 @@ def _weighted_taps(ctx, v, axis: int, taps):
 
 
 @converter("RESIZE_BILINEAR", options="ResizeBilinearOptions", kind="quantized")
-def convert_q_resize_bilinear(ctx, node):
+def convert_q_resize_bilinear(ctx: TfliteContext, node: OpReader) -> Converted:
     if node.input_infos[0].type_name == "UINT8":
         raise ConvertError("quantized RESIZE_BILINEAR on UINT8 is not supported: LiteRT interpolates uint8 in "
                            "float32 (reference_ops::ResizeBilinear), which integer TOSA ops cannot reproduce "

@@ -36,6 +36,7 @@ different kernel with two interpolated LUTs: :mod:`.q_softmax16`.
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -48,6 +49,11 @@ from ..quant import quantize_multiplier, scale, zero_point
 from ..reader import ConvertError
 from ..registry import converter
 from .q_softmax16 import convert_int16
+
+if TYPE_CHECKING:
+    from ....lowering.context import Converted
+    from ..node import OpReader
+    from ..context import TfliteContext
 
 SCALED_DIFF_BITS = 5
 ACCUM_BITS = 12
@@ -75,7 +81,7 @@ def exp_of_differences(beta: float, input_scale: float) -> np.ndarray:
     return np.where(diff >= diff_min, G.exp_on_negative_values(scaled, SCALED_DIFF_BITS), 0)
 
 
-def _check_types(node):
+def _check_types(node: OpReader):
     x, y = node.input_infos[0], node.output_infos[0]
     if x.type_name not in _OUTPUTS or y.type_name not in _OUTPUTS[x.type_name]:
         raise ConvertError(f"quantized SOFTMAX from {x.type_name} to {y.type_name} is not supported: LiteRT's "
@@ -88,7 +94,7 @@ def _check_types(node):
 
 
 @converter("SOFTMAX", options="SoftmaxOptions", kind="quantized")
-def convert_q_softmax(ctx, node):
+def convert_q_softmax(ctx: TfliteContext, node: OpReader) -> Converted:
     x_info, y_info = _check_types(node)
     if x_info.type_name == "INT16":
         return convert_int16(ctx, node)

@@ -31,6 +31,7 @@ beta >= 5`` (TFLite's ``d << shift`` overflows int32 there).
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -41,6 +42,11 @@ from ....lowering.int32_ops import Int32Ops, identity_rescale
 from ..qmath import F32, fit_rescale_input
 from ..quant import quantize_multiplier, rescale, scale, zero_point
 from ..reader import ConvertError
+
+if TYPE_CHECKING:
+    from ....ir.graph import Value
+    from ..node import OpReader
+    from ..context import TfliteContext
 
 _RANGE = 32767 - (-32768)
 
@@ -101,12 +107,12 @@ def _check(x_info, y_info):
                            "requantize the output")
 
 
-def _lookup(ctx, ops, sym16, table):
+def _lookup(ctx: TfliteContext, ops, sym16, table) -> Value:
     """TFLite's ``generic_int16_table_lookup``: TOSA TABLE, then the ``+ 64 >> 7`` rounding."""
     return ops.rdbpot(ctx.b.emit(Op.TABLE, sym16, attrs=A.TableAttrs(table)), 7)
 
 
-def convert_int16(ctx, node):
+def convert_int16(ctx: TfliteContext, node: OpReader) -> Value:
     """SoftmaxInt16 (called by :func:`.q_softmax.convert_q_softmax` for int16 input)."""
     x_info, y_info = node.input_infos[0], node.output_infos[0]
     _check(x_info, y_info)

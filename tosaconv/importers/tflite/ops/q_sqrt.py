@@ -23,6 +23,8 @@ result of the zero point (sqrt(0)), so the program stays defined.
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from ....ir.dtypes import DType
@@ -35,6 +37,12 @@ from ..qtables import emit_int8_table, float_to_int32, libm, tflite_values
 from ..quant import RANGES, scale, zero_point
 from ..reader import ConvertError
 from ..registry import converter
+
+if TYPE_CHECKING:
+    from ....ir.graph import Value
+    from ....lowering.context import Converted
+    from ..node import OpReader
+    from ..context import TfliteContext
 
 F = np.float32
 
@@ -54,7 +62,7 @@ def _check_int16(x_info, y_info):
                                "(LiteRT's elementwise.cc Prepare refuses it); requantize to a symmetric int16")
 
 
-def _int16_lookup(ctx, x, entries: np.ndarray):
+def _int16_lookup(ctx: TfliteContext, x: Value, entries: np.ndarray) -> Value:
     """``entries[max(x, 0)]`` for int16 ``x``: one exact GATHER from a [1, 32768, 1] int16 constant."""
     ops = Int32Ops(ctx, x.type.rank)
     index = ops.maximum(identity_rescale(ctx, x, DType.INT32), 0)
@@ -65,7 +73,7 @@ def _int16_lookup(ctx, x, entries: np.ndarray):
 
 
 @converter("SQRT", kind="quantized")
-def convert_q_sqrt(ctx, node):
+def convert_q_sqrt(ctx: TfliteContext, node: OpReader) -> Converted:
     dtype = same_types(node, 1, ("INT8", "INT16"))
     x_info, y_info = node.input_infos[0], node.output_infos[0]
     x = ctx.tensor(node.inputs[0])

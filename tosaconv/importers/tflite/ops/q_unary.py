@@ -18,6 +18,8 @@
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ....ir import attrs as A
 from ....ir.dtypes import DType
 from ....ir.ops import Op
@@ -25,6 +27,11 @@ from ..qmath import F32, f32_ratio, quantize_value, requantize_out, same_types, 
 from ..quant import QUANT_TYPES, scale, value_range, zero_point
 from ..reader import ConvertError
 from ..registry import converter
+
+if TYPE_CHECKING:
+    from ....lowering.context import Converted
+    from ..node import OpReader
+    from ..context import TfliteContext
 
 _RELU_RANGES = {"RELU": (0.0, None), "RELU6": (0.0, 6.0), "RELU_N1_TO_1": (-1.0, 1.0), "RELU_0_TO_1": (0.0, 1.0)}
 
@@ -35,14 +42,14 @@ def _relu_bounds(info, lo: float, hi):
     return max(t_lo, quantize_value(info, lo)), t_hi if hi is None else min(t_hi, quantize_value(info, hi))
 
 
-def _int16_zero_points(node):
+def _int16_zero_points(node: OpReader):
     for info in (node.input_infos[0], node.output_infos[0]):
         if zero_point(info) != 0:
             raise ConvertError(f"int16 {node.op_type} needs zero point 0 on '{info.name}' (TFLite's Prepare "
                                f"requires it), got {zero_point(info)}")
 
 
-def _relu(ctx, node):
+def _relu(ctx: TfliteContext, node: OpReader):
     lo, hi = _RELU_RANGES[node.op_type]
     types = ("INT8", "UINT8") if node.op_type in ("RELU_0_TO_1", "RELU_N1_TO_1") else ("INT8", "UINT8", "INT16")
     dtype = same_types(node, 1, types)
@@ -63,7 +70,7 @@ for _name in _RELU_RANGES:
 
 
 @converter("ABS", kind="quantized")
-def convert_q_abs(ctx, node):
+def convert_q_abs(ctx: TfliteContext, node: OpReader) -> Converted:
     dtype = same_types(node, 1, ("INT8", "INT16"))
     if dtype == "INT16":
         _int16_zero_points(node)
@@ -74,7 +81,7 @@ def convert_q_abs(ctx, node):
 
 
 @converter("NEG", kind="quantized")
-def convert_q_neg(ctx, node):
+def convert_q_neg(ctx: TfliteContext, node: OpReader) -> Converted:
     dtype = same_types(node, 1, ("INT8", "INT16"))
     wide = ctx.b.emit(Op.CAST, ctx.tensor(node.inputs[0]), attrs=A.CastAttrs(DType.INT32))
     negated = ctx.b.emit(Op.NEGATE, wide, attrs=A.NegateAttrs(0, 0))

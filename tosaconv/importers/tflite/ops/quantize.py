@@ -31,6 +31,8 @@ saturated value there.
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from ....ir import attrs as A
@@ -41,11 +43,17 @@ from ..quant import QUANT_TYPES, is_quantized, params, rescale, scale, unsigned,
 from ..reader import ConvertError
 from ..registry import converter
 
+if TYPE_CHECKING:
+    from ....ir.graph import Value
+    from ....lowering.context import Converted
+    from ..node import OpReader
+    from ..context import TfliteContext
+
 _REQUANTIZE = {"INT8": ("INT8", "UINT8", "INT16"), "UINT8": ("INT8", "UINT8", "INT16"), "INT16": ("INT8", "INT16")}
 
 
 @converter("QUANTIZE", kind="quantized")
-def convert_quantize(ctx, node):
+def convert_quantize(ctx: TfliteContext, node: OpReader) -> Converted:
     x, y = node.input_infos[0], node.output_infos[0]
     if y.type_name not in QUANT_TYPES or not is_quantized(y):
         raise ConvertError(f"QUANTIZE to {y.type_name} is not supported: TFLite quantizes to int8, uint8 or int16")
@@ -80,7 +88,7 @@ class _Emit:
     def k(self, value):
         return self.ctx.b.scalar_like(F32(value), self.type)
 
-    def __call__(self, op, *operands, attrs=None):
+    def __call__(self, op, *operands, attrs=None) -> Value:
         ops = [self.k(v) if not hasattr(v, "type") else v for v in operands]
         if op is Op.MUL:
             attrs = A.MulAttrs(0)
@@ -94,7 +102,7 @@ def _split(b: np.float32) -> tuple:
     return hi, F32(b - hi)
 
 
-def affine_quantize(ctx, x, info):
+def affine_quantize(ctx: TfliteContext, x: Value, info) -> Value:
     """``clamp(TfLiteRound(x / scale) + zp)`` of float32 ``x`` into ``info``'s storage, bit for bit."""
     b = F32(scale(info))
     lo, hi = value_range(info)
@@ -145,7 +153,7 @@ def _reaches(e, s, h, b):
     return e(Op.LOGICAL_OR, e(Op.GREATER, residual, neg_half_ulp_b), tie)
 
 
-def _store(ctx, n, info):
+def _store(ctx: TfliteContext, n, info) -> Value:
     """Integer-valued float32 ``n`` clamped to the storage range and cast (uint8 via its int8 bits)."""
     lo, hi = value_range(info)
     n = ctx.b.emit(Op.CLAMP, n, attrs=A.ClampAttrs(float(lo), float(hi)))
@@ -156,7 +164,7 @@ def _store(ctx, n, info):
 
 
 @converter("DEQUANTIZE", kind="quantized")
-def convert_dequantize(ctx, node):
+def convert_dequantize(ctx: TfliteContext, node: OpReader) -> Converted:
     info = node.input_infos[0]
     c = ctx.const(node.inputs[0])
     if c is not None:

@@ -12,6 +12,8 @@ result move its real and imaginary parts alike (:func:`.fft.complex_parts`).
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from ....ir import attrs as A
@@ -28,16 +30,21 @@ from ..registry import converter
 from .common import activation
 from .fft import complex_parts
 
+if TYPE_CHECKING:
+    from ....lowering.context import Converted
+    from ..node import OpReader
+    from ..context import TfliteContext
+
 
 @converter("SHAPE", options="ShapeOptions", kind="any")
-def convert_shape(ctx, node):
+def convert_shape(ctx: TfliteContext, node: OpReader) -> Converted:
     x = ctx.tensor(node.inputs[0])
     return ShapeTensor([ctx.dim_value(x, i) for i in range(x.type.rank)])
 
 
 @converter("RESHAPE", options="ReshapeOptions", kind="any")
 @complex_parts
-def convert_reshape(ctx, node):
+def convert_reshape(ctx: TfliteContext, node: OpReader) -> Converted:
     st = ctx.shape_tensor(node.inputs[0])
     if isinstance(ctx.values.get(node.inputs[0]), ShapeTensor):
         target = _target(ctx, node)
@@ -47,7 +54,7 @@ def convert_reshape(ctx, node):
     return reshape_with_hole(ctx, x, list(_target(ctx, node)), "RESHAPE")
 
 
-def _target(ctx, node) -> list:
+def _target(ctx: TfliteContext, node: OpReader) -> list:
     """The new shape as Index values: input 1 when given (a shape tensor or constant), else the option."""
     key = node.input(1)
     if key is not None:
@@ -57,7 +64,7 @@ def _target(ctx, node) -> list:
 
 @converter("PACK", options="PackOptions", kind="any")
 @keeps_quant(inputs=None)
-def convert_pack(ctx, node):
+def convert_pack(ctx: TfliteContext, node: OpReader) -> Converted:
     keys = node.inputs
     shapes = [ctx.shape_tensor(k) for k in keys]
     if node.opt("Axis") in (0, -1) and all(s is not None and s.scalar for s in shapes) and \
@@ -71,7 +78,7 @@ def convert_pack(ctx, node):
 
 @converter("UNPACK", options="UnpackOptions", kind="any")
 @keeps_quant
-def convert_unpack(ctx, node):
+def convert_unpack(ctx: TfliteContext, node: OpReader) -> Converted:
     st = ctx.values.get(node.inputs[0])
     if isinstance(st, ShapeTensor) and not st.scalar:
         return [ShapeTensor([d], scalar=True) for d in st.dims]
@@ -93,7 +100,7 @@ def convert_unpack(ctx, node):
 
 @converter("SQUEEZE", options="SqueezeOptions", kind="any")
 @complex_parts
-def convert_squeeze(ctx, node):
+def convert_squeeze(ctx: TfliteContext, node: OpReader) -> Converted:
     x = ctx.tensor(node.inputs[0])
     axes = node.opt("SqueezeDims")
     if not axes:
@@ -109,7 +116,7 @@ def convert_squeeze(ctx, node):
 @converter("EXPAND_DIMS", kind="any")
 @complex_parts
 @keeps_quant
-def convert_expand_dims(ctx, node):
+def convert_expand_dims(ctx: TfliteContext, node: OpReader) -> Converted:
     axis = ctx.const(node.inputs[1])
     if axis is None:
         raise ConvertError("EXPAND_DIMS needs a constant axis")
@@ -122,7 +129,7 @@ def convert_expand_dims(ctx, node):
 
 
 @converter("CONCATENATION", options="ConcatenationOptions")
-def convert_concatenation(ctx, node):
+def convert_concatenation(ctx: TfliteContext, node: OpReader) -> Converted:
     keys = node.inputs
     shapes = [ctx.shape_tensor(k) for k in keys]
     if all(s is not None and not s.scalar for s in shapes) and \
@@ -132,7 +139,7 @@ def convert_concatenation(ctx, node):
     return activation(ctx, y, node.opt("FusedActivationFunction"))
 
 
-def concat(ctx, node, xs):
+def concat(ctx: TfliteContext, node: OpReader, xs):
     """``xs`` joined along CONCATENATION's axis (the ledger records that the other dims agree); operands
     with no elements along it are left out."""
     axis = norm_axis(node.opt("Axis"), xs[0].type.rank)
@@ -146,7 +153,7 @@ def concat(ctx, node, xs):
 
 @converter("TRANSPOSE", kind="any")
 @complex_parts
-def convert_transpose(ctx, node):
+def convert_transpose(ctx: TfliteContext, node: OpReader) -> Converted:
     x = ctx.tensor(node.inputs[0])
     perm = ctx.const(node.inputs[1])
     if perm is None:
@@ -158,7 +165,7 @@ def convert_transpose(ctx, node):
 
 
 @converter("DEQUANTIZE")
-def convert_dequantize(ctx, node):
+def convert_dequantize(ctx: TfliteContext, node: OpReader) -> Converted:
     """float16 weights behind DEQUANTIZE fold to a float32 constant; int8 dequantization is a later phase."""
     c = ctx.const(node.inputs[0])
     info = node.input_infos[0]
@@ -172,7 +179,7 @@ def convert_dequantize(ctx, node):
 
 
 @converter("DENSIFY", options="DensifyOptions", kind="any")
-def convert_densify(ctx, node):
+def convert_densify(ctx: TfliteContext, node: OpReader) -> Converted:
     """The reader already densified the sparse constant, so DENSIFY passes it on (float or int8 alike)."""
     c = ctx.const(node.inputs[0])
     if c is None:

@@ -18,6 +18,8 @@ the bound size (the shared ``mean_over``).
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from ....ir import attrs as A
@@ -32,8 +34,14 @@ from ..context import ShapeTensor
 from ..reader import ConvertError
 from ..registry import converter
 
+if TYPE_CHECKING:
+    from ....ir.graph import Value
+    from ....lowering.context import Converted
+    from ..node import OpReader
+    from ..context import TfliteContext
 
-def _ints(ctx, key, what: str) -> list:
+
+def _ints(ctx: TfliteContext, key, what: str) -> list:
     c = ctx.const(key)
     if c is None:
         raise ConvertError(f"{what} must be a constant")
@@ -44,7 +52,7 @@ def _bit(mask: int, i: int) -> bool:
     return bool(mask >> i & 1)
 
 
-def _dense_spec(node, rank: int, begin, end, strides):
+def _dense_spec(node: OpReader, rank: int, begin, end, strides):
     """(per-input-dim (begin, end, stride, begin_masked, end_masked, shrink), output layout)."""
     ell, new, shrink = node.opt("EllipsisMask"), node.opt("NewAxisMask"), node.opt("ShrinkAxisMask")
     bm, em = node.opt("BeginMask"), node.opt("EndMask")
@@ -93,7 +101,7 @@ def _static_range(size: int, spec) -> range:
 
 
 @converter("STRIDED_SLICE", options="StridedSliceOptions", kind="any")
-def convert_strided_slice(ctx, node):
+def convert_strided_slice(ctx: TfliteContext, node: OpReader) -> Converted:
     begin, end = _bounds(ctx, node.inputs[1], "STRIDED_SLICE begin"), _bounds(ctx, node.inputs[2], "STRIDED_SLICE end")
     strides = _ints(ctx, node.inputs[3], "STRIDED_SLICE strides") if node.input(3) else [1] * len(begin)
     if node.opt("Offset"):
@@ -114,7 +122,7 @@ def convert_strided_slice(ctx, node):
     return reshape(ctx, y, shape)
 
 
-def _bounds(ctx, key, what: str) -> list:
+def _bounds(ctx: TfliteContext, key, what: str) -> list:
     """Slice bounds: constants, or dim expressions when computed from shapes (tf.signal.frame's end)."""
     st = ctx.values.get(key)
     if isinstance(st, ShapeTensor) and not st.scalar:
@@ -125,7 +133,7 @@ def _bounds(ctx, key, what: str) -> list:
     return [int(v) for v in np.asarray(c).reshape(-1)]
 
 
-def _slice_dims(ctx, x, dims):
+def _slice_dims(ctx: TfliteContext, x: Value, dims):
     starts, sizes, steps, deferred = [], [], [], []
     for axis, spec in enumerate(dims):
         size = x.type.shape[axis]
@@ -175,7 +183,7 @@ def _unmasked(v, masked: bool, direction: int):
 
 
 @converter("SLICE", kind="any")
-def convert_slice(ctx, node):
+def convert_slice(ctx: TfliteContext, node: OpReader) -> Converted:
     x = ctx.tensor(node.inputs[0])
     begin, size = _bounds(ctx, node.inputs[1], "SLICE begin"), _bounds(ctx, node.inputs[2], "SLICE size")
     if len(begin) != x.type.rank or len(size) != x.type.rank:
@@ -186,7 +194,7 @@ def convert_slice(ctx, node):
 
 
 @converter("SPLIT", options="SplitOptions", kind="any")
-def convert_split(ctx, node):
+def convert_split(ctx: TfliteContext, node: OpReader) -> Converted:
     x = ctx.tensor(node.inputs[1])
     axis = norm_axis(_ints(ctx, node.inputs[0], "SPLIT axis")[0], x.type.rank)
     n, dim = node.opt("NumSplits"), x.type.shape[axis]
@@ -196,7 +204,7 @@ def convert_split(ctx, node):
 
 
 @converter("SPLIT_V", options="SplitVOptions", kind="any")
-def convert_split_v(ctx, node):
+def convert_split_v(ctx: TfliteContext, node: OpReader) -> Converted:
     pieces = _split_shape_tensor(ctx, node)
     if pieces is not None:
         return pieces
@@ -210,7 +218,7 @@ def convert_split_v(ctx, node):
     return split_along(ctx, x, axis, sizes)
 
 
-def _split_shape_tensor(ctx, node):
+def _split_shape_tensor(ctx: TfliteContext, node: OpReader):
     """SPLIT_V of a shape vector (tf.signal.frame splits SHAPE's result into outer, framed and inner
     dims, some of them none): ShapeTensor pieces, empty ones included, for static sizes; else None."""
     st = ctx.values.get(node.inputs[0])
@@ -227,21 +235,21 @@ def _split_shape_tensor(ctx, node):
 
 
 @converter("PAD", "PADV2")
-def convert_pad(ctx, node):
+def convert_pad(ctx: TfliteContext, node: OpReader) -> Converted:
     value = 0.0
     if node.input(2) is not None:
         value = float(np.asarray(_const(ctx, node.inputs[2], "PADV2 constant_values")).reshape(-1)[0])
     return pad(ctx, node, value)
 
 
-def pad(ctx, node, value: float):
+def pad(ctx: TfliteContext, node: OpReader, value: float):
     """PAD/PADV2's input padded with ``value`` (for integer data: the stored value)."""
     x = ctx.tensor(node.inputs[0])
     before, after = paddings_pairs(ctx, node.inputs[1], x.type.rank, f"{node.op_type} paddings")
     return pad_by(ctx, x, before, after, "constant", value)
 
 
-def _const(ctx, key, what):
+def _const(ctx: TfliteContext, key, what):
     c = ctx.const(key)
     if c is None:
         raise ConvertError(f"{what} must be a constant")
@@ -252,7 +260,7 @@ _INDEX_REDUCE = {Op.REDUCE_SUM: Op.INDEX_ADD, Op.REDUCE_MAX: Op.INDEX_MAX, Op.RE
                  Op.REDUCE_PRODUCT: Op.INDEX_MUL}
 
 
-def _reduce_shape(ctx, node, op):
+def _reduce_shape(ctx: TfliteContext, node: OpReader, op):
     """SUM, REDUCE_MAX, REDUCE_MIN or REDUCE_PROD of a shape vector (a tensor's element count, as
     tf.signal.frame and Keras' Flatten compute it) as index arithmetic; None for tensor data."""
     st = ctx.values.get(node.inputs[0])
@@ -267,7 +275,7 @@ def _reduce_shape(ctx, node, op):
 
 
 def _reduce(op):
-    def convert(ctx, node):
+    def convert(ctx: TfliteContext, node: OpReader):
         st = _reduce_shape(ctx, node, op)
         if st is not None:
             return st

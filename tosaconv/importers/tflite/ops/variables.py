@@ -17,7 +17,7 @@ declare them and tosaconv does not thread them through.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 import numpy as np
 
@@ -33,6 +33,10 @@ from ..reader import ConvertError
 from ..registry import converter
 from ..subgraph import called_subgraphs
 
+if TYPE_CHECKING:
+    from ....lowering.context import Converted
+    from ..node import OpReader
+
 
 @dataclass(eq=False)
 class Variable:
@@ -47,7 +51,7 @@ def _string(value) -> str:
 
 
 @converter("VAR_HANDLE", options="VarHandleOptions", kind="any")
-def convert_var_handle(ctx, node):
+def convert_var_handle(ctx: TfliteContext, node: OpReader) -> Converted:
     if ctx.in_region:
         raise ConvertError("resource variables inside IF/WHILE bodies are not supported; TOSA declares variables "
                            "in the main graph only (move the variable access out of the control flow)")
@@ -65,7 +69,7 @@ def convert_var_handle(ctx, node):
     return None
 
 
-def _variable(ctx, node) -> Variable:
+def _variable(ctx: TfliteContext, node: OpReader) -> Variable:
     var = ctx.resources.get(node.inputs[0])
     if var is None:
         raise ConvertError(f"'{node.inputs[0]}' is not a resource tensor made by VAR_HANDLE in this subgraph")
@@ -73,7 +77,7 @@ def _variable(ctx, node) -> Variable:
 
 
 @converter("READ_VARIABLE", kind="any")
-def convert_read_variable(ctx, node):
+def convert_read_variable(ctx: TfliteContext, node: OpReader) -> Converted:
     var = _variable(ctx, node)
     if ctx.init_mode:
         raise ConvertError(f"the CALL_ONCE init subgraph reads variable '{var.name}'; tosaconv folds only init "
@@ -85,7 +89,7 @@ def convert_read_variable(ctx, node):
 
 
 @converter("ASSIGN_VARIABLE", kind="any")
-def convert_assign_variable(ctx, node):
+def convert_assign_variable(ctx: TfliteContext, node: OpReader) -> Converted:
     var = _variable(ctx, node)
     if ctx.init_mode:
         return _assign_initial(ctx, node, var)
@@ -101,7 +105,7 @@ def convert_assign_variable(ctx, node):
 
 
 @converter("CALL_ONCE", options="CallOnceOptions", kind="any")
-def convert_call_once(ctx, node):
+def convert_call_once(ctx: TfliteContext, node: OpReader) -> Converted:
     (init,) = called_subgraphs(ctx.model, ctx.sub, node.info)
     if ctx.in_region or ctx.init_mode:
         raise ConvertError("CALL_ONCE is supported only in the main subgraph")
@@ -116,7 +120,7 @@ def convert_call_once(ctx, node):
     return []
 
 
-def _assign_initial(ctx, node, var: Variable):
+def _assign_initial(ctx: TfliteContext, node: OpReader, var: Variable):
     held = ctx.lookup(node.inputs[1])
     p = getattr(held, "producer", None)
     if p is not None and p.op is Op.CONST:
@@ -146,7 +150,7 @@ def _ref(var: Variable) -> A.VariableRefAttrs:
     return A.VariableRefAttrs(var.name, var.type.dtype, tuple(var.type.shape))
 
 
-def declare_variables(ctx):
+def declare_variables(ctx: TfliteContext):
     """One VARIABLE op per variable the program accesses, at the top of the main graph."""
     decls = []
     for var in ctx.variables.values():
