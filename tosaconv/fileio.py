@@ -41,13 +41,14 @@ class OutputBatch:
 
     _staged: list = field(default_factory=list)   # (temp path, final path)
     written: list = field(default_factory=list)   # WrittenFile, in staging order
+    hash_outputs: bool = True   # False: no report lists the files, so their sha256 is left empty
 
     def stage(self, path: str, data: bytes, kind: str) -> WrittenFile:
         """Write ``data`` next to ``path`` (not yet visible under that name)."""
         final = os.path.abspath(path)
         os.makedirs(os.path.dirname(final), exist_ok=True)
         self._staged.append((_write_temp(final, data), final))
-        entry = WrittenFile(path, kind, len(data), hashlib.sha256(data).hexdigest())
+        entry = WrittenFile(path, kind, len(data), hashlib.sha256(data).hexdigest() if self.hash_outputs else "")
         self.written.append(entry)
         return entry
 
