@@ -44,7 +44,7 @@ def read_model(path: str) -> tuple:
     except (_Malformed, IndexError, UnicodeDecodeError):
         return onnx.load(path, load_external_data=False), {}
     model = onnx.ModelProto()
-    model.ParseFromString(stripped)
+    model.ParseFromString(stripped if raw else data)   # nothing taken out: parse the file's bytes, not a copy
     return model, {name: np.frombuffer(data, np.uint8, count=end - start, offset=start)
                    for name, (start, end) in raw.items()}
 
@@ -111,7 +111,7 @@ def _strip_model(buf: bytes) -> tuple:
             parts += [view[tag_start:tag_end], _encode_varint(len(graph)), graph]
         else:
             parts.append(view[tag_start:end])
-    return b"".join(parts), raw
+    return (b"".join(parts) if raw else b""), raw   # nothing taken out: the caller parses ``buf`` itself
 
 
 def _strip_graph(buf: bytes, view: memoryview, start: int, end: int, raw: dict) -> bytes:
@@ -124,7 +124,7 @@ def _strip_graph(buf: bytes, view: memoryview, start: int, end: int, raw: dict) 
             parts.append(view[tag_start:value_end])
         else:
             parts += [view[tag_start:tag_end], _encode_varint(len(tensor)), tensor]
-    return b"".join(parts)
+    return b"".join(parts) if raw else b""   # nothing taken out: no copy of the graph either
 
 
 def _strip_tensor(buf: bytes, view: memoryview, start: int, end: int, raw: dict):
