@@ -36,6 +36,7 @@ _GRAPH, _INITIALIZER = 7, 5                     # ModelProto.graph, GraphProto.i
 _DATA_TYPE, _NAME, _RAW_DATA, _DATA_LOCATION, _SEGMENT = 2, 8, 9, 14, 3   # TensorProto fields
 _NODE, _NODE_OUTPUT, _NODE_OP_TYPE, _NODE_ATTRIBUTE, _NODE_DOMAIN = 1, 2, 4, 5, 7   # GraphProto.node, NodeProto
 _ATTR_NAME, _ATTR_T = 1, 5                                                         # AttributeProto fields
+_CONSTANT_OP_TYPE = bytes([_NODE_OP_TYPE << 3 | 2, 8]) + b"Constant"   # the field op_type = "Constant", encoded
 
 
 class _Malformed(Exception):
@@ -152,6 +153,8 @@ def _strip_graph(buf: bytes, view: memoryview, start: int, end: int, raw: dict) 
 def _strip_constant(buf: bytes, view: memoryview, start: int, end: int, raw: dict):
     """A ``Constant`` node's bytes with its one attribute ``value``'s data taken out (recorded in ``raw``
     under the node's output), or None to keep the node whole (any other node, or anything unusual)."""
+    if buf.find(_CONSTANT_OP_TYPE, start, end) < 0:   # no op_type "Constant" field: not worth a walk
+        return None
     outputs, op_type, domain, attributes, kept = [], None, "", [], []
     for field, kind, tag_start, tag_end, value_start, value_end in _fields(buf, start, end):
         if kind == 2 and field in (_NODE_OUTPUT, _NODE_OP_TYPE, _NODE_DOMAIN):
