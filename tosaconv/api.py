@@ -113,11 +113,11 @@ def specialize(graph: Graph, bindings: dict) -> Graph:
     return _specialize(graph, bindings)
 
 
-def emit(graph: Graph) -> bytes:
-    """The TOSA 1.0 flatbuffer of a static program."""
+def emit(graph: Graph, stream: bool = False) -> bytes:
+    """The TOSA 1.0 flatbuffer of a static program (``stream``: see :func:`tosaconv.emit.write_tosa`)."""
     from .emit import EmitError, write_tosa
     try:
-        return write_tosa(graph)
+        return write_tosa(graph, stream=stream)
     except EmitError as e:
         raise ConversionError.one("E-EMIT", str(e), getattr(e, "location", None)) from None
 

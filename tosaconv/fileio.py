@@ -44,13 +44,15 @@ class OutputBatch:
 
     _staged: list = field(default_factory=list)   # (temp path, final path)
     written: list = field(default_factory=list)   # WrittenFile, in staging order
+    hash_outputs: bool = True   # False: no report lists the files, so their sha256 is left empty
 
     def stage(self, path: str, data: bytes, kind: str) -> WrittenFile:
-        """Write ``data`` next to ``path`` (not yet visible under that name)."""
+        """Write ``data`` next to ``path`` (not yet visible under that name). ``data`` is bytes-like, or
+        an object with ``len`` whose iteration gives the bytes-like parts (emit.fbwrite.FlatPieces)."""
         final = os.path.abspath(path)
         os.makedirs(os.path.dirname(final), exist_ok=True)
         self._staged.append((_write_temp(final, data), final))
-        entry = WrittenFile(path, kind, len(data), hashlib.sha256(data).hexdigest())
+        entry = WrittenFile(path, kind, len(data), _sha256(data) if self.hash_outputs else "")
         self.written.append(entry)
         return entry
 
@@ -67,13 +69,25 @@ class OutputBatch:
             _unlink_quietly(temp)
 
 
+def _parts(data) -> tuple:
+    return (data,) if isinstance(data, (bytes, bytearray, memoryview)) else data
+
+
+def _sha256(data) -> str:
+    digest = hashlib.sha256()
+    for part in _parts(data):
+        digest.update(part)
+    return digest.hexdigest()
+
+
 def _write_temp(final: str, data: bytes) -> str:
     directory, base = os.path.split(final)
     fd, temp = tempfile.mkstemp(prefix=f".{base}.", suffix=".tmp", dir=directory)
     try:
         os.fchmod(fd, _final_mode(final))
         with os.fdopen(fd, "wb") as f:
-            f.write(data)
+            for part in _parts(data):
+                f.write(part)
             f.flush()
             os.fsync(f.fileno())
     except BaseException:

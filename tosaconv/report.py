@@ -19,12 +19,10 @@ import json
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from importlib import metadata
 from typing import TYPE_CHECKING, Iterator, Optional
 
 import numpy as np
 
-from .analysis import summary as tosa_summary
 from .ir.io_quant import describe_io
 from .symbolic.expr import dim_str, free_symbols, subs
 
@@ -38,6 +36,7 @@ REPORT_SCHEMA_VERSION = 1
 
 
 def tool_version() -> str:
+    from importlib import metadata   # lazy: a convert without --report or --json never builds the report
     try:
         return metadata.version("tosaconv")
     except metadata.PackageNotFoundError:
@@ -74,7 +73,7 @@ class ReportData:
 
     command: str
     model_path: str
-    model_sha256: str
+    model_sha256: Optional[str]            # None: hashed when the document is built (cli.steps.write_report)
     graph: object = None                  # the loaded (symbolic or static) Graph
     static: object = None                 # the specialized Graph, if any
     bindings: object = None               # tosaconv.bindings.BindingSet
@@ -85,6 +84,7 @@ class ReportData:
     clock: StageClock = field(default_factory=StageClock)
 
     def document(self) -> dict:
+        from .analysis import summary as tosa_summary   # lazy, as tool_version
         values = self.bindings.values() if self.bindings is not None else {}
         return {
             "ok": True, "exit_code": 0, "schema_version": REPORT_SCHEMA_VERSION,

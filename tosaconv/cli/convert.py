@@ -86,7 +86,8 @@ def convert(session, model, output, binds, binding_files, input_shapes, ir_path,
     output_kind(output)
     npz_path = outputs_path or (os.path.splitext(output)[0] + ".npz" if do_run else None)
     check_outputs(model, output=output, ir=ir_path, outputs=npz_path, report=report_path, depfile=depfile)
-    data = ReportData("convert", model, sha256_file(model), clock=session.clock)
+    data = ReportData("convert", model, None, clock=session.clock)   # the sha256 only if a report is built
+    session.batch.hash_outputs = bool(report_path or session.renderer.json_mode)
     data.graph = steps.load_model(session, model, npu_fast=npu_fast, int_io=int_io, profile=profile)
     state = steps.state_as_io(session, data.graph) if state_as_io else {}
     sources = steps.binding_sources(binds, binding_files, input_shapes, inputs_path, data.graph)

@@ -38,7 +38,8 @@ def emit_bytes(static, path: str) -> bytes:
 
 
 def emit_file(session, static, path: str) -> tuple:
-    """``(bytes, kind)`` of the static program for ``path``, timed as the session's emit stage."""
+    """``(bytes, kind)`` of the static program for ``path``, timed as the session's emit stage (a
+    ``.tosa``'s large constants are streamed into the file as it is written, not copied first)."""
     kind = output_kind(path)
     with session.stage("emit", "writing TOSA MLIR" if kind == "mlir" else "writing TOSA"):
-        return emit_bytes(static, path), kind
+        return (api.emit_mlir(static) if kind == "mlir" else api.emit(static, stream=True)), kind

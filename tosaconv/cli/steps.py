@@ -21,7 +21,7 @@ import numpy as np
 from .. import api
 from ..bindings import BindingSet, BindingSources, collect
 from ..diagnostics import Diagnostic, ShapeError
-from ..fileio import load_npz
+from ..fileio import load_npz, sha256_file
 from ..io_dtypes import to_model, to_program
 from ..passes.state_as_io import carry_in, state_pairs
 from ..report import ReportData, dumps
@@ -243,7 +243,11 @@ def check_target(session, static, profile, level):
 
 def write_report(session, data: ReportData, report_path) -> dict:
     """The report document, staged at ``report_path`` when one is given (call it after the other outputs,
-    so the report lists them)."""
+    so the report lists them). Without ``--report`` or ``--json`` nobody reads it, so it is not built."""
+    if not report_path and not session.renderer.json_mode:
+        return {}
+    if data.model_sha256 is None:   # left to here by convert: hashing a large model costs as much as its import
+        data.model_sha256 = sha256_file(data.model_path)
     doc = data.document()
     if report_path:
         session.write(report_path, dumps(doc).encode("utf-8"), "report")

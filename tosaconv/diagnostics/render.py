@@ -8,31 +8,37 @@ terminal detection; ``NO_COLOR`` switches off all styling. All user-supplied
 text goes through :class:`rich.text.Text`, never markup, so a shape such as
 ``tensor<[batch]x3xf32>`` prints as written. A progress display appears on
 stderr only for work that takes longer than a second, and only when stderr is
-a terminal.
+a terminal. rich itself is imported on first use (:func:`_rich`): a quiet
+command that succeeds prints nothing and never loads it.
 """
 from __future__ import annotations
 
+import functools
 import json
 import os
 import sys
 import threading
 import time
-from typing import TYPE_CHECKING, Iterable, Sequence
-
-from rich.console import Console
-from rich.progress import Progress, ProgressColumn, SpinnerColumn, TextColumn
-from rich.table import Table
-from rich.text import Text
+from typing import Iterable, Sequence
 
 from . import Diagnostic
 
-if TYPE_CHECKING:
-    from rich.progress import Task
-
 PROGRESS_DELAY_S = 1.0
+Console = Progress = ProgressColumn = SpinnerColumn = TextColumn = Table = Text = None   # rich's, set by _rich()
+
+
+def _rich() -> None:
+    """Bind this module's rich names on first use (rich takes tens of ms to import)."""
+    global Console, Progress, ProgressColumn, SpinnerColumn, TextColumn, Table, Text
+    if Text is None:
+        from rich.console import Console
+        from rich.progress import Progress, ProgressColumn, SpinnerColumn, TextColumn
+        from rich.table import Table
+        from rich.text import Text
 
 
 def _console(stderr: bool) -> Console:
+    _rich()
     # file=None makes rich look up sys.stdout/sys.stderr at print time (test runners swap them).
     # NO_COLOR switches off every ANSI style, bold included, so logs stay plain text.
     plain = bool(os.environ.get("NO_COLOR"))
@@ -45,8 +51,14 @@ class Renderer:
     def __init__(self, json_mode: bool = False, quiet: bool = False):
         self.json_mode = json_mode
         self.quiet = quiet
-        self.out = _console(stderr=False)
-        self.err = _console(stderr=True)
+
+    @functools.cached_property
+    def out(self) -> Console:
+        return _console(stderr=False)
+
+    @functools.cached_property
+    def err(self) -> Console:
+        return _console(stderr=True)
 
     def document(self, doc: dict) -> None:
         """The one JSON document of a ``--json`` run, on stdout."""
@@ -69,20 +81,23 @@ class Renderer:
 
     def plain_error(self, line: str) -> None:
         """One unadorned line on stderr (the internal-error report)."""
+        _rich()
         self.err.print(Text(line), soft_wrap=True)
 
     def summary(self, line: str) -> None:
         """The one-line success summary (suppressed by -q and --json)."""
         if not (self.quiet or self.json_mode):
+            _rich()
             self.out.print(Text(line), soft_wrap=True)
 
     def progress(self) -> "DelayedProgress":
         enabled = not (self.quiet or self.json_mode) and self.err.is_terminal
-        return DelayedProgress(self.err, enabled)
+        return DelayedProgress(self.err if enabled else None, enabled)   # disabled: no console, no rich
 
 
 def diagnostic_text(d: Diagnostic) -> Text:
     """``error[CODE]: message`` followed by where, notes and hint, one per line."""
+    _rich()
     style = {"error": "bold red", "warning": "bold yellow"}.get(d.severity.value, "bold")
     text = Text.assemble((f"{d.severity.value}[{d.code}]", style), ": ", (d.message, "bold"))
     if d.location is not None:
@@ -96,6 +111,7 @@ def diagnostic_text(d: Diagnostic) -> Text:
 
 def table(title: str, columns: Iterable[str], rows: Iterable[Sequence[object]]) -> Table:
     """A rich table of plain-text cells."""
+    _rich()
     t = Table(title=title, title_justify="left", title_style="bold")
     for column in columns:
         t.add_column(column, overflow="fold")
@@ -106,15 +122,15 @@ def table(title: str, columns: Iterable[str], rows: Iterable[Sequence[object]]) 
     return t
 
 
-class _SinceColumn(ProgressColumn):
-    """Seconds since the command started (the display itself appears a second late)."""
+def _since_column(start: float):
+    """A progress column: seconds since the command started (the display itself appears a second late)."""
+    _rich()
 
-    def __init__(self, start: float):
-        super().__init__()
-        self._start = start
+    class _SinceColumn(ProgressColumn):
+        def render(self, task) -> Text:
+            return Text(f"{time.perf_counter() - start:.1f} s", style="yellow")
 
-    def render(self, task: Task) -> Text:
-        return Text(f"{time.perf_counter() - self._start:.1f} s", style="yellow")
+    return _SinceColumn()
 
 
 class DelayedProgress:
@@ -140,8 +156,9 @@ class DelayedProgress:
         with self._lock:
             if self._timer is None:
                 return
+            since = _since_column(self._t0)
             self._progress = Progress(SpinnerColumn(), TextColumn("{task.description}"),
-                                      _SinceColumn(self._t0), console=self._console, transient=True)
+                                      since, console=self._console, transient=True)
             self._task = self._progress.add_task(self._label, total=None)
             self._progress.start()
 
@@ -208,6 +225,7 @@ def _origin_text(s: dict) -> str:
 
 
 def show_inspect(renderer: Renderer, info: dict) -> None:
+    _rich()
     renderer.out.print(Text.assemble(("source: ", "bold"), str(info.get("source", "?"))), soft_wrap=True)
     for t in inspect_tables(info):
         renderer.out.print(t)
@@ -250,6 +268,7 @@ def _limits_cell(limits: Iterable[dict]) -> str:
 
 def show_ops(renderer: Renderer, rows: list, tflite_rows: Sequence[dict] = (), custom_ops: Sequence[dict] = (),
              limits: Sequence[dict] = ()) -> None:
+    _rich()
     renderer.out.print(table("Supported ONNX ops", ("op", "domain", "model opsets", "op versions", "limits"),
                              [(r["op_type"], r["domain"], "{}-{}".format(*r["opsets"]),
                                ", ".join(map(str, r["versions"])), _limits_cell(r.get("limits", ())))

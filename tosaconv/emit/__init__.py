@@ -10,7 +10,14 @@ typed attributes. The byte layout is described by ``schemas/tosa.fbs``;
 :func:`~.mlir.write_mlir` writes the same records as TOSA-dialect MLIR text.
 """
 from .errors import EmitError, ReadError
-from .reader import read_tosa
 from .writer import write_tosa
 
 __all__ = ["write_tosa", "read_tosa", "EmitError", "ReadError"]
+
+
+def __getattr__(name: str):
+    """``read_tosa`` on first use: converting a model never reads a ``.tosa``, so it does not import the reader."""
+    if name == "read_tosa":
+        from .reader import read_tosa
+        return read_tosa
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

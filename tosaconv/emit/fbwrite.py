@@ -21,6 +21,15 @@ the builder would, in the same back-to-front order, with the same rules:
 Offsets handed out are distances from the buffer's end, as the builder's.
 A field is ``(slot, format, value)`` with a ``struct`` format of one
 character (``"B"``, ``"i"``, ``"I"``) or ``"U"`` for an offset to a child.
+
+Streaming (``stream_min`` > 0): a data vector of at least that many bytes is
+not copied into the buffer. The bytes written so far are sealed as one piece,
+the array itself becomes the next piece, and writing goes on in a fresh,
+small buffer whose offsets continue where the array ends (``base``: the
+offset at the start of the current buffer). ``finish`` then gives
+:class:`FlatPieces`, the file's bytes as a list of parts that is written
+straight to a file: the weights go from the model's buffers to the output
+without a copy of the whole program in memory. The bytes are the same.
 """
 from __future__ import annotations
 
@@ -38,15 +47,18 @@ _PACK = {f: struct.Struct("<" + ("I" if f == "U" else f)).pack_into for f in _SI
 class FlatWriter:
     """Writes flatbuffer tables, vectors and strings back to front into one pre-sized buffer."""
 
-    __slots__ = ("buf", "cap", "off", "minalign", "vtables", "strings")
+    __slots__ = ("buf", "cap", "off", "minalign", "vtables", "strings", "base", "stream_min", "pieces")
 
-    def __init__(self, size: int) -> None:
+    def __init__(self, size: int, stream_min: int = 0) -> None:
         self.buf = bytearray(max(size, 64))
-        self.cap = len(self.buf)
+        self.cap = len(self.buf)  # the offset of the current buffer's first byte (its length plus ``base``)
         self.off = 0            # bytes written, counted from the buffer's end
         self.minalign = 1
         self.vtables: dict = {}
         self.strings: dict = {}
+        self.base = 0           # the offset of the current buffer's end (streaming: where the last array began)
+        self.stream_min = stream_min   # data vectors at least this long are streamed (0: never)
+        self.pieces: list = []  # streaming: the sealed buffers and the arrays, last part of the file first
 
     def prep(self, size: int, additional: int) -> None:
         """Pad so that a ``size``-aligned value can follow ``additional`` bytes (flatbuffers' ``Prep``)."""
@@ -58,11 +70,11 @@ class FlatWriter:
             self._grow(size + additional)
 
     def _grow(self, need: int) -> None:
-        cap = self.cap
-        while self.off + need > cap:
-            cap *= 2
-        self.buf[:0] = bytes(cap - self.cap)   # the data keeps its distance from the end
-        self.cap = cap
+        size = new = self.cap - self.base
+        while self.off - self.base + need > new:
+            new *= 2
+        self.buf[:0] = bytes(new - size)   # the data keeps its distance from the end
+        self.cap += new - size
 
     def string(self, text: str) -> int:
         """A NUL-terminated UTF-8 string, written once however often it is asked for."""
@@ -74,18 +86,41 @@ class FlatWriter:
 
     def byte_vector(self, data: bytes | memoryview | np.ndarray, align: int) -> int:
         """The bytes of ``data`` (a bytes-like object) as a ``[ubyte]``, its first byte ``align``-aligned."""
+        if self.stream_min and len(data) >= self.stream_min:
+            return self._streamed(data, len(data), align)
         self.prep(align, len(data))
         return self._vector_bytes(data, 1, 4)
 
     def array_vector(self, arr: np.ndarray, align: int) -> int:
         """The bytes of ``arr``'s elements in C order as a ``[ubyte]``, copied from any strides."""
         n = arr.nbytes
+        if self.stream_min and n >= self.stream_min:
+            return self._streamed(arr, n, align)
         self.prep(align, n)
         self.prep(4, n)
         self.off += n
         target = np.frombuffer(self.buf, arr.dtype, count=arr.size, offset=self.cap - self.off)
         np.copyto(target.reshape(arr.shape), arr)
         del target
+        self.off += 4
+        _U32.pack_into(self.buf, self.cap - self.off, n)
+        return self.off
+
+    def _streamed(self, data: bytes | memoryview | np.ndarray, n: int, align: int) -> int:
+        """A ``[ubyte]`` of ``data``'s ``n`` bytes (C order) kept as a piece of its own: the padding
+        ``byte_vector`` would write, then the current buffer is sealed, then ``data``, then its length
+        in a new buffer."""
+        for size in (align, 4):   # prep(align, n); prep(4, n), without making room for the data
+            self.minalign = max(self.minalign, size)
+            self.off += -(self.off + n) & (size - 1)
+        if self.off > self.cap:
+            self._grow(0)
+        self.pieces.append(bytes(memoryview(self.buf)[self.cap - self.off:]))
+        self.pieces.append(data)
+        self.off += n
+        self.base = self.off
+        self.buf = bytearray(1 << 16)
+        self.cap = self.base + len(self.buf)
         self.off += 4
         _U32.pack_into(self.buf, self.cap - self.off, n)
         return self.off
@@ -173,5 +208,48 @@ class FlatWriter:
         _U32.pack_into(self.buf, self.cap - self.off, self.off - root)
         buf = self.buf
         del buf[:self.cap - self.off]
-        self.buf, self.cap, self.off = bytearray(), 0, 0
-        return buf
+        pieces = self.pieces
+        self.buf, self.cap, self.off, self.base, self.pieces = bytearray(), 0, 0, 0, []
+        return FlatPieces([buf, *reversed(pieces)]) if pieces else buf
+
+
+class FlatPieces:
+    """A finished flatbuffer as parts in file order: bytes-like objects and numpy arrays (their elements
+    in C order, whatever their strides). ``len`` is the file's size; iterating gives contiguous blocks
+    of at most a few MB, so a strided array is copied a block at a time on its way to a file."""
+
+    __slots__ = ("parts",)
+    BLOCK = 1 << 22
+
+    def __init__(self, parts: list):
+        self.parts = parts
+
+    def __len__(self) -> int:
+        return sum(p.nbytes if isinstance(p, (np.ndarray, memoryview)) else len(p) for p in self.parts)
+
+    def __iter__(self):
+        for part in self.parts:
+            if isinstance(part, np.ndarray):
+                yield from _blocks(part, self.BLOCK)
+            else:
+                yield part
+
+    def tobytes(self) -> bytes:
+        """The whole file in one ``bytes`` (what the unstreamed writer returns)."""
+        return b"".join(self)
+
+
+def _blocks(arr: np.ndarray, block: int):
+    """The bytes of ``arr``'s elements in C order, as contiguous pieces of about ``block`` bytes or less
+    (a strided array is copied a run of whole rows at a time; a row too big is split the same way)."""
+    if arr.flags.c_contiguous:
+        yield memoryview(arr).cast("B")
+        return
+    row = arr[0].nbytes if len(arr) else 0
+    if row > block and arr.ndim > 1:
+        for sub in arr:
+            yield from _blocks(sub, block)
+        return
+    rows = max(1, block // max(1, row))
+    for i in range(0, len(arr), rows):
+        yield memoryview(np.ascontiguousarray(arr[i:i + rows])).cast("B")

@@ -64,10 +64,12 @@ class BlockRecord:
     outputs: list = field(default_factory=list)
     regions: dict = field(default_factory=dict)  # the main block only: the file's other regions, by name
 
-    def data_bytes(self) -> int:
-        """Total size of the constant data (to size the flatbuffer builder once)."""
-        own = sum(r.data.nbytes for r in self.tensors + self.shapes if r.data is not None)
-        return own + sum(b.data_bytes() for b in self.regions.values())
+    def data_bytes(self, below: "int | None" = None) -> int:
+        """Total size of the constant data (to size the flatbuffer builder once); with ``below``, of the
+        arrays smaller than that only (the others are streamed, not copied into the builder)."""
+        own = sum(r.data.nbytes for r in self.tensors + self.shapes
+                  if r.data is not None and (below is None or r.data.nbytes < below))
+        return own + sum(b.data_bytes(below) for b in self.regions.values())
 
     def record_count(self) -> int:
         return len(self.ops) + len(self.tensors) + len(self.shapes) + \

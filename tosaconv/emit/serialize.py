@@ -25,13 +25,17 @@ from .fbwrite import FlatWriter
 from .records import BlockRecord, OpRecord, ShapeRecord, TensorRecord
 
 _MAX_BYTES = 2**31 - 2**20  # flatbuffers' 2 GB limit, with room for the tables
+STREAM_MIN = 1 << 16        # stream=True: constants of at least this size are streamed, not copied
 
 
-def serialize(block: BlockRecord, version: "tuple | None" = None) -> bytearray:
+def serialize(block: BlockRecord, version: "tuple | None" = None, stream: bool = False):
     """The flatbuffer bytes of a TOSA 1.0 graph: region ``main`` with ``block``, then its other regions
     (the then/else and cond/body graphs of control flow), one block each. ``version`` is
-    ``S.WRITE_VERSION_SHAPE`` (1.1 draft) for a program that uses the EXT-SHAPE operators."""
-    w = _Writer(_size_estimate(block))
+    ``S.WRITE_VERSION_SHAPE`` (1.1 draft) for a program that uses the EXT-SHAPE operators.
+    With ``stream`` the constants of at least :data:`STREAM_MIN` bytes are not copied: the result is a
+    :class:`~.fbwrite.FlatPieces` (the same bytes, as parts to write out) when there is one."""
+    below = STREAM_MIN if stream else None
+    w = _Writer(_size_estimate(block, below), STREAM_MIN if stream else 0)
     named = [("main", block)] + sorted(block.regions.items())
     regions = w.offset_vector([_region(w, name, _block(w, blk)) for name, blk in named])
     version = _version(w, version or S.WRITE_VERSION)
@@ -44,8 +48,8 @@ class _Writer(FlatWriter):
 
     __slots__ = ("written",)
 
-    def __init__(self, size: int) -> None:
-        super().__init__(size)
+    def __init__(self, size: int, stream_min: int = 0) -> None:
+        super().__init__(size, stream_min)
         self.written: dict = {}
 
     def once(self, key: tuple, make: Callable[[], int]) -> int:
@@ -56,11 +60,12 @@ class _Writer(FlatWriter):
         return off
 
 
-def _size_estimate(block: BlockRecord) -> int:
-    """Enough room that the buffer never regrows (each regrowth copies all data written so far)."""
+def _size_estimate(block: BlockRecord, below: "int | None" = None) -> int:
+    """Enough room that the buffer never regrows (each regrowth copies all data written so far);
+    ``below``: only the constants smaller than that are copied into it."""
     records = block.record_count()
     names = sum(len(t.name) for blk in [block, *block.regions.values()] for t in blk.tensors + blk.shapes)
-    return min(block.data_bytes() + 160 * records + 4 * names + 65536, 2**31 - 1)
+    return min(block.data_bytes(below) + 160 * records + 4 * names + 65536, 2**31 - 1)
 
 
 def too_big(block: BlockRecord) -> bool:

@@ -39,12 +39,14 @@ if TYPE_CHECKING:
 
 
 @fewer_collections
-def write_tosa(graph) -> bytes:
-    """The ``.tosa`` bytes of a static graph (raises :class:`EmitError` naming the offending op)."""
+def write_tosa(graph, stream: bool = False) -> bytes:
+    """The ``.tosa`` bytes of a static graph (raises :class:`EmitError` naming the offending op).
+    ``stream``: large constants are not copied; the bytes may come as :class:`~.fbwrite.FlatPieces`
+    (``len``, iteration, ``tobytes``), which :mod:`tosaconv.fileio` writes out part by part."""
     block = _Lowering(graph).run()
     if too_big(block):
         raise EmitError(f"constant data of {block.data_bytes()} bytes exceeds the 2 GB flatbuffer limit")
-    return serialize(block)
+    return serialize(block, stream=stream)
 
 
 def to_records(graph) -> BlockRecord:

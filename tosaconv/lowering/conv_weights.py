@@ -37,7 +37,7 @@ def weight(ctx: LoweringContext, name: str, dtype, rank: int):
     """The weight as a numpy array when constant, else as an IR value; rank 3 is lifted to 4-D."""
     w = ctx.const(name)
     if w is not None:
-        w = w.astype(dtype.numpy)
+        w = w.astype(dtype.numpy, copy=False)   # rearrange() makes the one copy a constant needs
         return w[:, :, None, :] if rank == 3 else w
     v = ctx.tensor(name)
     if not v.type.is_static:
@@ -54,9 +54,10 @@ def as_value(ctx: LoweringContext, v):
 
 
 def rearrange(ctx: LoweringContext, w, shape, perm) -> Value:
-    """Reshape then transpose a weight: in numpy for constants, with IR ops otherwise."""
+    """Reshape then transpose a weight: in numpy for constants (a view: the writer transposes the
+    elements on their way into the file, so a weight is never copied whole), with IR ops otherwise."""
     if isinstance(w, np.ndarray):
-        return ctx.b.const(np.ascontiguousarray(w.reshape(shape).transpose(perm)))
+        return ctx.b.const(w.reshape(shape).transpose(perm))
     return ctx.b.emit(Op.TRANSPOSE, reshape(ctx, w, shape), attrs=A.TransposeAttrs(tuple(perm)))
 
 
@@ -76,7 +77,7 @@ def bias(ctx: LoweringContext, name, out_channels: int, dtype):
     if name is None:
         return np.zeros((out_channels,), dtype.numpy)
     c = ctx.const(name)
-    return c.astype(dtype.numpy) if c is not None else ctx.tensor(name)
+    return c.astype(dtype.numpy, copy=False) if c is not None else ctx.tensor(name)
 
 
 def dilate(ctx: LoweringContext, w, axis: int, d: int):

@@ -11,6 +11,12 @@ from a copy of the file *without* those data fields. The weights are then
 typed array), so a weight is held once, as in the file, until it is copied
 into the output.
 
+The ``value`` tensors of the top-level graph's ``Constant`` nodes (GraphProto
+field 1 ``node`` → NodeProto field 5 ``attribute`` → AttributeProto field 5
+``t``) are taken out the same way, under the name of the node's output
+(:func:`constant_array`); models exported with their weights as Constant
+nodes then hold them once too.
+
 Only plain little-endian numeric types of at least :data:`MIN_BYTES` are
 taken out; a file that is not plain protobuf wire format, an initializer name
 used twice, or anything unexpected falls back to ``onnx.load``'s full parse.
@@ -28,6 +34,9 @@ _PLAIN = frozenset((TensorProto.FLOAT, TensorProto.UINT8, TensorProto.INT8, Tens
                     TensorProto.DOUBLE, TensorProto.UINT32, TensorProto.UINT64))
 _GRAPH, _INITIALIZER = 7, 5                     # ModelProto.graph, GraphProto.initializer
 _DATA_TYPE, _NAME, _RAW_DATA, _DATA_LOCATION, _SEGMENT = 2, 8, 9, 14, 3   # TensorProto fields
+_NODE, _NODE_OUTPUT, _NODE_OP_TYPE, _NODE_ATTRIBUTE, _NODE_DOMAIN = 1, 2, 4, 5, 7   # GraphProto.node, NodeProto
+_ATTR_NAME, _ATTR_T = 1, 5                                                         # AttributeProto fields
+_CONSTANT_OP_TYPE = bytes([_NODE_OP_TYPE << 3 | 2, 8]) + b"Constant"   # the field op_type = "Constant", encoded
 
 
 class _Malformed(Exception):
@@ -44,7 +53,7 @@ def read_model(path: str) -> tuple:
     except (_Malformed, IndexError, UnicodeDecodeError):
         return onnx.load(path, load_external_data=False), {}
     model = onnx.ModelProto()
-    model.ParseFromString(stripped)
+    model.ParseFromString(stripped if raw else data)   # nothing taken out: parse the file's bytes, not a copy
     return model, {name: np.frombuffer(data, np.uint8, count=end - start, offset=start)
                    for name, (start, end) in raw.items()}
 
@@ -53,6 +62,18 @@ def initializer_array(t: TensorProto, raw: np.ndarray) -> np.ndarray:
     """The array of initializer ``t`` whose data :func:`read_model` took out (``raw``): a view."""
     dtype = np.dtype(helper.tensor_dtype_to_np_dtype(t.data_type)).newbyteorder("<")
     return np.frombuffer(raw, dtype).reshape(tuple(t.dims))
+
+
+def constant_array(node, raw: dict):
+    """The ``value`` of a top-level ``Constant`` node whose data :func:`read_model` took out (a view of the
+    file's bytes), or None when its data is in the message."""
+    data = raw.get(node.outputs[0]) if node.outputs else None
+    if data is None:
+        return None
+    t = node.node.attribute[0].t
+    if t.HasField("raw_data") or t.data_location != TensorProto.DEFAULT:
+        return None
+    return initializer_array(t, data)
 
 
 def _varint(buf: bytes, pos: int) -> tuple:
@@ -111,7 +132,7 @@ def _strip_model(buf: bytes) -> tuple:
             parts += [view[tag_start:tag_end], _encode_varint(len(graph)), graph]
         else:
             parts.append(view[tag_start:end])
-    return b"".join(parts), raw
+    return (b"".join(parts) if raw else b""), raw   # nothing taken out: the caller parses ``buf`` itself
 
 
 def _strip_graph(buf: bytes, view: memoryview, start: int, end: int, raw: dict) -> bytes:
@@ -120,15 +141,68 @@ def _strip_graph(buf: bytes, view: memoryview, start: int, end: int, raw: dict) 
         tensor = None
         if field == _INITIALIZER and kind == 2:
             tensor = _strip_tensor(buf, view, value_start, value_end, raw)
+        elif field == _NODE and kind == 2:
+            tensor = _strip_constant(buf, view, value_start, value_end, raw)
         if tensor is None:
             parts.append(view[tag_start:value_end])
         else:
             parts += [view[tag_start:tag_end], _encode_varint(len(tensor)), tensor]
-    return b"".join(parts)
+    return b"".join(parts) if raw else b""   # nothing taken out: no copy of the graph either
 
 
-def _strip_tensor(buf: bytes, view: memoryview, start: int, end: int, raw: dict):
-    """The tensor's bytes without its ``raw_data`` (recorded in ``raw``), or None to keep it whole."""
+def _strip_constant(buf: bytes, view: memoryview, start: int, end: int, raw: dict):
+    """A ``Constant`` node's bytes with its one attribute ``value``'s data taken out (recorded in ``raw``
+    under the node's output), or None to keep the node whole (any other node, or anything unusual)."""
+    if buf.find(_CONSTANT_OP_TYPE, start, end) < 0:   # no op_type "Constant" field: not worth a walk
+        return None
+    outputs, op_type, domain, attributes, kept = [], None, "", [], []
+    for field, kind, tag_start, tag_end, value_start, value_end in _fields(buf, start, end):
+        if kind == 2 and field in (_NODE_OUTPUT, _NODE_OP_TYPE, _NODE_DOMAIN):
+            text = bytes(view[value_start:value_end]).decode("utf-8")
+            if field == _NODE_OUTPUT:
+                outputs.append(text)
+            elif field == _NODE_OP_TYPE:
+                op_type = text
+            else:
+                domain = text
+        if field == _NODE_ATTRIBUTE and kind == 2:
+            attributes.append((len(kept), tag_start, tag_end, value_start, value_end))
+        kept.append(view[tag_start:value_end])
+    if op_type != "Constant" or domain not in ("", "ai.onnx") or len(outputs) != 1 or len(attributes) != 1:
+        return None
+    at, tag_start, tag_end, value_start, value_end = attributes[0]
+    attribute = _strip_value_attribute(buf, view, value_start, value_end, raw, outputs[0])
+    if attribute is None:
+        return None
+    kept[at:at + 1] = [view[tag_start:tag_end], _encode_varint(len(attribute)), attribute]
+    return b"".join(kept)
+
+
+def _strip_value_attribute(buf: bytes, view: memoryview, start: int, end: int, raw: dict, key: str):
+    """The attribute ``value``'s bytes with its tensor's data taken out, or None."""
+    name, tensor, kept = None, None, []
+    for field, kind, tag_start, tag_end, value_start, value_end in _fields(buf, start, end):
+        if field == _ATTR_NAME and kind == 2:
+            name = bytes(view[value_start:value_end]).decode("utf-8")
+        elif field == _ATTR_T and kind == 2:
+            if tensor is not None:
+                return None
+            tensor = _strip_tensor(buf, view, value_start, value_end, raw, key)
+            if tensor is None:
+                return None
+            kept += [view[tag_start:tag_end], _encode_varint(len(tensor)), tensor]
+            continue
+        kept.append(view[tag_start:value_end])
+    if name != "value" or tensor is None:
+        if tensor is not None:
+            del raw[key]
+        return None
+    return b"".join(kept)
+
+
+def _strip_tensor(buf: bytes, view: memoryview, start: int, end: int, raw: dict, key: "str | None" = None):
+    """The tensor's bytes without its ``raw_data`` (recorded in ``raw`` under its name, or ``key``), or None
+    to keep it whole."""
     name, data_type, data, kept, external = None, 0, None, [], False
     for field, kind, tag_start, _, value_start, value_end in _fields(buf, start, end):
         if field == _RAW_DATA and kind == 2:
@@ -141,6 +215,7 @@ def _strip_tensor(buf: bytes, view: memoryview, start: int, end: int, raw: dict)
         elif (field == _DATA_LOCATION and _varint(buf, value_start)[0] != 0) or field == _SEGMENT:
             external = True
         kept.append(view[tag_start:value_end])
+    name = name if key is None else key
     if name is None or data is None or external or data_type not in _PLAIN or data[1] - data[0] < MIN_BYTES:
         return None
     if name in raw:

@@ -80,7 +80,8 @@ def _check_graph(g: onnx.GraphProto, path: str, opsets: dict, outer: dict, raw_s
         check_tensor_proto(t, path, "initializer", (raw_sizes or {}).get(t.name))
         known[t.name] = t.data_type
     for node in g.node:
-        _check_node(node, path, opsets, known)
+        taken = raw_sizes.get(node.output[0]) if raw_sizes and node.op_type == "Constant" and node.output else None
+        _check_node(node, path, opsets, known, taken)
         if node.domain in DEFAULT_DOMAINS and any(name in inputs for name in node.input):
             _check_bool_inputs(node, path, opsets.get(node.domain, opsets.get("", 1)), inputs)
 
@@ -98,7 +99,9 @@ def _check_elem_type(path: str, vi) -> None:
             _fail(path, f"value '{vi.name}' has element type {elem}, which is not an ONNX data type")
 
 
-def _check_node(node: onnx.NodeProto, path: str, opsets: dict, known: dict) -> None:
+def _check_node(node: onnx.NodeProto, path: str, opsets: dict, known: dict,
+                value_size: "int | None" = None) -> None:
+    """``value_size``: the size of a Constant's ``value`` data that lazy_weights took out of the message."""
     for text, what in ((node.name, "node"), (node.op_type, "op type"), (node.domain, "domain")):
         _check_name(path, what, text)
     names = [*node.input, *node.output]
@@ -109,7 +112,8 @@ def _check_node(node: onnx.NodeProto, path: str, opsets: dict, known: dict) -> N
     for a in node.attribute:
         _check_name(path, f"attribute (of {where})", a.name)
         if a.type == onnx.AttributeProto.TENSOR:
-            check_tensor_proto(a.t, path, f"attribute '{a.name}' of {where}")
+            check_tensor_proto(a.t, path, f"attribute '{a.name}' of {where}",
+                               value_size if a.name == "value" else None)
         for sub in ([a.g] if a.type == onnx.AttributeProto.GRAPH else list(a.graphs)):
             _check_graph(sub, path, opsets, known)
         if a.name in _POSITIVE_ATTRS and node.domain in DEFAULT_DOMAINS:

@@ -20,6 +20,7 @@ from ....lowering.dims import index_for, reshape
 from ....lowering.shapes import arange_of, expand, reshape_with_hole, to_ir
 from ....symbolic.expr import product, same
 from ..context import ShapeTensor
+from ..lazy_weights import constant_array
 from ..reader import ConvertError
 from ....lowering.limits import EMPTY_RESULT, size_from_data
 from ....lowering.shapes import RANGE_DELTA
@@ -62,7 +63,8 @@ def convert_identity(ctx: ImportContext, node: NodeReader) -> Converted:
 def convert_constant(ctx: ImportContext, node: NodeReader) -> Converted:
     for key in ("value", "value_float", "value_floats", "value_int", "value_ints"):
         if node.has(key):
-            arr = np.asarray(node.attr(key))
+            lazy = constant_array(node, ctx.raw) if key == "value" else None   # a view of the file's bytes
+            arr = lazy if lazy is not None else np.asarray(node.attr(key))
             if key in ("value_int", "value_ints"):
                 arr = arr.astype(np.int64)
             elif key in ("value_float", "value_floats"):
