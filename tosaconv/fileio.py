@@ -18,12 +18,15 @@ import tempfile
 import zipfile
 import zlib
 from dataclasses import dataclass, field
-from typing import IO, Callable
+from typing import IO, TYPE_CHECKING, Callable
 
 import numpy as np
 
 from .diagnostics import UsageError
 from .limits import check_tensor, nbytes
+
+if TYPE_CHECKING:
+    from .emit.fbwrite import FlatPieces
 
 Expect = Callable[[str, tuple, np.dtype], None]   # sees a member's name, shape and dtype before its data
 
@@ -69,11 +72,11 @@ class OutputBatch:
             _unlink_quietly(temp)
 
 
-def _parts(data) -> tuple:
+def _parts(data: bytes | bytearray | memoryview | FlatPieces) -> tuple:
     return (data,) if isinstance(data, (bytes, bytearray, memoryview)) else data
 
 
-def _sha256(data) -> str:
+def _sha256(data: bytes | bytearray | memoryview | FlatPieces) -> str:
     digest = hashlib.sha256()
     for part in _parts(data):
         digest.update(part)

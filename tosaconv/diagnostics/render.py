@@ -19,7 +19,7 @@ import os
 import sys
 import threading
 import time
-from typing import Iterable, Sequence
+from typing import Any, Iterable, Sequence
 
 from . import Diagnostic
 
@@ -122,12 +122,12 @@ def table(title: str, columns: Iterable[str], rows: Iterable[Sequence[object]]) 
     return t
 
 
-def _since_column(start: float):
+def _since_column(start: float) -> Any:
     """A progress column: seconds since the command started (the display itself appears a second late)."""
     _rich()
 
     class _SinceColumn(ProgressColumn):
-        def render(self, task) -> Text:
+        def render(self, task: Any) -> Text:
             return Text(f"{time.perf_counter() - start:.1f} s", style="yellow")
 
     return _SinceColumn()

@@ -15,7 +15,7 @@ from .writer import write_tosa
 __all__ = ["write_tosa", "read_tosa", "EmitError", "ReadError"]
 
 
-def __getattr__(name: str):
+def __getattr__(name: str) -> object:
     """``read_tosa`` on first use: converting a model never reads a ``.tosa``, so it does not import the reader."""
     if name == "read_tosa":
         from .reader import read_tosa

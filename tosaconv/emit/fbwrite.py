@@ -34,7 +34,7 @@ without a copy of the whole program in memory. The bytes are the same.
 from __future__ import annotations
 
 import struct
-from typing import Sequence
+from typing import Iterator, Sequence
 
 import numpy as np
 
@@ -239,7 +239,7 @@ class FlatPieces:
         return b"".join(self)
 
 
-def _blocks(arr: np.ndarray, block: int):
+def _blocks(arr: np.ndarray, block: int) -> Iterator[memoryview]:
     """The bytes of ``arr``'s elements in C order, as contiguous pieces of about ``block`` bytes or less
     (a strided array is copied a run of whole rows at a time; a row too big is split the same way)."""
     if arr.flags.c_contiguous:

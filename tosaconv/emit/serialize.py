@@ -16,7 +16,7 @@ several parents point at one child.
 """
 from __future__ import annotations
 
-from typing import Callable, Iterable
+from typing import TYPE_CHECKING, Callable, Iterable
 import numpy as np
 
 from . import schema as S
@@ -24,11 +24,14 @@ from .errors import EmitError
 from .fbwrite import FlatWriter
 from .records import BlockRecord, OpRecord, ShapeRecord, TensorRecord
 
+if TYPE_CHECKING:
+    from .fbwrite import FlatPieces
+
 _MAX_BYTES = 2**31 - 2**20  # flatbuffers' 2 GB limit, with room for the tables
 STREAM_MIN = 1 << 16        # stream=True: constants of at least this size are streamed, not copied
 
 
-def serialize(block: BlockRecord, version: "tuple | None" = None, stream: bool = False):
+def serialize(block: BlockRecord, version: "tuple | None" = None, stream: bool = False) -> bytes | FlatPieces:
     """The flatbuffer bytes of a TOSA 1.0 graph: region ``main`` with ``block``, then its other regions
     (the then/else and cond/body graphs of control flow), one block each. ``version`` is
     ``S.WRITE_VERSION_SHAPE`` (1.1 draft) for a program that uses the EXT-SHAPE operators.

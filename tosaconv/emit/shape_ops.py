@@ -20,6 +20,7 @@ INDEX_CONST → CONST_SHAPE...): their result types carry these expressions.
 from __future__ import annotations
 
 from contextlib import contextmanager
+from typing import TYPE_CHECKING, Iterable, Iterator
 
 import numpy as np
 
@@ -27,11 +28,17 @@ from ..symbolic.expr import Expr, free_symbols, same, sym
 from .errors import EmitError
 from .records import OpRecord, ShapeRecord
 
+if TYPE_CHECKING:
+    from ..ir.graph import Value
+    from ..symbolic.expr import Atom, Dim
+    from .records import BlockRecord
+    from .tensor_names import TensorNames
+
 SYMBOL_PREFIX = "symbol "   # the location text of a DIM that names its input dim's symbol
 _ATOM_OPS = {"floordiv": "DIV_FLOOR_SHAPE", "mod": "MOD_SHAPE", "min": "MIN_SHAPE", "max": "MAX_SHAPE"}
 
 
-def symbol_sources(inputs, names) -> dict:
+def symbol_sources(inputs: Iterable[Value], names: TensorNames) -> dict:
     """Symbol → ``(tensor name, axis)``: the first graph input dim that is exactly that symbol."""
     out: dict = {}
     for v in inputs:
@@ -46,12 +53,12 @@ def symbol_sources(inputs, names) -> dict:
 class ShapeOps:
     """Appends shape-op records to ``block`` and remembers which expression each shape value holds."""
 
-    def __init__(self, block, names, sources: dict):
+    def __init__(self, block: BlockRecord, names: TensorNames, sources: dict) -> None:
         self.block, self.names, self.sources = block, names, sources
         self.cache: dict = {}
         self.location = None
 
-    def declare_symbols(self, inputs) -> None:
+    def declare_symbols(self, inputs: Iterable[Value]) -> None:
         """One DIM per graph input dim that is an open symbol, located ``symbol NAME``: the file's record
         of the symbol's name (the reader names the dim after it, and ties dims that share it). The
         first DIM of each symbol is the one later sizes use."""
@@ -64,14 +71,14 @@ class ShapeOps:
                         value = self._op("DIM", [self.names[v]], 1, f"{self.names[v]}.{axis}", {"axis": axis})
                         self.cache.setdefault(("atom", next(iter(d.atoms())).key), value)
 
-    def missing(self, dims) -> list:
+    def missing(self, dims: Iterable[Dim]) -> list:
         """The open symbols of ``dims`` that no graph input carries (sizes from data)."""
         found = set()
         for d in dims:
             found |= set(free_symbols(d))
         return sorted(found - set(self.sources))
 
-    def vector(self, dims, location: str) -> str:
+    def vector(self, dims: Iterable[Dim], location: str) -> str:
         """A ``shape<len(dims)>`` value holding ``dims``."""
         self.location = location
         dims = list(dims)
@@ -83,7 +90,7 @@ class ShapeOps:
             self.cache[key] = self._op("CONCAT_SHAPE", parts, len(parts), "shape")
         return self.cache[key]
 
-    def scalar(self, d) -> str:
+    def scalar(self, d: Dim) -> str:
         """A ``shape<1>`` value holding the dim ``d``."""
         if isinstance(d, (int, np.integer)):
             return self._const([int(d)])
@@ -93,7 +100,7 @@ class ShapeOps:
         return self.cache[key]
 
     @contextmanager
-    def private(self):
+    def private(self) -> Iterator[None]:
         """Values computed inside are not shared with any other use. The reference model (tosa-tools
         2026.8) aborts when a shape value feeding an ASSERT_EQUAL_SHAPE has another consumer, so each
         operand of an assertion is computed afresh."""
@@ -137,7 +144,7 @@ class ShapeOps:
             total = self.binary("ADD_SHAPE", total, v)
         return total
 
-    def _atom(self, atom) -> str:
+    def _atom(self, atom: Atom) -> str:
         key = ("atom", atom.key)
         if key in self.cache:
             return self.cache[key]
@@ -170,7 +177,7 @@ class ShapeOps:
         self.cache[key] = name
         return name
 
-    def _op(self, op: str, inputs: list, rank: int, base: str, fields=None) -> str:
+    def _op(self, op: str, inputs: list, rank: int, base: str, fields: dict | None = None) -> str:
         name = self.names.fresh(f"shape/{base}")
         self.block.shapes.append(ShapeRecord(name, rank, None))
         self.block.ops.append(OpRecord(op, fields or {}, list(inputs), [name], self.location))

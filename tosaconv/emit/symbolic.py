@@ -24,7 +24,7 @@ with an :class:`EmitError` naming it.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Iterable
 
 import numpy as np
 
@@ -44,7 +44,11 @@ from .tensor_data import to_le_bytes
 from .writer import _Lowering, location_text
 
 if TYPE_CHECKING:
-    from ..ir.graph import Graph, Value
+    from ..ir.graph import Graph, Operation, Value
+    from ..ir.location import Location
+    from ..symbolic.constraints import Constraint
+    from ..symbolic.expr import Dim
+    from .records import BlockRecord
 
 _COMPUTED = frozenset({"GET_DIM", "INDEX_CONST", "INDEX_ADD", "INDEX_SUB", "INDEX_MUL", "INDEX_FLOORDIV",
                        "INDEX_MOD", "INDEX_MIN", "INDEX_MAX"})
@@ -57,7 +61,7 @@ class SymbolicTosa:
     unchecked: list = field(default_factory=list)   # constraint texts it cannot check
 
 
-def write_symbolic_tosa(graph, bindings: dict | None = None) -> SymbolicTosa:
+def write_symbolic_tosa(graph: Graph, bindings: dict | None = None) -> SymbolicTosa:
     """The TOSA 1.1-draft bytes of ``graph`` (symbols in ``bindings`` already substituted by
     :func:`tosaconv.passes.keep_symbols.keep_symbols`; the ledger's other constraints become asserts)."""
     block, result = symbolic_block(graph, bindings)
@@ -67,7 +71,7 @@ def write_symbolic_tosa(graph, bindings: dict | None = None) -> SymbolicTosa:
     return result
 
 
-def write_symbolic_mlir(graph, bindings: dict | None = None) -> SymbolicTosa:
+def write_symbolic_mlir(graph: Graph, bindings: dict | None = None) -> SymbolicTosa:
     """The same program as :func:`write_symbolic_tosa`, as TOSA MLIR text (``?`` dims, ``!tosa.shape``
     values and the EXT-SHAPE ops, printed from the same records)."""
     block, result = symbolic_block(graph, bindings)
@@ -75,7 +79,7 @@ def write_symbolic_mlir(graph, bindings: dict | None = None) -> SymbolicTosa:
     return result
 
 
-def symbolic_block(graph, bindings: dict | None = None) -> tuple:
+def symbolic_block(graph: Graph, bindings: dict | None = None) -> tuple[BlockRecord, SymbolicTosa]:
     """``(BlockRecord, SymbolicTosa without data)``: the records a symbolic file is written from (shape
     operators are OpRecords whose outputs are ShapeRecords), for any printer of TOSA records."""
     lowering = _SymbolicLowering(graph, dict(bindings or {}))
@@ -83,7 +87,8 @@ def symbolic_block(graph, bindings: dict | None = None) -> tuple:
 
 
 class _SymbolicLowering(_Lowering):
-    def __init__(self, graph: Graph, env: dict, parent=None, region_name: str = "main"):
+    def __init__(self, graph: Graph, env: dict, parent: _SymbolicLowering | None = None,
+                 region_name: str = "main") -> None:
         super().__init__(graph, parent, region_name)
         self.env, self.result = env, SymbolicTosa(b"")
         self.shape_ops = ShapeOps(self.block, self.names, symbol_sources(graph.inputs, self.names))
@@ -92,12 +97,12 @@ class _SymbolicLowering(_Lowering):
         if self.is_region:
             self.result = parent.result   # a region's asserts are the file's
 
-    def _region(self, region, name: str) -> "_SymbolicLowering":
+    def _region(self, region: Graph, name: str) -> "_SymbolicLowering":
         """A COND_IF / WHILE_LOOP region keeps its symbols too: its sizes are computed by DIM of the
         region's own inputs (a region cannot read the enclosing block's shape values)."""
         return _SymbolicLowering(region, self.env, self, name)
 
-    def _inputs(self):
+    def _inputs(self) -> None:
         """The graph inputs, then one ASSERT_EQUAL_SHAPE per constraint on open symbols (a region's
         constraints are asserted inside it: they hold only when it runs)."""
         if self.is_region:
@@ -118,7 +123,7 @@ class _SymbolicLowering(_Lowering):
         self.defined.update(self.graph.inputs)
         self.block.inputs = [self.names[v] for v in tensors]
 
-    def _region_operands(self, op) -> list:
+    def _region_operands(self, op: Operation) -> list[str]:
         """The tensor operands of a COND_IF / WHILE_LOOP; its Index operands each region computes itself."""
         index = [v for v in op.operands if isinstance(v.type, IndexType)]
         if index and op.op.name != "COND_IF":
@@ -131,7 +136,7 @@ class _SymbolicLowering(_Lowering):
         return [self.names[v] for v in op.operands if isinstance(v.type, TensorType)]
 
     # -- constraints ---------------------------------------------------------------------
-    def _assertion(self, c, env: dict, result: SymbolicTosa) -> None:
+    def _assertion(self, c: Constraint, env: dict, result: SymbolicTosa) -> None:
         a, b = subs(c.lhs, env), subs(c.rhs, env)
         if not isinstance(a, Expr) and not isinstance(b, Expr):
             return   # fully bound: checked when the program was specialized
@@ -154,7 +159,7 @@ class _SymbolicLowering(_Lowering):
         self.graph.ledger.mark(c, Status.ASSERTED)   # inspect and the report show the file checks it
 
     # -- ops -------------------------------------------------------------------------------
-    def _lower(self, op):
+    def _lower(self, op: Operation) -> None:
         name = op.op.name
         if name in _COMPUTED:
             self.defined.update(op.results)   # computed from its expression where it is used
@@ -182,7 +187,7 @@ class _SymbolicLowering(_Lowering):
             raise EmitError(f"cannot keep symbols through {name}: {e}", op.location) from None
         self._shaped(op, tosa, shapes, params)
 
-    def _shaped(self, op, tosa: str, shapes: list, params: list) -> None:
+    def _shaped(self, op: Operation, tosa: str, shapes: list, params: list) -> None:
         out = self._type(op.result, f"result of {op.op.name}", op.location)
         name = self.names[op.result]
         inputs = [self.names[op.operands[0]]] + shapes
@@ -191,7 +196,7 @@ class _SymbolicLowering(_Lowering):
         self._add_op(tosa, {}, inputs, [name], location_text(op.location))
         self.defined.update(op.results)
 
-    def _dims_to_tensor(self, op) -> None:
+    def _dims_to_tensor(self, op: Operation) -> None:
         """DIMS_TO_TENSOR of open dims: EXT-SHAPE has no operator that turns a shape into tensor data, so
         each dim ``d`` is counted: TILE a [1] tensor of ones by ``[d]`` and REDUCE_SUM it (exact in INT32;
         in FP32 below 2^24), then CONCAT the counts. GlobalAveragePool and MEAN divide by such counts."""
@@ -209,14 +214,14 @@ class _SymbolicLowering(_Lowering):
         self._add_op("CONCAT", {"axis": 0}, parts, [out], text)
         self.defined.update(op.results)
 
-    def _iota(self, op) -> None:
+    def _iota(self, op: Operation) -> None:
         """IOTA of an open count: a SLICE of one prefix sum of ones (:mod:`.symbolic_iota`)."""
         try:
             self.iotas.write(self, op)
         except EmitError as e:
             raise EmitError(f"cannot keep symbols through IOTA: {e}", op.location) from None
 
-    def _count(self, owner: str, i: int, d, dtype: DType, location) -> str:
+    def _count(self, owner: str, i: int, d: Dim, dtype: DType, location: Location) -> str:
         """A [1] tensor holding the dim ``d``."""
         text = location_text(location)
         name = self.names.fresh(f"{owner}/count{i}")
@@ -232,25 +237,25 @@ class _SymbolicLowering(_Lowering):
         self._add_op("REDUCE_SUM", {"axis": 0}, [tiled], [name], text)
         return name
 
-    def vector(self, dims) -> str:
+    def vector(self, dims: Iterable[Dim]) -> str:
         missing = self.shape_ops.missing(dims)
         if missing:
             raise EmitError(f"size {', '.join(missing)} is not a dim of any graph input (it comes from "
                             "tensor data, which EXT-SHAPE cannot read)")
         return self.shape_ops.vector(dims, self.shape_ops.location)
 
-    def _type(self, value: Value, what: str, location) -> TensorType:
+    def _type(self, value: Value, what: str, location: Location) -> TensorType:
         t = value.type
         if not isinstance(t, TensorType):
             raise EmitError(f"{what} is an Index value ({t}) used as a tensor", location)
         return TensorType(t.dtype, tuple(d if isinstance(d, int) else -1 for d in t.shape))
 
-    def _add_tensor(self, name: str, type_: TensorType, data=None):
+    def _add_tensor(self, name: str, type_: TensorType, data: np.ndarray | None = None) -> None:
         shape = tuple(-1 if isinstance(d, Expr) else d for d in type_.shape)
         super()._add_tensor(name, TensorType(type_.dtype, shape), data)
 
 
-def _open_text(op) -> str:
+def _open_text(op: Operation) -> str:
     names = set()
     for v in list(op.operands) + list(op.results):
         t = v.type
@@ -258,24 +263,24 @@ def _open_text(op) -> str:
     return "symbols " + ", ".join(sorted(names)) if names else "its symbols"
 
 
-def _index_values(operands) -> list:
+def _index_values(operands: Iterable[Value]) -> list:
     return [v.type.value for v in operands]
 
 
-def _reshape(w, op):
+def _reshape(w: _SymbolicLowering, op: Operation) -> None:
     return "RESHAPE", [w.vector(op.result.type.shape)], []
 
 
-def _dyn_slice(w, op):
+def _dyn_slice(w: _SymbolicLowering, op: Operation) -> None:
     r = op.operands[0].type.rank
     return "SLICE", [w.vector(_index_values(op.operands[1:1 + r])), w.vector(op.result.type.shape)], []
 
 
-def _dyn_tile(w, op):
+def _dyn_tile(w: _SymbolicLowering, op: Operation) -> None:
     return "TILE", [w.vector(_index_values(op.operands[1:]))], []
 
 
-def _dyn_pad(w, op):
+def _dyn_pad(w: _SymbolicLowering, op: Operation) -> None:
     amounts = _index_values(op.operands[1:])
     if op.attrs.mode != "constant":
         raise EmitError(f"a {op.attrs.mode}-mode pad by computed amounts has no TOSA form (only constant pads)")
@@ -285,15 +290,15 @@ def _dyn_pad(w, op):
     return "PAD", [w.vector(amounts)], [const]
 
 
-def _slice(w, op):
+def _slice(w: _SymbolicLowering, op: Operation) -> None:
     return "SLICE", [w.vector(op.attrs.start), w.vector(op.attrs.size)], []
 
 
-def _tile(w, op):
+def _tile(w: _SymbolicLowering, op: Operation) -> None:
     return "TILE", [w.vector(op.attrs.multiples)], []
 
 
-def _pad(w, op):
+def _pad(w: _SymbolicLowering, op: Operation) -> None:
     const = P.scalar_param("pad_const", op.attrs.pad_const, op.operands[0].type.dtype)
     return "PAD", [w.vector(op.attrs.padding)], [const]
 
@@ -301,7 +306,7 @@ def _pad(w, op):
 _ATTR_SHAPED = {"RESHAPE": "new_shape", "SLICE": "start size", "TILE": "multiples", "PAD": "padding"}
 
 
-def _symbolic_attrs(op) -> bool:
+def _symbolic_attrs(op: Operation) -> bool:
     """A RESHAPE/SLICE/TILE/PAD whose size attributes hold symbolic dims (written in by a pass)."""
     return any(isinstance(d, Expr) for f in _ATTR_SHAPED[op.op.name].split() for d in getattr(op.attrs, f))
 
@@ -311,19 +316,19 @@ _HANDLERS = {"SLICE": _slice, "TILE": _tile, "PAD": _pad,
              "DYN_SLICE": _dyn_slice, "DYN_TILE": _dyn_tile, "DYN_PAD": _dyn_pad}
 
 
-def _assert_eq(s: ShapeOps, a, b):
+def _assert_eq(s: ShapeOps, a: Dim, b: Dim) -> tuple:
     return (lambda: s.scalar(a)), (lambda: s.scalar(b)), False
 
 
-def _assert_broadcastable(s: ShapeOps, a, b):
+def _assert_broadcastable(s: ShapeOps, a: Dim, b: Dim) -> tuple:
     return (lambda: s.scalar(a)), (lambda: s.scalar(b)), True
 
 
-def _assert_divisible(s: ShapeOps, a, b):
+def _assert_divisible(s: ShapeOps, a: Dim, b: Dim) -> tuple:
     return (lambda: s.binary("MOD_SHAPE", s.scalar(a), s.scalar(b))), (lambda: s.scalar(0)), False
 
 
-def _assert_ge(s: ShapeOps, a, b):
+def _assert_ge(s: ShapeOps, a: Dim, b: Dim) -> tuple:
     return (lambda: s.binary("MAX_SHAPE", s.scalar(a), s.scalar(b))), (lambda: s.scalar(a)), False
 
 

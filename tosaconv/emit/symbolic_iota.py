@@ -45,12 +45,16 @@ from .tensor_data import to_le_bytes
 from .writer import location_text
 
 if TYPE_CHECKING:
-    from ..ir.graph import Graph
+    from ..ir.graph import Graph, Operation
+    from ..ir.location import Location
+    from ..symbolic.expr import Dim
+    from .shape_ops import ShapeOps
+    from .symbolic import _SymbolicLowering
 
 MAX_STEPS = 31   # 2^31 elements: the largest INT32 iota (and TOSA's MAX_LOG2_SIZE)
 
 
-def doubling_steps(n) -> int:
+def doubling_steps(n: Dim) -> int:
     """How many doubling steps count to ``n`` for every value it can take."""
     hi = bounds(n)[1]
     if not np.isfinite(hi) or hi > 2 ** MAX_STEPS:
@@ -64,13 +68,13 @@ class IotaWriter:
     IOTA then a SLICE of it to ``[0, n_i)``: exact, since ``n_i <= L``, and one construction per file
     instead of one per Range (nudenet 320n has six)."""
 
-    def __init__(self, graph: Graph, shape_ops):
+    def __init__(self, graph: Graph, shape_ops: ShapeOps) -> None:
         counts = [op.operands[0].type.value for op in graph.ops if op.op.name == "IOTA"]
         open_counts = [n for n in counts if isinstance(n, Expr) and not shape_ops.missing([n])]
         self.largest = reduce(dmax, open_counts) if open_counts else None
         self.counted = None   # the int32 tensor [0, 1, ..., L-1], once written
 
-    def write(self, w, op) -> None:
+    def write(self, w: _SymbolicLowering, op: Operation) -> None:
         """Append the records of ``op`` (IOTA of the Index value ``n``) to the lowering ``w``."""
         n = op.operands[0].type.value
         out, dtype, location = w.names[op.result], op.attrs.dtype, op.location
@@ -95,7 +99,7 @@ class IotaWriter:
         w.defined.update(op.results)
 
 
-def _count_up(w, n, owner: str, location) -> str:
+def _count_up(w: _SymbolicLowering, n: Dim, owner: str, location: Location) -> str:
     """The int32 tensor ``[0, 1, ..., n-1]``: a prefix sum of ``n`` ones, minus one."""
     text = location_text(location)
     ones = w._param(owner, P.Param("one", DType.INT32, np.ones(1, dtype=np.int32)), location)
@@ -110,7 +114,7 @@ def _count_up(w, n, owner: str, location) -> str:
     return _tensor(w, f"{owner}/counted", "SUB", [x, ones], text)
 
 
-def _tensor(w, base: str, tosa: str, inputs: list, text: str, fields: dict | None = None) -> str:
+def _tensor(w: _SymbolicLowering, base: str, tosa: str, inputs: list, text: str, fields: dict | None = None) -> str:
     """A fresh ``int32[-1]`` tensor computed by ``tosa`` from ``inputs``."""
     name = w.names.fresh(base)
     w._add_tensor(name, TensorType(DType.INT32, (-1,)))
