@@ -27,7 +27,6 @@ TFLite's 8/16-bit kernels share a few patterns, each written once here:
 from __future__ import annotations
 
 import numpy as np
-import tflite
 
 from ...ir import attrs as A
 from ...ir.dtypes import DType
@@ -35,6 +34,7 @@ from ...ir.ops import Op
 from ...lowering.int32_ops import identity_rescale
 from .quant import QUANT_TYPES, rescale, scale, tosa_multiplier, unsigned, value_range, zero_point
 from .reader import ConvertError
+from .schema import tflite
 
 F32 = np.float32
 ACT = tflite.ActivationFunctionType

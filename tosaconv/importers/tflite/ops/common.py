@@ -14,12 +14,12 @@ SAME_UPPER), so the shared geometry code fits symbolic H and W the same way.
 from __future__ import annotations
 
 import numpy as np
-import tflite
 
 from ....ir.ops import Op
 from ....lowering.typed import clamp
 from ....lowering.window import Window
 from ..reader import ConvertError
+from ..schema import tflite
 
 ACT = tflite.ActivationFunctionType
 _ACT_NAMES = {v: k for k, v in vars(ACT).items() if not k.startswith("_")}

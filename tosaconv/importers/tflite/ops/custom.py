@@ -22,8 +22,6 @@ from __future__ import annotations
 
 import struct
 
-import tflite
-
 from ....ir import attrs as A
 from ....ir.ops import Op
 from ....lowering.conv_weights import acc_type, as_value, bias, shape_of, weight
@@ -31,6 +29,7 @@ from ....lowering.window import cut_rows, transpose_out_pad
 from ....symbolic.constraints import Kind
 from ..reader import ConvertError
 from ..registry import custom_converter
+from ..schema import tflite
 from .common import float_input
 
 _PADDING = {1: "SAME", 2: "VALID"}   # TfLitePadding (tensorflow/lite/core/c/builtin_op_data.h)

@@ -13,7 +13,6 @@ symbolic dim that must split records a divisibility fact in the ledger.
 from __future__ import annotations
 
 import numpy as np
-import tflite
 
 from ....ir import attrs as A
 from ....ir.ops import Op
@@ -24,6 +23,7 @@ from ....symbolic.expr import mul, product, sub
 from ..qhelpers_data import keeps_quant
 from ..reader import ConvertError
 from ..registry import converter
+from ..schema import tflite
 
 
 def _ints(ctx, key, what: str) -> list:

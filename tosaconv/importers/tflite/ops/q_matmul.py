@@ -67,7 +67,6 @@ import math
 from fractions import Fraction
 
 import numpy as np
-import tflite
 
 from ....ir import attrs as A
 from ....ir.dtypes import DType
@@ -81,6 +80,7 @@ from ..qmath import to_unsigned
 from ..reader import ConvertError
 from ..registry import converter
 from . import q_accum as Q
+from ..schema import tflite
 from .nn import fc_result, fc_rows, swap_last
 
 

@@ -38,7 +38,6 @@ truncates toward zero, as C does).
 from __future__ import annotations
 
 import numpy as np
-import tflite
 
 from ....ir import attrs as A
 from ....ir.dtypes import DType
@@ -51,6 +50,7 @@ from ..qmath import same_types
 from ..quant import unsigned, value_range
 from ..reader import ConvertError
 from ..registry import converter
+from ..schema import tflite
 from . import q_accum as Q
 from .nn import pool_fits, pool_window
 
