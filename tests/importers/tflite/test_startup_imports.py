@@ -78,3 +78,4 @@ def test_the_lazy_package_binds_what_the_real_init_binds():
     real = _fresh("import json, tflite; print(json.dumps({'version': tflite.__version__, "
                   "'names': [n for n in dir(tflite) if not n.startswith('_')]}))")
     assert (got["version"], got["names"]) == (real["version"], real["names"])
+
