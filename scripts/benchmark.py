@@ -15,8 +15,8 @@ linearly with N; the ratio column makes that visible.
 The goals of issue 13, each measured against its floor side by side (ratios
 from interleaved runs, best of several, since the machine may be shared):
 
-    python scripts/benchmark.py --goals                  # all four tables below
-    python scripts/benchmark.py --goals startup run      # or some of: startup run scaling onnx
+    python scripts/benchmark.py --goals                  # all five tables below
+    python scripts/benchmark.py --goals startup run      # or some of: startup run scaling onnx tflite
 
 - startup: ``tosaconv --help``/``--version`` wall time, and the time until a conversion reaches its
   load stage, against the bare interpreter (``python -c pass``); goals 0.15 s and 0.3 s.
@@ -26,6 +26,11 @@ from interleaved runs, best of several, since the machine may be shared):
   specialize and emit at 10k, 30k and 100k nodes, wall and CPU; goal 100k nodes in 20 s, linear.
 - onnx: ``tosaconv convert`` of the six largest real ONNX models against ``onnx.load`` of the same
   file, wall time and peak RSS (both as fresh processes); goals 2x and 1.3x.
+- tflite: ``python -m tosaconv convert`` (and the ``tosaconv`` console script) of every distinct real
+  TFLite model of tests/real_models/tflite_catalog.py and tflite_int8_catalog.py (35; 23 of them the peer
+  converts, the rest are left out with its error) against Arm's ``tosa-converter-for-tflite`` followed by
+  ``tosa-opt --tosa-serialize``, wall and CPU (children's rusage), plus tosaconv's in-process
+  load + specialize + emit; goal 1.0x the peer's wall time (median). ``--models "A,B"`` picks catalog names.
 """
 from __future__ import annotations
 

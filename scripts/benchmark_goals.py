@@ -227,25 +227,9 @@ def _compiled_env(cache: str) -> dict:
     return {**env, "PYTHONPYCACHEPREFIX": cache}
 
 
-def _wall_and_cpu(cmd: list, env: dict) -> tuple:
-    """Wall seconds and CPU seconds (user + system, from the children's rusage) of one run of ``cmd``."""
-    def total():
-        r = resource.getrusage(resource.RUSAGE_CHILDREN)
-        return r.ru_utime + r.ru_stime
-    cpu, start = total(), time.perf_counter()
-    subprocess.run(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
-    return time.perf_counter() - start, total() - cpu
-
-
 def _best_wall_and_cpu(env: dict, *cmds) -> list:
     """(best wall, best CPU) of each command over REPEAT interleaved rounds, after one warm-up round."""
-    for cmd in cmds:
-        _wall_and_cpu(cmd, env)   # fills the bytecode cache and the page cache
-    runs = [[] for _ in cmds]
-    for _ in range(REPEAT):
-        for r, cmd in zip(runs, cmds):
-            r.append(_wall_and_cpu(cmd, env))
-    return [(min(w for w, _ in r), min(c for _, c in r)) for r in runs]
+    return _best_pair(*[(lambda c=c: _both([c], env)) for c in cmds])
 
 
 def onnx_conversion():
@@ -276,6 +260,122 @@ def onnx_conversion():
           f"median RSS ratio {median['rss']:.2f}x\n")
 
 
+# -- TFLite conversion against Arm's tosa-converter-for-tflite + tosa-opt ---------------------------
+
+PEER_BIN = os.environ.get("TOSACONV_PEER_BIN", "/work/venv-peer/bin")
+_INPROC = """
+import json, sys, time
+from tosaconv import api
+from tosaconv import emit as _emit   # imported before the clock starts: in-process time is the conversion alone
+from tosaconv.importers.tflite import driver as _driver
+path, bindings, repeat = sys.argv[1], json.loads(sys.argv[2]), int(sys.argv[3])
+best = [float("inf")] * 2
+for _ in range(repeat):
+    t0, c0 = time.perf_counter(), time.process_time()
+    api.emit(api.specialize(api.load(path), bindings))
+    best = [min(best[0], time.perf_counter() - t0), min(best[1], time.process_time() - c0)]
+print(json.dumps(best))
+"""
+
+
+def tflite_models() -> list:
+    """(label, path, bindings) of every distinct real TFLite model in the catalogs that tosaconv converts:
+    the refused ones are left out, and a file two wheels ship is counted once. Dynamic dims are bound to the
+    catalog's first run, else to 1 on axis 0 and to the file's own ``shape`` elsewhere."""
+    import hashlib
+
+    from tests.real_models import tflite_catalog, tflite_int8_catalog
+    from tests.real_models.fetch import model_path
+    seen, out = set(), []
+    for entry in tflite_catalog.MODELS + tflite_int8_catalog.MODELS:
+        path = str(model_path(entry))
+        digest = hashlib.sha256(open(path, "rb").read()).hexdigest()
+        if getattr(entry, "refused", ()) or digest in seen:
+            continue
+        seen.add(digest)
+        runs = getattr(entry, "runs", ({},))
+        out.append((entry.name, path, dict(runs[0]) if runs[0] else _file_bindings(path)))
+    return out
+
+
+def _file_bindings(path: str) -> dict:
+    """``{input.axis: size}`` for every dynamic input dim: 1 on axis 0, else the file's ``shape``."""
+    from tosaconv.importers.tflite.reader import read_model
+    model = read_model(open(path, "rb").read())
+    out = {}
+    for i in model.inputs:
+        t = model.tensors[i]
+        for axis, (s, d) in enumerate(zip(t.signature or t.shape, t.shape)):
+            if s < 0:
+                out[f"{t.name}.{axis}"] = 1 if axis == 0 else max(int(d), 1)
+    return out
+
+
+def _both(cmds: list, env: dict) -> tuple:
+    """Wall and CPU (user + system of the children) of running ``cmds`` one after the other."""
+    def total():
+        r = resource.getrusage(resource.RUSAGE_CHILDREN)
+        return r.ru_utime + r.ru_stime
+    c0, t0 = total(), time.perf_counter()
+    for cmd in cmds:
+        subprocess.run(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
+    return time.perf_counter() - t0, total() - c0
+
+
+def _best_pair(*runs) -> list:
+    """Per run, (best wall, best CPU) over REPEAT interleaved rounds, after one warm-up round (bytecode and
+    page cache)."""
+    for run_ in runs:
+        run_()
+    got = [[] for _ in runs]
+    for _ in range(REPEAT):
+        for g, run_ in zip(got, runs):
+            g.append(run_())
+    return [(min(w for w, _ in g), min(c for _, c in g)) for g in got]
+
+
+def _tflite_row(label: str, path: str, bindings: dict, work: str) -> list:
+    out, mlir, peer_out = (os.path.join(work, n) for n in ("ours.tosa", "peer.mlirbc", "peer.tosa"))
+    binds = [a for k, v in bindings.items() for a in ("--bind", f"{k}={v}")]
+    module = [sys.executable, "-m", "tosaconv", "convert", path, "-o", out, "-q", *binds]
+    script = [os.path.join(os.path.dirname(sys.executable), "tosaconv"), "convert", path, "-o", out, "-q", *binds]
+    peer = [[os.path.join(PEER_BIN, "tosa-converter-for-tflite"), path, "--bytecode", "-o", mlir],
+            [os.path.join(PEER_BIN, "tosa-opt"), "--tosa-convert-integer-type-to-signless",
+             f"--tosa-serialize=tosa-flatbuffer-filename={peer_out}", mlir, "-o", os.devnull]]
+    env = _compiled_env(os.path.join(work, "pycache"))
+    peer_env = {k: v for k, v in env.items() if k != "PYTHONPATH"}   # its venv only, not this repository
+    (mw, mc), (sw, sc), (pw, pc) = _best_pair(lambda: _both([module], env), lambda: _both([script], env),
+                                              lambda: _both(peer, peer_env))
+    import json
+    done = subprocess.run([sys.executable, "-c", _INPROC, path, json.dumps(bindings), str(REPEAT)], env=env,
+                          capture_output=True, text=True, check=True)
+    iw, ic = json.loads(done.stdout)
+    return [label, f"{os.path.getsize(path) / 1e6:.2f}", f"{mw:.2f}", f"{mc:.2f}", f"{sw:.2f}", f"{pw:.2f}",
+            f"{pc:.2f}", f"{mw / pw:.2f}x", f"{mc / pc:.2f}x", f"{sw / pw:.2f}x", f"{iw:.3f}", f"{iw / pw:.2f}x",
+            f"{ic / pc:.2f}x"]
+
+
+def tflite_conversion(only: list = ()):
+    models = [m for m in tflite_models() if not only or m[0] in only]
+    rows = []
+    with tempfile.TemporaryDirectory() as work:
+        for label, path, bindings in models:
+            try:
+                rows.append(_tflite_row(label, path, bindings, work))
+            except subprocess.CalledProcessError as e:
+                print(f"{label}: {' '.join(map(str, e.cmd[:2]))} failed (exit {e.returncode}); left out",
+                      file=sys.stderr)
+    print(f"### TFLite conversion vs tosa-converter-for-tflite + tosa-opt --tosa-serialize, fresh processes "
+          f"(best of {REPEAT}; bytecode cached; {len(rows)} of {len(models)} distinct real models)\n")
+    head = ["model", "MB", "python -m tosaconv wall s", "its CPU s", "tosaconv script wall s", "peer wall s",
+            "peer CPU s", "wall ratio (goal 1.0x)", "CPU ratio", "script wall ratio", "in-process s",
+            "in-process / peer wall", "in-process CPU / peer CPU"]
+    _table(head, rows)
+    medians = {h: sorted(float(r[i][:-1]) for r in rows)[len(rows) // 2] for i, h in enumerate(head) if i in
+               (7, 8, 9, 11, 12)}
+    print("medians: " + ", ".join(f"{h} {v:.2f}x" for h, v in medians.items()) + "\n")
+
+
 def main(argv: list):
     global REPEAT
     REPEAT = int(os.environ.get("TOSACONV_BENCH_REPEAT", REPEAT))   # inherited by the run child
@@ -286,10 +386,16 @@ def main(argv: list):
         at = argv.index("--sizes")
         sizes = [int(v) for v in argv[at + 1].split(",")]
         argv = argv[:at] + argv[at + 2:]
-    wanted = argv or ["startup", "run", "scaling", "onnx"]
+    only = []
+    if "--models" in argv:   # tflite: only these catalog names, comma-separated
+        at = argv.index("--models")
+        only = argv[at + 1].split(",")
+        argv = argv[:at] + argv[at + 2:]
+    wanted = argv or ["startup", "run", "scaling", "onnx", "tflite"]
     print(f"python {sys.version.split()[0]}, {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f}\n")
     for name in wanted:
-        {"startup": startup, "run": run, "scaling": lambda: scaling(sizes), "onnx": onnx_conversion}[name]()
+        {"startup": startup, "run": run, "scaling": lambda: scaling(sizes), "onnx": onnx_conversion,
+         "tflite": lambda: tflite_conversion(only)}[name]()
 
 
 if __name__ == "__main__":

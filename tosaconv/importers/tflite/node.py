@@ -12,10 +12,10 @@ import functools
 
 import flatbuffers
 import numpy as np
-import tflite
 
 from ...ir.location import Location
 from .reader import ConvertError, OpInfo, TensorInfo
+from .schema import tflite
 
 _WINDOW_FIELDS = ("Stride", "Filter", "Dilation")   # window geometry option fields: each must be >= 1
 _OPTION_TYPES = {v: k for k, v in vars(tflite.BuiltinOptions).items() if not k.startswith("_")}

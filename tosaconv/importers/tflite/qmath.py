@@ -29,7 +29,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 import numpy as np
-import tflite
 
 from ...ir import attrs as A
 from ...ir.dtypes import DType
@@ -37,6 +36,7 @@ from ...ir.ops import Op
 from ...lowering.int32_ops import identity_rescale
 from .quant import QUANT_TYPES, rescale, scale, tosa_multiplier, unsigned, value_range, zero_point
 from .reader import ConvertError
+from .schema import tflite
 
 if TYPE_CHECKING:
     from ...ir.graph import Value

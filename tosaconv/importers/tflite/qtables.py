@@ -28,8 +28,6 @@ and live in :mod:`tosaconv.lowering.tables`.
 """
 from __future__ import annotations
 
-import ctypes
-import ctypes.util
 import functools
 import math
 from typing import TYPE_CHECKING
@@ -50,7 +48,10 @@ I32_MIN = -(1 << 31)
 @functools.lru_cache(maxsize=None)
 def _libm():
     """The C math library, loaded on the first table that needs it. The process (CPython links
-    libm) usually has it already; ``find_library`` spawns ``ldconfig``, so it is the last resort."""
+    libm) usually has it already; ``find_library`` spawns ``ldconfig``, so it is the last resort.
+    ctypes itself is imported here too: a conversion without such a table never loads it (issue 13)."""
+    import ctypes
+    import ctypes.util
     for candidate in (None, "libm.so.6"):
         try:
             lib = ctypes.CDLL(candidate)
@@ -68,6 +69,7 @@ def libm(name: str, values) -> np.ndarray:
     values = np.asarray(values, dtype=np.float32)
     if lib is None:   # no C math library to load: Python's (double) function, rounded to float32
         return np.vectorize(getattr(math, name[:-1]), otypes=[np.float32])(values)
+    import ctypes
     fn = getattr(lib, name)
     fn.restype, fn.argtypes = ctypes.c_float, [ctypes.c_float]
     return np.array([fn(float(v)) for v in values.reshape(-1)], dtype=np.float32).reshape(values.shape)

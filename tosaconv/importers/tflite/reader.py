@@ -22,13 +22,14 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 import numpy as np
-import tflite
-from tflite.utils import BUILTIN_OPCODE2NAME
 
 from ...limits import check_tensor
 from ...lowering.errors import ConvertError  # noqa: F401  (one error type for every importer's converters)
 from .operand_checks import operand_problem
+from .schema import tflite
 from .sparse import SparseError, densify
+
+BUILTIN_OPCODE2NAME = tflite.utils.BUILTIN_OPCODE2NAME
 
 # TFLite tensor types and the numpy dtype of their buffers.
 NUMPY_TYPES = {

@@ -14,7 +14,8 @@ the model builder: a sparse level keeps a child when its subtree holds a non-zer
 from __future__ import annotations
 
 import numpy as np
-import tflite
+
+from .schema import tflite
 
 
 class SparseError(ValueError):

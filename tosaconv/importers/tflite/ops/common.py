@@ -16,12 +16,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 import numpy as np
-import tflite
 
 from ....ir.ops import Op
 from ....lowering.typed import clamp
 from ....lowering.window import Window
 from ..reader import ConvertError
+from ..schema import tflite
 
 if TYPE_CHECKING:
     from ....ir.graph import Value

@@ -23,8 +23,6 @@ from __future__ import annotations
 import struct
 from typing import TYPE_CHECKING
 
-import tflite
-
 from ....ir import attrs as A
 from ....ir.ops import Op
 from ....lowering.conv_weights import acc_type, as_value, bias, shape_of, weight
@@ -32,6 +30,7 @@ from ....lowering.window import cut_rows, transpose_out_pad
 from ....symbolic.constraints import Kind
 from ..reader import ConvertError
 from ..registry import custom_converter
+from ..schema import tflite
 from .common import float_input
 
 if TYPE_CHECKING:

@@ -15,7 +15,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 import numpy as np
-import tflite
 
 from ....ir import attrs as A
 from ....ir.ops import Op
@@ -26,6 +25,7 @@ from ....symbolic.expr import mul, product, sub
 from ..qhelpers_data import keeps_quant
 from ..reader import ConvertError
 from ..registry import converter
+from ..schema import tflite
 
 if TYPE_CHECKING:
     from ....ir.graph import Value

@@ -68,7 +68,6 @@ from fractions import Fraction
 from typing import TYPE_CHECKING
 
 import numpy as np
-import tflite
 
 from ....ir import attrs as A
 from ....ir.dtypes import DType
@@ -82,6 +81,7 @@ from ..qmath import to_unsigned
 from ..reader import ConvertError
 from ..registry import converter
 from . import q_accum as Q
+from ..schema import tflite
 from .nn import fc_result, fc_rows, swap_last
 
 if TYPE_CHECKING:

@@ -40,7 +40,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 import numpy as np
-import tflite
 
 from ....ir import attrs as A
 from ....ir.dtypes import DType
@@ -53,6 +52,7 @@ from ..qmath import same_types
 from ..quant import unsigned, value_range
 from ..reader import ConvertError
 from ..registry import converter
+from ..schema import tflite
 from . import q_accum as Q
 from .nn import pool_fits, pool_window
 
