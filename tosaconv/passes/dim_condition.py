@@ -21,7 +21,7 @@ from ..ir.ops import Op
 from ..ir.region_rules import outputs_of, same_type
 from ..ir.types import IndexType
 from .decay import DataDependentDim
-from .while_lowering import _TENSOR_OPS
+from .while_lowering import TENSOR_OPS
 
 
 def if_on_dims(op, b, operands: list, kept_region: Callable) -> list:
@@ -47,8 +47,8 @@ def _as_tensor(op, b, v, memo: dict):
         raise DataDependentDim(op, f"IF at {op.location}: its condition {v.type} is not computed from dims")
     if p.op in (Op.GET_DIM, Op.INDEX_CONST):
         out = b.dims_to_tensor([v]) if p.op is Op.GET_DIM else b.const(np.array([p.attrs.value], np.int32))
-    elif p.op in _TENSOR_OPS:
-        tensor_op, attrs = _TENSOR_OPS[p.op]
+    elif p.op in TENSOR_OPS:
+        tensor_op, attrs = TENSOR_OPS[p.op]
         out = b.emit(tensor_op, *[_as_tensor(op, b, x, memo) for x in p.operands], attrs=attrs)
     else:
         raise DataDependentDim(op, f"IF at {op.location}: its condition {v.type} uses {p.op.name}, which has no "
