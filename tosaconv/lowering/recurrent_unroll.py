@@ -32,7 +32,7 @@ from ..ir import attrs as A
 from ..ir.builder import Builder
 from ..ir.graph import Value
 from ..ir.ops import Op
-from ..symbolic.expr import Dim, mul
+from ..symbolic.expr import Dim
 from .int_lstm_emit import IntRecurrentAttrs, emit_lstm
 from .recurrent_cells import Cell, Weights, gru_step, lstm_step, rnn_step
 
@@ -47,8 +47,7 @@ OPTIONAL = (("b", "has_bias"), ("sequence_lens", "has_sequence_lens"), ("initial
 
 
 def unroll(b: Builder, attrs: A.RecurrentAttrs, operands: Sequence[Value]) -> list[Value]:
-    """Static TOSA ops computing RECURRENT's results (Y, Y_h[, Y_c]) from ``operands`` of a static sequence
-    length (the batch may be open: ``--keep-symbols`` unrolls it as it is)."""
+    """Static TOSA ops computing RECURRENT's results (Y, Y_h[, Y_c]) from static ``operands``."""
     if isinstance(attrs, IntRecurrentAttrs):
         states = dict(zip([n for n, flag in OPTIONAL if getattr(attrs, flag)], operands[3:]))
         return emit_lstm(b, attrs.int_plan, operands[0], states.get("initial_h"), states.get("initial_c"))
@@ -67,12 +66,11 @@ def unroll(b: Builder, attrs: A.RecurrentAttrs, operands: Sequence[Value]) -> li
 # -- before the loop ---------------------------------------------------------------------
 
 def project(b: Builder, attrs: A.RecurrentAttrs, ins: _Ins) -> Value:
-    """``X·W^T + biases`` of every step and direction: [seq, batch, dirs*gates*hidden]; seq and batch may be
-    open (the WHILE_LOOP of :mod:`tosaconv.passes.recurrent_loop`)."""
+    """``X·W^T + biases`` of every step and direction: [seq, batch, dirs*gates*hidden]."""
     x, w = ins["x"], ins["w"]
     seq, batch, size = x.tensor_type.shape
     dirs, width, _ = w.tensor_type.static_shape()
-    x2 = reshape(b, x, (1, mul(seq, batch), size))
+    x2 = reshape(b, x, (1, seq * batch, size))
     wt = transpose(b, reshape(b, w, (1, dirs * width, size)), (0, 2, 1))
     xw = b.emit(Op.MATMUL, x2, wt)
     if "b" in ins:
@@ -112,7 +110,6 @@ def _peepholes(b: Builder, p: Optional[Value], d: int, hidden: int) -> Optional[
 
 
 def initial_state(b: Builder, attrs: A.RecurrentAttrs, ins: _Ins, d: int, batch: Dim, dtype: Any) -> _State:
-    """Direction ``d``'s initial state: slices of the given ones, zeros (a static ``batch``) for the others."""
     names = ("initial_h", "initial_c") if attrs.cell == "LSTM" else ("initial_h",)
     hidden = attrs.hidden_size
     return tuple(_slice(b, ins[n], (d, 0, 0), (1, batch, hidden)) if n in ins
@@ -146,8 +143,7 @@ class _Masks:
 
 def _run_direction(b: Builder, attrs: A.RecurrentAttrs, ins: _Ins, xw: Value, d: int, masks: _Masks) -> _Run:
     """(Y_t for every t in time order, final state) of direction ``d``."""
-    shape = xw.tensor_type.shape
-    seq, batch = int(shape[0]), shape[1]     # int(): an open length cannot be unrolled (InconclusiveDimension)
+    seq, batch, _ = xw.tensor_type.shape
     width = GATES[attrs.cell] * attrs.hidden_size
     n = ACTIVATION_COUNT[attrs.cell]
     acts = A.parse_activations(attrs.activations)[d * n:(d + 1) * n]
@@ -197,7 +193,6 @@ def _slice(b: Builder, x: Value, start: tuple[Dim, ...], size: tuple[Dim, ...]) 
 
 
 def reshape(b: Builder, x: Value, shape: tuple[Dim, ...]) -> Value:
-    """``x`` as ``shape`` (``x`` itself when it has it already)."""
     if tuple(shape) == tuple(x.tensor_type.shape):
         return x
     return b.emit(Op.RESHAPE, x, attrs=A.ReshapeAttrs(tuple(shape)))
