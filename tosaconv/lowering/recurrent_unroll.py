@@ -55,8 +55,8 @@ def unroll(b: Builder, attrs: A.RecurrentAttrs, operands: Sequence[Value]) -> li
     if attrs.layout:
         for name in ("x", "initial_h", "initial_c"):
             if name in ins:
-                ins[name] = _transpose(b, ins[name], (1, 0, 2))
-    xw = _project(b, attrs, ins)
+                ins[name] = transpose(b, ins[name], (1, 0, 2))
+    xw = project(b, attrs, ins)
     masks = _Masks(b, ins.get("sequence_lens"))
     dirs = 2 if attrs.direction == "bidirectional" else 1
     runs = [_run_direction(b, attrs, ins, xw, d, masks) for d in range(dirs)]
@@ -65,17 +65,17 @@ def unroll(b: Builder, attrs: A.RecurrentAttrs, operands: Sequence[Value]) -> li
 
 # -- before the loop ---------------------------------------------------------------------
 
-def _project(b: Builder, attrs: A.RecurrentAttrs, ins: _Ins) -> Value:
+def project(b: Builder, attrs: A.RecurrentAttrs, ins: _Ins) -> Value:
     """``X·W^T + biases`` of every step and direction: [seq, batch, dirs*gates*hidden]."""
     x, w = ins["x"], ins["w"]
     seq, batch, size = x.tensor_type.shape
     dirs, width, _ = w.tensor_type.static_shape()
-    x2 = _reshape(b, x, (1, seq * batch, size))
-    wt = _transpose(b, _reshape(b, w, (1, dirs * width, size)), (0, 2, 1))
+    x2 = reshape(b, x, (1, seq * batch, size))
+    wt = transpose(b, reshape(b, w, (1, dirs * width, size)), (0, 2, 1))
     xw = b.emit(Op.MATMUL, x2, wt)
     if "b" in ins:
-        xw = b.emit(Op.ADD, xw, _reshape(b, _input_bias(b, attrs, ins["b"], width), (1, 1, dirs * width)))
-    return _reshape(b, xw, (seq, batch, dirs * width))
+        xw = b.emit(Op.ADD, xw, reshape(b, _input_bias(b, attrs, ins["b"], width), (1, 1, dirs * width)))
+    return reshape(b, xw, (seq, batch, dirs * width))
 
 
 def _input_bias(b: Builder, attrs: A.RecurrentAttrs, bias: Value, width: int) -> Value:
@@ -90,15 +90,15 @@ def _input_bias(b: Builder, attrs: A.RecurrentAttrs, bias: Value, width: int) ->
     return b.emit(Op.ADD, wb, rb)
 
 
-def _weights(b: Builder, attrs: A.RecurrentAttrs, ins: _Ins, d: int) -> Weights:
+def direction_weights(b: Builder, attrs: A.RecurrentAttrs, ins: _Ins, d: int) -> Weights:
     r = ins["r"]
     _, width, hidden = r.tensor_type.static_shape()
-    rt = _transpose(b, _slice(b, r, (d, 0, 0), (1, width, hidden)), (0, 2, 1))
+    rt = transpose(b, _slice(b, r, (d, 0, 0), (1, width, hidden)), (0, 2, 1))
     if attrs.cell != "GRU":
         return Weights(rt, peep=_peepholes(b, ins.get("p"), d, hidden))
     rbh = None
     if attrs.linear_before_reset and "b" in ins:
-        rbh = _reshape(b, _slice(b, ins["b"], (d, 5 * hidden), (1, hidden)), (1, 1, hidden))
+        rbh = reshape(b, _slice(b, ins["b"], (d, 5 * hidden), (1, hidden)), (1, 1, hidden))
     return Weights(_slice(b, rt, (0, 0, 0), (1, hidden, 2 * hidden)),
                    rt_h=_slice(b, rt, (0, 0, 2 * hidden), (1, hidden, hidden)), rbh=rbh)
 
@@ -106,10 +106,10 @@ def _weights(b: Builder, attrs: A.RecurrentAttrs, ins: _Ins, d: int) -> Weights:
 def _peepholes(b: Builder, p: Optional[Value], d: int, hidden: int) -> Optional[_State]:
     if p is None:
         return None
-    return tuple(_reshape(b, _slice(b, p, (d, k * hidden), (1, hidden)), (1, 1, hidden)) for k in range(3))
+    return tuple(reshape(b, _slice(b, p, (d, k * hidden), (1, hidden)), (1, 1, hidden)) for k in range(3))
 
 
-def _initial_state(b: Builder, attrs: A.RecurrentAttrs, ins: _Ins, d: int, batch: Dim, dtype: Any) -> _State:
+def initial_state(b: Builder, attrs: A.RecurrentAttrs, ins: _Ins, d: int, batch: Dim, dtype: Any) -> _State:
     names = ("initial_h", "initial_c") if attrs.cell == "LSTM" else ("initial_h",)
     hidden = attrs.hidden_size
     return tuple(_slice(b, ins[n], (d, 0, 0), (1, batch, hidden)) if n in ins
@@ -123,7 +123,7 @@ class _Masks:
 
     def __init__(self, b: Builder, lens: Optional[Value]) -> None:
         self.b = b
-        self.lens = None if lens is None else _reshape(b, lens, (1, lens.tensor_type.shape[0], 1))
+        self.lens = None if lens is None else reshape(b, lens, (1, lens.tensor_type.shape[0], 1))
         self.by_step: dict[int, Value] = {}
         self.zero: Optional[Value] = None
 
@@ -148,17 +148,17 @@ def _run_direction(b: Builder, attrs: A.RecurrentAttrs, ins: _Ins, xw: Value, d:
     n = ACTIVATION_COUNT[attrs.cell]
     acts = A.parse_activations(attrs.activations)[d * n:(d + 1) * n]
     cell = Cell(b, attrs.hidden_size, acts, attrs.clip, attrs.input_forget, attrs.linear_before_reset)
-    weights = _weights(b, attrs, ins, d)
-    state = _initial_state(b, attrs, ins, d, batch, xw.tensor_type.dtype.numpy)
+    weights = direction_weights(b, attrs, ins, d)
+    state = initial_state(b, attrs, ins, d, batch, xw.tensor_type.dtype.numpy)
     reverse = d == 1 or attrs.direction == "reverse"
     ys: dict[int, Value] = {}
     for t in (range(seq - 1, -1, -1) if reverse else range(seq)):
         xw_t = _slice(b, xw, (t, 0, d * width), (1, batch, width))
-        ys[t], state = masks.apply(t, _step(cell, attrs.cell, weights, xw_t, state), state)
+        ys[t], state = masks.apply(t, cell_step(cell, attrs.cell, weights, xw_t, state), state)
     return [ys[t] for t in range(seq)], state
 
 
-def _step(cell: Cell, kind: str, weights: Weights, xw_t: Value, state: _State) -> _State:
+def cell_step(cell: Cell, kind: str, weights: Weights, xw_t: Value, state: _State) -> _State:
     if kind == "LSTM":
         return lstm_step(cell, weights, xw_t, *state)
     step = gru_step if kind == "GRU" else rnn_step
@@ -173,12 +173,12 @@ def _outputs(b: Builder, attrs: A.RecurrentAttrs, runs: list[_Run]) -> list[Valu
     for ys, _ in runs:
         seq_major = _concat(b, ys, 0)
         _, batch, hidden = seq_major.tensor_type.shape
-        per_dir.append(_reshape(b, seq_major, (len(ys), 1, batch, hidden)))
+        per_dir.append(reshape(b, seq_major, (len(ys), 1, batch, hidden)))
     y = _concat(b, per_dir, 1)
     states = [_concat(b, [state[k] for _, state in runs], 0) for k in range(len(runs[0][1]))]
     if attrs.layout:
-        y = _transpose(b, y, (2, 0, 1, 3))
-        states = [_transpose(b, s, (1, 0, 2)) for s in states]
+        y = transpose(b, y, (2, 0, 1, 3))
+        states = [transpose(b, s, (1, 0, 2)) for s in states]
     return [y] + states
 
 
@@ -192,11 +192,11 @@ def _slice(b: Builder, x: Value, start: tuple[Dim, ...], size: tuple[Dim, ...]) 
     return b.emit(Op.SLICE, x, attrs=A.SliceAttrs(tuple(start), tuple(size)))
 
 
-def _reshape(b: Builder, x: Value, shape: tuple[Dim, ...]) -> Value:
+def reshape(b: Builder, x: Value, shape: tuple[Dim, ...]) -> Value:
     if tuple(shape) == tuple(x.tensor_type.shape):
         return x
     return b.emit(Op.RESHAPE, x, attrs=A.ReshapeAttrs(tuple(shape)))
 
 
-def _transpose(b: Builder, x: Value, perms: tuple[int, ...]) -> Value:
+def transpose(b: Builder, x: Value, perms: tuple[int, ...]) -> Value:
     return b.emit(Op.TRANSPOSE, x, attrs=A.TransposeAttrs(tuple(perms)))

@@ -12,21 +12,25 @@ with an Index op that has no exact int32 tensor form here (floordiv, mod).
 """
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 
 from ..ir import attrs as A
+from ..ir.builder import Builder
+from ..ir.graph import Graph, Operation, Value
 from ..ir.ops import Op
 from ..ir.region_rules import outputs_of, same_type
 from ..ir.types import IndexType
 from .decay import DataDependentDim
-from .while_lowering import _TENSOR_OPS
+from .while_lowering import TENSOR_OPS
 
 
-def if_on_dims(op, b, operands: list, kept_region: Callable) -> list:
+def if_on_dims(op: Operation, b: Builder, operands: list[Value],
+               kept_region: Callable[[Graph], Graph]) -> list[Value]:
     """IF ``op`` on an open Index condition as a COND_IF on an int32 tensor computed from the dims."""
-    then_t, else_t = outputs_of(op.attrs.then_graph), outputs_of(op.attrs.else_graph)
+    a = op.attrs_as(A.CondIfAttrs)
+    then_t, else_t = outputs_of(a.then_graph), outputs_of(a.else_graph)
     if not all(same_type(x, y) for x, y in zip(then_t, else_t)):
         raise DataDependentDim(op, f"IF at {op.location} decides between branches that return different "
                                    f"types on an open condition ({operands[0].type}), which a TOSA COND_IF "
@@ -34,11 +38,11 @@ def if_on_dims(op, b, operands: list, kept_region: Callable) -> list:
     value = _as_tensor(op, b, operands[0], {})
     cond = b.emit(Op.GREATER, value, b.const(np.zeros(1, np.int32)))
     cond = b.emit(Op.RESHAPE, cond, attrs=A.ReshapeAttrs(()))
-    then_g, else_g = kept_region(op.attrs.then_graph), kept_region(op.attrs.else_graph)
+    then_g, else_g = kept_region(a.then_graph), kept_region(a.else_graph)
     return b.create(Op.COND_IF, [cond] + list(operands[1:]), A.CondIfAttrs(then_g, else_g)).results
 
 
-def _as_tensor(op, b, v, memo: dict):
+def _as_tensor(op: Operation, b: Builder, v: Value, memo: dict[int, Value]) -> Value:
     """An int32 [1] tensor holding the Index value ``v`` (its INDEX ops repeated on tensors)."""
     if id(v) in memo:
         return memo[id(v)]
@@ -46,9 +50,9 @@ def _as_tensor(op, b, v, memo: dict):
     if not isinstance(v.type, IndexType) or p is None:
         raise DataDependentDim(op, f"IF at {op.location}: its condition {v.type} is not computed from dims")
     if p.op in (Op.GET_DIM, Op.INDEX_CONST):
-        out = b.dims_to_tensor([v]) if p.op is Op.GET_DIM else b.const(np.array([p.attrs.value], np.int32))
-    elif p.op in _TENSOR_OPS:
-        tensor_op, attrs = _TENSOR_OPS[p.op]
+        out = b.dims_to_tensor([v]) if p.op is Op.GET_DIM else b.const(np.array([p.attrs_as(A.IndexConstAttrs).value], np.int32))
+    elif p.op in TENSOR_OPS:
+        tensor_op, attrs = TENSOR_OPS[p.op]
         out = b.emit(tensor_op, *[_as_tensor(op, b, x, memo) for x in p.operands], attrs=attrs)
     else:
         raise DataDependentDim(op, f"IF at {op.location}: its condition {v.type} uses {p.op.name}, which has no "

@@ -18,7 +18,7 @@ keeps them in its regions.
 """
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 from ..diagnostics import ConversionError, ShapeError
 from ..ir import attrs as A
@@ -69,17 +69,20 @@ def _rebuild(op: Operation, operands: list[Value], b: Builder, env: dict[str, in
     return _refusing(op, lambda: rebuild_op(op, operands, b, env))
 
 
-def _kept_regions(op, operands, b, env) -> list:
+def _kept_regions(op: Operation, operands: list[Value], b: Builder, env: dict[str, int]) -> list[Value]:
     """A COND_IF on tensor data or a WHILE_LOOP over open dims: its regions keep their symbols (rebuilt like
     the main graph); the writer computes a COND_IF's Index operands inside each region."""
+    attrs: A.CondIfAttrs | A.WhileLoopAttrs
     if op.op is Op.COND_IF:
-        attrs = A.CondIfAttrs(_kept_region(op.attrs.then_graph, env), _kept_region(op.attrs.else_graph, env))
+        branches = op.attrs_as(A.CondIfAttrs)
+        attrs = A.CondIfAttrs(_kept_region(branches.then_graph, env), _kept_region(branches.else_graph, env))
     else:
-        attrs = A.WhileLoopAttrs(_kept_region(op.attrs.cond_graph, env), _kept_region(op.attrs.body_graph, env))
+        loop = op.attrs_as(A.WhileLoopAttrs)
+        attrs = A.WhileLoopAttrs(_kept_region(loop.cond_graph, env), _kept_region(loop.body_graph, env))
     return b.create(op.op, operands, attrs).results
 
 
-def _kept_region(region: Graph, env: dict) -> Graph:
+def _kept_region(region: Graph, env: dict[str, int]) -> Graph:
     """``region`` rebuilt keeping symbols; it keeps its ledger (asserted inside the region by the writer)."""
     new = region.region_shell(region.name)
     new.ledger = region.ledger
@@ -90,7 +93,7 @@ def _kept_region(region: Graph, env: dict) -> Graph:
     return new
 
 
-def _refusing(op, rebuild) -> list:
+def _refusing(op: Operation, rebuild: Callable[[], list[Value]]) -> list[Value]:
     """``rebuild()``, with a data-dependent shape turned into the refusal that names ``op``."""
     try:
         return rebuild()

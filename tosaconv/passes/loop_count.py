@@ -26,30 +26,32 @@ from typing import Optional
 
 import numpy as np
 
+from ..ir import attrs as A
+from ..ir.graph import Graph, Operation, Value
 from ..ir.ops import Op
 from ..ir.region_rules import iteration_symbol
-from ..symbolic.expr import Expr, bounds, dmax, dmin, same, subs, sym
+from ..symbolic.expr import Dim, Expr, bounds, dmax, dmin, same, subs, sym
 
 _K = "loop iteration k"   # the 0-based iteration number, as a symbol of the evaluation
 _PASS = (Op.CAST, Op.RESHAPE, Op.IDENTITY, Op.EXPAND_DIMS, Op.COLLAPSE_DIMS)
+_Env = dict[int, Dim]     # id of a body value -> its value as a dim expression in k
 
 
-def proven_count(op, operands: list):
+def proven_count(op: Operation, operands: list[Value]) -> Optional[Dim]:
     """The exact iteration count of LOOP ``op`` (a dim expression), or None when it is not provable here."""
-    a = op.attrs
+    a = op.attrs_as(A.LoopAttrs)
     body = a.body
     initial = [_value(v, {}) for v in operands[2:2 + a.num_state]]
     steps = [_step(body, j, a) for j in range(a.num_state)]
     k = sym(_K)
-    env = {id(v): (None if x is None or s is None else x + s * k)
-           for v, x, s in zip(body.inputs[2:2 + a.num_state], initial, steps)}
-    env = {key: value for key, value in env.items() if value is not None}
+    env: _Env = {id(v): x + s * k for v, x, s in zip(body.inputs[2:2 + a.num_state], initial, steps)
+                 if x is not None and s is not None}
     terms = _terms(body.outputs[0], env)
     first = _terms(operands[1], {})
     if not terms or first is None:
         return None
     it = iteration_symbol(body)
-    thresholds = []
+    thresholds: list[Dim] = []
     for d in terms:
         d = subs(d, {it: k + 1})
         e, rate = subs(d, {_K: 0}), subs(d, {_K: 1}) - subs(d, {_K: 0})
@@ -64,21 +66,21 @@ def proven_count(op, operands: list):
     return dmax(count, 0) if isinstance(count, Expr) and not _nonnegative(count) else count
 
 
-def _trip(trip) -> list:
+def _trip(trip: Value) -> list[Dim]:
     """The trip count as a bound, unless it is ONNX's "no limit" (2^31 - 1 and more)."""
-    value = trip.type.value
+    value = trip.index_type.value
     return [] if isinstance(value, int) and value >= 2**31 - 1 else [value]
 
 
-def _nonnegative(d) -> bool:
+def _nonnegative(d: Dim) -> bool:
     return bounds(d)[0] >= 0
 
 
-def _symbols(d) -> frozenset:
+def _symbols(d: Dim) -> frozenset[str]:
     return d.free_symbols() if isinstance(d, Expr) else frozenset()
 
 
-def _step(body, j: int, a) -> Optional[int]:
+def _step(body: Graph, j: int, a: A.LoopAttrs) -> Optional[int]:
     """``c`` when the body's state ``j`` output is ``state_j + c`` (c a constant), else None."""
     s = sym("loop state")
     out = _value(body.outputs[1 + j], {id(body.inputs[2 + j]): s})
@@ -88,7 +90,7 @@ def _step(body, j: int, a) -> Optional[int]:
     return int(c) if not isinstance(c, Expr) else None
 
 
-def _value(v, env: dict):
+def _value(v: Value, env: _Env) -> Optional[Dim]:
     """The one-element tensor ``v`` as a dim expression (ints; integral float constants), or None."""
     if id(v) in env:
         return env[id(v)]
@@ -96,12 +98,12 @@ def _value(v, env: dict):
     if p is None:
         return None
     if p.op is Op.CONST:
-        values = np.asarray(p.attrs.values).ravel()
+        values = np.asarray(p.attrs_as(A.ConstAttrs).values).ravel()
         if values.size != 1 or float(values[0]) != int(values[0]):
             return None
         return int(values[0])
     if p.op is Op.DIMS_TO_TENSOR and len(p.operands) == 1:
-        return p.operands[0].type.value
+        return p.operands[0].index_type.value
     if p.op in _PASS:
         return _value(p.operands[0], env)
     if p.op in (Op.ADD, Op.SUB, Op.MUL):
@@ -112,19 +114,24 @@ def _value(v, env: dict):
     return None
 
 
-def _terms(v, env: dict) -> Optional[list]:
+def _terms(v: Value, env: _Env) -> Optional[list[Dim]]:
     """The condition ``v`` as the list of ``A - B`` of its ``A > B`` terms, or None."""
     p = v.producer
     if p is None:
         return None
     if p.op is Op.LOGICAL_AND:
         parts = [_terms(o, env) for o in p.operands]
-        return None if any(x is None for x in parts) else [d for x in parts for d in x]
+        joined: list[Dim] = []
+        for x in parts:
+            if x is None:
+                return None
+            joined += x
+        return joined
     if p.op in (Op.RESHAPE, Op.IDENTITY):
         return _terms(p.operands[0], env)
     if p.op in (Op.GREATER, Op.GREATER_EQUAL):
-        x, y = (_value(o, env) for o in p.operands)
-        if x is None or y is None:
+        lhs, rhs = (_value(o, env) for o in p.operands)
+        if lhs is None or rhs is None:
             return None
-        return [x - y + (1 if p.op is Op.GREATER_EQUAL else 0)]
+        return [lhs - rhs + (1 if p.op is Op.GREATER_EQUAL else 0)]
     return None

@@ -29,12 +29,12 @@ from .dce import eliminate_dead_code
 from .decay import DataDependentDim, index_value
 from .rebuild import rebuild_op
 
-_TENSOR_OPS: dict[OpDef, tuple[OpDef, A.Attrs]] = {Op.INDEX_ADD: (Op.ADD, A.NoAttrs()), Op.INDEX_SUB: (Op.SUB, A.NoAttrs()),
+TENSOR_OPS: dict[OpDef, tuple[OpDef, A.Attrs]] = {Op.INDEX_ADD: (Op.ADD, A.NoAttrs()), Op.INDEX_SUB: (Op.SUB, A.NoAttrs()),
                Op.INDEX_MUL: (Op.MUL, A.MulAttrs(0)), Op.INDEX_MIN: (Op.MINIMUM, A.NanModeAttrs()),
                Op.INDEX_MAX: (Op.MAXIMUM, A.NanModeAttrs())}
 
 
-class _Iteration:
+class Iteration:
     """An Index value computed from the iteration number: an int32 tensor of shape [1] at run time."""
 
     def __init__(self, tensor: Value) -> None:
@@ -42,7 +42,7 @@ class _Iteration:
 
 
 # A body value while the body is rebuilt: an IR value, or the iteration number's int32 tensor
-_BodyValue = Union[Value, _Iteration]
+BodyValue = Union[Value, Iteration]
 
 
 def lower_to_while(op: Operation, b: Builder, env: dict[str, int], start: int, trip: int, cond: Optional[Value],
@@ -85,10 +85,10 @@ def _body_graph(op: Operation, env: dict[str, int], types: list[ValueType], n_ca
     one = b.const(np.array(1, np.int32))
     nxt = b.emit(Op.ADD, counter, one)
     region = a.body
-    head: list[_BodyValue] = [_Iteration(b.emit(Op.RESHAPE, nxt, attrs=A.ReshapeAttrs((1,))))] + ([cond_in] if a.has_cond else [])
-    mapping: dict[int, _BodyValue] = {id(v): o for v, o in zip(region.inputs, [*head, *state_in, *caps])}
+    head: list[BodyValue] = [Iteration(b.emit(Op.RESHAPE, nxt, attrs=A.ReshapeAttrs((1,))))] + ([cond_in] if a.has_cond else [])
+    mapping: dict[int, BodyValue] = {id(v): o for v, o in zip(region.inputs, [*head, *state_in, *caps])}
     _rebuild_body(op, region, b, env, mapping)
-    outs = [_value(op, mapping[id(v)]) for v in region.outputs]
+    outs = [body_output(op, mapping[id(v)]) for v in region.outputs]
     cond_out = outs[0] if a.has_cond else cond_in
     state_out = outs[int(a.has_cond):int(a.has_cond) + a.num_state]
     g.set_outputs([nxt, cond_out] + state_out + list(g.inputs[2 + a.num_state:]),
@@ -99,34 +99,34 @@ def _body_graph(op: Operation, env: dict[str, int], types: list[ValueType], n_ca
 
 
 def _rebuild_body(op: Operation, region: Graph, b: Builder, env: dict[str, int],
-                  mapping: dict[int, _BodyValue]) -> None:
+                  mapping: dict[int, BodyValue]) -> None:
     symbol = iteration_symbol(region)
     if any(symbol in c.symbols() for c in region.ledger.entries):
         raise DataDependentDim(op, f"{op.location} checks sizes that depend on the iteration number, which a "
                                    "WHILE_LOOP cannot do")
     for inner in region.ops:
         operands = [mapping[id(v)] for v in inner.operands]
-        values = [v for v in operands if not isinstance(v, _Iteration)]
+        values = [v for v in operands if not isinstance(v, Iteration)]
         with b.at(inner.location):
             if len(values) < len(operands):
-                results: list[_BodyValue] = [_translate(op, inner, operands, b)]
+                results: list[BodyValue] = [translate(op, inner, operands, b)]
             else:
                 results = list(rebuild_op(inner, values, b, env))
         for old, new in zip(inner.results, results):
             mapping[id(old)] = new
 
 
-def _translate(op: Operation, inner: Operation, operands: list[_BodyValue], b: Builder) -> _BodyValue:
+def translate(op: Operation, inner: Operation, operands: list[BodyValue], b: Builder) -> BodyValue:
     """An op on the iteration number, as int32 tensor arithmetic (or a refusal)."""
-    if inner.op not in _TENSOR_OPS and inner.op is not Op.DIMS_TO_TENSOR:
+    if inner.op not in TENSOR_OPS and inner.op is not Op.DIMS_TO_TENSOR:
         raise DataDependentDim(op, f"{op.location} runs a data-dependent number of iterations (a WHILE_LOOP), "
                                    f"but its body uses the iteration number as a size ({inner.op.name} at "
                                    f"{inner.location}), which a TOSA loop body cannot do")
-    tensors = [v.tensor if isinstance(v, _Iteration) else b.const(np.array([index_value(op, v)], np.int32))
+    tensors = [v.tensor if isinstance(v, Iteration) else b.const(np.array([index_value(op, v)], np.int32))
                for v in operands]
-    if inner.op in _TENSOR_OPS:
-        tensor_op, attrs = _TENSOR_OPS[inner.op]
-        return _Iteration(b.emit(tensor_op, *tensors, attrs=attrs))
+    if inner.op in TENSOR_OPS:
+        tensor_op, attrs = TENSOR_OPS[inner.op]
+        return Iteration(b.emit(tensor_op, *tensors, attrs=attrs))
     t = tensors[0] if len(tensors) == 1 else b.emit(Op.CONCAT, *tensors, attrs=A.AxisAttrs(0))
     dtype = inner.attrs_as(A.DimsToTensorAttrs).dtype
     return t if dtype is DType.INT32 else b.emit(Op.CAST, t, attrs=A.CastAttrs(dtype))
@@ -139,9 +139,9 @@ def _check_static(op: Operation, g: Graph) -> None:
                                    f"the iteration: {problems[0]}")
 
 
-def _value(op: Operation, v: _BodyValue) -> Value:
+def body_output(op: Operation, v: BodyValue) -> Value:
     """A body output: the iteration number itself is refused, as any other use of it as a value."""
-    if isinstance(v, _Iteration):
+    if isinstance(v, Iteration):
         raise DataDependentDim(op, f"{op.location} runs a data-dependent number of iterations (a WHILE_LOOP), "
                                    "but its body returns the iteration number as an Index value")
     return v
