@@ -51,16 +51,22 @@ def unroll(b: Builder, attrs: A.RecurrentAttrs, operands: Sequence[Value]) -> li
     if isinstance(attrs, IntRecurrentAttrs):
         states = dict(zip([n for n, flag in OPTIONAL if getattr(attrs, flag)], operands[3:]))
         return emit_lstm(b, attrs.int_plan, operands[0], states.get("initial_h"), states.get("initial_c"))
-    ins = dict(zip(["x", "w", "r"] + [n for n, flag in OPTIONAL if getattr(attrs, flag)], operands))
-    if attrs.layout:
-        for name in ("x", "initial_h", "initial_c"):
-            if name in ins:
-                ins[name] = transpose(b, ins[name], (1, 0, 2))
+    ins = named_inputs(b, attrs, operands)
     xw = project(b, attrs, ins)
     masks = _Masks(b, ins.get("sequence_lens"))
     dirs = 2 if attrs.direction == "bidirectional" else 1
     runs = [_run_direction(b, attrs, ins, xw, d, masks) for d in range(dirs)]
     return _outputs(b, attrs, runs)
+
+
+def named_inputs(b: Builder, attrs: A.RecurrentAttrs, operands: Sequence[Value]) -> _Ins:
+    """RECURRENT's operands by ONNX input name, sequence-major (``layout`` 1 transposed to 0)."""
+    ins = dict(zip(["x", "w", "r"] + [n for n, flag in OPTIONAL if getattr(attrs, flag)], operands))
+    if attrs.layout:
+        for name in ("x", "initial_h", "initial_c"):
+            if name in ins:
+                ins[name] = transpose(b, ins[name], (1, 0, 2))
+    return ins
 
 
 # -- before the loop ---------------------------------------------------------------------

@@ -37,7 +37,7 @@ from .decay import DataDependentDim
 from .loop_count import proven_count
 from .rebuild import Rebuild
 from .recurrent_loop import tiled_zeros
-from .while_lowering import BodyValue, Iteration, body_output, translate
+from .while_lowering import BodyValue, Iteration, body_output, rebuild_body_ops
 
 _Scan = tuple[tuple[Dim, ...], TensorType]   # a scan output's slice shape and type
 
@@ -193,16 +193,7 @@ def _body_graph(op: Operation, b: Builder, types: list[ValueType], captured: lis
 def _rebuild_body(op: Operation, inner: Builder, mapping: dict[int, BodyValue], rebuild: Rebuild) -> list[Value]:
     """The LOOP body's ops rebuilt into the loop region (the iteration number as int32 arithmetic)."""
     body = op.attrs_as(A.LoopAttrs).body
-    for step in body.ops:
-        operands = [mapping[id(v)] for v in step.operands]
-        values = [v for v in operands if not isinstance(v, Iteration)]
-        with inner.at(step.location):
-            if len(values) < len(operands):
-                results: list[BodyValue] = [translate(op, step, operands, inner)]
-            else:
-                results = list(rebuild(step, values, inner, {}))
-        for old, new in zip(step.results, results):
-            mapping[id(old)] = new
+    rebuild_body_ops(op, body, inner, mapping, lambda step, values: rebuild(step, values, inner, {}))
     return [body_output(op, mapping[id(v)]) for v in body.outputs]
 
 

@@ -38,7 +38,7 @@ from ..lowering.int_lstm_emit import IntRecurrentAttrs
 from ..symbolic.expr import Dim, Expr, mul
 from .decay import DataDependentDim
 from ..lowering.recurrent_unroll import ACTIVATION_COUNT, GATES, OPTIONAL, cell_step, direction_weights, \
-    initial_state, project, reshape, transpose, unroll
+    initial_state, named_inputs, project, reshape, transpose, unroll
 from ..lowering.recurrent_cells import Cell, Weights
 
 _Run = tuple[Value, list[Value]]   # one direction: Y as [1, T, batch*hidden], and its final state
@@ -55,11 +55,7 @@ def recurrent_symbolic(op: Operation, b: Builder, operands: list[Value]) -> list
         what = "an integer LSTM" if isinstance(attrs, IntRecurrentAttrs) else "sequence_lens"
         raise DataDependentDim(op, f"RECURRENT ({attrs.cell}) at {op.location} runs over the open length {seq} "
                                    f"as a WHILE_LOOP, which does not support {what} yet")
-    ins = dict(zip(["x", "w", "r"] + [n for n, flag in OPTIONAL if getattr(attrs, flag)], operands))
-    if attrs.layout:
-        for name in ("x", "initial_h", "initial_c"):
-            if name in ins:
-                ins[name] = transpose(b, ins[name], (1, 0, 2))
+    ins = named_inputs(b, attrs, operands)
     xw = project(b, attrs, ins)
     seq, batch, width = xw.tensor_type.shape
     xw3 = reshape(b, xw, (1, seq, mul(batch, width)))

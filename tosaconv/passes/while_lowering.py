@@ -12,7 +12,7 @@ is refused.
 """
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Optional, Union
 
 import numpy as np
@@ -104,6 +104,13 @@ def _rebuild_body(op: Operation, region: Graph, b: Builder, env: dict[str, int],
     if any(symbol in c.symbols() for c in region.ledger.entries):
         raise DataDependentDim(op, f"{op.location} checks sizes that depend on the iteration number, which a "
                                    "WHILE_LOOP cannot do")
+    rebuild_body_ops(op, region, b, mapping, lambda inner, values: rebuild_op(inner, values, b, env))
+
+
+def rebuild_body_ops(op: Operation, region: Graph, b: Builder, mapping: dict[int, BodyValue],
+                     rebuild: Callable[[Operation, list[Value]], list[Value]]) -> None:
+    """Each op of a loop body rebuilt with ``b``: one that reads the iteration number as int32 arithmetic
+    (:func:`translate`), any other by ``rebuild(op, operands)``; ``mapping`` takes old values to new."""
     for inner in region.ops:
         operands = [mapping[id(v)] for v in inner.operands]
         values = [v for v in operands if not isinstance(v, Iteration)]
@@ -111,7 +118,7 @@ def _rebuild_body(op: Operation, region: Graph, b: Builder, env: dict[str, int],
             if len(values) < len(operands):
                 results: list[BodyValue] = [translate(op, inner, operands, b)]
             else:
-                results = list(rebuild_op(inner, values, b, env))
+                results = list(rebuild(inner, values))
         for old, new in zip(inner.results, results):
             mapping[id(old)] = new
 
