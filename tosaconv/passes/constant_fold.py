@@ -7,6 +7,10 @@ INDEX_CONST. Results larger than ``MAX_FOLD_ELEMENTS`` are left alone so a
 TILE of a small constant does not bloat the file. An EXTRACT_DIM of a
 constant is left to specialization, whose decay rule binds the symbol it
 defines (a RANGE limit computed from constant tensors sizes later types).
+A CAST that widens an fp16 or int8 weight to float stays a run-time CAST
+(:mod:`tosaconv.lowering.weight_casts`; ``--fp32-weights`` folds it), and a
+layout op on such a weight (TRANSPOSE, RESHAPE, SLICE, REVERSE, CONCAT) folds
+on the narrow constant, with the CAST moved after it.
 """
 from __future__ import annotations
 
@@ -18,9 +22,12 @@ from ..interpreter.registry import KernelContext, kernel_for
 from ..ir import attrs as A
 from ..ir.ops import Op, Trait
 from ..ir.types import IndexType, TensorType
+from ..lowering.weight_casts import compressed, keeps_cast
 from .rewrite import rewrite
 
 MAX_FOLD_ELEMENTS = 1 << 22
+# layout ops that move a compressed weight's elements without growing it: they fold on the narrow constant
+_THROUGH_CAST = frozenset({Op.TRANSPOSE, Op.RESHAPE, Op.SLICE, Op.REVERSE, Op.CONCAT, Op.IDENTITY})
 
 
 def fold_constants(graph) -> bool:
@@ -29,8 +36,10 @@ def fold_constants(graph) -> bool:
 
 def fold_op(op, b):
     """Replacement constants for ``op`` when it folds, else None (also used op by op by specialize)."""
-    if op.op.has(Trait.CONSTANT) or not op.op.has(Trait.PURE):
+    if op.op.has(Trait.CONSTANT) or not op.op.has(Trait.PURE) or keeps_cast(op):
         return None
+    if op.op in _THROUGH_CAST:
+        return _fold_through_cast(op, b)
     if len(op.results) == 1 and isinstance(op.result.type, IndexType) and op.result.type.is_static:
         return [b.index(op.result.type.value)]
     if any(isinstance(r.type, IndexType) for r in op.results):
@@ -64,3 +73,18 @@ def _as_const(b, result, value):
         return b.index(int(value))
     arr = np.asarray(value, dtype=result.type.dtype.numpy).reshape(result.type.static_shape())
     return b.emit(Op.CONST, attrs=A.ConstAttrs(arr), name=result.name)
+
+
+def _fold_through_cast(op, b):
+    """A layout op on compressed weights (each operand a kept CAST of a narrow CONST of one type), folded on
+    the narrow constants: ``CAST(layout(narrow))``, so the weight stays narrow in the file. Else None."""
+    narrow = [compressed(v.producer) if v.producer is not None else None for v in op.operands]
+    if not narrow or any(n is None for n in narrow) or len({n.type.dtype for n in narrow}) != 1:
+        return None
+    if len(op.results) != 1 or not _small(op.result.type):
+        return None
+    with np.errstate(all="ignore"):
+        (out,) = kernel_for(op.op)(op, [_const_value(n) for n in narrow], KernelContext())
+    arr = np.asarray(out, dtype=narrow[0].type.dtype.numpy).reshape(op.result.type.static_shape())
+    c = b.emit(Op.CONST, attrs=A.ConstAttrs(arr))
+    return [b.emit(Op.CAST, c, attrs=A.CastAttrs(op.result.type.dtype), name=op.result.name)]
