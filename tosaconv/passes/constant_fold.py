@@ -38,7 +38,7 @@ def fold_op(op, b):
     """Replacement constants for ``op`` when it folds, else None (also used op by op by specialize)."""
     if op.op.has(Trait.CONSTANT) or not op.op.has(Trait.PURE) or keeps_cast(op):
         return None
-    if op.op in _THROUGH_CAST:
+    if op.op in _THROUGH_CAST and op.operands and not _is_const(op.operands[0]):
         return _fold_through_cast(op, b)
     if len(op.results) == 1 and isinstance(op.result.type, IndexType) and op.result.type.is_static:
         return [b.index(op.result.type.value)]
