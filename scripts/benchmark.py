@@ -26,6 +26,8 @@ from interleaved runs, best of several, since the machine may be shared):
   specialize and emit at 10k, 30k and 100k nodes, wall and CPU; goal 100k nodes in 20 s, linear.
 - onnx: ``tosaconv convert`` of the six largest real ONNX models against ``onnx.load`` of the same
   file, wall time and peak RSS (both as fresh processes); goals 2x and 1.3x.
+- size (only when named): ``.tosa`` bytes against the source's weight bytes for every real model and sample
+  (scripts/benchmark_size.py); goal 1.05x.
 """
 from __future__ import annotations
 
