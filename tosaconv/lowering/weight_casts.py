@@ -44,11 +44,6 @@ def set_fp32_weights(enabled: bool) -> None:
     _FP32_WEIGHTS.set(bool(enabled))
 
 
-def widening_allowed() -> bool:
-    """True when weights are widened at conversion time (``--fp32-weights``)."""
-    return _FP32_WEIGHTS.get()
-
-
 def keeps_cast(op) -> bool:
     """True when ``op`` is a CAST of a narrow weight CONST to float that stays a run-time CAST."""
     if op.op is not Op.CAST or _FP32_WEIGHTS.get() or len(op.operands) != 1:
