@@ -162,3 +162,17 @@ def test_tflite_int8_weights_behind_dequantize_stay_int8_and_match_litert(tmp_pa
     _check_files(narrow, wide, {"int8"})
     static = read_tosa(narrow)
     check_reference_model(narrow, static, feeds[0], run_graph(static, feeds[0]), tmp_path / "ref")
+
+
+def test_fp32_weights_applies_to_its_command_only(tmp_path):
+    path = tmp_path / "m.onnx"
+    onnx.save(_onnx_model(), str(path))
+    from tosaconv import api
+    from tosaconv.lowering.weight_casts import fp32_weights
+    _convert(tmp_path, str(path), "--fp32-weights")
+    graph = api.load(str(path))                                     # a library call after it keeps fp16
+    assert any(op.op is Op.CONST and op.attrs.values.dtype == np.float16 for op in graph.ops)
+    assert "float16" in _const_dtypes(_convert(tmp_path, str(path)))   # and so does the next command
+    with fp32_weights():
+        graph = api.load(str(path))
+    assert not any(op.op is Op.CONST and op.attrs.values.dtype == np.float16 for op in graph.ops)

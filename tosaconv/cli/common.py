@@ -122,8 +122,8 @@ DFT = click.option("--dft", type=click.Choice(["auto", "fft", "matmul"]), defaul
 
 
 def _set_fp32_weights(ctx, param, value):
-    from ..lowering.weight_casts import set_fp32_weights  # noqa: PLC0415 (only matters when a model is imported)
-    set_fp32_weights(value)
+    from ..lowering.weight_casts import fp32_weights  # noqa: PLC0415 (only matters when a model is imported)
+    ctx.with_resource(fp32_weights(value))   # for this command only (a later in-process call is unaffected)
     return value
 
 

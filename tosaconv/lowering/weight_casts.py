@@ -38,12 +38,6 @@ def fp32_weights(enabled: bool = True):
         _FP32_WEIGHTS.reset(token)
 
 
-def set_fp32_weights(enabled: bool) -> None:
-    """Choose for the rest of this context whether weights widen to float32 (the command line's
-    ``--fp32-weights``)."""
-    _FP32_WEIGHTS.set(bool(enabled))
-
-
 def keeps_cast(op) -> bool:
     """True when ``op`` is a CAST of a narrow weight CONST to float that stays a run-time CAST."""
     if op.op is not Op.CAST or _FP32_WEIGHTS.get() or len(op.operands) != 1:
