@@ -31,6 +31,8 @@ from interleaved runs, best of several, since the machine may be shared):
   converts, the rest are left out with its error) against Arm's ``tosa-converter-for-tflite`` followed by
   ``tosa-opt --tosa-serialize``, wall and CPU (children's rusage), plus tosaconv's in-process
   load + specialize + emit; goal 1.0x the peer's wall time (median). ``--models "A,B"`` picks catalog names.
+- size (only when named): ``.tosa`` bytes against the source's weight bytes for every real model and sample
+  (scripts/benchmark_size.py); goal 1.05x.
 """
 from __future__ import annotations
 

@@ -5,7 +5,7 @@ are interleaved and the best of several is kept, because on a shared machine
 the noise is all on the slow side. See benchmark.py's docstring for what each
 table measures.
 
-    python scripts/benchmark.py --goals [startup] [run] [scaling] [onnx] [--sizes 10000,30000]
+    python scripts/benchmark.py --goals [startup] [run] [scaling] [onnx] [size] [--sizes 10000,30000]
 
 ``TOSACONV_BENCH_REPEAT=N`` changes the number of rounds (default 5).
 """
@@ -394,6 +394,9 @@ def main(argv: list):
     wanted = argv or ["startup", "run", "scaling", "onnx", "tflite"]
     print(f"python {sys.version.split()[0]}, {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f}\n")
     for name in wanted:
+        if name == "size":   # issue 13's output-size goal (scripts/benchmark_size.py)
+            __import__("benchmark_size").size(_table)
+            continue
         {"startup": startup, "run": run, "scaling": lambda: scaling(sizes), "onnx": onnx_conversion,
          "tflite": lambda: tflite_conversion(only)}[name]()
 

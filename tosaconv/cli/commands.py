@@ -16,6 +16,7 @@ from ..fileio import npz_bytes, sha256_file
 from ..report import ReportData, run_section
 from . import steps
 from .formats import emit_file, output_kind
+from .common import FP32_WEIGHTS
 from .common import (DFT, IN_PATH, INT_IO, MODEL_PATH, NPU_FAST, OUT_PATH, Outcome, binding_options, check_outputs,
                      guarded, output_options, target_options)
 
@@ -28,6 +29,7 @@ _REPORT = click.option("--report", "report_path", type=OUT_PATH, metavar="REPORT
 @click.option("-o", "--output", required=True, type=OUT_PATH, metavar="OUT.tosair", help="The text IR to write.")
 @NPU_FAST
 @DFT
+@FP32_WEIGHTS
 @INT_IO
 @output_options
 @guarded
@@ -57,6 +59,7 @@ def import_(session, model, output, npu_fast, int_io) -> Outcome:
 @steps.STATE_AS_IO
 @NPU_FAST
 @DFT
+@FP32_WEIGHTS
 @INT_IO
 @output_options
 @guarded
@@ -96,6 +99,7 @@ def specialize(session, model, binds, binding_files, input_shapes, inputs_path, 
 @steps.STATE_AS_IO
 @NPU_FAST
 @DFT
+@FP32_WEIGHTS
 @click.option("--level", type=click.Choice(["none", "8k"]), default="none", show_default=True,
               help="Fail (exit 3) before running when an op breaks a limit of this TOSA level (the "
                    "official reference model checks level 8K).")

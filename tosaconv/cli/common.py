@@ -121,6 +121,19 @@ DFT = click.option("--dft", type=click.Choice(["auto", "fft", "matmul"]), defaul
                         "(plain PRO-FP), auto = fft where the length is a power of two.")
 
 
+def _set_fp32_weights(ctx, param, value):
+    from ..lowering.weight_casts import fp32_weights  # noqa: PLC0415 (only matters when a model is imported)
+    ctx.with_resource(fp32_weights(value))   # for this command only (a later in-process call is unaffected)
+    return value
+
+
+# README "Weights stay as compact as the source's": fp16/int8 weights keep their type behind a CAST
+FP32_WEIGHTS = click.option("--fp32-weights", is_flag=True, expose_value=False, callback=_set_fp32_weights,
+                            help="Widen fp16 and int8 weights of float math to float32 constants at conversion "
+                                 "time (default: keep them in their source type with a CAST to float32 at run "
+                                 "time, as small as the source model).")
+
+
 def guarded(body: Callable) -> Callable:
     """A click callback that runs ``body`` and returns the command's exit code."""
     @functools.wraps(body)

@@ -18,6 +18,7 @@ from ..fileio import npz_bytes, sha256_file
 from ..report import ReportData, run_section
 from . import steps
 from .formats import emit_file, output_kind
+from .common import FP32_WEIGHTS
 from .common import (DFT, IN_PATH, INT_IO, MODEL_PATH, NPU_FAST, OUT_PATH, Outcome, binding_options, check_outputs,
                      guarded, output_options, target_options)
 
@@ -71,6 +72,7 @@ written atomically, and only if every step succeeded.
 @steps.STATE_AS_IO
 @NPU_FAST
 @DFT
+@FP32_WEIGHTS
 @INT_IO
 @output_options
 @guarded

@@ -7,6 +7,10 @@ INDEX_CONST. Results larger than ``MAX_FOLD_ELEMENTS`` are left alone so a
 TILE of a small constant does not bloat the file. An EXTRACT_DIM of a
 constant is left to specialization, whose decay rule binds the symbol it
 defines (a RANGE limit computed from constant tensors sizes later types).
+A CAST that widens an fp16 or int8 weight to float stays a run-time CAST
+(:mod:`tosaconv.lowering.weight_casts`; ``--fp32-weights`` folds it), and a
+layout op on such a weight (TRANSPOSE, RESHAPE, SLICE, REVERSE, CONCAT) folds
+on the narrow constant, with the CAST moved after it.
 """
 from __future__ import annotations
 
@@ -22,9 +26,12 @@ from ..ir.builder import Builder
 from ..ir.graph import Graph, Operation, Value
 from ..ir.ops import Op, Trait
 from ..ir.types import IndexType, TensorType
+from ..lowering.weight_casts import compressed, keeps_cast
 from .rewrite import rewrite
 
 MAX_FOLD_ELEMENTS = 1 << 22
+# layout ops that move a compressed weight's elements without growing it: they fold on the narrow constant
+_THROUGH_CAST = frozenset({Op.TRANSPOSE, Op.RESHAPE, Op.SLICE, Op.REVERSE, Op.CONCAT, Op.IDENTITY})
 
 
 def fold_constants(graph: Graph) -> bool:
@@ -33,8 +40,10 @@ def fold_constants(graph: Graph) -> bool:
 
 def fold_op(op: Operation, b: Builder) -> Optional[list[Value]]:
     """Replacement constants for ``op`` when it folds, else None (also used op by op by specialize)."""
-    if op.op.has(Trait.CONSTANT) or not op.op.has(Trait.PURE):
+    if op.op.has(Trait.CONSTANT) or not op.op.has(Trait.PURE) or keeps_cast(op):
         return None
+    if op.op in _THROUGH_CAST and op.operands and not _is_const(op.operands[0]):
+        return _fold_through_cast(op, b)
     if len(op.results) == 1 and isinstance(op.result.type, IndexType) and isinstance(op.result.type.value, int):
         return [b.index(op.result.type.value)]
     if any(isinstance(r.type, IndexType) for r in op.results):
@@ -74,3 +83,20 @@ def _as_const(b: Builder, result: Value, value: KernelValue) -> Value:
         return b.index(int(value))
     arr = np.asarray(value, dtype=t.dtype.numpy).reshape(t.static_shape())
     return b.emit(Op.CONST, attrs=A.ConstAttrs(arr), name=result.name)
+
+
+def _fold_through_cast(op: Operation, b: Builder) -> Optional[list[Value]]:
+    """A layout op on compressed weights (each operand a kept CAST of a narrow CONST of one type), folded on
+    the narrow constants: ``CAST(layout(narrow))``, so the weight stays narrow in the file. Else None."""
+    found = [compressed(v.producer) if v.producer is not None else None for v in op.operands]
+    narrow = [n for n in found if n is not None]
+    if not narrow or len(narrow) < len(found) or len({n.tensor_type.dtype for n in narrow}) != 1:
+        return None
+    kernel = kernel_for(op.op)
+    if kernel is None or len(op.results) != 1 or not _small(op.result.tensor_type):
+        return None
+    with np.errstate(all="ignore"):
+        (out,) = kernel(op, [_const_value(n) for n in narrow], KernelContext())
+    arr = np.asarray(out, dtype=narrow[0].tensor_type.dtype.numpy).reshape(op.result.tensor_type.static_shape())
+    c = b.emit(Op.CONST, attrs=A.ConstAttrs(arr))
+    return [b.emit(Op.CAST, c, attrs=A.CastAttrs(op.result.type.dtype), name=op.result.name)]

@@ -96,10 +96,9 @@ def conv_groups(ctx: TfliteContext, x: Value, w) -> int:
     if not isinstance(c, int) or c == i:   # a symbolic c: the ledger proves, records or refuses c == i
         ctx.require(Kind.EQ, c, i, "CONV_2D input channels = filter channels")
         return 1
-    if c % i or o % (c // i) or not isinstance(w, np.ndarray):
+    if c % i or o % (c // i):
         raise ConvertError(f"CONV_2D input has {c} channels and the filter {i} per group with {o} outputs: "
-                           "not a grouped convolution (input channels and outputs must divide into equal groups "
-                           "of constant weights)")
+                           "not a grouped convolution (input channels and outputs must divide into equal groups)")
     return c // i
 
 
@@ -110,14 +109,23 @@ def grouped_conv(ctx: TfliteContext, x: Value, w: np.ndarray, b: Value, attrs, g
     before the CONCAT (quantized convs rescale there: TOSA cannot CONCAT int48 accumulators)."""
     finish = finish or (lambda acc, start, count: acc)
     if groups == 1:
-        return finish(ctx.b.emit(Op.CONV2D, x, _value(ctx, w), b, attrs=attrs), 0, w.shape[0])
+        return finish(ctx.b.emit(Op.CONV2D, x, _value(ctx, w), b, attrs=attrs), 0, _shape(w)[0])
     n, h, wd, c = x.type.shape
-    i, og = c // groups, w.shape[0] // groups
+    i, og = c // groups, _shape(w)[0] // groups
     parts = [finish(ctx.b.emit(Op.CONV2D, slice_(ctx, x, (0, 0, 0, g * i), (n, h, wd, i)),
-                               _value(ctx, w[g * og:(g + 1) * og]), _bias_slice(ctx, b, g * og, og), attrs=attrs),
+                               _filter_slice(ctx, w, g * og, og), _bias_slice(ctx, b, g * og, og), attrs=attrs),
                     g * og, og)
              for g in range(groups)]
     return ctx.b.emit(Op.CONCAT, *parts, attrs=A.AxisAttrs(3))
+
+
+def _filter_slice(ctx: TfliteContext, w, start: int, size: int) -> Value:
+    """Output channels ``start:start+size`` of filter ``w`` (OHWI): a CONST of the numpy array's rows, or a
+    SLICE of the IR value (an fp16 weight behind its CAST: constant folding slices the fp16 constant)."""
+    if isinstance(w, np.ndarray):
+        return _value(ctx, w[start:start + size])
+    _, kh, kw, i = _shape(w)
+    return slice_(ctx, w, (start, 0, 0, 0), (size, kh, kw, i))
 
 
 def _bias_slice(ctx: TfliteContext, b, start: int, size: int):

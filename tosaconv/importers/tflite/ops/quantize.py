@@ -10,7 +10,9 @@ QuantizeMultiplier) and reference ``Requantize``: ``MultiplyByQuantizedMultiplie
 (reference_integer_ops ``Dequantize``): the product of a float32 scale and an
 integer of at most 17 bits is exact in double, so one float32 MUL of
 ``float(q - zp)`` by the scale rounds identically. Constant inputs (per-tensor
-or per-channel weights, ``PerChannelDequantize``) fold at import.
+or per-channel weights, ``PerChannelDequantize``) fold at import when small or
+with ``--fp32-weights``; larger int8/int16 weights stay narrow, dequantized by
+CAST, SUB and MUL at run time (:mod:`tosaconv.lowering.weight_casts`).
 
 **QUANTIZE float -> int** is reference ``AffineQuantize``:
 ``TfLiteRound(x / scale)`` (float32 division, round half away from zero) plus
@@ -38,6 +40,7 @@ import numpy as np
 from ....ir import attrs as A
 from ....ir.dtypes import DType
 from ....ir.ops import Op
+from ....lowering.weight_casts import keeps_narrow
 from ..qmath import F32, f64_ratio, qtensor, shifted_int32, signed_input, to_unsigned
 from ..quant import QUANT_TYPES, is_quantized, params, rescale, scale, unsigned, value_range, zero_point
 from ..reader import ConvertError
@@ -167,6 +170,8 @@ def _store(ctx: TfliteContext, n, info) -> Value:
 def convert_dequantize(ctx: TfliteContext, node: OpReader) -> Converted:
     info = node.input_infos[0]
     c = ctx.const(node.inputs[0])
+    if c is not None and keeps_narrow(np.asarray(c)):
+        return _dequantize_at_run_time(ctx, ctx.tensor(node.inputs[0]), info)
     if c is not None:
         ctx.set_const(node.outputs[0], _dequantize_const(np.asarray(c), info))
         return None
@@ -175,6 +180,23 @@ def convert_dequantize(ctx: TfliteContext, node: OpReader) -> Converted:
     q = shifted_int32(ctx, ctx.tensor(node.inputs[0]), info)    # per-tensor only: one scale and zero point
     f = ctx.b.emit(Op.CAST, q, attrs=A.CastAttrs(DType.FP32))
     return ctx.b.emit(Op.MUL, f, ctx.b.scalar_like(F32(scale(info)), f.type), attrs=A.MulAttrs(0))
+
+
+def _dequantize_at_run_time(ctx, q, info):
+    """int8/int16 weights kept narrow (:mod:`tosaconv.lowering.weight_casts`): ``(CAST(q) - zp) * scale`` with
+    per-channel zero points and scales shaped to broadcast along the quantized dimension. The same float32
+    values as :func:`_dequantize_const`: the CAST and SUB are exact, and one float32 product of float32
+    operands rounds as the float64 product rounded to float32 does."""
+    p = params(info)
+    scales, zps = np.asarray(p.scale, F32).reshape(-1), np.asarray(p.zero_point, np.int64).reshape(-1)
+    n = max(scales.size, zps.size)
+    shape = [1] * q.type.rank
+    if n > 1:
+        shape[p.axis] = n
+    f = ctx.b.emit(Op.CAST, q, attrs=A.CastAttrs(DType.FP32))
+    if zps.any():
+        f = ctx.b.emit(Op.SUB, f, ctx.b.const(np.broadcast_to(zps, (n,)).astype(F32).reshape(shape)))
+    return ctx.b.emit(Op.MUL, f, ctx.b.const(np.broadcast_to(scales, (n,)).reshape(shape)), attrs=A.MulAttrs(0))
 
 
 def _dequantize_const(q: np.ndarray, info) -> np.ndarray:

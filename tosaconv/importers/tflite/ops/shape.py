@@ -21,6 +21,7 @@ from ....ir.dtypes import DType
 from ....ir.ops import Op
 from ....lowering.dims import norm_axis, reshape, slice_
 from ....lowering.shapes import reshape_with_hole
+from ....lowering.weight_casts import keeps_narrow
 from ....symbolic.constraints import Kind
 from ....symbolic.expr import same
 from ..context import ShapeTensor
@@ -166,11 +167,12 @@ def convert_transpose(ctx: TfliteContext, node: OpReader) -> Converted:
 
 @converter("DEQUANTIZE")
 def convert_dequantize(ctx: TfliteContext, node: OpReader) -> Converted:
-    """float16 weights behind DEQUANTIZE fold to a float32 constant; int8 dequantization is a later phase."""
+    """float16 weights behind DEQUANTIZE stay an FP16 CONST and a CAST to FP32 (small ones, and all with
+    ``--fp32-weights``, fold to a float32 constant); int8 dequantization is a later phase."""
     c = ctx.const(node.inputs[0])
     info = node.input_infos[0]
     if info.type_name == "FLOAT16":
-        if c is not None:
+        if c is not None and not keeps_narrow(np.asarray(c)):
             ctx.set_const(node.outputs[0], np.asarray(c, np.float32))
             return None
         return ctx.b.emit(Op.CAST, ctx.tensor(node.inputs[0]), attrs=A.CastAttrs(DType.FP32))
