@@ -17,15 +17,22 @@ raises when the answer depends on the bindings.
 Speed: the pass manager verifies after every pass, so it passes a ``memo``
 dict that lives for one pipeline. An op whose op kind, attributes, operand
 types and result types are the very same (immutable) objects as when it last
-passed its checks is not run through its shape rule again. Error messages
-are only formatted when there is a problem.
+passed its checks is not run through its shape rule again; the memo also notes
+which optional checks (equal ranks, static) it passed, so a later verify that
+asks for one more check runs only that one. Within one :func:`verify` call,
+ops whose op kind, attribute values and operand and result types are
+structurally the same (a long chain of ``ADD`` on ``[batch, 16]``) share one
+verdict: the checks are functions of exactly these, and the graph does not
+change while it is verified. Error messages are only formatted when there is a problem.
 """
 from __future__ import annotations
 
+import enum
 from collections.abc import Sequence
+from dataclasses import fields, is_dataclass
 from typing import Any, Optional, Union
 
-from ..symbolic.expr import InconclusiveDimension, is_static
+from ..symbolic.expr import Expr, InconclusiveDimension, is_static
 from .attrs import Attrs
 from .error_if import error_if
 from .graph import Graph, Operation, Value, op_regions
@@ -41,8 +48,11 @@ from .variable_rules import variable_problems
 # Anything else a rule raises is a bug in the rule, not a verdict on the operands.
 RULE_ERRORS = (ShapeRuleError, InconclusiveDimension)
 
-# The verify memo: id(op) -> (op, the key of objects it passed with, their ids); see the module docstring.
-_Memo = dict[int, tuple[Operation, tuple[object, ...], tuple[int, ...]]]
+# The verify memo: id(op) -> (op, the key of objects it passed with, their ids, whether it passed the
+# equal-ranks check, whether it passed the static check); see the module docstring.
+_Memo = dict[int, tuple[Operation, tuple[object, ...], tuple[int, ...], bool, bool]]
+# The verdicts of one verify call: (check, structural key of an op) -> the objects the key names by id (kept alive).
+_Passed = dict[tuple[object, ...], object]
 
 
 class VerifyError(Exception):
@@ -101,21 +111,26 @@ def verify(graph: Graph, *, require_equal_ranks: bool = False, require_static: b
     """Every problem found in ``graph``, as text; an empty list when it is well formed.
 
     ``memo`` (optional, any dict kept between calls) remembers the ops that passed their type checks."""
+    return _verify(graph, require_equal_ranks, require_static, memo, {})
+
+
+def _verify(graph: Graph, require_equal_ranks: bool, require_static: bool, memo: _Memo | None,
+            passed: _Passed) -> list[str]:
     problems = _ssa_problems(graph) + variable_problems(graph)
     for i, op in enumerate(graph.ops):
-        found = _checked_op_problems(op, memo, require_equal_ranks, require_static)
-        found += _region_problems(op, require_equal_ranks=require_equal_ranks, require_static=require_static,
-                                  memo=memo)
+        found = _checked_op_problems(op, memo, require_equal_ranks, require_static, passed)
+        found += _region_problems(op, require_equal_ranks, require_static, memo, passed)
         problems += [_where(i, op) + p for p in found]
     if require_static:
         problems += [f"graph input {v.name!r}: {p}" for v in graph.inputs for p in _static_type_problems(v.type)]
     return problems
 
 
-def _region_problems(op: Operation, **options: Any) -> list[str]:
+def _region_problems(op: Operation, equal_ranks: bool, static: bool, memo: _Memo | None,
+                     passed: _Passed) -> list[str]:
     """A region is verified like a graph (it is isolated from above), with the same options."""
     return [f"in {name} @{region.name}: {p}" for name, region in op_regions(op)
-            for p in verify(region, **options)]
+            for p in _verify(region, equal_ranks, static, memo, passed)]
 
 
 def check(graph: Graph, **options: Any) -> None:
@@ -184,22 +199,96 @@ def _output_problems(graph: Graph, defined: set[int]) -> list[str]:
 
 # -- per-op checks ---------------------------------------------------------------------
 
-def _checked_op_problems(op: Operation, memo: _Memo | None, equal_ranks: bool, static: bool) -> list[str]:
-    """The op's own checks (not its regions'), skipped when ``memo`` saw it pass unchanged."""
-    key = (op.op, op.attrs, equal_ranks, static, len(op.operands), *(v.type for v in op.operands),
-           *(r.type for r in op.results))
+def _checked_op_problems(op: Operation, memo: _Memo | None, equal_ranks: bool, static: bool,
+                         passed: _Passed) -> list[str]:
+    """The op's own checks (not its regions'), skipped when ``memo`` saw it pass unchanged or ``passed``
+    holds the verdict of a structurally equal op."""
+    key = (op.op, op.attrs, len(op.operands), *(v.type for v in op.operands), *(r.type for r in op.results))
     ids = tuple(map(id, key))      # the memo holds the key's objects, so equal ids mean the same objects
     seen = memo.get(id(op)) if memo is not None else None
     if seen is not None and seen[0] is op and seen[2] == ids:
-        return []
-    found = _op_problems(op)
-    if equal_ranks:
-        found += _rank_problems(op)
-    if static:
-        found += _static_problems(op)
-    if memo is not None and not found:
-        memo[id(op)] = (op, key, ids)     # holding ``op`` and ``key`` keeps their ids from being reused
+        checks: list[str] = []
+        done_ranks, done_static = seen[3], seen[4]
+    else:
+        checks, done_ranks, done_static = ["op"], False, False
+    if equal_ranks and not done_ranks:
+        checks.append("ranks")
+    if static and not done_static:
+        checks.append("static")
+    found = _shared_verdicts(op, checks, passed) if checks else []
+    if memo is not None and not found:     # holding ``op`` and ``key`` keeps their ids from being reused
+        memo[id(op)] = (op, key, ids, done_ranks or equal_ranks, done_static or static)
     return found
+
+
+_CHECKS = {"op": lambda op: _op_problems(op), "ranks": lambda op: _rank_problems(op),
+           "static": lambda op: _static_problems(op)}
+
+
+def _shared_verdicts(op: Operation, checks: list[str], passed: _Passed) -> list[str]:
+    """The problems ``checks`` find in ``op``; a check a structurally equal op passed in this verify
+    call is not run again."""
+    skey = _structural_key(op)
+    found: list[str] = []
+    for check in checks:
+        if skey is not None and (check, skey) in passed:
+            continue
+        problems = _CHECKS[check](op)
+        if skey is not None and not problems:
+            passed[(check, skey)] = (op.op, op.attrs)
+        found += problems
+    return found
+
+
+def _structural_key(op: Operation) -> Optional[tuple[object, ...]]:
+    """What the per-op checks read of ``op``, as a hashable key that is equal only for ops the checks
+    cannot tell apart: the op kind (by identity), the attribute values with their exact types (or the
+    attribute object itself, by identity), and each operand and result type in normal form. None: not keyable."""
+    types = []
+    for v in (*op.operands, *op.results):
+        t = v.type
+        if type(t) is TensorType:
+            types.append((t.dtype, t.shape))
+        elif type(t) is IndexType:
+            types.append((IndexType, t.value))
+        else:
+            return None
+    return (id(op.op), len(op.operands), _attrs_key(op.attrs), *types)
+
+
+_NO_KEY = object()
+_FIELD_NAMES: dict[type, Optional[tuple[str, ...]]] = {}   # None: not a dataclass
+
+
+def _attrs_key(attrs: object) -> object:
+    """The attribute values with their exact types (so ``1``, ``True`` and ``1.0`` differ, and ``-0.0`` and
+    ``0.0``); attributes holding arrays, regions or other objects are keyed by identity."""
+    cls = type(attrs)
+    if cls not in _FIELD_NAMES:
+        _FIELD_NAMES[cls] = tuple(f.name for f in fields(cls)) if is_dataclass(cls) else None
+    names = _FIELD_NAMES[cls]
+    if names is None:
+        return ("id", id(attrs))
+    values = tuple(_exact_key(getattr(attrs, n)) for n in names)
+    if _NO_KEY in values:
+        return ("id", id(attrs))
+    return (cls, values)
+
+
+def _exact_key(v: object) -> object:
+    t = type(v)
+    if t is int or t is str or t is bool or v is None:
+        return (t, v)
+    if t is float:
+        return (t, repr(v))
+    if t is tuple or t is list:
+        items = tuple(_exact_key(x) for x in v)       # type: ignore[attr-defined]
+        return _NO_KEY if _NO_KEY in items else (t, items)
+    if isinstance(v, Expr):
+        return (Expr, v.key)
+    if isinstance(v, enum.Enum):
+        return (t, v.name)
+    return _NO_KEY
 
 
 def _op_problems(op: Operation) -> list[str]:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from ..ir.ops import Trait
 from ..symbolic.constraints import Kind, Provenance
+from ..symbolic.expr import same
 
 
 def check_broadcasts(graph) -> bool:
@@ -24,8 +25,16 @@ def _record(graph, op):
     shapes = [v.type.shape for v in op.operands]
     loc = op.location
     for axis in range(len(shapes[0])):
-        reason = f"operands of {op.op.name} broadcast at axis {axis}"
         for i in range(len(shapes)):
             for j in range(i + 1, len(shapes)):
-                graph.ledger.require(Kind.BROADCASTABLE, shapes[i][axis], shapes[j][axis],
-                                     Provenance(loc.op_type, loc.name, reason), graph.scope)
+                a, b = shapes[i][axis], shapes[j][axis]
+                if _holds(a, b):
+                    continue
+                reason = f"operands of {op.op.name} broadcast at axis {axis}"
+                graph.ledger.require(Kind.BROADCASTABLE, a, b, Provenance(loc.op_type, loc.name, reason), graph.scope)
+
+
+def _holds(a, b) -> bool:
+    """Whether ``broadcastable(a, b)`` holds on its face (equal dims, or a literal 1), as the ledger would
+    decide it: then it records nothing, so there is no need to ask it."""
+    return same(a, b) or same(a, 1) or same(b, 1)
