@@ -27,12 +27,10 @@ change while it is verified. Error messages are only formatted when there is a p
 """
 from __future__ import annotations
 
-import enum
 from collections.abc import Sequence
-from dataclasses import fields, is_dataclass
 from typing import Any, Optional, Union
 
-from ..symbolic.expr import Expr, InconclusiveDimension, is_static
+from ..symbolic.expr import InconclusiveDimension, is_static
 from .attrs import Attrs
 from .error_if import error_if
 from .graph import Graph, Operation, Value, op_regions
@@ -40,6 +38,7 @@ from .ops import Op, OpDef, Trait
 from .printer import field_types
 from .region_rules import same_type  # noqa: F401  (part of the verifier's API)
 from .shape_rules import ShapeRuleError
+from .structural import attrs_key, types_key
 from .dtypes import DType
 from .types import IndexType, TensorType, ValueType
 from .variable_rules import variable_problems
@@ -241,54 +240,13 @@ def _shared_verdicts(op: Operation, checks: list[str], passed: _Passed) -> list[
 
 
 def _structural_key(op: Operation) -> Optional[tuple[object, ...]]:
-    """What the per-op checks read of ``op``, as a hashable key that is equal only for ops the checks
-    cannot tell apart: the op kind (by identity), the attribute values with their exact types (or the
-    attribute object itself, by identity), and each operand and result type in normal form. None: not keyable."""
-    types = []
-    for v in (*op.operands, *op.results):
-        t = v.type
-        if type(t) is TensorType:
-            types.append((t.dtype, t.shape))
-        elif type(t) is IndexType:
-            types.append((IndexType, t.value))
-        else:
-            return None
-    return (id(op.op), len(op.operands), _attrs_key(op.attrs), *types)
-
-
-_NO_KEY = object()
-_FIELD_NAMES: dict[type, Optional[tuple[str, ...]]] = {}   # None: not a dataclass
-
-
-def _attrs_key(attrs: object) -> object:
-    """The attribute values with their exact types (so ``1``, ``True`` and ``1.0`` differ, and ``-0.0`` and
-    ``0.0``); attributes holding arrays, regions or other objects are keyed by identity."""
-    cls = type(attrs)
-    if cls not in _FIELD_NAMES:
-        _FIELD_NAMES[cls] = tuple(f.name for f in fields(cls)) if is_dataclass(cls) else None
-    names = _FIELD_NAMES[cls]
-    if names is None:
-        return ("id", id(attrs))
-    values = tuple(_exact_key(getattr(attrs, n)) for n in names)
-    if _NO_KEY in values:
-        return ("id", id(attrs))
-    return (cls, values)
-
-
-def _exact_key(v: object) -> object:
-    t = type(v)
-    if t is int or t is str or t is bool or v is None:
-        return (t, v)
-    if t is float:
-        return (t, repr(v))
-    if t is tuple or t is list:
-        items = tuple(_exact_key(x) for x in v)       # type: ignore[attr-defined]
-        return _NO_KEY if _NO_KEY in items else (t, items)
-    if isinstance(v, Expr):
-        return (Expr, v.key)
-    if isinstance(v, enum.Enum):
-        return (t, v.name)
-    return _NO_KEY
+    """What the per-op checks read of ``op`` (:mod:`.structural`): the op kind (by identity), the attribute
+    values (or the attribute object, by identity), and each operand and result type. None: not keyable."""
+    types = types_key([*(v.type for v in op.operands), *(r.type for r in op.results)])
+    if types is None:
+        return None
+    attrs = attrs_key(op.attrs)
+    return (id(op.op), len(op.operands), ("id", id(op.attrs)) if attrs is None else attrs, types)
 
 
 def _op_problems(op: Operation) -> list[str]:
