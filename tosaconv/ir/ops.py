@@ -89,7 +89,7 @@ def parse_signature(signature: str) -> tuple[Operand, ...]:
     return tuple(operands)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)   # one object per op: identity is equality (and hashing is cheap)
 class OpDef:
     name: str
     operands: tuple[Operand, ...]          # in order

@@ -145,7 +145,8 @@ class _Definitions:
     """The values defined so far while walking the graph in order."""
 
     def __init__(self, graph: Graph) -> None:
-        self.produced = {id(r) for op in graph.ops for r in op.results}
+        self.graph = graph
+        self.produced: Optional[set[int]] = None   # ids of every op result, made when a use needs it
         self.ids: set[int] = set()
         self.names: set[str] = set()
         self.problems: list[str] = []
@@ -158,6 +159,8 @@ class _Definitions:
 
     def use(self, value: Value, i: int, op: Operation, k: int) -> None:
         if id(value) not in self.ids:
+            if self.produced is None:     # only a problem needs it
+                self.produced = {id(r) for o in self.graph.ops for r in o.results}
             why = "used before it is defined" if id(value) in self.produced else "not defined in the graph"
             self.problems.append(f"{_where(i, op)}operand {k} %{value.name} is {why}")
 
