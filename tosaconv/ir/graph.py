@@ -172,6 +172,20 @@ def op_regions(op: Operation) -> list[tuple[str, "Graph"]]:
         if names else []
 
 
+def ops_with_regions(ops: Iterable[Operation]) -> list[Operation]:
+    """The ops of ``ops`` whose attribute class declares a region field, in order (a pass walking every
+    region skips the rest without a call per op)."""
+    known, out = _REGION_FIELDS, []
+    for op in ops:
+        cls = type(op.attrs)
+        names = known.get(cls)
+        if names is None:
+            names = known[cls] = _region_fields(cls)
+        if names:
+            out.append(op)
+    return out
+
+
 def walk_graphs(graph: Graph) -> Iterator[Graph]:
     """``graph`` and every region nested in it, outermost first."""
     yield graph

@@ -208,38 +208,31 @@ def _checked_op_problems(op: Operation, memo: _Memo | None, equal_ranks: bool, s
     key = (op.op, op.attrs, len(op.operands), *(v.type for v in op.operands), *(r.type for r in op.results))
     ids = tuple(map(id, key))      # the memo holds the key's objects, so equal ids mean the same objects
     seen = memo.get(id(op)) if memo is not None else None
-    if seen is not None and seen[0] is op and seen[2] == ids:
-        checks: list[str] = []
-        done_ranks, done_static = seen[3], seen[4]
-    else:
-        checks, done_ranks, done_static = ["op"], False, False
+    base = seen is None or seen[0] is not op or seen[2] != ids
+    done_ranks, done_static = (False, False) if base else (seen[3], seen[4])  # type: ignore[index]
+    skey = _structural_key(op) if base or (static and not done_static) else None
+    found = _shared_verdict(op, "op", skey, passed) if base else []
     if equal_ranks and not done_ranks:
-        checks.append("ranks")
+        found += _rank_problems(op)       # cheaper than finding a shared verdict
     if static and not done_static:
-        checks.append("static")
-    found = _shared_verdicts(op, checks, passed) if checks else []
+        found += _shared_verdict(op, "static", skey, passed)
     if memo is not None and not found:     # holding ``op`` and ``key`` keeps their ids from being reused
         memo[id(op)] = (op, key, ids, done_ranks or equal_ranks, done_static or static)
     return found
 
 
-_CHECKS = {"op": lambda op: _op_problems(op), "ranks": lambda op: _rank_problems(op),
-           "static": lambda op: _static_problems(op)}
+_CHECKS = {"op": lambda op: _op_problems(op), "static": lambda op: _static_problems(op)}
 
 
-def _shared_verdicts(op: Operation, checks: list[str], passed: _Passed) -> list[str]:
-    """The problems ``checks`` find in ``op``; a check a structurally equal op passed in this verify
-    call is not run again."""
-    skey = _structural_key(op)
-    found: list[str] = []
-    for check in checks:
-        if skey is not None and (check, skey) in passed:
-            continue
-        problems = _CHECKS[check](op)
-        if skey is not None and not problems:
-            passed[(check, skey)] = (op.op, op.attrs)
-        found += problems
-    return found
+def _shared_verdict(op: Operation, check: str, skey: Optional[tuple[object, ...]], passed: _Passed) -> list[str]:
+    """The problems ``check`` finds in ``op``; not run again when a structurally equal op (the same ``skey``)
+    passed it in this verify call."""
+    if skey is not None and (check, skey) in passed:
+        return []
+    problems: list[str] = _CHECKS[check](op)
+    if skey is not None and not problems:
+        passed[(check, skey)] = (op.op, op.attrs)
+    return problems
 
 
 def _structural_key(op: Operation) -> Optional[tuple[object, ...]]:
