@@ -205,7 +205,7 @@ def _checked_op_problems(op: Operation, memo: _Memo | None, equal_ranks: bool, s
                          passed: _Passed) -> list[str]:
     """The op's own checks (not its regions'), skipped when ``memo`` saw it pass unchanged or ``passed``
     holds the verdict of a structurally equal op."""
-    key = (op.op, op.attrs, len(op.operands), *(v.type for v in op.operands), *(r.type for r in op.results))
+    key = (op.op, op.attrs, len(op.operands), *[v.type for v in op.operands], *[r.type for r in op.results])
     ids = tuple(map(id, key))      # the memo holds the key's objects, so equal ids mean the same objects
     seen = memo.get(id(op)) if memo is not None else None
     base = seen is None or seen[0] is not op or seen[2] != ids
@@ -238,7 +238,7 @@ def _shared_verdict(op: Operation, check: str, skey: Optional[tuple[object, ...]
 def _structural_key(op: Operation) -> Optional[tuple[object, ...]]:
     """What the per-op checks read of ``op`` (:mod:`.structural`): the op kind (by identity), the attribute
     values (or the attribute object, by identity), and each operand and result type. None: not keyable."""
-    types = types_key([*(v.type for v in op.operands), *(r.type for r in op.results)])
+    types = types_key([*[v.type for v in op.operands], *[r.type for r in op.results]])
     if types is None:
         return None
     attrs = attrs_key(op.attrs)
