@@ -28,7 +28,7 @@ class Builder:
     def __init__(self, graph: Graph, location: Location = UNKNOWN_LOCATION) -> None:
         self.graph = graph
         self.location = location
-        self._rules: dict = {}   # shape rule answers (see _result_types)
+        self._rules: dict[tuple[object, ...], tuple[OpDef, tuple[ValueType, ...]]] = {}   # see _result_types
 
     def at(self, location: Location) -> "_At":
         """``with b.at(location):`` stamps ``location`` on the ops made inside, then restores the one before."""

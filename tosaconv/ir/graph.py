@@ -177,7 +177,7 @@ def ops_with_regions(ops: Iterable[Operation]) -> list[Operation]:
     region skips the rest without a call per op)."""
     known, out = _REGION_FIELDS, []
     for op in ops:
-        cls = type(op.attrs)
+        cls: type = type(op.attrs)   # a plain ``type`` is Hashable to mypy, as lru_cache asks
         names = known.get(cls)
         if names is None:
             names = known[cls] = _region_fields(cls)
