@@ -88,7 +88,20 @@ class ClampCodec(Codec):
                             _bound_value(fields.get("max_val"), dtype, "max_val"), nan_name(fields))
 
 
+_BOUNDS: dict[tuple[type, str, DType], bytes] = {}   # (exact type and text of a bound, dtype) -> its bytes: a model repeats a few bounds
+
+
 def _bound_bytes(value: float, dtype: DType, role: str) -> bytes:
+    key = (type(value), repr(value), dtype)
+    found = _BOUNDS.get(key)
+    if found is None:
+        if len(_BOUNDS) >= 4096:    # a long-lived process converting many models keeps it small
+            _BOUNDS.clear()
+        found = _BOUNDS[key] = _encode_bound(value, dtype, role)
+    return found
+
+
+def _encode_bound(value: float, dtype: DType, role: str) -> bytes:
     if not dtype.is_float and not float(value).is_integer():
         raise ValueError(f"CLAMP {role} {value} is not an integer but the input is {dtype.name}")
     arr = np.array([value], dtype=np.float64 if dtype.is_float else np.int64)

@@ -38,6 +38,9 @@ if TYPE_CHECKING:
     from ..ir.graph import Graph, Value
 
 
+_STATE_OPS = frozenset(variables.STATE_OPS)
+
+
 @fewer_collections
 def write_tosa(graph, stream: bool = False) -> bytes:
     """The ``.tosa`` bytes of a static graph (raises :class:`EmitError` naming the offending op).
@@ -100,7 +103,7 @@ class _Lowering:
             raise EmitError(f"cannot emit {op.op.name}: it is a shape-helper or data-dependent op with no "
                             f"TOSA counterpart; specialize the graph so it folds away first", op.location)
         ins = [self._operand(op, v) for v in op.operands]
-        if op.op in variables.STATE_OPS:
+        if op.op in _STATE_OPS:
             try:
                 return variables.lower(self, op, location_text(op.location))
             except ValueError as e:

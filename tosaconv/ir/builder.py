@@ -7,8 +7,7 @@ results after the source node, and stamps the current location (set with
 """
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Iterable, Sequence
 from typing import Optional
 
 import numpy as np
@@ -20,6 +19,7 @@ from .dtypes import DType
 from .graph import Graph, Operation, Value
 from .location import UNKNOWN_LOCATION, Location
 from .ops import Op, OpDef
+from .structural import attrs_key, types_key
 from .types import IndexType, TensorType, ValueType
 from .verifier import arity_problem
 
@@ -28,14 +28,11 @@ class Builder:
     def __init__(self, graph: Graph, location: Location = UNKNOWN_LOCATION) -> None:
         self.graph = graph
         self.location = location
+        self._rules: dict[tuple[object, ...], tuple[OpDef, tuple[ValueType, ...]]] = {}   # see _result_types
 
-    @contextmanager
-    def at(self, location: Location) -> Iterator["Builder"]:
-        saved, self.location = self.location, location
-        try:
-            yield self
-        finally:
-            self.location = saved
+    def at(self, location: Location) -> "_At":
+        """``with b.at(location):`` stamps ``location`` on the ops made inside, then restores the one before."""
+        return _At(self, location)
 
     # -- the one entry point -----------------------------------------------------
     def create(self, op: OpDef, operands: Iterable[Value] = (), attrs: Optional[A.Attrs] = None, *,
@@ -45,7 +42,7 @@ class Builder:
         if attrs is None:
             attrs = op.attrs()
         if result_types is None:
-            result_types = op.shape_rule([v.type for v in operands], attrs)
+            result_types = self._result_types(op, [v.type for v in operands], attrs)
         base = name or self.location.name or op.name.lower()
         results = [Value(self.graph.unique_name(base), t) for t in result_types]
         operation = Operation(op, operands, results, attrs, self.location)
@@ -53,6 +50,19 @@ class Builder:
             r.producer = operation
         self.graph.ops.append(operation)
         return operation
+
+    def _result_types(self, op: OpDef, types: list[ValueType], attrs: A.Attrs) -> Sequence[ValueType]:
+        """``op``'s shape rule on ``types``; a rule is a pure function of the op, the attribute values and
+        the operand types, so the answer for a structurally equal op made earlier is reused."""
+        operand_key = types_key(types)
+        value_key = attrs_key(attrs) if operand_key is not None else None
+        if value_key is None:      # attributes holding arrays or regions: not worth remembering
+            return op.shape_rule(types, attrs)
+        key = (id(op), value_key, operand_key)
+        known = self._rules.get(key)
+        if known is None:
+            known = self._rules[key] = (op, tuple(op.shape_rule(types, attrs)))   # holding op keeps its id
+        return known[1]
 
     def emit(self, op: OpDef, *operands: Value, attrs: Optional[A.Attrs] = None, name: Optional[str] = None,
              result_type: Optional[ValueType] = None) -> Value:
@@ -86,6 +96,23 @@ class Builder:
 
     def dims_to_tensor(self, dims: Iterable[Value], dtype: DType = DType.INT32) -> Value:
         return self.emit(Op.DIMS_TO_TENSOR, *dims, attrs=A.DimsToTensorAttrs(dtype))
+
+
+class _At:
+    """The context of :meth:`Builder.at` (a class: a generator context manager costs several calls, and
+    importers and specialization enter one per op)."""
+
+    __slots__ = ("builder", "location", "saved")
+
+    def __init__(self, builder: Builder, location: Location) -> None:
+        self.builder, self.location = builder, location
+
+    def __enter__(self) -> Builder:
+        self.saved, self.builder.location = self.builder.location, self.location
+        return self.builder
+
+    def __exit__(self, *exc: object) -> None:
+        self.builder.location = self.saved
 
 
 def _check_arity(op: OpDef, operands: list[Value]) -> None:

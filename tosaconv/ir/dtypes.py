@@ -28,6 +28,8 @@ class DType(enum.Enum):
     FP32 = "f32"
     INDEX = "index"
 
+    __hash__ = object.__hash__    # members are singletons: hashing by identity spares Enum's Python-level hash
+
     # Looked up by the member's value string: an Enum member's own hash and equality run in Python,
     # and the interpreter asks these once or twice per op.
     @property

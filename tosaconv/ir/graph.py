@@ -194,12 +194,31 @@ def _region_fields(attrs_class: type) -> tuple[str, ...]:
     return tuple(f.name for f in fields(attrs_class) if f.type in ("Graph", Graph))
 
 
+_REGION_FIELDS: dict[type, tuple[str, ...]] = {}   # _region_fields by class, without lru_cache's call cost
+
+
 def op_regions(op: Operation) -> list[tuple[str, "Graph"]]:
     """``(attribute name, Graph)`` for every region ``op`` holds, in field order (none for most ops)."""
     attrs_class: type = type(op.attrs)   # a plain ``type`` is Hashable to mypy, as lru_cache asks
-    names = _region_fields(attrs_class)
+    names = _REGION_FIELDS.get(attrs_class)
+    if names is None:
+        names = _REGION_FIELDS[attrs_class] = _region_fields(attrs_class)
     return [(name, getattr(op.attrs, name)) for name in names if isinstance(getattr(op.attrs, name), Graph)] \
         if names else []
+
+
+def ops_with_regions(ops: Iterable[Operation]) -> list[Operation]:
+    """The ops of ``ops`` whose attribute class declares a region field, in order (a pass walking every
+    region skips the rest without a call per op)."""
+    known, out = _REGION_FIELDS, []
+    for op in ops:
+        cls: type = type(op.attrs)   # a plain ``type`` is Hashable to mypy, as lru_cache asks
+        names = known.get(cls)
+        if names is None:
+            names = known[cls] = _region_fields(cls)
+        if names:
+            out.append(op)
+    return out
 
 
 def walk_graphs(graph: Graph) -> Iterator[Graph]:

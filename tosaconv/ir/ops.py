@@ -50,6 +50,8 @@ class Trait(enum.Enum):
     PURE = "pure"                    # no side effects: dead results may be dropped
     REGION = "region"                # holds regions (Graphs in its attributes); passes recurse into them
 
+    __hash__ = object.__hash__       # members are singletons: hashing by identity spares Enum's Python-level hash
+
 
 class OperandKind(enum.Enum):
     """What an operand holds: a tensor, an Index value (a dimension value of the seed's helper ops), or
@@ -87,7 +89,7 @@ def parse_signature(signature: str) -> tuple[Operand, ...]:
     return tuple(operands)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)   # one object per op: identity is equality (and hashing is cheap)
 class OpDef:
     name: str
     operands: tuple[Operand, ...]          # in order

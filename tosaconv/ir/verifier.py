@@ -17,8 +17,13 @@ raises when the answer depends on the bindings.
 Speed: the pass manager verifies after every pass, so it passes a ``memo``
 dict that lives for one pipeline. An op whose op kind, attributes, operand
 types and result types are the very same (immutable) objects as when it last
-passed its checks is not run through its shape rule again. Error messages
-are only formatted when there is a problem.
+passed its checks is not run through its shape rule again; the memo also notes
+which optional checks (equal ranks, static) it passed, so a later verify that
+asks for one more check runs only that one. Within one :func:`verify` call,
+ops whose op kind, attribute values and operand and result types are
+structurally the same (a long chain of ``ADD`` on ``[batch, 16]``) share one
+verdict: the checks are functions of exactly these, and the graph does not
+change while it is verified. Error messages are only formatted when there is a problem.
 """
 from __future__ import annotations
 
@@ -33,6 +38,7 @@ from .ops import Op, OpDef, Trait
 from .printer import field_types
 from .region_rules import same_type  # noqa: F401  (part of the verifier's API)
 from .shape_rules import ShapeRuleError
+from .structural import attrs_key, types_key
 from .dtypes import DType
 from .types import IndexType, TensorType, ValueType
 from .variable_rules import variable_problems
@@ -41,8 +47,11 @@ from .variable_rules import variable_problems
 # Anything else a rule raises is a bug in the rule, not a verdict on the operands.
 RULE_ERRORS = (ShapeRuleError, InconclusiveDimension)
 
-# The verify memo: id(op) -> (op, the key of objects it passed with, their ids); see the module docstring.
-_Memo = dict[int, tuple[Operation, tuple[object, ...], tuple[int, ...]]]
+# The verify memo: id(op) -> (op, the key of objects it passed with, their ids, whether it passed the
+# equal-ranks check, whether it passed the static check); see the module docstring.
+_Memo = dict[int, tuple[Operation, tuple[object, ...], tuple[int, ...], bool, bool]]
+# The verdicts of one verify call: (check, structural key of an op) -> the objects the key names by id (kept alive).
+_Passed = dict[tuple[object, ...], object]
 VerifyMemo = _Memo   # the type a caller that keeps a memo between verify calls declares
 
 
@@ -102,21 +111,26 @@ def verify(graph: Graph, *, require_equal_ranks: bool = False, require_static: b
     """Every problem found in ``graph``, as text; an empty list when it is well formed.
 
     ``memo`` (optional, any dict kept between calls) remembers the ops that passed their type checks."""
+    return _verify(graph, require_equal_ranks, require_static, memo, {})
+
+
+def _verify(graph: Graph, require_equal_ranks: bool, require_static: bool, memo: _Memo | None,
+            passed: _Passed) -> list[str]:
     problems = _ssa_problems(graph) + variable_problems(graph)
     for i, op in enumerate(graph.ops):
-        found = _checked_op_problems(op, memo, require_equal_ranks, require_static)
-        found += _region_problems(op, require_equal_ranks=require_equal_ranks, require_static=require_static,
-                                  memo=memo)
+        found = _checked_op_problems(op, memo, require_equal_ranks, require_static, passed)
+        found += _region_problems(op, require_equal_ranks, require_static, memo, passed)
         problems += [_where(i, op) + p for p in found]
     if require_static:
         problems += [f"graph input {v.name!r}: {p}" for v in graph.inputs for p in _static_type_problems(v.type)]
     return problems
 
 
-def _region_problems(op: Operation, **options: Any) -> list[str]:
+def _region_problems(op: Operation, equal_ranks: bool, static: bool, memo: _Memo | None,
+                     passed: _Passed) -> list[str]:
     """A region is verified like a graph (it is isolated from above), with the same options."""
     return [f"in {name} @{region.name}: {p}" for name, region in op_regions(op)
-            for p in verify(region, **options)]
+            for p in _verify(region, equal_ranks, static, memo, passed)]
 
 
 def check(graph: Graph, **options: Any) -> None:
@@ -132,7 +146,8 @@ class _Definitions:
     """The values defined so far while walking the graph in order."""
 
     def __init__(self, graph: Graph) -> None:
-        self.produced = {id(r) for op in graph.ops for r in op.results}
+        self.graph = graph
+        self.produced: Optional[set[int]] = None   # ids of every op result, made when a use needs it
         self.ids: set[int] = set()
         self.names: set[str] = set()
         self.problems: list[str] = []
@@ -145,6 +160,8 @@ class _Definitions:
 
     def use(self, value: Value, i: int, op: Operation, k: int) -> None:
         if id(value) not in self.ids:
+            if self.produced is None:     # only a problem needs it
+                self.produced = {id(r) for o in self.graph.ops for r in o.results}
             why = "used before it is defined" if id(value) in self.produced else "not defined in the graph"
             self.problems.append(f"{_where(i, op)}operand {k} %{value.name} is {why}")
 
@@ -185,22 +202,48 @@ def _output_problems(graph: Graph, defined: set[int]) -> list[str]:
 
 # -- per-op checks ---------------------------------------------------------------------
 
-def _checked_op_problems(op: Operation, memo: _Memo | None, equal_ranks: bool, static: bool) -> list[str]:
-    """The op's own checks (not its regions'), skipped when ``memo`` saw it pass unchanged."""
-    key = (op.op, op.attrs, equal_ranks, static, len(op.operands), *(v.type for v in op.operands),
-           *(r.type for r in op.results))
+def _checked_op_problems(op: Operation, memo: _Memo | None, equal_ranks: bool, static: bool,
+                         passed: _Passed) -> list[str]:
+    """The op's own checks (not its regions'), skipped when ``memo`` saw it pass unchanged or ``passed``
+    holds the verdict of a structurally equal op."""
+    key = (op.op, op.attrs, len(op.operands), *[v.type for v in op.operands], *[r.type for r in op.results])
     ids = tuple(map(id, key))      # the memo holds the key's objects, so equal ids mean the same objects
     seen = memo.get(id(op)) if memo is not None else None
-    if seen is not None and seen[0] is op and seen[2] == ids:
-        return []
-    found = _op_problems(op)
-    if equal_ranks:
-        found += _rank_problems(op)
-    if static:
-        found += _static_problems(op)
-    if memo is not None and not found:
-        memo[id(op)] = (op, key, ids)     # holding ``op`` and ``key`` keeps their ids from being reused
+    base = seen is None or seen[0] is not op or seen[2] != ids
+    done_ranks, done_static = (False, False) if base else (seen[3], seen[4])  # type: ignore[index]
+    skey = _structural_key(op) if base or (static and not done_static) else None
+    found = _shared_verdict(op, "op", skey, passed) if base else []
+    if equal_ranks and not done_ranks:
+        found += _rank_problems(op)       # cheaper than finding a shared verdict
+    if static and not done_static:
+        found += _shared_verdict(op, "static", skey, passed)
+    if memo is not None and not found:     # holding ``op`` and ``key`` keeps their ids from being reused
+        memo[id(op)] = (op, key, ids, done_ranks or equal_ranks, done_static or static)
     return found
+
+
+_CHECKS = {"op": lambda op: _op_problems(op), "static": lambda op: _static_problems(op)}
+
+
+def _shared_verdict(op: Operation, check: str, skey: Optional[tuple[object, ...]], passed: _Passed) -> list[str]:
+    """The problems ``check`` finds in ``op``; not run again when a structurally equal op (the same ``skey``)
+    passed it in this verify call."""
+    if skey is not None and (check, skey) in passed:
+        return []
+    problems: list[str] = _CHECKS[check](op)
+    if skey is not None and not problems:
+        passed[(check, skey)] = (op.op, op.attrs)
+    return problems
+
+
+def _structural_key(op: Operation) -> Optional[tuple[object, ...]]:
+    """What the per-op checks read of ``op`` (:mod:`.structural`): the op kind (by identity), the attribute
+    values (or the attribute object, by identity), and each operand and result type. None: not keyable."""
+    types = types_key([*[v.type for v in op.operands], *[r.type for r in op.results]])
+    if types is None:
+        return None
+    attrs = attrs_key(op.attrs)
+    return (id(op.op), len(op.operands), ("id", id(op.attrs)) if attrs is None else attrs, types)
 
 
 def _op_problems(op: Operation) -> list[str]:

@@ -12,6 +12,7 @@ from __future__ import annotations
 from ..ir.graph import Graph, Operation
 from ..ir.ops import Trait
 from ..symbolic.constraints import Kind, Provenance
+from ..symbolic.expr import Dim, same
 
 
 def check_broadcasts(graph: Graph) -> bool:
@@ -25,8 +26,16 @@ def _record(graph: Graph, op: Operation) -> None:
     shapes = [v.tensor_type.shape for v in op.operands]
     loc = op.location
     for axis in range(len(shapes[0])):
-        reason = f"operands of {op.op.name} broadcast at axis {axis}"
         for i in range(len(shapes)):
             for j in range(i + 1, len(shapes)):
-                graph.ledger.require(Kind.BROADCASTABLE, shapes[i][axis], shapes[j][axis],
-                                     Provenance(loc.op_type, loc.name, reason), graph.scope)
+                a, b = shapes[i][axis], shapes[j][axis]
+                if _holds(a, b):
+                    continue
+                reason = f"operands of {op.op.name} broadcast at axis {axis}"
+                graph.ledger.require(Kind.BROADCASTABLE, a, b, Provenance(loc.op_type, loc.name, reason), graph.scope)
+
+
+def _holds(a: Dim, b: Dim) -> bool:
+    """Whether ``broadcastable(a, b)`` holds on its face (equal dims, or a literal 1), as the ledger would
+    decide it: then it records nothing, so there is no need to ask it."""
+    return same(a, b) or same(a, 1) or same(b, 1)

@@ -28,9 +28,16 @@ _MAX_REPORTED = 3   # the first few say enough; the rest follow from the same bi
 def check_budget(graph: Graph, env: dict[str, int]) -> None:
     """Raise a ShapeError listing the values of ``graph`` too big under the bindings ``env``."""
     diags: list[Diagnostic] = []
+    fits: set[tuple[object, ...]] = set()     # (dtype, shape) of tensor types already found within every limit under ``env``
     for g in walk_graphs(graph):
         for value, location in _values(g):
+            t = value.type
+            key = (t.dtype, t.shape) if type(t) is TensorType else None
+            if key is not None and key in fits:
+                continue
             diag = _value_diagnostic(value, location, env)
+            if diag is None and key is not None:
+                fits.add(key)
             if diag is not None:
                 diags.append(diag)
                 if len(diags) >= _MAX_REPORTED:

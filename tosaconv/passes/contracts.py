@@ -34,6 +34,8 @@ def extent_problems(op: Operation, need: ExtentKind, scope: Scope) -> list[str]:
     out = []
     for value in list(op.operands) + list(op.results):
         for d in _dims(value):
+            if type(d) is int:
+                continue        # a constant is Exact, which satisfies every need
             have = scope.extent_kind(d)
             if not satisfies(have, need):
                 out.append(_describe(value, d, have, scope))

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Callable, Optional
 
 from ..gc_tuning import fewer_collections
-from ..ir.graph import Graph, Operation, op_regions
+from ..ir.graph import Graph, Operation, op_regions, ops_with_regions
 from ..ir.verifier import VerifyMemo, verify
 from ..ir.ops import Trait
 from ..symbolic.scope import ExtentKind
@@ -93,11 +93,10 @@ def check_contract(p: Pass, graph: Graph) -> None:
 
 
 def _fingerprint(graph: Graph) -> list[object]:
-    """The ops of ``graph`` and its regions, and its outputs, by identity (the list holds them, so no id
-    is reused while it lives)."""
-    items: list[object] = list(graph.outputs)
-    for op in graph.ops:
-        items.append(op)
+    """The outputs and ops of ``graph``, then those of each region, by identity (the list holds them, so no
+    id is reused while it lives)."""
+    items: list[object] = [*graph.outputs, *graph.ops]
+    for op in ops_with_regions(graph.ops):
         for _, region in op_regions(op):
             items += _fingerprint(region)
     return items
@@ -115,7 +114,7 @@ def run_everywhere(run: Callable[[Graph], bool], graph: Graph) -> bool:
     checks of a region go to the region's own ledger (they hold only when it runs).
     """
     changed = False
-    for op in list(graph.ops):
+    for op in ops_with_regions(graph.ops):
         for _, region in op_regions(op):
             changed |= bool(run_everywhere(run, region))
     return bool(run(graph)) or changed

@@ -81,23 +81,27 @@ class Expr:
     coefficient; the constant term uses the empty monomial.
     """
 
-    __slots__ = ("terms", "key", "_hash")
+    __slots__ = ("terms", "key", "_hash", "_free")
 
     def __init__(self, terms: dict[Monomial, int]) -> None:
         self.terms = terms
         self.key = ";".join(f"{c}*{'.'.join(a.key + '^' + str(p) for a, p in m)}"
                             for m, c in sorted(terms.items(), key=_term_order))
         self._hash = hash(self.key)
+        self._free: Optional[frozenset[str]] = None    # free_symbols, computed once (an Expr never changes)
 
     # -- structure -----------------------------------------------------
     def atoms(self) -> set[Atom]:
         return {a for m in self.terms for a, _ in m}
 
     def free_symbols(self) -> frozenset[str]:
+        if self._free is not None:
+            return self._free
         out: set[str] = set()
         for a in self.atoms():
             out |= {str(a.args[0])} if a.kind == "sym" else set().union(*(free_symbols(x) for x in a.args if not isinstance(x, str)))
-        return frozenset(out)
+        self._free = frozenset(out)
+        return self._free
 
     def subs(self, env: Mapping[str, Dim]) -> Dim:
         """Replace symbols by dims from ``env`` (names not in env stay)."""

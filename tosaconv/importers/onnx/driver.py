@@ -42,7 +42,7 @@ from .int_io import drop_float_states, output_value, record_integer_inputs, refu
 from .int_io import plan as int_io_plan
 from .reader import ConvertError, NodeReader
 from .registry import DEFAULT_DOMAINS, EVERY_OP, op_version, publish, resolve
-from .validate import input_rank_problem, validate_model, validate_opsets
+from .validate import MIN_INPUT_RANK, input_rank_problem, validate_model, validate_opsets
 
 MIN_OPSET, MAX_OPSET = 11, 21
 
@@ -267,7 +267,8 @@ def _convert_node(ctx: ImportContext, node: NodeReader):
     fn = resolve(node.op_type, ctx.opset_of(node.node.domain), node.node.domain)
     loc = node.location
     with ctx.b.at(loc), converting(loc, ConvertError):
-        problem = input_rank_problem(node.op_type, [_rank(ctx, name) for name in node.inputs])
+        problem = input_rank_problem(node.op_type, [_rank(ctx, name) for name in node.inputs]) \
+            if node.op_type in MIN_INPUT_RANK else ""     # the ops without a least rank need no ranks
         if problem:
             raise ConvertError(problem)
         results = fn(ctx, node)

@@ -33,6 +33,10 @@ DEFAULT_DOMAINS = ("", "ai.onnx")
 
 _REGISTRY: dict = {}   # (domain, op_type) -> sorted list of (since, fn)
 _DECLARED: dict = {}   # (domain, op_type) -> sorted list of DomainSchema
+# What resolve() and schema() answered, by (op_type, opset, domain): a model asks the same few questions for
+# every node. Registering a converter or declaring a schema empties both.
+_RESOLVED: dict = {}
+_SCHEMAS: dict = {}
 _LIMITS: dict = {}     # (domain, op_type) -> {key: Limit}, in publication order
 
 
@@ -66,6 +70,12 @@ def declare(domain: str, op_type: str, since: int, attributes: Optional[dict] = 
         raise ValueError(f"{domain}.{op_type} version {since} is declared twice")
     entries.append(DomainSchema(domain, op_type, since, attrs))
     entries.sort(key=lambda s: s.since_version)
+    _forget_answers()
+
+
+def _forget_answers() -> None:
+    _RESOLVED.clear()
+    _SCHEMAS.clear()
 
 
 def _attribute(name: str, default) -> DomainAttribute:
@@ -84,6 +94,7 @@ def converter(op_type: str, since: int = 1, domain: str = "") -> Callable:
             raise ValueError(f"two converters for {op_type} since version {since}")
         entries.append((since, fn))
         entries.sort(key=lambda e: e[0])
+        _forget_answers()
         return fn
     return register
 
@@ -119,6 +130,13 @@ def _key(domain: str) -> str:
 def schema(op_type: str, opset: int, domain: str = ""):
     """The ONNX schema (or declared :class:`DomainSchema`) of ``op_type`` at ``opset`` of its
     domain, or None if there is no such op."""
+    key = (op_type, opset, domain)
+    if key not in _SCHEMAS:
+        _SCHEMAS[key] = _find_schema(op_type, opset, domain)
+    return _SCHEMAS[key]
+
+
+def _find_schema(op_type: str, opset: int, domain: str):
     if _key(domain) == "":
         found = _onnx_schema(op_type, opset)
         if found is not None:
@@ -144,6 +162,13 @@ def op_version(op_type: str, opset: int, domain: str = "") -> Optional[int]:
 
 def resolve(op_type: str, opset: int, domain: str = "") -> Optional[Callable]:
     """The converter for ``op_type`` at ``opset`` (of its domain), or None when unsupported."""
+    key = (op_type, opset, domain)
+    if key not in _RESOLVED:
+        _RESOLVED[key] = _find_converter(op_type, opset, domain)
+    return _RESOLVED[key]
+
+
+def _find_converter(op_type: str, opset: int, domain: str) -> Optional[Callable]:
     entries = _REGISTRY.get((_key(domain), op_type))
     version = op_version(op_type, opset, domain)
     if not entries or version is None:

@@ -1,0 +1,133 @@
+"""The answers shared between structurally equal ops, and the memos kept between checks, never go stale.
+
+The verifier shares one verdict among ops with equal structural keys, keeps a
+memo of ops that passed between the verify calls of a pipeline, the builder
+reuses a shape rule's answer, and the ONNX registry remembers what it resolved.
+Each test breaks or changes something after an answer was remembered and checks
+that the change is still seen; the expected verdicts come from the rules
+themselves (a fresh graph, a fresh rule call), never from a cached run.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from tosaconv.importers.onnx import registry
+from tosaconv.ir import attrs as A
+from tosaconv.ir.builder import Builder
+from tosaconv.ir.graph import Graph
+from tosaconv.ir.ops import Op
+from tosaconv.ir.structural import attrs_key
+from tosaconv.ir.types import TensorType
+from tosaconv.ir.verifier import verify
+from tosaconv.symbolic.expr import sym
+from tosaconv.symbolic.scope import SymbolInfo
+
+from .graphs import F32, I8, I32, at, tensor
+
+
+def _chain(n: int) -> Graph:
+    """x:[s,4] -> n ADDs of a [1,4] constant, all structurally equal."""
+    g = Graph()
+    s = g.scope.declare(SymbolInfo("s", "input 'x' axis 0", input_name="x", axis=0))
+    x = g.add_input("x", tensor(F32, s, 4))
+    b = Builder(g, at("Add", "n"))
+    c = b.const(np.ones((1, 4), np.float32), name="c")
+    for _ in range(n):
+        x = b.emit(Op.ADD, x, c)
+    g.set_outputs([x], ["y"])
+    return g
+
+
+def test_a_wrong_op_among_equal_ones_is_still_reported():
+    g = _chain(40)
+    assert verify(g) == []
+    wrong = g.ops[25].results[0]
+    wrong.type = tensor(F32, 3, 4)          # the shape rule gives [s,4]
+    problems = verify(g)
+    assert len(problems) >= 1 and all("op 25 ADD" in p or "op 26 ADD" in p for p in problems)
+    assert any("result 0 has type" in p and "op 25 ADD" in p for p in problems)
+
+
+def test_attribute_values_with_different_types_do_not_share_a_verdict():
+    """TRANSPOSE's ERROR_IF rule takes ints for perms, not bools: (True, False) must be reported even after
+    (1, 0), which a plain value comparison (1 == True) would take for the same attributes."""
+    g = Graph()
+    x = g.add_input("x", tensor(F32, 2, 4))
+    b = Builder(g, at("Transpose", "t"))
+    good = b.emit(Op.TRANSPOSE, x, attrs=A.TransposeAttrs((1, 0)))
+    bad = b.emit(Op.TRANSPOSE, x, attrs=A.TransposeAttrs((True, False)), result_type=tensor(F32, 4, 2))
+    g.set_outputs([good, bad], ["good", "bad"])
+    problems = verify(g)
+    assert len(problems) == 1 and "op 1 TRANSPOSE" in problems[0] and "perms (True, False)" in problems[0]
+
+
+def test_attrs_keys_are_exact():
+    assert attrs_key(A.MulAttrs(1)) == attrs_key(A.MulAttrs(1))
+    assert attrs_key(A.MulAttrs(1)) != attrs_key(A.MulAttrs(True))
+    assert attrs_key(A.ClampAttrs(0.0, 1.0)) != attrs_key(A.ClampAttrs(-0.0, 1.0))
+    assert attrs_key(A.ClampAttrs(1, 2)) != attrs_key(A.ClampAttrs(1.0, 2.0))
+    assert attrs_key(A.ReshapeAttrs((sym("s"), 2))) == attrs_key(A.ReshapeAttrs((sym("s"), 2)))
+    assert attrs_key(A.ReshapeAttrs((sym("s"), 2))) != attrs_key(A.ReshapeAttrs((sym("t"), 2)))
+    assert attrs_key(A.ConstAttrs(np.zeros(2))) is None       # arrays have no value key
+
+
+def test_the_memo_sees_an_op_changed_after_it_passed():
+    g = _chain(10)
+    memo: dict = {}
+    assert verify(g, memo=memo) == []
+    g.ops[5].results[0].type = tensor(F32, 3, 4)
+    problems = verify(g, memo=memo)
+    assert any("op 5 ADD" in p and "result 0 has type" in p for p in problems)
+
+
+def test_the_memo_runs_a_check_asked_for_later():
+    """An op that passed without the equal-ranks or static checks is put through them when a later call asks."""
+    g = Graph()
+    s = g.scope.declare(SymbolInfo("s", "input 'x' axis 0", input_name="x", axis=0))
+    x = g.add_input("x", tensor(F32, s, 4))
+    b = Builder(g, at("Add", "n"))
+    y = b.emit(Op.ADD, x, b.const(np.ones((4,), np.float32)))     # ranks 2 and 1: broadcasting allows it
+    g.set_outputs([y], ["y"])
+    memo: dict = {}
+    assert verify(g, memo=memo) == []
+    assert any("operand ranks [2, 1] differ" in p for p in verify(g, require_equal_ranks=True, memo=memo))
+    assert any("has symbolic dims" in p for p in verify(g, require_static=True, memo=memo))
+    assert verify(g, memo=memo) == []
+
+
+def test_the_builder_reuses_a_rule_answer_only_for_equal_ops():
+    g = Graph()
+    s = g.scope.declare(SymbolInfo("s", "input 'x' axis 0", input_name="x", axis=0))
+    t = g.scope.declare(SymbolInfo("t", "input 'w' axis 0", input_name="w", axis=0))
+    x, w = g.add_input("x", tensor(F32, s, 4)), g.add_input("w", tensor(F32, t, 4))
+    i, j = g.add_input("i", tensor(I8, 2, 4)), g.add_input("j", tensor(I8, 2, 4))
+    b = Builder(g, at("Mul", "m"))
+    one = b.const(np.ones((1, 4), np.float32))
+    cases = [(Op.ADD, (x, one), A.NoAttrs()), (Op.ADD, (x, one), A.NoAttrs()), (Op.ADD, (w, one), A.NoAttrs()),
+             (Op.MUL, (x, one), A.MulAttrs(0)), (Op.MUL, (i, j), A.MulAttrs(0)), (Op.MUL, (i, j), A.MulAttrs(0)),
+             (Op.SUB, (i, j), A.NoAttrs())]
+    for op, operands, attrs in cases:
+        made = b.emit(op, *operands, attrs=attrs).type
+        fresh = op.shape_rule([v.type for v in operands], attrs)[0]   # the rule itself, nothing remembered
+        assert isinstance(made, TensorType) and made == fresh, (op, made, fresh)
+    assert [v.type for v in g.inputs] == [tensor(F32, s, 4), tensor(F32, t, 4), tensor(I8, 2, 4), tensor(I8, 2, 4)]
+    assert g.ops[-3].results[0].type == tensor(I32, 2, 4) and g.ops[-1].results[0].type == tensor(I8, 2, 4)
+
+
+def test_registry_answers_are_forgotten_when_a_converter_registers():
+    domain, op_type = "tosaconv.test.cache", "Probe"
+    assert registry.schema(op_type, 1, domain) is None and registry.resolve(op_type, 1, domain) is None
+    try:
+        registry.declare(domain, op_type, 1)
+        assert registry.schema(op_type, 1, domain) is not None
+        assert registry.resolve(op_type, 1, domain) is None          # declared, but no converter yet
+
+        def probe(ctx, node):
+            return None
+        registry.converter(op_type, since=1, domain=domain)(probe)
+        assert registry.resolve(op_type, 1, domain) is probe
+    finally:
+        registry._REGISTRY.pop((domain, op_type), None)
+        registry._DECLARED.pop((domain, op_type), None)
+        registry._forget_answers()
+    assert registry.resolve(op_type, 1, domain) is None
