@@ -74,7 +74,28 @@ def clamp(types: list[ValueType], attrs: A.ClampAttrs) -> Reason:
     lo, hi = getattr(attrs, "min_val", None), getattr(attrs, "max_val", None)
     if bad is None and isinstance(lo, (int, float)) and isinstance(hi, (int, float)) and hi < lo:
         return f"max_val {hi} is below min_val {lo}"
+    if bad is None and types and isinstance(types[0], TensorType):
+        for role, bound in (("min_val", lo), ("max_val", hi)):
+            problem = _bound_problem(role, bound, types[0].dtype)
+            if problem:
+                return problem
     return bad
+
+
+def _bound_problem(role: str, bound: object, dtype: DType) -> Reason:
+    """A CLAMP bound is of the input's type (in_out_t): a value that type cannot hold is no bound."""
+    if not isinstance(bound, (int, float)) or isinstance(bound, bool):
+        return None
+    if dtype.is_float:
+        limit = float(np.finfo(dtype.numpy).max)
+        if np.isfinite(bound) and abs(bound) > limit:
+            return f"{role} {bound} is outside the range of {dtype.name} (at most {limit:g} in magnitude)"
+        return None
+    if dtype in (DType.INT8, DType.INT16, DType.INT32):
+        info = np.iinfo(dtype.numpy)
+        if not float(bound).is_integer() or not info.min <= bound <= info.max:
+            return f"{role} {bound} is not an integer in the range of {dtype.name} [{info.min}, {info.max}]"
+    return None
 
 
 @rule("TABLE")

@@ -65,8 +65,14 @@ def compare(ctx: LoweringContext, op, a: Value, b: Value):
     return int32_op(ctx, op, a, b)
 
 
-def _typed(v, x: Value):
-    return float(v) if x.type.dtype.is_float else int(v)
+def _typed(v: float, x: Value) -> float | int:
+    """A bound of ``x``'s type: an int, or a float the type can hold. A float bound beyond the type's finite
+    range (a Relu's float32 FLT_MAX on fp16 data) is infinite: every finite value of the type lies inside
+    it, and an infinity is clamped to it, which in the type is that infinity again."""
+    if not x.type.dtype.is_float:
+        return int(v)
+    limit = float(np.finfo(x.type.dtype.numpy).max)
+    return float(v) if abs(float(v)) <= limit or np.isnan(v) else float(np.copysign(np.inf, v))
 
 
 def clamp(ctx: LoweringContext, x, lo, hi):
