@@ -100,6 +100,40 @@ def window_gemm(view: np.ndarray, weights: np.ndarray) -> np.ndarray:
     return acc
 
 
+def pointwise_gemm(x: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    """A 1x1 convolution with stride 1 and no padding: ``[N, H, W, C] @ [M, 1, 1, C]^T`` as one BLAS product."""
+    m = weights.shape[0]
+    acc = np.empty((*x.shape[:-1], m), dtype=np.result_type(x, weights))
+    np.matmul(np.ascontiguousarray(rows(x)), weights.reshape(m, -1).T, out=acc.reshape(-1, m))
+    return acc
+
+
+def depthwise_taps(padded: np.ndarray, weights: np.ndarray, out_hw, stride, dilation) -> np.ndarray:
+    """``out[n, y, x, c*M + m] = sum over taps of padded[n, y*sy + ky*dy, x*sx + kx*dx, c] * weights[ky, kx, c, m]``.
+
+    One multiply and one add per tap, each over ``[N, OH, OW*C*M]`` with the weights tiled along a row,
+    so numpy's inner loop runs over a whole output row. Columns are split into ``sx`` phases first
+    (one copy of the input), so each tap reads a contiguous run of every phase's rows.
+    """
+    kh, kw, c, m = weights.shape
+    (oh, ow), (sy, sx), (dy, dx) = out_hw, stride, dilation
+    if m > 1:
+        padded = np.repeat(padded, m, axis=-1)          # input channel c feeds outputs c*M .. c*M + M-1
+    n, hp, cm = padded.shape[0], padded.shape[1], c * m
+    tiled = np.tile(weights.reshape(kh, kw, 1, cm), (1, 1, ow, 1)).reshape(kh, kw, ow * cm)
+    phases: dict = {}
+    acc = np.zeros((n, oh, ow * cm), dtype=np.result_type(padded, weights))
+    product = np.empty_like(acc)
+    for ky, kx, _ in taps(padded, (kh, kw), out_hw, stride, dilation):
+        phase, offset = divmod(kx * dx, sx)[::-1]
+        if phase not in phases:
+            phases[phase] = np.ascontiguousarray(padded[:, :, phase::sx, :]).reshape(n, hp, -1)
+        y0 = ky * dy
+        view = phases[phase][:, y0:y0 + (oh - 1) * sy + 1:sy, offset * cm:(offset + ow) * cm]
+        acc += np.multiply(view, tiled[ky, kx], out=product)
+    return acc.reshape(n, oh, ow, cm)
+
+
 def centered(x: np.ndarray, zp: int, what: str, dtype: DType) -> np.ndarray:
     """``x - zp`` in the compute type: float32 for float data, int64 for integer data.
 
