@@ -145,6 +145,22 @@ def test_depthwise_conv2d_int8_extremes_are_exact(m, stride, dilation):
     np.testing.assert_array_equal(got, loop_depthwise(x, w, bias, a, 127, -128))
 
 
+@pytest.mark.parametrize("op", [Op.CONV2D, Op.DEPTHWISE_CONV2D])
+def test_sparse_padding_gathers_the_windows_exactly(monkeypatch, op):
+    """Pads and strides so large that most of the padded input is never read (the official tests pad by
+    8188 with stride 8192): the windows are gathered from the input instead of padding it."""
+    monkeypatch.setattr(windows, "_GATHER_ABOVE", 0)
+    x = extreme_int8((1, 4, 5, 3))
+    w = extreme_int8((2, 3, 2, 3) if op == Op.CONV2D else (3, 2, 3, 2))
+    bias = np.array([3, -3, 5, -5, 7, -7][:2 if op == Op.CONV2D else 6], np.int32)
+    a = A.Conv2dAttrs((9, 7, 6, 11), (7, 5), (4, 6), DType.INT32, input_zp=-7, weight_zp=5)
+    assert windows.sparse_padding(np.zeros((1, 4, 5, 3)), (3, 2), (2, 4), a.pad)
+    got = run_op(op, [x, w, bias], a)
+    want = (loop_conv(x, w, bias, a.pad, a.stride, a.dilation, -7, 5) if op == Op.CONV2D
+            else loop_depthwise(x, w, bias, a, -7, 5))
+    np.testing.assert_array_equal(got, want)
+
+
 @pytest.mark.parametrize("channels", [6, 64])          # the per-tap path and the einsum path
 @pytest.mark.parametrize("m, stride, dilation", [(1, (1, 1), (1, 1)), (2, (2, 2), (1, 2)), (1, (1, 3), (2, 1))])
 def test_depthwise_conv2d_float_against_float64_loops(channels, m, stride, dilation):

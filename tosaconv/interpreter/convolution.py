@@ -18,7 +18,7 @@ import numpy as np
 
 from .numeric import as_int64, f32, float_result, in_dtype, out_dtype, wrap
 from .windows import (blas_type, centered, check_window, depthwise_taps, out_size, pad_hw, patches, pointwise_gemm,
-                      rows, window_gemm)
+                      rows, sparse_padding, window_gemm, windows_2d)
 
 # DEPTHWISE_CONV2D: below this many output channels einsum's inner loop (over the channels) is too short, and a
 # pass per tap over rows of OW*C values is faster (3x at 16 channels; einsum wins from about 64); kernels of
@@ -63,10 +63,10 @@ def conv2d(op, args, ctx):
     x, w, bias = args
     a = op.attrs
     oh, ow = _output_hw(x, w.shape[1:3], a)
-    padded = pad_hw(_input(op, x), a.pad)
-    if w.shape[1:3] == (1, 1) and padded.shape[1:3] == (oh, ow):   # a pointwise conv: each pixel is its window
-        return [_finish(op, pointwise_gemm(padded, _weights(op, w)), bias)]
-    view = patches(padded, w.shape[1:3], (oh, ow), a.stride, a.dilation)
+    data = _input(op, x)
+    if w.shape[1:3] == (1, 1) and data.shape[1:3] == (oh, ow) and not any(a.pad):   # pointwise: a pixel is its window
+        return [_finish(op, pointwise_gemm(data, _weights(op, w)), bias)]
+    view = windows_2d(data, w.shape[1:3], (oh, ow), a.stride, a.dilation, a.pad)
     return [_finish(op, window_gemm(view, _weights(op, w)), bias)]
 
 
@@ -89,11 +89,12 @@ def depthwise_conv2d(op, args, ctx):
     a = op.attrs
     kh, kw, c, m = w.shape
     oh, ow = _output_hw(x, (kh, kw), a)
-    padded, weights = pad_hw(_input(op, x), a.pad), _weights(op, w)
-    if c * m < _DEPTHWISE_EINSUM_CHANNELS and kh * kw <= _DEPTHWISE_MAX_TAPS:
-        acc = depthwise_taps(padded, weights, (oh, ow), a.stride, a.dilation)
+    data, weights = _input(op, x), _weights(op, w)
+    if (c * m < _DEPTHWISE_EINSUM_CHANNELS and kh * kw <= _DEPTHWISE_MAX_TAPS
+            and not sparse_padding(data, (kh, kw), (oh, ow), a.pad)):
+        acc = depthwise_taps(pad_hw(data, a.pad), weights, (oh, ow), a.stride, a.dilation)
     else:
-        view = patches(padded, (kh, kw), (oh, ow), a.stride, a.dilation)
+        view = windows_2d(data, (kh, kw), (oh, ow), a.stride, a.dilation, a.pad)
         # one pass over every window (numpy's C loop), instead of one pass per tap
         acc = np.einsum("nhwyxc,yxcm->nhwcm", view, weights)
     return [_finish(op, acc.reshape(x.shape[0], oh, ow, c * m), bias)]

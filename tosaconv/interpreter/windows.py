@@ -75,6 +75,38 @@ def patches(padded: np.ndarray, kernel, out, stride, dilation) -> np.ndarray:
     return as_strided(padded, (n, *out, *kernel, c), strides, writeable=False)
 
 
+def windows_2d(x: np.ndarray, kernel, out_hw, stride, dilation, pad) -> np.ndarray:
+    """``[N, OH, OW, KH, KW, C]``: every window of ``x`` padded by ``pad`` (0 where a tap reads padding).
+
+    Normally :func:`patches` of the padded input (a view). When that padded input would be much larger
+    than the windows themselves (huge pads, strides and dilations, where most of it is never read), the
+    windows are gathered from ``x`` directly instead, so no padded copy is built."""
+    (kh, kw), (oh, ow) = kernel, out_hw
+    n, h, w, c = x.shape
+    if not sparse_padding(x, kernel, out_hw, pad):
+        return patches(pad_hw(x, pad), kernel, out_hw, stride, dilation)
+    rows = _tap_index(oh, kh, stride[0], dilation[0], pad[0])        # [OH, KH]
+    cols = _tap_index(ow, kw, stride[1], dilation[1], pad[2])        # [OW, KW]
+    inside = ((rows >= 0) & (rows < h))[:, None, :, None] & ((cols >= 0) & (cols < w))[None, :, None, :]
+    gathered = x[:, np.clip(rows, 0, h - 1)[:, None, :, None], np.clip(cols, 0, w - 1)[None, :, None, :], :]
+    return np.where(inside[None, ..., None], gathered, x.dtype.type(0))
+
+
+def sparse_padding(x: np.ndarray, kernel, out_hw, pad) -> bool:
+    """True when padding NHWC ``x`` would take over 64 MB and over 4x the elements of its windows."""
+    n, h, w, c = x.shape
+    padded = n * (h + pad[0] + pad[1]) * (w + pad[2] + pad[3]) * c
+    return padded * x.itemsize > _GATHER_ABOVE and padded > 4 * n * math.prod(out_hw) * math.prod(kernel) * c
+
+
+def _tap_index(out: int, k: int, stride: int, dilation: int, before: int) -> np.ndarray:
+    """The input index each tap of each output position reads along one axis (out of range: padding)."""
+    return np.arange(out)[:, None] * stride + np.arange(k)[None, :] * dilation - before
+
+
+_GATHER_ABOVE = 1 << 26     # bytes of padded input above which sparse windows are gathered instead
+
+
 _CHUNK = 1 << 22    # elements of im2col rows copied at once (32 MB of float64)
 
 
