@@ -9,6 +9,7 @@ specification's error bounds (compliance mode). Every test must pass.
     python scripts/positive_tests.py                         # all TOSA 1.0.2 positive tests (slow to generate)
     python scripts/positive_tests.py --operators erf const   # a few operators
     python scripts/positive_tests.py --extension tosa-ext-int4 --operators conv2d
+    python scripts/positive_tests.py --rejudge --operators conv2d   # against a full run's stored results
 
 Generation is cached in ``~/.cache/tosaconv-positive/<operators>-<extensions>``.
 """
@@ -69,6 +70,19 @@ def summary(log: str) -> tuple:
     return counts, failing
 
 
+def _rejudge(args) -> tuple:
+    """Rejudge within the stored full set (or the operators' own set when there is no full one)."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+    from positive_rejudge import rejudge
+    extensions = "-".join(args.extension or ["none"])
+    root = args.cache / f"all-{extensions}"
+    if not (root / "operators").is_dir():
+        root = args.cache / ("-".join(args.operators or ["all"]) + "-" + extensions)
+    if not (root / "operators").is_dir():
+        raise SystemExit(f"no stored tests in {root}: run without --rejudge first")
+    return rejudge(root, args.operators)
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--cache", type=Path, default=DEFAULT_CACHE)
@@ -76,12 +90,18 @@ def main(argv=None) -> int:
     parser.add_argument("--extension", nargs="*", default=[])
     parser.add_argument("-j", "--jobs", type=int, default=1)
     parser.add_argument("--log", type=Path, help="write the runner's full log here")
+    parser.add_argument("--rejudge", action="store_true",
+                        help="judge tosaconv against the reference results an earlier run stored, without "
+                             "running the reference model again (see positive_rejudge.py)")
     args = parser.parse_args(argv)
-    root = generate(args.cache, args.operators, args.extension)
-    log = run(root, args.jobs)
-    if args.log:
-        args.log.write_text(log)
-    counts, failing = summary(log)
+    if args.rejudge:
+        counts, failing = _rejudge(args)
+    else:
+        root = generate(args.cache, args.operators, args.extension)
+        log = run(root, args.jobs)
+        if args.log:
+            args.log.write_text(log)
+        counts, failing = summary(log)
     print("\n".join(failing[:100]))
     total = sum(counts.values())
     print(f"total {total}: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())))

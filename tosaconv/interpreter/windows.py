@@ -75,6 +75,38 @@ def patches(padded: np.ndarray, kernel, out, stride, dilation) -> np.ndarray:
     return as_strided(padded, (n, *out, *kernel, c), strides, writeable=False)
 
 
+def windows_2d(x: np.ndarray, kernel, out_hw, stride, dilation, pad) -> np.ndarray:
+    """``[N, OH, OW, KH, KW, C]``: every window of ``x`` padded by ``pad`` (0 where a tap reads padding).
+
+    Normally :func:`patches` of the padded input (a view). When that padded input would be much larger
+    than the windows themselves (huge pads, strides and dilations, where most of it is never read), the
+    windows are gathered from ``x`` directly instead, so no padded copy is built."""
+    (kh, kw), (oh, ow) = kernel, out_hw
+    n, h, w, c = x.shape
+    if not sparse_padding(x, kernel, out_hw, pad):
+        return patches(pad_hw(x, pad), kernel, out_hw, stride, dilation)
+    rows = _tap_index(oh, kh, stride[0], dilation[0], pad[0])        # [OH, KH]
+    cols = _tap_index(ow, kw, stride[1], dilation[1], pad[2])        # [OW, KW]
+    inside = ((rows >= 0) & (rows < h))[:, None, :, None] & ((cols >= 0) & (cols < w))[None, :, None, :]
+    gathered = x[:, np.clip(rows, 0, h - 1)[:, None, :, None], np.clip(cols, 0, w - 1)[None, :, None, :], :]
+    return np.where(inside[None, ..., None], gathered, x.dtype.type(0))
+
+
+def sparse_padding(x: np.ndarray, kernel, out_hw, pad) -> bool:
+    """True when padding NHWC ``x`` would take over 64 MB and over 4x the elements of its windows."""
+    n, h, w, c = x.shape
+    padded = n * (h + pad[0] + pad[1]) * (w + pad[2] + pad[3]) * c
+    return padded * x.itemsize > _GATHER_ABOVE and padded > 4 * n * math.prod(out_hw) * math.prod(kernel) * c
+
+
+def _tap_index(out: int, k: int, stride: int, dilation: int, before: int) -> np.ndarray:
+    """The input index each tap of each output position reads along one axis (out of range: padding)."""
+    return np.arange(out)[:, None] * stride + np.arange(k)[None, :] * dilation - before
+
+
+_GATHER_ABOVE = 1 << 26     # bytes of padded input above which sparse windows are gathered instead
+
+
 _CHUNK = 1 << 22    # elements of im2col rows copied at once (32 MB of float64)
 
 
@@ -98,6 +130,40 @@ def window_gemm(view: np.ndarray, weights: np.ndarray) -> np.ndarray:
             rows = np.ascontiguousarray(view[b, r:r + block].reshape(-1, depth))
             np.matmul(rows, matrix, out=acc[b, r:r + block].reshape(-1, weights.shape[0]))
     return acc
+
+
+def pointwise_gemm(x: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    """A 1x1 convolution with stride 1 and no padding: ``[N, H, W, C] @ [M, 1, 1, C]^T`` as one BLAS product."""
+    m = weights.shape[0]
+    acc = np.empty((*x.shape[:-1], m), dtype=np.result_type(x, weights))
+    np.matmul(np.ascontiguousarray(rows(x)), weights.reshape(m, -1).T, out=acc.reshape(-1, m))
+    return acc
+
+
+def depthwise_taps(padded: np.ndarray, weights: np.ndarray, out_hw, stride, dilation) -> np.ndarray:
+    """``out[n, y, x, c*M + m] = sum over taps of padded[n, y*sy + ky*dy, x*sx + kx*dx, c] * weights[ky, kx, c, m]``.
+
+    One multiply and one add per tap, each over ``[N, OH, OW*C*M]`` with the weights tiled along a row,
+    so numpy's inner loop runs over a whole output row. Columns are split into ``sx`` phases first
+    (one copy of the input), so each tap reads a contiguous run of every phase's rows.
+    """
+    kh, kw, c, m = weights.shape
+    (oh, ow), (sy, sx), (dy, dx) = out_hw, stride, dilation
+    if m > 1:
+        padded = np.repeat(padded, m, axis=-1)          # input channel c feeds outputs c*M .. c*M + M-1
+    n, hp, cm = padded.shape[0], padded.shape[1], c * m
+    tiled = np.tile(weights.reshape(kh, kw, 1, cm), (1, 1, ow, 1)).reshape(kh, kw, ow * cm)
+    phases: dict = {}
+    acc = np.zeros((n, oh, ow * cm), dtype=np.result_type(padded, weights))
+    product = np.empty_like(acc)
+    for ky, kx, _ in taps(padded, (kh, kw), out_hw, stride, dilation):
+        phase, offset = divmod(kx * dx, sx)[::-1]
+        if phase not in phases:
+            phases[phase] = np.ascontiguousarray(padded[:, :, phase::sx, :]).reshape(n, hp, -1)
+        y0 = ky * dy
+        view = phases[phase][:, y0:y0 + (oh - 1) * sy + 1:sy, offset * cm:(offset + ow) * cm]
+        acc += np.multiply(view, tiled[ky, kx], out=product)
+    return acc.reshape(n, oh, ow, cm)
 
 
 def centered(x: np.ndarray, zp: int, what: str, dtype: DType) -> np.ndarray:

@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from .context import LoweringContext
 
 
-def split_heads(ctx: LoweringContext, x: Value, heads: int, head_size):
+def split_heads(ctx: LoweringContext, x: Value, heads: int, head_size) -> Value:
     """``[B, L, heads*head_size]`` as ``[B, heads, L, head_size]``."""
     b, length, _ = x.type.shape
     return transpose(ctx, reshape(ctx, x, [b, length, heads, head_size]), (0, 2, 1, 3))

@@ -142,7 +142,7 @@ def nd_layout(ctx: LoweringContext, data: Value, idx, batch_dims: int, what: str
     return k, shape[:batch_dims], shape[batch_dims:batch_dims + k], shape[batch_dims + k:]
 
 
-def take(ctx: LoweringContext, x: Value, axis: int, idx):
+def take(ctx: LoweringContext, x: Value, axis: int, idx) -> Value:
     """Rows ``idx`` (1-D INT32, already in range) of ``x`` along ``axis``: one GATHER with the axis in front."""
     perm = (axis,) + tuple(i for i in range(x.type.rank) if i != axis)
     moved = transpose(ctx, x, perm)

@@ -93,7 +93,7 @@ def _same(ctx: LoweringContext, p, ins):
     return ins[0]
 
 
-def _transpose(ctx: LoweringContext, p, ins):
+def _transpose(ctx: LoweringContext, p, ins) -> Value:
     return np.transpose(ins[0], p.attrs.perms)
 
 

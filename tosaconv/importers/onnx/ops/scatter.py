@@ -105,7 +105,7 @@ def convert_scatter_elements(ctx: ImportContext, node: NodeReader) -> Converted:
 converter("Scatter", since=9)(convert_scatter_elements)
 
 
-def _reduce_elements(ctx: ImportContext, data: Value, idx, updates, axis: int, reduction: str):
+def _reduce_elements(ctx: ImportContext, data: Value, idx, updates, axis: int, reduction: str) -> Value:
     """ScatterElements with a reduction: a one-hot mask along ``axis`` (moved last)."""
     rank = data.type.rank
     perm = axis_last(rank, axis)

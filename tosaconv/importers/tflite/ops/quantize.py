@@ -47,10 +47,10 @@ from ..reader import ConvertError
 from ..registry import converter
 
 if TYPE_CHECKING:
+    from ..context import TfliteContext
     from ....ir.graph import Value
     from ....lowering.context import Converted
     from ..node import OpReader
-    from ..context import TfliteContext
 
 _REQUANTIZE = {"INT8": ("INT8", "UINT8", "INT16"), "UINT8": ("INT8", "UINT8", "INT16"), "INT16": ("INT8", "INT16")}
 
@@ -182,7 +182,7 @@ def convert_dequantize(ctx: TfliteContext, node: OpReader) -> Converted:
     return ctx.b.emit(Op.MUL, f, ctx.b.scalar_like(F32(scale(info)), f.type), attrs=A.MulAttrs(0))
 
 
-def _dequantize_at_run_time(ctx, q, info):
+def _dequantize_at_run_time(ctx: TfliteContext, q, info) -> Value:
     """int8/int16 weights kept narrow (:mod:`tosaconv.lowering.weight_casts`): ``(CAST(q) - zp) * scale`` with
     per-channel zero points and scales shaped to broadcast along the quantized dimension. The same float32
     values as :func:`_dequantize_const`: the CAST and SUB are exact, and one float32 product of float32
