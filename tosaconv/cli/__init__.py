@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import importlib
 import sys
+from typing import Any, Sequence
 
 import click
 
@@ -36,7 +37,8 @@ COMMANDS = {
 class TosaconvGroup(click.Group):
     """A group whose ``main`` returns (or exits with) the command's exit code."""
 
-    def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):
+    def main(self, args: Sequence[str] | None = None, prog_name: str | None = None,
+             complete_var: str | None = None, standalone_mode: bool = True, **extra: Any) -> int:
         argv = list(sys.argv[1:] if args is None else args)
         try:
             code = super().main(argv, prog_name, complete_var, standalone_mode=False, **extra)
@@ -49,16 +51,16 @@ class TosaconvGroup(click.Group):
             sys.exit(code)
         return code
 
-    def list_commands(self, ctx) -> list:
+    def list_commands(self, ctx: click.Context) -> list:
         return sorted(COMMANDS)
 
-    def get_command(self, ctx, name: str):
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
         if name not in COMMANDS:
             return None
         module, attr, _ = COMMANDS[name]
         return getattr(importlib.import_module(f"{__name__}.{module}"), attr)
 
-    def format_commands(self, ctx, formatter) -> None:
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         """The command list from :data:`COMMANDS`, without importing a single command."""
         limit = formatter.width - 6 - max(len(name) for name in COMMANDS)
         rows = [(name, click.utils.make_default_short_help(COMMANDS[name][2], limit)) for name in sorted(COMMANDS)]
@@ -78,7 +80,7 @@ def _usage_failure(e: click.ClickException, json_mode: bool) -> int:
 @click.group(cls=TosaconvGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.option("--debug", is_flag=True, envvar="TOSACONV_DEBUG", help="Show tracebacks of internal errors.")
 @click.version_option(None, "--version", package_name="tosaconv", prog_name="tosaconv")
-def cli(debug):
+def cli(debug: bool) -> None:
     """Convert ONNX and TFLite models with dynamic dims to TOSA, and run them.
 
     Exit codes: 0 ok, 1 internal error, 2 usage, 3 model cannot be read or
@@ -87,6 +89,6 @@ def cli(debug):
     """
 
 
-def main(args=None) -> int:
+def main(args: Sequence[str] | None = None) -> int:
     """The console script ``tosaconv``."""
     return cli.main(args, prog_name="tosaconv")

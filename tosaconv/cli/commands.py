@@ -9,6 +9,7 @@ interpreter and writes the inputs and outputs as an ``.npz``. Each accepts
 from __future__ import annotations
 
 import os
+from typing import TYPE_CHECKING
 
 import click
 
@@ -19,6 +20,9 @@ from .formats import emit_file, output_kind
 from .common import FP32_WEIGHTS
 from .common import (DFT, IN_PATH, INT_IO, MODEL_PATH, NPU_FAST, OUT_PATH, Outcome, binding_options, check_outputs,
                      guarded, output_options, target_options)
+
+if TYPE_CHECKING:
+    from .common import Session
 
 _REPORT = click.option("--report", "report_path", type=OUT_PATH, metavar="REPORT.json",
                        help="Write the JSON report here.")
@@ -33,7 +37,7 @@ _REPORT = click.option("--report", "report_path", type=OUT_PATH, metavar="REPORT
 @INT_IO
 @output_options
 @guarded
-def import_(session, model, output, npu_fast, int_io) -> Outcome:
+def import_(session: Session, model: str, output: str, npu_fast: bool, int_io: bool) -> Outcome:
     """Import MODEL and write the symbolic program (symbols, ledger, ops) as text."""
     check_outputs(model, output=output)
     data = ReportData("import", model, sha256_file(model), clock=session.clock)
@@ -63,8 +67,9 @@ def import_(session, model, output, npu_fast, int_io) -> Outcome:
 @INT_IO
 @output_options
 @guarded
-def specialize(session, model, binds, binding_files, input_shapes, inputs_path, output, report_path, profile,
-               level, state_as_io, npu_fast, int_io) -> Outcome:
+def specialize(session: Session, model: str, binds: tuple[str, ...], binding_files: tuple[str, ...],
+               input_shapes: tuple[str, ...], inputs_path: str | None, output: str, report_path: str | None,
+               profile: str | None, level: str | None, state_as_io: bool, npu_fast: bool, int_io: bool) -> Outcome:
     """Bind the symbols of a program or model and write static TOSA 1.0 (.tosa or .mlir)."""
     output_kind(output)
     check_outputs(model, output=output, report=report_path)
@@ -105,8 +110,9 @@ def specialize(session, model, binds, binding_files, input_shapes, inputs_path, 
                    "official reference model checks level 8K).")
 @output_options
 @guarded
-def run(session, file, binds, binding_files, input_shapes, inputs_paths, seed, output, report_path,
-        state_as_io, npu_fast, level) -> Outcome:
+def run(session: Session, file: str, binds: tuple[str, ...], binding_files: tuple[str, ...],
+        input_shapes: tuple[str, ...], inputs_paths: tuple[str, ...], seed: int, output: str,
+        report_path: str | None, state_as_io: bool, npu_fast: bool, level: str | None) -> Outcome:
     """Run FILE (.onnx, .tflite, .tosair or .tosa) with the numpy reference interpreter.
 
     On a symbolic program, symbols are bound from the input arrays' shapes (and
@@ -142,5 +148,5 @@ def run(session, file, binds, binding_files, input_shapes, inputs_paths, seed, o
     return _with_report(session, data, report_path, summary)
 
 
-def _with_report(session, data: ReportData, report_path, summary: str) -> Outcome:
+def _with_report(session: Session, data: ReportData, report_path: str | None, summary: str) -> Outcome:
     return Outcome(steps.write_report(session, data, report_path), summary, warnings=data.warnings())

@@ -13,13 +13,13 @@ from __future__ import annotations
 import functools
 import os
 from dataclasses import dataclass, field
-from typing import Callable, Optional
+from typing import Callable, ContextManager, Optional
 
 import click
 
 from ..diagnostics import EXIT_INTERNAL, EXIT_OK, Diagnostic, TosaconvError, UsageError
 from ..diagnostics.render import Renderer
-from ..fileio import OutputBatch
+from ..fileio import OutputBatch, WrittenFile
 from ..limits import DEFAULT_MAX_TENSOR_BYTES, tensor_budget
 from ..report import StageClock
 from . import EXIT_INTERRUPTED
@@ -54,20 +54,20 @@ class Session:
         self.batch = OutputBatch()
         self.progress = None
 
-    def stage(self, name: str, label: str):
+    def stage(self, name: str, label: str) -> ContextManager[None]:
         """Time the stage ``name`` and show ``label`` in the progress display."""
         if self.progress is not None:
             self.progress.update(label)
         return self.clock.measure(name)
 
-    def write(self, path: str, data: bytes, kind: str):
+    def write(self, path: str, data: bytes, kind: str) -> WrittenFile:
         """Stage one output file; it appears under ``path`` only if the command succeeds."""
         try:
             return self.batch.stage(path, data, kind)
         except OSError as e:
             raise _write_error(path, kind, e) from None
 
-    def commit(self):
+    def commit(self) -> None:
         """Move every staged output into place."""
         try:
             self.batch.commit()
@@ -80,7 +80,7 @@ def _write_error(path: str, kind: str, e: OSError) -> UsageError:
                           hint="check that the output directory exists and is writable")
 
 
-def output_options(fn):
+def output_options(fn: Callable) -> Callable:
     """``--json``, ``-q`` and ``--debug``, accepted by every command."""
     fn = click.option("--debug", is_flag=True, envvar="TOSACONV_DEBUG",
                       help="Show the Python traceback of internal errors.")(fn)
@@ -92,7 +92,7 @@ def output_options(fn):
                         help="Print exactly one JSON document on stdout (errors included) and nothing else.")(fn)
 
 
-def binding_options(fn):
+def binding_options(fn: Callable) -> Callable:
     """The three explicit binding sources (``--inputs`` is declared by each command)."""
     fn = click.option("--input-shape", "input_shapes", multiple=True, metavar="INPUT=D0,D1,...",
                       help="Solve symbols from a whole input shape, e.g. input_ids=2,16. Repeatable.")(fn)
@@ -108,7 +108,7 @@ NPU_FAST = click.option("--npu-fast", is_flag=True,
                              "differ from LiteRT by 1 in the last place.")
 
 
-def _set_dft(ctx, param, value):
+def _set_dft(ctx: click.Context, param: click.Parameter, value: str) -> str:
     from ..lowering.dft import set_dft_mode  # noqa: PLC0415 (the option only matters when a model is imported)
     set_dft_mode(value)
     return value
@@ -121,7 +121,7 @@ DFT = click.option("--dft", type=click.Choice(["auto", "fft", "matmul"]), defaul
                         "(plain PRO-FP), auto = fft where the length is a power of two.")
 
 
-def _set_fp32_weights(ctx, param, value):
+def _set_fp32_weights(ctx: click.Context, param: click.Parameter, value: bool) -> bool:
     from ..lowering.weight_casts import fp32_weights  # noqa: PLC0415 (only matters when a model is imported)
     ctx.with_resource(fp32_weights(value))   # for this command only (a later in-process call is unaffected)
     return value
@@ -191,7 +191,7 @@ def internal_diagnostic(e: BaseException) -> Diagnostic:
     return Diagnostic("E-INTERNAL", message, notes=tuple(getattr(e, "__notes__", ())))
 
 
-def check_outputs(model: str, **outputs):
+def check_outputs(model: str, **outputs: str | None) -> None:
     """Output paths must differ from each other and from the model they are made from."""
     seen = {os.path.abspath(model): "the model"}
     for option, path in outputs.items():
@@ -204,7 +204,7 @@ def check_outputs(model: str, **outputs):
         seen[key] = f"--{option.replace('_', '-')}"
 
 
-def target_options(fn):
+def target_options(fn: Callable) -> Callable:
     """``--profile`` and ``--level``: what the TOSA target implements (checked on the static program)."""
     fn = click.option("--level", type=click.Choice(["none", "8k"]), default="none", show_default=True,
                       help="Fail (exit 3) when an op breaks a limit of this TOSA level. The report states "

@@ -9,6 +9,7 @@ them were produced.
 from __future__ import annotations
 
 import os
+from typing import TYPE_CHECKING
 
 import click
 
@@ -21,6 +22,10 @@ from .formats import emit_file, output_kind
 from .common import FP32_WEIGHTS
 from .common import (DFT, IN_PATH, INT_IO, MODEL_PATH, NPU_FAST, OUT_PATH, Outcome, binding_options, check_outputs,
                      guarded, output_options, target_options)
+
+if TYPE_CHECKING:
+    from ..bindings import BindingSources
+    from .common import Session
 
 HELP = """Convert MODEL (.onnx, .tflite, .tosair or .tosa) to TOSA: a .tosa flatbuffer or .mlir.
 
@@ -76,9 +81,11 @@ written atomically, and only if every step succeeded.
 @INT_IO
 @output_options
 @guarded
-def convert(session, model, output, binds, binding_files, input_shapes, ir_path, do_run, inputs_path,
-            outputs_path, seed, report_path, profile, level, state_as_io, npu_fast, int_io,
-            bind_grid=(), jobs=1, depfile=None, keep_symbols=False) -> Outcome:
+def convert(session: Session, model: str, output: str, binds: tuple[str, ...], binding_files: tuple[str, ...],
+            input_shapes: tuple[str, ...], ir_path: str | None, do_run: bool, inputs_path: str | None,
+            outputs_path: str | None, seed: int, report_path: str | None, profile: str | None, level: str | None,
+            state_as_io: bool, npu_fast: bool, int_io: bool, bind_grid: tuple[str, ...] = (), jobs: int = 1,
+            depfile: str | None = None, keep_symbols: bool = False) -> Outcome:
     if keep_symbols:
         _check_keep_symbols(bind_grid, do_run or outputs_path, state_as_io)
     if bind_grid:
@@ -113,7 +120,7 @@ def convert(session, model, output, binds, binding_files, input_shapes, ir_path,
     return _finish(session, data, files, report_path, output, deps)
 
 
-def _check_keep_symbols(bind_grid, runs, state_as_io) -> None:
+def _check_keep_symbols(bind_grid: tuple[str, ...], runs: bool | str | None, state_as_io: bool) -> None:
     """--keep-symbols writes one symbolic file; options that need a static program do not combine with it."""
     clash = [name for name, used in (("--bind-grid", bind_grid), ("--run/--outputs", runs),
                                      ("--state-as-io", state_as_io)) if used]
@@ -122,14 +129,15 @@ def _check_keep_symbols(bind_grid, runs, state_as_io) -> None:
                              hint="run the symbolic .tosa with 'tosaconv run OUT.tosa --inputs IN.npz'")
 
 
-def _run(session, data: ReportData, sources, seed: int, npz_path: str, state: dict) -> bytes:
+def _run(session: Session, data: ReportData, sources: BindingSources, seed: int, npz_path: str, state: dict) -> bytes:
     inputs, origin = steps.pick_inputs(data.graph, data.bindings, sources, seed, state)
     outputs = steps.run(session, data.static, inputs)
     data.run = run_section(inputs, outputs, origin, npz_path)
     return npz_bytes(steps.npz_arrays(inputs, outputs))
 
 
-def _finish(session, data: ReportData, files: dict, report_path, output: str, deps=None) -> Outcome:
+def _finish(session: Session, data: ReportData, files: dict, report_path: str | None, output: str,
+            deps: list[str] | None = None) -> Outcome:
     """Stage every output (the report last, so it can list the others) and summarize."""
     data.histogram = steps.histogram(data.graph)
     data.written = [session.write(path, blob, kind) for path, (blob, kind) in files.items()]
@@ -144,9 +152,11 @@ def _finish(session, data: ReportData, files: dict, report_path, output: str, de
     return Outcome(doc, summary, warnings=data.warnings())
 
 
-def _convert_grid(session, model, template, bind_grid, jobs, depfile, binds, binding_files, input_shapes,
-                  inputs_path, ir_path, report_path, profile, level, state_as_io, npu_fast, int_io,
-                  wants_run) -> Outcome:
+def _convert_grid(session: Session, model: str, template: str, bind_grid: tuple[str, ...], jobs: int,
+                  depfile: str | None, binds: tuple[str, ...], binding_files: tuple[str, ...],
+                  input_shapes: tuple[str, ...], inputs_path: str | None, ir_path: str | None,
+                  report_path: str | None, profile: str | None, level: str | None, state_as_io: bool,
+                  npu_fast: bool, int_io: bool, wants_run: bool) -> Outcome:
     """``--bind-grid``: see :mod:`tosaconv.cli.grid`."""
     from .grid import GridJob, convert_grid
     if wants_run:

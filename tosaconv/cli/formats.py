@@ -12,9 +12,14 @@ yields a file in a format nobody asked for. The symbolic program as text
 from __future__ import annotations
 
 import os
+from typing import TYPE_CHECKING
 
 from .. import api
 from ..diagnostics import UsageError
+
+if TYPE_CHECKING:
+    from ..ir.graph import Graph
+    from .common import Session
 
 FORMATS = {".tosa": "tosa", ".mlir": "mlir"}   # suffix -> report "kind"
 _DESCRIPTIONS = {".tosa": "TOSA 1.0 flatbuffer", ".mlir": "TOSA MLIR text"}
@@ -32,12 +37,12 @@ def output_kind(path: str, option: str = "-o") -> str:
                               "written by --ir OUT.tosair)")
 
 
-def emit_bytes(static, path: str) -> bytes:
+def emit_bytes(static: Graph, path: str) -> bytes:
     """The static program in the format of ``path``'s suffix."""
     return api.emit_mlir(static) if output_kind(path) == "mlir" else api.emit(static)
 
 
-def emit_file(session, static, path: str) -> tuple:
+def emit_file(session: Session, static: Graph, path: str) -> tuple:
     """``(bytes, kind)`` of the static program for ``path``, timed as the session's emit stage (a
     ``.tosa``'s large constants are streamed into the file as it is written, not copied first)."""
     kind = output_kind(path)

@@ -22,14 +22,21 @@ import os
 import re
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Iterable
 
 from .. import api
-from ..bindings import Binding, BindingSources, _check_symbol, collect, parse_bind
+from ..bindings import Binding, BindingSet, BindingSources, _check_symbol, collect, parse_bind
 from ..diagnostics import EXIT_INTERNAL, EXIT_OK, TosaconvError, UsageError
 from ..report import REPORT_SCHEMA_VERSION, StageClock, dumps, tool_version
 from . import steps
 from .formats import emit_bytes, output_kind
 from .common import Outcome, check_outputs, internal_diagnostic
+
+if TYPE_CHECKING:
+    from ..diagnostics.render import Renderer
+    from ..fileio import WrittenFile
+    from ..ir.graph import Graph
+    from .common import Session
 
 GRID_OPTION = "--bind-grid"
 
@@ -58,7 +65,7 @@ class VariantResult:
     op_count: int = 0
 
 
-def parse_grid(texts) -> dict:
+def parse_grid(texts: Iterable[str]) -> dict:
     """``NAME=V1,V2,...`` per ``--bind-grid`` → {name: [sizes]}; malformed, repeated or empty is exit 2."""
     grid: dict = {}
     for text in texts:
@@ -75,7 +82,7 @@ def parse_grid(texts) -> dict:
     return grid
 
 
-def variants(grid: dict, template: str, binds) -> list:
+def variants(grid: dict, template: str, binds: tuple[str, ...]) -> list:
     """Every combination of ``grid``, each with ``template`` filled in; exit 2 when the template lacks a
     grid symbol (variants would overwrite each other) or a symbol is both fixed and in the grid."""
     fixed = {parse_bind(b).name for b in binds}
@@ -99,7 +106,8 @@ def _fill(template: str, values: dict) -> str:
     return pattern.sub(lambda m: str(values[m.group(0)[1:-1]]), template)
 
 
-def convert_variant(graph, variant: Variant, sources: BindingSources, profile, level) -> VariantResult:
+def convert_variant(graph: Graph, variant: Variant, sources: BindingSources, profile: str | None,
+                    level: str | None) -> VariantResult:
     """Bind, specialize, check and emit one variant; any failure is recorded in the result."""
     result = VariantResult(variant)
     clock = StageClock()
@@ -124,7 +132,7 @@ def convert_variant(graph, variant: Variant, sources: BindingSources, profile, l
     return result
 
 
-def _variant_bindings(graph, variant: Variant, sources: BindingSources):
+def _variant_bindings(graph: Graph, variant: Variant, sources: BindingSources) -> BindingSet:
     grid_binds = tuple(f"{n}={v}" for n, v in variant.values.items())
     bindings = collect(graph, replace(sources, binds=sources.binds + grid_binds), steps.solve_input)
     for name, value in variant.values.items():
@@ -137,7 +145,8 @@ def _variant_bindings(graph, variant: Variant, sources: BindingSources):
 _WORKER: dict = {}
 
 
-def _init_worker(graph, model: str, load_options: dict, sources, profile, level) -> None:
+def _init_worker(graph: Graph, model: str, load_options: dict, sources: BindingSources, profile: str | None,
+                 level: str | None) -> None:
     if graph is None:   # no fork: this process loads the model itself
         graph = api.load(model, npu_fast=load_options["npu_fast"], int_io=load_options["int_io"],
                          quantize_weights=load_options.get("profile") == "int")
@@ -149,8 +158,8 @@ def _worker_variant(variant: Variant) -> VariantResult:
     return convert_variant(w["graph"], variant, w["sources"], w["profile"], w["level"])
 
 
-def run_all(graph, todo: list, sources: BindingSources, profile, level, jobs: int, model: str,
-            load_options: dict) -> list:
+def run_all(graph: Graph, todo: list, sources: BindingSources, profile: str | None, level: str | None, jobs: int,
+            model: str, load_options: dict) -> list:
     """Every variant's result, in ``todo``'s order; ``jobs`` > 1 spreads them over processes."""
     if jobs <= 1 or len(todo) <= 1:
         return [convert_variant(graph, v, sources, profile, level) for v in todo]
@@ -162,12 +171,12 @@ def run_all(graph, todo: list, sources: BindingSources, profile, level, jobs: in
         return list(pool.map(_worker_variant, todo))
 
 
-def worst(codes) -> int:
+def worst(codes: Iterable[int]) -> int:
     """The exit code of the whole grid: an internal error first, then the highest code."""
     return max(codes, key=lambda c: (c == EXIT_INTERNAL, c), default=EXIT_OK)
 
 
-def variant_entry(r: VariantResult, written) -> dict:
+def variant_entry(r: VariantResult, written: WrittenFile | None) -> dict:
     """One variant in the report."""
     return {"bindings": r.bindings, "grid": r.variant.values, "output": r.variant.output,
             "status": "ok" if r.exit_code == EXIT_OK else "failed", "exit_code": r.exit_code,
@@ -198,7 +207,7 @@ class GridJob:
     load_options: dict = field(default_factory=dict)
 
 
-def convert_grid(session, job: GridJob, model_sha256: str) -> Outcome:
+def convert_grid(session: Session, job: GridJob, model_sha256: str) -> Outcome:
     """Load once, convert every variant, stage what succeeded; the Outcome carries the worst exit code."""
     output_kind(job.template)
     todo = variants(parse_grid(job.grid), job.template, job.sources.binds)
@@ -226,7 +235,8 @@ def convert_grid(session, job: GridJob, model_sha256: str) -> Outcome:
     return Outcome(doc, show=lambda renderer: _show(renderer, results, doc, job), exit_code=code)
 
 
-def _document(session, job: GridJob, sha: str, graph, entries: list, written: list, code: int) -> dict:
+def _document(session: Session, job: GridJob, sha: str, graph: Graph, entries: list, written: list,
+              code: int) -> dict:
     return {"ok": code == EXIT_OK, "exit_code": code, "schema_version": REPORT_SCHEMA_VERSION,
             "tool": {"name": "tosaconv", "version": tool_version()}, "command": "convert",
             "model": {"path": job.model, "sha256": sha, "source": getattr(graph, "source", "") or ""},
@@ -238,7 +248,7 @@ def _document(session, job: GridJob, sha: str, graph, entries: list, written: li
                         "total_seconds": round(session.clock.total(), 6)}}
 
 
-def _write_side_files(session, job: GridJob, doc: dict, written: list) -> None:
+def _write_side_files(session: Session, job: GridJob, doc: dict, written: list) -> None:
     """The report, then the depfile naming every output (the report and the depfile itself included, so a
     Makefile whose rule makes the depfile reruns when any input changes)."""
     targets = [w.path for w in written]
@@ -251,7 +261,7 @@ def _write_side_files(session, job: GridJob, doc: dict, written: list) -> None:
         session.write(job.depfile, depfile_text(targets + [job.depfile], deps).encode("utf-8"), "depfile")
 
 
-def _show(renderer, results: list, doc: dict, job: GridJob) -> None:
+def _show(renderer: Renderer, results: list, doc: dict, job: GridJob) -> None:
     """Each failed variant's diagnostics on stderr, then one summary line."""
     failed = [r for r in results if r.exit_code != EXIT_OK]
     for r in failed:

@@ -10,11 +10,15 @@ importers convert.
 from __future__ import annotations
 
 import click
+from typing import TYPE_CHECKING
 
 from .. import api
 from ..diagnostics.render import show_inspect, show_ops
 from . import steps
 from .common import INT_IO, MODEL_PATH, Outcome, guarded, output_options
+
+if TYPE_CHECKING:
+    from .common import Session
 
 
 @click.command("inspect")
@@ -22,7 +26,7 @@ from .common import INT_IO, MODEL_PATH, Outcome, guarded, output_options
 @INT_IO
 @output_options
 @guarded
-def inspect(session, file, int_io) -> Outcome:
+def inspect(session: Session, file: str, int_io: bool) -> Outcome:
     """Show FILE's inputs and outputs (with the scale and zero point of quantized ones), symbols,
     constraint ledger and op histogram, and the TOSA profiles, extensions and level 8K fit it needs
     (exact when FILE needs no bindings); with --int-io, as convert --int-io would import it."""
@@ -37,7 +41,7 @@ def inspect(session, file, int_io) -> Outcome:
 @click.command("ops")
 @output_options
 @guarded
-def ops(session) -> Outcome:
+def ops(session: Session) -> Outcome:
     """List the ONNX ops tosaconv converts (with the model opsets and op versions each covers) and the
     TFLite builtin ops (with the forms, float and quantized, each converts) and custom ops."""
     rows, tflite_rows, custom = supported_ops(), supported_tflite_ops(), supported_tflite_custom_ops()

@@ -13,7 +13,7 @@ the carried state (the initial values, then what the previous step left).
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Iterable
 
 import click
 import numpy as np
@@ -21,13 +21,16 @@ import numpy as np
 from .. import api
 from ..bindings import BindingSet, BindingSources, collect
 from ..diagnostics import Diagnostic, ShapeError
-from ..fileio import load_npz, sha256_file
+from ..fileio import Expect, load_npz, sha256_file
 from ..io_dtypes import to_model, to_program
 from ..passes.state_as_io import carry_in, state_pairs
 from ..report import ReportData, dumps
 
 if TYPE_CHECKING:
+    from ..emit.symbolic import SymbolicTosa
     from ..ir.graph import Graph
+    from ..ir.types import TensorType
+    from .common import Session
 
 INPUT_PREFIX = "input:"
 STEP_PREFIX = "step{}/"   # arrays of step k of a several-step run
@@ -39,18 +42,20 @@ STATE_AS_IO = click.option(
          "consumer without the variable extension (e.g. Vela) runs the model while the host carries the state.")
 
 
-def load_model(session, path: str, npu_fast: bool = False, int_io: bool = False, profile=None):
+def load_model(session: Session, path: str, npu_fast: bool = False, int_io: bool = False,
+               profile: str | None = None) -> Graph:
     with session.stage("load", f"loading {os.path.basename(path)}"):
         return api.load(path, npu_fast=npu_fast, int_io=int_io, quantize_weights=profile == "int")
 
 
-def state_as_io(session, graph) -> dict:
+def state_as_io(session: Session, graph: Graph) -> dict:
     """``api.state_as_io``: the program's variables become I/O; returns the initial state."""
     with session.stage("state-as-io", "carrying the state as inputs and outputs"):
         return api.state_as_io(graph)
 
 
-def binding_sources(binds, binding_files, input_shapes, inputs_path, graph=None) -> BindingSources:
+def binding_sources(binds: tuple[str, ...], binding_files: tuple[str, ...], input_shapes: tuple[str, ...],
+                    inputs_path: str | None, graph: Graph=None) -> BindingSources:
     expect = _header_check(graph, inputs_path) if graph is not None else None
     arrays = load_npz(inputs_path, expect) if inputs_path else {}
     return BindingSources(tuple(binds), tuple(binding_files), tuple(input_shapes), arrays, inputs_path or "")
@@ -59,7 +64,7 @@ def binding_sources(binds, binding_files, input_shapes, inputs_path, graph=None)
 _KIND_GROUPS = {"b": "bool", "i": "integer", "u": "integer", "f": "float"}
 
 
-def _header_check(graph: Graph, path: str):
+def _header_check(graph: Graph, path: str) -> Expect:
     """A check of each ``.npz`` member header against the model input of its name, run before the
     data is read: same rank, static dims equal, a symbolic dim the same value wherever it appears,
     and the same kind of element type (bool, integer, float)."""
@@ -79,7 +84,7 @@ def _header_check(graph: Graph, path: str):
     return expect
 
 
-def _header_mismatch(t, shape: tuple, dtype: np.dtype, seen: dict) -> str:
+def _header_mismatch(t: TensorType, shape: tuple, dtype: np.dtype, seen: dict) -> str:
     if len(shape) != len(t.shape):
         return f"rank {len(shape)} is not the model's rank {len(t.shape)}"
     for axis, (got, want) in enumerate(zip(shape, t.shape)):
@@ -94,42 +99,42 @@ def _header_mismatch(t, shape: tuple, dtype: np.dtype, seen: dict) -> str:
     return ""
 
 
-def bind(session, graph, sources: BindingSources) -> BindingSet:
+def bind(session: Session, graph: Graph, sources: BindingSources) -> BindingSet:
     with session.stage("bindings", "collecting bindings"):
         return collect(graph, sources, solve_input)
 
 
-def solve_input(graph, shapes: dict) -> dict:
+def solve_input(graph: Graph, shapes: dict) -> dict:
     """``api.solve_bindings`` for the inputs whose shapes were given."""
     return api.solve_bindings(graph, shapes)
 
 
-def specialize(session, graph, bindings: BindingSet):
+def specialize(session: Session, graph: Graph, bindings: BindingSet) -> Graph:
     with session.stage("specialize", "specializing"):
         return api.specialize(graph, bindings.values())
 
 
-def keep_symbols(session, graph, bindings: BindingSet):
+def keep_symbols(session: Session, graph: Graph, bindings: BindingSet) -> Graph:
     with session.stage("specialize", "specializing (keeping open symbols)"):
         return api.keep_symbols(graph, bindings.values())
 
 
-def emit_symbolic(session, program, bindings: BindingSet, kind: str = "tosa"):
+def emit_symbolic(session: Session, program: Graph, bindings: BindingSet, kind: str = "tosa") -> SymbolicTosa:
     with session.stage("emit", "writing TOSA 1.1 draft (EXT-SHAPE)"):
         return api.emit_symbolic(program, bindings.values(), kind)
 
 
-def emit(session, static) -> bytes:
+def emit(session: Session, static: Graph) -> bytes:
     with session.stage("emit", "writing TOSA"):
         return api.emit(static)
 
 
-def print_ir(session, graph) -> str:
+def print_ir(session: Session, graph: Graph) -> str:
     with session.stage("print-ir", "printing IR"):
         return api.print_ir(graph)
 
 
-def histogram(graph) -> dict:
+def histogram(graph: Graph) -> dict:
     """Source op type → {TOSA op → count}, as ``inspect`` shows it."""
     return api.describe(graph)["histogram"]
 
@@ -165,7 +170,7 @@ def _missing_input(sources: BindingSources, name: str, names: list, is_state: bo
                       notes=notes, hint=hint)
 
 
-def _require_bound(graph: Graph, values: dict):
+def _require_bound(graph: Graph, values: dict) -> None:
     """Random inputs need every input symbol bound (api.random_inputs does not check)."""
     unbound = sorted({s for v in graph.inputs for s in v.type.symbols()} - set(values))
     if unbound:
@@ -180,7 +185,8 @@ def _origin(graph: Graph, name: str) -> str:
     return info.origin if info is not None else "the program"
 
 
-def run(session, graph, inputs: dict, bindings: dict | None = None, state: dict | None = None) -> dict:
+def run(session: Session, graph: Graph, inputs: dict, bindings: dict | None = None,
+        state: dict | None = None) -> dict:
     with session.stage("run", "running the reference interpreter"):   # arrays in the model's dtypes
         return to_model(graph, api.run(graph, to_program(graph, inputs), bindings or None, state))
 
@@ -208,7 +214,7 @@ def npz_arrays(inputs: dict, outputs: dict) -> dict:
     return arrays
 
 
-def _same_array(a, b) -> bool:
+def _same_array(a: np.ndarray, b: np.ndarray) -> bool:
     a, b = np.asarray(a), np.asarray(b)
     return a.shape == b.shape and a.dtype == b.dtype and np.array_equal(a, b, equal_nan=a.dtype.kind in "fc")
 
@@ -220,7 +226,7 @@ def bindings_text(bindings: BindingSet) -> str:
     return f"{len(bindings)} symbol{'s' if len(bindings) != 1 else ''} bound ({listed})"
 
 
-def names_text(names, word: str, limit: int = 4) -> str:
+def names_text(names: Iterable[str], word: str, limit: int = 4) -> str:
     """``2 outputs (y, z)``; only the count when there are more than ``limit``."""
     names = list(names)
     listed = f" ({', '.join(names)})" if 0 < len(names) <= limit else ""
@@ -231,7 +237,7 @@ def plural(n: int, word: str) -> str:
     return f"{n} {word}{'' if n == 1 else 's'}"
 
 
-def check_target(session, static, profile, level):
+def check_target(session: Session, static: Graph, profile: str | None, level: str | None) -> None:
     """``--profile`` and ``--level`` on the static program (exit 3 with every op at fault); a timed
     stage only when either was given."""
     if profile is None and level in (None, "none"):
@@ -241,7 +247,7 @@ def check_target(session, static, profile, level):
         api.check_level(static, level)
 
 
-def write_report(session, data: ReportData, report_path) -> dict:
+def write_report(session: Session, data: ReportData, report_path: str | None) -> dict:
     """The report document, staged at ``report_path`` when one is given (call it after the other outputs,
     so the report lists them). Without ``--report`` or ``--json`` nobody reads it, so it is not built."""
     if not report_path and not session.renderer.json_mode:
