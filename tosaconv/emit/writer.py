@@ -35,14 +35,16 @@ from .tensor_data import le_array, to_le_bytes
 from .tensor_names import assign_names, assign_region_names
 
 if TYPE_CHECKING:
-    from ..ir.graph import Graph, Value
+    from ..ir.graph import Graph, Operation, Value
+    from .fbwrite import FlatPieces
+    from .params import Param
 
 
 _STATE_OPS = frozenset(variables.STATE_OPS)
 
 
 @fewer_collections
-def write_tosa(graph, stream: bool = False) -> bytes:
+def write_tosa(graph: Graph, stream: bool = False) -> bytes | FlatPieces:
     """The ``.tosa`` bytes of a static graph (raises :class:`EmitError` naming the offending op).
     ``stream``: large constants are not copied; the bytes may come as :class:`~.fbwrite.FlatPieces`
     (``len``, iteration, ``tobytes``), which :mod:`tosaconv.fileio` writes out part by part."""
@@ -52,7 +54,7 @@ def write_tosa(graph, stream: bool = False) -> bytes:
     return serialize(block, stream=stream)
 
 
-def to_records(graph) -> BlockRecord:
+def to_records(graph: Graph) -> BlockRecord:
     """The block records of a static graph, as :func:`write_tosa` serializes them (the MLIR writer's input)."""
     return _Lowering(graph).run()
 
@@ -64,7 +66,7 @@ def location_text(loc: Location) -> str:
 
 
 class _Lowering:
-    def __init__(self, graph: Graph, parent=None, region_name: str = "main"):
+    def __init__(self, graph: Graph, parent: _Lowering | None = None, region_name: str = "main") -> None:
         self.graph = graph
         self.block = BlockRecord(name=region_name)
         if parent is None:
@@ -88,7 +90,7 @@ class _Lowering:
         self.block.outputs = list(self.out_names)
         return self.block
 
-    def _inputs(self):
+    def _inputs(self) -> None:
         # A symbolic input is reported at its first user, which has a source location.
         users = self.graph.users()
         for v in self.graph.inputs:
@@ -98,7 +100,7 @@ class _Lowering:
             self.defined.add(v)
         self.block.inputs = [self.names[v] for v in self.graph.inputs]
 
-    def _lower(self, op):
+    def _lower(self, op: Operation) -> None:
         if op.op.tosa is None:
             raise EmitError(f"cannot emit {op.op.name}: it is a shape-helper or data-dependent op with no "
                             f"TOSA counterpart; specialize the graph so it folds away first", op.location)
@@ -122,13 +124,13 @@ class _Lowering:
             raise EmitError(f"cannot emit {op.op.name}: {e}", op.location) from None
         self.defined.update(op.results)
 
-    def _operand(self, op, v) -> TensorType:
+    def _operand(self, op: Operation, v: Value) -> TensorType:
         if v not in self.defined:
             raise EmitError(f"cannot emit {op.op.name}: operand '{v.name}' is not defined before it",
                             op.location)
         return self._type(v, f"operand '{v.name}' of {op.op.name}", op.location)
 
-    def _const(self, op, out: TensorType):
+    def _const(self, op: Operation, out: TensorType) -> None:
         name = self.names[op.result]
         values = np.asarray(op.attrs.values)
         if values.size != math.prod(out.shape):
@@ -141,7 +143,7 @@ class _Lowering:
         self._add_tensor(name, out, le_array(values, out.dtype))
         self._add_op("CONST", {}, [], [name], location_text(op.location))
 
-    def _op(self, op, ins: list, out: TensorType):
+    def _op(self, op: Operation, ins: list[TensorType], out: TensorType) -> None:
         codec = CODECS.get(op.op.tosa)
         if codec is None:
             raise ValueError("the emitter has no encoder for it")
@@ -154,7 +156,7 @@ class _Lowering:
             self._add_tensor(name, out if r is op.results[0] else self._type(r, "result", op.location))
         self._add_op(op.op.tosa, fields, inputs, outs, location_text(op.location))
 
-    def _region_op(self, op):
+    def _region_op(self, op: Operation) -> None:
         """COND_IF / WHILE_LOOP: each region becomes a region of the file, named in the attribute."""
         outs = [self.names[r] for r in op.results]
         graph_names = {}
@@ -167,15 +169,15 @@ class _Lowering:
         self._add_op(op.op.tosa, graph_names, self._region_operands(op), outs, location_text(op.location))
         self.defined.update(op.results)
 
-    def _region_operands(self, op) -> list:
+    def _region_operands(self, op: Operation) -> list[str]:
         """The tensor names a COND_IF / WHILE_LOOP passes to its regions."""
         return [self.names[v] for v in op.operands]
 
-    def _region(self, region, name: str) -> "_Lowering":
+    def _region(self, region: Graph, name: str) -> "_Lowering":
         """The lowering of one region of a COND_IF / WHILE_LOOP (the symbolic writer keeps its symbols)."""
         return _Lowering(region, self, name)
 
-    def _param(self, owner: str, param, location) -> str:
+    def _param(self, owner: str, param: Param, location: Location) -> str:
         name = self.names.fresh(f"{owner}/{param.role}")
         text = location_text(location)
         if param.dtype is None:
@@ -188,23 +190,23 @@ class _Lowering:
             self._add_op("CONST", {}, [], [name], text)
         return name
 
-    def _identity(self, value: Value, out_name: str):
+    def _identity(self, value: Value, out_name: str) -> None:
         self._add_tensor(out_name, value.type)
         text = f"IDENTITY '{out_name}'"
         self._add_op("IDENTITY", {}, [self.names[value]], [out_name], text)
 
-    def _type(self, value, what: str, location) -> TensorType:
+    def _type(self, value: Value, what: str, location: Location) -> TensorType:
         """The value's type as written (static here; the symbolic writer keeps open dims as -1)."""
         return _static_type(value, what, location)
 
-    def _add_tensor(self, name: str, type_: TensorType, data=None):
+    def _add_tensor(self, name: str, type_: TensorType, data: np.ndarray | None = None) -> None:
         self.block.tensors.append(TensorRecord(name, type_.shape, type_.dtype, data))
 
-    def _add_op(self, op: str, fields: dict, inputs: list, outputs: list, location: str):
+    def _add_op(self, op: str, fields: dict, inputs: list[str], outputs: list[str], location: str) -> None:
         self.block.ops.append(OpRecord(op, fields, inputs, outputs, location))
 
 
-def _static_type(value: Value, what: str, location) -> TensorType:
+def _static_type(value: Value, what: str, location: Location) -> TensorType:
     t = value.type
     if not isinstance(t, TensorType):
         raise EmitError(f"{what} is an Index value ({t}); helper ops must fold away before emission",
