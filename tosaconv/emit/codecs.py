@@ -105,7 +105,8 @@ def _encode_bound(value: float, dtype: DType, role: str) -> bytes:
     if not dtype.is_float and not float(value).is_integer():
         raise ValueError(f"CLAMP {role} {value} is not an integer but the input is {dtype.name}")
     arr = np.array([value], dtype=np.float64 if dtype.is_float else np.int64)
-    return to_le_bytes(arr, dtype).tobytes()
+    with np.errstate(over="ignore"):   # a float bound beyond the type's range is its infinity (IEEE rounding)
+        return to_le_bytes(arr, dtype).tobytes()
 
 
 def _bound_value(data: object, dtype: DType, role: str) -> float | int:
