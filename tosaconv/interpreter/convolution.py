@@ -31,7 +31,6 @@ _DEPTHWISE_MAX_TAPS = 64
 if TYPE_CHECKING:
     from ..ir.attrs import Conv2dAttrs, TransposeConv2dAttrs
     from ..ir.graph import Operation
-    from ..symbolic.expr import Dim
     from .registry import Arrays, KernelContext
 
 def _finish(op: Operation, acc: np.ndarray, bias: np.ndarray) -> np.ndarray:
@@ -132,7 +131,7 @@ def _check_transpose(a: TransposeConv2dAttrs, kh: int, kw: int) -> None:
                          f"got stride={list(a.stride)}, out_pad={list(a.out_pad)}, kernel={[kh, kw]}")
 
 
-def _apply_out_pad(full: np.ndarray, out_pad: Sequence[Dim]) -> np.ndarray:
+def _apply_out_pad(full: np.ndarray, out_pad: Sequence[int]) -> np.ndarray:
     """Output row ``oy`` is full-buffer row ``oy - top``: pad with zeros where out_pad > 0, crop where < 0."""
     top, bottom, left, right = (int(p) for p in out_pad)
     full = full[:, max(-top, 0):full.shape[1] - max(-bottom, 0), max(-left, 0):full.shape[2] - max(-right, 0)]
