@@ -64,7 +64,8 @@ def _attrs(spec: ResizeSpec, mode: str, axis: Axis, dtype: DType) -> A.InterpMat
 
 
 def _weights(ctx: LoweringContext, spec: ResizeSpec, mode: str, axis: Axis,
-             roi: Optional[tuple[np.floating, np.floating]], dtype: DType, index: int) -> Optional[tuple[Value, Optional[np.ndarray]]]:
+             roi: Optional[tuple[np.floating, np.floating]], dtype: DType,
+             index: int) -> Optional[tuple[Value, Optional[np.ndarray]]]:
     """(the ``[1, in, out]`` weight value, the extrapolation row values or None), or None for an identity."""
     whole = roi is None or (float(roi[0]) == 0 and float(roi[1]) == 1)
     if whole and same(axis.size, axis.out) and (axis.scale is None or axis.scale == 1):
