@@ -39,7 +39,7 @@ class Int32Ops:
         self.b = ctx.b
         self.rank = rank
 
-    def const(self, value: int) -> Value:
+    def const(self, value: Union[int, np.integer]) -> Value:
         return self.b.const(np.full((1,) * self.rank, value, dtype=np.int32))
 
     def _v(self, x: Operand) -> Value:
