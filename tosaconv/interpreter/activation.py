@@ -74,7 +74,7 @@ def erf(op: Operation, args: Arrays, ctx: KernelContext) -> Arrays:
     return [float_map(op, args[0], erf_f32)]
 
 
-def erf_f32(x) -> np.ndarray:
+def erf_f32(x: np.ndarray) -> np.ndarray:
     """erf of each element of a float32 array, in float32 (a NaN stays NaN, erf(-0.0) = -0.0)."""
     shape = np.shape(x)
     x = np.asarray(x, dtype=np.float32).reshape(-1)     # rank 0 too: numpy's ufuncs give it back as a scalar

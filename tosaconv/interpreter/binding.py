@@ -10,16 +10,16 @@ never bind one. The CLI uses this to check shapes before a run.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Optional
+from typing import TYPE_CHECKING, Iterator, Optional
 
-from ..symbolic.expr import Expr, dim_str, free_symbols, is_static, same, subs, sym
+from ..symbolic.expr import Dim, Expr, dim_str, free_symbols, is_static, same, subs, sym
 from .errors import InputError
 
 if TYPE_CHECKING:
     from ..ir.graph import Graph, Value
 
 
-def check_rank(value: Value, shape: tuple):
+def check_rank(value: Value, shape: tuple) -> None:
     """Raise InputError unless ``shape`` has the rank of graph input ``value``."""
     want = value.type.rank
     if len(shape) != want:
@@ -65,7 +65,7 @@ def _alias_note(graph: Graph, input_name: str, axis: int, name: str) -> str:
     return ""
 
 
-def _input_dims(graph: Graph, shapes: dict):
+def _input_dims(graph: Graph, shapes: dict) -> Iterator[tuple[Value, int, Dim, int]]:
     for value in graph.inputs:
         if value.name not in shapes:
             continue
@@ -73,7 +73,7 @@ def _input_dims(graph: Graph, shapes: dict):
             yield value, axis, dim, int(size)
 
 
-def bare_symbol(dim) -> Optional[str]:
+def bare_symbol(dim: Dim) -> Optional[str]:
     names = free_symbols(dim)
     if len(names) == 1:
         (name,) = names
@@ -82,7 +82,7 @@ def bare_symbol(dim) -> Optional[str]:
     return None
 
 
-def _bind(env: dict, origin: dict, name: str, size: int, input_name: str, axis: int):
+def _bind(env: dict, origin: dict, name: str, size: int, input_name: str, axis: int) -> None:
     where = f"input '{input_name}' axis {axis}"
     if size < 1:
         raise InputError(f"{where} has size {size}, but it is symbol '{name}', which must be >= 1",
@@ -94,7 +94,7 @@ def _bind(env: dict, origin: dict, name: str, size: int, input_name: str, axis: 
     origin.setdefault(name, where)
 
 
-def _solve_linear(graph, shapes: dict, env: dict, origin: dict):
+def _solve_linear(graph: Graph, shapes: dict, env: dict, origin: dict) -> None:
     """Bind symbols that appear only in dims like ``a*s + b``, until nothing new binds."""
     progress = True
     while progress:
@@ -106,7 +106,7 @@ def _solve_linear(graph, shapes: dict, env: dict, origin: dict):
                 progress = True
 
 
-def _linear_solution(dim, size: int):
+def _linear_solution(dim: Dim, size: int) -> Optional[tuple[str, int]]:
     """``(symbol, value)`` when ``dim`` is ``a*symbol + b`` with a whole positive solution."""
     if not isinstance(dim, Expr) or len(free_symbols(dim)) != 1:
         return None
@@ -120,7 +120,7 @@ def _linear_solution(dim, size: int):
     return name, (size - b) // a
 
 
-def _verify(dim, size: int, env: dict, origin: dict, input_name: str, axis: int):
+def _verify(dim: Dim, size: int, env: dict, origin: dict, input_name: str, axis: int) -> None:
     where = f"input '{input_name}' axis {axis}"
     value = subs(dim, env)
     if not is_static(value):
@@ -132,7 +132,7 @@ def _verify(dim, size: int, env: dict, origin: dict, input_name: str, axis: int)
                          f"but the given array has {size}", input_name=input_name, axis=axis)
 
 
-def _explain(dim, value: int, env: dict, origin: dict) -> str:
+def _explain(dim: Dim, value: int, env: dict, origin: dict) -> str:
     if is_static(dim):
         return str(value)
     known = ", ".join(f"{n} = {env[n]} from {origin[n]}" for n in sorted(free_symbols(dim)))

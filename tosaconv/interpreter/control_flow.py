@@ -19,10 +19,10 @@ from .evaluator import run_region
 
 if TYPE_CHECKING:
     from ..ir.graph import Operation
-    from .registry import Arrays, KernelContext
+    from .registry import Arrays, KernelContext, KernelValue
 
 
-def truth(condition) -> bool:
+def truth(condition: KernelValue) -> bool:
     array = np.asarray(condition)
     if array.size != 1:
         raise ValueError(f"a condition must have one element, got shape {list(array.shape)}")
@@ -69,7 +69,7 @@ def loop(op: Operation, args: Arrays, ctx: KernelContext) -> Arrays:
                     in zip(stacks, a.scan_output_axes, a.scan_output_reverse)]
 
 
-def scan_slice(x, axis: int, k: int, reverse) -> np.ndarray:
+def scan_slice(x: KernelValue, axis: int, k: int, reverse: int) -> np.ndarray:
     """Slice ``k`` of a scan input along ``axis`` (counted from the end for a reverse scan)."""
     x = np.asarray(x)
     index = x.shape[axis] - 1 - k if reverse else k
@@ -78,7 +78,7 @@ def scan_slice(x, axis: int, k: int, reverse) -> np.ndarray:
     return np.take(x, index, axis=axis)
 
 
-def stack_outputs(slices: list, axis: int, reverse) -> np.ndarray:
+def stack_outputs(slices: list, axis: int, reverse: int) -> np.ndarray:
     if not slices:
         raise ValueError("the loop ran no iterations, so its scan output would be empty "
                          "(TOSA dims are >= 1)")

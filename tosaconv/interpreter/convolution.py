@@ -14,7 +14,7 @@ and then applies ``out_pad``, cropping where it is negative.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
 
@@ -29,6 +29,7 @@ _DEPTHWISE_EINSUM_CHANNELS = 48
 _DEPTHWISE_MAX_TAPS = 64
 
 if TYPE_CHECKING:
+    from ..ir.attrs import Conv2dAttrs, TransposeConv2dAttrs
     from ..ir.graph import Operation
     from .registry import Arrays, KernelContext
 
@@ -55,7 +56,7 @@ def _input(op: Operation, x: np.ndarray) -> np.ndarray:
     return blas_type(centered(x, op.attrs.input_zp, "input", in_dtype(op)))
 
 
-def _output_hw(x: np.ndarray, kernel_hw, a) -> tuple:
+def _output_hw(x: np.ndarray, kernel_hw: Sequence[int], a: Conv2dAttrs) -> tuple:
     check_window(a.pad, a.stride, a.dilation)
     oh = out_size(x.shape[1], kernel_hw[0], a.pad[0], a.pad[1], a.stride[0], a.dilation[0])
     ow = out_size(x.shape[2], kernel_hw[1], a.pad[2], a.pad[3], a.stride[1], a.dilation[1])
@@ -123,14 +124,14 @@ def transpose_conv2d(op: Operation, args: Arrays, ctx: KernelContext) -> Arrays:
     return [_finish(op, _apply_out_pad(full, a.out_pad), bias)]
 
 
-def _check_transpose(a, kh: int, kw: int):
+def _check_transpose(a: TransposeConv2dAttrs, kh: int, kw: int) -> None:
     top, bottom, left, right = a.out_pad
     if min(a.stride) < 1 or min(top, bottom) <= -kh or min(left, right) <= -kw:
         raise ValueError(f"TRANSPOSE_CONV2D needs stride >= 1 and out_pad above -kernel size, "
                          f"got stride={list(a.stride)}, out_pad={list(a.out_pad)}, kernel={[kh, kw]}")
 
 
-def _apply_out_pad(full: np.ndarray, out_pad) -> np.ndarray:
+def _apply_out_pad(full: np.ndarray, out_pad: Sequence[int]) -> np.ndarray:
     """Output row ``oy`` is full-buffer row ``oy - top``: pad with zeros where out_pad > 0, crop where < 0."""
     top, bottom, left, right = (int(p) for p in out_pad)
     full = full[:, max(-top, 0):full.shape[1] - max(-bottom, 0), max(-left, 0):full.shape[2] - max(-right, 0)]

@@ -10,13 +10,14 @@ with the data-dependent DYN_SLICE and DYN_TILE.
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Sequence, Union
 
 import numpy as np
 
 if TYPE_CHECKING:
     from ..ir.graph import Operation
-    from .registry import Arrays, KernelContext
+    from ..symbolic.expr import Dim
+    from .registry import Arrays, KernelContext, KernelValue
 
 
 
@@ -33,7 +34,7 @@ def pad(op: Operation, args: Arrays, ctx: KernelContext) -> Arrays:
     return [pad_constant(x, pairs, x.dtype.type(op.attrs.pad_const))]
 
 
-def pad_constant(x: np.ndarray, pairs, value) -> np.ndarray:
+def pad_constant(x: np.ndarray, pairs: Sequence[tuple[Dim, Dim]], value: Union[float, np.generic]) -> np.ndarray:
     """``np.pad(x, pairs, constant_values=value)``, the same array (values, dtype, memory order) without
     np.pad's Python overhead, which costs more than the copy on the small tensors of a real model."""
     shape = tuple(int(d) + int(a) + int(b) for d, (a, b) in zip(x.shape, pairs))
@@ -52,7 +53,7 @@ def reshape(op: Operation, args: Arrays, ctx: KernelContext) -> Arrays:
     return [x.reshape(shape)]
 
 
-def resolve_shape(new_shape, symbols: list) -> list:
+def resolve_shape(new_shape: Sequence[Dim], symbols: list[KernelValue]) -> list:
     """``new_shape`` with each -1 replaced by the next shape_symbols value, in order."""
     values = iter(symbols)
     shape = [int(next(values, -1)) if d == -1 else int(d) for d in new_shape]
@@ -66,7 +67,7 @@ def reverse(op: Operation, args: Arrays, ctx: KernelContext) -> Arrays:
     return [np.flip(args[0], axis=op.attrs.axis)]
 
 
-def slice_array(x: np.ndarray, start, size) -> np.ndarray:
+def slice_array(x: np.ndarray, start: Sequence[Dim], size: Sequence[Dim]) -> np.ndarray:
     """``x[start : start + size]`` on every axis, with the spec's bounds checks."""
     start, size = [int(s) for s in start], [int(s) for s in size]
     if len(start) != x.ndim or len(size) != x.ndim:
@@ -81,7 +82,7 @@ def slice_(op: Operation, args: Arrays, ctx: KernelContext) -> Arrays:
     return [slice_array(args[0], op.attrs.start, op.attrs.size)]
 
 
-def tile_array(x: np.ndarray, multiples) -> np.ndarray:
+def tile_array(x: np.ndarray, multiples: Sequence[Dim]) -> np.ndarray:
     multiples = [int(m) for m in multiples]
     if len(multiples) != x.ndim or min(multiples, default=1) < 1:
         raise ValueError(f"tile multiples {multiples} need one positive entry per dim of rank {x.ndim}")

@@ -10,7 +10,7 @@ the spec leaves unpredictable.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable
 
 import numpy as np
 
@@ -19,15 +19,15 @@ from .numeric import as_int64, f32, float_result, in_dtype, out_dtype, wrap
 
 if TYPE_CHECKING:
     from ..ir.graph import Operation
-    from .registry import Arrays, KernelContext
+    from .registry import Arrays, KernelContext, KernelValue
 
 
-def _float_op(op: Operation, a, b, fn) -> np.ndarray:
+def _float_op(op: Operation, a: KernelValue, b: KernelValue, fn: Callable[..., np.ndarray]) -> np.ndarray:
     with np.errstate(all="ignore"):
         return float_result(fn(f32(a), f32(b)), out_dtype(op))
 
 
-def _arith(op: Operation, args, fn) -> list:
+def _arith(op: Operation, args: Arrays, fn: Callable[..., np.ndarray]) -> list:
     """``fn`` in float32 for float types, else in int64 truncated to the result type."""
     a, b = args
     dtype = out_dtype(op)
@@ -107,7 +107,7 @@ def logical_xor(op: Operation, args: Arrays, ctx: KernelContext) -> Arrays:
     return [np.logical_xor(args[0], args[1])]
 
 
-def _shift_amount(op: Operation, amount) -> np.ndarray:
+def _shift_amount(op: Operation, amount: KernelValue) -> np.ndarray:
     amount, bits = as_int64(amount), out_dtype(op).bits
     if amount.size and (amount.min() < 0 or amount.max() >= bits):
         raise ValueError(f"{op.op.name} shift amounts must be in [0, {bits - 1}] for "

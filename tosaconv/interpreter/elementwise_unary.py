@@ -9,7 +9,7 @@ saturates, as in the pseudocode.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable
 
 import numpy as np
 
@@ -18,10 +18,10 @@ from .numeric import as_int64, bit_length, f32, float_result, out_dtype, saturat
 
 if TYPE_CHECKING:
     from ..ir.graph import Operation
-    from .registry import Arrays, KernelContext
+    from .registry import Arrays, KernelContext, KernelValue
 
 
-def float_map(op: Operation, x, fn) -> np.ndarray:
+def float_map(op: Operation, x: KernelValue, fn: Callable[[np.ndarray], np.ndarray]) -> np.ndarray:
     """Apply ``fn`` to float32 ``x`` and narrow to the op's result type."""
     with np.errstate(all="ignore"):
         return float_result(fn(f32(x)), out_dtype(op))

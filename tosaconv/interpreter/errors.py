@@ -8,7 +8,10 @@ says which input is wrong, what was expected, what was given and what to do.
 """
 from __future__ import annotations
 
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
+
+if TYPE_CHECKING:
+    from ..ir.location import Location
 
 
 class InputError(ValueError):
@@ -23,7 +26,7 @@ class InputError(ValueError):
 class KernelError(RuntimeError):
     """A kernel failed; ``location`` is the failing op's source location."""
 
-    def __init__(self, message: str, location=None, op_name: Optional[str] = None):
+    def __init__(self, message: str, location: Optional[Location] = None, op_name: Optional[str] = None):
         super().__init__(message)
         self.location = location
         self.op_name = op_name

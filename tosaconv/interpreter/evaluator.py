@@ -17,7 +17,7 @@ as soon as the value it counts exists (E-ASSUMPTION, exit 4).
 from __future__ import annotations
 
 from collections import Counter
-from typing import TYPE_CHECKING, Optional
+from typing import TYPE_CHECKING, Iterable, Optional
 
 import numpy as np
 
@@ -34,7 +34,8 @@ from .plan import Slot, Step, plan_for
 from .registry import KernelContext, kernel_for
 
 if TYPE_CHECKING:
-    from ..ir.graph import Graph, Value
+    from ..ir.graph import Assumption, Graph, Value
+    from .registry import KernelValue
 
 
 def evaluate(graph: Graph, inputs: dict, bindings: Optional[dict] = None, state: Optional[dict] = None) -> dict:
@@ -68,7 +69,7 @@ def run_region(graph: Graph, args: list, bindings: dict) -> list:
     return [values[v.name] for v in graph.outputs]
 
 
-def _run_ops(graph: Graph, values: dict, ctx: KernelContext):
+def _run_ops(graph: Graph, values: dict, ctx: KernelContext) -> None:
     """Run every op of ``graph`` in order on ``values`` (name -> value), dropping dead values."""
     checks = _assumption_checks(graph)
     for v in graph.inputs:
@@ -86,7 +87,7 @@ def _run_ops(graph: Graph, values: dict, ctx: KernelContext):
                 del values[name]
 
 
-def _check_kernels(graph):
+def _check_kernels(graph: Graph) -> None:
     """Report every op without a kernel at once, with counts and first locations."""
     missing, first = Counter(), {}
     for op in (op for g in walk_graphs(graph) for op in g.ops):
@@ -99,7 +100,7 @@ def _check_kernels(graph):
                           location=first[min(missing)], op_name=min(missing))
 
 
-def _check_constraints(graph: Graph, env: dict, what: str = "the model"):
+def _check_constraints(graph: Graph, env: dict, what: str = "the model") -> None:
     """Every ledger fact the model (or a region) relies on must hold for these input shapes."""
     violations = graph.ledger.check(env)
     if violations:
@@ -123,7 +124,7 @@ def _run(step: Step, args: list, ctx: KernelContext, budget: int) -> list:
                           location=op.location, op_name=op.op.name) from e
 
 
-def _assumption_checks(graph) -> dict:
+def _assumption_checks(graph: Graph) -> dict:
     """value name -> the assumptions that count its non-zeros."""
     out: dict = {}
     for a in getattr(graph, "assumptions", ()):
@@ -131,14 +132,14 @@ def _assumption_checks(graph) -> dict:
     return out
 
 
-def _check_assumptions(assumptions, array):
+def _check_assumptions(assumptions: Iterable[Assumption], array: KernelValue) -> None:
     for a in assumptions:
         actual = a.actual(array)
         if actual != a.value:
             raise assumption_error(a.symbol, a.value, actual, a.location, a.shown or f"'{a.data}'", a.element)
 
 
-def _check_budget(step: Step, env: dict, budget: int):
+def _check_budget(step: Step, env: dict, budget: int) -> None:
     """Refuse (exit 4) a result whose bound shape would break --max-tensor-bytes, before the kernel allocates it."""
     op = step.op
     for slot in step.results:
@@ -154,7 +155,7 @@ def _check_budget(step: Step, env: dict, budget: int):
             check_tensor(f"result '{slot.name}' of {op.op.name}", shape, slot.dtype, location=op.location)
 
 
-def _conform_slot(slot: Slot, result, env: dict):
+def _conform_slot(slot: Slot, result: KernelValue, env: dict) -> KernelValue:
     """:func:`_conform` with the slot's static dtype and shape worked out in advance."""
     if slot.shape is None:
         return _conform(slot.value, result, env)
@@ -164,7 +165,7 @@ def _conform_slot(slot: Slot, result, env: dict):
     return array
 
 
-def _conform(value: Value, result, env: dict):
+def _conform(value: Value, result: KernelValue, env: dict) -> KernelValue:
     """Check one result against its IR type; Index results may bind a data-dependent symbol."""
     if isinstance(value.type, IndexType):
         return _conform_index(value, int(result), env)
@@ -190,5 +191,5 @@ def _conform_index(value: Value, result: int, env: dict) -> int:
     return result
 
 
-def _as_array(value):
+def _as_array(value: KernelValue) -> np.ndarray:
     return np.asarray(value, dtype=np.int64) if isinstance(value, int) else value

@@ -19,7 +19,7 @@ from .numeric import float_result, out_dtype
 
 if TYPE_CHECKING:
     from ..ir.graph import Operation
-    from .registry import KernelContext
+    from .registry import Arrays, KernelContext
 
 
 def _check_pow2(name: str, x: np.ndarray) -> None:
@@ -35,7 +35,7 @@ def _parts(op: Operation, z: np.ndarray) -> list:
     return [float_result(z.real, dtype), float_result(z.imag, dtype)]
 
 
-def fft2d(op: Operation, args, ctx: KernelContext) -> list:
+def fft2d(op: Operation, args: Arrays, ctx: KernelContext) -> list:
     re, im = (np.asarray(a, dtype=np.float64) for a in args)
     _check_pow2("FFT2D", re)
     if re.shape != im.shape:
@@ -48,7 +48,7 @@ def fft2d(op: Operation, args, ctx: KernelContext) -> list:
     return _parts(op, out)
 
 
-def rfft2d(op: Operation, args, ctx: KernelContext) -> list:
+def rfft2d(op: Operation, args: Arrays, ctx: KernelContext) -> list:
     x = np.asarray(args[0], dtype=np.float64)
     _check_pow2("RFFT2D", x)
     h, w = x.shape[1], x.shape[2]

@@ -10,12 +10,17 @@ arithmetic shift, as the spec requires.
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from .numeric import as_int64, bit_length, check_range
 
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
 
-def apply_scale_32(value, multiplier, shift, double_round: bool = False) -> np.ndarray:
+
+def apply_scale_32(value: ArrayLike, multiplier: ArrayLike, shift: ArrayLike, double_round: bool = False) -> np.ndarray:
     """``(value * multiplier + round) >> shift`` with the spec's single or double rounding."""
     value, multiplier, shift = as_int64(value), as_int64(multiplier), as_int64(shift)
     _check_scale(multiplier, shift)
@@ -31,7 +36,7 @@ def apply_scale_32(value, multiplier, shift, double_round: bool = False) -> np.n
     return (value * multiplier + rounding) >> shift
 
 
-def apply_scale_16(value, multiplier, shift) -> np.ndarray:
+def apply_scale_16(value: ArrayLike, multiplier: ArrayLike, shift: ArrayLike) -> np.ndarray:
     """The 16-bit-multiplier variant: ``(value * multiplier + round) >> shift``."""
     value, multiplier, shift = as_int64(value), as_int64(multiplier), as_int64(shift)
     _check_scale(multiplier, shift)
@@ -41,17 +46,17 @@ def apply_scale_16(value, multiplier, shift) -> np.ndarray:
     return result
 
 
-def _check_scale(multiplier, shift):
+def _check_scale(multiplier: np.ndarray, shift: np.ndarray) -> None:
     check_range(multiplier, 0, np.iinfo(np.int64).max, "a RESCALE multiplier")
     check_range(shift, 2, 62, "a RESCALE shift")
 
 
-def _first_outside(value, bound):
+def _first_outside(value: np.ndarray, bound: np.ndarray) -> np.generic:
     bad = (value < -bound) | (value >= bound)
     return np.broadcast_to(value, bad.shape)[bad].flat[0]
 
 
-def reciprocal_scale(count) -> tuple:
+def reciprocal_scale(count: ArrayLike) -> tuple:
     """``(multiplier, shift)`` approximating ``1 / count`` for each positive count."""
     count = as_int64(count)
     check_range(count, 1, (1 << 32) - 1, "a reciprocal_scale value")
@@ -60,7 +65,7 @@ def reciprocal_scale(count) -> tuple:
     return numerator // count, 30 + k
 
 
-def apply_lookup_s(table: np.ndarray, value) -> np.ndarray:
+def apply_lookup_s(table: np.ndarray, value: ArrayLike) -> np.ndarray:
     """Interpolating lookup in a 513-entry int16 table; the result has 16 + 7 = 23 bits."""
     table = as_int64(table)
     clipped = np.clip(as_int64(value), -32768, 32767)

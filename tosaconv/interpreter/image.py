@@ -47,11 +47,11 @@ def resize(op: Operation, args: Arrays, ctx: KernelContext) -> Arrays:
     raise ValueError(f"RESIZE mode {a.mode!r} is not NEAREST or BILINEAR")
 
 
-def _take(x, rows, cols) -> np.ndarray:
+def _take(x: np.ndarray, rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
     return x[:, rows][:, :, cols]
 
 
-def _nearest(x: np.ndarray, ys, xs, sy_n: int, sx_n: int) -> np.ndarray:
+def _nearest(x: np.ndarray, ys: tuple, xs: tuple, sy_n: int, sx_n: int) -> np.ndarray:
     (y0, y1, ry), (x0, x1, rx) = ys, xs
     if x.dtype.kind == "f":
         rows = np.where(f32(ry) / np.float32(sy_n) >= np.float32(0.5), y1, y0)
@@ -62,7 +62,7 @@ def _nearest(x: np.ndarray, ys, xs, sy_n: int, sx_n: int) -> np.ndarray:
     return _take(x, rows, cols)
 
 
-def _bilinear(op: Operation, x: np.ndarray, ys, xs, sy_n: int, sx_n: int) -> np.ndarray:
+def _bilinear(op: Operation, x: np.ndarray, ys: tuple, xs: tuple, sy_n: int, sx_n: int) -> np.ndarray:
     (y0, y1, ry), (x0, x1, rx) = ys, xs
     is_float = x.dtype.kind == "f"
     if not is_float and out_dtype(op).bits < 32:
@@ -79,7 +79,7 @@ def _bilinear(op: Operation, x: np.ndarray, ys, xs, sy_n: int, sx_n: int) -> np.
     return float_result(acc, out_dtype(op)) if is_float else wrap(acc, out_dtype(op))
 
 
-def _fraction(remainder, scale_n: int, is_float: bool) -> tuple:
+def _fraction(remainder: np.ndarray, scale_n: int, is_float: bool) -> tuple:
     """``(d, unit)``: the float fraction of a unit of 1.0, or the integer remainder of a unit of scale_n."""
     if is_float:
         return f32(remainder) / np.float32(scale_n), np.float32(1.0)

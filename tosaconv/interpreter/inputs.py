@@ -65,7 +65,7 @@ def convert(value: Value, array: np.ndarray) -> np.ndarray:
                      f"convert it (for example with .astype) before running", input_name=value.name)
 
 
-def _convert_int(value, array: np.ndarray, target: DType) -> np.ndarray:
+def _convert_int(value: Value, array: np.ndarray, target: DType) -> np.ndarray:
     storage = target.numpy
     if array.dtype.kind == "u" and array.dtype.itemsize == storage.itemsize and target != DType.INT48:
         return array.view(storage)          # unsigned data keeps its bits (TOSA has no uint types)

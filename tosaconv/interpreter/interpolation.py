@@ -19,16 +19,18 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Optional
+from typing import TYPE_CHECKING, Optional, Union
 
 import numpy as np
 
 if TYPE_CHECKING:
+    from ..ir.attrs import InterpMatrixAttrs
     from ..ir.graph import Operation
     from .registry import KernelContext, KernelValue
 
 
-def interpolation_weights(in_size: int, out_size: int, attrs, roi=None) -> tuple:
+def interpolation_weights(in_size: int, out_size: int, attrs: InterpMatrixAttrs,
+                          roi: Optional[tuple[np.floating, np.floating]] = None) -> tuple:
     """``(weights [out, in] float64, outside [out] bool)`` for one axis (``roi``: tf_crop_and_resize's
     ``(start, end)`` as numpy scalars of the roi tensor's type)."""
     scale = _scale(in_size, out_size, attrs)
@@ -44,13 +46,14 @@ def interpolation_weights(in_size: int, out_size: int, attrs, roi=None) -> tuple
     return weights, outside
 
 
-def _scale(in_size: int, out_size: int, attrs):
+def _scale(in_size: int, out_size: int, attrs: InterpMatrixAttrs) -> np.floating:
     if attrs.scale == 0.0:
         return np.int64(out_size) / in_size            # the reference: output_size[i] / data.shape[i]
     return np.dtype(attrs.scale_dtype).type(attrs.scale)
 
 
-def _source(x, in_size: int, out_size: int, scale, ctm: str, roi):
+def _source(x: np.int64, in_size: int, out_size: int, scale: np.floating, ctm: str,
+            roi: Optional[tuple[np.floating, np.floating]]) -> Optional[Union[float, np.floating]]:
     """The reference's ``x_ori`` for output ``x``, or None outside tf_crop_and_resize's region."""
     output_width = scale * in_size
     if ctm == "align_corners":
@@ -72,7 +75,8 @@ def _source(x, in_size: int, out_size: int, scale, ctm: str, roi):
     raise ValueError(f"unknown coordinate_transformation_mode {ctm!r}")
 
 
-def _crop_source(x, in_size: int, output_width, roi):
+def _crop_source(x: np.int64, in_size: int, output_width: np.floating,
+                 roi: Optional[tuple[np.floating, np.floating]]) -> Optional[Union[float, np.floating]]:
     start, end = roi
     if output_width == 1:
         x_ori = (end - start) * (in_size - 1) / 2
@@ -82,7 +86,7 @@ def _crop_source(x, in_size: int, output_width, roi):
     return None if x_ori < 0 or x_ori > in_size - 1 else x_ori
 
 
-def _taps(x_ori, scale, in_size: int, attrs) -> tuple:
+def _taps(x_ori: Union[float, np.floating], scale: np.floating, in_size: int, attrs: InterpMatrixAttrs) -> tuple:
     """(coefficients, input indices before edge clamping) of one output."""
     x_ori_int = int(np.floor(x_ori))
     ratio = 1 if float(x_ori).is_integer() else x_ori - x_ori_int
@@ -94,7 +98,7 @@ def _taps(x_ori, scale, in_size: int, attrs) -> tuple:
     return coeffs, idxes
 
 
-def _coeffs(ratio, scale, attrs):
+def _coeffs(ratio: Union[float, np.floating], scale: np.floating, attrs: InterpMatrixAttrs) -> Union[list, np.ndarray]:
     if attrs.mode == "nearest":
         return _nearest(ratio, attrs.nearest_mode)
     if attrs.mode == "linear":
@@ -105,7 +109,7 @@ def _coeffs(ratio, scale, attrs):
     raise ValueError(f"unknown Resize mode {attrs.mode!r}")
 
 
-def _nearest(ratio, mode: str) -> list:
+def _nearest(ratio: Union[float, np.floating], mode: str) -> list:
     if isinstance(ratio, int) or float(ratio).is_integer():
         return [0, 1]
     up = {"round_prefer_floor": ratio > 0.5, "round_prefer_ceil": ratio >= 0.5, "floor": False, "ceil": True}
@@ -114,7 +118,7 @@ def _nearest(ratio, mode: str) -> list:
     return [int(not up[mode]), int(up[mode])]
 
 
-def _cubic(ratio, a: float) -> list:
+def _cubic(ratio: Union[float, np.floating], a: float) -> list:
     r, s = ratio, 1 - ratio
     return [((a * (r + 1) - 5 * a) * (r + 1) + 8 * a) * (r + 1) - 4 * a,
             ((a + 2) * r - (a + 3)) * r * r + 1,
@@ -122,14 +126,14 @@ def _cubic(ratio, a: float) -> list:
             ((a * (s + 1) - 5 * a) * (s + 1) + 8 * a) * (s + 1) - 4 * a]
 
 
-def _cubic_antialias(ratio, scale, a: float) -> np.ndarray:
+def _cubic_antialias(ratio: Union[float, np.floating], scale: np.floating, a: float) -> np.ndarray:
     scale = min(scale, 1.0)
     start = int(np.floor(-2 / scale) + 1)
     coeffs = [_cubic_kernel(scale * (i - ratio), a) for i in range(start, 2 - start)]
     return np.array(coeffs) / sum(coeffs)
 
 
-def _cubic_kernel(x, a: float) -> float:
+def _cubic_kernel(x: Union[float, np.floating], a: float) -> float:
     x = abs(x)
     x2 = x * x
     x3 = x * x2
@@ -140,7 +144,7 @@ def _cubic_kernel(x, a: float) -> float:
     return 0.0
 
 
-def _linear_antialias(ratio, scale) -> np.ndarray:
+def _linear_antialias(ratio: Union[float, np.floating], scale: np.floating) -> np.ndarray:
     scale = min(scale, 1.0)
     start = int(np.floor(-1 / scale) + 1)
     args = (np.arange(start, 2 - start) - ratio) * scale
@@ -148,7 +152,7 @@ def _linear_antialias(ratio, scale) -> np.ndarray:
     return coeffs / sum(coeffs)
 
 
-def _neighbors(x_ori, n: int, in_size: int) -> np.ndarray:
+def _neighbors(x_ori: Union[float, np.floating], n: int, in_size: int) -> np.ndarray:
     """The reference's ``_get_neighbor``: the ``n`` indices nearest ``x_ori`` (ties to the smaller)
     within the input padded by ``ceil(n/2)`` on both sides, in unpadded coordinates."""
     pad = math.ceil(n / 2)

@@ -16,6 +16,8 @@ import numpy as np
 from ..ir.dtypes import DType
 
 if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
+
     from ..ir.graph import Operation
 
 
@@ -37,11 +39,11 @@ def int_range(dtype: DType, unsigned: bool = False) -> tuple:
     return -(1 << (bits - 1)), (1 << (bits - 1)) - 1
 
 
-def as_int64(x) -> np.ndarray:
+def as_int64(x: ArrayLike) -> np.ndarray:
     return np.asarray(x).astype(np.int64, copy=False)
 
 
-def wrap(x, dtype: DType) -> np.ndarray:
+def wrap(x: ArrayLike, dtype: DType) -> np.ndarray:
     """Keep the low ``dtype.bits`` bits of integer ``x``, read as signed (two's complement)."""
     x = as_int64(x)
     if dtype in (DType.INT48, DType.INT4):
@@ -51,7 +53,7 @@ def wrap(x, dtype: DType) -> np.ndarray:
     return x.astype(dtype.numpy)
 
 
-def saturate(x, dtype: DType, unsigned: bool = False) -> np.ndarray:
+def saturate(x: ArrayLike, dtype: DType, unsigned: bool = False) -> np.ndarray:
     """Clip integer ``x`` to the range of ``dtype`` and store it in ``dtype``'s numpy type.
 
     An unsigned result keeps its bit pattern in the signed storage type (200 as
@@ -61,7 +63,7 @@ def saturate(x, dtype: DType, unsigned: bool = False) -> np.ndarray:
     return wrap(np.clip(as_int64(x), lo, hi), dtype)
 
 
-def f32(x) -> np.ndarray:
+def f32(x: ArrayLike) -> np.ndarray:
     """``x`` as float32 (a no-op for float32 arrays), the precision float kernels compute in."""
     return np.asarray(x).astype(np.float32, copy=False)
 
@@ -75,7 +77,7 @@ def round_bf16(x: np.ndarray) -> np.ndarray:
     return np.where(np.isnan(x), np.float32(np.nan), out)
 
 
-def float_result(x, dtype: DType) -> np.ndarray:
+def float_result(x: ArrayLike, dtype: DType) -> np.ndarray:
     """A float32 result narrowed to the IR float type ``dtype``."""
     x = np.asarray(x)
     if dtype is DType.FP32 and x.dtype == np.float32:     # already the result: no cast to overflow
@@ -86,13 +88,13 @@ def float_result(x, dtype: DType) -> np.ndarray:
         return x.astype(dtype.numpy, copy=False)
 
 
-def bit_length(x) -> np.ndarray:
+def bit_length(x: ArrayLike) -> np.ndarray:
     """Number of significant bits of each non-negative integer below 2**53 (0 for 0)."""
     _, exponent = np.frexp(np.asarray(x, dtype=np.float64))
     return exponent.astype(np.int64)
 
 
-def check_range(x, lo: int, hi: int, what: str):
+def check_range(x: ArrayLike, lo: int, hi: int, what: str) -> None:
     """Raise ValueError when an integer array has values outside ``[lo, hi]``."""
     x = np.asarray(x)
     if x.size and (x.min() < lo or x.max() > hi):

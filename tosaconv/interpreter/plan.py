@@ -25,7 +25,7 @@ from ..limits import MAX_DIM
 from .registry import kernel_for
 
 if TYPE_CHECKING:
-    from ..ir.graph import Graph, Value
+    from ..ir.graph import Graph, Operation, Value
 
 _NUMPY: dict = {d.value: d.numpy for d in DType}   # by value: the enum's own hash and property are slow
 _INT = {int}
@@ -56,7 +56,7 @@ class Step:
 
     __slots__ = ("op", "opdef", "kernel", "operand_values", "result_values", "operands", "results", "release")
 
-    def __init__(self, op, kernel: Callable, results: list) -> None:
+    def __init__(self, op: Operation, kernel: Callable, results: list) -> None:
         self.op = op
         self.opdef = op.op
         self.kernel = kernel
@@ -80,13 +80,13 @@ class _Cached:
 
     __slots__ = ("ref", "steps", "outputs", "assumptions")
 
-    def __init__(self, ref: weakref.ref, steps: list, graph) -> None:
+    def __init__(self, ref: weakref.ref, steps: list, graph: Graph) -> None:
         self.ref = ref
         self.steps = steps
         self.outputs: tuple = tuple(graph.outputs)
         self.assumptions: tuple = tuple(getattr(graph, "assumptions", ()))
 
-    def matches(self, graph) -> bool:
+    def matches(self, graph: Graph) -> bool:
         """True when ``graph`` still has the ops, values and types the plan was built from."""
         ops, steps = graph.ops, self.steps
         if (len(ops) != len(steps) or tuple(graph.outputs) != self.outputs
@@ -105,7 +105,7 @@ class _Cached:
 _CACHE: dict = {}   # id(graph) -> _Cached, dropped when the graph is collected
 
 
-def plan_for(graph, checks: dict) -> list:
+def plan_for(graph: Graph, checks: dict) -> list:
     """The plan of ``graph``: built once and reused by later runs (a Loop body runs once per iteration;
     a benchmark runs a program many times) while the graph's ops, values and types stay the same."""
     key = id(graph)

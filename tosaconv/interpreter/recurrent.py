@@ -19,6 +19,7 @@ from ..lowering.recurrent_unroll import unroll
 from .evaluator import evaluate
 
 if TYPE_CHECKING:
+    from ..ir.attrs import RecurrentAttrs
     from ..ir.graph import Operation
     from .registry import Arrays, KernelContext
 
@@ -31,7 +32,7 @@ def recurrent(op: Operation, args: Arrays, ctx: KernelContext) -> Arrays:
 
 
 @functools.lru_cache(maxsize=16)
-def unrolled_program(attrs, signature: tuple) -> Graph:
+def unrolled_program(attrs: RecurrentAttrs, signature: tuple) -> Graph:
     """The static program of one RECURRENT op for operands of ``signature`` ((dtype, shape) each)."""
     graph = Graph(name="recurrent")
     inputs = [graph.add_input(f"operand{i}", TensorType(dtype, shape)) for i, (dtype, shape) in enumerate(signature)]

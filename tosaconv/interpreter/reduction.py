@@ -10,7 +10,7 @@ the spec's accumulator at NaN and applying ``apply_max_s`` gives.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable
 
 import numpy as np
 
@@ -18,10 +18,10 @@ from .numeric import as_int64, f32, float_result, out_dtype, wrap
 
 if TYPE_CHECKING:
     from ..ir.graph import Operation
-    from .registry import Arrays, KernelContext
+    from .registry import Arrays, KernelContext, KernelValue
 
 
-def _axis(op: Operation, x) -> int:
+def _axis(op: Operation, x: KernelValue) -> int:
     axis = op.attrs.axis
     if not 0 <= axis < max(np.ndim(x), 1):
         raise ValueError(f"axis {axis} is out of range for a rank {np.ndim(x)} input")
@@ -36,7 +36,7 @@ def reduce_any(op: Operation, args: Arrays, ctx: KernelContext) -> Arrays:
     return [np.any(args[0], axis=_axis(op, args[0]), keepdims=True)]
 
 
-def _extreme(op: Operation, x, propagating, ignoring):
+def _extreme(op: Operation, x: KernelValue, propagating: Callable[..., np.ndarray], ignoring: np.ufunc) -> np.ndarray:
     axis = _axis(op, x)
     if np.asarray(x).dtype.kind == "f" and op.attrs.nan_mode == "IGNORE":
         return ignoring.reduce(x, axis=axis, keepdims=True)
@@ -51,7 +51,7 @@ def reduce_min(op: Operation, args: Arrays, ctx: KernelContext) -> Arrays:
     return [_extreme(op, args[0], np.min, np.fmin)]
 
 
-def _accumulate(op: Operation, x, fn):
+def _accumulate(op: Operation, x: KernelValue, fn: Callable[..., np.ndarray]) -> np.ndarray:
     axis, dtype = _axis(op, x), out_dtype(op)
     if dtype.is_float:
         with np.errstate(all="ignore"):

@@ -16,10 +16,10 @@ from .numeric import as_int64
 
 if TYPE_CHECKING:
     from ..ir.graph import Operation
-    from .registry import Arrays, KernelContext
+    from .registry import Arrays, KernelContext, KernelValue
 
 
-def _checked_indices(indices, values) -> np.ndarray:
+def _checked_indices(indices: KernelValue, values: np.ndarray) -> np.ndarray:
     indices = as_int64(indices)
     k = values.shape[1]
     if indices.size and (indices.min() < 0 or indices.max() >= k):

@@ -20,8 +20,8 @@ from .data_layout import slice_array, tile_array
 from .numeric import check_range
 
 if TYPE_CHECKING:
-    from ..ir.graph import Operation
-    from .registry import Arrays, KernelContext
+    from ..ir.graph import Operation, Value
+    from .registry import Arrays, KernelContext, KernelValue
 
 
 def index_const(op: Operation, args: Arrays, ctx: KernelContext) -> Arrays:
@@ -35,7 +35,7 @@ def get_dim(op: Operation, args: Arrays, ctx: KernelContext) -> Arrays:
     return [int(np.shape(x)[axis])]
 
 
-def _data_origin(v):
+def _data_origin(v: Value) -> Value:
     """The value whose data ``v`` reshapes (the name a user knows), through RESHAPEs."""
     while v.producer is not None and v.producer.op is Op.RESHAPE:
         v = v.producer.operands[0]
@@ -98,7 +98,7 @@ def index_mod(op: Operation, args: Arrays, ctx: KernelContext) -> Arrays:
     return [args[0] % args[1]]
 
 
-def _nonzero_divisor(op: Operation, divisor: int):
+def _nonzero_divisor(op: Operation, divisor: KernelValue) -> None:
     if divisor == 0:
         raise ValueError(f"{op.op.name} by zero")
 

@@ -32,7 +32,7 @@ def table(op: Operation, args: Arrays, ctx: KernelContext) -> Arrays:
     raise ValueError(f"TABLE takes int8 or int16 input, got {in_t.value}")
 
 
-def _check_length(entries: np.ndarray, length: int, kind: str):
+def _check_length(entries: np.ndarray, length: int, kind: str) -> None:
     if entries.shape != (length,):
         raise ValueError(f"TABLE on {kind} input needs a table of {length} entries, "
                          f"got shape {list(entries.shape)}")

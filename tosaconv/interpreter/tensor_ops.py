@@ -12,7 +12,7 @@ MAX_POOL2D pads with a value that can never win.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Union
 
 import numpy as np
 
@@ -22,6 +22,7 @@ from .numeric import f32, float_result, in_dtype, int_range, out_dtype, saturate
 from .windows import blas_type, centered, check_window, out_size, pad_hw, taps
 
 if TYPE_CHECKING:
+    from ..ir.attrs import AvgPool2dAttrs, MaxPool2dAttrs
     from ..ir.graph import Operation
     from .registry import Arrays, KernelContext
 
@@ -50,7 +51,7 @@ def matmul(op: Operation, args: Arrays, ctx: KernelContext) -> Arrays:
     return [wrap(np.rint(product).astype(np.int64), dtype)]
 
 
-def _pool_output(x: np.ndarray, a) -> tuple:
+def _pool_output(x: np.ndarray, a: Union[AvgPool2dAttrs, MaxPool2dAttrs]) -> tuple:
     check_window(a.pad, a.stride)
     (kh, kw), (top, bottom, left, right) = a.kernel, a.pad
     if min(kh, kw) < 1 or max(top, bottom) >= kh or max(left, right) >= kw:

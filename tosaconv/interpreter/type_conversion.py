@@ -22,8 +22,11 @@ from .fixed_point import apply_scale_16, apply_scale_32
 from .numeric import as_int64, float_result, int_range, out_dtype, saturate, wrap
 
 if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
+
+    from ..ir.attrs import RescaleAttrs
     from ..ir.graph import Operation
-    from .registry import Arrays, KernelContext
+    from .registry import Arrays, KernelContext, KernelValue
 
 
 def cast(op: Operation, args: Arrays, ctx: KernelContext) -> Arrays:
@@ -59,7 +62,7 @@ def count_rescale(op: Operation, args: Arrays, ctx: KernelContext) -> Arrays:
     return [rescale_array(x, DType.INT32, out_dtype(op), attrs)]
 
 
-def rescale_array(x, in_t: DType, out_t: DType, a):
+def rescale_array(x: KernelValue, in_t: DType, out_t: DType, a: RescaleAttrs) -> np.ndarray:
     """RESCALE of ``x`` (element type ``in_t``) to ``out_t`` with RescaleAttrs ``a``."""
     _check_rescale(a, in_t, out_t)
     value = _extend(x, in_t, a.input_unsigned) - _extend(a.input_zp, in_t, a.input_unsigned)
@@ -72,7 +75,7 @@ def rescale_array(x, in_t: DType, out_t: DType, a):
     return saturate(result, out_t, unsigned=a.output_unsigned)
 
 
-def _extend(x, dtype: DType, unsigned: bool) -> np.ndarray:
+def _extend(x: ArrayLike, dtype: DType, unsigned: bool) -> np.ndarray:
     """``zero_extend`` or ``sign_extend`` of ``dtype`` data (or a zero point) to int64."""
     x = as_int64(x)
     if unsigned:
@@ -80,7 +83,7 @@ def _extend(x, dtype: DType, unsigned: bool) -> np.ndarray:
     return as_int64(wrap(x, dtype))
 
 
-def _scale_params(a, rank: int) -> tuple:
+def _scale_params(a: RescaleAttrs, rank: int) -> tuple:
     multiplier, shift = np.asarray(a.multiplier, np.int64), np.asarray(a.shift, np.int64)
     if not a.per_channel:
         return multiplier.reshape(-1)[:1].reshape(()), shift.reshape(-1)[:1].reshape(())
@@ -89,7 +92,7 @@ def _scale_params(a, rank: int) -> tuple:
     return multiplier, shift      # one entry per channel; broadcasts along the last axis
 
 
-def _check_rescale(a, in_t: DType, out_t: DType):
+def _check_rescale(a: RescaleAttrs, in_t: DType, out_t: DType) -> None:
     """The pseudocode's ERROR_IF conditions, all reported at once."""
     u_in, u_out = a.input_unsigned, a.output_unsigned
     rules = [

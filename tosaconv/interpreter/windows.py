@@ -15,6 +15,7 @@ summed in float64 are exact far beyond any real kernel size, see
 from __future__ import annotations
 
 import math
+from typing import Iterator, Sequence, Union
 
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
@@ -34,13 +35,13 @@ def out_size(size: int, k: int, pad_a: int, pad_b: int, stride: int, dilation: i
     return (size - 1 + pad_a + pad_b - (k - 1) * dilation) // stride + 1
 
 
-def check_window(pad, stride, dilation=(1, 1)):
+def check_window(pad: Sequence[int], stride: Sequence[int], dilation: Sequence[int] = (1, 1)) -> None:
     if min(pad) < 0 or min(stride) < 1 or min(dilation) < 1:
         raise ValueError(f"need pad >= 0, stride >= 1 and dilation >= 1, got pad={list(pad)}, "
                          f"stride={list(stride)}, dilation={list(dilation)}")
 
 
-def pad_hw(x: np.ndarray, pad, value=0) -> np.ndarray:
+def pad_hw(x: np.ndarray, pad: Sequence[int], value: Union[float, np.generic] = 0) -> np.ndarray:
     """Pad the H and W axes of an NHWC array by ``[top, bottom, left, right]``."""
     top, bottom, left, right = (int(p) for p in pad)
     if not (top or bottom or left or right):
@@ -51,7 +52,8 @@ def pad_hw(x: np.ndarray, pad, value=0) -> np.ndarray:
     return pad_constant(x, ((0, 0), (top, bottom), (left, right), (0, 0)), value)
 
 
-def taps(padded: np.ndarray, kernel, out_hw, stride, dilation=(1, 1)):
+def taps(padded: np.ndarray, kernel: Sequence[int], out_hw: Sequence[int], stride: Sequence[int],
+         dilation: Sequence[int] = (1, 1)) -> Iterator[tuple[int, int, np.ndarray]]:
     """Yield ``(ky, kx, view)`` for every kernel tap; ``view`` has the output's N, H, W."""
     (kh, kw), (oh, ow), (sy, sx), (dy, dx) = kernel, out_hw, stride, dilation
     span_h, span_w = (kh - 1) * dy + 1, (kw - 1) * dx + 1
@@ -65,7 +67,8 @@ def taps(padded: np.ndarray, kernel, out_hw, stride, dilation=(1, 1)):
             yield ky, kx, padded[:, y0:y0 + (oh - 1) * sy + 1:sy, x0:x0 + (ow - 1) * sx + 1:sx, :]
 
 
-def patches(padded: np.ndarray, kernel, out, stride, dilation) -> np.ndarray:
+def patches(padded: np.ndarray, kernel: Sequence[int], out: Sequence[int], stride: Sequence[int],
+            dilation: Sequence[int]) -> np.ndarray:
     """A read-only view ``[N, *out, *kernel, C]`` of every window of a padded ``[N, *spatial, C]`` array:
     ``view[n, o..., k..., c] = padded[n, o*stride + k*dilation ..., c]`` (any number of spatial axes)."""
     n, c = padded.shape[0], padded.shape[-1]
@@ -75,7 +78,8 @@ def patches(padded: np.ndarray, kernel, out, stride, dilation) -> np.ndarray:
     return as_strided(padded, (n, *out, *kernel, c), strides, writeable=False)
 
 
-def windows_2d(x: np.ndarray, kernel, out_hw, stride, dilation, pad) -> np.ndarray:
+def windows_2d(x: np.ndarray, kernel: Sequence[int], out_hw: Sequence[int], stride: Sequence[int],
+               dilation: Sequence[int], pad: Sequence[int]) -> np.ndarray:
     """``[N, OH, OW, KH, KW, C]``: every window of ``x`` padded by ``pad`` (0 where a tap reads padding).
 
     Normally :func:`patches` of the padded input (a view). When that padded input would be much larger
@@ -92,7 +96,7 @@ def windows_2d(x: np.ndarray, kernel, out_hw, stride, dilation, pad) -> np.ndarr
     return np.where(inside[None, ..., None], gathered, x.dtype.type(0))
 
 
-def sparse_padding(x: np.ndarray, kernel, out_hw, pad) -> bool:
+def sparse_padding(x: np.ndarray, kernel: Sequence[int], out_hw: Sequence[int], pad: Sequence[int]) -> bool:
     """True when padding NHWC ``x`` would take over 64 MB and over 4x the elements of its windows."""
     n, h, w, c = x.shape
     padded = n * (h + pad[0] + pad[1]) * (w + pad[2] + pad[3]) * c
@@ -140,7 +144,8 @@ def pointwise_gemm(x: np.ndarray, weights: np.ndarray) -> np.ndarray:
     return acc
 
 
-def depthwise_taps(padded: np.ndarray, weights: np.ndarray, out_hw, stride, dilation) -> np.ndarray:
+def depthwise_taps(padded: np.ndarray, weights: np.ndarray, out_hw: Sequence[int], stride: Sequence[int],
+                   dilation: Sequence[int]) -> np.ndarray:
     """``out[n, y, x, c*M + m] = sum over taps of padded[n, y*sy + ky*dy, x*sx + kx*dx, c] * weights[ky, kx, c, m]``.
 
     One multiply and one add per tap, each over ``[N, OH, OW*C*M]`` with the weights tiled along a row,

@@ -12,7 +12,7 @@ the per-head layouts with RESHAPE and TRANSPOSE, spelling symbolic B and L out.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Sequence
 
 from ..ir import attrs as A
 from ..ir.ops import Op
@@ -25,10 +25,11 @@ from .reduce import reduce_chain
 
 if TYPE_CHECKING:
     from ..ir.graph import Value
+    from ..symbolic.expr import Dim
     from .context import LoweringContext
 
 
-def split_heads(ctx: LoweringContext, x: Value, heads: int, head_size) -> Value:
+def split_heads(ctx: LoweringContext, x: Value, heads: int, head_size: Dim) -> Value:
     """``[B, L, heads*head_size]`` as ``[B, heads, L, head_size]``."""
     b, length, _ = x.type.shape
     return transpose(ctx, reshape(ctx, x, [b, length, heads, head_size]), (0, 2, 1, 3))
@@ -40,7 +41,7 @@ def merge_heads(ctx: LoweringContext, y: Value) -> Value:
     return reshape(ctx, transpose(ctx, y, (0, 2, 1, 3)), [b, s, n * h])
 
 
-def head_size(total, heads: int, what: str):
+def head_size(total: Dim, heads: int, what: str) -> Dim:
     """``total // heads`` for a static hidden size that must divide into the heads."""
     if not isinstance(total, int):
         return floordiv(total, heads)
@@ -56,7 +57,7 @@ def softmax_last(ctx: LoweringContext, x: Value) -> Value:
     return ctx.b.emit(Op.MUL, e, ctx.b.emit(Op.RECIPROCAL, total), attrs=A.MulAttrs(0))
 
 
-def attend(ctx: LoweringContext, q, k_t, v, scale: float, biases=()) -> Value:
+def attend(ctx: LoweringContext, q: Value, k_t: Value, v: Value, scale: float, biases: Sequence[Value] = ()) -> Value:
     """``softmax(scale * q @ k_t + sum(biases)) @ v`` (see the module docstring for the layouts)."""
     scores = matmul(ctx, q, k_t)
     scores = ctx.b.emit(Op.MUL, scores, ctx.b.scalar_like(scale, scores.type), attrs=A.MulAttrs(0))

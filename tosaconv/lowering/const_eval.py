@@ -19,7 +19,7 @@ import numpy as np
 from ..interpreter.registry import KernelContext, kernel_for
 from ..ir.graph import Value
 from ..ir.ops import Op, Trait
-from ..ir.types import TensorType
+from ..ir.types import TensorType, ValueType
 
 MAX_ELEMENTS = 64    # larger intermediate tensors are data, not shape arithmetic
 MAX_DEPTH = 24
@@ -53,5 +53,5 @@ def _eval(v: Value, depth: int, memo: dict) -> Optional[np.ndarray]:
     return value
 
 
-def _small(t) -> bool:
+def _small(t: ValueType) -> bool:
     return isinstance(t, TensorType) and t.is_static and math.prod(t.static_shape()) <= MAX_ELEMENTS

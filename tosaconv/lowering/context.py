@@ -15,7 +15,7 @@ tensor records).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Optional, Sequence, Union
+from typing import TYPE_CHECKING, Callable, Optional, Sequence, Union
 
 import numpy as np
 from ..ir import attrs as A
@@ -27,6 +27,10 @@ from ..ir.types import TensorType
 from ..symbolic.constraints import Kind, Provenance
 from .const_eval import const_eval
 from .errors import ConvertError
+
+if TYPE_CHECKING:
+    from ..symbolic.constraints import Decision
+    from ..symbolic.expr import Dim
 
 MAX_SHAPE_TENSOR = 16   # int vectors longer than this are data, not shapes
 
@@ -73,7 +77,7 @@ class LoweringContext:
     def has(self, name: Optional[str]) -> bool:
         return bool(name) and (name in self.values or self._has_initializer(name) or name in self._const_cache)
 
-    def set_const(self, name: str, arr: np.ndarray):
+    def set_const(self, name: str, arr: np.ndarray) -> None:
         """Record an import-time constant; it becomes a CONST op only if used as a tensor."""
         self._const_cache[name] = arr
 
@@ -96,7 +100,7 @@ class LoweringContext:
             return v.producer.attrs.values
         return None
 
-    def derived_const(self, key: tuple, make) -> Value:
+    def derived_const(self, key: tuple, make: Callable[[], np.ndarray]) -> Value:
         """A CONST of ``make()`` (e.g. a transposed weight), built once per graph and ``key``: an exporter that
         unrolls a recurrent layer uses one initializer in every step's Gemm, and a copy per step would
         multiply the weights in the .tosa."""
@@ -134,7 +138,7 @@ class LoweringContext:
     def rank(self, name: str) -> int:
         return self.type_of(name).rank
 
-    def lookup(self, name: str):
+    def lookup(self, name: str) -> Union[Value, ShapeTensor, np.ndarray]:
         """What ``name`` holds: a Value, a ShapeTensor, or an import-time constant (numpy array)."""
         v = self.values.get(name)
         if v is not None:
@@ -144,14 +148,14 @@ class LoweringContext:
             raise ConvertError(f"'{name}' is not produced by any earlier node or initializer")
         return c
 
-    def bind(self, name: str, held):
+    def bind(self, name: str, held: Union[Value, ShapeTensor, np.ndarray]) -> None:
         """Give ``name`` what :meth:`lookup` returned for another name (a subgraph input, a result)."""
         if isinstance(held, np.ndarray):
             self.set_const(name, held)
         else:
             self.values[name] = held
 
-    def to_tensor(self, held) -> Value:
+    def to_tensor(self, held: Union[Value, ShapeTensor, np.ndarray]) -> Value:
         """What :meth:`lookup` returned, as an IR tensor value."""
         if isinstance(held, Value):
             return held
@@ -197,7 +201,7 @@ class LoweringContext:
             self.symbol_values[next(iter(d.type.symbols()))] = d
         return ShapeTensor(dims, scalar=t.type.rank == 0)
 
-    def index(self, value) -> Value:
+    def index(self, value: int) -> Value:
         return self.b.index(value)
 
     def dim_value(self, v: Value, axis: int) -> Value:
@@ -208,7 +212,7 @@ class LoweringContext:
         return self.b.index(d) if isinstance(d, int) else self.b.get_dim(v, axis)
 
     # -- ledger ----------------------------------------------------------------------
-    def require(self, kind: Kind, a, b, reason: str):
+    def require(self, kind: Kind, a: Dim, b: Dim, reason: str) -> Decision:
         loc = self.b.location
         return self.graph.ledger.require(kind, a, b, Provenance(loc.op_type, loc.name, reason),
                                          self.graph.scope)
@@ -225,7 +229,7 @@ def _narrow(arr: np.ndarray) -> np.ndarray:
     return arr
 
 
-def as_const(held):
+def as_const(held: Union[Value, ShapeTensor, np.ndarray]) -> Optional[np.ndarray]:
     """An import-time constant's array (an ndarray, a static ShapeTensor or a CONST's result), or None."""
     if isinstance(held, np.ndarray):
         return held

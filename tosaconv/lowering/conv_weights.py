@@ -9,7 +9,7 @@ its taps, which is exact.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Optional, Sequence, Union
 
 import numpy as np
 
@@ -21,6 +21,7 @@ from .errors import ConvertError
 
 if TYPE_CHECKING:
     from ..ir.graph import Value
+    from ..symbolic.expr import Dim
     from .context import LoweringContext
 
 
@@ -33,7 +34,7 @@ def acc_type(x: Value) -> DType:
     return DType.FP32
 
 
-def weight(ctx: LoweringContext, name: str, dtype, rank: int):
+def weight(ctx: LoweringContext, name: str, dtype: DType, rank: int) -> Union[np.ndarray, Value]:
     """The weight as a numpy array when constant, else as an IR value; rank 3 is lifted to 4-D."""
     w = ctx.const(name)
     if w is not None:
@@ -45,15 +46,15 @@ def weight(ctx: LoweringContext, name: str, dtype, rank: int):
     return reshape(ctx, v, [*v.type.shape[:2], 1, v.type.shape[2]]) if rank == 3 else v
 
 
-def shape_of(w) -> tuple:
+def shape_of(w: Union[np.ndarray, Value]) -> tuple:
     return tuple(w.shape) if isinstance(w, np.ndarray) else tuple(w.type.shape)
 
 
-def as_value(ctx: LoweringContext, v):
+def as_value(ctx: LoweringContext, v: Union[np.ndarray, Value]) -> Value:
     return ctx.b.const(v) if isinstance(v, np.ndarray) else v
 
 
-def rearrange(ctx: LoweringContext, w, shape, perm) -> Value:
+def rearrange(ctx: LoweringContext, w: Union[np.ndarray, Value], shape: Sequence[Dim], perm: Sequence[int]) -> Value:
     """Reshape then transpose a weight: in numpy for constants (a view: the writer transposes the
     elements on their way into the file, so a weight is never copied whole), with IR ops otherwise."""
     if isinstance(w, np.ndarray):
@@ -61,7 +62,7 @@ def rearrange(ctx: LoweringContext, w, shape, perm) -> Value:
     return ctx.b.emit(Op.TRANSPOSE, reshape(ctx, w, shape), attrs=A.TransposeAttrs(tuple(perm)))
 
 
-def rows(ctx: LoweringContext, w, start: int, count: int):
+def rows(ctx: LoweringContext, w: Union[np.ndarray, Value], start: int, count: int) -> Union[np.ndarray, Value]:
     """Rows ``start:start+count`` of the leading axis of a weight or bias."""
     if isinstance(w, np.ndarray):
         return w[start:start + count]
@@ -72,7 +73,7 @@ def rows(ctx: LoweringContext, w, start: int, count: int):
                                                       (count, *shape[1:])))
 
 
-def bias(ctx: LoweringContext, name, out_channels: int, dtype):
+def bias(ctx: LoweringContext, name: Optional[str], out_channels: int, dtype: DType) -> Union[np.ndarray, Value]:
     """The bias named ``name`` (a numpy array when constant), or zeros when there is none (None)."""
     if name is None:
         return np.zeros((out_channels,), dtype.numpy)
@@ -80,7 +81,7 @@ def bias(ctx: LoweringContext, name, out_channels: int, dtype):
     return c.astype(dtype.numpy, copy=False) if c is not None else ctx.tensor(name)
 
 
-def dilate(ctx: LoweringContext, w, axis: int, d: int):
+def dilate(ctx: LoweringContext, w: Union[np.ndarray, Value], axis: int, d: int) -> Union[np.ndarray, Value]:
     """Insert ``d - 1`` zeros between the taps along ``axis``: kernel size k becomes (k-1)*d + 1."""
     if d == 1:
         return w
@@ -99,7 +100,7 @@ def dilate(ctx: LoweringContext, w, axis: int, d: int):
     return slice_(ctx, spread, [0] * len(shape), sizes)
 
 
-def flip(ctx: LoweringContext, w, axes):
+def flip(ctx: LoweringContext, w: Union[np.ndarray, Value], axes: Sequence[int]) -> Union[np.ndarray, Value]:
     """Reverse ``w`` along each of ``axes`` (a transposed convolution's kernel, as a correlation)."""
     if isinstance(w, np.ndarray):
         return np.ascontiguousarray(np.flip(w, axis=tuple(axes)))

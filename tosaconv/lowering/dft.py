@@ -16,7 +16,7 @@ from __future__ import annotations
 import contextlib
 import contextvars
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Optional
+from typing import TYPE_CHECKING, Iterator, Optional
 
 import numpy as np
 
@@ -40,7 +40,7 @@ _MODE: contextvars.ContextVar = contextvars.ContextVar("dft_mode", default="auto
 
 
 @contextlib.contextmanager
-def dft_mode(mode: str):
+def dft_mode(mode: str) -> Iterator[None]:
     """Lower every DFT imported inside the block in ``mode`` (one of :data:`DFT_MODES`)."""
     if mode not in DFT_MODES:
         raise ValueError(f"--dft must be one of {', '.join(DFT_MODES)}, got '{mode}'")
@@ -75,7 +75,8 @@ def use_fft(n: int, what: str) -> bool:
     return False
 
 
-def dft_last(ctx: LoweringContext, re, im: Optional[object], inverse: bool, onesided: bool, scale: float, what: str) -> tuple:
+def dft_last(ctx: LoweringContext, re: Value, im: Optional[Value], inverse: bool, onesided: bool, scale: float,
+             what: str) -> tuple:
     """(real, imaginary) DFT of ``re + i*im`` (``im`` None: real input) along the last, static, axis."""
     n = re.type.shape[-1]
     if not isinstance(n, int):
@@ -98,7 +99,7 @@ def dft_matrix(n: int, k: int, inverse: bool, scale: float, real_input: bool) ->
     return np.concatenate([top, np.concatenate([s * sin, cos], axis=1)], axis=0).astype(np.float32)
 
 
-def _matmul_dft(ctx: LoweringContext, re, im, inverse: bool, k: int, scale: float) -> tuple:
+def _matmul_dft(ctx: LoweringContext, re: Value, im: Optional[Value], inverse: bool, k: int, scale: float) -> tuple:
     n, rank = re.type.shape[-1], re.type.rank
     x = re if im is None else ctx.b.emit(Op.CONCAT, re, im, attrs=A.AxisAttrs(rank - 1))
     w = ctx.b.const(dft_matrix(n, k, inverse, scale, im is None))
@@ -110,7 +111,7 @@ def _matmul_dft(ctx: LoweringContext, re, im, inverse: bool, k: int, scale: floa
     return real, imag
 
 
-def _fft(ctx: LoweringContext, re, im, inverse: bool, k: int, scale: float) -> tuple:
+def _fft(ctx: LoweringContext, re: Value, im: Optional[Value], inverse: bool, k: int, scale: float) -> tuple:
     shape = list(re.type.shape)
     n, lead = shape[-1], shape[:-1]
     flat = [product(lead) if lead else 1, 1, n]
@@ -170,7 +171,7 @@ def rfft2d_last2(ctx: LoweringContext, x: Value, what: str) -> tuple:
     return tuple(ctx.b.emit(Op.TRANSPOSE, v, attrs=A.TransposeAttrs(perm)) for v in (real, imag))
 
 
-def irfft_last(ctx: LoweringContext, re, im, n: int, what: str):
+def irfft_last(ctx: LoweringContext, re: Value, im: Value, n: int, what: str) -> Value:
     """The real inverse (1/n normalized) of a one-sided spectrum along the last axis: ``n`` samples from
     its first ``n/2 + 1`` bins (padded with zeros or cropped to that), as numpy's ``irfft``."""
     m = n // 2 + 1
@@ -206,6 +207,6 @@ def irfft_matrix(n: int) -> np.ndarray:
         np.float32) / np.float32(n)
 
 
-def _fit_last(ctx: LoweringContext, v: Value, size: int):
+def _fit_last(ctx: LoweringContext, v: Value, size: int) -> Value:
     rank = v.type.rank
     return pad_static(ctx, v, [0] * rank, [0] * (rank - 1) + [size - v.type.shape[-1]], "constant")

@@ -11,7 +11,7 @@ gets its value from a computed value that carries it as a dim.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Optional, Sequence, Union
 
 from ..ir import attrs as A
 from ..ir.graph import Value
@@ -23,6 +23,8 @@ from .limits import EMPTY_RESULT
 
 if TYPE_CHECKING:
     from ..ir.graph import Graph
+    from ..ir.ops import OpDef
+    from ..symbolic.expr import Atom
     from .context import LoweringContext
 
 _ATOM_OPS = {"floordiv": Op.INDEX_FLOORDIV, "mod": Op.INDEX_MOD, "min": Op.INDEX_MIN, "max": Op.INDEX_MAX}
@@ -35,7 +37,7 @@ def norm_axis(axis: int, rank: int) -> int:
     return a
 
 
-def index_op(ctx: LoweringContext, op, a: Value, b: Value) -> Value:
+def index_op(ctx: LoweringContext, op: OpDef, a: Value, b: Value) -> Value:
     """An INDEX_* op, or an INDEX_CONST when the result is already a constant."""
     value = op.index_fn(a.type.value, b.type.value)
     if isinstance(value, int):
@@ -52,7 +54,7 @@ def index_for(ctx: LoweringContext, d: Dim) -> Value:
     return ctx.index_cache[d.key]
 
 
-def _build_index(ctx: LoweringContext, d) -> Value:
+def _build_index(ctx: LoweringContext, d: Expr) -> Value:
     total = None
     for mono, coeff in d.terms.items():
         term = ctx.b.index(coeff) if (coeff != 1 or not mono) else None
@@ -64,7 +66,7 @@ def _build_index(ctx: LoweringContext, d) -> Value:
     return total
 
 
-def _atom_value(ctx: LoweringContext, atom) -> Value:
+def _atom_value(ctx: LoweringContext, atom: Atom) -> Value:
     if atom.kind == "sym":
         return symbol_value(ctx, atom.args[0])
     a, b = (index_for(ctx, x) for x in atom.args)
@@ -89,7 +91,7 @@ def symbol_value(ctx: LoweringContext, name: str) -> Value:
     return ctx.symbol_values[name]
 
 
-def _carrier(graph: Graph, name: str):
+def _carrier(graph: Graph, name: str) -> Optional[tuple[Value, int]]:
     """``(value, axis)`` of the latest result in ``graph`` whose dim ``axis`` is exactly the symbol ``name``
     (an op that made the symbol, such as a loop stopped by its condition, defines it), or None."""
     for op in reversed(graph.ops):
@@ -100,7 +102,7 @@ def _carrier(graph: Graph, name: str):
     return None
 
 
-def reshape(ctx: LoweringContext, x: Value, dims) -> Value:
+def reshape(ctx: LoweringContext, x: Value, dims: Sequence[Union[Dim, Value]]) -> Value:
     """RESHAPE ``x`` to ``dims`` (ints, Exprs, or Index Values), recording the element-count fact."""
     values = [d.type.value if isinstance(d, Value) else d for d in dims]
     if len(values) == x.type.rank and all(same(a, b) for a, b in zip(values, x.type.shape)):
@@ -124,7 +126,7 @@ def expand_leading(ctx: LoweringContext, x: Value, rank: int) -> Value:
     return ctx.b.emit(Op.EXPAND_DIMS, x, attrs=A.IndicesAttrs(tuple(range(extra))))
 
 
-def slice_(ctx: LoweringContext, x: Value, starts, sizes):
+def slice_(ctx: LoweringContext, x: Value, starts: Sequence[Dim], sizes: Sequence[Dim]) -> Value:
     """SLICE when every start and size is static, else DYN_SLICE with Index operands (never empty)."""
     for axis, size in enumerate(sizes):
         if isinstance(size, int) and size <= 0:
@@ -139,7 +141,7 @@ def slice_(ctx: LoweringContext, x: Value, starts, sizes):
     return ctx.b.emit(Op.DYN_SLICE, x, *operands)
 
 
-def split_along(ctx: LoweringContext, x: Value, axis: int, sizes) -> list:
+def split_along(ctx: LoweringContext, x: Value, axis: int, sizes: Sequence[Dim]) -> list:
     """Consecutive slices of ``x`` along ``axis`` with the given (possibly symbolic) sizes."""
     outs, offset = [], 0
     for size in sizes:
@@ -152,7 +154,7 @@ def split_along(ctx: LoweringContext, x: Value, axis: int, sizes) -> list:
     return outs
 
 
-def exact_quotient(ctx: LoweringContext, d, b: int, what: str):
+def exact_quotient(ctx: LoweringContext, d: Dim, b: int, what: str) -> Dim:
     """``d // b``, which must be exact (ledger for symbols, an error for static dims)."""
     ctx.require(Kind.DIVISIBLE, d, b, f"{what} must be divisible by {b}")
     return floordiv(d, b)

@@ -10,7 +10,7 @@ TFLite's ``SHAPE -> MUL -> RESHAPE``) stays index arithmetic on Index values
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Optional
+from typing import TYPE_CHECKING, Optional, Protocol, Sequence
 
 from ..ir import attrs as A
 from ..ir.ops import Op
@@ -21,15 +21,23 @@ from .typed import int32_op, mul
 
 if TYPE_CHECKING:
     from ..ir.graph import Value
+    from ..ir.ops import OpDef
     from .context import LoweringContext
 
 
-def binary_operands(ctx: LoweringContext, node) -> tuple:
+class _HasInputs(Protocol):
+    """A node of either importer: the names of its inputs."""
+
+    @property
+    def inputs(self) -> Sequence[str]: ...
+
+
+def binary_operands(ctx: LoweringContext, node: _HasInputs) -> tuple:
     """The tensor values of a binary op's two inputs (``node.inputs[0]`` and ``[1]``)."""
     return ctx.tensor(node.inputs[0]), ctx.tensor(node.inputs[1])
 
 
-def divide(ctx: LoweringContext, a: Value, b: Value):
+def divide(ctx: LoweringContext, a: Value, b: Value) -> Value:
     """``a / b``: float is MUL by RECIPROCAL (TOSA has no float DIV); integers are INTDIV (truncating)."""
     if a.type.dtype.is_float:
         return mul(ctx, a, ctx.b.emit(Op.RECIPROCAL, b))
@@ -53,7 +61,7 @@ def hard_sigmoid(ctx: LoweringContext, x: Value, alpha: float, beta: float) -> V
     return ctx.b.emit(Op.CLAMP, shifted, attrs=A.ClampAttrs(0.0, 1.0))
 
 
-def index_arith(ctx: LoweringContext, a: str, b: str, index_op_def) -> Optional[ShapeTensor]:
+def index_arith(ctx: LoweringContext, a: str, b: str, index_op_def: OpDef) -> Optional[ShapeTensor]:
     """The values named ``a`` and ``b`` combined by ``index_op_def`` (an INDEX_* op) when either is a
     ShapeTensor and both are shape-like; None when this is tensor math."""
     if not any(isinstance(ctx.values.get(n), ShapeTensor) for n in (a, b)):
@@ -62,7 +70,7 @@ def index_arith(ctx: LoweringContext, a: str, b: str, index_op_def) -> Optional[
     return None if any(s is None for s in sts) else index_elementwise(ctx, index_op_def, *sts)
 
 
-def index_elementwise(ctx: LoweringContext, op, a: ShapeTensor, b: ShapeTensor) -> ShapeTensor:
+def index_elementwise(ctx: LoweringContext, op: OpDef, a: ShapeTensor, b: ShapeTensor) -> ShapeTensor:
     """``op`` per element of two shape tensors; a one-element operand broadcasts."""
     n = max(len(a.dims), len(b.dims))
     if len(a.dims) not in (1, n) or len(b.dims) not in (1, n):

@@ -11,7 +11,7 @@ bool tensors, so bools travel as INT8 (:func:`~.index_math.gather_safe`).
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Sequence, Union
 
 import numpy as np
 
@@ -26,10 +26,11 @@ from .index_math import I32, as_int32, gather_safe, inverse, transpose
 
 if TYPE_CHECKING:
     from ..ir.graph import Value
+    from ..symbolic.expr import Dim
     from .context import LoweringContext
 
 
-def gather(ctx: LoweringContext, data: str, indices: str, axis: int):
+def gather(ctx: LoweringContext, data: str, indices: str, axis: int) -> Union[Value, ShapeTensor]:
     """Gather along ``axis`` of the values named ``data`` and ``indices`` (negative indices wrap).
 
     A shape tensor indexed by constants stays a ShapeTensor of the picked Index values."""
@@ -63,13 +64,13 @@ def _gather_tensor(ctx: LoweringContext, data: str, indices: str, axis: int) -> 
     return reshape(ctx, g, list(shape[:axis]) + list(indices.type.shape) + list(shape[axis + 1:]))
 
 
-def _tile_rows(ctx: LoweringContext, flat, outer) -> Value:
+def _tile_rows(ctx: LoweringContext, flat: Value, outer: Dim) -> Value:
     if isinstance(outer, int):
         return ctx.b.emit(Op.TILE, flat, attrs=A.TileAttrs((outer, 1)))
     return ctx.b.emit(Op.DYN_TILE, flat, index_for(ctx, outer), ctx.b.index(1))
 
 
-def _runtime_indices(ctx: LoweringContext, name, k) -> Value:
+def _runtime_indices(ctx: LoweringContext, name: str, k: Dim) -> Value:
     """Indices as INT32 with negative entries wrapped (ONNX allows -k..k-1)."""
     c = ctx.const(name)
     if c is not None and isinstance(k, int):
@@ -82,7 +83,7 @@ def _runtime_indices(ctx: LoweringContext, name, k) -> Value:
     return ctx.b.emit(Op.SELECT, neg, ctx.b.emit(Op.ADD, idx, kt), idx)
 
 
-def _gather_one(ctx: LoweringContext, x: Value, axis, i) -> Value:
+def _gather_one(ctx: LoweringContext, x: Value, axis: int, i: int) -> Value:
     """Gather of a single constant index: SLICE then drop the axis."""
     k = x.type.shape[axis]
     start = i + k if i < 0 else i
@@ -94,7 +95,7 @@ def _gather_one(ctx: LoweringContext, x: Value, axis, i) -> Value:
     return reshape(ctx, s, [d for j, d in enumerate(sizes) if j != axis])
 
 
-def gather_nd(ctx: LoweringContext, data, idx, batch_dims: int) -> Value:
+def gather_nd(ctx: LoweringContext, data: Value, idx: Value, batch_dims: int) -> Value:
     """GatherND: ``data`` viewed as ``[batch, indexed dims, rest]`` read at ND indices ``idx`` (one GATHER)."""
     idx = as_int32(ctx, idx)
     b = batch_dims
@@ -107,7 +108,7 @@ def gather_nd(ctx: LoweringContext, data, idx, batch_dims: int) -> Value:
     return reshape(ctx, g, batch + mid + rest)
 
 
-def dims_vector(ctx: LoweringContext, dims, rank: int) -> Value:
+def dims_vector(ctx: LoweringContext, dims: Sequence[Dim], rank: int) -> Value:
     """An INT32 tensor ``[1, ..., 1, len(dims)]`` holding the dim values ``dims``."""
     if all(isinstance(d, int) for d in dims):
         return ctx.b.const(np.array(dims, dtype=np.int32).reshape((1,) * (rank - 1) + (len(dims),)))
@@ -115,7 +116,7 @@ def dims_vector(ctx: LoweringContext, dims, rank: int) -> Value:
     return reshape(ctx, t, [1] * (rank - 1) + [len(dims)])
 
 
-def nd_rows(ctx: LoweringContext, idx, dims):
+def nd_rows(ctx: LoweringContext, idx: Value, dims: Sequence[Dim]) -> Value:
     """Row numbers ``[..., 1]`` of ND indices ``[..., k]`` into a ``dims`` block (wrapped, row-major)."""
     rank = idx.type.rank
     zero = ctx.b.const(np.zeros((1,) * rank, np.int32))
@@ -128,7 +129,7 @@ def nd_rows(ctx: LoweringContext, idx, dims):
     return idx
 
 
-def nd_layout(ctx: LoweringContext, data: Value, idx, batch_dims: int, what: str):
+def nd_layout(ctx: LoweringContext, data: Value, idx: Value, batch_dims: int, what: str) -> tuple:
     """(k, batch dims, indexed dims, rest dims) of a GatherND/ScatterND pair, with checks."""
     k = idx.type.shape[-1] if idx.type.rank else None
     if not isinstance(k, int):
@@ -142,7 +143,7 @@ def nd_layout(ctx: LoweringContext, data: Value, idx, batch_dims: int, what: str
     return k, shape[:batch_dims], shape[batch_dims:batch_dims + k], shape[batch_dims + k:]
 
 
-def take(ctx: LoweringContext, x: Value, axis: int, idx) -> Value:
+def take(ctx: LoweringContext, x: Value, axis: int, idx: Value) -> Value:
     """Rows ``idx`` (1-D INT32, already in range) of ``x`` along ``axis``: one GATHER with the axis in front."""
     perm = (axis,) + tuple(i for i in range(x.type.rank) if i != axis)
     moved = transpose(ctx, x, perm)

@@ -16,29 +16,34 @@ at the TFLite converters.
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
 
 I32_MIN, I32_MAX = -(1 << 31), (1 << 31) - 1
 
 
-def arr(x) -> np.ndarray:
+def arr(x: ArrayLike) -> np.ndarray:
     return np.asarray(x, dtype=np.int64)
 
 
-def wrap(x, bits: int = 32) -> np.ndarray:
+def wrap(x: ArrayLike, bits: int = 32) -> np.ndarray:
     """Two's complement wrap-around, as C's int32 (or int16) arithmetic does in practice."""
     half = 1 << (bits - 1)
     return ((arr(x) + half) & ((1 << bits) - 1)) - half
 
 
-def c_div(n, d: int) -> np.ndarray:
+def c_div(n: ArrayLike, d: int) -> np.ndarray:
     """C integer division by a positive ``d`` (truncates toward zero)."""
     n = arr(n)
     q = np.abs(n) // d
     return np.where(n >= 0, q, -q)
 
 
-def srdhm(a, b, bits: int = 32) -> np.ndarray:
+def srdhm(a: ArrayLike, b: ArrayLike, bits: int = 32) -> np.ndarray:
     """gemmlowp ``SaturatingRoundingDoublingHighMul`` for int32 (or int16 with ``bits=16``)."""
     a, b = arr(a), arr(b)
     lo, hi = -(1 << (bits - 1)), (1 << (bits - 1)) - 1
@@ -47,7 +52,7 @@ def srdhm(a, b, bits: int = 32) -> np.ndarray:
     return np.where((a == b) & (a == lo), hi, c_div(ab + nudge, 1 << (bits - 1)))
 
 
-def rdbpot(x, exponent) -> np.ndarray:
+def rdbpot(x: ArrayLike, exponent: ArrayLike) -> np.ndarray:
     """gemmlowp ``RoundingDivideByPOT``: a right shift rounding half away from zero."""
     x, exponent = arr(x), arr(exponent)
     mask = (np.int64(1) << exponent) - 1
@@ -55,7 +60,7 @@ def rdbpot(x, exponent) -> np.ndarray:
     return (x >> exponent) + ((x & mask) > threshold)
 
 
-def sat_shift_left(x, exponent: int, bits: int = 32) -> np.ndarray:
+def sat_shift_left(x: ArrayLike, exponent: int, bits: int = 32) -> np.ndarray:
     """gemmlowp ``SaturatingRoundingMultiplyByPOT<exponent>`` for a positive exponent."""
     x = arr(x)
     threshold = (1 << (bits - 1 - exponent)) - 1
@@ -63,13 +68,13 @@ def sat_shift_left(x, exponent: int, bits: int = 32) -> np.ndarray:
     return np.where(x > threshold, hi, np.where(x < -threshold, lo, x << exponent))
 
 
-def multiply_by_quantized_multiplier(x, multiplier: int, shift: int) -> np.ndarray:
+def multiply_by_quantized_multiplier(x: ArrayLike, multiplier: int, shift: int) -> np.ndarray:
     """TFLite's double-rounding ``MultiplyByQuantizedMultiplier`` (x * 2**left wraps like int32)."""
     left, right = max(shift, 0), max(-shift, 0)
     return rdbpot(srdhm(wrap(arr(x) << left), multiplier), right)
 
 
-def _exp_on_quarter_interval(a) -> np.ndarray:
+def _exp_on_quarter_interval(a: ArrayLike) -> np.ndarray:
     """``exp_on_interval_between_negative_one_quarter_and_0_excl`` (Q0.31 in and out)."""
     constant_term, one_third = 1895147668, 715827883
     x = wrap(a + (1 << 28))
@@ -85,7 +90,7 @@ _BARREL = ((-2, 1672461947), (-1, 1302514674), (0, 790015084), (1, 290630308), (
            (3, 720401), (4, 242))
 
 
-def exp_on_negative_values(a, integer_bits: int) -> np.ndarray:
+def exp_on_negative_values(a: ArrayLike, integer_bits: int) -> np.ndarray:
     """gemmlowp ``exp_on_negative_values`` of a Q(integer_bits) value: exp(a) in Q0.31."""
     a = arr(a)
     frac = 31 - integer_bits
@@ -103,7 +108,7 @@ def exp_on_negative_values(a, integer_bits: int) -> np.ndarray:
 
 
 
-def sat_shift_left_param(x, exponent) -> np.ndarray:
+def sat_shift_left_param(x: ArrayLike, exponent: ArrayLike) -> np.ndarray:
     """TFLite's ``SaturatingRoundingMultiplyByPOTParam`` for exponents ``>= 0`` (scalar or per element)."""
     x, exponent = arr(x), arr(exponent)
     threshold = (np.int64(1) << (31 - exponent)) - 1
@@ -111,13 +116,13 @@ def sat_shift_left_param(x, exponent) -> np.ndarray:
     return np.where(exponent == 0, x, shifted)
 
 
-def rounding_half_sum(a, b) -> np.ndarray:
+def rounding_half_sum(a: ArrayLike, b: ArrayLike) -> np.ndarray:
     """gemmlowp ``RoundingHalfSum`` for int32: ``(a + b + sign) / 2`` in int64, C division."""
     total = arr(a) + arr(b)
     return c_div(total + np.where(total >= 0, 1, -1), 2)
 
 
-def one_over_one_plus_x(a) -> np.ndarray:
+def one_over_one_plus_x(a: ArrayLike) -> np.ndarray:
     """gemmlowp ``one_over_one_plus_x_for_x_in_0_1`` (Q0.31 in and out), with its saturations."""
     half_denominator = rounding_half_sum(a, I32_MAX)
     x = wrap(1515870810 + srdhm(half_denominator, -1010580540))
@@ -127,7 +132,7 @@ def one_over_one_plus_x(a) -> np.ndarray:
     return sat_shift_left(x, 1)
 
 
-def clz32(x) -> np.ndarray:
+def clz32(x: ArrayLike) -> np.ndarray:
     """``CountLeadingZeros`` of the uint32 bits of ``x`` (32 for 0)."""
     bits = arr(x) & 0xFFFFFFFF
     return 32 - np.frexp(bits.astype(np.float64))[1].astype(np.int64)   # exact: bits < 2**53
@@ -137,7 +142,7 @@ _LOG_2, _SQRT_SQRT_HALF, _SQRT_HALF = 1488522236, 1805811301, 1518500250
 _ALPHA_N, _ALPHA_D, _ALPHA_I, _ALPHA_F = 117049297, 127690142, 1057819769, 638450708
 
 
-def log_x_ge_1(x, input_bits: int, output_bits: int) -> np.ndarray:
+def log_x_ge_1(x: ArrayLike, input_bits: int, output_bits: int) -> np.ndarray:
     """TFLite's ``log_x_for_x_greater_than_or_equal_to_1<output_bits>`` of a Q(input_bits) value (raw)."""
     accum_bits = output_bits + 1
     quarter = rdbpot(1 << 29, accum_bits)

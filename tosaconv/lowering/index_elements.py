@@ -15,7 +15,7 @@ larger than :data:`MAX_ELEMENTS` are data too.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Optional
+from typing import TYPE_CHECKING, Optional, Union
 
 import numpy as np
 
@@ -25,6 +25,7 @@ from ..ir.types import IndexType
 from .context import ShapeTensor
 
 if TYPE_CHECKING:
+    from ..ir.graph import Operation
     from .context import LoweringContext
 
 MAX_ELEMENTS = 64
@@ -79,42 +80,42 @@ def _elements(ctx: LoweringContext, v: Value, depth: int) -> Optional[np.ndarray
     return None if out is None else np.asarray(out, dtype=object).reshape(t.static_shape())
 
 
-def _const(ctx: LoweringContext, p, ins):
+def _const(ctx: LoweringContext, p: Operation, ins: list[Union[Value, np.ndarray]]) -> np.ndarray:
     return np.vectorize(lambda x: ctx.index(int(x)), otypes=[object])(np.asarray(p.attrs.values))
 
 
-def _dims(ctx: LoweringContext, p, ins):
+def _dims(ctx: LoweringContext, p: Operation, ins: list[Union[Value, np.ndarray]]) -> np.ndarray:
     out = np.empty(len(ins), dtype=object)
     out[:] = ins
     return out
 
 
-def _same(ctx: LoweringContext, p, ins):
+def _same(ctx: LoweringContext, p: Operation, ins: list[Union[Value, np.ndarray]]) -> Union[Value, np.ndarray]:
     return ins[0]
 
 
-def _transpose(ctx: LoweringContext, p, ins) -> Value:
+def _transpose(ctx: LoweringContext, p: Operation, ins: list[Union[Value, np.ndarray]]) -> np.ndarray:
     return np.transpose(ins[0], p.attrs.perms)
 
 
-def _reverse(ctx: LoweringContext, p, ins):
+def _reverse(ctx: LoweringContext, p: Operation, ins: list[Union[Value, np.ndarray]]) -> np.ndarray:
     return np.flip(ins[0], p.attrs.axis)
 
 
-def _slice(ctx: LoweringContext, p, ins):
+def _slice(ctx: LoweringContext, p: Operation, ins: list[Union[Value, np.ndarray]]) -> np.ndarray:
     a = p.attrs
     return ins[0][tuple(slice(s, s + n) for s, n in zip(a.start, a.size))]
 
 
-def _concat(ctx: LoweringContext, p, ins):
+def _concat(ctx: LoweringContext, p: Operation, ins: list[Union[Value, np.ndarray]]) -> np.ndarray:
     return np.concatenate(ins, axis=p.attrs.axis)
 
 
-def _tile(ctx: LoweringContext, p, ins):
+def _tile(ctx: LoweringContext, p: Operation, ins: list[Union[Value, np.ndarray]]) -> np.ndarray:
     return np.tile(ins[0], p.attrs.multiples)
 
 
-def _gather(ctx: LoweringContext, p, ins):
+def _gather(ctx: LoweringContext, p: Operation, ins: list[Union[Value, np.ndarray]]) -> Optional[np.ndarray]:
     """TOSA GATHER with constant indices (a reversed or strided Slice): out[n, w, c] = values[n, idx[n, w], c]."""
     src = p.operands[1].producer
     if src is None or src.op is not Op.CONST:
@@ -126,7 +127,8 @@ def _gather(ctx: LoweringContext, p, ins):
     return np.stack([values[n][idx[n]] for n in range(values.shape[0])])
 
 
-def _reshape(ctx: LoweringContext, p, ins):
+def _reshape(ctx: LoweringContext, p: Operation,
+             ins: list[Union[Value, np.ndarray]]) -> Optional[Union[Value, np.ndarray]]:
     return ins[0] if len(p.operands) == 1 else None   # shape_symbols: the result shape is not static
 
 

@@ -9,7 +9,7 @@ SELECT, the reductions or GATHER/SCATTER. Every helper keeps explicit ranks
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable, Sequence
 
 import numpy as np
 
@@ -21,19 +21,21 @@ from .errors import ConvertError
 
 if TYPE_CHECKING:
     from ..ir.graph import Value
+    from ..ir.ops import OpDef
+    from ..symbolic.expr import Dim
     from .context import LoweringContext
 
 I32 = DType.INT32
 
 
-def along(shape_rank: int, axis: int, d) -> list:
+def along(shape_rank: int, axis: int, d: Dim) -> list:
     """A shape of ``shape_rank`` dims that is ``d`` on ``axis`` and 1 elsewhere."""
     dims = [1] * shape_rank
     dims[axis] = d
     return dims
 
 
-def arange(ctx: LoweringContext, n, rank: int = 1, axis: int = 0):
+def arange(ctx: LoweringContext, n: Dim, rank: int = 1, axis: int = 0) -> Value:
     """INT32 ``[0, n)`` laid along ``axis`` of a rank-``rank`` tensor (other dims 1)."""
     if isinstance(n, int):
         return ctx.b.const(np.arange(n, dtype=np.int32).reshape(along(rank, axis, n)))
@@ -41,7 +43,7 @@ def arange(ctx: LoweringContext, n, rank: int = 1, axis: int = 0):
     return reshape(ctx, iota, along(rank, axis, n)) if rank != 1 else iota
 
 
-def dim_tensor(ctx: LoweringContext, d, rank: int) -> Value:
+def dim_tensor(ctx: LoweringContext, d: Dim, rank: int) -> Value:
     """An INT32 tensor with every dim 1 holding the dim value ``d`` (a constant when static)."""
     if isinstance(d, int):
         return ctx.b.const(np.full((1,) * rank, d, dtype=np.int32))
@@ -49,12 +51,12 @@ def dim_tensor(ctx: LoweringContext, d, rank: int) -> Value:
     return reshape(ctx, t, [1] * rank)
 
 
-def scalar(ctx: LoweringContext, value, dtype: DType, rank: int) -> Value:
+def scalar(ctx: LoweringContext, value: float, dtype: DType, rank: int) -> Value:
     """A constant of ``dtype`` with every dim 1."""
     return ctx.b.const(np.full((1,) * rank, value, dtype=dtype.numpy))
 
 
-def as_int32(ctx: LoweringContext, idx):
+def as_int32(ctx: LoweringContext, idx: Value) -> Value:
     """Index tensors as INT32 (ONNX int64 already is; int16/int8 indices are widened)."""
     if idx.type.dtype is I32:
         return idx
@@ -63,7 +65,7 @@ def as_int32(ctx: LoweringContext, idx):
     return ctx.b.emit(Op.CAST, idx, attrs=A.CastAttrs(I32))
 
 
-def wrap_negative(ctx: LoweringContext, idx, dim) -> Value:
+def wrap_negative(ctx: LoweringContext, idx: Value, dim: Dim) -> Value:
     """ONNX's negative indices count from the end: ``idx + dim`` where ``idx < 0`` (in idx's own type)."""
     rank, dtype = idx.type.rank, idx.type.dtype
     size = dim_tensor(ctx, dim, rank)
@@ -73,7 +75,7 @@ def wrap_negative(ctx: LoweringContext, idx, dim) -> Value:
     return ctx.b.emit(Op.SELECT, negative, ctx.b.emit(Op.ADD, idx, size), idx)
 
 
-def transpose(ctx: LoweringContext, x: Value, perm):
+def transpose(ctx: LoweringContext, x: Value, perm: Sequence[int]) -> Value:
     perm = tuple(perm)
     if perm == tuple(range(len(perm))):
         return x
@@ -85,14 +87,14 @@ def axis_last(rank: int, axis: int) -> tuple:
     return tuple(i for i in range(rank) if i != axis) + (axis,)
 
 
-def inverse(perm) -> tuple:
+def inverse(perm: Sequence[int]) -> tuple:
     out = [0] * len(perm)
     for i, p in enumerate(perm):
         out[p] = i
     return tuple(out)
 
 
-def fill(ctx: LoweringContext, value, dtype: DType, dims) -> Value:
+def fill(ctx: LoweringContext, value: float, dtype: DType, dims: Sequence[Dim]) -> Value:
     """A tensor of ``dims`` (ints or dim expressions) filled with ``value``."""
     if all(isinstance(d, int) for d in dims):
         return ctx.b.const(np.full(tuple(dims), value, dtype=dtype.numpy))
@@ -100,7 +102,7 @@ def fill(ctx: LoweringContext, value, dtype: DType, dims) -> Value:
     return ctx.b.emit(Op.DYN_TILE, base, *[index_for(ctx, d) for d in dims])
 
 
-def select_reduce(ctx: LoweringContext, mask, values, identity, op, axis: int) -> Value:
+def select_reduce(ctx: LoweringContext, mask: Value, values: Value, identity: float, op: OpDef, axis: int) -> Value:
     """``op`` over ``axis`` of ``values`` where ``mask`` holds, ``identity`` elsewhere (one TOSA reduction)."""
     filler = scalar(ctx, identity, values.type.dtype, max(mask.type.rank, values.type.rank))
     chosen = ctx.b.emit(Op.SELECT, mask, values, filler)
@@ -118,7 +120,7 @@ def extremes(dtype: DType) -> tuple:
     return int(info.min), int(info.max)
 
 
-def gather_safe(ctx: LoweringContext, x: Value):
+def gather_safe(ctx: LoweringContext, x: Value) -> tuple[Value, Callable[[Value], Value]]:
     """GATHER/SCATTER take no bool tensors: carry bools as INT8. Returns (value, undo)."""
     if x.type.dtype is not DType.BOOL:
         return x, lambda v: v

@@ -13,7 +13,7 @@ tensor data (which may hold anything, −1 too), stays tensor math.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Optional
+from typing import TYPE_CHECKING, Optional, Sequence
 
 import numpy as np
 
@@ -22,6 +22,7 @@ from ..symbolic.scope import Decision, Rel, prove
 from .context import ShapeTensor
 
 if TYPE_CHECKING:
+    from ..ir.graph import Value
     from .context import LoweringContext
 
 
@@ -61,7 +62,7 @@ def index_where(ctx: LoweringContext, cond: str, a: str, b: str) -> Optional[Sha
     return ShapeTensor(picked, scalar=c.ndim == 0 and all(st.scalar for st in sts))
 
 
-def _shape_operands(ctx: LoweringContext, names) -> Optional[list]:
+def _shape_operands(ctx: LoweringContext, names: Sequence[str]) -> Optional[list]:
     if not any(isinstance(ctx.values.get(n), ShapeTensor) for n in names):
         return None
     sts = [ctx.shape_tensor(n) for n in names]
@@ -80,7 +81,7 @@ def _length(sts: list) -> Optional[int]:
     return n if all(len(st.dims) in (1, n) for st in sts) else None
 
 
-def _pick(st: ShapeTensor, i: int):
+def _pick(st: ShapeTensor, i: int) -> Value:
     return st.dims[0] if len(st.dims) == 1 else st.dims[i]
 
 

@@ -17,7 +17,7 @@ become broadcast constants. The identities it relies on:
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Optional, Union
 
 import numpy as np
 
@@ -27,59 +27,61 @@ from ..ir.ops import Op
 
 if TYPE_CHECKING:
     from ..ir.graph import Value
+    from ..ir.ops import OpDef
     from .context import LoweringContext
 
 HALF_RANGE = 1 << 30
+Operand = Union["Value", int, np.integer]   # an int32 tensor, or a scalar that becomes a broadcast constant
 
 
 class Int32Ops:
-    def __init__(self, ctx, rank: int):
+    def __init__(self, ctx: LoweringContext, rank: int):
         self.b = ctx.b
         self.rank = rank
 
-    def const(self, value: int) -> Value:
+    def const(self, value: Union[int, np.integer]) -> Value:
         return self.b.const(np.full((1,) * self.rank, value, dtype=np.int32))
 
-    def _v(self, x):
+    def _v(self, x: Operand) -> Value:
         return self.const(x) if isinstance(x, (int, np.integer)) else x
 
-    def _bin(self, op, a, b, attrs=None) -> Value:
+    def _bin(self, op: OpDef, a: Operand, b: Operand, attrs: Optional[A.Attrs] = None) -> Value:
         return self.b.emit(op, self._v(a), self._v(b), attrs=attrs)
 
-    def add(self, a, b) -> Value:
+    def add(self, a: Operand, b: Operand) -> Value:
         return self._bin(Op.ADD, a, b)
 
-    def sub(self, a, b) -> Value:
+    def sub(self, a: Operand, b: Operand) -> Value:
         return self._bin(Op.SUB, a, b)
 
-    def minimum(self, a, b) -> Value:
+    def minimum(self, a: Operand, b: Operand) -> Value:
         return self._bin(Op.MINIMUM, a, b, A.NanModeAttrs())
 
-    def maximum(self, a, b) -> Value:
+    def maximum(self, a: Operand, b: Operand) -> Value:
         return self._bin(Op.MAXIMUM, a, b, A.NanModeAttrs())
 
-    def bit_and(self, a, b) -> Value:
+    def bit_and(self, a: Operand, b: Operand) -> Value:
         return self._bin(Op.BITWISE_AND, a, b)
 
-    def shift_left(self, a, b) -> Value:
+    def shift_left(self, a: Operand, b: Operand) -> Value:
         return self._bin(Op.LOGICAL_LEFT_SHIFT, a, b)
 
     def clz(self, a: Value) -> Value:
         return self.b.emit(Op.CLZ, a)
 
-    def srdhm(self, a, b) -> Value:
+    def srdhm(self, a: Operand, b: Operand) -> Value:
         """gemmlowp SaturatingRoundingDoublingHighMul (no INT32_MIN * INT32_MIN operands)."""
         return self._bin(Op.MUL, a, b, A.MulAttrs(31))
 
-    def rdbpot(self, x, exponent) -> Value:
+    def rdbpot(self, x: Operand, exponent: Operand) -> Value:
         """gemmlowp RoundingDivideByPOT of a non-negative ``x``."""
         return self._bin(Op.ARITHMETIC_RIGHT_SHIFT, x, exponent, A.ArithmeticRightShiftAttrs(True))
 
-    def reduce(self, op, x: Value, axis: int) -> Value:
+    def reduce(self, op: OpDef, x: Value, axis: int) -> Value:
         attrs = A.AxisNanAttrs(axis) if op is Op.REDUCE_MAX else A.AxisAttrs(axis)
         return self.b.emit(op, x, attrs=attrs)
 
-    def one_over_one_plus_x(self, a) -> Value:
+    def one_over_one_plus_x(self, a: Operand) -> Value:
         """gemmlowp ``one_over_one_plus_x_for_x_in_0_1`` (Q0.31 in and out) for ``a`` in [0, 2**31)."""
         half_denominator = self.add(self.rdbpot_floor(a, 1), HALF_RANGE)
         x = self.add(self.srdhm(half_denominator, -1010580540), 1515870810)
@@ -88,10 +90,10 @@ class Int32Ops:
             x = self.add(x, self.shift_left(self.srdhm(x, one_minus), 2))
         return self.saturating_double(x)
 
-    def rdbpot_floor(self, x, exponent) -> Value:
+    def rdbpot_floor(self, x: Operand, exponent: Operand) -> Value:
         return self._bin(Op.ARITHMETIC_RIGHT_SHIFT, x, exponent, A.ArithmeticRightShiftAttrs(False))
 
-    def saturating_double(self, x) -> Value:
+    def saturating_double(self, x: Operand) -> Value:
         """gemmlowp ``SaturatingRoundingMultiplyByPOT<1>`` of a non-negative ``x``."""
         limit = HALF_RANGE - 1
         doubled = self.shift_left(self.minimum(x, limit), 1)
@@ -107,7 +109,7 @@ def identity_rescale(ctx: LoweringContext, x: Value, out_dtype: DType, *, input_
     return ctx.b.emit(Op.RESCALE, x, attrs=attrs)
 
 
-def input_as_int32(ctx: LoweringContext, x, type_name: str, zp: int = 0):
+def input_as_int32(ctx: LoweringContext, x: Value, type_name: str, zp: int = 0) -> Value:
     """8/16-bit quantized storage ``x`` of ``type_name`` (INT8, UINT8 or INT16) as int32 values minus
     ``zp`` (uint8 through int16, since TOSA forbids an unsigned RESCALE to int32)."""
     if type_name == "UINT8":
@@ -116,7 +118,7 @@ def input_as_int32(ctx: LoweringContext, x, type_name: str, zp: int = 0):
     return Int32Ops(ctx, x.type.rank).sub(values, zp) if zp else values
 
 
-def int32_to_output(ctx: LoweringContext, values, type_name: str, zp: int = 0) -> Value:
+def int32_to_output(ctx: LoweringContext, values: Value, type_name: str, zp: int = 0) -> Value:
     """int32 ``values`` plus ``zp``, saturated into ``type_name`` storage (INT8, UINT8 or INT16; uint8
     through int16)."""
     if type_name == "UINT8":

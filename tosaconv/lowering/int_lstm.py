@@ -45,7 +45,7 @@ Formats (TFLite's 8x8_16 integer LSTM design):
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Optional
+from typing import Callable, Optional
 
 import numpy as np
 
@@ -72,7 +72,7 @@ def quantized_multiplier(real: float) -> tuple:
     return multiplier, shift
 
 
-def int16_table(fn) -> np.ndarray:
+def int16_table(fn: Callable[[np.ndarray], np.ndarray]) -> np.ndarray:
     """The 513 int16 entries of a TOSA TABLE computing ``fn`` from Q3.12 input to Q0.15 output."""
     inputs = (np.arange(513, dtype=np.int64) - 256) * 128 / float(1 << GATE_BITS)
     entries = np.rint(fn(inputs) * (1 << ACT_BITS))
@@ -98,7 +98,8 @@ class Table8:
         return np.clip(wide, -32768, 32767)
 
 
-def int8_table(fn, narrow: int, out_scale: float, zp: int, lo: int = -128) -> Table8:
+def int8_table(fn: Callable[[np.ndarray], np.ndarray], narrow: int, out_scale: float, zp: int,
+               lo: int = -128) -> Table8:
     """``fn`` on int8 inputs at scale 2**(narrow - 12), output int8 at ``out_scale`` with ``zp`` (entries
     from ``lo`` to 127)."""
     inputs = np.arange(-128, 128) * 2.0 ** (narrow - GATE_BITS)
@@ -195,7 +196,8 @@ class IntLstmDirection:
     low: Optional[LowWeights] = None  # the weights' residual (16-bit weights), or None (8-bit)
 
 
-def quantize_direction(w: np.ndarray, r, b, x_scale: float, x_zp: int, h_scale: float, h_zp: int,
+def quantize_direction(w: np.ndarray, r: np.ndarray, b: Optional[np.ndarray], x_scale: float, x_zp: int,
+                       h_scale: float, h_zp: int,
                        table_bits: int = 16, y_out: Optional[YOut] = None,
                        cell_bits: int = GATE_BITS, split_weights: bool = False) -> IntLstmDirection:
     """Integer parameters from ONNX float ``W`` [4H, I], ``R`` [4H, H], ``B`` [8H] (or None); with

@@ -10,7 +10,7 @@ int8 TABLE (and CONCAT for a sequence). Per step, tensors are NHWC ``[1, B, 1, C
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Optional
 
 import numpy as np
 
@@ -20,13 +20,17 @@ from ..ir.ops import Op
 from .int_lstm import ACT_BITS, IntLstmDirection, IntLstmPlan, SIGMOID8, TANH8, Table8, YOut, cell_tanh
 
 if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
+
     from ..ir.builder import Builder
     from ..ir.graph import Value
+    from .int_lstm import Requant
 
 ONE = 1 << 30
 
 
-def _rescale(b: Builder, x: Value, dtype: DType, multiplier, shift, input_zp: int = 0, output_zp: int = 0) -> Value:
+def _rescale(b: Builder, x: Value, dtype: DType, multiplier: ArrayLike, shift: ArrayLike, input_zp: int = 0,
+             output_zp: int = 0) -> Value:
     per_channel = np.ndim(multiplier) > 0
     mult = tuple(int(m) for m in np.atleast_1d(multiplier))
     shifts = tuple(int(s) for s in np.atleast_1d(shift))
@@ -35,7 +39,7 @@ def _rescale(b: Builder, x: Value, dtype: DType, multiplier, shift, input_zp: in
     return b.emit(Op.RESCALE, x, attrs=attrs, result_type=x.type.with_dtype(dtype))
 
 
-def _shift(b, x, dtype: DType, bits: int, input_zp: int = 0) -> Value:
+def _shift(b: Builder, x: Value, dtype: DType, bits: int, input_zp: int = 0) -> Value:
     """A saturating rounding right shift by ``bits`` (a left shift for negative ``bits``)."""
     return _rescale(b, x, dtype, ONE, 30 + bits, input_zp)
 
@@ -47,30 +51,30 @@ def _matmul(b: Builder, x: Value, weights: np.ndarray, bias: np.ndarray, zp: int
     return b.emit(Op.CONV2D, x, w, b.const(bias.astype(np.int32)), attrs=attrs)
 
 
-def _product(b, v, weights: np.ndarray, bias, zp: int, requant) -> Value:
+def _product(b: Builder, v: Value, weights: np.ndarray, bias: Optional[np.ndarray], zp: int, requant: Requant) -> Value:
     """``(v - zp) @ weights.T (+ bias)`` RESCALEd per gate row to Q3.12, in int32."""
     acc = _matmul(b, v, weights, np.zeros(weights.shape[0]) if bias is None else bias, zp)
     return _rescale(b, acc, DType.INT32, requant.multiplier, requant.shift)
 
 
-def _activate(b: Builder, z16, table: Table8) -> Value:
+def _activate(b: Builder, z16: Value, table: Table8) -> Value:
     index = _shift(b, z16, DType.INT8, table.narrow)
     looked = b.emit(Op.TABLE, index, attrs=A.TableAttrs(table.entries))
     return _rescale(b, looked, DType.INT16, *table.widen, input_zp=table.zp)
 
 
-def _gate(b: Builder, z16, k: int, hidden: int) -> Value:
+def _gate(b: Builder, z16: Value, k: int, hidden: int) -> Value:
     size = tuple(z16.type.shape[:-1]) + (hidden,)
     return b.emit(Op.SLICE, z16, attrs=A.SliceAttrs((0, 0, 0, k * hidden), size))
 
 
-def emit_step(b, d: IntLstmDirection, x, h, c) -> tuple:
+def emit_step(b: Builder, d: IntLstmDirection, x: Value, h: Value, c: Value) -> tuple:
     """int8 ``x`` [1,B,1,I], int8 ``h`` [1,B,1,H], int16 ``c`` [1,B,1,H] -> (int8 h, int16 c)."""
     h_new, c_new, _ = emit_step_y(b, d, x, h, c)
     return h_new, c_new
 
 
-def emit_step_y(b: Builder, d: IntLstmDirection, x, h, c) -> tuple:
+def emit_step_y(b: Builder, d: IntLstmDirection, x: Value, h: Value, c: Value) -> tuple:
     """:func:`emit_step` and the step's int8 Y (h itself, or ``d.y_out``'s own RESCALE and CLAMP)."""
     if d.table_bits != 8:
         raise ValueError("only the 8-bit-TABLE integer LSTM has a TOSA form Vela accepts")
@@ -94,14 +98,14 @@ def emit_step_y(b: Builder, d: IntLstmDirection, x, h, c) -> tuple:
     return h_new, c_new, (h_new if d.y_out is None else _y_out(b, d.y_out, product))
 
 
-def _y_out(b: Builder, y: YOut, product):
+def _y_out(b: Builder, y: YOut, product: Value) -> Value:
     out = _rescale(b, product, DType.INT8, y.multiplier, y.shift, output_zp=y.zp)
     if y.lo == -128 and y.hi == 127:
         return out
     return b.emit(Op.CLAMP, out, attrs=A.ClampAttrs(y.lo, y.hi))
 
 
-def emit_sequence(b: Builder, d: IntLstmDirection, x: Value, h, c, reverse: bool = False) -> tuple:
+def emit_sequence(b: Builder, d: IntLstmDirection, x: Value, h: Value, c: Value, reverse: bool = False) -> tuple:
     """int8 ``x`` [T,B,1,I] and initial ``h``, ``c`` [1,B,1,H] -> (int8 Y [T,B,1,H], h_T, c_T), unrolled."""
     steps, batch, _, width = x.type.shape
     ys = [None] * steps
@@ -119,7 +123,7 @@ class IntRecurrentAttrs(A.RecurrentAttrs):
     int_plan: IntLstmPlan = None
 
 
-def emit_lstm(b: Builder, plan: IntLstmPlan, x: Value, h0=None, c0=None) -> list:
+def emit_lstm(b: Builder, plan: IntLstmPlan, x: Value, h0: Optional[Value] = None, c0: Optional[Value] = None) -> list:
     """An ONNX-layout integer LSTM: int8 ``x`` [T, B, I] and optional initial int8 ``h0`` and int16 ``c0``
     (the plan's cell format) [dirs, B, H] (zero states when absent) -> [Y [T, dirs, B, H] int8,
     Y_h [dirs, B, H] int8, Y_c [dirs, B, H] int16]."""
@@ -138,7 +142,7 @@ def emit_lstm(b: Builder, plan: IntLstmPlan, x: Value, h0=None, c0=None) -> list
             ((ys, 1), (hs, 0), (cs, 0))]
 
 
-def _initial(b: Builder, state, k: int, zeros: np.ndarray) -> Value:
+def _initial(b: Builder, state: Optional[Value], k: int, zeros: np.ndarray) -> Value:
     """Direction ``k``'s initial state [1, B, 1, H] from ``state`` [dirs, B, H], or the constant ``zeros``."""
     if state is None:
         return b.const(zeros)

@@ -14,10 +14,12 @@ kernels, which the monotone ops are evaluated with at the interval's ends.
 """
 from __future__ import annotations
 
+from typing import Optional
+
 import numpy as np
 
 from ..interpreter.registry import KernelContext, kernel_for
-from ..ir.graph import Value
+from ..ir.graph import Operation, Value
 from ..ir.ops import Op
 
 MAX_DEPTH = 64
@@ -48,7 +50,7 @@ def _range(v: Value, depth: int, memo: dict) -> tuple:
     return lo, hi
 
 
-def _full(v: Value):
+def _full(v: Value) -> Optional[tuple[int, int]]:
     dtype = v.type.dtype
     if not dtype.is_int:
         return None
@@ -56,7 +58,7 @@ def _full(v: Value):
     return int(info.min), int(info.max)
 
 
-def _interval(p, v: Value, depth: int, memo: dict) -> tuple:
+def _interval(p: Operation, v: Value, depth: int, memo: dict) -> tuple:
     ranges = lambda: [value_range(o, depth, memo) for o in p.operands if o.type.dtype.is_int]  # noqa: E731
     if p.op is Op.CONST:
         values = np.asarray(p.attrs.values)
@@ -86,14 +88,14 @@ def _interval(p, v: Value, depth: int, memo: dict) -> tuple:
     return _full(v)
 
 
-def _increasing(p) -> bool:
+def _increasing(p: Operation) -> bool:
     if p.op is not Op.RESCALE:
         return True
     a = p.attrs
     return all(m > 0 for m in a.multiplier) and not a.input_unsigned and not a.output_unsigned
 
 
-def _ends(p, interval: tuple) -> tuple:
+def _ends(p: Operation, interval: tuple) -> tuple:
     """A monotone op evaluated with its own kernel at the interval's two ends (per channel when it is)."""
     x = p.operands[0]
     channels = len(p.attrs.multiplier) if p.op is Op.RESCALE and p.attrs.per_channel else 1

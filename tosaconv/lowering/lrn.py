@@ -48,7 +48,7 @@ def local_response(ctx: LoweringContext, x: Value, before: int, after: int, scal
     return ctx.b.emit(Op.MUL, x, _negative_power(ctx, base, bias, beta), attrs=A.MulAttrs(0))
 
 
-def _negative_power(ctx: LoweringContext, base, bias: float, beta: float):
+def _negative_power(ctx: LoweringContext, base: Value, bias: float, beta: float) -> Value:
     if beta == 0.5:
         return ctx.b.emit(Op.RSQRT, base)
     if beta == 1.0:

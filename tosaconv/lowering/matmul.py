@@ -10,7 +10,7 @@ out.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Sequence
 
 from ..ir import attrs as A
 from ..ir.ops import Op
@@ -20,10 +20,11 @@ from .dims import index_for, reshape
 
 if TYPE_CHECKING:
     from ..ir.graph import Value
+    from ..symbolic.expr import Dim
     from .context import LoweringContext
 
 
-def matmul(ctx: LoweringContext, a, b) -> Value:
+def matmul(ctx: LoweringContext, a: Value, b: Value) -> Value:
     """numpy matmul semantics on IR values."""
     a_vec, b_vec = a.type.rank == 1, b.type.rank == 1
     if a_vec:
@@ -49,7 +50,7 @@ def fold_batch(ctx: LoweringContext, a: Value, b: Value) -> Value:
     return ctx.b.emit(Op.MATMUL, a3, reshape(ctx, b, [1, *b.type.shape]))
 
 
-def broadcast_batch(ctx: LoweringContext, batch_a, batch_b) -> list:
+def broadcast_batch(ctx: LoweringContext, batch_a: Sequence[Dim], batch_b: Sequence[Dim]) -> list:
     """numpy broadcasting of the batch dims; two non-1 sizes must be equal (ledger)."""
     rank = max(len(batch_a), len(batch_b))
     pa = [1] * (rank - len(batch_a)) + list(batch_a)
@@ -64,7 +65,7 @@ def broadcast_batch(ctx: LoweringContext, batch_a, batch_b) -> list:
     return out
 
 
-def to_batch(ctx: LoweringContext, x, batch) -> Value:
+def to_batch(ctx: LoweringContext, x: Value, batch: Sequence[Dim]) -> Value:
     """Reshape x's batch dims to the broadcast ``batch`` (tiling 1s) and flatten them into one axis."""
     *own, r, c = x.type.shape
     own = [1] * (len(batch) - len(own)) + list(own)
@@ -75,7 +76,7 @@ def to_batch(ctx: LoweringContext, x, batch) -> Value:
     return reshape(ctx, x, [product(batch), r, c])
 
 
-def _tile(ctx: LoweringContext, x: Value, multiples) -> Value:
+def _tile(ctx: LoweringContext, x: Value, multiples: Sequence[Dim]) -> Value:
     if all(isinstance(m, int) for m in multiples):
         return ctx.b.emit(Op.TILE, x, attrs=A.TileAttrs(tuple(multiples)))
     return ctx.b.emit(Op.DYN_TILE, x, *[index_for(ctx, m) for m in multiples])

@@ -29,10 +29,11 @@ from .index_elements import traced_elements
 
 if TYPE_CHECKING:
     from ..ir.graph import Value
+    from ..symbolic.expr import Dim
     from .context import LoweringContext
 
 
-def pad_axis(ctx: LoweringContext, x: Value, axis, lo: int, hi: int, mode: str) -> Value:
+def pad_axis(ctx: LoweringContext, x: Value, axis: int, lo: int, hi: int, mode: str) -> Value:
     """``lo`` rows before and ``hi`` after ``x`` on ``axis``, in ``mode`` edge, reflect, symmetric or wrap."""
     n = x.type.shape[axis]
     if mode == "reflect":
@@ -50,7 +51,7 @@ def pad_axis(ctx: LoweringContext, x: Value, axis, lo: int, hi: int, mode: str) 
     return ctx.b.emit(Op.CONCAT, *parts, attrs=A.AxisAttrs(axis))
 
 
-def _side(ctx: LoweringContext, x: Value, axis, p: int, mode: str, front: bool):
+def _side(ctx: LoweringContext, x: Value, axis: int, p: int, mode: str, front: bool) -> Value:
     """The ``p`` rows added before (``front``) or after ``x`` on ``axis``."""
     n = x.type.shape[axis]
     if mode == "edge":
@@ -63,7 +64,7 @@ def _side(ctx: LoweringContext, x: Value, axis, p: int, mode: str, front: bool):
     return axis_rows(ctx, x, axis, n - p if front else 0, p)     # wrap: the opposite end
 
 
-def axis_rows(ctx: LoweringContext, x: Value, axis, start, size):
+def axis_rows(ctx: LoweringContext, x: Value, axis: int, start: Dim, size: Dim) -> Value:
     """Rows ``start:start+size`` of ``x`` along ``axis`` (a SLICE)."""
     starts = [0] * x.type.rank
     starts[axis] = start
@@ -78,7 +79,7 @@ def _unit(rank: int, axis: int, value: int) -> tuple:
     return tuple(out)
 
 
-def tile(ctx: LoweringContext, x: Value, repeats: list):
+def tile(ctx: LoweringContext, x: Value, repeats: list) -> Value:
     """TILE ``x`` by ``repeats`` (Index values, one per axis), or DYN_TILE when a count is symbolic."""
     if len(repeats) != x.type.rank:
         raise ConvertError(f"Tile has {len(repeats)} repeats for a rank {x.type.rank} input")
@@ -93,7 +94,7 @@ def tile(ctx: LoweringContext, x: Value, repeats: list):
     return ctx.b.emit(Op.DYN_TILE, x, *repeats)
 
 
-def pad_static(ctx: LoweringContext, x, before: list, after: list, mode: str, pad_const=0):
+def pad_static(ctx: LoweringContext, x: Value, before: list, after: list, mode: str, pad_const: float = 0) -> Value:
     """``x`` padded by int amounts per axis in ``mode``; negative amounts crop first (ONNX semantics)."""
     x = crop(ctx, x, before, after)
     before, after = [max(p, 0) for p in before], [max(p, 0) for p in after]
@@ -108,7 +109,7 @@ def pad_static(ctx: LoweringContext, x, before: list, after: list, mode: str, pa
     return x
 
 
-def crop(ctx: LoweringContext, x: Value, before: list, after: list):
+def crop(ctx: LoweringContext, x: Value, before: list, after: list) -> Value:
     """Negative pads remove elements: a SLICE of what is left (which must not be empty)."""
     if min(list(before) + list(after)) >= 0:
         return x
@@ -120,7 +121,7 @@ def crop(ctx: LoweringContext, x: Value, before: list, after: list):
     return slice_(ctx, x, starts, sizes)
 
 
-def dyn_pad(ctx: LoweringContext, x: Value, before: list, after: list, mode: str, pad_const=0) -> Value:
+def dyn_pad(ctx: LoweringContext, x: Value, before: list, after: list, mode: str, pad_const: float = 0) -> Value:
     """DYN_PAD of ``x`` by Index values ``before``/``after`` (one each per axis); the ledger records
     that every padded dim stays >= 1 and, for reflect, wrap and symmetric, that no pad outgrows its dim."""
     for axis, (lo, hi) in enumerate(zip(before, after)):
@@ -134,7 +135,7 @@ def dyn_pad(ctx: LoweringContext, x: Value, before: list, after: list, mode: str
     return ctx.b.emit(Op.DYN_PAD, x, *operands, attrs=A.DynPadAttrs(mode, pad_const))
 
 
-def pad_by(ctx: LoweringContext, x, before: list, after: list, mode: str, pad_const=0):
+def pad_by(ctx: LoweringContext, x: Value, before: list, after: list, mode: str, pad_const: float = 0) -> Value:
     """``x`` padded by Index values ``before``/``after`` (one each per axis): lowered at once when they are
     all ints, else DYN_PAD, which decays to the same lowering once they are bound."""
     lo, hi = [p.type.value for p in before], [p.type.value for p in after]

@@ -10,7 +10,7 @@ at least one input value per window.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Optional, Sequence
 
 import numpy as np
 
@@ -23,37 +23,40 @@ from .window import Window, apply_fits, fit
 
 if TYPE_CHECKING:
     from ..ir.graph import Value
+    from ..symbolic.expr import Dim
     from .context import LoweringContext
+    from .window import Fit, Geometry
 
 
-def pool_fits(x_nhwc, w: Window, geoms) -> list:
+def pool_fits(x_nhwc: Value, w: Window, geoms: Sequence[Geometry]) -> list:
     """The H and W fits of NHWC ``x_nhwc`` for window ``w`` and per-axis geometries ``geoms``."""
     hw = x_nhwc.type.shape[1:3]
     return [fit(hw[i], w.span(i), w.stride[i], geoms[i]) for i in range(2)]
 
 
-def check_pads(what: str, pad, w: Window):
+def check_pads(what: str, pad: Sequence[int], w: Window) -> None:
     kernel = (w.kernel[0], w.kernel[0], w.kernel[1], w.kernel[1])
     if any(p >= k for p, k in zip(pad, kernel)):
         raise ConvertError(f"{what} pads {list(pad)} (top, bottom, left, right) must be smaller than "
                            f"the kernel {list(w.kernel)}: TOSA pools read at least one input value per window")
 
 
-def pad_hw(ctx: LoweringContext, x: Value, pads, value: float):
+def pad_hw(ctx: LoweringContext, x: Value, pads: Sequence[Dim], value: float) -> Value:
     """PAD the H and W axes of NHWC ``x`` by (top, bottom, left, right) with ``value``."""
     if not any(pads):
         return x
     return ctx.b.emit(Op.PAD, x, attrs=A.PadAttrs((0, 0) + tuple(pads) + (0, 0), value))
 
 
-def average_pool(ctx: LoweringContext, what: str, x, w: Window, fits) -> Value:
+def average_pool(ctx: LoweringContext, what: str, x: Value, w: Window, fits: Sequence[Fit]) -> Value:
     """AVG_POOL2D of NHWC ``x`` with the fits applied (pads never count)."""
     x, pad = apply_fits(ctx, x, fits, 0.0)
     check_pads(what, pad, w)
     return ctx.b.emit(Op.AVG_POOL2D, x, attrs=avg_attrs(w, pad))
 
 
-def average_pool_by_ratio(ctx: LoweringContext, what: str, x: Value, w: Window, fits, counted) -> Value:
+def average_pool_by_ratio(ctx: LoweringContext, what: str, x: Value, w: Window, fits: Sequence[Fit],
+                          counted: Optional[Sequence[Dim]]) -> Value:
     """The end pad is appended as zeros, which AVG_POOL2D would count: divide by the same pool
     of a ones tensor (ones where the source counts, zeros where it does not), so the counts cancel.
     ``counted`` is (top, bottom, left, right) padding already applied to ``x`` that counts, or None."""
@@ -67,5 +70,5 @@ def average_pool_by_ratio(ctx: LoweringContext, what: str, x: Value, w: Window, 
     return ctx.b.emit(Op.MUL, total, ctx.b.emit(Op.RECIPROCAL, valid), attrs=A.MulAttrs(0))
 
 
-def avg_attrs(w: Window, pad) -> A.AvgPool2dAttrs:
+def avg_attrs(w: Window, pad: tuple[int, ...]) -> A.AvgPool2dAttrs:
     return A.AvgPool2dAttrs(w.kernel, w.stride, pad, DType.FP32)

@@ -19,8 +19,12 @@ round-to-nearest; TFLite-style DOUBLE_ROUND is the caller's choice.
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
 
 MIN_SHIFT, MAX_SHIFT = 2, 62
 
@@ -56,7 +60,7 @@ def _round_shift(value: int, n: int) -> int:
     return q + (1 if r > half or (r == half and q % 2) else 0)
 
 
-def multipliers_shifts(scales, bits: int = 32) -> tuple:
+def multipliers_shifts(scales: ArrayLike, bits: int = 32) -> tuple:
     """Per-channel ``(multipliers, shifts)`` tuples for a 1-D array of scales."""
     pairs = [multiplier_shift(s, bits) for s in np.asarray(scales, dtype=np.float64).reshape(-1)]
     return tuple(p[0] for p in pairs), tuple(p[1] for p in pairs)
@@ -67,13 +71,13 @@ def effective_scale(multiplier: int, shift: int) -> float:
     return math.ldexp(int(multiplier), -int(shift))
 
 
-def value_bounds(shifts) -> tuple:
+def value_bounds(shifts: ArrayLike) -> tuple:
     """The input range ``apply_scale_32`` accepts for every one of ``shifts``: ``(lo, hi)`` inclusive."""
     s = min(int(x) for x in np.asarray(shifts).reshape(-1))
     return -(1 << (s - 1)), (1 << (s - 1)) - 1
 
 
-def clamp_is_exact(multipliers, shifts, out_bits: int) -> bool:
+def clamp_is_exact(multipliers: ArrayLike, shifts: ArrayLike, out_bits: int) -> bool:
     """True when clamping an int32 input to :func:`value_bounds` cannot change an output of ``out_bits``
     bits: every value outside the bounds scales beyond the output range (and saturates) anyway."""
     lo, hi = value_bounds(shifts)

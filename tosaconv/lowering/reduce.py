@@ -10,7 +10,7 @@ sums are divided with INTDIV.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Optional, Sequence
 
 from ..ir import attrs as A
 from ..ir.dtypes import DType
@@ -22,13 +22,16 @@ from .typed import compare
 
 if TYPE_CHECKING:
     from ..ir.graph import Value
+    from ..ir.ops import OpDef
+    from ..ir.types import TensorType
+    from ..symbolic.expr import Dim
     from .context import LoweringContext
 
 # Bool reductions (ONNX ReduceMax/ReduceMin accept bool from opset 20) are TOSA's logical ones.
 _BOOL_OPS = {Op.REDUCE_MAX: Op.REDUCE_ANY, Op.REDUCE_MIN: Op.REDUCE_ALL}
 
 
-def reduce_chain(ctx: LoweringContext, op, x, axes):
+def reduce_chain(ctx: LoweringContext, op: OpDef, x: Value, axes: Sequence[int]) -> Value:
     """Reduce ``x`` over each of ``axes`` with the one-axis TOSA op ``op``, keeping them as 1.
 
     Axes that are a literal 1 already need no op: every reduction of one element is that element.
@@ -41,7 +44,7 @@ def reduce_chain(ctx: LoweringContext, op, x, axes):
     return x
 
 
-def mean_over(ctx: LoweringContext, x: Value, axes, divisor=None) -> Value:
+def mean_over(ctx: LoweringContext, x: Value, axes: Sequence[int], divisor: Optional[Value] = None) -> Value:
     """The mean of ``x`` over ``axes``, which stay as 1s: REDUCE_SUM, then times 1/count.
 
     ``divisor`` is a value from :func:`mean_divisor` for the same dims, so that
@@ -55,7 +58,7 @@ def mean_over(ctx: LoweringContext, x: Value, axes, divisor=None) -> Value:
     return ctx.b.emit(Op.INTDIV, total, divisor)
 
 
-def mean_divisor(ctx: LoweringContext, x: Value, axes):
+def mean_divisor(ctx: LoweringContext, x: Value, axes: Sequence[int]) -> Value:
     """What a sum over ``axes`` of x is scaled by: 1/count for floats, count for integers (INTDIV)."""
     count = product(x.type.shape[a] for a in axes)
     like = x.type
@@ -66,7 +69,7 @@ def mean_divisor(ctx: LoweringContext, x: Value, axes):
     return ctx.b.emit(Op.RECIPROCAL, count_tensor(ctx, count, like))
 
 
-def count_tensor(ctx: LoweringContext, count, like):
+def count_tensor(ctx: LoweringContext, count: Dim, like: TensorType) -> Value:
     """``count`` (a dim expression) as a tensor of ``like``'s dtype with every dim 1."""
     if isinstance(count, int):
         return ctx.b.scalar_like(count, like)
@@ -76,7 +79,7 @@ def count_tensor(ctx: LoweringContext, count, like):
     return reshape(ctx, t, [1] * like.rank)
 
 
-def arg_extreme(ctx: LoweringContext, x, axis: int, find_min: bool, last: bool = False):
+def arg_extreme(ctx: LoweringContext, x: Value, axis: int, find_min: bool, last: bool = False) -> Value:
     """INT32 indices of the first (or last) max (or min) of ``x`` along ``axis``, which is dropped.
 
     TOSA ARGMAX returns the first index of the maximum (the first NaN, as numpy does) of int8, int16,
@@ -93,7 +96,7 @@ def arg_extreme(ctx: LoweringContext, x, axis: int, find_min: bool, last: bool =
     return ctx.b.emit(Op.SUB, count_tensor(ctx, sub(x.type.shape[axis], 1), index.type), index)
 
 
-def _maximand(ctx: LoweringContext, x: Value, axis: int, find_min: bool):
+def _maximand(ctx: LoweringContext, x: Value, axis: int, find_min: bool) -> Value:
     """What ARGMAX finds the first maximum of (see :func:`arg_extreme`)."""
     dtype = x.type.dtype
     if dtype.is_float:

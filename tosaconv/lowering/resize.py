@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import TYPE_CHECKING, Optional
+from typing import TYPE_CHECKING, Optional, Sequence
 
 import numpy as np
 
@@ -58,7 +58,8 @@ class Axis:
     by_sizes: bool = False
 
 
-def resize(ctx: LoweringContext, x: Value, spec: ResizeSpec, axes, order, rois: dict):
+def resize(ctx: LoweringContext, x: Value, spec: ResizeSpec, axes: Sequence[Axis], order: Sequence[int],
+           rois: dict) -> Value:
     """Resize NCHW-ordered ``x`` (``axes``: every axis's :class:`Axis`) along the axes ``order``;
     ``rois`` holds tf_crop_and_resize's (start, end) per axis. TOSA RESIZE when it is exact, else MATMULs."""
     if spec.mode != "nearest" and not x.type.dtype.is_float:
@@ -75,7 +76,7 @@ def resize(ctx: LoweringContext, x: Value, spec: ResizeSpec, axes, order, rois: 
     return separable_resize(ctx, spec, x, spec.mode, axes, order, rois)
 
 
-def _needs_separable(spec: ResizeSpec, axes) -> bool:
+def _needs_separable(spec: ResizeSpec, axes: Sequence[Axis]) -> bool:
     """Cubic, tf_crop_and_resize and antialias when shrinking have no TOSA RESIZE form."""
     if spec.mode == "cubic" or spec.coordinate_transformation_mode == "tf_crop_and_resize":
         return True

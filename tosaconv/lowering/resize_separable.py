@@ -15,7 +15,7 @@ way. Identity axes are skipped; float data only.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Optional, Sequence
 
 import numpy as np
 
@@ -27,11 +27,14 @@ from .dims import index_for, reshape
 from .errors import ConvertError
 
 if TYPE_CHECKING:
+    from ..ir.dtypes import DType
     from ..ir.graph import Value
     from .context import LoweringContext
+    from .resize import Axis, ResizeSpec
 
 
-def separable_resize(ctx: LoweringContext, spec, x: Value, mode: str, axes, order, rois: dict):
+def separable_resize(ctx: LoweringContext, spec: ResizeSpec, x: Value, mode: str, axes: Sequence[Axis],
+                     order: Sequence[int], rois: dict) -> Value:
     """Resize ``x`` along ``order`` (the resized axes, outermost first); ``axes`` holds every axis's sizes,
     ``rois`` tf_crop_and_resize's (start, end) per resized axis (empty for the other modes)."""
     if not x.type.dtype.is_float:
@@ -48,7 +51,7 @@ def separable_resize(ctx: LoweringContext, spec, x: Value, mode: str, axes, orde
     return y
 
 
-def _attrs(spec, mode: str, axis, dtype) -> A.InterpMatrixAttrs:
+def _attrs(spec: ResizeSpec, mode: str, axis: Axis, dtype: DType) -> A.InterpMatrixAttrs:
     static = isinstance(axis.size, int) and isinstance(axis.out, int)
     if axis.by_sizes and not static:      # out / in, computed once the sizes are known
         scale, scale_dtype = 0.0, "float64"
@@ -60,7 +63,9 @@ def _attrs(spec, mode: str, axis, dtype) -> A.InterpMatrixAttrs:
                                scale_dtype, dtype)
 
 
-def _weights(ctx: LoweringContext, spec, mode: str, axis, roi, dtype, index: int):
+def _weights(ctx: LoweringContext, spec: ResizeSpec, mode: str, axis: Axis,
+             roi: Optional[tuple[np.floating, np.floating]], dtype: DType,
+             index: int) -> Optional[tuple[Value, Optional[np.ndarray]]]:
     """(the ``[1, in, out]`` weight value, the extrapolation row values or None), or None for an identity."""
     whole = roi is None or (float(roi[0]) == 0 and float(roi[1]) == 1)
     if whole and same(axis.size, axis.out) and (axis.scale is None or axis.scale == 1):
@@ -79,7 +84,8 @@ def _weights(ctx: LoweringContext, spec, mode: str, axis, roi, dtype, index: int
     return ctx.b.emit(Op.INTERP_MATRIX, *sizes, attrs=attrs), None
 
 
-def _apply(ctx: LoweringContext, y, layout, index: int, axis, weights, extra):
+def _apply(ctx: LoweringContext, y: Value, layout: list[int], index: int, axis: Axis, weights: Value,
+           extra: Optional[np.ndarray]) -> tuple[Value, list[int]]:
     """Resize ``index`` (an original axis) of ``y``, whose axes are ``layout``: move it last, MATMUL."""
     pos = layout.index(index)
     if pos != len(layout) - 1:

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import math
 from fractions import Fraction
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Iterable, Optional, Sequence
 
 import numpy as np
 
@@ -37,13 +37,15 @@ from .window import to_nchw, to_nhwc
 
 if TYPE_CHECKING:
     from ..ir.graph import Value
+    from ..symbolic.expr import Dim
     from .context import LoweringContext
+    from .resize import Axis, ResizeSpec
 
 MAX_SCALE_N = 1 << 11   # TOSA: scale_n <= 2048
 IDENTITY = (1, 1, 0, 0)  # (scale_n, scale_d, offset, border) of an axis that does not change
 
 
-def plan(spec, mode: str, axes) -> tuple:
+def plan(spec: ResizeSpec, mode: str, axes: Sequence[Axis]) -> tuple:
     """(per H/W axis: TOSA (scale_n, scale_d, offset, border) or None to repeat element 0,
     the ledger requirements to record when the plan is used)."""
     if len(axes) != 4:
@@ -54,7 +56,8 @@ def plan(spec, mode: str, axes) -> tuple:
     return [_plan_axis(spec, mode, a, i, requirements) for i, a in enumerate(axes[2:])], requirements
 
 
-def emit(ctx: LoweringContext, x, mode: str, axes, plans, requirements) -> Value:
+def emit(ctx: LoweringContext, x: Value, mode: str, axes: Sequence[Axis], plans: Sequence[Optional[tuple]],
+         requirements: Iterable[tuple[Kind, Dim, Dim, str]]) -> Value:
     for kind, a, b, reason in requirements:
         ctx.require(kind, a, b, reason)
     y, params = to_nhwc(ctx, x), []
@@ -69,7 +72,8 @@ def emit(ctx: LoweringContext, x, mode: str, axes, plans, requirements) -> Value
     return to_nchw(ctx, y)
 
 
-def _plan_axis(spec, mode: str, axis, index: int, requirements):
+def _plan_axis(spec: ResizeSpec, mode: str, axis: Axis, index: int,
+               requirements: list[tuple[Kind, Dim, Dim, str]]) -> Optional[tuple]:
     scale = _tosa_scale(axis, index)
     if scale == 1 and same(axis.size, axis.out):     # an unchanged axis (onnxruntime skips it too)
         return IDENTITY
@@ -85,7 +89,7 @@ def _plan_axis(spec, mode: str, axis, index: int, requirements):
     return _tosa_params(axis, a, b)
 
 
-def _tosa_scale(axis, index: int) -> Fraction:
+def _tosa_scale(axis: Axis, index: int) -> Fraction:
     """The axis's scale as a fraction with a small denominator (TOSA's scale_n is at most 2048)."""
     if axis.scale is None:
         raise ConvertError(f"Resize output size {axis.out} of axis {index + 2} is not a known multiple of the "
@@ -101,7 +105,7 @@ def _tosa_scale(axis, index: int) -> Fraction:
 
 # -- coordinate mapping -------------------------------------------------------------------
 
-def _mapping(spec, axis, s: Fraction, requirements) -> tuple:
+def _mapping(spec: ResizeSpec, axis: Axis, s: Fraction, requirements: list[tuple[Kind, Dim, Dim, str]]) -> tuple:
     """(A, B) with x_src = A*x + B, per coordinate_transformation_mode; A = 0 means 'element 0'."""
     ctm = spec.coordinate_transformation_mode
     half = (1 / s - 1) / 2
@@ -120,7 +124,8 @@ def _mapping(spec, axis, s: Fraction, requirements) -> tuple:
     raise ConvertError(f"Resize coordinate_transformation_mode '{ctm}' has no TOSA RESIZE form")
 
 
-def _pytorch_half_pixel(axis, s: Fraction, half: Fraction, requirements) -> tuple:
+def _pytorch_half_pixel(axis: Axis, s: Fraction, half: Fraction,
+                        requirements: list[tuple[Kind, Dim, Dim, str]]) -> tuple:
     """half_pixel, except that an output length in*scale of exactly 1 reads element 0.
 
     The length is ONNX's fractional one (as in the ONNX reference; onnxruntime uses the
@@ -134,7 +139,7 @@ def _pytorch_half_pixel(axis, s: Fraction, half: Fraction, requirements) -> tupl
     return 1 / s, half
 
 
-def _align_corners(axis, s: Fraction) -> tuple:
+def _align_corners(axis: Axis, s: Fraction) -> tuple:
     """x_src = x * (in-1) / (length-1), with ONNX's fractional length in*scale (the reference's
     reading; onnxruntime uses the integer output size, which differs for non-integer in*scale)."""
     if not isinstance(axis.size, int):
@@ -146,7 +151,7 @@ def _align_corners(axis, s: Fraction) -> tuple:
     return Fraction(axis.size - 1) / (length - 1), Fraction(0)
 
 
-def _symmetric_shift(axis, s: Fraction) -> Fraction:
+def _symmetric_shift(axis: Axis, s: Fraction) -> Fraction:
     """half_pixel_symmetric centres the output: in/2 * (1 - out / (scale*in))."""
     exact_out = sub(mul(axis.size, s.numerator), mul(axis.out, s.denominator))
     if same(exact_out, 0):
@@ -162,7 +167,7 @@ NEAREST = {"round_prefer_ceil": (Fraction(0), Fraction(0)), "round_prefer_floor"
            "floor": (Fraction(-1, 2), Fraction(0)), "ceil": (Fraction(1, 2), Fraction(-1))}
 
 
-def _nearest_params(spec, axis, a: Fraction, b: Fraction) -> tuple:
+def _nearest_params(spec: ResizeSpec, axis: Axis, a: Fraction, b: Fraction) -> tuple:
     """TOSA parameters whose NEAREST picks ONNX's input pixel for every output pixel."""
     mode = spec.nearest_mode
     if mode not in NEAREST:
@@ -176,7 +181,7 @@ def _nearest_params(spec, axis, a: Fraction, b: Fraction) -> tuple:
     return _first_match(axis, a, [b + shift + t * unit for t in nudges], want)
 
 
-def _first_match(axis, a: Fraction, offsets, want: np.ndarray) -> tuple:
+def _first_match(axis: Axis, a: Fraction, offsets: Iterable[Fraction], want: np.ndarray) -> tuple:
     """The first offset whose TOSA parameters are within limits and pick the pixels ``want``."""
     error = None
     for b in offsets:
@@ -192,7 +197,7 @@ def _first_match(axis, a: Fraction, offsets, want: np.ndarray) -> tuple:
     raise error
 
 
-def reference_nearest(ctm: str, axis, mode: str) -> np.ndarray:
+def reference_nearest(ctm: str, axis: Axis, mode: str) -> np.ndarray:
     """ONNX's nearest input index per output pixel for coordinate_transformation_mode ``ctm`` and
     nearest_mode ``mode``, with the reference's float types: the scale keeps its own type (float32
     from ``scales``), everything else is float64."""
@@ -212,7 +217,7 @@ def reference_nearest(ctm: str, axis, mode: str) -> np.ndarray:
     return np.clip(low + up, 0, size - 1).astype(np.int64)
 
 
-def _tosa_nearest(axis, params) -> np.ndarray:
+def _tosa_nearest(axis: Axis, params: tuple) -> np.ndarray:
     """The input index TOSA RESIZE NEAREST reads per output pixel (integer pseudocode)."""
     n, d, offset, _ = params
     y = np.arange(axis.out, dtype=np.int64) * d + offset
@@ -220,7 +225,7 @@ def _tosa_nearest(axis, params) -> np.ndarray:
     return np.clip(np.where(2 * (y - iy * n) >= n, iy + 1, iy), 0, axis.size - 1)
 
 
-def _tosa_params(axis, a: Fraction, b: Fraction) -> tuple:
+def _tosa_params(axis: Axis, a: Fraction, b: Fraction) -> tuple:
     n = math.lcm(a.denominator, b.denominator)
     d, offset = int(a * n), int(b * n)
     g = math.gcd(n, d, offset)
@@ -233,7 +238,7 @@ def _tosa_params(axis, a: Fraction, b: Fraction) -> tuple:
     return n, d, offset, border
 
 
-def _check_limits(n: int, d: int, offset: int, border: int):
+def _check_limits(n: int, d: int, offset: int, border: int) -> None:
     problems = []
     if n > MAX_SCALE_N:
         problems.append(f"scale_n {n} > {MAX_SCALE_N}")
@@ -248,7 +253,7 @@ def _check_limits(n: int, d: int, offset: int, border: int):
         raise ConvertError("Resize is outside TOSA RESIZE's limits: " + "; ".join(problems))
 
 
-def _repeat_first(ctx: LoweringContext, y: Value, axis: int, count):
+def _repeat_first(ctx: LoweringContext, y: Value, axis: int, count: Dim) -> Value:
     """Every output along ``axis`` reads element 0: SLICE it and TILE it ``count`` times."""
     sizes = list(y.type.shape)
     sizes[axis] = 1

@@ -34,7 +34,7 @@ GUESS_SHIFT = 23          # m >> 23 indexes the first guess (m in [2**29, 2**31)
 NEWTON_STEPS = 3
 
 
-def normalized_rsqrt(ctx: LoweringContext, v, frac: float = 0.0) -> tuple:
+def normalized_rsqrt(ctx: LoweringContext, v: Value, frac: float = 0.0) -> tuple:
     """``(r, h)`` for non-negative int32 ``v`` (see the module docstring)."""
     ops = Int32Ops(ctx, v.type.rank)
     v = ops.maximum(v, 1)

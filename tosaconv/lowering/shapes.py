@@ -8,7 +8,7 @@ bounds come from shapes is an IOTA of the count's Index value.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
 
@@ -31,7 +31,7 @@ RANGE_DELTA = must_be_known("delta-from-data", "delta",
                             "the number of elements is (limit - start) / delta, which needs delta at import")
 
 
-def reshape_with_hole(ctx: LoweringContext, x, dims: list, op_name: str) -> Value:
+def reshape_with_hole(ctx: LoweringContext, x: Value, dims: list, op_name: str) -> Value:
     """RESHAPE ``x`` to Index values ``dims``, one of which may be -1 (inferred from the element count)."""
     holes = [i for i, e in enumerate(dims) if same(e.type.value, -1)]
     if len(holes) > 1:
@@ -42,14 +42,14 @@ def reshape_with_hole(ctx: LoweringContext, x, dims: list, op_name: str) -> Valu
     return reshape(ctx, x, dims)
 
 
-def _inferred_dim(ctx: LoweringContext, x: Value, others) -> Value:
+def _inferred_dim(ctx: LoweringContext, x: Value, others: Sequence[Value]) -> Value:
     """The -1 entry: elements of x divided by the product of the other entries."""
     total, rest = product(x.type.shape), product(d.type.value for d in others)
     ctx.require(Kind.DIVISIBLE, total, rest, "Reshape infers a -1 entry by exact division")
     return index_for(ctx, floordiv(total, rest))
 
 
-def expand(ctx: LoweringContext, x, target: list):
+def expand(ctx: LoweringContext, x: Value, target: list) -> Value:
     """Broadcast ``x`` to the Index values ``target`` (numpy rules, leading 1s added): TILE or DYN_TILE of
     the 1s, or ``x`` op zeros(target) where a symbolic dim meets another size (broadcast checks)."""
     _check_target(target)
@@ -77,7 +77,7 @@ def _check_target(target: list) -> None:
         raise ConvertError(f"broadcast target shape {shown}: {why}; give a shape whose entries are all >= 1")
 
 
-def _expand_by_broadcast(ctx: LoweringContext, x: Value, target) -> Value:
+def _expand_by_broadcast(ctx: LoweringContext, x: Value, target: Sequence[Value]) -> Value:
     """Expand where a symbolic dim meets another size: x op zeros(target), with broadcast checks."""
     zero = np.zeros((1,) * len(target), dtype=x.type.dtype.numpy)
     zeros = ctx.b.emit(Op.DYN_TILE, ctx.b.const(zero), *target)
@@ -110,7 +110,7 @@ def arange_of(ctx: LoweringContext, start: str, limit: str, delta: str) -> Value
     return _iota_range(ctx, first, last, int(consts[2].item()))
 
 
-def _iota_range(ctx: LoweringContext, first, last, step: int) -> Value:
+def _iota_range(ctx: LoweringContext, first: Value, last: Value, step: int) -> Value:
     """The int32 vector ``first, first + step, ...`` below ``last`` (Index values)."""
     span = sub(last.type.value, first.type.value)
     if step == 0:
@@ -135,7 +135,7 @@ def _integral(c: np.ndarray, what: str, name: str) -> int:
     return int(x)
 
 
-def _float_bound(ctx: LoweringContext, name: str, what: str):
+def _float_bound(ctx: LoweringContext, name: str, what: str) -> Value:
     """A float Range's ``start`` or ``limit`` as one Index value: a whole-number constant, or dims and
     constants CAST to float."""
     c = ctx.const(name)
@@ -150,7 +150,7 @@ def _float_bound(ctx: LoweringContext, name: str, what: str):
     return elems[0]
 
 
-def _range_bound(ctx: LoweringContext, name: str, what: str):
+def _range_bound(ctx: LoweringContext, name: str, what: str) -> Value:
     """Range's ``start`` or ``limit`` as one Index value (from shapes, or read from int data)."""
     st = ctx.shape_tensor(name) or traced_shape_tensor(ctx, name)
     if st is None:

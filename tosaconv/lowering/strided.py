@@ -33,7 +33,7 @@ if TYPE_CHECKING:
 BIG = 2 ** 31 - 1   # bounds at or beyond this mean "to the end" (ONNX writes INT64_MAX / INT64_MIN)
 
 
-def strided_axis(ctx: LoweringContext, x, axis: int, start: Dim, end: Dim, step: int):
+def strided_axis(ctx: LoweringContext, x: Value, axis: int, start: Dim, end: Dim, step: int) -> Value:
     """``x`` sliced ``start:end:step`` along ``axis`` (Python semantics; ``step`` != 0)."""
     if step == 0:
         raise ConvertError(f"Slice step on axis {axis} is 0")
@@ -73,7 +73,7 @@ def clamp_bound(ctx: LoweringContext, dim: Dim, v: Dim, lo: Dim, hi: Dim, axis: 
     return dmin(v, hi)
 
 
-def take_every(ctx: LoweringContext, x: Value, axis: int, first: Dim, count: Dim, step: int):
+def take_every(ctx: LoweringContext, x: Value, axis: int, first: Dim, count: Dim, step: int) -> Value:
     """Elements ``first, first + step, ...`` (``count`` of them) of ``x`` along ``axis``."""
     shape = list(x.type.shape)
     if isinstance(count, int) and count <= 0:

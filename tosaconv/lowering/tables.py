@@ -22,11 +22,13 @@ from ..ir.dtypes import DType
 from ..ir.ops import Op
 
 if TYPE_CHECKING:
+    from numpy.typing import ArrayLike, DTypeLike
+
     from ..ir.graph import Value
     from .context import LoweringContext
 
 
-def int8_table(ctx: LoweringContext, x: Value, entries, out_range: tuple) -> Value:
+def int8_table(ctx: LoweringContext, x: Value, entries: ArrayLike, out_range: tuple) -> Value:
     """One TOSA TABLE on int8 storage ``x``; ``entries`` are output values in TABLE order (storage
     -128..127), each within ``out_range`` (e.g. (0, 255) for uint8 results, stored by their bits)."""
     entries = np.asarray(entries, dtype=np.int64)
@@ -37,7 +39,7 @@ def int8_table(ctx: LoweringContext, x: Value, entries, out_range: tuple) -> Val
     return ctx.b.emit(Op.TABLE, x, attrs=A.TableAttrs(table))
 
 
-def int32_table(ctx: LoweringContext, index, entries):
+def int32_table(ctx: LoweringContext, index: Value, entries: ArrayLike) -> Value:
     """An int32 per int8 ``index`` value: ``entries`` (256 non-negative int32s in TABLE order)."""
     entries = np.asarray(entries, dtype=np.int64)
     if entries.min() < 0 or entries.max() > (1 << 31) - 1:
@@ -56,7 +58,7 @@ def int32_table(ctx: LoweringContext, index, entries):
     return result
 
 
-def wide_table(ctx: LoweringContext, index, entries, piece_bits: int = 7):
+def wide_table(ctx: LoweringContext, index: Value, entries: ArrayLike, piece_bits: int = 7) -> Value:
     """An int32 per int8 ``index`` value: ``entries`` (256 signed values in TABLE order, magnitudes below
     ``2**(3 * piece_bits)``) from three int8 TABLEs, the signed top piece and two unsigned
     ``piece_bits``-bit pieces, combined with MUL and ADD (two ops fewer than :func:`int32_table`'s bytes)."""
@@ -77,6 +79,6 @@ def wide_table(ctx: LoweringContext, index, entries, piece_bits: int = 7):
     return result
 
 
-def int_const(ctx: LoweringContext, value: int, rank: int, dtype=np.int32) -> Value:
+def int_const(ctx: LoweringContext, value: int, rank: int, dtype: DTypeLike = np.int32) -> Value:
     """An int32 constant of ``rank`` ones, ready to broadcast."""
     return ctx.b.const(np.full((1,) * rank, value, dtype=dtype))

@@ -13,7 +13,7 @@ each workaround on the official reference model.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Optional
 
 import numpy as np
 
@@ -23,23 +23,24 @@ from ..ir.ops import Op
 
 if TYPE_CHECKING:
     from ..ir.graph import Value
+    from ..ir.ops import OpDef
     from .context import LoweringContext
 
 
-def widen_int(ctx: LoweringContext, x: Value):
+def widen_int(ctx: LoweringContext, x: Value) -> Value:
     """int8/int16 ``x`` as int32 (TOSA's ADD, SUB, INTDIV, MAXIMUM, MINIMUM, comparisons take int32)."""
     if x.type.dtype in (DType.INT8, DType.INT16):
         return ctx.b.emit(Op.CAST, x, attrs=A.CastAttrs(DType.INT32))
     return x
 
 
-def narrow_to(ctx: LoweringContext, y: Value, dtype: DType):
+def narrow_to(ctx: LoweringContext, y: Value, dtype: DType) -> Value:
     if y.type.dtype is dtype or y.type.dtype is DType.BOOL:
         return y
     return ctx.b.emit(Op.CAST, y, attrs=A.CastAttrs(dtype))
 
 
-def int32_op(ctx: LoweringContext, op, *operands, attrs=None):
+def int32_op(ctx: LoweringContext, op: OpDef, *operands: Value, attrs: Optional[A.Attrs] = None) -> Value:
     """``op`` on operands of one type; int8/int16 ones are computed in int32 and narrowed back.
 
     Narrowing truncates to the low bits, which is the wrap-around ONNX's integer arithmetic has.
@@ -50,12 +51,12 @@ def int32_op(ctx: LoweringContext, op, *operands, attrs=None):
     return narrow_to(ctx, ctx.b.emit(op, *(widen_int(ctx, v) for v in operands), attrs=attrs), dtype)
 
 
-def mul(ctx: LoweringContext, a: Value, b: Value):
+def mul(ctx: LoweringContext, a: Value, b: Value) -> Value:
     """MUL with shift 0; int8/int16 products (int32 in TOSA) are narrowed back, wrapping like ONNX."""
     return narrow_to(ctx, ctx.b.emit(Op.MUL, a, b, attrs=A.MulAttrs(0)), a.type.dtype)
 
 
-def compare(ctx: LoweringContext, op, a: Value, b: Value):
+def compare(ctx: LoweringContext, op: OpDef, a: Value, b: Value) -> Value:
     """EQUAL / GREATER / GREATER_EQUAL on the types TOSA compares (int32 and floats).
 
     int8 and int16 operands are widened to int32 first (exact); bool equality is NOT(XOR).
@@ -75,7 +76,7 @@ def _typed(v: float, x: Value) -> float | int:
     return float(v) if abs(float(v)) <= limit or np.isnan(v) else float(np.copysign(np.inf, v))
 
 
-def clamp(ctx: LoweringContext, x, lo, hi):
+def clamp(ctx: LoweringContext, x: Value, lo: float, hi: float) -> Value:
     """CLAMP to [lo, hi]; for int32 data, which TOSA's CLAMP does not take, MAXIMUM and MINIMUM
     with constants (a bound at the end of the int32 range needs no op)."""
     if x.type.dtype is not DType.INT32:

@@ -19,7 +19,7 @@ convolution into TOSA's ``out_pad`` plus a SLICE where out_pad cannot reach.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Optional
+from typing import TYPE_CHECKING, Optional, Sequence
 
 import numpy as np
 
@@ -31,6 +31,7 @@ from .dims import reshape, slice_
 from .errors import ConvertError
 
 if TYPE_CHECKING:
+    from ..ir.dtypes import DType
     from ..ir.graph import Value
     from .context import LoweringContext
 
@@ -45,7 +46,7 @@ def to_nchw(ctx: LoweringContext, x: Value) -> Value:
     return ctx.b.emit(Op.TRANSPOSE, x, attrs=A.TransposeAttrs(TO_NCHW))
 
 
-def lift_1d(ctx: LoweringContext, x: Value, what: str):
+def lift_1d(ctx: LoweringContext, x: Value, what: str) -> Value:
     """``[N, C, L]`` becomes ``[N, C, 1, L]``; 2-D inputs pass through; other ranks are refused."""
     if x.type.rank == 4:
         return x
@@ -55,7 +56,7 @@ def lift_1d(ctx: LoweringContext, x: Value, what: str):
     return reshape(ctx, x, [n, c, 1, length])
 
 
-def drop_1d(ctx: LoweringContext, y: Value, rank: int):
+def drop_1d(ctx: LoweringContext, y: Value, rank: int) -> Value:
     """Undo :func:`lift_1d` on an NCHW result."""
     if rank == 4:
         return y
@@ -159,7 +160,7 @@ def fit(size: Dim, span: int, stride: int, g: Geometry) -> Fit:
     return Fit((g.begin, 0), g.bound, sub(extent, g.begin))
 
 
-def apply_fits(ctx: LoweringContext, x, fits, pad_value: float):
+def apply_fits(ctx: LoweringContext, x: Value, fits: Sequence[Fit], pad_value: float) -> tuple[Value, tuple]:
     """Apply the appends and cuts of the H and W fits to an NHWC tensor; returns (x, TOSA pad)."""
     if any(f.append for f in fits):
         padding = (0, 0, 0, fits[0].append, 0, fits[1].append, 0, 0)
@@ -171,25 +172,25 @@ def apply_fits(ctx: LoweringContext, x, fits, pad_value: float):
     return x, fits[0].pad + fits[1].pad
 
 
-def _pick(keep, size):
+def _pick(keep: Optional[Dim], size: Dim) -> Dim:
     return size if keep is None else keep
 
 
-def fit_window(ctx: LoweringContext, x_nhwc, w: Window, pad_value: float):
+def fit_window(ctx: LoweringContext, x_nhwc: Value, w: Window, pad_value: float) -> tuple[Value, tuple]:
     """ONNX's geometry for both spatial axes, fitted and applied; returns (x, TOSA pad)."""
     hw = x_nhwc.type.shape[1:3]
     fits = [fit(hw[i], w.span(i), w.stride[i], geometry(ctx, hw[i], w, i)) for i in range(2)]
     return apply_fits(ctx, x_nhwc, fits, pad_value)
 
 
-def lowest(dtype) -> float:
+def lowest(dtype: DType) -> float:
     """The value that never wins a max (padding for MAX_POOL2D done by an explicit PAD)."""
     if dtype.is_float:
         return float("-inf")
     return float(np.iinfo(dtype.numpy).min)
 
 
-def transpose_out_pad(crops, extra, kernel) -> tuple:
+def transpose_out_pad(crops: Sequence[tuple[int, int]], extra: Sequence[int], kernel: Sequence[int]) -> tuple:
     """(TOSA out_pad, cut): the (begin, end) ``crops`` of a transposed convolution's full output per
     spatial axis, plus ``extra`` end rows, as out_pad clamped above -kernel; ``cut`` is what the clamp
     leaves, for :func:`cut_rows`."""
@@ -201,7 +202,7 @@ def transpose_out_pad(crops, extra, kernel) -> tuple:
     return tuple(pads), tuple(cut)
 
 
-def cut_rows(ctx: LoweringContext, y: Value, cut):
+def cut_rows(ctx: LoweringContext, y: Value, cut: Sequence[int]) -> Value:
     """Remove from NHWC ``y`` the rows that out_pad could not crop (a pad of a kernel size or more)."""
     if not any(cut):
         return y
