@@ -40,6 +40,16 @@ def test_there_is_a_case_for_every_decay_rule_of_the_op_table():
 
 
 @pytest.mark.parametrize("path", CASE_FILES, ids=[p.stem for p in CASE_FILES])
+def test_assumed_data_is_fixed_by_the_case(path):
+    """A bound data-dependent symbol (an assumption) holds only for some data: the case gives that data in
+    ``// INPUTS:``, so the run check below compares both programs where the decay is valid, not by luck."""
+    case = load(path)
+    for assumption in apply(case).assumptions:
+        assert assumption.data in case.fixed, f"{path.name}: the assumption {assumption.symbol} reads " \
+                                              f"'{assumption.data}'; give its values with // INPUTS:"
+
+
+@pytest.mark.parametrize("path", CASE_FILES, ids=[p.stem for p in CASE_FILES])
 def test_pass_output_matches_the_expected_program(path):
     case = load(path)
     assert canonical(print_graph(apply(case))) == canonical(case.expected)
