@@ -4,6 +4,7 @@ A case file in ``tests/passes/text/`` reads, as MLIR's lit tests do::
 
     // RUN: constant-fold dead-code
     // BIND: N=2               (optional: the sizes the semantic check runs at)
+    // INPUTS: x=[0,1.5,0]     (optional: fixed values for some inputs, e.g. data an assumption reads)
     // WHY: one line on what the case shows
     tosair 1
     ... the input program ...
@@ -22,10 +23,14 @@ the readable form ``dense<f32 [2] [1.5, -2]>``.
 """
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
+
+from tosaconv import api
 from tosaconv.ir.parser import parse_graph
 from tosaconv.ir.printer import print_graph
 from tosaconv.passes.manager import DEFAULT_PIPELINE, run_everywhere
@@ -41,6 +46,7 @@ class Case:
     path: Path
     steps: tuple
     bindings: dict
+    fixed: dict
     source: str
     expected: str
 
@@ -51,8 +57,9 @@ def load(path: Path) -> Case:
     assert sep, f"{path.name}: no '// CHECK:' line"
     steps = _directive(head, "RUN").split()
     bindings = dict(_binding(item) for item in _directive(head, "BIND", "").split())
+    fixed = {name: json.loads(value) for name, value in map(_fixed, _directive(head, "INPUTS", "").split())}
     assert steps and all(s in _PASSES or s == "specialize" for s in steps), f"{path.name}: RUN {steps}"
-    return Case(path, tuple(steps), bindings, head, expected)
+    return Case(path, tuple(steps), bindings, fixed, head, expected)
 
 
 def _directive(text: str, key: str, default=None) -> str:
@@ -64,6 +71,20 @@ def _directive(text: str, key: str, default=None) -> str:
 def _binding(item: str) -> tuple:
     name, value = item.split("=")
     return name, int(value)
+
+
+def _fixed(item: str) -> tuple:
+    name, _, value = item.partition("=")
+    return name, value
+
+
+def inputs(case: Case, graph) -> dict:
+    """Seeded random inputs at the case's bindings, with the ``INPUTS`` values in place of their random ones."""
+    out = api.random_inputs(graph, case.bindings, seed=3)
+    for name, value in case.fixed.items():
+        assert name in out, f"{case.path.name}: INPUTS names '{name}', not an input"
+        out[name] = np.array(value, dtype=out[name].dtype).reshape(out[name].shape)
+    return out
 
 
 def apply(case: Case):
