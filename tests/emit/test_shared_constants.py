@@ -6,7 +6,8 @@ distinct constant once (read with the deserializer: no two tensor or shape
 records with the same type and bytes), a CONST returned as a graph output
 must keep its own tensor under the output's name, and the official reference
 model and tosaconv's reader (run by the interpreter) must both agree with
-numpy on the outputs.
+numpy on the outputs, and tosa-opt must deserialize the file to what it
+parses from our MLIR.
 """
 from __future__ import annotations
 
@@ -72,3 +73,10 @@ def test_shared_constants_run_in_the_reference_model_and_read_back(tmp_path):
     for name in ("y", "k"):
         np.testing.assert_array_equal(ref[name], want[name])
         np.testing.assert_array_equal(np.asarray(back[name]), want[name])
+
+
+def test_tosa_opt_deserializes_shared_constants(tmp_path):
+    # tosa-opt validates our MLIR (one SSA constant used by several ops) and prints its own
+    # deserialization of the .tosa exactly as it prints that MLIR
+    from tests.emit.test_mlir_tosa_opt import check_against_deserializer
+    check_against_deserializer(_graph(), tmp_path)
