@@ -4,7 +4,11 @@ Lowering turns the IR into block records. Every value gets a unique tensor
 name (graph inputs and outputs keep the source model's names; others keep
 their IR name, suffixed on a clash). Each op's attributes pass through its
 codec: parameters TOSA 1.0 wants as operands become CONST / CONST_SHAPE ops
-placed just before the op, named ``<result>/<role>``. An output that is a
+placed just before the op, named ``<result>/<role>``. No constant is written
+twice in a block: a parameter (zero point, shift, shape...) or a small CONST
+whose type and bytes an earlier one has, or a CONST viewing the same memory
+as an earlier one, reuses that tensor (its name, its location), so a quantized
+model does not carry one zero-point record per op. An output that is a
 graph input, or a value returned twice, is copied through an IDENTITY so
 every output tensor has its own name. Operator locations are
 ``str(op.location)``, except that a location read from a ``.tosa`` is
@@ -76,6 +80,8 @@ class _Lowering:
             self.names, self.regions = parent.names, parent.regions
             self.copies, self.out_names = assign_region_names(graph, self.names)
         self.defined = set()
+        self.shared: dict = {}   # constant key (_const_key) -> the tensor name that holds it
+        self.output_values = set(graph.outputs)   # a CONST returned keeps its own (output) name
         self.variable_tensors: dict = {}   # variable name -> its state tensor (emit/variables.py)
 
     def run(self) -> BlockRecord:
@@ -140,7 +146,14 @@ class _Lowering:
             self.block.shapes.append(ShapeRecord(name, int(values.size), data))
             self._add_op("CONST_SHAPE", {}, [], [name], location_text(op.location))
             return
-        self._add_tensor(name, out, le_array(values, out.dtype))
+        data = le_array(values, out.dtype)
+        key = None if op.result in self.output_values else _const_key(out.dtype, out.shape, data)
+        if key in self.shared:
+            self.names.bind(op.result, self.shared[key])
+            return
+        if key is not None:
+            self.shared[key] = name
+        self._add_tensor(name, out, data)
         self._add_op("CONST", {}, [], [name], location_text(op.location))
 
     def _op(self, op: Operation, ins: list[TensorType], out: TensorType) -> None:
@@ -178,7 +191,12 @@ class _Lowering:
         return _Lowering(region, self, name)
 
     def _param(self, owner: str, param: Param, location: Location) -> str:
-        name = self.names.fresh(f"{owner}/{param.role}")
+        values = np.asarray(param.values)
+        key = ("param", param.dtype, values.shape, values.dtype.str, values.tobytes())
+        name = self.shared.get(key)
+        if name is not None:
+            return name
+        name = self.shared[key] = self.names.fresh(f"{owner}/{param.role}")
         text = location_text(location)
         if param.dtype is None:
             data = np.ascontiguousarray(param.values, dtype="<i8").view(np.uint8)
@@ -204,6 +222,18 @@ class _Lowering:
 
     def _add_op(self, op: str, fields: dict, inputs: list[str], outputs: list[str], location: str) -> None:
         self.block.ops.append(OpRecord(op, fields, inputs, outputs, location))
+
+
+_SHARED_BY_CONTENT = 4096   # bytes: constants up to this size are shared when equal (a hash of their bytes)
+
+
+def _const_key(dtype: DType, shape: tuple, data: np.ndarray) -> tuple:
+    """What makes two CONSTs one: their type and bytes when small, else their type and the very
+    memory they view (comparing large weights would cost a pass over them; equal ones in separate
+    memory are rare, while an importer handing one buffer to several tensors is not)."""
+    if data.nbytes <= _SHARED_BY_CONTENT:
+        return (dtype, tuple(shape), data.dtype.str, data.tobytes())
+    return (dtype, tuple(shape), data.dtype.str, data.__array_interface__["data"][0], data.strides)
 
 
 def _static_type(value: Value, what: str, location: Location) -> TensorType:
