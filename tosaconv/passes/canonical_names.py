@@ -1,0 +1,28 @@
+"""Value names of a specialized program, a function of its ops and their locations alone.
+
+Specialization rebuilds ops through a builder that names each result after
+its location; helper ops that fold away (GET_DIM, INDEX_*, constant-folded
+shape computations) take names too, so the numbering of the survivors
+(``Conv.3_33``) depends on how many helpers folded, which differs between
+converting the source model and reading back its symbolic ``.tosa``.
+:func:`canonical_names` renames every result once the program is final:
+``<node name>``, ``<node name>_2``... in op order, from the op's location
+(:attr:`Location.value_name`), so the same static program gets the same
+tensor names, whichever way it was reached. Graph inputs keep their names;
+outputs are named by ``output_names`` when written, not by their values.
+"""
+from __future__ import annotations
+
+from ..ir.graph import Graph, fresh_name, op_regions
+
+
+def canonical_names(graph: Graph) -> None:
+    """Rename the results of ``graph``'s ops and of its regions' ops, in place (linear)."""
+    used = {v.name for v in graph.inputs}
+    for op in graph.ops:
+        base = op.location.value_name or op.op.name.lower()
+        for r in op.results:
+            r.name = fresh_name(base, used)
+        for _, region in op_regions(op):
+            canonical_names(region)
+    graph._names = used
