@@ -9,9 +9,12 @@ converting the source model and reading back its symbolic ``.tosa``.
 ``<node name>``, ``<node name>_2``... in op order, from the op's location
 (:attr:`Location.value_name`), so the same static program gets the same
 tensor names, whichever way it was reached. Graph inputs keep their names;
-outputs are named by ``output_names`` when written, not by their values.
+outputs are named by ``output_names`` when written, not by their values. The
+assumptions the numpy run checks name their data value, and follow it.
 """
 from __future__ import annotations
+
+from dataclasses import replace
 
 from ..ir.graph import Graph, fresh_name, op_regions
 
@@ -19,10 +22,14 @@ from ..ir.graph import Graph, fresh_name, op_regions
 def canonical_names(graph: Graph) -> None:
     """Rename the results of ``graph``'s ops and of its regions' ops, in place (linear)."""
     used = {v.name for v in graph.inputs}
+    renamed: dict[str, str] = {}
     for op in graph.ops:
         base = op.location.value_name or op.op.name.lower()
         for r in op.results:
-            r.name = fresh_name(base, used)
+            new = fresh_name(base, used)
+            renamed[r.name] = new
+            r.name = new
         for _, region in op_regions(op):
             canonical_names(region)
     graph._names = used
+    graph.assumptions = [replace(a, data=renamed.get(a.data, a.data)) for a in graph.assumptions]
