@@ -43,7 +43,7 @@ class Builder:
             attrs = op.attrs()
         if result_types is None:
             result_types = self._result_types(op, [v.type for v in operands], attrs)
-        base = name or self.location.name or op.name.lower()
+        base = name or self.location.value_name or op.name.lower()
         results = [Value(self.graph.unique_name(base), t) for t in result_types]
         operation = Operation(op, operands, results, attrs, self.location)
         for r in results:

@@ -13,6 +13,8 @@ from dataclasses import dataclass
 # A location read back from a .tosa file holds the text we wrote there, "MatMul 'm'" (or several joined
 # by " + "): it is shown as it is, not quoted again inside the TOSA op's own name.
 _WRITTEN = re.compile(r"\S+ '.*'")
+# Its first part's node name: "MatMul 'm'" or "MatMul 'm' + Add 'a'" -> m.
+_FIRST_NAME = re.compile(r"\S+ '(.*?)'(?: \+ \S+ '.*')?")
 
 
 @dataclass(frozen=True)
@@ -33,6 +35,16 @@ class Location:
         if self.source == "tosa" and _WRITTEN.fullmatch(self.name):
             return self.name
         return f"{self.op_type} '{self.name}'"
+
+    @property
+    def value_name(self) -> str:
+        """The base name of values made at this location: the node's name. A read-back location's name is
+        the text we wrote, so its values take the node name inside it, as they did before writing."""
+        if self.source == "tosa":
+            m = _FIRST_NAME.fullmatch(self.name)
+            if m:
+                return m.group(1)
+        return self.name
 
     def parts(self) -> tuple["Location", ...]:
         """The plain locations this one stands for."""

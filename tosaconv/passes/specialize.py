@@ -18,6 +18,7 @@ from ..gc_tuning import fewer_collections
 from ..ir.builder import Builder
 from ..ir.graph import Graph, Value
 from .budget import check_budget
+from .canonical_names import canonical_names
 from .dce import eliminate_dead_code
 from .manager import DEFAULT_PIPELINE, run_pipeline
 from .rebuild import check_ledger, rebuild_ops
@@ -33,8 +34,9 @@ def specialize(graph: Graph, bindings: Mapping[str, int]) -> Graph:
     check_ledger(graph, env)
     # Dead INDEX_CONSTs must go before the pipeline: its verifier demands a static program after every pass.
     eliminate_dead_code(static)
-    return run_pipeline(static, [p for p in DEFAULT_PIPELINE if not p.symbolic_only],
-                        require_static=True)
+    static = run_pipeline(static, [p for p in DEFAULT_PIPELINE if not p.symbolic_only], require_static=True)
+    canonical_names(static)   # the same static program has the same tensor names, however it was reached
+    return static
 
 
 def needed_symbols(graph: Graph) -> list[str]:
