@@ -19,6 +19,7 @@ from ..ir.builder import Builder
 from ..ir.graph import Graph, Value
 from .budget import check_budget
 from .canonical_names import canonical_names
+from .shared_constants import share_constants
 from .dce import eliminate_dead_code
 from .manager import DEFAULT_PIPELINE, run_pipeline
 from .rebuild import check_ledger, rebuild_ops
@@ -35,6 +36,7 @@ def specialize(graph: Graph, bindings: Mapping[str, int]) -> Graph:
     # Dead INDEX_CONSTs must go before the pipeline: its verifier demands a static program after every pass.
     eliminate_dead_code(static)
     static = run_pipeline(static, [p for p in DEFAULT_PIPELINE if not p.symbolic_only], require_static=True)
+    share_constants(static)   # one CONST per value, as a .tosa read back has it
     canonical_names(static)   # the same static program has the same tensor names, however it was reached
     return static
 
