@@ -23,7 +23,7 @@ TFLite's sparse form (the input of DENSIFY).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Optional
+from typing import TYPE_CHECKING, Optional, Sequence
 
 import flatbuffers
 import numpy as np
@@ -31,6 +31,9 @@ import tflite
 from tflite.utils import BUILTIN_OPCODE2NAME
 
 from .sparse import encode
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
 
 _BUILTIN = {v: k for k, v in BUILTIN_OPCODE2NAME.items()}
 _TYPES = {np.dtype(np.float32): "FLOAT32", np.dtype(np.float16): "FLOAT16", np.dtype(np.int32): "INT32",
@@ -79,27 +82,27 @@ class ModelBuilder:
         return sub
 
     # -- tensors -----------------------------------------------------------------
-    def tensor(self, name: str, shape, dtype: str = "FLOAT32", signature=None, quant=None) -> int:
+    def tensor(self, name: str, shape: Sequence[int], dtype: str = "FLOAT32", signature: Optional[Sequence[int]] = None, quant: Optional[tuple] = None) -> int:
         self.tensors.append(_Tensor(name, [int(d) for d in shape], dtype, 0,
                                     None if signature is None else [int(d) for d in signature], quant))
         return len(self.tensors) - 1
 
-    def input(self, name: str, shape, dtype: str = "FLOAT32", signature=None, quant=None) -> int:
+    def input(self, name: str, shape: Sequence[int], dtype: str = "FLOAT32", signature: Optional[Sequence[int]] = None, quant: Optional[tuple] = None) -> int:
         t = self.tensor(name, shape, dtype, signature, quant)
         self.inputs.append(t)
         return t
 
-    def output(self, *tensors: int):
+    def output(self, *tensors: int) -> None:
         self.outputs.extend(tensors)
 
-    def const(self, name: str, array, dtype: Optional[str] = None, quant=None) -> int:
+    def const(self, name: str, array: ArrayLike, dtype: Optional[str] = None, quant: Optional[tuple] = None) -> int:
         arr = np.asarray(array)
         self.buffers.append(np.ascontiguousarray(arr).tobytes())
         t = self.tensor(name, arr.shape, dtype or _TYPES[arr.dtype], quant=quant)
         self.tensors[t].buffer = len(self.buffers) - 1
         return t
 
-    def sparse_const(self, name: str, dense, formats, order=None, blocks=(), quant=None) -> int:
+    def sparse_const(self, name: str, dense: ArrayLike, formats: Sequence[str], order: Optional[Sequence[int]] = None, blocks: Sequence[tuple[int, int]] = (), quant: Optional[tuple] = None) -> int:
         """A constant stored sparse (``formats``, ``order``, ``blocks`` as :func:`.sparse.encode` takes them)."""
         values, levels, order, block_map = encode(np.asarray(dense), formats, order, blocks)
         t = self.const(name, values, quant=quant)
@@ -108,11 +111,11 @@ class ModelBuilder:
         return t
 
     # -- operators -------------------------------------------------------------------
-    def op(self, op_type: str, inputs, outputs, options: Optional[str] = None, version: int = 1, **fields):
+    def op(self, op_type: str, inputs: Sequence[int], outputs: Sequence[int], options: Optional[str] = None, version: int = 1, **fields) -> None:
         code = (_BUILTIN[op_type], None, version)
         self.ops.append(_Op(self._code(code), list(inputs), list(outputs), options, fields))
 
-    def custom_op(self, custom_code: str, inputs, outputs):
+    def custom_op(self, custom_code: str, inputs: Sequence[int], outputs: Sequence[int]) -> None:
         code = (tflite.BuiltinOperator.CUSTOM, custom_code, 1)
         self.ops.append(_Op(self._code(code), list(inputs), list(outputs)))
 
@@ -121,7 +124,7 @@ class ModelBuilder:
             self.codes.append(code)
         return self.codes.index(code)
 
-    def sign(self, input_names, output_names):
+    def sign(self, input_names: Sequence[str], output_names: Sequence[str]) -> None:
         """Add a signature def 'serving_default' naming the inputs and outputs (in order)."""
         self.signature = (list(input_names), list(output_names))
 
