@@ -45,8 +45,10 @@ from .ops.qtypes import QTensor, qtype_of, read_qtensor, signed_value, stored_fr
 from .reader import ConvertError
 
 if TYPE_CHECKING:
+    from ...ir.dtypes import DType
     from ...ir.graph import Value
     from .context import ImportContext
+    from .ops.qtypes import QParams, QType
 
 _FLOATS = (onnx.TensorProto.FLOAT, onnx.TensorProto.FLOAT16, onnx.TensorProto.DOUBLE, onnx.TensorProto.BFLOAT16)
 _DTYPES = {onnx.TensorProto.FLOAT: "float32", onnx.TensorProto.FLOAT16: "float16",
@@ -139,7 +141,7 @@ def _one(params_scale, zero_point) -> tuple:
     return float(np.float32(params_scale.reshape(-1)[0])), zp
 
 
-def quantized_input(ctx: ImportContext, name: str, x: Value, params, qtype) -> Value:
+def quantized_input(ctx: ImportContext, name: str, x: Value, params: QParams, qtype: QType) -> Value:
     """The QuantizeLinear of planned input ``name`` (float value ``x``, not read by anything else): the
     input retyped to ``qtype``'s storage, returned as the QuantizeLinear's result."""
     try:
@@ -161,7 +163,7 @@ def _const_params(ctx: ImportContext, node) -> Optional[tuple]:
         return None
 
 
-def record_integer_inputs(ctx: ImportContext, g: onnx.GraphProto):
+def record_integer_inputs(ctx: ImportContext, g: onnx.GraphProto) -> None:
     """The quantization of integer graph inputs a DequantizeLinear with constant parameters reads."""
     for v in ctx.graph.inputs:
         if v.name in ctx.graph.input_quant or not v.type.dtype.is_int:
@@ -173,7 +175,7 @@ def record_integer_inputs(ctx: ImportContext, g: onnx.GraphProto):
             ctx.graph.input_quant[v.name] = EdgeQuant(*params, own, own.startswith("uint"))
 
 
-def output_value(ctx: ImportContext, name: str, v, g: onnx.GraphProto):
+def output_value(ctx: ImportContext, name: str, v: Value, g: onnx.GraphProto) -> Value:
     """Graph output ``name``: ``v``, or with --int-io the signed integer input of its DequantizeLinear
     (and a uint8 QuantizeLinear result in signed form); the quantization of integer outputs recorded."""
     node = ctx.int_io.outputs.get(name) if ctx.int_io is not None else None
@@ -222,12 +224,12 @@ def _dequantized_source(ctx: ImportContext, name: str, node, v: Value) -> Value:
 STATE_CODE = "W-INT-IO-STATE"
 
 
-def is_state_input(ctx: ImportContext, v) -> bool:
+def is_state_input(ctx: ImportContext, v: Value) -> bool:
     """``v`` is a float graph input that --int-io plans as an LSTM state."""
     return ctx.int_io is not None and v.producer is None and v.name in ctx.int_io.states
 
 
-def state_input(ctx: ImportContext, name: str, dtype, scale: float, zero_point: int, what: str):
+def state_input(ctx: ImportContext, name: str, dtype: DType, scale: float, zero_point: int, what: str) -> Value:
     """Planned LSTM state input ``name`` as an integer input of ``dtype`` at (scale, zero point), once."""
     made = ctx.int_io.made_inputs
     if name not in made:
@@ -239,7 +241,7 @@ def state_input(ctx: ImportContext, name: str, dtype, scale: float, zero_point: 
     return made[name]
 
 
-def state_output(ctx: ImportContext, name: str, float_value, value, scale: float, zero_point: int, what: str):
+def state_output(ctx: ImportContext, name: str, float_value: Value, value: Value, scale: float, zero_point: int, what: str) -> None:
     """Record that planned LSTM state output ``name`` (the float ``float_value``) is ``value``."""
     ctx.int_io.made_outputs[float_value] = value
     ctx.graph.output_quant[name] = EdgeQuant(float(scale), int(zero_point), "float32")
@@ -257,7 +259,7 @@ def _warn_state(ctx: ImportContext, kind: str, name: str, value: Value, scale: f
         severity=Severity.WARNING))
 
 
-def refuse_float_states(ctx: ImportContext, g: onnx.GraphProto):
+def refuse_float_states(ctx: ImportContext, g: onnx.GraphProto) -> None:
     """Every planned LSTM state edge whose LSTM stayed float, refused in one error with the LSTM's reason."""
     if ctx.int_io is None:
         return
@@ -277,7 +279,7 @@ def refuse_float_states(ctx: ImportContext, g: onnx.GraphProto):
     refuse(problems)
 
 
-def drop_float_states(ctx: ImportContext):
+def drop_float_states(ctx: ImportContext) -> None:
     """After the outputs are set: drop the float LSTM ops that read the replaced float state inputs (dead
     now); a float op still reading one (the LSTM's Y also used as float elsewhere) is refused."""
     if ctx.int_io is None or not ctx.int_io.replaced:

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
 
@@ -41,6 +41,7 @@ from .windows_nd import nd_window
 
 if TYPE_CHECKING:
     from ....ir.graph import Value
+    from ....symbolic.expr import Dim
     from ..context import ImportContext
     from ..reader import NodeReader
 
@@ -60,13 +61,13 @@ class AxisPool:
     dilation: int
     geometry: Geometry
 
-    def rows(self):
+    def rows(self) -> Dim:
         """Padded rows the taps read: the window extent, or ``Q*s`` for the ``[Q, s]`` view."""
         g, s, reach = self.geometry, self.stride, (self.kernel - 1) * self.dilation
         return add(g.out, reach) if s == 1 else mul(add(g.out, reach // s + 1), s)
 
 
-def axis_pools(ctx: ImportContext, node: NodeReader, x: Value, kernel, ceil_mode: bool) -> list:
+def axis_pools(ctx: ImportContext, node: NodeReader, x: Value, kernel: Sequence[int], ceil_mode: bool) -> list:
     """ONNX's window attributes and geometry, one AxisPool per spatial axis of ``x``."""
     n = len(kernel)
     if x.type.rank != n + 2:
@@ -98,7 +99,7 @@ def taps(ctx: ImportContext, x: Value, p: AxisPool, pad_value: float) -> list:
             for t in range(p.kernel)]
 
 
-def restore(ctx: ImportContext, y, like, p: AxisPool) -> Value:
+def restore(ctx: ImportContext, y: Value, like: Value, p: AxisPool) -> Value:
     """A combined tap result back to ``like``'s rank, with ``p.axis`` now ONNX's output size."""
     shape = list(like.type.shape)
     shape[p.axis] = p.geometry.out
@@ -116,19 +117,19 @@ def _attrs(op):
 
 # -- the pools ----------------------------------------------------------------------------------
 
-def max_pool(ctx: ImportContext, x, pools):
+def max_pool(ctx: ImportContext, x: Value, pools: list[AxisPool]) -> Value:
     for p in reversed(pools):
         x = _reduce(ctx, x, p, lowest(x.type.dtype), Op.MAXIMUM)
     return x
 
 
-def sum_pool(ctx: ImportContext, x, pools):
+def sum_pool(ctx: ImportContext, x: Value, pools: list[AxisPool]) -> Value:
     for p in reversed(pools):
         x = _reduce(ctx, x, p, 0.0, Op.ADD)
     return x
 
 
-def average_pool(ctx: ImportContext, x, pools, include_pad: bool):
+def average_pool(ctx: ImportContext, x: Value, pools: list[AxisPool], include_pad: bool) -> Value:
     """Per axis: the sum of the taps times 1/count, ONNX's count of that axis's window."""
     for p in reversed(pools):
         total = _reduce(ctx, x, p, 0.0, Op.ADD)
@@ -170,7 +171,7 @@ def _mask_counts(ctx: ImportContext, x: Value, p: AxisPool, include_pad: bool) -
 
 # -- MaxPool's Indices -------------------------------------------------------------------
 
-def max_pool_with_indices(ctx: ImportContext, x: Value, pools, storage_order: int) -> tuple:
+def max_pool_with_indices(ctx: ImportContext, x: Value, pools: list[AxisPool], storage_order: int) -> tuple:
     """(values, int32 indices): each axis keeps the first strict maximum and its flat index."""
     best, index = x, _spatial_index(ctx, x, storage_order)
     for p in reversed(pools):
