@@ -14,7 +14,7 @@ stride 1 per group, weights ``W[i, o, K-1-t]`` at ``[o, t, i]``.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Sequence, Union
 
 from ....ir import attrs as A
 from ....ir.ops import Op
@@ -26,6 +26,8 @@ from ..reader import ConvertError
 from .windows_nd import fit_channels_last, nd_window
 
 if TYPE_CHECKING:
+    import numpy as np
+    from ....ir.dtypes import DType
     from ....ir.graph import Value
     from ..context import ImportContext
     from ..reader import NodeReader
@@ -37,7 +39,7 @@ def _transpose(ctx: ImportContext, x: Value, perm) -> Value:
     return ctx.b.emit(Op.TRANSPOSE, x, attrs=A.TransposeAttrs(perm))
 
 
-def conv3d(ctx: ImportContext, node: NodeReader, x, w, bias, group: int, acc) -> Value:
+def conv3d(ctx: ImportContext, node: NodeReader, x: Value, w: Union[np.ndarray, Value], bias: Union[np.ndarray, Value], group: int, acc: DType) -> Value:
     """ONNX Conv on NCDHW input."""
     o, per_group, *kernel = shape_of(w)
     y = _transpose(ctx, x, TO_NDHWC)
@@ -48,7 +50,7 @@ def conv3d(ctx: ImportContext, node: NodeReader, x, w, bias, group: int, acc) ->
     return _transpose(ctx, _grouped(ctx, y, w, bias, group, attrs, (0, 2, 3, 4, 1)), TO_NCDHW)
 
 
-def conv_transpose3d(ctx: ImportContext, x, w, bias, group: int, stride, dilation, crops, extra, acc) -> Value:
+def conv_transpose3d(ctx: ImportContext, x: Value, w: Union[np.ndarray, Value], bias: Union[np.ndarray, Value], group: int, stride: Sequence[int], dilation: Sequence[int], crops: Sequence[Sequence[int]], extra: Sequence[int], acc: DType) -> Value:
     """ONNX ConvTranspose on NCDHW input; ``crops`` are ONNX's (begin, end) pads per axis and
     ``extra`` its output_padding."""
     for i, d in enumerate(dilation):
