@@ -11,7 +11,7 @@ computed in the body makes the number of iterations a data-dependent symbol.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
 
@@ -31,6 +31,8 @@ from ..subgraph import RegionContext, convert_body
 from ....lowering.context import as_const
 
 if TYPE_CHECKING:
+    import onnx
+    from ....symbolic.expr import Dim
     from ..context import ImportContext
     from ..reader import NodeReader
 
@@ -44,7 +46,7 @@ LOOP_VARYING_STATE = publish("Loop", Limit(
     "which needs the iteration count at import", "make the trip count a constant"))
 
 
-def convert_loop_region(ctx: ImportContext, node: NodeReader, body, n_state: int) -> list:
+def convert_loop_region(ctx: ImportContext, node: NodeReader, body: onnx.GraphProto, n_state: int) -> list:
     trip = _trip_index(ctx, node)
     r = RegionContext(ctx, body, "body")
     it = _iteration_input(ctx, r, node, trip.type.value if _has_trip_count(ctx, node) else None)
@@ -80,7 +82,7 @@ def _define_iterations(ctx: ImportContext, iterations, scan_out):
     ctx.symbol_values[name] = ctx.b.get_dim(scan_out, 0)
 
 
-def convert_scan_region(ctx: ImportContext, node: NodeReader, body, n_state, length, in_axes, in_rev, out_axes, out_rev) -> list:
+def convert_scan_region(ctx: ImportContext, node: NodeReader, body: onnx.GraphProto, n_state: int, length: Dim, in_axes: Sequence[int], in_rev: Sequence[int], out_axes: Sequence[int], out_rev: Sequence[int]) -> list:
     trip = index_for(ctx, length)
     r = RegionContext(ctx, body, "body")
     _iteration_input(ctx, r, node, length)

@@ -44,9 +44,11 @@ from .qtypes import (BY_ONNX_NAME, UINT8, DQRecord, QTensor, check_supported, cl
 
 if TYPE_CHECKING:
     from ....ir.graph import Value
+    from ....ir.types import TensorType
     from ....lowering.context import Converted
     from ..context import ImportContext
     from ..reader import NodeReader
+    from .qtypes import QParams, QType
 
 _FLOAT_OUT = {onnx.TensorProto.FLOAT: DType.FP32, onnx.TensorProto.FLOAT16: DType.FP16}
 
@@ -69,7 +71,7 @@ def convert_dequantize_linear(ctx: ImportContext, node: NodeReader) -> Converted
     return recorded_dequantize(ctx, data, params, _dq_output_dtype(ctx, node))
 
 
-def recorded_dequantize(ctx: ImportContext, data: QTensor, params, out_dtype: DType = DType.FP32):
+def recorded_dequantize(ctx: ImportContext, data: QTensor, params: QParams, out_dtype: DType = DType.FP32) -> Value:
     """:func:`dequantize`, with the result recorded for the QDQ folding."""
     y = dequantize(ctx, data, params, data_type(data), out_dtype)
     state(ctx).dq[y] = DQRecord(data, params)
@@ -85,7 +87,7 @@ def _dq_output_dtype(ctx: ImportContext, node: NodeReader) -> DType:
     return _FLOAT_OUT[code]
 
 
-def dequantize(ctx: ImportContext, data: QTensor, params, data_type, out_dtype: DType = DType.FP32):
+def dequantize(ctx: ImportContext, data: QTensor, params: QParams, data_type: TensorType, out_dtype: DType = DType.FP32) -> Value:
     """``(data - zero_point) * scale`` in float32, then ``out_dtype``."""
     x = ctx.b.emit(Op.CAST, signed_value(ctx, data), attrs=A.CastAttrs(DType.FP32))
     zp = _float_zero_point(ctx, params, data, data_type)
@@ -147,7 +149,7 @@ def _q_output_qtype(ctx: ImportContext, node: NodeReader):
     return BY_ONNX_NAME.get(onnx.TensorProto.DataType.Name(code)) if code else UINT8
 
 
-def quantize(ctx: ImportContext, x, params, qtype) -> Value:
+def quantize(ctx: ImportContext, x: Value, params: QParams, qtype: QType) -> Value:
     """ONNX's ``saturate(rint(x / scale) + zero_point)`` in float32 and int32 TOSA, stored as ``qtype``."""
     if x.type.dtype != DType.FP32:
         x = ctx.b.emit(Op.CAST, x, attrs=A.CastAttrs(DType.FP32))
