@@ -12,7 +12,7 @@ from tensor data gives None.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Optional
+from typing import TYPE_CHECKING, Optional, Union
 
 import numpy as np
 
@@ -24,21 +24,22 @@ from ..context import ShapeTensor
 
 if TYPE_CHECKING:
     from ....ir.graph import Value
+    from ....symbolic.expr import Dim
     from ..context import ImportContext
 
 MAX_ELEMENTS = 16
 MAX_DEPTH = 64
 
 
-def gt(a, b):
+def gt(a: Dim, b: Dim) -> Dim:
     return dmin(dmax(sub(a, b), 0), 1)
 
 
-def eq(a, b) -> Value:
+def eq(a: Dim, b: Dim) -> Dim:
     return sub(1, dmin(dmax(sub(a, b), sub(b, a)), 1))
 
 
-def truthy(a) -> Value:
+def truthy(a: Dim) -> Dim:
     return sub(1, eq(a, 0))
 
 
@@ -121,7 +122,7 @@ def _array_dims(arr) -> Optional[list]:
     return [int(x) for x in arr.reshape(-1)]
 
 
-def decide(ctx: ImportContext, name: str):
+def decide(ctx: ImportContext, name: str) -> Optional[Union[bool, Dim]]:
     """An If condition: True or False when proven at import, a {0, 1} expression when only the
     bindings decide it, or None when it depends on tensor data."""
     dims = element_dims(ctx, name)
