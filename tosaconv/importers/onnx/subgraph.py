@@ -17,6 +17,7 @@ on first use, in one of two ways:
 from __future__ import annotations
 
 from collections import ChainMap
+from typing import TYPE_CHECKING
 
 import onnx
 
@@ -24,6 +25,9 @@ from ...ir.graph import Value, fresh_name
 from ...ir.ops import Op
 from ...lowering.dims import symbol_value
 from .context import ImportContext, ShapeTensor
+
+if TYPE_CHECKING:
+    from ...ir.types import ValueType
 
 
 class _ScopedValues(dict):
@@ -43,7 +47,7 @@ class _ScopedValues(dict):
         self[name] = value
         return value
 
-    def get(self, name, default=None):
+    def get(self, name: str, default: object = None) -> object:
         try:
             return self[name]
         except KeyError:
@@ -96,7 +100,7 @@ class RegionContext(ImportContext):
         self.captures: list = []     # the enclosing values, in the order of their region inputs
         self._captured: dict = {}    # id of an enclosing value -> its region input
 
-    def add_input(self, name: str, type_) -> Value:
+    def add_input(self, name: str, type_: ValueType) -> Value:
         return self.graph.add_input(fresh_name(name or "arg", set(self.graph._names)), type_)
 
     def _capture(self, held):
@@ -115,7 +119,7 @@ class RegionContext(ImportContext):
             self.captures.append(v)
         return self._captured[id(v)]
 
-    def align_captures(self, operands: list):
+    def align_captures(self, operands: list) -> None:
         """Make the captured inputs follow ``operands`` (a superset of :attr:`captures`), so two
         branches can take one operand list; values this region does not use become unused inputs."""
         explicit = self.graph.inputs[:len(self.graph.inputs) - len(self.captures)]
@@ -124,7 +128,7 @@ class RegionContext(ImportContext):
         self.captures = list(operands)
 
 
-def convert_body(ctx: ImportContext, body: onnx.GraphProto):
+def convert_body(ctx: ImportContext, body: onnx.GraphProto) -> None:
     """Convert the nodes of ``body`` in the child context ``ctx``."""
     from .driver import convert_nodes  # the driver imports the converters, which import this module
     convert_nodes(ctx, body.node)

@@ -90,7 +90,7 @@ def _static_range(size: int, spec) -> range:
             raise ConvertError(f"STRIDED_SLICE picks index {spec[0]} of a dim of size {size}")
         return range(b, b + 1)
     lo, hi = (0, size) if s > 0 else (-1, size - 1)
-    def fix(v, masked, default):
+    def fix(v: int, masked: bool, default: int) -> int:
         if masked:
             return default
         v = v + size if v < 0 else v
@@ -242,7 +242,7 @@ def convert_pad(ctx: TfliteContext, node: OpReader) -> Converted:
     return pad(ctx, node, value)
 
 
-def pad(ctx: TfliteContext, node: OpReader, value: float):
+def pad(ctx: TfliteContext, node: OpReader, value: float) -> Value:
     """PAD/PADV2's input padded with ``value`` (for integer data: the stored value)."""
     x = ctx.tensor(node.inputs[0])
     before, after = paddings_pairs(ctx, node.inputs[1], x.type.rank, f"{node.op_type} paddings")
@@ -275,7 +275,7 @@ def _reduce_shape(ctx: TfliteContext, node: OpReader, op):
 
 
 def _reduce(op):
-    def convert(ctx: TfliteContext, node: OpReader):
+    def convert(ctx: TfliteContext, node: OpReader) -> Converted:
         st = _reduce_shape(ctx, node, op)
         if st is not None:
             return st
