@@ -30,7 +30,7 @@ What stops the walk is returned, per edge, for the refusal's note.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Optional
+from typing import Container, Optional
 
 import numpy as np
 import onnx
@@ -69,7 +69,7 @@ def _name(node) -> str:
     return f"{node.op_type} '{node.name or node.output[0]}'"
 
 
-def data_inputs(node) -> list:
+def data_inputs(node: onnx.NodeProto) -> list:
     return [i for i in node.input if i] if node.op_type in ALL_INPUTS_ARE_DATA else list(node.input[:1])
 
 
@@ -159,7 +159,7 @@ def _check_closed(region: Region):
             raise Blocked(f"{_name(n)} also reads '{outside[0]}', which does not come from this edge")
 
 
-def move_input(gr: Graph, name: str, region: Region):
+def move_input(gr: Graph, name: str, region: Region) -> None:
     """One QuantizeLinear on input ``name``; the region's ops run on its integers."""
     params = _common_params(gr, region.ends, "QuantizeLinear")
     rewrites = [_integer_form(gr, n, params, at_input=True) for n in region.nodes]
@@ -208,7 +208,7 @@ def _check_output_readers(gr: Graph, name: str, region: Region):
             raise Blocked(f"'{v}', on the way to it, is also read by {_name(others[0])}")
 
 
-def move_output(gr: Graph, name: str, region: Region):
+def move_output(gr: Graph, name: str, region: Region) -> None:
     """The region's ops read the DequantizeLinear inputs; one new DequantizeLinear makes output ``name``."""
     params = _common_params(gr, region.ends, "DequantizeLinear")
     rewrites = [_integer_form(gr, n, params, at_input=False) for n in region.nodes]
@@ -289,7 +289,7 @@ def _pad_rewrite(gr: Graph, node, params: EdgeParams, at_input: bool):
         raise Blocked(f"{_name(node)} pads with {float(c)}, which the output's quantization (scale "
                       f"{float(params.scale)}, zero point {int(params.zero_point)}) cannot represent exactly")
 
-    def rewrite():
+    def rewrite() -> None:
         inputs = list(node.input) + [""] * (3 - len(node.input))
         inputs[2] = gr.add_const(gr.fresh(f"{node.output[0]}_pad_value"), q)
         _become(node, "Pad", inputs, keep_attributes=True)
@@ -316,7 +316,7 @@ def _rename_input(node, old: str, new: str):
 
 # -- the pass -------------------------------------------------------------------------
 
-def move_edges(g: onnx.GraphProto, initializers: dict, nested: set, floats) -> dict:
+def move_edges(g: onnx.GraphProto, initializers: dict, nested: set, floats: Container[int]) -> dict:
     """Move the quantization of every float edge that reaches it through layout ops onto the edge;
     returns, per edge that could not move, why (for the refusal's note)."""
     why = {}

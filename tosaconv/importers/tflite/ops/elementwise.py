@@ -11,7 +11,7 @@ they are the index algebra's floordiv and mod (the same floor semantics).
 from __future__ import annotations
 
 import functools
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable
 
 from ....ir import attrs as A
 from ....ir.dtypes import DType
@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 
 
 def _arith(index_op_def, tensor_fn, options):
-    def convert(ctx: TfliteContext, node: OpReader):
+    def convert(ctx: TfliteContext, node: OpReader) -> Converted:
         if index_op_def is not None:
             st = index_arith(ctx, node.inputs[0], node.inputs[1], index_op_def)
             if st is not None:
@@ -49,7 +49,7 @@ for _name, (_opts, _fn) in {
 
 
 def _binary(fn):
-    def convert(ctx: TfliteContext, node: OpReader):
+    def convert(ctx: TfliteContext, node: OpReader) -> Converted:
         return fn(ctx, *binary_operands(ctx, node))
     return convert
 
@@ -80,9 +80,9 @@ def convert_pow(ctx: TfliteContext, node: OpReader) -> Converted:
 
 def _index_or(index_op_def):
     """A converter on tensors that becomes ``index_op_def`` when its operands are shape arithmetic."""
-    def wrap(fn):
+    def wrap(fn: Callable[[TfliteContext, OpReader], Converted]) -> Callable[[TfliteContext, OpReader], Converted]:
         @functools.wraps(fn)
-        def convert(ctx: TfliteContext, node: OpReader):
+        def convert(ctx: TfliteContext, node: OpReader) -> Converted:
             st = index_arith(ctx, node.inputs[0], node.inputs[1], index_op_def)
             return st if st is not None else fn(ctx, node)
         return convert

@@ -33,7 +33,7 @@ saturated value there.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Optional, Union
 
 import numpy as np
 
@@ -47,10 +47,12 @@ from ..reader import ConvertError
 from ..registry import converter
 
 if TYPE_CHECKING:
-    from ..context import TfliteContext
     from ....ir.graph import Value
+    from ....ir.ops import OpDef
     from ....lowering.context import Converted
+    from ..context import TfliteContext
     from ..node import OpReader
+    from ..reader import TensorInfo
 
 _REQUANTIZE = {"INT8": ("INT8", "UINT8", "INT16"), "UINT8": ("INT8", "UINT8", "INT16"), "INT16": ("INT8", "INT16")}
 
@@ -85,13 +87,13 @@ def _check_int16_zp(*infos):
 class _Emit:
     """float32 TOSA arithmetic on tensors of one rank, with scalar constants made on demand."""
 
-    def __init__(self, ctx, like):
+    def __init__(self, ctx: TfliteContext, like: Value):
         self.ctx, self.type = ctx, like.type
 
-    def k(self, value):
+    def k(self, value: float) -> Value:
         return self.ctx.b.scalar_like(F32(value), self.type)
 
-    def __call__(self, op, *operands, attrs=None) -> Value:
+    def __call__(self, op: OpDef, *operands: Union[Value, float], attrs: Optional[A.Attrs] = None) -> Value:
         ops = [self.k(v) if not hasattr(v, "type") else v for v in operands]
         if op is Op.MUL:
             attrs = A.MulAttrs(0)
@@ -105,7 +107,7 @@ def _split(b: np.float32) -> tuple:
     return hi, F32(b - hi)
 
 
-def affine_quantize(ctx: TfliteContext, x: Value, info) -> Value:
+def affine_quantize(ctx: TfliteContext, x: Value, info: TensorInfo) -> Value:
     """``clamp(TfLiteRound(x / scale) + zp)`` of float32 ``x`` into ``info``'s storage, bit for bit."""
     b = F32(scale(info))
     lo, hi = value_range(info)
