@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 from collections import OrderedDict
+from typing import TYPE_CHECKING, Sequence
 
 from ...diagnostics import ConversionError, Diagnostic
 from ...ir.dtypes import DType
@@ -35,6 +36,9 @@ from .ops.variables import declare_variables
 from .subgraph import reachable_subgraphs
 from .int_io import declare_input, output_value
 from .int_io import plan as int_io_plan
+
+if TYPE_CHECKING:
+    from .reader import OpInfo
 
 INPUT_TYPES = {"FLOAT32": DType.FP32, "FLOAT16": DType.FP16, "INT32": DType.INT32, "INT64": DType.INT32,
                "INT16": DType.INT16, "INT8": DType.INT8, "BOOL": DType.BOOL,
@@ -58,7 +62,7 @@ def import_tflite(path: str, npu_fast: bool = False, int_io: bool = False) -> Gr
     return graph
 
 
-def convert_ops(ctx: TfliteContext, ops):
+def convert_ops(ctx: TfliteContext, ops: Sequence[OpInfo]) -> None:
     """Convert ``ops`` in order in ``ctx`` (the main subgraph, or an IF/WHILE body's context); the edge
     QUANTIZEs that --int-io removes are skipped."""
     skip = ctx.int_io.bypass if ctx.int_io is not None else ()
@@ -137,7 +141,7 @@ def _reachable(model: TfliteModel) -> list:
         raise ConversionError.one("E-MODEL-READ", str(e)) from None
 
 
-def quantized_op(model, op) -> bool:
+def quantized_op(model: TfliteModel, op: OpInfo) -> bool:
     """Whether ``op`` reads or writes quantized (int8/uint8/int16 with a scale) tensors (``model``: a
     TfliteModel for its main subgraph, or the Subgraph holding ``op``)."""
     return any(i >= 0 and is_quantized(model.tensors[i]) for i in list(op.inputs) + list(op.outputs))

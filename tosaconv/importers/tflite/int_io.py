@@ -31,7 +31,9 @@ from .qmath import signed_input, to_unsigned
 from .quant import QUANT_TYPES, is_quantized, scale, unsigned, zero_point
 
 if TYPE_CHECKING:
+    from ...ir.graph import Value
     from .context import TfliteContext
+    from .reader import TfliteModel
 
 SOURCE = "tflite"
 FLOATS = ("FLOAT32", "FLOAT16")
@@ -58,7 +60,7 @@ def _dtype(info) -> str:
     return info.type_name.lower()
 
 
-def plan(model, names: dict) -> Plan:
+def plan(model: TfliteModel, names: dict) -> Plan:
     """The edges of ``model``'s main subgraph that ``--int-io`` makes integer (``names``: tensor index ->
     the program's name for each input and output); every edge it cannot is refused in one error."""
     sub, out, problems = model.graphs[0] if model.graphs else model, Plan(), []
@@ -102,7 +104,7 @@ def _edge(info, source_dtype: str, signed: bool) -> EdgeQuant:
     return EdgeQuant(scale(info), zero_point(info), source_dtype, unsigned(info))
 
 
-def declare_input(ctx: TfliteContext, index: int, name: str):
+def declare_input(ctx: TfliteContext, index: int, name: str) -> None:
     """Record graph input ``index``'s quantization; with ``--int-io``, make it the signed integer
     tensor the model quantizes it to (its QUANTIZE is then skipped)."""
     t, q = ctx.sub.tensors[index], ctx.int_io.inputs.get(index) if ctx.int_io else None
@@ -120,7 +122,7 @@ def declare_input(ctx: TfliteContext, index: int, name: str):
     ctx.graph.input_quant[name] = _edge(info, _dtype(t), signed=True)
 
 
-def output_value(ctx: TfliteContext, index: int, name: str, v):
+def output_value(ctx: TfliteContext, index: int, name: str, v: Value) -> Value:
     """The value of graph output ``index`` (``v``, or with ``--int-io`` the signed integer tensor its
     DEQUANTIZE or uint8 QUANTIZE reads), its quantization recorded."""
     t, p = ctx.sub.tensors[index], ctx.int_io.outputs.get(index) if ctx.int_io else None

@@ -15,7 +15,7 @@ numpy at import time when they are constants, and with IR ops otherwise.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
 
@@ -33,6 +33,7 @@ from ..registry import converter, publish
 if TYPE_CHECKING:
     from ....ir.graph import Value
     from ....lowering.context import Converted
+    from ....symbolic.expr import Dim
     from ..context import ImportContext
     from ..reader import NodeReader
 
@@ -66,7 +67,7 @@ def convert_log_softmax(ctx: ImportContext, node: NodeReader) -> Converted:
 
 # -- LayerNormalization ---------------------------------------------------------
 
-def cast_to(ctx: ImportContext, x: Value, dtype: DType):
+def cast_to(ctx: ImportContext, x: Value, dtype: DType) -> Value:
     return x if x.type.dtype is dtype else ctx.b.emit(Op.CAST, x, attrs=A.CastAttrs(dtype))
 
 
@@ -75,7 +76,7 @@ def stash_dtype(node: NodeReader, x: Value) -> DType:
     return DType.FP32 if node.attr("stash_type") == 1 and x.type.dtype.is_float else x.type.dtype
 
 
-def standardize(ctx: ImportContext, x: Value, axes, epsilon: float):
+def standardize(ctx: ImportContext, x: Value, axes: Sequence[int], epsilon: float) -> tuple[Value, Value, Value]:
     """``((x - mean) * rsqrt(var + epsilon), mean, rsqrt(var + epsilon))`` over ``axes`` (kept as 1s);
     the variance is the mean of the squared deviations, which is never negative."""
     divisor = mean_divisor(ctx, x, axes)
@@ -127,7 +128,7 @@ def convert_batch_normalization(ctx: ImportContext, node: NodeReader) -> Convert
     return ctx.b.emit(Op.ADD, _mul(ctx, x, scale), shift)
 
 
-def channel_shape(ctx: ImportContext, x: Value, channels, what: str = "BatchNormalization statistics") -> list:
+def channel_shape(ctx: ImportContext, x: Value, channels: Dim, what: str = "BatchNormalization statistics") -> list:
     """``[1, C, 1, ...]`` at x's rank, after recording that x has C channels."""
     ctx.require(Kind.EQ, x.type.shape[1], channels, f"{what} have one entry per channel")
     return [1, channels] + [1] * (x.type.rank - 2)

@@ -29,7 +29,7 @@ tosaconv converts int8 alphas only.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable
 
 import numpy as np
 
@@ -44,8 +44,9 @@ from ..reader import ConvertError
 
 if TYPE_CHECKING:
     from ....ir.graph import Value
-    from ..node import OpReader
     from ..context import TfliteContext
+    from ..node import OpReader
+    from ..reader import TensorInfo
 
 F = np.float32
 LUT16_OPS = ("EXP", "LOG", "GELU", "RSQRT")
@@ -58,7 +59,7 @@ def no_int16_kernel(node: OpReader) -> ConvertError:
                         f"{node.op_type} (LiteRT refuses int16 tensors there); quantize it to int8 instead")
 
 
-def lut_populate_int16(transform, x_info, y_info) -> np.ndarray:
+def lut_populate_int16(transform: Callable[[np.ndarray], np.ndarray], x_info: TensorInfo, y_info: TensorInfo) -> np.ndarray:
     """common.h ``LUTPopulateInt16<float>``: the 513 entries, every step in float32 with C's ``roundf``."""
     s_in, s_out = F(scale(x_info)), F(scale(y_info))
     input_min, input_max = s_in * F(-32768 - zero_point(x_info)), s_in * F(32767 - zero_point(x_info))
@@ -115,7 +116,7 @@ def emit_lut16(ctx: TfliteContext, x: Value, lut: np.ndarray) -> Value:
     return identity_rescale(ctx, ops.rdbpot(looked_up, 7), DType.INT16)
 
 
-def convert_lut16(ctx: TfliteContext, node: OpReader, transform) -> Value:
+def convert_lut16(ctx: TfliteContext, node: OpReader, transform: Callable[[np.ndarray], np.ndarray]) -> Value:
     """EXP, LOG, GELU (and RSQRT) on int16: the LUT ``Prepare`` fills with ``transform`` (float32)."""
     x_info, y_info = _int16_io(node)
     lut = lut_populate_int16(transform, x_info, y_info)
