@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass
-from typing import Callable, Mapping, Optional
+from typing import Callable, Mapping, Optional, Union
 
 import onnx
 import onnx.defs
@@ -61,7 +61,7 @@ class DomainSchema:
 REQUIRED = object()    # an attribute without default that must be set
 
 
-def declare(domain: str, op_type: str, since: int, attributes: Optional[dict] = None):
+def declare(domain: str, op_type: str, since: int, attributes: Optional[dict] = None) -> None:
     """Declare version ``since`` of ``domain``'s ``op_type`` with ``{attribute: default}``
     (``REQUIRED``, or None for an optional attribute without default)."""
     attrs = {name: _attribute(name, default) for name, default in (attributes or {}).items()}
@@ -99,7 +99,7 @@ def converter(op_type: str, since: int = 1, domain: str = "") -> Callable:
     return register
 
 
-def publish(op_type: str, *limits: Limit, domain: str = ""):
+def publish(op_type: str, *limits: Limit, domain: str = "") -> Union[Limit, tuple[Limit, ...]]:
     """Publish ``limits`` of ``op_type`` (shown by ``tosaconv ops``); returns them, for the converter to
     ``raise limit.refuse(...)``. A key published twice for one op is a programming error."""
     table = _LIMITS.setdefault((_key(domain), op_type), {})
@@ -127,7 +127,7 @@ def _key(domain: str) -> str:
     return "" if domain in DEFAULT_DOMAINS else domain
 
 
-def schema(op_type: str, opset: int, domain: str = ""):
+def schema(op_type: str, opset: int, domain: str = "") -> Union[onnx.defs.OpSchema, DomainSchema, None]:
     """The ONNX schema (or declared :class:`DomainSchema`) of ``op_type`` at ``opset`` of its
     domain, or None if there is no such op."""
     key = (op_type, opset, domain)

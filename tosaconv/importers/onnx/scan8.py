@@ -12,6 +12,8 @@ lengths) has no such form and is refused.
 """
 from __future__ import annotations
 
+from typing import Iterable
+
 import onnx
 from onnx import helper, version_converter
 
@@ -21,7 +23,7 @@ from . import legacy
 PARKED = "tosaconv.scan8"
 
 
-def park(model: onnx.ModelProto, nodes) -> bool:
+def park(model: onnx.ModelProto, nodes: Iterable[onnx.NodeProto]) -> bool:
     """Move the Scan 8 nodes among ``nodes`` into the private domain; True when there were any."""
     found = False
     for node in nodes:
@@ -32,7 +34,7 @@ def park(model: onnx.ModelProto, nodes) -> bool:
     return found
 
 
-def unpark(model: onnx.ModelProto, nodes, opset: int, path: str):
+def unpark(model: onnx.ModelProto, nodes: Iterable[onnx.NodeProto], opset: int, path: str) -> None:
     """Rewrite every parked node (now in an upgraded model) as a Scan over the batch of Scans."""
     for node in nodes:
         if node.domain == PARKED:

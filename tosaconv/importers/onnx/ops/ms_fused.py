@@ -48,7 +48,7 @@ _GEMM_ACTIVATIONS = {"Relu": (), "Tanh": (), "Sigmoid": (), "LeakyRelu": ("alpha
                      "Softsign": ()}
 
 
-def delegate(ctx: ImportContext, node: NodeReader, op_type: str, inputs: list, attrs: dict, opset: Optional[int] = None):
+def delegate(ctx: ImportContext, node: NodeReader, op_type: str, inputs: list, attrs: dict, opset: Optional[int] = None) -> Converted:
     """The ONNX ``op_type`` on the named ``inputs`` (initializers stay constants) with ``attrs``
     (None values left out), built by its registered converter at ``opset`` (default: the model's)."""
     proto = onnx.helper.make_node(op_type, inputs, [f"{node.name}::{op_type}:out"], name=node.name)
@@ -61,7 +61,7 @@ def delegate(ctx: ImportContext, node: NodeReader, op_type: str, inputs: list, a
     return fn(ctx, fnode)
 
 
-def activate(ctx: ImportContext, node: NodeReader, y, kind: Optional[str], params: dict, allowed: dict):
+def activate(ctx: ImportContext, node: NodeReader, y: Value, kind: Optional[str], params: dict, allowed: dict) -> Converted:
     """``kind`` (None: no activation) on ``y`` with ``params`` by ONNX attribute name."""
     if kind is None or kind == "":
         return y

@@ -26,7 +26,7 @@ From onnxruntime's schemas and CPU kernels:
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Sequence
 
 from ....ir import attrs as A
 from ....ir.dtypes import DType
@@ -42,6 +42,7 @@ from ..registry import converter
 from .normalize import cast_to, convert_layer_normalization, stash_dtype, standardize
 
 if TYPE_CHECKING:
+    from ....ir.graph import Value
     from ....lowering.context import Converted
     from ..context import ImportContext
     from ..reader import NodeReader
@@ -49,7 +50,7 @@ if TYPE_CHECKING:
 converter("LayerNormalization", since=1)(convert_layer_normalization)
 
 
-def rms_normalize(ctx: ImportContext, x, axes, epsilon: float):
+def rms_normalize(ctx: ImportContext, x: Value, axes: Sequence[int], epsilon: float) -> tuple[Value, Value]:
     """``(x * rsqrt(mean(x^2) + epsilon), that rsqrt)`` over ``axes`` (kept as 1s)."""
     mean_square = mean_over(ctx, mul(ctx, x, x), axes)
     inv = ctx.b.emit(Op.RSQRT, ctx.b.emit(Op.ADD, mean_square, ctx.b.scalar_like(epsilon, mean_square.type)))

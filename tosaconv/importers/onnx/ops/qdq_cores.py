@@ -9,7 +9,7 @@ core's result).
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Callable, Optional
+from typing import TYPE_CHECKING, Callable, Optional, Union
 
 import numpy as np
 
@@ -26,6 +26,7 @@ from .qdq_weights import float_constant, note_quantized, quantize_symmetric
 from .qtypes import rescale, signed_value, state
 
 if TYPE_CHECKING:
+    from ....ir.graph import Operation
     from ..context import ImportContext
 
 
@@ -36,7 +37,7 @@ class Plan:
     clamped: Optional[tuple] = None   # (bias before clamping, the accumulator's largest magnitude), per channel
     emit_with_bias: Optional[Callable[[np.ndarray], Value]] = None   # a convolution with another int32 bias
 
-    def check(self, scale: np.ndarray, zp: int):
+    def check(self, scale: np.ndarray, zp: int) -> None:
         """Clamping a bias so the int32 sum cannot overflow must not change any int8 result (zero point
         ``zp``): each clamped channel either saturates with both biases or rounds to ``zp`` with both."""
         if self.clamped is None:
@@ -52,7 +53,7 @@ class Plan:
 
 
 
-def plan_core(ctx: ImportContext, core) -> Plan:
+def plan_core(ctx: ImportContext, core: Union[Value, Operation]) -> Plan:
     if isinstance(core, Value):
         return _dq_plan(ctx, core)
     if core.op is Op.MATMUL:
@@ -174,7 +175,7 @@ def _sum_plan(ctx: ImportContext, op) -> Plan:
         chain.append(chain[-1].operands[0].producer)
     act = activation(trace(ctx, chain[-1].operands[0], scaled=True))
 
-    def emit():
+    def emit() -> Value:
         total = rescale(ctx, emit_activation(ctx, act), 1.0, DType.INT32, input_zp=act.zp)
         for step in reversed(chain):
             total = ctx.b.emit(Op.REDUCE_SUM, total, attrs=step.attrs)
