@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import os
 from collections import OrderedDict
+from typing import Iterable
 
 import onnx
 from google.protobuf.message import DecodeError
@@ -107,7 +108,7 @@ def import_onnx(path: str, int_io: bool = False, quantize_weights: bool = False,
     return graph
 
 
-def convert_nodes(ctx: ImportContext, nodes):
+def convert_nodes(ctx: ImportContext, nodes: Iterable[onnx.NodeProto]) -> None:
     """Convert ``nodes`` in order in ``ctx`` (the model's graph, or a subgraph's child context).
 
     A node refused by its converter does not stop the walk (:class:`~..errors.Refusals`): the nodes that

@@ -23,9 +23,14 @@ used twice, or anything unexpected falls back to ``onnx.load``'s full parse.
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Optional
+
 import numpy as np
 import onnx
 from onnx import TensorProto, helper
+
+if TYPE_CHECKING:
+    from .reader import NodeReader
 
 MIN_BYTES = 1024
 
@@ -64,7 +69,7 @@ def initializer_array(t: TensorProto, raw: np.ndarray) -> np.ndarray:
     return np.frombuffer(raw, dtype).reshape(tuple(t.dims))
 
 
-def constant_array(node, raw: dict):
+def constant_array(node: NodeReader, raw: dict) -> Optional[np.ndarray]:
     """The ``value`` of a top-level ``Constant`` node whose data :func:`read_model` took out (a view of the
     file's bytes), or None when its data is in the message."""
     data = raw.get(node.outputs[0]) if node.outputs else None

@@ -17,7 +17,7 @@ on first use, in one of two ways:
 from __future__ import annotations
 
 from collections import ChainMap
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable
 
 import onnx
 
@@ -33,7 +33,7 @@ if TYPE_CHECKING:
 class _ScopedValues(dict):
     """A child's own names, with a name of the enclosing context fetched (and kept) on first use."""
 
-    def __init__(self, parent: dict, fetch):
+    def __init__(self, parent: dict, fetch: Callable[[object], object]):
         super().__init__()
         self._parent, self._fetch = parent, fetch
 
@@ -57,7 +57,7 @@ class _ScopedValues(dict):
 class _ScopedSymbols(_ScopedValues):
     """Index values of symbols: an enclosing one is computed there (GET_DIM) and captured."""
 
-    def __init__(self, parent_ctx, fetch):
+    def __init__(self, parent_ctx: ImportContext, fetch: Callable[[Value], Value]):
         super().__init__(parent_ctx.symbol_values, fetch)
         self._parent_ctx, self._scope = parent_ctx, parent_ctx.graph.scope
 

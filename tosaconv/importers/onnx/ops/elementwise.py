@@ -38,7 +38,7 @@ MAX_POW_BY_MUL = 8   # integer exponents up to this become repeated MUL
 
 
 def _arith(index_op_def, tensor_fn):
-    def convert(ctx: ImportContext, node: NodeReader):
+    def convert(ctx: ImportContext, node: NodeReader) -> Converted:
         result = index_arith(ctx, node.inputs[0], node.inputs[1], index_op_def)
         return result if result is not None else tensor_fn(ctx, *binary_operands(ctx, node))
     return convert
@@ -51,7 +51,7 @@ converter("Div", since=7)(_arith(Op.INDEX_FLOORDIV, divide))
 
 
 def _variadic(op, index_op_def):
-    def convert(ctx: ImportContext, node: NodeReader):
+    def convert(ctx: ImportContext, node: NodeReader) -> Converted:
         names = [n for n in node.inputs if n]
         if all(isinstance(ctx.values.get(n), ShapeTensor) or ctx.shape_tensor(n) for n in names) and \
                 any(isinstance(ctx.values.get(n), ShapeTensor) for n in names):

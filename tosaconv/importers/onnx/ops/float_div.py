@@ -14,7 +14,7 @@ reference model both compute exactly so. A constant divisor is split in numpy.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Union
 
 import numpy as np
 
@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 SPLITTER = 4097.0   # 2**12 + 1, Veltkamp's constant for a 24-bit significand
 
 
-def divide(ctx: ImportContext, x: Value, s, reciprocal) -> Value:
+def divide(ctx: ImportContext, x: Value, s: Union[np.ndarray, Value], reciprocal: Union[np.ndarray, Value]) -> Value:
     """``x / s`` in float32; ``s`` and ``reciprocal`` are numpy constants or IR values (broadcasting)."""
     q0 = _mul(ctx, x, reciprocal)
     product, error = _two_product(ctx, q0, s)

@@ -64,7 +64,7 @@ if TYPE_CHECKING:
 CORES = (Op.CONV2D, Op.DEPTHWISE_CONV2D, Op.TRANSPOSE_CONV2D, Op.MATMUL, Op.REDUCE_SUM)
 
 
-def fold_quantize(ctx: ImportContext, x, params: QParams, qtype: QType) -> Optional[object]:
+def fold_quantize(ctx: ImportContext, x: Value, params: QParams, qtype: QType) -> Optional[object]:
     """The integer form of QuantizeLinear(x), or None when x is not a foldable QDQ pattern (the reason
     is recorded for the report's list of float islands)."""
     if qtype.bits != 8 or params.axis is not None or params.block_size or not params.is_const:
@@ -111,7 +111,7 @@ def _quantized_clamp(ctx: ImportContext, y: Value, attrs, y_scale: float, y_zp: 
     return ctx.b.emit(Op.CLAMP, y, attrs=A.ClampAttrs(lo, hi))
 
 
-def integer_accumulator(ctx: ImportContext, x, what: str) -> Value:
+def integer_accumulator(ctx: ImportContext, x: Value, what: str) -> Value:
     """The exact int32 result of an integer op (ConvInteger, MatMulInteger) built as float ops on x."""
     try:
         core, post = _walk(ctx, x)

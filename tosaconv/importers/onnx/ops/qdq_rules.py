@@ -21,7 +21,7 @@ from the float program by one unit at exact ties; that is the only difference.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable, Sequence
 
 import numpy as np
 
@@ -42,7 +42,7 @@ MAX_NOTED = 256        # float values whose source a reason is noted for, per Qu
 ORDER_PRESERVING = INPUT_LAYOUT + (Op.MAX_POOL2D, Op.REDUCE_MAX, Op.REDUCE_MIN, Op.GATHER, Op.RESIZE)
 
 
-def first_rule(ctx: ImportContext, x: Value, y_scale: float, y_zp: int, rules) -> Value:
+def first_rule(ctx: ImportContext, x: Value, y_scale: float, y_zp: int, rules: Sequence[Callable[[ImportContext, Value, float, int], Value]]) -> Value:
     """The signed-form int8 QuantizeLinear(x) (scale ``y_scale``, signed zero point ``y_zp``) by the first
     of ``rules`` that applies, or :class:`NoFold` with the most specific reason."""
     reasons = []
@@ -66,7 +66,7 @@ def _no_rule(x: Value) -> str:
     return f"{p.op.name} (from {p.location}) has no integer lowering in tosaconv"
 
 
-def note_float_island(ctx: ImportContext, x: Value, reason: str):
+def note_float_island(ctx: ImportContext, x: Value, reason: str) -> None:
     """Record, for the report's float islands, why the float ops computing ``x`` stay float (under their
     source location) and so why this QuantizeLinear does (under its own)."""
     reasons = ctx.graph.float_reasons

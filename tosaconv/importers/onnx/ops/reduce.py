@@ -17,7 +17,7 @@ ReduceLogSumExp subtracts the max before EXP so that large inputs do not overflo
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
 
@@ -125,7 +125,7 @@ def convert_reduce_prod(ctx: ImportContext, node: NodeReader) -> Converted:
 def _via_float(fn):
     """Integer data is reduced in float32 and truncated back toward zero, as onnxruntime does
     (TOSA has EXP, LOG and RSQRT for floating point only)."""
-    def reducer(ctx: ImportContext, x: Value, axes):
+    def reducer(ctx: ImportContext, x: Value, axes: Sequence[int]) -> Value:
         if x.type.dtype.is_float:
             return fn(ctx, x, axes)
         y = fn(ctx, ctx.b.emit(Op.CAST, x, attrs=A.CastAttrs(DType.FP32)), axes)
