@@ -9,6 +9,7 @@ optional input given as -1).
 from __future__ import annotations
 
 import functools
+from typing import Any, Optional
 
 import flatbuffers
 import numpy as np
@@ -74,11 +75,11 @@ class OpReader:
     def version(self) -> int:
         return self.info.version
 
-    def input(self, i: int):
+    def input(self, i: int) -> Optional[str]:
         """Key of input ``i``, or None when absent or left out (-1)."""
         return self.inputs[i] if i < len(self.inputs) else None
 
-    def opt(self, field: str):
+    def opt(self, field: str) -> Any:
         if self._options is None:
             raise ConvertError(f"{self.op_type} has no options table to read '{field}' from")
         vector = getattr(self._options, f"{field}AsNumpy", None)

@@ -43,7 +43,7 @@ if TYPE_CHECKING:
 
 
 def _arg(find_min: bool):
-    def convert(ctx: ImportContext, node: NodeReader):
+    def convert(ctx: ImportContext, node: NodeReader) -> Value:
         x, _ = as_signed(ctx, ctx.tensor(node.inputs[0]))   # uint8 data (QOperator models) compares signed
         axis = norm_axis(node.attr("axis"), x.type.rank)
         last = bool(node.attr("select_last_index", 0))

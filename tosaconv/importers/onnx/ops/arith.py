@@ -58,7 +58,7 @@ def convert_round(ctx: ImportContext, node: NodeReader) -> Converted:
     return round_half_even(ctx, x)
 
 
-def round_half_even(ctx: ImportContext, x) -> Value:
+def round_half_even(ctx: ImportContext, x: Value) -> Value:
     f = _emit(ctx, Op.FLOOR, x)
     d = _emit(ctx, Op.SUB, x, f)
     half = _c(ctx, 0.5, x)

@@ -28,6 +28,7 @@ from ..subgraph import InlineContext, RegionContext, convert_body
 from .condition import decide
 
 if TYPE_CHECKING:
+    import onnx
     from ....lowering.context import Converted
     from ..context import ImportContext
     from ..reader import NodeReader
@@ -47,7 +48,7 @@ def convert_if(ctx: ImportContext, node: NodeReader) -> Converted:
     return _index_if(ctx, node, decision, branches)
 
 
-def inline_body(ctx: ImportContext, body, bindings: dict) -> list:
+def inline_body(ctx: ImportContext, body: onnx.GraphProto, bindings: dict) -> list:
     """Convert ``body`` into the current graph with its inputs bound; what each output holds."""
     child = InlineContext(ctx, body)
     for name, held in bindings.items():

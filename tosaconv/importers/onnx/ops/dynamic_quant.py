@@ -43,7 +43,7 @@ def convert_dynamic_quantize_linear(ctx: ImportContext, node: NodeReader) -> Con
     return [y, _scalar(ctx, scale), zp]
 
 
-def quantize_uint8(ctx: ImportContext, x) -> tuple:
+def quantize_uint8(ctx: ImportContext, x: Value) -> tuple:
     """DynamicQuantizeLinear of float32 ``x`` as int32 values: ``(q in [0, 255], scale, zero point)``,
     the scale float and the zero point int32, both with every dim 1."""
     scale, zero_point = _parameters(ctx, x)

@@ -13,7 +13,7 @@ condition that does not fold, a very long loop) becomes the LOOP op of
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Union
 
 import numpy as np
 
@@ -31,6 +31,7 @@ from ....lowering.context import as_const
 from .control import inline_body
 
 if TYPE_CHECKING:
+    from ....ir.graph import Value
     from ....lowering.context import Converted
     from ..context import ImportContext
     from ..reader import NodeReader
@@ -169,7 +170,7 @@ def _piece(ctx: ImportContext, held, axis: int, index: int):
     return reshape(ctx, slice_(ctx, x, starts, sizes), [d for i, d in enumerate(x.type.shape) if i != axis])
 
 
-def stack_pieces(ctx: ImportContext, pieces: list, axis: int, reverse: bool, name: str):
+def stack_pieces(ctx: ImportContext, pieces: list, axis: int, reverse: bool, name: str) -> Union[np.ndarray, ShapeTensor, Value]:
     """One scan output: the per-iteration values stacked along ``axis`` (last first when reversed)."""
     if not pieces:
         raise ConvertError(f"the loop runs no iterations, so scan output '{name}' would be empty "

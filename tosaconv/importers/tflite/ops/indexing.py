@@ -75,12 +75,12 @@ def convert_gather_nd(ctx: TfliteContext, node: OpReader) -> Converted:
 
 
 def _arg(find_min: bool):
-    def convert(ctx: TfliteContext, node: OpReader):
+    def convert(ctx: TfliteContext, node: OpReader) -> Value:
         return arg_of(ctx, node, ctx.tensor(node.inputs[0]), find_min)
     return convert
 
 
-def arg_of(ctx: TfliteContext, node: OpReader, x: Value, find_min: bool):
+def arg_of(ctx: TfliteContext, node: OpReader, x: Value, find_min: bool) -> Value:
     """ARG_MAX / ARG_MIN of ``x`` along the op's constant axis (input 1)."""
     axis_c = ctx.const(node.inputs[1])
     if axis_c is None:

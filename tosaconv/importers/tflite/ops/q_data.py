@@ -42,13 +42,14 @@ from .q_accum import activation as signed_activation
 if TYPE_CHECKING:
     from ....ir.graph import Value
     from ....lowering.context import Converted
-    from ..node import OpReader
     from ..context import TfliteContext
+    from ..node import OpReader
+    from ..reader import TensorInfo
 
 F32 = np.float32
 
 
-def stored(value: int, info) -> int:
+def stored(value: int, info: TensorInfo) -> int:
     """The int8/int16 storage of TFLite value ``value`` of tensor ``info`` (uint8 as its int8 bits)."""
     return value - 256 if unsigned(info) and value >= 128 else value
 
@@ -107,7 +108,7 @@ def convert_q_concatenation(ctx: TfliteContext, node: OpReader) -> Converted:
 
 
 def _q_arg(find_min: bool):
-    def convert(ctx: TfliteContext, node: OpReader):
+    def convert(ctx: TfliteContext, node: OpReader) -> Value:
         x, _ = signed_activation(ctx, node.inputs[0], node.input_infos[0])
         return indexing.arg_of(ctx, node, x, find_min)
     return convert

@@ -49,13 +49,13 @@ OUTPUT_SHIFT = 7                                      # kOutputScale: 1/128
 
 
 class InvSqrtOps(FixedPointOps):
-    def sat_shift_left(self, x, exponent: int) -> Value:
+    def sat_shift_left(self, x: Value, exponent: int) -> Value:
         """gemmlowp ``SaturatingRoundingMultiplyByPOT<exponent>`` of any int32 ``x``."""
         limit = (1 << (31 - exponent)) - 1
         inside = self.maximum(self.minimum(x, limit), -(limit + 1))
         return self.select(self.greater(x, limit), I32_MAX, self.shift_left(inside, exponent))
 
-    def inv_sqrt(self, acc) -> tuple:
+    def inv_sqrt(self, acc: Value) -> tuple:
         """``GetInvSqrtQuantizedMultiplierExp(acc, -1)`` for ``acc >= 0``: (multiplier, right shift)."""
         x = self.maximum(acc, 2)
         even = self.bit_and(self.sub(self.clz(x), 1), -2)          # 2 * (pairs + 1), 0..30

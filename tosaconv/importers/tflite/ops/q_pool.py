@@ -37,7 +37,7 @@ truncates toward zero, as C does).
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Union
 
 import numpy as np
 
@@ -113,7 +113,7 @@ def convert_q_average_pool_2d(ctx: TfliteContext, node: OpReader) -> Converted:
     return int32_to_output(ctx, _bounded(ctx, node, mean, 0), node.output_infos[0].type_name)
 
 
-def round_divide(ctx: TfliteContext, total, count) -> Value:
+def round_divide(ctx: TfliteContext, total: Value, count: Union[np.ndarray, int, Value]) -> Value:
     """``total > 0 ? (total + n/2) / n : (total - n/2) / n`` in C's int32 arithmetic (``count``: n, as a
     numpy array or int32 tensor broadcasting against ``total``)."""
     ops = Int32Ops(ctx, total.type.rank)

@@ -31,7 +31,7 @@ beta >= 5`` (TFLite's ``d << shift`` overflows int32 there).
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable
 
 import numpy as np
 
@@ -51,7 +51,7 @@ if TYPE_CHECKING:
 _RANGE = 32767 - (-32768)
 
 
-def lut_populate_int16(transform, input_scale: float, input_zp: int, output_scale: float, output_zp: int):
+def lut_populate_int16(transform: Callable[[float], float], input_scale: float, input_zp: int, output_scale: float, output_zp: int) -> np.ndarray:
     """common.h ``LUTPopulateInt16<double>``: the 513 int16 entries, in double with C's round."""
     input_min = input_scale * (-32768 - input_zp)
     input_max = input_scale * (32767 - input_zp)
