@@ -18,7 +18,10 @@ Only static shapes are compared; a symbolic dim is never refused here.
 """
 from __future__ import annotations
 
-from typing import NamedTuple, Optional
+from typing import TYPE_CHECKING, NamedTuple, Optional
+
+if TYPE_CHECKING:
+    from .reader import OpInfo
 
 
 class Weights(NamedTuple):
@@ -49,7 +52,7 @@ WEIGHTS = {
 MIN_INPUTS = {"PACK": 1, "CONCATENATION": 1, "ADD_N": 1}
 
 
-def operand_problem(op, tensors: list) -> Optional[str]:
+def operand_problem(op: OpInfo, tensors: list) -> Optional[str]:
     """Why ``op``'s operands break a fact LiteRT checks, or None."""
     return _count_problem(op) or _type_problem(op, tensors) or _weights_problem(op, tensors)
 

@@ -74,7 +74,7 @@ def _operand(ctx: ImportContext, name, transpose: int, scale: float = 1.0):
     c = ctx.const(name)
     if c is not None:
         c = c.astype(np.float32) if c.dtype == np.float64 else c
-        def make():
+        def make() -> np.ndarray:
             t = (c.T if transpose else c)[None]   # a view: the emitter writes it in C order, copying once
             return t if scale == 1.0 else np.ascontiguousarray(t * np.asarray(scale, dtype=c.dtype))
         return ctx.derived_const(("Gemm operand", name, bool(transpose), float(scale)), make)

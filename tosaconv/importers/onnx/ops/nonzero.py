@@ -53,7 +53,7 @@ def convert_nonzero(ctx: ImportContext, node: NodeReader) -> Converted:
     return nonzero(ctx, x, f"{node.outputs[0]}.1", f"NonZero '{node.name}' output axis 1")
 
 
-def nonzero(ctx: ImportContext, x: Value, base: str, origin: str):
+def nonzero(ctx: ImportContext, x: Value, base: str, origin: str) -> Value:
     """NONZERO of ``x`` with a new symbol for its count: Exact, data-dependent, bounded by x's size."""
     scope = ctx.graph.scope
     name = scope.fresh_name(base)

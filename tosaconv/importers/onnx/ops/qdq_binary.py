@@ -30,6 +30,7 @@ from .qdq_round import requantize_int8, round_half_even
 from .qtypes import rescale
 
 if TYPE_CHECKING:
+    from ....ir.ops import OpDef
     from ..context import ImportContext
 
 
@@ -42,7 +43,7 @@ def _root(x: Value):
     return v.producer, after[::-1]
 
 
-def root_of(x: Value, ops) -> tuple:
+def root_of(x: Value, ops: tuple[OpDef, ...]) -> tuple:
     """The op computing ``x`` behind trailing layout ops (one of ``ops``, else NotMine), and those ops."""
     p, after = _root(x)
     if p is None or p.op not in ops:

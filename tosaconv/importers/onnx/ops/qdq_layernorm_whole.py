@@ -223,7 +223,7 @@ class _AffinePlan:
                          f"(error bound {error:.3g} output units)")
         self.error = error
 
-    def emit(self, ctx, normalized: Value, y_zp: int) -> Value:
+    def emit(self, ctx: ImportContext, normalized: Value, y_zp: int) -> Value:
         gamma = np.broadcast_to(self.gamma, self.gamma.shape)
         g = ctx.b.const(np.rint(gamma * 2.0 ** self.g).astype(np.int32).reshape(_ranked(gamma, normalized)))
         y = ctx.b.emit(Op.MUL, normalized, g, attrs=A.MulAttrs(self.s2))

@@ -51,9 +51,10 @@ from . import q_add_terms as T
 from .q_pot import is_pot_int16, pot_add
 
 if TYPE_CHECKING:
+    from ....ir.graph import Value
     from ....lowering.context import Converted
-    from ..node import OpReader
     from ..context import TfliteContext
+    from ..node import OpReader
 
 
 def _scaled_inputs(ctx: TfliteContext, node: OpReader, left_shift: int, fast: bool = False, pair=None):
@@ -97,7 +98,7 @@ def _split_rescale(ctx: TfliteContext, x, info, left_shift: int, real: float):
 
 
 def _add_sub(op, pot_sign: int):
-    def convert(ctx: TfliteContext, node: OpReader):
+    def convert(ctx: TfliteContext, node: OpReader) -> Value:
         dtype = same_types(node)
         y = node.output_infos[0]
         bounds = activation_bounds(y, node.opt("FusedActivationFunction"))

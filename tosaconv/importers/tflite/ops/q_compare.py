@@ -50,7 +50,7 @@ def _scaled(ctx: TfliteContext, node: OpReader, i: int, raw_int16: bool):
 
 
 def _comparison(op, swap: bool = False, negate: bool = False):
-    def convert(ctx: TfliteContext, node: OpReader):
+    def convert(ctx: TfliteContext, node: OpReader) -> Value:
         _check_inputs(node)
         raw_int16 = op is not Op.EQUAL      # LiteRT scales int16 only for EQUAL / NOT_EQUAL
         a, b = (_scaled(ctx, node, i, raw_int16) for i in range(2))

@@ -67,7 +67,7 @@ def _step_bound(bound: int, factor: int, shift: int) -> int:
     return ((bound * factor + (1 << (shift - 1))) >> shift) + 1
 
 
-def check_no_wrap(node: OpReader, n: int, max_diff: int, m16: int, shift: int, out_zp: int):
+def check_no_wrap(node: OpReader, n: int, max_diff: int, m16: int, shift: int, out_zp: int) -> None:
     """Refuse when some input could push an intermediate of TFLite's fold past int32."""
     bound = max_diff
     for step in range(1, n + 1):

@@ -47,7 +47,7 @@ if TYPE_CHECKING:
 F = np.float32
 
 
-def sqrt_values(q, in_scale: float, in_zp: int, out_scale: float, out_zp: int, type_name: str) -> np.ndarray:
+def sqrt_values(q: np.ndarray, in_scale: float, in_zp: int, out_scale: float, out_zp: int, type_name: str) -> np.ndarray:
     """LiteRT's quantized SQRT of the stored values ``q`` (``q < in_zp`` taken as ``in_zp``)."""
     offsets = np.maximum(np.asarray(q, dtype=np.int64) - in_zp, 0)
     dequantized = F(in_scale) * offsets.astype(F)

@@ -41,7 +41,7 @@ if TYPE_CHECKING:
 
 
 def _resize(mode: str):
-    def convert(ctx: TfliteContext, node: OpReader):
+    def convert(ctx: TfliteContext, node: OpReader) -> Value:
         x = ctx.tensor(node.inputs[0])
         if x.type.rank != 4:
             raise ConvertError(f"{node.op_type} needs a rank 4 (NHWC) input, got rank {x.type.rank}")

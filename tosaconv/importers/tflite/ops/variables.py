@@ -150,7 +150,7 @@ def _ref(var: Variable) -> A.VariableRefAttrs:
     return A.VariableRefAttrs(var.name, var.type.dtype, tuple(var.type.shape))
 
 
-def declare_variables(ctx: TfliteContext):
+def declare_variables(ctx: TfliteContext) -> None:
     """One VARIABLE op per variable the program accesses, at the top of the main graph."""
     decls = []
     for var in ctx.variables.values():
