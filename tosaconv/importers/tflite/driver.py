@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import os
 from collections import OrderedDict
-from typing import TYPE_CHECKING, Sequence
+from typing import TYPE_CHECKING, Sequence, Union
 
 from ...diagnostics import ConversionError, Diagnostic
 from ...ir.dtypes import DType
@@ -38,7 +38,7 @@ from .int_io import declare_input, output_value
 from .int_io import plan as int_io_plan
 
 if TYPE_CHECKING:
-    from .reader import OpInfo
+    from .reader import OpInfo, Subgraph
 
 INPUT_TYPES = {"FLOAT32": DType.FP32, "FLOAT16": DType.FP16, "INT32": DType.INT32, "INT64": DType.INT32,
                "INT16": DType.INT16, "INT8": DType.INT8, "BOOL": DType.BOOL,
@@ -141,7 +141,7 @@ def _reachable(model: TfliteModel) -> list:
         raise ConversionError.one("E-MODEL-READ", str(e)) from None
 
 
-def quantized_op(model: TfliteModel, op: OpInfo) -> bool:
+def quantized_op(model: Union[TfliteModel, Subgraph], op: OpInfo) -> bool:
     """Whether ``op`` reads or writes quantized (int8/uint8/int16 with a scale) tensors (``model``: a
     TfliteModel for its main subgraph, or the Subgraph holding ``op``)."""
     return any(i >= 0 and is_quantized(model.tensors[i]) for i in list(op.inputs) + list(op.outputs))

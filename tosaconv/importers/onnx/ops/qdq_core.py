@@ -269,7 +269,7 @@ def requantize(ctx: ImportContext, y: Value, act: Activation, y_scale: float, y_
     return requantize_int8(ctx, y, act.scale / y_scale, input_zp=act.zp, output_zp=y_zp)
 
 
-def check_scales(scales: Union[float, np.ndarray]) -> None:
+def check_scales(scales: Union[float, Sequence[float], np.ndarray]) -> None:
     try:
         for s in np.reshape(scales, -1):
             multiplier_shift(s)

@@ -14,7 +14,7 @@ values (uint8 200 stays 200).
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Optional
+from typing import TYPE_CHECKING, Optional, Union
 
 import numpy as np
 
@@ -132,7 +132,7 @@ def _blocked(ctx: ImportContext, scale, zp, axis: int, block: int, data_type) ->
 
 # -- broadcasting --------------------------------------------------------------------
 
-def broadcast(ctx: ImportContext, p: Param, params: QParams, data_type: TensorType) -> Param:
+def broadcast(ctx: ImportContext, p: Union[Param, np.generic], params: QParams, data_type: TensorType) -> Param:
     """Scale or zero point ``p`` (numpy or IR value) shaped to broadcast against ``data_type``."""
     rank = data_type.rank
     if not isinstance(p, Value):
