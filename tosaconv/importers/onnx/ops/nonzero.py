@@ -64,7 +64,7 @@ def nonzero(ctx: ImportContext, x: Value, base: str, origin: str) -> Value:
     return out
 
 
-def _constant_coords(c: np.ndarray, ctx) -> Value:
+def _constant_coords(c: np.ndarray, ctx: ImportContext) -> Value:
     coords = np.array(np.nonzero(c), dtype=np.int32)
     if c.ndim == 0 or coords.shape[1] == 0:
         raise ConvertError("NonZero of this constant has an empty result, which TOSA does not allow")

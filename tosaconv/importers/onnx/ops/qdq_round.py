@@ -65,7 +65,7 @@ def round_half_even(ctx: ImportContext, v: Value, scales: Union[float, np.ndarra
     return ctx.b.emit(Op.SUB, up, ctx.b.emit(Op.BITWISE_AND, tie, odd))
 
 
-def _in_range(ctx: ImportContext, v: Value, scales, symmetric: bool) -> Value:
+def _in_range(ctx: ImportContext, v: Value, scales: Union[float, np.ndarray], symmetric: bool) -> Value:
     """Clamp int32 ``v`` into the input range ``apply_scale_32`` accepts for each channel's shift (exact for
     8-bit results, which saturate beyond it); ``symmetric`` also keeps ``-v`` in range."""
     if v.type.dtype != DType.INT32:

@@ -104,7 +104,7 @@ def bias_scale(ctx: ImportContext, a: QParams, b: QParams, factor: float = 1.0) 
     return ctx.b.emit(Op.MUL, product, ctx.b.const(np.full((1,), factor, np.float32)), attrs=A.MulAttrs(0))
 
 
-def _flat_f32(ctx: ImportContext, p) -> Value:
+def _flat_f32(ctx: ImportContext, p: Param) -> Value:
     p = as_float32(ctx, p)
     if isinstance(p, np.ndarray):
         return ctx.b.const(p.reshape(-1))

@@ -230,7 +230,7 @@ def clamp_int32(ctx: ImportContext, v: Value, lo: Union[int, np.ndarray, Value],
     return ctx.b.emit(Op.MINIMUM, v, _int32_const(ctx, hi, v))
 
 
-def _int32_const(ctx: ImportContext, bound, like: Value) -> Value:
+def _int32_const(ctx: ImportContext, bound: Union[int, np.ndarray, Value], like: Value) -> Value:
     if isinstance(bound, Value):
         return bound
     arr = np.asarray(bound, dtype=np.int64)

@@ -39,7 +39,7 @@ def linear_8bit(ctx: ImportContext, x: Value, resize_float: Callable[[Value], Va
     return v if unsigned is None else stored_from_signed(ctx, v, unsigned)
 
 
-def _truncate(ctx: ImportContext, y: Value, nonnegative: bool):
+def _truncate(ctx: ImportContext, y: Value, nonnegative: bool) -> Value:
     down = ctx.b.emit(Op.FLOOR, y)
     if nonnegative:
         return down
