@@ -31,9 +31,10 @@ if TYPE_CHECKING:
     from ...lowering.context import Converted
     from .context import TfliteContext
     from .node import OpReader
+    from .reader import TensorInfo
 
 
-def _params(info) -> tuple:
+def _params(info: TensorInfo) -> tuple:
     p = info.quant
     return (tuple(np.asarray(p.scale, np.float32).reshape(-1).tolist()),
             tuple(np.asarray(p.zero_point, np.int64).reshape(-1).tolist()))

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import functools
 import math
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING, Callable, Optional
 
 import numpy as np
 
@@ -39,6 +39,7 @@ from ...lowering.tables import int8_table
 from .quant import RANGES, unsigned
 
 if TYPE_CHECKING:
+    import ctypes
     from numpy.typing import ArrayLike
     from ...ir.graph import Value
     from .context import TfliteContext
@@ -48,7 +49,7 @@ I32_MIN = -(1 << 31)
 
 
 @functools.lru_cache(maxsize=None)
-def _libm():
+def _libm() -> Optional[ctypes.CDLL]:
     """The C math library, loaded on the first table that needs it. The process (CPython links
     libm) usually has it already; ``find_library`` spawns ``ldconfig``, so it is the last resort.
     ctypes itself is imported here too: a conversion without such a table never loads it (issue 13)."""

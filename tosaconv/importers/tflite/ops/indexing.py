@@ -10,7 +10,7 @@ Most call the shared lowering with their operands (:mod:`tosaconv.lowering`:
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable
 
 import numpy as np
 
@@ -74,7 +74,7 @@ def convert_gather_nd(ctx: TfliteContext, node: OpReader) -> Converted:
     return gather_nd(ctx, ctx.tensor(node.inputs[0]), ctx.tensor(node.inputs[1]), 0)
 
 
-def _arg(find_min: bool):
+def _arg(find_min: bool) -> Callable[[TfliteContext, OpReader], Value]:
     def convert(ctx: TfliteContext, node: OpReader) -> Value:
         return arg_of(ctx, node, ctx.tensor(node.inputs[0]), find_min)
     return convert

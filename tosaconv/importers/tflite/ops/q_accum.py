@@ -195,7 +195,7 @@ def reduced_multiplier(real: float) -> tuple:
     return reduced, shift
 
 
-def _rescale48(ctx: TfliteContext, acc: Value, reals, out_dtype: DType) -> Value:
+def _rescale48(ctx: TfliteContext, acc: Value, reals: np.ndarray, out_dtype: DType) -> Value:
     pairs = [reduced_multiplier(r) for r in np.reshape(reals, -1)]
     attrs = A.RescaleAttrs(tuple(p[0] for p in pairs), tuple(p[1] for p in pairs), 0, 0, scale32=False,
                            rounding_mode="SINGLE_ROUND", per_channel=len(pairs) > 1, output_dtype=out_dtype)

@@ -40,8 +40,9 @@ from .q_logsoftmax import I32_MAX, FixedPointOps, static_depth
 if TYPE_CHECKING:
     from ....ir.graph import Value
     from ....lowering.context import Converted
-    from ..node import OpReader
     from ..context import TfliteContext
+    from ..node import OpReader
+    from ..reader import TensorInfo
 
 _OUT_ZP = {"INT8": 0, "UINT8": 128}
 _HALF_THREE, _ONE_Q3, _SQRT_HALF = 3 << 27, 1 << 28, 1518500250
@@ -87,7 +88,7 @@ def _check(node: OpReader) -> str:
     return y.type_name
 
 
-def _max_depth(info) -> int:
+def _max_depth(info: TensorInfo) -> int:
     lo, hi = value_range(info)
     biggest = max(hi - zero_point(info), zero_point(info) - lo)
     return (I32_MAX // (biggest * biggest)) if biggest else I32_MAX

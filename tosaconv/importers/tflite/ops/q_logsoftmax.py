@@ -132,7 +132,7 @@ def log_softmax_params(input_scale: float) -> tuple:
     return multiplier, left_shift, rev_multiplier, -rev_exponent, diff_min
 
 
-def _check_no_wrap(params: tuple):
+def _check_no_wrap(params: tuple) -> None:
     """Refuse a scale for which TFLite's ``q5(d) - L`` could wrap for a kept element."""
     multiplier, left_shift, rev_m, rev_s, diff_min = params
     d = np.arange(max(diff_min, -255), 1, dtype=np.int64)
