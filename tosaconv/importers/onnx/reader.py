@@ -55,7 +55,7 @@ class NodeReader:
             raise ConvertError(f"required attribute '{name}' is missing")
         return schema_default
 
-    def _schema_default(self, name: str):
+    def _schema_default(self, name: str) -> Any:
         if self.schema is None or name not in self.schema.attributes:
             return _MISSING
         proto = self.schema.attributes[name].default_value
@@ -68,7 +68,7 @@ class NodeReader:
         return self.inputs[i] if i < len(self.inputs) and self.inputs[i] else None
 
 
-def _value(a: onnx.AttributeProto):
+def _value(a: onnx.AttributeProto) -> Any:
     v = onnx.helper.get_attribute_value(a)
     if isinstance(v, bytes):
         return v.decode("utf-8", errors="replace")

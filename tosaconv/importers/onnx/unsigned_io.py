@@ -21,7 +21,7 @@ run takes and saves arrays in those types (:mod:`tosaconv.io_dtypes`).
 from __future__ import annotations
 
 from collections import deque
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Iterator
 
 import onnx
 
@@ -127,7 +127,7 @@ def _readers(g: onnx.GraphProto, name: str) -> tuple:
     return [n for n in nodes if n.op_type not in READERS], [n for n in nodes if n.op_type in BITS_READERS]
 
 
-def _nodes(g: onnx.GraphProto):
+def _nodes(g: onnx.GraphProto) -> Iterator[onnx.NodeProto]:
     """The nodes of ``g`` and of the subgraphs nested in it (a branch may read an outer input)."""
     for node in g.node:
         yield node
@@ -146,7 +146,7 @@ UNSIGNED_READER = publish(EVERY_OP, Limit(
     "insert a Cast to int32 or float after the input"))
 
 
-def _problem(name: str, dtype: str, node) -> Diagnostic:
+def _problem(name: str, dtype: str, node: onnx.NodeProto) -> Diagnostic:
     where = node.name or (node.output[0] if node.output else node.op_type)
     return Diagnostic(
         "E-INPUT-TYPE", f"input '{name}' is {dtype}, which TOSA stores as signed bits; {node.op_type} '{where}' "

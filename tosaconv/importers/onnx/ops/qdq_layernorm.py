@@ -130,7 +130,7 @@ def mean_of(v: Value) -> Optional[tuple[Value, list, int]]:
     return None
 
 
-def _count(v: Value, axes) -> int:
+def _count(v: Value, axes: Sequence[int]) -> int:
     n = 1
     for a in axes:
         dim = v.type.shape[a]
@@ -269,7 +269,7 @@ def _factor_table(real: np.ndarray) -> tuple:
     return entries.astype(np.int64), gain
 
 
-def _check_error(scale: float, entries: np.ndarray):
+def _check_error(scale: float, entries: np.ndarray) -> None:
     """The output error before the last rounding: the MUL's rounding (half a unit of the product) plus
     the table's (half a unit of the entry, relative to the smallest non-zero entry, at the largest
     output that does not saturate)."""

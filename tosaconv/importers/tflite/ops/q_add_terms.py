@@ -127,7 +127,7 @@ def _near_forms(left_shift: int, real: float) -> list:
     return forms + ([Form(base.multiplier, base.shift, True)] if base.shift > 31 else [])
 
 
-def _fitting_multiplier(d: np.ndarray, want: np.ndarray, shift: int, double: bool):
+def _fitting_multiplier(d: np.ndarray, want: np.ndarray, shift: int, double: bool) -> Optional[int]:
     """A multiplier that takes every ``d`` to ``want``: the interval the largest values allow (exact
     integer bounds), its ends and middle then checked on all values at once."""
     bounds = _multiplier_range(d[:256].tolist(), want[:256].tolist(), shift, double)
@@ -139,7 +139,7 @@ def _fitting_multiplier(d: np.ndarray, want: np.ndarray, shift: int, double: boo
     return None
 
 
-def _multiplier_range(d: list, want: list, shift: int, double: bool):
+def _multiplier_range(d: list, want: list, shift: int, double: bool) -> Optional[tuple[int, int]]:
     """The interval ``(lo, hi)`` of multipliers M in [0, 2**31) with ``(d * M + round(d)) >> shift == want``
     for every d (``round`` is apply_scale_32's, with the +-2**30 of DOUBLE_ROUND), or None."""
     lo, hi = 0, (1 << 31) - 1

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Iterator, Sequence
 
 import numpy as np
 
@@ -80,7 +80,7 @@ def check_no_wrap(node: OpReader, n: int, max_diff: int, m16: int, shift: int, o
                 "exact equivalent; use a larger output scale (or fewer reduced elements)")
 
 
-def _elements(ctx: TfliteContext, value: Value, axes):
+def _elements(ctx: TfliteContext, value: Value, axes: Sequence[int]) -> Iterator[Value]:
     """The slices of ``value`` holding each element of the reduced axes, in row-major order."""
     shape = list(value.type.shape)
     for index in itertools.product(*(range(shape[a]) for a in axes)):
