@@ -78,7 +78,7 @@ def _forget_answers() -> None:
     _SCHEMAS.clear()
 
 
-def _attribute(name: str, default) -> DomainAttribute:
+def _attribute(name: str, default: object) -> DomainAttribute:
     if default is REQUIRED or default is None:
         return DomainAttribute(onnx.AttributeProto(), default is REQUIRED)
     return DomainAttribute(onnx.helper.make_attribute(name, default), False)
@@ -136,7 +136,7 @@ def schema(op_type: str, opset: int, domain: str = "") -> Union[onnx.defs.OpSche
     return _SCHEMAS[key]
 
 
-def _find_schema(op_type: str, opset: int, domain: str):
+def _find_schema(op_type: str, opset: int, domain: str) -> Union[onnx.defs.OpSchema, DomainSchema, None]:
     if _key(domain) == "":
         found = _onnx_schema(op_type, opset)
         if found is not None:
@@ -146,7 +146,7 @@ def _find_schema(op_type: str, opset: int, domain: str):
 
 
 @functools.lru_cache(maxsize=4096)
-def _onnx_schema(op_type: str, opset: int):
+def _onnx_schema(op_type: str, opset: int) -> Optional[onnx.defs.OpSchema]:
     """onnx's own schema table, which never changes in a process (a model asks for each op many times)."""
     try:
         return onnx.defs.get_schema(op_type, opset, "")

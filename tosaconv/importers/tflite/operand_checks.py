@@ -57,13 +57,13 @@ def operand_problem(op: OpInfo, tensors: list) -> Optional[str]:
     return _count_problem(op) or _type_problem(op, tensors) or _weights_problem(op, tensors)
 
 
-def _count_problem(op) -> Optional[str]:
+def _count_problem(op: OpInfo) -> Optional[str]:
     need = MIN_INPUTS.get(op.op_type, 0)
     given = sum(1 for i in op.inputs if i >= 0)
     return f"it has {given} inputs; it needs at least {need}" if given < need else None
 
 
-def _type_problem(op, tensors: list) -> Optional[str]:
+def _type_problem(op: OpInfo, tensors: list) -> Optional[str]:
     if op.op_type not in SAME_TYPE:
         return None
     where = SAME_TYPE[op.op_type]
@@ -76,7 +76,7 @@ def _type_problem(op, tensors: list) -> Optional[str]:
     return f"its operands must share one element type, but they are {listed}"
 
 
-def _weights_problem(op, tensors: list) -> Optional[str]:
+def _weights_problem(op: OpInfo, tensors: list) -> Optional[str]:
     spec = WEIGHTS.get(op.op_type)
     if spec is None or len(op.inputs) <= spec.filter or op.inputs[spec.filter] < 0:
         return None

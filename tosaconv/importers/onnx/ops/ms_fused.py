@@ -109,7 +109,7 @@ def convert_fused_matmul(ctx: ImportContext, node: NodeReader) -> Converted:
     return ctx.b.emit(Op.MUL, y, ctx.b.scalar_like(alpha, y.type), attrs=A.MulAttrs(0))
 
 
-def _operand(ctx: ImportContext, x: Value, trans_batch: int, trans: int):
+def _operand(ctx: ImportContext, x: Value, trans_batch: int, trans: int) -> Value:
     rank = x.type.rank
     perm = list(range(rank))
     if trans_batch and rank > 2:
@@ -121,6 +121,6 @@ def _operand(ctx: ImportContext, x: Value, trans_batch: int, trans: int):
     return x if perm == list(range(rank)) else transpose(ctx, x, tuple(perm))
 
 
-def _list(v):
+def _list(v: object) -> object:
     return list(v) if isinstance(v, tuple) else v
 
