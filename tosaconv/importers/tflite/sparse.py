@@ -13,18 +13,21 @@ the model builder: a sparse level keeps a child when its subtree holds a non-zer
 """
 from __future__ import annotations
 
-from typing import Optional, Sequence
+from typing import TYPE_CHECKING, Optional, Sequence
 
 import numpy as np
 
 from .schema import tflite
+
+if TYPE_CHECKING:
+    import flatbuffers
 
 
 class SparseError(ValueError):
     """Sparsity parameters that do not describe the tensor."""
 
 
-def _index_vector(kind: int, table) -> np.ndarray:
+def _index_vector(kind: int, table: Optional[flatbuffers.table.Table]) -> np.ndarray:
     if table is None or kind == tflite.SparseIndexVector.NONE:
         return np.zeros((0,), np.int64)
     cls = {tflite.SparseIndexVector.Int32Vector: tflite.Int32Vector,
@@ -60,7 +63,7 @@ def densify(values: np.ndarray, shape: tuple, sparsity: tflite.SparsityParameter
     return out
 
 
-def _leaves(levels, order, name: str) -> tuple:
+def _leaves(levels: Sequence[tflite.DimensionMetadata], order: Sequence[int], name: str) -> tuple:
     """Every leaf of the level tree, level by level in numpy: (its value position, its coordinate per
     blocked dim). A DENSE level numbers child ``i`` of parent ``p`` as ``p * size + i``, a SPARSE_CSR level
     as its position ``k`` in ``array_indices``."""

@@ -41,8 +41,9 @@ from ..registry import converter
 if TYPE_CHECKING:
     from ....ir.graph import Value
     from ....lowering.context import Converted
-    from ..node import OpReader
     from ..context import TfliteContext
+    from ..node import OpReader
+    from ..reader import TensorInfo
 
 F = np.float32
 
@@ -55,7 +56,7 @@ def sqrt_values(q: np.ndarray, in_scale: float, in_zp: int, out_scale: float, ou
     return np.clip(float_to_int32(quotient) + out_zp, *RANGES[type_name])
 
 
-def _check_int16(x_info, y_info):
+def _check_int16(x_info: TensorInfo, y_info: TensorInfo) -> None:
     for info in (x_info, y_info):
         if zero_point(info) != 0:
             raise ConvertError(f"int16 SQRT needs zero point 0 on '{info.name}', got {zero_point(info)} "
