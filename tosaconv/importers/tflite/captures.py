@@ -56,7 +56,7 @@ def bind_free_tensors(ctx: TfliteContext, sub: Subgraph, caller: str) -> None:
         ctx.bind(key, held)
 
 
-def _own_value(ctx: TfliteContext, name: str):
+def _own_value(ctx: TfliteContext, name: str) -> Optional[Union[Value, ShapeTensor, np.ndarray]]:
     """What ``ctx``'s own tensor called ``name`` holds, when it has been computed (else None)."""
     for key, info in ctx.infos.items():
         if info.name == name and ctx.has(key):
@@ -77,7 +77,7 @@ def outer_value(ctx: TfliteContext, name: str) -> Optional[Union[Value, ShapeTen
     return _capture(ctx, enclosing, held)
 
 
-def _capture(ctx: TfliteContext, enclosing, held):
+def _capture(ctx: TfliteContext, enclosing: TfliteContext, held: Union[Value, ShapeTensor, np.ndarray]) -> Union[np.ndarray, Value]:
     """``held`` (of ``enclosing``) inside ``ctx``'s region: a copied constant, or a new region input."""
     c = as_const(held)
     if c is not None:

@@ -32,6 +32,7 @@ from .node import OpReader
 from .reader import ConvertError
 
 if TYPE_CHECKING:
+    from ...ir.graph import Graph
     from .reader import OpInfo, Subgraph, TfliteModel
 
 # op -> (options table, the fields naming the subgraphs it calls)
@@ -72,7 +73,7 @@ def reachable_subgraphs(model: TfliteModel) -> list:
     return order
 
 
-def _child(parent: TfliteContext, sub, graph) -> TfliteContext:
+def _child(parent: TfliteContext, sub: Subgraph, graph: Graph) -> TfliteContext:
     ctx = TfliteContext(graph, parent.model, sub)
     ctx.custom_options = getattr(parent, "custom_options", {})
     ctx.variables, ctx.once = parent.variables, parent.once
@@ -126,7 +127,7 @@ def _caller(parent: TfliteContext) -> str:
     return f"{loc.op_type} '{loc.name}'" if loc is not None and loc.op_type else "its caller"
 
 
-def _check_arity(sub, operands: list):
+def _check_arity(sub: Subgraph, operands: list) -> None:
     if len(sub.inputs) != len(operands):
         raise ConvertError(f"subgraph '{sub.name}' takes {len(sub.inputs)} inputs, but the op passes "
                            f"{len(operands)}")

@@ -87,7 +87,7 @@ def recurrent(ctx: ImportContext, node: NodeReader, cell: str) -> list[Value]:
     return ctx.b.create(Op.RECURRENT, [x, w, r, *optional.values()], attrs).results
 
 
-def _check_float(x: Value, *others):
+def _check_float(x: Value, *others) -> None:
     if not x.type.dtype.is_float:
         raise ConvertError(f"X is {x.type.dtype.value}; recurrent cells are converted for float data only")
     for v in others:
@@ -96,7 +96,7 @@ def _check_float(x: Value, *others):
                                "the weights and states must have X's element type")
 
 
-def _hidden_size(node: NodeReader, r) -> int:
+def _hidden_size(node: NodeReader, r: Value) -> int:
     hidden = node.attr("hidden_size")
     if hidden is None:
         hidden = r.type.shape[2] if r.type.rank == 3 else None
@@ -134,7 +134,7 @@ class _Sizes:
                 "initial_c": self.state(), "P": (self.dirs, 3 * self.hidden)}[name]
 
 
-def _optional(ctx: ImportContext, node: NodeReader, sizes, x) -> dict:
+def _optional(ctx: ImportContext, node: NodeReader, sizes: _Sizes, x: Value) -> dict:
     """The optional operands that are present, by ONNX name, in ONNX order."""
     out = {}
     for position, name in enumerate(CELLS[sizes.cell][2], start=3):

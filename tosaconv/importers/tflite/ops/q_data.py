@@ -25,7 +25,7 @@ their parameters differ). These need the quantization:
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable
 
 import numpy as np
 
@@ -78,7 +78,7 @@ def convert_q_space_to_batch_nd(ctx: TfliteContext, node: OpReader) -> Converted
     return layout.space_to_batch(ctx, node, float(stored(zero_point(out), out)))
 
 
-def _requantize_table(ctx: TfliteContext, x, info, out) -> Value:
+def _requantize_table(ctx: TfliteContext, x: Value, info: TensorInfo, out: TensorInfo) -> Value:
     """ConcatenationWithScaling's per-element float requantization of uint8 ``x`` as one TABLE."""
     s = F32(scale(info)) * (F32(1) / F32(scale(out)))
     bias = F32(-zero_point(info)) * s
@@ -107,7 +107,7 @@ def convert_q_concatenation(ctx: TfliteContext, node: OpReader) -> Converted:
     return shape.concat(ctx, node, xs)
 
 
-def _q_arg(find_min: bool):
+def _q_arg(find_min: bool) -> Callable[[TfliteContext, OpReader], Value]:
     def convert(ctx: TfliteContext, node: OpReader) -> Value:
         x, _ = signed_activation(ctx, node.inputs[0], node.input_infos[0])
         return indexing.arg_of(ctx, node, x, find_min)
