@@ -44,7 +44,7 @@ def unpark(model: onnx.ModelProto, nodes: Iterable[onnx.NodeProto], opset: int, 
     model.opset_import.extend(kept)
 
 
-def _rewrite(node, model, opset: int, path: str):
+def _rewrite(node: onnx.NodeProto, model: onnx.ModelProto, opset: int, path: str) -> None:
     attrs = {a.name: helper.get_attribute_value(a) for a in node.attribute}
     if node.input and node.input[0]:
         raise ConversionError.one("E-OPSET", f"'{path}': Scan version 8 '{node.name}' gives sequence_lens "
@@ -67,7 +67,7 @@ def _rewrite(node, model, opset: int, path: str):
                            helper.make_attribute("num_scan_inputs", n_state + n_scan)])
 
 
-def _upgraded_body(body, model, opset: int, path: str) -> onnx.GraphProto:
+def _upgraded_body(body: onnx.GraphProto, model: onnx.ModelProto, opset: int, path: str) -> onnx.GraphProto:
     """The Scan 8 body upgraded to opset 11 on its own (it is still at opset ``opset``)."""
     wrapper = helper.make_model(body, opset_imports=[helper.make_opsetid("", opset)])
     wrapper.ir_version = model.ir_version

@@ -38,7 +38,7 @@ if TYPE_CHECKING:
     from ..reader import NodeReader
 
 
-def _shifted_exp(ctx: ImportContext, x: Value, axes):
+def _shifted_exp(ctx: ImportContext, x: Value, axes: Sequence[int]) -> tuple[Value, Value, Value]:
     """``(x - max, exp(x - max), sum(exp(x - max)))`` over ``axes`` (kept as 1s)."""
     shifted = ctx.b.emit(Op.SUB, x, reduce_chain(ctx, Op.REDUCE_MAX, x, axes))
     e = ctx.b.emit(Op.EXP, shifted)
@@ -134,7 +134,7 @@ def channel_shape(ctx: ImportContext, x: Value, channels: Dim, what: str = "Batc
     return [1, channels] + [1] * (x.type.rank - 2)
 
 
-def _folded_constants(ctx: ImportContext, x: Value, stats, eps: float):
+def _folded_constants(ctx: ImportContext, x: Value, stats: Sequence[np.ndarray], eps: float) -> tuple[Value, Value]:
     """scale = gamma / sqrt(var + eps) and shift = beta - mean * scale, folded in float64."""
     with np.errstate(all="ignore"):   # float folding: a negative variance gives NaN, as onnxruntime computes
         gamma, beta, mean, var = (np.asarray(s, dtype=np.float64).reshape(-1) for s in stats)
@@ -147,7 +147,7 @@ def _folded_constants(ctx: ImportContext, x: Value, stats, eps: float):
             ctx.b.const(shift, name=f"{ctx.b.location.name}.shift"))
 
 
-def _folded_values(ctx: ImportContext, x: Value, node: NodeReader, eps: float):
+def _folded_values(ctx: ImportContext, x: Value, node: NodeReader, eps: float) -> tuple[Value, Value]:
     """The same folding with IR ops, for statistics computed at run time."""
     gamma, beta, mean, var = (cast_to(ctx, ctx.tensor(n), x.type.dtype) for n in node.inputs[1:5])
     inv_std = ctx.b.emit(Op.RSQRT, ctx.b.emit(Op.ADD, var, ctx.b.scalar_like(eps, var.type)))

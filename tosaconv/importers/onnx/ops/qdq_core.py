@@ -81,7 +81,7 @@ class Weights:
         return (self.signed if uniform else self.signed - self.zps).astype(np.int8)
 
 
-def _fits(arr: np.ndarray, dtype) -> bool:
+def _fits(arr: np.ndarray, dtype: type) -> bool:
     info = np.iinfo(dtype)
     return bool(arr.min() >= info.min and arr.max() <= info.max)
 
@@ -107,7 +107,7 @@ def trace(ctx: ImportContext, v: Value, allowed: tuple[OpDef, ...] = INPUT_LAYOU
 CONST_ELEMENTWISE = (Op.RECIPROCAL, Op.NEGATE, Op.CAST)   # what converters build on constants (Div: x * 1/c)
 
 
-def _evaluated(ctx: ImportContext, op) -> np.ndarray:
+def _evaluated(ctx: ImportContext, op: Operation) -> np.ndarray:
     """A constant-operand elementwise op evaluated with the interpreter's own kernel (constant folding
     has not run yet while the importer converts)."""
     args = [const_real(ctx, v).astype(v.type.dtype.numpy) for v in op.operands]
@@ -116,7 +116,7 @@ def _evaluated(ctx: ImportContext, op) -> np.ndarray:
     return np.asarray(out, dtype=np.float64)
 
 
-def _positive_scalar_factor(ctx: ImportContext, p):
+def _positive_scalar_factor(ctx: ImportContext, p: Optional[Operation]) -> Optional[tuple[int, float]]:
     """(index of the other operand, c) when ``p`` is a float MUL by one positive constant ``c``, else None."""
     if p is None or p.op is not Op.MUL or p.attrs.shift or not p.result.type.dtype.is_float:
         return None
@@ -130,7 +130,7 @@ def _positive_scalar_factor(ctx: ImportContext, p):
     return None
 
 
-def _not_dequantized(p) -> str:
+def _not_dequantized(p: Optional[Operation]) -> str:
     return f"an operand is not a DequantizeLinear result (it comes from {p.op.name if p else 'a graph input'})"
 
 
