@@ -81,7 +81,7 @@ def lut_populate_int16(transform: Callable[[np.ndarray], np.ndarray], x_info: Te
     return np.clip(entries, -32768, 32767).astype(np.int16)
 
 
-def _check_zero_points(node: OpReader):
+def _check_zero_points(node: OpReader) -> None:
     if node.op_type in _ZERO_POINTS_FREE:
         return
     for info in (node.input_infos[0], node.output_infos[0]):
@@ -90,7 +90,7 @@ def _check_zero_points(node: OpReader):
                                f"requires it), got {zero_point(info)}")
 
 
-def _int16_io(node: OpReader):
+def _int16_io(node: OpReader) -> tuple[TensorInfo, TensorInfo]:
     x, y = node.input_infos[0], node.output_infos[0]
     if y.type_name != "INT16":
         raise ConvertError(f"quantized {node.op_type} with int16 input needs an int16 output, not {y.type_name}")
@@ -98,7 +98,7 @@ def _int16_io(node: OpReader):
     return x, y
 
 
-def _check_slopes(node: OpReader, lut: np.ndarray):
+def _check_slopes(node: OpReader, lut: np.ndarray) -> None:
     """LUTLookup's int16 slope wraps where neighbours differ by more than 32767; TOSA's does not."""
     jumps = np.abs(np.diff(lut.astype(np.int64)))
     if jumps.max() > 32767:
@@ -130,7 +130,7 @@ def convert_rsqrt16(ctx: TfliteContext, node: OpReader) -> Value:
     return convert_lut16(ctx, node, lambda v: np.where(v <= 0, top, F(1) / libm("sqrtf", np.maximum(v, F(1e-30)))))
 
 
-def _branch(ctx: TfliteContext, values, real: float, max_abs: int, out_dtype=DType.INT16) -> Value:
+def _branch(ctx: TfliteContext, values: Value, real: float, max_abs: int, out_dtype: DType = DType.INT16) -> Value:
     """``MultiplyByQuantizedMultiplier(values, real)`` saturated into ``out_dtype`` (DOUBLE_ROUND RESCALE)."""
     return rescale(ctx, fit_rescale_input(ctx, values, real, max_abs), real, out_dtype)
 

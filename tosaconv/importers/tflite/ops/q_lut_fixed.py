@@ -14,7 +14,7 @@ HARD_SWISH.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable, Sequence
 
 import numpy as np
 
@@ -36,7 +36,7 @@ if TYPE_CHECKING:
 F = np.float32
 
 
-def _int16_multiplier(real) -> tuple:
+def _int16_multiplier(real: float) -> tuple:
     """QuantizeMultiplier, then ``DownScaleInt32ToInt16Multiplier`` (activations.cc HardSwishPrepare)."""
     multiplier, exponent = quantize_multiplier(float(real))
     if multiplier >= (1 << 31) - 1 - (1 << 15):
@@ -44,7 +44,7 @@ def _int16_multiplier(real) -> tuple:
     return (multiplier + (1 << 15)) >> 16, exponent
 
 
-def _sat16(x):
+def _sat16(x: np.ndarray) -> np.ndarray:
     return np.clip(x, -32768, 32767)
 
 
@@ -121,7 +121,7 @@ def rsqrt_values(values: np.ndarray, x: TensorInfo, y: TensorInfo) -> np.ndarray
     return np.clip(np.array(out, dtype=np.int64), lo, hi)
 
 
-def _table(ctx: TfliteContext, node: OpReader, compute, types=("INT8", "UINT8")) -> Value:
+def _table(ctx: TfliteContext, node: OpReader, compute: Callable[[np.ndarray, TensorInfo, TensorInfo], np.ndarray], types: Sequence[str] = ("INT8", "UINT8")) -> Value:
     x, y = eight_bit_io(node, types)
     return emit_int8_table(ctx, ctx.tensor(node.inputs[0]), y, compute(tflite_values(x), x, y))
 
