@@ -22,7 +22,7 @@ and zero point is recorded on the graph, with or without ``--int-io``.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Optional, Union
 
 from ...ir.location import Location
 from ..int_io import float_input, float_output, mixed_input, refuse, retype_input, signed_edge
@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from ...ir.graph import Value
     from .context import TfliteContext
     from .reader import TfliteModel
+    from .reader import OpInfo, Subgraph, TensorInfo
 
 SOURCE = "tflite"
 FLOATS = ("FLOAT32", "FLOAT16")
@@ -48,15 +49,15 @@ class Plan:
     bypass: set = field(default_factory=set)       # indices of main-subgraph ops not converted
 
 
-def _is(op, op_type: str) -> bool:
+def _is(op: Optional[OpInfo], op_type: str) -> bool:
     return op is not None and not op.custom and op.op_type == op_type
 
 
-def _per_tensor(info) -> bool:
+def _per_tensor(info: TensorInfo) -> bool:
     return is_quantized(info) and not info.quant.per_channel and info.data is None
 
 
-def _dtype(info) -> str:
+def _dtype(info: TensorInfo) -> str:
     return info.type_name.lower()
 
 
@@ -72,7 +73,7 @@ def plan(model: TfliteModel, names: dict) -> Plan:
     return out
 
 
-def _plan_input(sub, index: int, name: str, out: Plan) -> list:
+def _plan_input(sub: Union[Subgraph, TfliteModel], index: int, name: str, out: Plan) -> list:
     t = sub.tensors[index]
     readers = [op for op in sub.ops if index in op.inputs]
     quantizes = [op for op in readers if _is(op, "QUANTIZE") and _per_tensor(sub.tensors[op.outputs[0]])]
@@ -87,7 +88,7 @@ def _plan_input(sub, index: int, name: str, out: Plan) -> list:
     return [float_input(name, _dtype(t), "QUANTIZE", SOURCE)] if t.type_name in FLOATS else []
 
 
-def _plan_output(sub, index: int, name: str, out: Plan) -> list:
+def _plan_output(sub: Union[Subgraph, TfliteModel], index: int, name: str, out: Plan) -> list:
     t = sub.tensors[index]
     p = next((op for op in sub.ops if index in op.outputs), None)
     source = sub.tensors[p.inputs[0]] if p is not None and p.inputs else None
@@ -98,7 +99,7 @@ def _plan_output(sub, index: int, name: str, out: Plan) -> list:
     return [float_output(name, _dtype(t), "DEQUANTIZE", SOURCE)] if t.type_name in FLOATS else []
 
 
-def _edge(info, source_dtype: str, signed: bool) -> EdgeQuant:
+def _edge(info: TensorInfo, source_dtype: str, signed: bool) -> EdgeQuant:
     if signed:
         return signed_edge(scale(info), zero_point(info), source_dtype, 128 if unsigned(info) else 0)
     return EdgeQuant(scale(info), zero_point(info), source_dtype, unsigned(info))

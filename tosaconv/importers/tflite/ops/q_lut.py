@@ -63,15 +63,15 @@ def lut_op(ctx: TfliteContext, node: OpReader, transform: Callable[[np.ndarray],
     return emit_int8_table(ctx, ctx.tensor(node.inputs[0]), y, entries)
 
 
-def _logistic(v):
+def _logistic(v: np.ndarray) -> np.ndarray:
     return F(1) / (F(1) + libm("expf", -v))
 
 
-def _gelu(v):
+def _gelu(v: np.ndarray) -> np.ndarray:
     return F(0.5) * v * libm("erfcf", v * F(-math.sqrt(0.5)))
 
 
-def _gelu_approximate(v):
+def _gelu_approximate(v: np.ndarray) -> np.ndarray:
     cube = F(0.044715) * v * v * v
     return F(0.5) * v * (F(1) + libm("tanhf", SQRT_2_OVER_PI * (v + cube)))
 
