@@ -17,7 +17,7 @@ on first use, in one of two ways:
 from __future__ import annotations
 
 from collections import ChainMap
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING, Callable, Union
 
 import onnx
 
@@ -27,6 +27,7 @@ from ...lowering.dims import symbol_value
 from .context import ImportContext, ShapeTensor
 
 if TYPE_CHECKING:
+    from ...ir.graph import Graph
     from ...ir.types import ValueType
 
 
@@ -37,10 +38,10 @@ class _ScopedValues(dict):
         super().__init__()
         self._parent, self._fetch = parent, fetch
 
-    def __contains__(self, name) -> bool:
+    def __contains__(self, name: str) -> bool:
         return dict.__contains__(self, name) or name in self._parent
 
-    def __missing__(self, name):
+    def __missing__(self, name: str) -> object:
         if name not in self._parent:
             raise KeyError(name)
         value = self._fetch(self._parent[name])
@@ -61,17 +62,17 @@ class _ScopedSymbols(_ScopedValues):
         super().__init__(parent_ctx.symbol_values, fetch)
         self._parent_ctx, self._scope = parent_ctx, parent_ctx.graph.scope
 
-    def __contains__(self, name) -> bool:
+    def __contains__(self, name: str) -> bool:
         info = self._scope.symbols.get(name)
         return super().__contains__(name) or (info is not None and info.input_name is not None)
 
-    def __missing__(self, name):
+    def __missing__(self, name: str) -> Value:
         value = self._fetch(symbol_value(self._parent_ctx, name))
         self[name] = value
         return value
 
 
-def _init_child(ctx: ImportContext, parent: ImportContext, body: onnx.GraphProto, graph):
+def _init_child(ctx: ImportContext, parent: ImportContext, body: onnx.GraphProto, graph: Graph) -> None:
     """What every child shares with its parent: opset, initializers and constants (its own first)."""
     initializers = ChainMap({t.name: t for t in body.initializer}, parent.initializers)
     ImportContext.__init__(ctx, graph, parent.opset, initializers, parent.domain_opsets)
@@ -103,7 +104,7 @@ class RegionContext(ImportContext):
     def add_input(self, name: str, type_: ValueType) -> Value:
         return self.graph.add_input(fresh_name(name or "arg", set(self.graph._names)), type_)
 
-    def _capture(self, held):
+    def _capture(self, held: Union[Value, ShapeTensor]) -> Union[Value, ShapeTensor]:
         if isinstance(held, ShapeTensor):
             return ShapeTensor([self._capture_value(d) for d in held.dims], held.scalar)
         return self._capture_value(held)

@@ -39,7 +39,7 @@ if TYPE_CHECKING:
     from ..node import OpReader
 
 
-def _weight(ctx: TfliteContext, node: OpReader, i: int, dtype: DType):
+def _weight(ctx: TfliteContext, node: OpReader, i: int, dtype: DType) -> Union[np.ndarray, Value]:
     """Filter or weights: a numpy array when constant (the usual case), else the IR value."""
     w = ctx.const(node.inputs[i])
     if w is not None:
@@ -50,11 +50,11 @@ def _weight(ctx: TfliteContext, node: OpReader, i: int, dtype: DType):
     return v
 
 
-def _shape(w) -> tuple:
+def _shape(w: Union[np.ndarray, Value]) -> tuple:
     return tuple(w.shape) if isinstance(w, np.ndarray) else tuple(w.type.shape)
 
 
-def _bias(ctx: TfliteContext, node: OpReader, i: int, channels: int, dtype: DType):
+def _bias(ctx: TfliteContext, node: OpReader, i: int, channels: int, dtype: DType) -> Value:
     key = node.input(i)
     if key is None:
         return ctx.b.const(np.zeros((channels,), dtype.numpy))
@@ -62,7 +62,7 @@ def _bias(ctx: TfliteContext, node: OpReader, i: int, channels: int, dtype: DTyp
     return ctx.b.const(np.asarray(c).astype(dtype.numpy)) if c is not None else ctx.tensor(key)
 
 
-def _value(ctx: TfliteContext, w):
+def _value(ctx: TfliteContext, w: Union[np.ndarray, Value]) -> Value:
     return ctx.b.const(np.ascontiguousarray(w)) if isinstance(w, np.ndarray) else w
 
 
@@ -120,7 +120,7 @@ def grouped_conv(ctx: TfliteContext, x: Value, w: np.ndarray, b: Value, attrs: A
     return ctx.b.emit(Op.CONCAT, *parts, attrs=A.AxisAttrs(3))
 
 
-def _filter_slice(ctx: TfliteContext, w, start: int, size: int) -> Value:
+def _filter_slice(ctx: TfliteContext, w: Union[np.ndarray, Value], start: int, size: int) -> Value:
     """Output channels ``start:start+size`` of filter ``w`` (OHWI): a CONST of the numpy array's rows, or a
     SLICE of the IR value (an fp16 weight behind its CAST: constant folding slices the fp16 constant)."""
     if isinstance(w, np.ndarray):
@@ -129,7 +129,7 @@ def _filter_slice(ctx: TfliteContext, w, start: int, size: int) -> Value:
     return slice_(ctx, w, (start, 0, 0, 0), (size, kh, kw, i))
 
 
-def _bias_slice(ctx: TfliteContext, b, start: int, size: int):
+def _bias_slice(ctx: TfliteContext, b: Value, start: int, size: int) -> Value:
     """Channels ``start:start+size`` of bias ``b``: a new CONST when ``b`` is one (int48 biases cannot be
     SLICEd in TOSA), else a SLICE."""
     if b.producer is not None and b.producer.op is Op.CONST:
