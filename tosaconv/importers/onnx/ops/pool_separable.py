@@ -41,6 +41,7 @@ from .windows_nd import nd_window
 
 if TYPE_CHECKING:
     from ....ir.graph import Value
+    from ....ir.ops import OpDef
     from ....symbolic.expr import Dim
     from ..context import ImportContext
     from ..reader import NodeReader
@@ -106,12 +107,12 @@ def restore(ctx: ImportContext, y: Value, like: Value, p: AxisPool) -> Value:
     return reshape(ctx, y, shape)
 
 
-def _reduce(ctx: ImportContext, x, p: AxisPool, pad_value: float, op) -> Value:
+def _reduce(ctx: ImportContext, x: Value, p: AxisPool, pad_value: float, op: OpDef) -> Value:
     return restore(ctx, functools.reduce(lambda a, b: ctx.b.emit(op, a, b, attrs=_attrs(op)),
                                          taps(ctx, x, p, pad_value)), x, p)
 
 
-def _attrs(op):
+def _attrs(op: OpDef) -> A.Attrs:
     return A.NanModeAttrs() if op is Op.MAXIMUM else A.NoAttrs()
 
 
@@ -184,7 +185,7 @@ def max_pool_with_indices(ctx: ImportContext, x: Value, pools: list[AxisPool], s
     return best, ctx.b.emit(Op.ADD, index, _plane_offsets(ctx, x))
 
 
-def _spatial_index(ctx: ImportContext, x: Value, storage_order: int):
+def _spatial_index(ctx: ImportContext, x: Value, storage_order: int) -> Value:
     """``[1, 1, *spatial]`` int32: each element's index within its plane (row- or column-major)."""
     spatial = x.type.shape[2:]
     if all(isinstance(d, int) for d in spatial):
@@ -201,7 +202,7 @@ def _spatial_index(ctx: ImportContext, x: Value, storage_order: int):
     return index
 
 
-def _plane_offsets(ctx: ImportContext, x: Value):
+def _plane_offsets(ctx: ImportContext, x: Value) -> Value:
     """``[N, C, 1, ...]`` int32: ``(n*C + c) * plane size``, the start of each plane's indices."""
     n, c, *spatial = x.type.shape
     plane, planes = product(spatial), mul(n, c)
@@ -211,14 +212,14 @@ def _plane_offsets(ctx: ImportContext, x: Value):
     return _times(ctx, reshape(ctx, _iota(ctx, planes), [n, c] + [1] * len(spatial)), plane)
 
 
-def _iota(ctx: ImportContext, n) -> Value:
+def _iota(ctx: ImportContext, n: Dim) -> Value:
     """``[0, 1, ..., n-1]`` int32: a CONST, or IOTA when ``n`` is symbolic."""
     if isinstance(n, int):
         return ctx.b.const(np.arange(n, dtype=np.int32))
     return ctx.b.emit(Op.IOTA, index_for(ctx, n), attrs=A.IotaAttrs(DType.INT32))
 
 
-def _times(ctx: ImportContext, v: Value, factor):
+def _times(ctx: ImportContext, v: Value, factor: Dim) -> Value:
     """``v * factor`` for an int32 tensor and a dim (a constant, or the bound size as data)."""
     if isinstance(factor, int):
         if factor == 1:

@@ -90,7 +90,7 @@ def _axis(node: NodeReader, rank: int) -> int:
     return norm_axis(node.attr("axis"), rank)
 
 
-def _operand(ctx: ImportContext, name, is_float: bool):
+def _operand(ctx: ImportContext, name: Optional[str], is_float: bool) -> Optional[Param]:
     if name is None:
         return None
     c = ctx.const(name)
@@ -105,15 +105,15 @@ def _operand(ctx: ImportContext, name, is_float: bool):
     return v
 
 
-def _rank(p) -> int:
+def _rank(p: Param) -> int:
     return p.ndim if isinstance(p, np.ndarray) else p.type.rank
 
 
-def _size(p) -> int:
+def _size(p: Param) -> int:
     return int(p.size) if isinstance(p, np.ndarray) else int(np.prod(p.type.static_shape(), dtype=np.int64))
 
 
-def _blocked(ctx: ImportContext, scale, zp, axis: int, block: int, data_type) -> QParams:
+def _blocked(ctx: ImportContext, scale: Param, zp: Optional[Param], axis: int, block: int, data_type: TensorType) -> QParams:
     if block < 0:
         raise ConvertError(f"block_size must be positive, got {block}")
     size = data_type.shape[axis]
@@ -148,7 +148,7 @@ def broadcast(ctx: ImportContext, p: Union[Param, np.generic], params: QParams, 
     return p.reshape(dims) if isinstance(p, np.ndarray) else reshape(ctx, p, dims)
 
 
-def _expand_blocks(ctx: ImportContext, p, params: QParams, size: int):
+def _expand_blocks(ctx: ImportContext, p: Param, params: QParams, size: int) -> Param:
     axis, block = params.axis, params.block_size
     if isinstance(p, np.ndarray):
         return np.take(np.repeat(p, block, axis=axis), range(size), axis=axis)
