@@ -14,7 +14,7 @@ unsupported before conversion starts.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Optional, Sequence, Union
 
 from ....ir import attrs as A
 from ....ir.ops import Op
@@ -29,7 +29,9 @@ from .condition import decide
 
 if TYPE_CHECKING:
     import onnx
+    from ....ir.graph import Value
     from ....lowering.context import Converted
+    from ....symbolic.expr import Dim
     from ..context import ImportContext
     from ..reader import NodeReader
 
@@ -59,7 +61,7 @@ def inline_body(ctx: ImportContext, body: onnx.GraphProto, bindings: dict) -> li
 
 # -- If on a condition the bindings decide, or on tensor data ----------------------------
 
-def _branch_regions(ctx: ImportContext, branches, keep_shapes: bool) -> tuple:
+def _branch_regions(ctx: ImportContext, branches: Sequence[onnx.GraphProto], keep_shapes: bool) -> tuple:
     """Both branches as regions taking one operand list; per output, the ShapeTensor length kept."""
     regions = [RegionContext(ctx, body, name) for body, name in zip(branches, ("then", "else"))]
     outs = []
@@ -77,7 +79,7 @@ def _branch_regions(ctx: ImportContext, branches, keep_shapes: bool) -> tuple:
     return regions, operands, kept
 
 
-def _kept_shape(a, b):
+def _kept_shape(a: Union[Value, ShapeTensor], b: Union[Value, ShapeTensor]) -> Optional[tuple[int, bool]]:
     """Both branches return shape tensors of one form: keep them as Index values ((length, scalar))."""
     if isinstance(a, ShapeTensor) and isinstance(b, ShapeTensor) and len(a.dims) == len(b.dims) \
             and a.scalar == b.scalar and a.dims:
@@ -94,7 +96,7 @@ def _union(values: list) -> list:
     return out
 
 
-def _index_if(ctx: ImportContext, node: NodeReader, condition, branches):
+def _index_if(ctx: ImportContext, node: NodeReader, condition: Dim, branches: Sequence[onnx.GraphProto]) -> list:
     regions, operands, kept = _branch_regions(ctx, branches, keep_shapes=True)
     _check_ranks(node, regions)
     cond = index_for(ctx, condition)
@@ -102,7 +104,7 @@ def _index_if(ctx: ImportContext, node: NodeReader, condition, branches):
     return _regroup(ctx.b.create(Op.IF, [cond] + operands, attrs).results, kept)
 
 
-def _check_ranks(node: NodeReader, regions):
+def _check_ranks(node: NodeReader, regions: Sequence[RegionContext]) -> None:
     """Refuse branches that return tensors of different ranks (torch's ``squeeze(-1)`` of a dynamic dim
     exports as ``If(Shape(x)[-1] == 1, Squeeze, Identity)``): one IR value has one rank before binding."""
     outs = [r.graph.outputs for r in regions]
@@ -127,7 +129,7 @@ def _regroup(values: list, kept: list) -> list:
     return out
 
 
-def _cond_if(ctx: ImportContext, node: NodeReader, branches):
+def _cond_if(ctx: ImportContext, node: NodeReader, branches: Sequence[onnx.GraphProto]) -> list[Value]:
     cond = bool_scalar(ctx, ctx.tensor(node.inputs[0]), f"the condition '{node.inputs[0]}'")
     regions, operands, _ = _branch_regions(ctx, branches, keep_shapes=False)
     types = [[v.type for v in r.graph.outputs] for r in regions]

@@ -35,7 +35,7 @@ if TYPE_CHECKING:
 TO_NDHWC, TO_NCDHW = (0, 2, 3, 4, 1), (0, 4, 1, 2, 3)
 
 
-def _transpose(ctx: ImportContext, x: Value, perm) -> Value:
+def _transpose(ctx: ImportContext, x: Value, perm: tuple[int, ...]) -> Value:
     return ctx.b.emit(Op.TRANSPOSE, x, attrs=A.TransposeAttrs(perm))
 
 
@@ -68,7 +68,7 @@ def conv_transpose3d(ctx: ImportContext, x: Value, w: Union[np.ndarray, Value], 
     return _transpose(ctx, _grouped(ctx, y, w, bias, group, attrs, (1, 2, 3, 4, 0), transposed=True), TO_NCDHW)
 
 
-def _grouped(ctx: ImportContext, y, w, bias, group: int, attrs, perm, transposed: bool = False):
+def _grouped(ctx: ImportContext, y: Value, w: Union[np.ndarray, Value], bias: Union[np.ndarray, Value], group: int, attrs: A.Conv3dAttrs, perm: tuple[int, ...], transposed: bool = False) -> Value:
     """One CONV3D per group on its channel slice; ``transposed``: weight rows are input channels."""
     rows_per_group = shape_of(w)[0] // group
     if shape_of(w)[0] % group:
@@ -85,12 +85,12 @@ def _grouped(ctx: ImportContext, y, w, bias, group: int, attrs, perm, transposed
     return parts[0] if group == 1 else ctx.b.emit(Op.CONCAT, *parts, attrs=A.AxisAttrs(4))
 
 
-def _channels(ctx: ImportContext, x: Value, start: int, count: int):
+def _channels(ctx: ImportContext, x: Value, start: int, count: int) -> Value:
     shape = list(x.type.shape)
     return slice_(ctx, x, [0] * (len(shape) - 1) + [start], shape[:-1] + [count])
 
 
-def _spread(ctx: ImportContext, y: Value, axis: int, s: int):
+def _spread(ctx: ImportContext, y: Value, axis: int, s: int) -> Value:
     """``s - 1`` zeros after each element along ``axis`` (none after the last)."""
     if s == 1:
         return y
@@ -104,7 +104,7 @@ def _spread(ctx: ImportContext, y: Value, axis: int, s: int):
     return _cut(ctx, spread, axis, 0, s - 1)
 
 
-def _cut(ctx: ImportContext, y: Value, axis: int, begin: int, end: int):
+def _cut(ctx: ImportContext, y: Value, axis: int, begin: int, end: int) -> Value:
     """Drop ``begin`` leading and ``end`` trailing elements along ``axis``."""
     if not (begin or end):
         return y
