@@ -20,7 +20,7 @@ import numpy as np
 from .schema import tflite
 
 if TYPE_CHECKING:
-    import flatbuffers
+    import flatbuffers.table
 
 
 class SparseError(ValueError):
