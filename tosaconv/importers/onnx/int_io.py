@@ -49,6 +49,7 @@ if TYPE_CHECKING:
     from ...ir.graph import Value
     from .context import ImportContext
     from .ops.qtypes import QParams, QType
+    from .ops.qtypes import Param
 
 _FLOATS = (onnx.TensorProto.FLOAT, onnx.TensorProto.FLOAT16, onnx.TensorProto.DOUBLE, onnx.TensorProto.BFLOAT16)
 _DTYPES = {onnx.TensorProto.FLOAT: "float32", onnx.TensorProto.FLOAT16: "float16",
@@ -66,11 +67,11 @@ class Plan:
     replaced: dict = field(default_factory=dict)       # state input name -> its float Value (now gone)
 
 
-def _is(node, op_type: str) -> bool:
+def _is(node: Optional[onnx.NodeProto], op_type: str) -> bool:
     return node is not None and node.op_type == op_type and node.domain in ("", "ai.onnx")
 
 
-def _nested_names(node) -> set:
+def _nested_names(node: onnx.NodeProto) -> set:
     """Every name the subgraphs of ``node`` read (they may capture the outer graph's inputs)."""
     names = set()
     for a in node.attribute:
@@ -110,7 +111,7 @@ def _note(why: dict, name: str) -> tuple:
     return (f"its quantization cannot move onto the edge: {why[name]}",) if name in why else ()
 
 
-def _plan_input(g, vi, out: Plan, notes: tuple) -> list:
+def _plan_input(g: onnx.GraphProto, vi: onnx.ValueInfoProto, out: Plan, notes: tuple) -> list:
     elem = vi.type.tensor_type.elem_type
     if elem not in _FLOATS:
         return []
@@ -129,7 +130,7 @@ def _plan_input(g, vi, out: Plan, notes: tuple) -> list:
     return []
 
 
-def _one(params_scale, zero_point) -> tuple:
+def _one(params_scale: Optional[Param], zero_point: Optional[Param]) -> tuple:
     """The one constant (scale, zero point) of an edge, or a ConvertError saying why there is none."""
     if not isinstance(params_scale, np.ndarray) or (zero_point is not None and not isinstance(zero_point, np.ndarray)):
         raise ConvertError("is quantized with a scale or zero point computed at run time; a deployer needs "
@@ -154,7 +155,7 @@ def quantized_input(ctx: ImportContext, name: str, x: Value, params: QParams, qt
     return stored_from_signed(ctx, v, qtype)
 
 
-def _const_params(ctx: ImportContext, node) -> Optional[tuple]:
+def _const_params(ctx: ImportContext, node: onnx.NodeProto) -> Optional[tuple]:
     """The one constant (scale, zero point) of a QuantizeLinear / DequantizeLinear, else None."""
     zp_name = node.input[2] if len(node.input) > 2 else ""
     try:
@@ -190,7 +191,7 @@ def output_value(ctx: ImportContext, name: str, v: Value, g: onnx.GraphProto) ->
                                             "output", SOURCE)]) from None
 
 
-def _quantized_output(ctx: ImportContext, name: str, v, g):
+def _quantized_output(ctx: ImportContext, name: str, v: Value, g: onnx.GraphProto) -> Value:
     """An output a QuantizeLinear with constant parameters makes: recorded (uint8 bits made signed
     under --int-io); any other output as it is."""
     q = next((n for n in g.node if _is(n, "QuantizeLinear") and name in n.output), None)
@@ -205,7 +206,7 @@ def _quantized_output(ctx: ImportContext, name: str, v, g):
     return signed_value(ctx, QTensor(qtype, value=v))
 
 
-def _dequantized_source(ctx: ImportContext, name: str, node, v: Value) -> Value:
+def _dequantized_source(ctx: ImportContext, name: str, node: onnx.NodeProto, v: Value) -> Value:
     x_name, zp_name = node.input[0], node.input[2] if len(node.input) > 2 else ""
     qtype = qtype_of(ctx, zp_name) or qtype_of(ctx, x_name)
     if qtype is None or qtype.bits not in (8, 16) or ctx.const(x_name) is not None:
@@ -248,7 +249,7 @@ def state_output(ctx: ImportContext, name: str, float_value: Value, value: Value
     _warn_state(ctx, "output", name, value, scale, zero_point, what)
 
 
-def _warn_state(ctx: ImportContext, kind: str, name: str, value: Value, scale: float, zero_point: int, what: str):
+def _warn_state(ctx: ImportContext, kind: str, name: str, value: Value, scale: float, zero_point: int, what: str) -> None:
     dtype = numpy_name(value.type.dtype)
     ctx.graph.import_warnings.append(Diagnostic(
         STATE_CODE, f"--int-io: LSTM state {kind} '{name}' is {dtype} at scale {scale!r}, zero point "
