@@ -23,7 +23,7 @@ TFLite's sparse form (the input of DENSIFY).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Optional, Sequence
+from typing import TYPE_CHECKING, Iterable, Optional, Sequence
 
 import flatbuffers
 import numpy as np
@@ -34,6 +34,7 @@ from .sparse import encode
 
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike
+    from numpy.typing import DTypeLike
 
 _BUILTIN = {v: k for k, v in BUILTIN_OPCODE2NAME.items()}
 _TYPES = {np.dtype(np.float32): "FLOAT32", np.dtype(np.float16): "FLOAT16", np.dtype(np.int32): "INT32",
@@ -149,7 +150,7 @@ class ModelBuilder:
         b.Finish(tflite.ModelEnd(b), file_identifier=b"TFL3")
         return bytes(b.Output())
 
-    def _subgraph(self, b) -> int:
+    def _subgraph(self, b: flatbuffers.Builder) -> int:
         tensors = [_tensor(b, t) for t in self.tensors]
         ops = [_operator(b, op) for op in self.ops]
         name = b.CreateString(self.name)
@@ -163,7 +164,7 @@ class ModelBuilder:
         tflite.SubGraphAddName(b, name)
         return tflite.SubGraphEnd(b)
 
-    def _signature(self, b):
+    def _signature(self, b: flatbuffers.Builder) -> Optional[int]:
         if self.signature is None:
             return None
         maps = []
@@ -185,18 +186,18 @@ class ModelBuilder:
         return tflite.SignatureDefEnd(b)
 
 
-def _vector(b, offsets: list) -> int:
+def _vector(b: flatbuffers.Builder, offsets: list) -> int:
     b.StartVector(4, len(offsets), 4)
     for o in reversed(offsets):
         b.PrependUOffsetTRelative(o)
     return b.EndVector()
 
 
-def _ints(b, values, dtype=np.int32) -> int:
+def _ints(b: flatbuffers.Builder, values: Iterable[float], dtype: DTypeLike = np.int32) -> int:
     return b.CreateNumpyVector(np.asarray(list(values), dtype))
 
 
-def _buffer(b, data: bytes) -> int:
+def _buffer(b: flatbuffers.Builder, data: bytes) -> int:
     vec = None
     if data:
         b.StartVector(1, len(data), 16)
@@ -210,7 +211,7 @@ def _buffer(b, data: bytes) -> int:
     return tflite.BufferEnd(b)
 
 
-def _tensor(b, t: _Tensor) -> int:
+def _tensor(b: flatbuffers.Builder, t: _Tensor) -> int:
     name = b.CreateString(t.name)
     shape = _ints(b, t.shape)
     signature = _ints(b, t.signature) if t.signature is not None else None
@@ -230,7 +231,7 @@ def _tensor(b, t: _Tensor) -> int:
     return tflite.TensorEnd(b)
 
 
-def _sparsity(b, sparsity: tuple) -> int:
+def _sparsity(b: flatbuffers.Builder, sparsity: tuple) -> int:
     levels, order, block_map = sparsity
     metas = [_dim_metadata(b, level) for level in levels]
     v_order, v_map, v_meta = _ints(b, order), _ints(b, block_map), _vector(b, metas)
@@ -241,7 +242,7 @@ def _sparsity(b, sparsity: tuple) -> int:
     return tflite.SparsityParametersEnd(b)
 
 
-def _dim_metadata(b, level: tuple) -> int:
+def _dim_metadata(b: flatbuffers.Builder, level: tuple) -> int:
     vectors = [_int32_vector(b, v) for v in level[1:]] if level[0] == "CSR" else None
     tflite.DimensionMetadataStart(b)
     if vectors is None:
@@ -256,14 +257,14 @@ def _dim_metadata(b, level: tuple) -> int:
     return tflite.DimensionMetadataEnd(b)
 
 
-def _int32_vector(b, values) -> int:
+def _int32_vector(b: flatbuffers.Builder, values: Sequence[int]) -> int:
     v = _ints(b, values)
     tflite.Int32VectorStart(b)
     tflite.Int32VectorAddValues(b, v)
     return tflite.Int32VectorEnd(b)
 
 
-def _quant(b, quant: tuple) -> int:
+def _quant(b: flatbuffers.Builder, quant: tuple) -> int:
     scales, zps, axis = quant
     s, z = _ints(b, scales, np.float32), _ints(b, zps, np.int64)
     tflite.QuantizationParametersStart(b)
@@ -273,7 +274,7 @@ def _quant(b, quant: tuple) -> int:
     return tflite.QuantizationParametersEnd(b)
 
 
-def _operator(b, op: _Op) -> int:
+def _operator(b: flatbuffers.Builder, op: _Op) -> int:
     inputs, outputs = _ints(b, op.inputs), _ints(b, op.outputs)
     options = _options(b, op.options, op.fields) if op.options else None
     tflite.OperatorStart(b)
@@ -286,7 +287,7 @@ def _operator(b, op: _Op) -> int:
     return tflite.OperatorEnd(b)
 
 
-def _options(b, name: str, fields: dict) -> int:
+def _options(b: flatbuffers.Builder, name: str, fields: dict) -> int:
     vectors = {k: _ints(b, v) for k, v in fields.items() if isinstance(v, (list, tuple))}
     vectors.update({k: b.CreateString(v) for k, v in fields.items() if isinstance(v, str)})
     getattr(tflite, f"{name}Start")(b)
@@ -295,7 +296,7 @@ def _options(b, name: str, fields: dict) -> int:
     return getattr(tflite, f"{name}End")(b)
 
 
-def _opcode(b, code: tuple) -> int:
+def _opcode(b: flatbuffers.Builder, code: tuple) -> int:
     builtin, custom, version = code
     custom_str = b.CreateString(custom) if custom is not None else None
     tflite.OperatorCodeStart(b)
