@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 from contextlib import contextmanager
+from typing import TYPE_CHECKING, Iterable, Iterator, Union
 
 from ..diagnostics import ConversionError, ShapeError
 from ..ir.shape_rules import ShapeRuleError
@@ -22,9 +23,12 @@ from ..lowering.limits import LimitError, limit_note
 from ..symbolic.constraints import ConstraintFailed
 from ..symbolic.expr import InconclusiveDimension
 
+if TYPE_CHECKING:
+    from ..ir.location import Location
+
 
 @contextmanager
-def converting(loc, convert_error: type):
+def converting(loc: Location, convert_error: type) -> Iterator[None]:
     """Translate the errors of converting the op at ``loc``; ``convert_error`` is the importer's ConvertError."""
     try:
         yield
@@ -55,7 +59,7 @@ class Refusals:
         self.missing: set = set()
         self.skipped = 0
 
-    def blocks(self, inputs, outputs, captures: bool = False) -> bool:
+    def blocks(self, inputs: Iterable[Union[str, int]], outputs: Iterable[Union[str, int]], captures: bool = False) -> bool:
         """True (and ``outputs`` become missing) when an op reads a missing result, or may capture one."""
         if self.missing and (captures or any(i in self.missing for i in inputs)):
             self.missing.update(outputs)
@@ -63,7 +67,7 @@ class Refusals:
             return True
         return False
 
-    def add(self, error: ConversionError, outputs) -> None:
+    def add(self, error: ConversionError, outputs: Iterable[Union[str, int]]) -> None:
         self.diagnostics.extend(error.diagnostics)
         self.missing.update(outputs)
 

@@ -31,6 +31,7 @@ from ..ir.location import Location
 from ..ir.types import TensorType
 
 if TYPE_CHECKING:
+    from ..ir.dtypes import DType
     from ..ir.graph import Graph
 
 
@@ -41,7 +42,7 @@ def signed_edge(scale: float, zero_point: int, source_dtype: str, offset: int = 
     return EdgeQuant(float(scale), int(zero_point) - int(offset), source_dtype)
 
 
-def retype_input(graph: Graph, name: str, dtype) -> Value:
+def retype_input(graph: Graph, name: str, dtype: DType) -> Value:
     """Give graph input ``name`` (read by no op yet) a new element type; its shape, name and place stay."""
     index = [v.name for v in graph.inputs].index(name)
     old = graph.inputs[index]
@@ -75,6 +76,6 @@ def mixed_input(name: str, quantize: str, others: list, source: str, notes: tupl
                         "convert without --int-io, or quantize that input once in the model", source, notes)
 
 
-def refuse(problems: list):
+def refuse(problems: list) -> None:
     if problems:
         raise ConversionError(problems)

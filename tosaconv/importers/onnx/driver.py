@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import os
 from collections import OrderedDict
+from typing import TYPE_CHECKING, Iterable, Iterator
 
 import onnx
 from google.protobuf.message import DecodeError
@@ -43,6 +44,9 @@ from .int_io import plan as int_io_plan
 from .reader import ConvertError, NodeReader
 from .registry import DEFAULT_DOMAINS, EVERY_OP, op_version, publish, resolve
 from .validate import MIN_INPUT_RANK, input_rank_problem, validate_model, validate_opsets
+
+if TYPE_CHECKING:
+    from ...symbolic.expr import Dim
 
 MIN_OPSET, MAX_OPSET = 11, 21
 
@@ -107,7 +111,7 @@ def import_onnx(path: str, int_io: bool = False, quantize_weights: bool = False,
     return graph
 
 
-def convert_nodes(ctx: ImportContext, nodes):
+def convert_nodes(ctx: ImportContext, nodes: Iterable[onnx.NodeProto]) -> None:
     """Convert ``nodes`` in order in ``ctx`` (the model's graph, or a subgraph's child context).
 
     A node refused by its converter does not stop the walk (:class:`~..errors.Refusals`): the nodes that
@@ -177,7 +181,7 @@ def _upgrade(model: onnx.ModelProto, path: str) -> onnx.ModelProto:
     return upgraded
 
 
-def _check_supported(g: onnx.GraphProto, opset: int, domains: dict):
+def _check_supported(g: onnx.GraphProto, opset: int, domains: dict) -> None:
     missing: "OrderedDict[tuple, list]" = OrderedDict()
     for node in _all_nodes(g):
         version = opset if node.domain in DEFAULT_DOMAINS else domains.get(node.domain, 0)
@@ -206,7 +210,7 @@ def _what(op_type: str, domain: str, version: int) -> str:
     return "not an op of this opset" if domain in DEFAULT_DOMAINS else f"no converter for this op of {domain} version {version}"
 
 
-def _all_nodes(g: onnx.GraphProto):
+def _all_nodes(g: onnx.GraphProto) -> Iterator[onnx.NodeProto]:
     """Every node of ``g`` and of the subgraphs (If branches, Loop and Scan bodies) nested in it."""
     for node in g.node:
         yield node
@@ -216,7 +220,7 @@ def _all_nodes(g: onnx.GraphProto):
                 yield from _all_nodes(sub)
 
 
-def _declare_inputs(ctx: ImportContext, g: onnx.GraphProto, initializers: dict):
+def _declare_inputs(ctx: ImportContext, g: onnx.GraphProto, initializers: dict) -> None:
     for vi in g.input:
         if vi.name in initializers:
             continue
@@ -236,7 +240,7 @@ def _declare_inputs(ctx: ImportContext, g: onnx.GraphProto, initializers: dict):
         ctx.values[vi.name] = unsigned_io.declared_input(ctx, v, tt.elem_type)
 
 
-def _check_narrow_input(g: onnx.GraphProto, name: str, elem_type: int):
+def _check_narrow_input(g: onnx.GraphProto, name: str, elem_type: int) -> None:
     """Refuse a 4- or 2-bit integer input (an INT8 holding its true values) that an op other than Cast or
     DequantizeLinear reads: other ops would compute on it as 8-bit data."""
     if elem_type not in unsigned_io.NARROW:
@@ -251,7 +255,7 @@ def _check_narrow_input(g: onnx.GraphProto, name: str, elem_type: int):
             notes=(limit_note(INPUT_TYPE.key),), hint="cast the input in the exporting framework")
 
 
-def _input_dim(ctx: ImportContext, input_name: str, axis: int, d):
+def _input_dim(ctx: ImportContext, input_name: str, axis: int, d: onnx.TensorShapeProto.Dimension) -> Dim:
     if d.HasField("dim_value") and d.dim_value > 0:
         return d.dim_value
     if d.HasField("dim_value") and d.dim_value == 0 and not d.HasField("dim_param"):
@@ -263,7 +267,7 @@ def _input_dim(ctx: ImportContext, input_name: str, axis: int, d):
     return ctx.graph.scope.declare(SymbolInfo(name, origin, input_name=input_name, axis=axis))
 
 
-def _convert_node(ctx: ImportContext, node: NodeReader):
+def _convert_node(ctx: ImportContext, node: NodeReader) -> None:
     fn = resolve(node.op_type, ctx.opset_of(node.node.domain), node.node.domain)
     loc = node.location
     with ctx.b.at(loc), converting(loc, ConvertError):
@@ -279,7 +283,7 @@ def _convert_node(ctx: ImportContext, node: NodeReader):
             ctx.values[name] = value
 
 
-def _rank(ctx: ImportContext, name: str):
+def _rank(ctx: ImportContext, name: str) -> int:
     """The rank of input ``name`` where known without materializing it, else None."""
     v = ctx.values.get(name)
     if isinstance(v, ShapeTensor):
@@ -291,7 +295,7 @@ def _rank(ctx: ImportContext, name: str):
     return None
 
 
-def _set_outputs(ctx: ImportContext, g: onnx.GraphProto):
+def _set_outputs(ctx: ImportContext, g: onnx.GraphProto) -> None:
     values, names = [], []
     with ctx.b.at(Location("output", "graph outputs", "onnx")):
         for vi in g.output:

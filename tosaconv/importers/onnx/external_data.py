@@ -10,6 +10,7 @@ names the tensor, the location and why.
 from __future__ import annotations
 
 import os
+from typing import Optional
 
 import onnx
 from onnx import external_data_helper
@@ -65,7 +66,7 @@ def _resolve_as_onnx_does(base: str, location: str, name: str, where: str) -> No
         _fail(f"{where}, which onnx refuses: {e}", hint="replace links by the data files themselves")
 
 
-def _count(info: dict, key: str, where: str):
+def _count(info: dict, key: str, where: str) -> Optional[int]:
     """The ``offset`` or ``length`` entry as a non-negative integer (None when absent)."""
     text = info.get(key)
     if text is None or text == "":

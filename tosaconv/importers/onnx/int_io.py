@@ -45,8 +45,11 @@ from .ops.qtypes import QTensor, qtype_of, read_qtensor, signed_value, stored_fr
 from .reader import ConvertError
 
 if TYPE_CHECKING:
+    from ...ir.dtypes import DType
     from ...ir.graph import Value
     from .context import ImportContext
+    from .ops.qtypes import QParams, QType
+    from .ops.qtypes import Param
 
 _FLOATS = (onnx.TensorProto.FLOAT, onnx.TensorProto.FLOAT16, onnx.TensorProto.DOUBLE, onnx.TensorProto.BFLOAT16)
 _DTYPES = {onnx.TensorProto.FLOAT: "float32", onnx.TensorProto.FLOAT16: "float16",
@@ -64,11 +67,11 @@ class Plan:
     replaced: dict = field(default_factory=dict)       # state input name -> its float Value (now gone)
 
 
-def _is(node, op_type: str) -> bool:
+def _is(node: Optional[onnx.NodeProto], op_type: str) -> bool:
     return node is not None and node.op_type == op_type and node.domain in ("", "ai.onnx")
 
 
-def _nested_names(node) -> set:
+def _nested_names(node: onnx.NodeProto) -> set:
     """Every name the subgraphs of ``node`` read (they may capture the outer graph's inputs)."""
     names = set()
     for a in node.attribute:
@@ -108,7 +111,7 @@ def _note(why: dict, name: str) -> tuple:
     return (f"its quantization cannot move onto the edge: {why[name]}",) if name in why else ()
 
 
-def _plan_input(g, vi, out: Plan, notes: tuple) -> list:
+def _plan_input(g: onnx.GraphProto, vi: onnx.ValueInfoProto, out: Plan, notes: tuple) -> list:
     elem = vi.type.tensor_type.elem_type
     if elem not in _FLOATS:
         return []
@@ -127,7 +130,7 @@ def _plan_input(g, vi, out: Plan, notes: tuple) -> list:
     return []
 
 
-def _one(params_scale, zero_point) -> tuple:
+def _one(params_scale: Optional[Param], zero_point: Optional[Param]) -> tuple:
     """The one constant (scale, zero point) of an edge, or a ConvertError saying why there is none."""
     if not isinstance(params_scale, np.ndarray) or (zero_point is not None and not isinstance(zero_point, np.ndarray)):
         raise ConvertError("is quantized with a scale or zero point computed at run time; a deployer needs "
@@ -139,7 +142,7 @@ def _one(params_scale, zero_point) -> tuple:
     return float(np.float32(params_scale.reshape(-1)[0])), zp
 
 
-def quantized_input(ctx: ImportContext, name: str, x: Value, params, qtype) -> Value:
+def quantized_input(ctx: ImportContext, name: str, x: Value, params: QParams, qtype: QType) -> Value:
     """The QuantizeLinear of planned input ``name`` (float value ``x``, not read by anything else): the
     input retyped to ``qtype``'s storage, returned as the QuantizeLinear's result."""
     try:
@@ -152,7 +155,7 @@ def quantized_input(ctx: ImportContext, name: str, x: Value, params, qtype) -> V
     return stored_from_signed(ctx, v, qtype)
 
 
-def _const_params(ctx: ImportContext, node) -> Optional[tuple]:
+def _const_params(ctx: ImportContext, node: onnx.NodeProto) -> Optional[tuple]:
     """The one constant (scale, zero point) of a QuantizeLinear / DequantizeLinear, else None."""
     zp_name = node.input[2] if len(node.input) > 2 else ""
     try:
@@ -161,7 +164,7 @@ def _const_params(ctx: ImportContext, node) -> Optional[tuple]:
         return None
 
 
-def record_integer_inputs(ctx: ImportContext, g: onnx.GraphProto):
+def record_integer_inputs(ctx: ImportContext, g: onnx.GraphProto) -> None:
     """The quantization of integer graph inputs a DequantizeLinear with constant parameters reads."""
     for v in ctx.graph.inputs:
         if v.name in ctx.graph.input_quant or not v.type.dtype.is_int:
@@ -173,7 +176,7 @@ def record_integer_inputs(ctx: ImportContext, g: onnx.GraphProto):
             ctx.graph.input_quant[v.name] = EdgeQuant(*params, own, own.startswith("uint"))
 
 
-def output_value(ctx: ImportContext, name: str, v, g: onnx.GraphProto):
+def output_value(ctx: ImportContext, name: str, v: Value, g: onnx.GraphProto) -> Value:
     """Graph output ``name``: ``v``, or with --int-io the signed integer input of its DequantizeLinear
     (and a uint8 QuantizeLinear result in signed form); the quantization of integer outputs recorded."""
     node = ctx.int_io.outputs.get(name) if ctx.int_io is not None else None
@@ -188,7 +191,7 @@ def output_value(ctx: ImportContext, name: str, v, g: onnx.GraphProto):
                                             "output", SOURCE)]) from None
 
 
-def _quantized_output(ctx: ImportContext, name: str, v, g):
+def _quantized_output(ctx: ImportContext, name: str, v: Value, g: onnx.GraphProto) -> Value:
     """An output a QuantizeLinear with constant parameters makes: recorded (uint8 bits made signed
     under --int-io); any other output as it is."""
     q = next((n for n in g.node if _is(n, "QuantizeLinear") and name in n.output), None)
@@ -203,7 +206,7 @@ def _quantized_output(ctx: ImportContext, name: str, v, g):
     return signed_value(ctx, QTensor(qtype, value=v))
 
 
-def _dequantized_source(ctx: ImportContext, name: str, node, v: Value) -> Value:
+def _dequantized_source(ctx: ImportContext, name: str, node: onnx.NodeProto, v: Value) -> Value:
     x_name, zp_name = node.input[0], node.input[2] if len(node.input) > 2 else ""
     qtype = qtype_of(ctx, zp_name) or qtype_of(ctx, x_name)
     if qtype is None or qtype.bits not in (8, 16) or ctx.const(x_name) is not None:
@@ -222,12 +225,12 @@ def _dequantized_source(ctx: ImportContext, name: str, node, v: Value) -> Value:
 STATE_CODE = "W-INT-IO-STATE"
 
 
-def is_state_input(ctx: ImportContext, v) -> bool:
+def is_state_input(ctx: ImportContext, v: Value) -> bool:
     """``v`` is a float graph input that --int-io plans as an LSTM state."""
     return ctx.int_io is not None and v.producer is None and v.name in ctx.int_io.states
 
 
-def state_input(ctx: ImportContext, name: str, dtype, scale: float, zero_point: int, what: str):
+def state_input(ctx: ImportContext, name: str, dtype: DType, scale: float, zero_point: int, what: str) -> Value:
     """Planned LSTM state input ``name`` as an integer input of ``dtype`` at (scale, zero point), once."""
     made = ctx.int_io.made_inputs
     if name not in made:
@@ -239,14 +242,14 @@ def state_input(ctx: ImportContext, name: str, dtype, scale: float, zero_point: 
     return made[name]
 
 
-def state_output(ctx: ImportContext, name: str, float_value, value, scale: float, zero_point: int, what: str):
+def state_output(ctx: ImportContext, name: str, float_value: Value, value: Value, scale: float, zero_point: int, what: str) -> None:
     """Record that planned LSTM state output ``name`` (the float ``float_value``) is ``value``."""
     ctx.int_io.made_outputs[float_value] = value
     ctx.graph.output_quant[name] = EdgeQuant(float(scale), int(zero_point), "float32")
     _warn_state(ctx, "output", name, value, scale, zero_point, what)
 
 
-def _warn_state(ctx: ImportContext, kind: str, name: str, value: Value, scale: float, zero_point: int, what: str):
+def _warn_state(ctx: ImportContext, kind: str, name: str, value: Value, scale: float, zero_point: int, what: str) -> None:
     dtype = numpy_name(value.type.dtype)
     ctx.graph.import_warnings.append(Diagnostic(
         STATE_CODE, f"--int-io: LSTM state {kind} '{name}' is {dtype} at scale {scale!r}, zero point "
@@ -257,7 +260,7 @@ def _warn_state(ctx: ImportContext, kind: str, name: str, value: Value, scale: f
         severity=Severity.WARNING))
 
 
-def refuse_float_states(ctx: ImportContext, g: onnx.GraphProto):
+def refuse_float_states(ctx: ImportContext, g: onnx.GraphProto) -> None:
     """Every planned LSTM state edge whose LSTM stayed float, refused in one error with the LSTM's reason."""
     if ctx.int_io is None:
         return
@@ -277,7 +280,7 @@ def refuse_float_states(ctx: ImportContext, g: onnx.GraphProto):
     refuse(problems)
 
 
-def drop_float_states(ctx: ImportContext):
+def drop_float_states(ctx: ImportContext) -> None:
     """After the outputs are set: drop the float LSTM ops that read the replaced float state inputs (dead
     now); a float op still reading one (the LSTM's Y also used as float elsewhere) is refused."""
     if ctx.int_io is None or not ctx.int_io.replaced:

@@ -30,7 +30,7 @@ What stops the walk is returned, per edge, for the refusal's note.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Optional
+from typing import Callable, Container, Optional
 
 import numpy as np
 import onnx
@@ -61,15 +61,15 @@ class Blocked(Exception):
     """The edge cannot move (the message says which op stops it, and why)."""
 
 
-def _is(node, op_type: str) -> bool:
+def _is(node: onnx.NodeProto, op_type: str) -> bool:
     return node.op_type == op_type and node.domain in ("", "ai.onnx")
 
 
-def _name(node) -> str:
+def _name(node: onnx.NodeProto) -> str:
     return f"{node.op_type} '{node.name or node.output[0]}'"
 
 
-def data_inputs(node) -> list:
+def data_inputs(node: onnx.NodeProto) -> list:
     return [i for i in node.input if i] if node.op_type in ALL_INPUTS_ARE_DATA else list(node.input[:1])
 
 
@@ -107,7 +107,7 @@ class Graph:
         return name
 
 
-def _check_movable(node, v: str):
+def _check_movable(node: onnx.NodeProto, v: str) -> None:
     if node.op_type not in MOVABLE or node.domain not in ("", "ai.onnx"):
         raise Blocked(f"{_name(node)} reads it, and {node.op_type} does not commute with quantization")
     repeated = list(node.input).count(v) > 1 and node.op_type not in ALL_INPUTS_ARE_DATA
@@ -142,24 +142,24 @@ def input_region(gr: Graph, name: str) -> Region:
     return region
 
 
-def _holds(nodes: list, node) -> bool:
+def _holds(nodes: list, node: onnx.NodeProto) -> bool:
     """Whether ``node`` is in ``nodes`` (by identity: two equal protos are still two nodes)."""
     return any(n is node for n in nodes)
 
 
-def _add_once(nodes: list, node):
+def _add_once(nodes: list, node: onnx.NodeProto) -> None:
     if not _holds(nodes, node):
         nodes.append(node)
 
 
-def _check_closed(region: Region):
+def _check_closed(region: Region) -> None:
     for n in region.nodes:
         outside = [i for i in data_inputs(n) if i not in region.values]
         if outside:
             raise Blocked(f"{_name(n)} also reads '{outside[0]}', which does not come from this edge")
 
 
-def move_input(gr: Graph, name: str, region: Region):
+def move_input(gr: Graph, name: str, region: Region) -> None:
     """One QuantizeLinear on input ``name``; the region's ops run on its integers."""
     params = _common_params(gr, region.ends, "QuantizeLinear")
     rewrites = [_integer_form(gr, n, params, at_input=True) for n in region.nodes]
@@ -198,7 +198,7 @@ def output_region(gr: Graph, name: str) -> Region:
     return region
 
 
-def _check_output_readers(gr: Graph, name: str, region: Region):
+def _check_output_readers(gr: Graph, name: str, region: Region) -> None:
     inner = region.values - {name}
     for v in inner:
         if v in gr.outputs or v in gr.nested:
@@ -208,7 +208,7 @@ def _check_output_readers(gr: Graph, name: str, region: Region):
             raise Blocked(f"'{v}', on the way to it, is also read by {_name(others[0])}")
 
 
-def move_output(gr: Graph, name: str, region: Region):
+def move_output(gr: Graph, name: str, region: Region) -> None:
     """The region's ops read the DequantizeLinear inputs; one new DequantizeLinear makes output ``name``."""
     params = _common_params(gr, region.ends, "DequantizeLinear")
     rewrites = [_integer_form(gr, n, params, at_input=False) for n in region.nodes]
@@ -260,7 +260,7 @@ def quantize_value(c: float, params: EdgeParams) -> np.ndarray:
     return np.array(np.clip(q, info.min, info.max), dtype=params.zero_point.dtype)
 
 
-def _integer_form(gr: Graph, node, params: EdgeParams, at_input: bool):
+def _integer_form(gr: Graph, node: onnx.NodeProto, params: EdgeParams, at_input: bool) -> Callable[[], None]:
     """A check now, and a rewrite for later (nothing changes before every op of the edge has passed)."""
     if _is(node, "Pad") and _pad_mode(node) == "constant":
         return _pad_rewrite(gr, node, params, at_input)
@@ -272,12 +272,12 @@ def _integer_form(gr: Graph, node, params: EdgeParams, at_input: bool):
     return lambda: None
 
 
-def _pad_mode(node) -> str:
+def _pad_mode(node: onnx.NodeProto) -> str:
     mode = next((a.s for a in node.attribute if a.name == "mode"), b"constant")
     return mode.decode() if isinstance(mode, bytes) else mode
 
 
-def _pad_rewrite(gr: Graph, node, params: EdgeParams, at_input: bool):
+def _pad_rewrite(gr: Graph, node: onnx.NodeProto, params: EdgeParams, at_input: bool) -> Callable[[], None]:
     name = node.input[2] if len(node.input) > 2 else ""
     c = gr.const(name) if name else np.zeros((), np.float32)
     if c is None or c.size != 1:
@@ -289,14 +289,14 @@ def _pad_rewrite(gr: Graph, node, params: EdgeParams, at_input: bool):
         raise Blocked(f"{_name(node)} pads with {float(c)}, which the output's quantization (scale "
                       f"{float(params.scale)}, zero point {int(params.zero_point)}) cannot represent exactly")
 
-    def rewrite():
+    def rewrite() -> None:
         inputs = list(node.input) + [""] * (3 - len(node.input))
         inputs[2] = gr.add_const(gr.fresh(f"{node.output[0]}_pad_value"), q)
         _become(node, "Pad", inputs, keep_attributes=True)
     return rewrite
 
 
-def _become(node, op_type: str, inputs: list, keep_attributes: bool = False):
+def _become(node: onnx.NodeProto, op_type: str, inputs: list, keep_attributes: bool = False) -> None:
     node.op_type, node.domain = op_type, ""
     del node.input[:]
     node.input.extend(inputs)
@@ -304,11 +304,11 @@ def _become(node, op_type: str, inputs: list, keep_attributes: bool = False):
         del node.attribute[:]
 
 
-def _become_identity(node):
+def _become_identity(node: onnx.NodeProto) -> None:
     _become(node, "Identity", [node.input[0]])
 
 
-def _rename_input(node, old: str, new: str):
+def _rename_input(node: onnx.NodeProto, old: str, new: str) -> None:
     for i, name in enumerate(node.input):
         if name == old:
             node.input[i] = new
@@ -316,7 +316,7 @@ def _rename_input(node, old: str, new: str):
 
 # -- the pass -------------------------------------------------------------------------
 
-def move_edges(g: onnx.GraphProto, initializers: dict, nested: set, floats) -> dict:
+def move_edges(g: onnx.GraphProto, initializers: dict, nested: set, floats: Container[int]) -> dict:
     """Move the quantization of every float edge that reaches it through layout ops onto the edge;
     returns, per edge that could not move, why (for the refusal's note)."""
     why = {}

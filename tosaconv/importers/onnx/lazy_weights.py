@@ -23,9 +23,14 @@ used twice, or anything unexpected falls back to ``onnx.load``'s full parse.
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Iterator, Optional
+
 import numpy as np
 import onnx
 from onnx import TensorProto, helper
+
+if TYPE_CHECKING:
+    from .reader import NodeReader
 
 MIN_BYTES = 1024
 
@@ -64,7 +69,7 @@ def initializer_array(t: TensorProto, raw: np.ndarray) -> np.ndarray:
     return np.frombuffer(raw, dtype).reshape(tuple(t.dims))
 
 
-def constant_array(node, raw: dict):
+def constant_array(node: NodeReader, raw: dict) -> Optional[np.ndarray]:
     """The ``value`` of a top-level ``Constant`` node whose data :func:`read_model` took out (a view of the
     file's bytes), or None when its data is in the message."""
     data = raw.get(node.outputs[0]) if node.outputs else None
@@ -98,7 +103,7 @@ def _encode_varint(n: int) -> bytes:
     return bytes(out)
 
 
-def _fields(buf: bytes, start: int, end: int):
+def _fields(buf: bytes, start: int, end: int) -> Iterator[tuple[int, int, int, int, int, int]]:
     """``(field, wire type, tag start, tag end, value start, value end)`` of each field in ``buf[start:end]``
     (a length-delimited value starts after its length)."""
     pos = start
@@ -150,7 +155,7 @@ def _strip_graph(buf: bytes, view: memoryview, start: int, end: int, raw: dict) 
     return b"".join(parts) if raw else b""   # nothing taken out: no copy of the graph either
 
 
-def _strip_constant(buf: bytes, view: memoryview, start: int, end: int, raw: dict):
+def _strip_constant(buf: bytes, view: memoryview, start: int, end: int, raw: dict) -> None:
     """A ``Constant`` node's bytes with its one attribute ``value``'s data taken out (recorded in ``raw``
     under the node's output), or None to keep the node whole (any other node, or anything unusual)."""
     if buf.find(_CONSTANT_OP_TYPE, start, end) < 0:   # no op_type "Constant" field: not worth a walk
@@ -178,7 +183,7 @@ def _strip_constant(buf: bytes, view: memoryview, start: int, end: int, raw: dic
     return b"".join(kept)
 
 
-def _strip_value_attribute(buf: bytes, view: memoryview, start: int, end: int, raw: dict, key: str):
+def _strip_value_attribute(buf: bytes, view: memoryview, start: int, end: int, raw: dict, key: str) -> None:
     """The attribute ``value``'s bytes with its tensor's data taken out, or None."""
     name, tensor, kept = None, None, []
     for field, kind, tag_start, tag_end, value_start, value_end in _fields(buf, start, end):
@@ -200,7 +205,7 @@ def _strip_value_attribute(buf: bytes, view: memoryview, start: int, end: int, r
     return b"".join(kept)
 
 
-def _strip_tensor(buf: bytes, view: memoryview, start: int, end: int, raw: dict, key: "str | None" = None):
+def _strip_tensor(buf: bytes, view: memoryview, start: int, end: int, raw: dict, key: "str | None" = None) -> Optional[bytes]:
     """The tensor's bytes without its ``raw_data`` (recorded in ``raw`` under its name, or ``key``), or None
     to keep it whole."""
     name, data_type, data, kept, external = None, 0, None, [], False

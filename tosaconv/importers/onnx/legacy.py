@@ -27,7 +27,7 @@ their coerce-to-2-D meaning at opset 11, which their converters honor.
 """
 from __future__ import annotations
 
-from typing import Callable, Iterable, List, NamedTuple, Optional
+from typing import Any, Callable, Iterable, List, NamedTuple, Optional
 
 import numpy as np
 import onnx
@@ -62,7 +62,7 @@ class _Rewriter:
         return name
 
 
-def _pop(node: onnx.NodeProto, name: str):
+def _pop(node: onnx.NodeProto, name: str) -> Any:
     """Remove attribute ``name`` from ``node``; its value, or None when absent."""
     for i, a in enumerate(node.attribute):
         if a.name == name:
@@ -72,14 +72,14 @@ def _pop(node: onnx.NodeProto, name: str):
     return None
 
 
-def _set_inputs(node: onnx.NodeProto, names: List[str]):
+def _set_inputs(node: onnx.NodeProto, names: List[str]) -> None:
     while names and names[-1] == "":
         names.pop()
     del node.input[:]
     node.input.extend(names)
 
 
-def _slice1(rw: _Rewriter, node: onnx.NodeProto):
+def _slice1(rw: _Rewriter, node: onnx.NodeProto) -> None:
     starts, ends, axes = _pop(node, "starts"), _pop(node, "ends"), _pop(node, "axes")
     names = [node.input[0], rw.const(node, "starts", np.array(starts, np.int64)),
              rw.const(node, "ends", np.array(ends, np.int64))]
@@ -88,7 +88,7 @@ def _slice1(rw: _Rewriter, node: onnx.NodeProto):
     _set_inputs(node, names)
 
 
-def _pad2(rw: _Rewriter, node: onnx.NodeProto):
+def _pad2(rw: _Rewriter, node: onnx.NodeProto) -> None:
     pads, value = _pop(node, "pads"), _pop(node, "value")
     names = [node.input[0], rw.const(node, "pads", np.array(pads, np.int64))]
     if value:
@@ -96,7 +96,7 @@ def _pad2(rw: _Rewriter, node: onnx.NodeProto):
     _set_inputs(node, names)
 
 
-def _clip6(rw: _Rewriter, node: onnx.NodeProto):
+def _clip6(rw: _Rewriter, node: onnx.NodeProto) -> None:
     lo, hi = _pop(node, "min"), _pop(node, "max")
     names = [node.input[0],
              rw.const(node, "min", np.array(lo, np.float32)) if lo is not None else "",
@@ -104,12 +104,12 @@ def _clip6(rw: _Rewriter, node: onnx.NodeProto):
     _set_inputs(node, names)
 
 
-def _topk1(rw: _Rewriter, node: onnx.NodeProto):
+def _topk1(rw: _Rewriter, node: onnx.NodeProto) -> None:
     k = _pop(node, "k")
     _set_inputs(node, [node.input[0], rw.const(node, "k", np.array([k], np.int64))])
 
 
-def _as_resize11(node: onnx.NodeProto, scales: str):
+def _as_resize11(node: onnx.NodeProto, scales: str) -> None:
     mode = _pop(node, "mode")
     mode = mode.decode() if isinstance(mode, bytes) else (mode or "nearest")
     node.op_type = "Resize"
@@ -120,20 +120,20 @@ def _as_resize11(node: onnx.NodeProto, scales: str):
     _set_inputs(node, [node.input[0], "", scales])
 
 
-def _upsample7(rw: _Rewriter, node: onnx.NodeProto):
+def _upsample7(rw: _Rewriter, node: onnx.NodeProto) -> None:
     scales = _pop(node, "scales")
     _as_resize11(node, rw.const(node, "scales", np.array(scales, np.float32)))
 
 
-def _upsample9(rw: _Rewriter, node: onnx.NodeProto):
+def _upsample9(rw: _Rewriter, node: onnx.NodeProto) -> None:
     _as_resize11(node, node.input[1])
 
 
-def _scatter9(rw: _Rewriter, node: onnx.NodeProto):
+def _scatter9(rw: _Rewriter, node: onnx.NodeProto) -> None:
     node.op_type = "ScatterElements"
 
 
-def _batchnorm7(rw: _Rewriter, node: onnx.NodeProto):
+def _batchnorm7(rw: _Rewriter, node: onnx.NodeProto) -> None:
     if _pop(node, "spatial") == 0:
         raise ValueError("spatial=0 (per-activation statistics) has no opset-11 form")
 
@@ -189,7 +189,7 @@ def upgrade(model: onnx.ModelProto, opset: int, nodes: Iterable[onnx.NodeProto],
     return model
 
 
-def _refuse_pre7(nodes: List[onnx.NodeProto], opset: int, path: str):
+def _refuse_pre7(nodes: List[onnx.NodeProto], opset: int, path: str) -> None:
     """Opset < 7: name every op whose legacy version differs from its opset-7 form."""
     legacy = sorted({(n.op_type, v) for n in nodes
                      for v in [_since(n.op_type, opset)] if v is not None and _since(n.op_type, OLDEST) != v})

@@ -8,6 +8,8 @@ back as ``str``, tensors as numpy arrays, lists as tuples.
 """
 from __future__ import annotations
 
+from typing import Any, Optional
+
 import onnx
 from onnx import numpy_helper
 
@@ -43,7 +45,7 @@ class NodeReader:
     def has(self, name: str) -> bool:
         return name in self._attrs
 
-    def attr(self, name: str, default=_MISSING):
+    def attr(self, name: str, default: Any = _MISSING) -> Any:
         if name in self._attrs:
             return _value(self._attrs[name])
         if default is not _MISSING:
@@ -53,7 +55,7 @@ class NodeReader:
             raise ConvertError(f"required attribute '{name}' is missing")
         return schema_default
 
-    def _schema_default(self, name: str):
+    def _schema_default(self, name: str) -> Any:
         if self.schema is None or name not in self.schema.attributes:
             return _MISSING
         proto = self.schema.attributes[name].default_value
@@ -61,12 +63,12 @@ class NodeReader:
             return None if not self.schema.attributes[name].required else _MISSING
         return _value(proto)
 
-    def input(self, i: int):
+    def input(self, i: int) -> Optional[str]:
         """Name of input ``i``, or None when absent or given as the empty name."""
         return self.inputs[i] if i < len(self.inputs) and self.inputs[i] else None
 
 
-def _value(a: onnx.AttributeProto):
+def _value(a: onnx.AttributeProto) -> Any:
     v = onnx.helper.get_attribute_value(a)
     if isinstance(v, bytes):
         return v.decode("utf-8", errors="replace")

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass
-from typing import Callable, Mapping, Optional
+from typing import Callable, Mapping, Optional, Union
 
 import onnx
 import onnx.defs
@@ -61,7 +61,7 @@ class DomainSchema:
 REQUIRED = object()    # an attribute without default that must be set
 
 
-def declare(domain: str, op_type: str, since: int, attributes: Optional[dict] = None):
+def declare(domain: str, op_type: str, since: int, attributes: Optional[dict] = None) -> None:
     """Declare version ``since`` of ``domain``'s ``op_type`` with ``{attribute: default}``
     (``REQUIRED``, or None for an optional attribute without default)."""
     attrs = {name: _attribute(name, default) for name, default in (attributes or {}).items()}
@@ -78,7 +78,7 @@ def _forget_answers() -> None:
     _SCHEMAS.clear()
 
 
-def _attribute(name: str, default) -> DomainAttribute:
+def _attribute(name: str, default: object) -> DomainAttribute:
     if default is REQUIRED or default is None:
         return DomainAttribute(onnx.AttributeProto(), default is REQUIRED)
     return DomainAttribute(onnx.helper.make_attribute(name, default), False)
@@ -99,7 +99,7 @@ def converter(op_type: str, since: int = 1, domain: str = "") -> Callable:
     return register
 
 
-def publish(op_type: str, *limits: Limit, domain: str = ""):
+def publish(op_type: str, *limits: Limit, domain: str = "") -> Union[Limit, tuple[Limit, ...]]:
     """Publish ``limits`` of ``op_type`` (shown by ``tosaconv ops``); returns them, for the converter to
     ``raise limit.refuse(...)``. A key published twice for one op is a programming error."""
     table = _LIMITS.setdefault((_key(domain), op_type), {})
@@ -127,7 +127,7 @@ def _key(domain: str) -> str:
     return "" if domain in DEFAULT_DOMAINS else domain
 
 
-def schema(op_type: str, opset: int, domain: str = ""):
+def schema(op_type: str, opset: int, domain: str = "") -> Union[onnx.defs.OpSchema, DomainSchema, None]:
     """The ONNX schema (or declared :class:`DomainSchema`) of ``op_type`` at ``opset`` of its
     domain, or None if there is no such op."""
     key = (op_type, opset, domain)
@@ -136,7 +136,7 @@ def schema(op_type: str, opset: int, domain: str = ""):
     return _SCHEMAS[key]
 
 
-def _find_schema(op_type: str, opset: int, domain: str):
+def _find_schema(op_type: str, opset: int, domain: str) -> Union[onnx.defs.OpSchema, DomainSchema, None]:
     if _key(domain) == "":
         found = _onnx_schema(op_type, opset)
         if found is not None:
@@ -146,7 +146,7 @@ def _find_schema(op_type: str, opset: int, domain: str):
 
 
 @functools.lru_cache(maxsize=4096)
-def _onnx_schema(op_type: str, opset: int):
+def _onnx_schema(op_type: str, opset: int) -> Optional[onnx.defs.OpSchema]:
     """onnx's own schema table, which never changes in a process (a model asks for each op many times)."""
     try:
         return onnx.defs.get_schema(op_type, opset, "")

@@ -12,6 +12,8 @@ lengths) has no such form and is refused.
 """
 from __future__ import annotations
 
+from typing import Iterable
+
 import onnx
 from onnx import helper, version_converter
 
@@ -21,7 +23,7 @@ from . import legacy
 PARKED = "tosaconv.scan8"
 
 
-def park(model: onnx.ModelProto, nodes) -> bool:
+def park(model: onnx.ModelProto, nodes: Iterable[onnx.NodeProto]) -> bool:
     """Move the Scan 8 nodes among ``nodes`` into the private domain; True when there were any."""
     found = False
     for node in nodes:
@@ -32,7 +34,7 @@ def park(model: onnx.ModelProto, nodes) -> bool:
     return found
 
 
-def unpark(model: onnx.ModelProto, nodes, opset: int, path: str):
+def unpark(model: onnx.ModelProto, nodes: Iterable[onnx.NodeProto], opset: int, path: str) -> None:
     """Rewrite every parked node (now in an upgraded model) as a Scan over the batch of Scans."""
     for node in nodes:
         if node.domain == PARKED:
@@ -42,7 +44,7 @@ def unpark(model: onnx.ModelProto, nodes, opset: int, path: str):
     model.opset_import.extend(kept)
 
 
-def _rewrite(node, model, opset: int, path: str):
+def _rewrite(node: onnx.NodeProto, model: onnx.ModelProto, opset: int, path: str) -> None:
     attrs = {a.name: helper.get_attribute_value(a) for a in node.attribute}
     if node.input and node.input[0]:
         raise ConversionError.one("E-OPSET", f"'{path}': Scan version 8 '{node.name}' gives sequence_lens "
@@ -65,7 +67,7 @@ def _rewrite(node, model, opset: int, path: str):
                            helper.make_attribute("num_scan_inputs", n_state + n_scan)])
 
 
-def _upgraded_body(body, model, opset: int, path: str) -> onnx.GraphProto:
+def _upgraded_body(body: onnx.GraphProto, model: onnx.ModelProto, opset: int, path: str) -> onnx.GraphProto:
     """The Scan 8 body upgraded to opset 11 on its own (it is still at opset ``opset``)."""
     wrapper = helper.make_model(body, opset_imports=[helper.make_opsetid("", opset)])
     wrapper.ir_version = model.ir_version

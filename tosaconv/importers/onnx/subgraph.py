@@ -17,6 +17,7 @@ on first use, in one of two ways:
 from __future__ import annotations
 
 from collections import ChainMap
+from typing import TYPE_CHECKING, Callable, Union
 
 import onnx
 
@@ -25,25 +26,29 @@ from ...ir.ops import Op
 from ...lowering.dims import symbol_value
 from .context import ImportContext, ShapeTensor
 
+if TYPE_CHECKING:
+    from ...ir.graph import Graph
+    from ...ir.types import ValueType
+
 
 class _ScopedValues(dict):
     """A child's own names, with a name of the enclosing context fetched (and kept) on first use."""
 
-    def __init__(self, parent: dict, fetch):
+    def __init__(self, parent: dict, fetch: Callable[[object], object]):
         super().__init__()
         self._parent, self._fetch = parent, fetch
 
-    def __contains__(self, name) -> bool:
+    def __contains__(self, name: str) -> bool:
         return dict.__contains__(self, name) or name in self._parent
 
-    def __missing__(self, name):
+    def __missing__(self, name: str) -> object:
         if name not in self._parent:
             raise KeyError(name)
         value = self._fetch(self._parent[name])
         self[name] = value
         return value
 
-    def get(self, name, default=None):
+    def get(self, name: str, default: object = None) -> object:
         try:
             return self[name]
         except KeyError:
@@ -53,21 +58,21 @@ class _ScopedValues(dict):
 class _ScopedSymbols(_ScopedValues):
     """Index values of symbols: an enclosing one is computed there (GET_DIM) and captured."""
 
-    def __init__(self, parent_ctx, fetch):
+    def __init__(self, parent_ctx: ImportContext, fetch: Callable[[Value], Value]):
         super().__init__(parent_ctx.symbol_values, fetch)
         self._parent_ctx, self._scope = parent_ctx, parent_ctx.graph.scope
 
-    def __contains__(self, name) -> bool:
+    def __contains__(self, name: str) -> bool:
         info = self._scope.symbols.get(name)
         return super().__contains__(name) or (info is not None and info.input_name is not None)
 
-    def __missing__(self, name):
+    def __missing__(self, name: str) -> Value:
         value = self._fetch(symbol_value(self._parent_ctx, name))
         self[name] = value
         return value
 
 
-def _init_child(ctx: ImportContext, parent: ImportContext, body: onnx.GraphProto, graph):
+def _init_child(ctx: ImportContext, parent: ImportContext, body: onnx.GraphProto, graph: Graph) -> None:
     """What every child shares with its parent: opset, initializers and constants (its own first)."""
     initializers = ChainMap({t.name: t for t in body.initializer}, parent.initializers)
     ImportContext.__init__(ctx, graph, parent.opset, initializers, parent.domain_opsets)
@@ -96,10 +101,10 @@ class RegionContext(ImportContext):
         self.captures: list = []     # the enclosing values, in the order of their region inputs
         self._captured: dict = {}    # id of an enclosing value -> its region input
 
-    def add_input(self, name: str, type_) -> Value:
+    def add_input(self, name: str, type_: ValueType) -> Value:
         return self.graph.add_input(fresh_name(name or "arg", set(self.graph._names)), type_)
 
-    def _capture(self, held):
+    def _capture(self, held: Union[Value, ShapeTensor]) -> Union[Value, ShapeTensor]:
         if isinstance(held, ShapeTensor):
             return ShapeTensor([self._capture_value(d) for d in held.dims], held.scalar)
         return self._capture_value(held)
@@ -115,7 +120,7 @@ class RegionContext(ImportContext):
             self.captures.append(v)
         return self._captured[id(v)]
 
-    def align_captures(self, operands: list):
+    def align_captures(self, operands: list) -> None:
         """Make the captured inputs follow ``operands`` (a superset of :attr:`captures`), so two
         branches can take one operand list; values this region does not use become unused inputs."""
         explicit = self.graph.inputs[:len(self.graph.inputs) - len(self.captures)]
@@ -124,7 +129,7 @@ class RegionContext(ImportContext):
         self.captures = list(operands)
 
 
-def convert_body(ctx: ImportContext, body: onnx.GraphProto):
+def convert_body(ctx: ImportContext, body: onnx.GraphProto) -> None:
     """Convert the nodes of ``body`` in the child context ``ctx``."""
     from .driver import convert_nodes  # the driver imports the converters, which import this module
     convert_nodes(ctx, body.node)

@@ -21,7 +21,7 @@ run takes and saves arrays in those types (:mod:`tosaconv.io_dtypes`).
 from __future__ import annotations
 
 from collections import deque
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Iterator
 
 import onnx
 
@@ -84,7 +84,7 @@ def _unsigned_constants(g: onnx.GraphProto) -> bool:
                if a.type == onnx.AttributeProto.TENSOR)
 
 
-def declared_input(ctx: ImportContext, v: Value, elem_type: int):
+def declared_input(ctx: ImportContext, v: Value, elem_type: int) -> Value:
     """Graph input ``v`` of ONNX type ``elem_type``: its model type recorded, unsigned bits marked."""
     if elem_type in MODEL_DTYPES:
         ctx.graph.input_dtypes[v.name] = MODEL_DTYPES[elem_type]
@@ -93,7 +93,7 @@ def declared_input(ctx: ImportContext, v: Value, elem_type: int):
     return v
 
 
-def check_readers(g: onnx.GraphProto, graph: Graph):
+def check_readers(g: onnx.GraphProto, graph: Graph) -> None:
     """Refuse (one error listing all) every op that reads the bits of a uint8/uint16 input stored as
     INT8/INT16 bits (one that an op needing those bits reads too) as signed data."""
     diags = []
@@ -127,7 +127,7 @@ def _readers(g: onnx.GraphProto, name: str) -> tuple:
     return [n for n in nodes if n.op_type not in READERS], [n for n in nodes if n.op_type in BITS_READERS]
 
 
-def _nodes(g: onnx.GraphProto):
+def _nodes(g: onnx.GraphProto) -> Iterator[onnx.NodeProto]:
     """The nodes of ``g`` and of the subgraphs nested in it (a branch may read an outer input)."""
     for node in g.node:
         yield node
@@ -146,7 +146,7 @@ UNSIGNED_READER = publish(EVERY_OP, Limit(
     "insert a Cast to int32 or float after the input"))
 
 
-def _problem(name: str, dtype: str, node) -> Diagnostic:
+def _problem(name: str, dtype: str, node: onnx.NodeProto) -> Diagnostic:
     where = node.name or (node.output[0] if node.output else node.op_type)
     return Diagnostic(
         "E-INPUT-TYPE", f"input '{name}' is {dtype}, which TOSA stores as signed bits; {node.op_type} '{where}' "
@@ -156,7 +156,7 @@ def _problem(name: str, dtype: str, node) -> Diagnostic:
         hint=f"insert a Cast of '{name}' to int32 or float before {node.op_type}")
 
 
-def true_value(ctx: ImportContext, x: Value):
+def true_value(ctx: ImportContext, x: Value) -> Value:
     """``x`` as int32 holding its true values when it stores unsigned bits (an exact unsigned RESCALE to
     the signed form ``q - offset``, then CAST and ADD offset), else ``x`` itself."""
     qtype = stored_qtype(ctx, x) if x.type.dtype in (DType.INT8, DType.INT16) else None
@@ -167,7 +167,7 @@ def true_value(ctx: ImportContext, x: Value):
     return ctx.b.emit(Op.ADD, wide, ctx.b.scalar_like(qtype.offset, wide.type))
 
 
-def record_outputs(ctx: ImportContext, g: onnx.GraphProto):
+def record_outputs(ctx: ImportContext, g: onnx.GraphProto) -> None:
     """The model type of every uint8/uint16/uint32/uint64/int64/float64 graph output stored in another IR type (an output
     that --int-io made signed int8 is not uint8 bits, and keeps its io record only)."""
     for vi, v in zip(g.output, ctx.graph.outputs):

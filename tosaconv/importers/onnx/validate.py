@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import functools
 import math
+from typing import NoReturn, Optional, Union
 
 import onnx
 from onnx import TensorProto, defs, helper
@@ -53,7 +54,7 @@ def validate_model(model: onnx.ModelProto, path: str, raw_sizes: dict | None = N
     _check_graph(model.graph, path, opsets, {}, raw_sizes or {})
 
 
-def _fail(path: str, message: str, hint: str = "re-export the model, or check the tool that wrote it"):
+def _fail(path: str, message: str, hint: str = "re-export the model, or check the tool that wrote it") -> NoReturn:
     raise ConversionError.one("E-MODEL-INVALID", f"'{path}': {message}", hint=hint)
 
 
@@ -86,13 +87,13 @@ def _check_graph(g: onnx.GraphProto, path: str, opsets: dict, outer: dict, raw_s
             _check_bool_inputs(node, path, opsets.get(node.domain, opsets.get("", 1)), inputs)
 
 
-def _check_name(path: str, what: str, name) -> None:
+def _check_name(path: str, what: str, name: Union[str, bytes]) -> None:
     if not isinstance(name, str):
         shown = bytes(name)[:60].decode("utf-8", "replace")
         _fail(path, f"a {what} name is not valid UTF-8 text ('{shown}')")
 
 
-def _check_elem_type(path: str, vi) -> None:
+def _check_elem_type(path: str, vi: onnx.ValueInfoProto) -> None:
     if vi.type.HasField("tensor_type"):
         elem = vi.type.tensor_type.elem_type
         if elem not in _DATA_TYPES:
@@ -130,7 +131,7 @@ def _check_node(node: onnx.NodeProto, path: str, opsets: dict, known: dict,
 class _Schema:
     """What the checks need of one op schema, read out of onnx's schema objects once."""
 
-    def __init__(self, schema):
+    def __init__(self, schema: defs.OpSchema):
         self.attributes = {name: a.type.value for name, a in schema.attributes.items()}
         self.max_input, self.min_output = schema.max_input, schema.min_output
         single = defs.OpSchema.FormalParameterOption.Single
@@ -140,7 +141,7 @@ class _Schema:
 
 
 @functools.lru_cache(maxsize=None)
-def _schema(op_type: str, opset: int, domain: str):
+def _schema(op_type: str, opset: int, domain: str) -> Optional[_Schema]:
     try:
         return _Schema(defs.get_schema(op_type, opset, domain))
     except defs.SchemaError:
@@ -170,7 +171,7 @@ def _check_arity(node: onnx.NodeProto, path: str, opset: int, where: str, known:
         _check_input_types(node, schema, path, where, known)
 
 
-def _check_input_types(node, schema: _Schema, path: str, where: str, known: dict) -> None:
+def _check_input_types(node: onnx.NodeProto, schema: _Schema, path: str, where: str, known: dict) -> None:
     """Initializers a node reads have an element type its schema admits (a graph input's type is
     the converters' to check, with the op's own words)."""
     for i, name in enumerate(node.input):
@@ -187,7 +188,7 @@ def _check_input_types(node, schema: _Schema, path: str, where: str, known: dict
 _BOOL_ONLY = frozenset(("tensor(bool)",))
 
 
-def _check_bool_inputs(node, path: str, opset: int, inputs: dict) -> None:
+def _check_bool_inputs(node: onnx.NodeProto, path: str, opset: int, inputs: dict) -> None:
     """A graph input read where the op's schema takes only bool (Where's condition, And, Or, Xor, Not)
     must be declared bool: tosaconv widens some integer inputs (uint8..uint64 to int32 values), which
     would otherwise reach a TOSA op that needs bool. onnxruntime refuses such a model too."""

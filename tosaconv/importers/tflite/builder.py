@@ -23,7 +23,7 @@ TFLite's sparse form (the input of DENSIFY).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Optional
+from typing import TYPE_CHECKING, Iterable, Optional, Sequence
 
 import flatbuffers
 import numpy as np
@@ -31,6 +31,10 @@ import tflite
 from tflite.utils import BUILTIN_OPCODE2NAME
 
 from .sparse import encode
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
+    from numpy.typing import DTypeLike
 
 _BUILTIN = {v: k for k, v in BUILTIN_OPCODE2NAME.items()}
 _TYPES = {np.dtype(np.float32): "FLOAT32", np.dtype(np.float16): "FLOAT16", np.dtype(np.int32): "INT32",
@@ -79,27 +83,27 @@ class ModelBuilder:
         return sub
 
     # -- tensors -----------------------------------------------------------------
-    def tensor(self, name: str, shape, dtype: str = "FLOAT32", signature=None, quant=None) -> int:
+    def tensor(self, name: str, shape: Sequence[int], dtype: str = "FLOAT32", signature: Optional[Sequence[int]] = None, quant: Optional[tuple] = None) -> int:
         self.tensors.append(_Tensor(name, [int(d) for d in shape], dtype, 0,
                                     None if signature is None else [int(d) for d in signature], quant))
         return len(self.tensors) - 1
 
-    def input(self, name: str, shape, dtype: str = "FLOAT32", signature=None, quant=None) -> int:
+    def input(self, name: str, shape: Sequence[int], dtype: str = "FLOAT32", signature: Optional[Sequence[int]] = None, quant: Optional[tuple] = None) -> int:
         t = self.tensor(name, shape, dtype, signature, quant)
         self.inputs.append(t)
         return t
 
-    def output(self, *tensors: int):
+    def output(self, *tensors: int) -> None:
         self.outputs.extend(tensors)
 
-    def const(self, name: str, array, dtype: Optional[str] = None, quant=None) -> int:
+    def const(self, name: str, array: ArrayLike, dtype: Optional[str] = None, quant: Optional[tuple] = None) -> int:
         arr = np.asarray(array)
         self.buffers.append(np.ascontiguousarray(arr).tobytes())
         t = self.tensor(name, arr.shape, dtype or _TYPES[arr.dtype], quant=quant)
         self.tensors[t].buffer = len(self.buffers) - 1
         return t
 
-    def sparse_const(self, name: str, dense, formats, order=None, blocks=(), quant=None) -> int:
+    def sparse_const(self, name: str, dense: ArrayLike, formats: Sequence[str], order: Optional[Sequence[int]] = None, blocks: Sequence[tuple[int, int]] = (), quant: Optional[tuple] = None) -> int:
         """A constant stored sparse (``formats``, ``order``, ``blocks`` as :func:`.sparse.encode` takes them)."""
         values, levels, order, block_map = encode(np.asarray(dense), formats, order, blocks)
         t = self.const(name, values, quant=quant)
@@ -108,11 +112,11 @@ class ModelBuilder:
         return t
 
     # -- operators -------------------------------------------------------------------
-    def op(self, op_type: str, inputs, outputs, options: Optional[str] = None, version: int = 1, **fields):
+    def op(self, op_type: str, inputs: Sequence[int], outputs: Sequence[int], options: Optional[str] = None, version: int = 1, **fields) -> None:
         code = (_BUILTIN[op_type], None, version)
         self.ops.append(_Op(self._code(code), list(inputs), list(outputs), options, fields))
 
-    def custom_op(self, custom_code: str, inputs, outputs):
+    def custom_op(self, custom_code: str, inputs: Sequence[int], outputs: Sequence[int]) -> None:
         code = (tflite.BuiltinOperator.CUSTOM, custom_code, 1)
         self.ops.append(_Op(self._code(code), list(inputs), list(outputs)))
 
@@ -121,7 +125,7 @@ class ModelBuilder:
             self.codes.append(code)
         return self.codes.index(code)
 
-    def sign(self, input_names, output_names):
+    def sign(self, input_names: Sequence[str], output_names: Sequence[str]) -> None:
         """Add a signature def 'serving_default' naming the inputs and outputs (in order)."""
         self.signature = (list(input_names), list(output_names))
 
@@ -146,7 +150,7 @@ class ModelBuilder:
         b.Finish(tflite.ModelEnd(b), file_identifier=b"TFL3")
         return bytes(b.Output())
 
-    def _subgraph(self, b) -> int:
+    def _subgraph(self, b: flatbuffers.Builder) -> int:
         tensors = [_tensor(b, t) for t in self.tensors]
         ops = [_operator(b, op) for op in self.ops]
         name = b.CreateString(self.name)
@@ -160,7 +164,7 @@ class ModelBuilder:
         tflite.SubGraphAddName(b, name)
         return tflite.SubGraphEnd(b)
 
-    def _signature(self, b):
+    def _signature(self, b: flatbuffers.Builder) -> Optional[int]:
         if self.signature is None:
             return None
         maps = []
@@ -182,18 +186,18 @@ class ModelBuilder:
         return tflite.SignatureDefEnd(b)
 
 
-def _vector(b, offsets: list) -> int:
+def _vector(b: flatbuffers.Builder, offsets: list) -> int:
     b.StartVector(4, len(offsets), 4)
     for o in reversed(offsets):
         b.PrependUOffsetTRelative(o)
     return b.EndVector()
 
 
-def _ints(b, values, dtype=np.int32) -> int:
+def _ints(b: flatbuffers.Builder, values: Iterable[float], dtype: DTypeLike = np.int32) -> int:
     return b.CreateNumpyVector(np.asarray(list(values), dtype))
 
 
-def _buffer(b, data: bytes) -> int:
+def _buffer(b: flatbuffers.Builder, data: bytes) -> int:
     vec = None
     if data:
         b.StartVector(1, len(data), 16)
@@ -207,7 +211,7 @@ def _buffer(b, data: bytes) -> int:
     return tflite.BufferEnd(b)
 
 
-def _tensor(b, t: _Tensor) -> int:
+def _tensor(b: flatbuffers.Builder, t: _Tensor) -> int:
     name = b.CreateString(t.name)
     shape = _ints(b, t.shape)
     signature = _ints(b, t.signature) if t.signature is not None else None
@@ -227,7 +231,7 @@ def _tensor(b, t: _Tensor) -> int:
     return tflite.TensorEnd(b)
 
 
-def _sparsity(b, sparsity: tuple) -> int:
+def _sparsity(b: flatbuffers.Builder, sparsity: tuple) -> int:
     levels, order, block_map = sparsity
     metas = [_dim_metadata(b, level) for level in levels]
     v_order, v_map, v_meta = _ints(b, order), _ints(b, block_map), _vector(b, metas)
@@ -238,7 +242,7 @@ def _sparsity(b, sparsity: tuple) -> int:
     return tflite.SparsityParametersEnd(b)
 
 
-def _dim_metadata(b, level: tuple) -> int:
+def _dim_metadata(b: flatbuffers.Builder, level: tuple) -> int:
     vectors = [_int32_vector(b, v) for v in level[1:]] if level[0] == "CSR" else None
     tflite.DimensionMetadataStart(b)
     if vectors is None:
@@ -253,14 +257,14 @@ def _dim_metadata(b, level: tuple) -> int:
     return tflite.DimensionMetadataEnd(b)
 
 
-def _int32_vector(b, values) -> int:
+def _int32_vector(b: flatbuffers.Builder, values: Sequence[int]) -> int:
     v = _ints(b, values)
     tflite.Int32VectorStart(b)
     tflite.Int32VectorAddValues(b, v)
     return tflite.Int32VectorEnd(b)
 
 
-def _quant(b, quant: tuple) -> int:
+def _quant(b: flatbuffers.Builder, quant: tuple) -> int:
     scales, zps, axis = quant
     s, z = _ints(b, scales, np.float32), _ints(b, zps, np.int64)
     tflite.QuantizationParametersStart(b)
@@ -270,7 +274,7 @@ def _quant(b, quant: tuple) -> int:
     return tflite.QuantizationParametersEnd(b)
 
 
-def _operator(b, op: _Op) -> int:
+def _operator(b: flatbuffers.Builder, op: _Op) -> int:
     inputs, outputs = _ints(b, op.inputs), _ints(b, op.outputs)
     options = _options(b, op.options, op.fields) if op.options else None
     tflite.OperatorStart(b)
@@ -283,7 +287,7 @@ def _operator(b, op: _Op) -> int:
     return tflite.OperatorEnd(b)
 
 
-def _options(b, name: str, fields: dict) -> int:
+def _options(b: flatbuffers.Builder, name: str, fields: dict) -> int:
     vectors = {k: _ints(b, v) for k, v in fields.items() if isinstance(v, (list, tuple))}
     vectors.update({k: b.CreateString(v) for k, v in fields.items() if isinstance(v, str)})
     getattr(tflite, f"{name}Start")(b)
@@ -292,7 +296,7 @@ def _options(b, name: str, fields: dict) -> int:
     return getattr(tflite, f"{name}End")(b)
 
 
-def _opcode(b, code: tuple) -> int:
+def _opcode(b: flatbuffers.Builder, code: tuple) -> int:
     builtin, custom, version = code
     custom_str = b.CreateString(custom) if custom is not None else None
     tflite.OperatorCodeStart(b)

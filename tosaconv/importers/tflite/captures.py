@@ -17,17 +17,21 @@ has computed is an error naming the subgraph, the tensor and the op.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Optional, Union
 
 from ...ir.graph import fresh_name
 from ...lowering.context import as_const
 from .reader import ConvertError
 
 if TYPE_CHECKING:
+    import numpy as np
+    from ...ir.graph import Value
+    from ...lowering.context import ShapeTensor
     from .context import TfliteContext
+    from .reader import Subgraph
 
 
-def free_keys(ctx: TfliteContext, sub) -> list:
+def free_keys(ctx: TfliteContext, sub: Subgraph) -> list:
     """Keys of the tensors ``sub`` reads (or returns) that it neither receives, computes nor holds as data."""
     produced = {o for op in sub.ops for o in op.outputs} | set(sub.inputs)
     used = [i for op in sub.ops for i in op.inputs] + list(sub.outputs)
@@ -40,7 +44,7 @@ def free_keys(ctx: TfliteContext, sub) -> list:
     return out
 
 
-def bind_free_tensors(ctx: TfliteContext, sub, caller: str):
+def bind_free_tensors(ctx: TfliteContext, sub: Subgraph, caller: str) -> None:
     """Give each free tensor of ``sub`` the value of the enclosing tensor of the same name."""
     for key in free_keys(ctx, sub):
         name = ctx.infos[key].name
@@ -52,7 +56,7 @@ def bind_free_tensors(ctx: TfliteContext, sub, caller: str):
         ctx.bind(key, held)
 
 
-def _own_value(ctx: TfliteContext, name: str):
+def _own_value(ctx: TfliteContext, name: str) -> Optional[Union[Value, ShapeTensor, np.ndarray]]:
     """What ``ctx``'s own tensor called ``name`` holds, when it has been computed (else None)."""
     for key, info in ctx.infos.items():
         if info.name == name and ctx.has(key):
@@ -60,7 +64,7 @@ def _own_value(ctx: TfliteContext, name: str):
     return None
 
 
-def outer_value(ctx: TfliteContext, name: str):
+def outer_value(ctx: TfliteContext, name: str) -> Optional[Union[Value, ShapeTensor, np.ndarray]]:
     """``name`` as an enclosing subgraph holds it, seen from ``ctx`` (captured when ``ctx`` is a region)."""
     enclosing = getattr(ctx, "enclosing", None)
     if enclosing is None:
@@ -73,7 +77,7 @@ def outer_value(ctx: TfliteContext, name: str):
     return _capture(ctx, enclosing, held)
 
 
-def _capture(ctx: TfliteContext, enclosing, held):
+def _capture(ctx: TfliteContext, enclosing: TfliteContext, held: Union[Value, ShapeTensor, np.ndarray]) -> Union[np.ndarray, Value]:
     """``held`` (of ``enclosing``) inside ``ctx``'s region: a copied constant, or a new region input."""
     c = as_const(held)
     if c is not None:

@@ -14,12 +14,17 @@ tensors.
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Optional, Union
+
 from ...ir.graph import Graph
 from ...lowering.context import LoweringContext, ShapeTensor  # noqa: F401  (re-exported for converters)
 from .reader import TfliteModel
 
+if TYPE_CHECKING:
+    from .reader import Subgraph, TensorInfo
 
-def tensor_keys(model) -> list:
+
+def tensor_keys(model: Union[TfliteModel, Subgraph]) -> list:
     """One unique key per tensor of ``model`` (a TfliteModel or a Subgraph)."""
     keys, seen = [], set()
     for t in model.tensors:
@@ -30,7 +35,7 @@ def tensor_keys(model) -> list:
 
 
 class TfliteContext(LoweringContext):
-    def __init__(self, graph: Graph, model: TfliteModel, sub=None):
+    def __init__(self, graph: Graph, model: TfliteModel, sub: Optional[Union[Subgraph, TfliteModel]] = None):
         super().__init__(graph)
         self.model = model
         self.sub = sub if sub is not None else (model.graphs[0] if model.graphs else model)
@@ -45,5 +50,5 @@ class TfliteContext(LoweringContext):
         self.init_mode = False        # converting a CALL_ONCE init subgraph (folded into initial values)
         self.once: set = set()        # init subgraphs already run by a CALL_ONCE (shared with children)
 
-    def info(self, key: str):
+    def info(self, key: str) -> TensorInfo:
         return self.infos[key]

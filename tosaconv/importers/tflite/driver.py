@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 from collections import OrderedDict
+from typing import TYPE_CHECKING, Sequence, Union
 
 from ...diagnostics import ConversionError, Diagnostic
 from ...ir.dtypes import DType
@@ -35,6 +36,10 @@ from .ops.variables import declare_variables
 from .subgraph import reachable_subgraphs
 from .int_io import declare_input, output_value
 from .int_io import plan as int_io_plan
+
+if TYPE_CHECKING:
+    from ...symbolic.expr import Dim
+    from .reader import OpInfo, Subgraph
 
 INPUT_TYPES = {"FLOAT32": DType.FP32, "FLOAT16": DType.FP16, "INT32": DType.INT32, "INT64": DType.INT32,
                "INT16": DType.INT16, "INT8": DType.INT8, "BOOL": DType.BOOL,
@@ -58,7 +63,7 @@ def import_tflite(path: str, npu_fast: bool = False, int_io: bool = False) -> Gr
     return graph
 
 
-def convert_ops(ctx: TfliteContext, ops):
+def convert_ops(ctx: TfliteContext, ops: Sequence[OpInfo]) -> None:
     """Convert ``ops`` in order in ``ctx`` (the main subgraph, or an IF/WHILE body's context); the edge
     QUANTIZEs that --int-io removes are skipped."""
     skip = ctx.int_io.bypass if ctx.int_io is not None else ()
@@ -95,7 +100,7 @@ def _load(path: str) -> TfliteModel:
             hint="check that the file is a complete .tflite flatbuffer (a truncated download fails like this)") from None
 
 
-def _check_supported(model: TfliteModel):
+def _check_supported(model: TfliteModel) -> None:
     missing: "OrderedDict[tuple, list]" = OrderedDict()
     for sub in _reachable(model):
         for op in sub.ops:
@@ -137,13 +142,13 @@ def _reachable(model: TfliteModel) -> list:
         raise ConversionError.one("E-MODEL-READ", str(e)) from None
 
 
-def quantized_op(model, op) -> bool:
+def quantized_op(model: Union[TfliteModel, Subgraph], op: OpInfo) -> bool:
     """Whether ``op`` reads or writes quantized (int8/uint8/int16 with a scale) tensors (``model``: a
     TfliteModel for its main subgraph, or the Subgraph holding ``op``)."""
     return any(i >= 0 and is_quantized(model.tensors[i]) for i in list(op.inputs) + list(op.outputs))
 
 
-def _declare_inputs(ctx: TfliteContext, model: TfliteModel):
+def _declare_inputs(ctx: TfliteContext, model: TfliteModel) -> None:
     for index in model.inputs:
         t = model.tensors[index]
         key = ctx.keys[index]
@@ -157,7 +162,7 @@ def _declare_inputs(ctx: TfliteContext, model: TfliteModel):
         declare_input(ctx, index, name)
 
 
-def _input_dim(ctx: TfliteContext, input_name: str, axis: int, d: int):
+def _input_dim(ctx: TfliteContext, input_name: str, axis: int, d: int) -> Dim:
     if d > 0:
         return d
     if d == 0:
@@ -167,7 +172,7 @@ def _input_dim(ctx: TfliteContext, input_name: str, axis: int, d: int):
     return ctx.graph.scope.declare(SymbolInfo(f"{input_name}.{axis}", origin, input_name=input_name, axis=axis))
 
 
-def _convert_op(ctx: TfliteContext, op):
+def _convert_op(ctx: TfliteContext, op: OpInfo) -> None:
     entry = resolve_custom(op.op_type) if op.custom else resolve(op.op_type, quantized_op(ctx.sub, op))
     loc = Location(op.op_type, "?", source="tflite")
     with converting(loc, ConvertError):
@@ -190,7 +195,7 @@ _INPUT_RANKS = {"CONV_2D": (4, 4), "DEPTHWISE_CONV_2D": (4, 4), "TRANSPOSE_CONV"
                 "DEPTH_TO_SPACE": (4,)}
 
 
-def _check_ranks(ctx: TfliteContext, node) -> None:
+def _check_ranks(ctx: TfliteContext, node: OpReader) -> None:
     """Operands of the wrong rank for their op are a model error, before a converter indexes their dims.
     The rank is the IR value's where one exists (a damaged file may declare another than its producer makes)."""
     for i, rank in enumerate(_INPUT_RANKS.get(node.op_type, ())):
@@ -205,7 +210,7 @@ def _check_ranks(ctx: TfliteContext, node) -> None:
             raise ConvertError(f"{node.op_type} input {i} ('{info.name}') has rank {have}; the op takes rank {rank}")
 
 
-def _set_outputs(ctx: TfliteContext, model: TfliteModel):
+def _set_outputs(ctx: TfliteContext, model: TfliteModel) -> None:
     values, names = [], []
     with ctx.b.at(Location("output", "graph outputs", source="tflite")):
         for index in model.outputs:

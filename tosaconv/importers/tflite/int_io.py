@@ -22,7 +22,7 @@ and zero point is recorded on the graph, with or without ``--int-io``.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Optional, Union
 
 from ...ir.location import Location
 from ..int_io import float_input, float_output, mixed_input, refuse, retype_input, signed_edge
@@ -31,7 +31,10 @@ from .qmath import signed_input, to_unsigned
 from .quant import QUANT_TYPES, is_quantized, scale, unsigned, zero_point
 
 if TYPE_CHECKING:
+    from ...ir.graph import Value
     from .context import TfliteContext
+    from .reader import TfliteModel
+    from .reader import OpInfo, Subgraph, TensorInfo
 
 SOURCE = "tflite"
 FLOATS = ("FLOAT32", "FLOAT16")
@@ -46,19 +49,19 @@ class Plan:
     bypass: set = field(default_factory=set)       # indices of main-subgraph ops not converted
 
 
-def _is(op, op_type: str) -> bool:
+def _is(op: Optional[OpInfo], op_type: str) -> bool:
     return op is not None and not op.custom and op.op_type == op_type
 
 
-def _per_tensor(info) -> bool:
+def _per_tensor(info: TensorInfo) -> bool:
     return is_quantized(info) and not info.quant.per_channel and info.data is None
 
 
-def _dtype(info) -> str:
+def _dtype(info: TensorInfo) -> str:
     return info.type_name.lower()
 
 
-def plan(model, names: dict) -> Plan:
+def plan(model: TfliteModel, names: dict) -> Plan:
     """The edges of ``model``'s main subgraph that ``--int-io`` makes integer (``names``: tensor index ->
     the program's name for each input and output); every edge it cannot is refused in one error."""
     sub, out, problems = model.graphs[0] if model.graphs else model, Plan(), []
@@ -70,7 +73,7 @@ def plan(model, names: dict) -> Plan:
     return out
 
 
-def _plan_input(sub, index: int, name: str, out: Plan) -> list:
+def _plan_input(sub: Union[Subgraph, TfliteModel], index: int, name: str, out: Plan) -> list:
     t = sub.tensors[index]
     readers = [op for op in sub.ops if index in op.inputs]
     quantizes = [op for op in readers if _is(op, "QUANTIZE") and _per_tensor(sub.tensors[op.outputs[0]])]
@@ -85,7 +88,7 @@ def _plan_input(sub, index: int, name: str, out: Plan) -> list:
     return [float_input(name, _dtype(t), "QUANTIZE", SOURCE)] if t.type_name in FLOATS else []
 
 
-def _plan_output(sub, index: int, name: str, out: Plan) -> list:
+def _plan_output(sub: Union[Subgraph, TfliteModel], index: int, name: str, out: Plan) -> list:
     t = sub.tensors[index]
     p = next((op for op in sub.ops if index in op.outputs), None)
     source = sub.tensors[p.inputs[0]] if p is not None and p.inputs else None
@@ -96,13 +99,13 @@ def _plan_output(sub, index: int, name: str, out: Plan) -> list:
     return [float_output(name, _dtype(t), "DEQUANTIZE", SOURCE)] if t.type_name in FLOATS else []
 
 
-def _edge(info, source_dtype: str, signed: bool) -> EdgeQuant:
+def _edge(info: TensorInfo, source_dtype: str, signed: bool) -> EdgeQuant:
     if signed:
         return signed_edge(scale(info), zero_point(info), source_dtype, 128 if unsigned(info) else 0)
     return EdgeQuant(scale(info), zero_point(info), source_dtype, unsigned(info))
 
 
-def declare_input(ctx: TfliteContext, index: int, name: str):
+def declare_input(ctx: TfliteContext, index: int, name: str) -> None:
     """Record graph input ``index``'s quantization; with ``--int-io``, make it the signed integer
     tensor the model quantizes it to (its QUANTIZE is then skipped)."""
     t, q = ctx.sub.tensors[index], ctx.int_io.inputs.get(index) if ctx.int_io else None
@@ -120,7 +123,7 @@ def declare_input(ctx: TfliteContext, index: int, name: str):
     ctx.graph.input_quant[name] = _edge(info, _dtype(t), signed=True)
 
 
-def output_value(ctx: TfliteContext, index: int, name: str, v):
+def output_value(ctx: TfliteContext, index: int, name: str, v: Value) -> Value:
     """The value of graph output ``index`` (``v``, or with ``--int-io`` the signed integer tensor its
     DEQUANTIZE or uint8 QUANTIZE reads), its quantization recorded."""
     t, p = ctx.sub.tensors[index], ctx.int_io.outputs.get(index) if ctx.int_io else None

@@ -9,6 +9,7 @@ optional input given as -1).
 from __future__ import annotations
 
 import functools
+from typing import Any, Optional, Union
 
 import flatbuffers
 import numpy as np
@@ -22,7 +23,7 @@ _OPTION_TYPES = {v: k for k, v in vars(tflite.BuiltinOptions).items() if not k.s
 
 
 @functools.lru_cache(maxsize=None)
-def _empty_table(options: str):
+def _empty_table(options: str) -> object:
     """A default-valued options table of class ``options`` (every field absent)."""
     b = flatbuffers.Builder(16)
     getattr(tflite, f"{options}Start")(b)
@@ -41,7 +42,7 @@ class _Operands(list):
         super().__init__(items)
         self.op_type, self.what = op_type, what
 
-    def __getitem__(self, i):
+    def __getitem__(self, i: Union[int, slice]) -> Any:
         if isinstance(i, slice) and i.stop is not None and i.stop > len(self):   # [:3] means three operands
             raise ConvertError(f"{self.op_type} has {len(self)} {self.what}s; it needs at least {i.stop} "
                                "(the operator has too few operands for its type)")
@@ -74,11 +75,11 @@ class OpReader:
     def version(self) -> int:
         return self.info.version
 
-    def input(self, i: int):
+    def input(self, i: int) -> Optional[str]:
         """Key of input ``i``, or None when absent or left out (-1)."""
         return self.inputs[i] if i < len(self.inputs) else None
 
-    def opt(self, field: str):
+    def opt(self, field: str) -> Any:
         if self._options is None:
             raise ConvertError(f"{self.op_type} has no options table to read '{field}' from")
         vector = getattr(self._options, f"{field}AsNumpy", None)
@@ -91,7 +92,7 @@ class OpReader:
                                "must be at least 1")
         return value
 
-    def _read_options(self, options: str | None):
+    def _read_options(self, options: str | None) -> Optional[object]:
         if options is None:
             return None
         table = self.info.options

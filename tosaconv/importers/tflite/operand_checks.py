@@ -18,7 +18,10 @@ Only static shapes are compared; a symbolic dim is never refused here.
 """
 from __future__ import annotations
 
-from typing import NamedTuple, Optional
+from typing import TYPE_CHECKING, NamedTuple, Optional
+
+if TYPE_CHECKING:
+    from .reader import OpInfo
 
 
 class Weights(NamedTuple):
@@ -49,18 +52,18 @@ WEIGHTS = {
 MIN_INPUTS = {"PACK": 1, "CONCATENATION": 1, "ADD_N": 1}
 
 
-def operand_problem(op, tensors: list) -> Optional[str]:
+def operand_problem(op: OpInfo, tensors: list) -> Optional[str]:
     """Why ``op``'s operands break a fact LiteRT checks, or None."""
     return _count_problem(op) or _type_problem(op, tensors) or _weights_problem(op, tensors)
 
 
-def _count_problem(op) -> Optional[str]:
+def _count_problem(op: OpInfo) -> Optional[str]:
     need = MIN_INPUTS.get(op.op_type, 0)
     given = sum(1 for i in op.inputs if i >= 0)
     return f"it has {given} inputs; it needs at least {need}" if given < need else None
 
 
-def _type_problem(op, tensors: list) -> Optional[str]:
+def _type_problem(op: OpInfo, tensors: list) -> Optional[str]:
     if op.op_type not in SAME_TYPE:
         return None
     where = SAME_TYPE[op.op_type]
@@ -73,7 +76,7 @@ def _type_problem(op, tensors: list) -> Optional[str]:
     return f"its operands must share one element type, but they are {listed}"
 
 
-def _weights_problem(op, tensors: list) -> Optional[str]:
+def _weights_problem(op: OpInfo, tensors: list) -> Optional[str]:
     spec = WEIGHTS.get(op.op_type)
     if spec is None or len(op.inputs) <= spec.filter or op.inputs[spec.filter] < 0:
         return None

@@ -19,7 +19,7 @@ input and the output carry *different* scales or zero points varies by kernel
 from __future__ import annotations
 
 import functools
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable, Optional, Sequence
 
 import numpy as np
 
@@ -28,16 +28,19 @@ from .reader import ConvertError
 
 if TYPE_CHECKING:
     from ...ir.graph import Value
+    from ...lowering.context import Converted
     from .context import TfliteContext
+    from .node import OpReader
+    from .reader import TensorInfo
 
 
-def _params(info) -> tuple:
+def _params(info: TensorInfo) -> tuple:
     p = info.quant
     return (tuple(np.asarray(p.scale, np.float32).reshape(-1).tolist()),
             tuple(np.asarray(p.zero_point, np.int64).reshape(-1).tolist()))
 
 
-def same_quant(node, inputs=(0,)):
+def same_quant(node: OpReader, inputs: Optional[Sequence[int]] = (0,)) -> None:
     """Refuse ``node`` unless its quantized ``inputs`` (indices; None: every input) and outputs share one
     scale and zero point, as the TFLite kernels listed in the module docstring require."""
     picked = range(len(node.inputs)) if inputs is None else inputs
@@ -56,11 +59,11 @@ def same_quant(node, inputs=(0,)):
                 "model too); give both the same quantization or requantize with QUANTIZE first")
 
 
-def keeps_quant(fn=None, *, inputs=(0,)):
+def keeps_quant(fn: Optional[Callable] = None, *, inputs: Optional[Sequence[int]] = (0,)) -> Callable:
     """Decorate a converter so that it first checks :func:`same_quant` (a no-op for float models)."""
-    def wrap(convert):
+    def wrap(convert: Callable[[TfliteContext, OpReader], Converted]) -> Callable[[TfliteContext, OpReader], Value]:
         @functools.wraps(convert)
-        def checked(ctx: TfliteContext, node) -> Value:
+        def checked(ctx: TfliteContext, node: OpReader) -> Value:
             same_quant(node, inputs)
             return convert(ctx, node)
         return checked

@@ -26,7 +26,7 @@ TFLite's 8/16-bit kernels share a few patterns, each written once here:
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Optional, Sequence, Union
 
 import numpy as np
 
@@ -41,6 +41,9 @@ from .schema import tflite
 if TYPE_CHECKING:
     from ...ir.graph import Value
     from .context import TfliteContext
+    from numpy.typing import ArrayLike
+    from .node import OpReader
+    from .reader import TensorInfo
 
 F32 = np.float32
 ACT = tflite.ActivationFunctionType
@@ -56,13 +59,13 @@ def f64_ratio(a: float, b: float) -> float:
     return float(np.float64(F32(a)) / np.float64(F32(b)))
 
 
-def round_away(x) -> np.ndarray:
+def round_away(x: ArrayLike) -> np.ndarray:
     """TfLiteRound / std::round: half away from zero (in float64, so that ``x + 0.5`` is exact)."""
     x = np.asarray(x, dtype=np.float64)
     return np.sign(x) * np.floor(np.abs(x) + 0.5)
 
 
-def signed_input(ctx: TfliteContext, x, info) -> tuple:
+def signed_input(ctx: TfliteContext, x: Value, info: TensorInfo) -> tuple:
     """``(value, zero point)`` of quantized ``x`` in signed storage: uint8 becomes int8 ``q - 128``.
 
     TOSA lets only an int8/int16 RESCALE read unsigned data, so uint8 goes through int8 first."""
@@ -71,12 +74,12 @@ def signed_input(ctx: TfliteContext, x, info) -> tuple:
     return identity_rescale(ctx, x, DType.INT8, input_zp=128, input_unsigned=True), zero_point(info) - 128
 
 
-def to_unsigned(ctx: TfliteContext, y) -> Value:
+def to_unsigned(ctx: TfliteContext, y: Value) -> Value:
     """int8 ``y`` holding ``q - 128`` as uint8 ``q`` (its int8 storage bits)."""
     return identity_rescale(ctx, y, DType.INT8, output_zp=128, output_unsigned=True)
 
 
-def shifted_int32(ctx: TfliteContext, x, info, left_shift: int = 0):
+def shifted_int32(ctx: TfliteContext, x: Value, info: TensorInfo, left_shift: int = 0) -> Value:
     """``(q - zp) << left_shift`` of quantized ``x`` as int32 (exact)."""
     x, zp = signed_input(ctx, x, info)
     lo, hi = value_range(info)
@@ -90,12 +93,12 @@ def shifted_int32(ctx: TfliteContext, x, info, left_shift: int = 0):
     return ctx.b.emit(Op.MUL, v, ctx.b.scalar_like(1 << left_shift, v.type), attrs=A.MulAttrs(0))
 
 
-def scale_int32(ctx: TfliteContext, acc, real: float) -> Value:
+def scale_int32(ctx: TfliteContext, acc: Value, real: float) -> Value:
     """int32 ``acc`` times ``real`` rounded as MultiplyByQuantizedMultiplier (DOUBLE_ROUND), int32 out."""
     return rescale(ctx, acc, real, DType.INT32)
 
 
-def quantize_value(info, f: float) -> int:
+def quantize_value(info: TensorInfo, f: float) -> int:
     """kernel_util.cc ``Quantize``: ``zp + TfLiteRound(f / scale)`` with the division in float32."""
     q = round_away(F32(f) / F32(scale(info)))
     if not np.isfinite(q) or abs(q) > 2 ** 31 - 1:
@@ -107,7 +110,7 @@ _ACT_RANGES = {ACT.NONE: (None, None), ACT.RELU: (0.0, None), ACT.RELU6: (0.0, 6
                ACT.RELU_N1_TO_1: (-1.0, 1.0)}
 
 
-def activation_bounds(info, act: int) -> tuple:
+def activation_bounds(info: TensorInfo, act: int) -> tuple:
     """CalculateActivationRangeQuantized: the (lo, hi) integer clamp of a fused activation on ``info``.
 
     TANH and SIGN_BIT have no bounds there (TFLite's quantized kernels apply nothing for them)."""
@@ -120,7 +123,7 @@ def activation_bounds(info, act: int) -> tuple:
     return lo, hi
 
 
-def requantize_out(ctx: TfliteContext, acc, real, info, bounds=None):
+def requantize_out(ctx: TfliteContext, acc: Value, real: Union[float, Sequence[float], np.ndarray], info: TensorInfo, bounds: Optional[tuple[int, int]] = None) -> Value:
     """``clamp(MultiplyByQuantizedMultiplier(acc, real) + zp, lo, hi)`` in output ``info``'s storage.
 
     ``bounds`` (lo, hi) are in the stored domain (0..255 for uint8); None means the type's range.
@@ -136,7 +139,7 @@ def requantize_out(ctx: TfliteContext, acc, real, info, bounds=None):
     return to_unsigned(ctx, y) if shift else y
 
 
-def same_types(node, n_inputs: int = 2, types=("INT8", "UINT8", "INT16")) -> str:
+def same_types(node: OpReader, n_inputs: int = 2, types: Sequence[str] = ("INT8", "UINT8", "INT16")) -> str:
     """The one storage type of a quantized op's first ``n_inputs`` inputs and output, or a ConvertError."""
     infos = list(node.input_infos[:n_inputs]) + [node.output_infos[0]]
     names = {i.type_name for i in infos if i is not None}
@@ -150,7 +153,7 @@ def same_types(node, n_inputs: int = 2, types=("INT8", "UINT8", "INT16")) -> str
     return name
 
 
-def qtensor(ctx: TfliteContext, node, i: int) -> Value:
+def qtensor(ctx: TfliteContext, node: OpReader, i: int) -> Value:
     """Quantized input ``i`` as an IR value; a uint8 constant becomes int8 storage holding the same bits."""
     key = node.inputs[i]
     c = ctx.const(key)
@@ -159,7 +162,7 @@ def qtensor(ctx: TfliteContext, node, i: int) -> Value:
     return ctx.tensor(key)
 
 
-def fit_rescale_input(ctx: TfliteContext, acc: Value, reals, max_abs: int = (1 << 31) - 1):
+def fit_rescale_input(ctx: TfliteContext, acc: Value, reals: Union[float, Sequence[float], np.ndarray], max_abs: int = (1 << 31) - 1) -> Value:
     """Clamp int32 ``acc`` (at most ``max_abs`` in magnitude) into apply_scale_32's bound for ``reals``
     (one multiplier, or one per channel along the last axis).
 

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import functools
 import math
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable, Optional
 
 import numpy as np
 
@@ -39,14 +39,17 @@ from ...lowering.tables import int8_table
 from .quant import RANGES, unsigned
 
 if TYPE_CHECKING:
+    import ctypes
+    from numpy.typing import ArrayLike
     from ...ir.graph import Value
     from .context import TfliteContext
+    from .reader import TensorInfo
 
 I32_MIN = -(1 << 31)
 
 
 @functools.lru_cache(maxsize=None)
-def _libm():
+def _libm() -> Optional[ctypes.CDLL]:
     """The C math library, loaded on the first table that needs it. The process (CPython links
     libm) usually has it already; ``find_library`` spawns ``ldconfig``, so it is the last resort.
     ctypes itself is imported here too: a conversion without such a table never loads it (issue 13)."""
@@ -63,7 +66,7 @@ def _libm():
     return ctypes.CDLL(name) if name else None
 
 
-def libm(name: str, values) -> np.ndarray:
+def libm(name: str, values: ArrayLike) -> np.ndarray:
     """The C library's float function ``name`` (``expf``, ``tanhf``...) of each float32 value."""
     lib = _libm()
     values = np.asarray(values, dtype=np.float32)
@@ -75,13 +78,13 @@ def libm(name: str, values) -> np.ndarray:
     return np.array([fn(float(v)) for v in values.reshape(-1)], dtype=np.float32).reshape(values.shape)
 
 
-def round_half_away(x) -> np.ndarray:
+def round_half_away(x: ArrayLike) -> np.ndarray:
     """C's ``round``/``TfLiteRound`` of float32 values (halves away from zero), as float32."""
     x64 = np.asarray(x, dtype=np.float32).astype(np.float64)
     return (np.sign(x64) * np.floor(np.abs(x64) + 0.5)).astype(np.float32)
 
 
-def float_to_int32(x) -> np.ndarray:
+def float_to_int32(x: ArrayLike) -> np.ndarray:
     """``static_cast<int32_t>(float)`` followed by LiteRT's clamp: truncation, saturating out of range."""
     x64 = np.asarray(x, dtype=np.float32).astype(np.float64)
     if np.isnan(x64).any():   # C's cast of NaN is undefined: no integer table entry would be right
@@ -91,13 +94,13 @@ def float_to_int32(x) -> np.ndarray:
     return np.trunc(np.clip(x64, float(I32_MIN), -float(I32_MIN) - 1)).astype(np.int64)
 
 
-def tflite_values(info) -> np.ndarray:
+def tflite_values(info: TensorInfo) -> np.ndarray:
     """The 256 TFLite values of an 8-bit tensor in TOSA TABLE order (storage -128..127)."""
     stored = np.arange(-128, 128, dtype=np.int64)
     return stored & 0xFF if unsigned(info) else stored
 
 
-def lut_populate_int8(transform, in_scale: float, in_zp: int, out_scale: float, out_zp: int, values,
+def lut_populate_int8(transform: Callable[[np.ndarray], ArrayLike], in_scale: float, in_zp: int, out_scale: float, out_zp: int, values: np.ndarray,
                       out_range: tuple) -> np.ndarray:
     """TFLite's ``LUTPopulateInt8`` for the TFLite input ``values``; returns the int output values."""
     dequantized = np.float32(in_scale) * (values - in_zp).astype(np.float32)
@@ -108,6 +111,6 @@ def lut_populate_int8(transform, in_scale: float, in_zp: int, out_scale: float, 
     return np.clip(quantized, *out_range)
 
 
-def emit_int8_table(ctx: TfliteContext, x, out_info, entries) -> Value:
+def emit_int8_table(ctx: TfliteContext, x: Value, out_info: TensorInfo, entries: np.ndarray) -> Value:
     """One TOSA TABLE on int8 storage ``x``; ``entries`` are output values in TABLE order."""
     return int8_table(ctx, x, entries, RANGES[out_info.type_name])

@@ -36,7 +36,7 @@ TFLite kernel it follows.
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Optional
+from typing import TYPE_CHECKING, Optional, Sequence, Union
 
 import numpy as np
 
@@ -120,7 +120,7 @@ def tosa_multiplier(real: float) -> tuple:
     return multiplier, shift
 
 
-def rescale(ctx: TfliteContext, x: Value, reals, out_dtype: DType, *, input_zp: int = 0, output_zp: int = 0,
+def rescale(ctx: TfliteContext, x: Value, reals: Union[float, Sequence[float], np.ndarray], out_dtype: DType, *, input_zp: int = 0, output_zp: int = 0,
             input_unsigned: bool = False, output_unsigned: bool = False, rounding: str = "DOUBLE_ROUND") -> Value:
     """One RESCALE of ``x`` by ``reals`` (a real multiplier, or one per channel on the last axis).
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 import functools
 import struct
 from dataclasses import dataclass, field
-from typing import Optional
+from typing import TYPE_CHECKING, Optional, Union
 
 import numpy as np
 
@@ -28,6 +28,9 @@ from ...lowering.errors import ConvertError  # noqa: F401  (one error type for e
 from .operand_checks import operand_problem
 from .schema import tflite
 from .sparse import SparseError, densify
+
+if TYPE_CHECKING:
+    import flatbuffers.table
 
 BUILTIN_OPCODE2NAME = tflite.utils.BUILTIN_OPCODE2NAME
 
@@ -140,7 +143,7 @@ def _read(data: bytes) -> TfliteModel:
     return result
 
 
-def _subgraph(sg, k: int, buffers: list, codes: list) -> Subgraph:
+def _subgraph(sg: tflite.SubGraph, k: int, buffers: list, codes: list) -> Subgraph:
     tensors = [_tensor(sg.Tensors(i), i, buffers) for i in range(sg.TensorsLength())]
     ops = [_op(sg.Operators(i), i, codes) for i in range(sg.OperatorsLength())]
     inputs = [int(i) for i in _ints(sg.InputsAsNumpy())]
@@ -176,12 +179,12 @@ def _fill_empty_constants(tensors: list, ops: list, inputs: list) -> None:
             t.data = np.zeros(t.shape, NUMPY_TYPES[t.type])
 
 
-def _ints(arr) -> np.ndarray:
+def _ints(arr: Union[np.ndarray, int]) -> np.ndarray:
     """A flatbuffers int vector (the generated code returns 0 for an absent vector)."""
     return np.zeros((0,), np.int32) if isinstance(arr, int) else arr
 
 
-def _buffer(buf, data: bytes) -> Optional[np.ndarray]:
+def _buffer(buf: tflite.Buffer, data: bytes) -> Optional[np.ndarray]:
     """The bytes of one buffer: a view into the file (inline, or at an offset for >2 GB models)."""
     if buf is None:
         return None
@@ -195,7 +198,7 @@ def _buffer(buf, data: bytes) -> Optional[np.ndarray]:
     return buf.DataAsNumpy()
 
 
-def _opcode(code) -> tuple:
+def _opcode(code: tflite.OperatorCode) -> tuple:
     builtin = max(code.BuiltinCode(), code.DeprecatedBuiltinCode())
     if builtin == CUSTOM:
         custom = code.CustomCode()
@@ -203,7 +206,7 @@ def _opcode(code) -> tuple:
     return (BUILTIN_OPCODE2NAME.get(builtin, f"BUILTIN_{builtin}"), False, code.Version())
 
 
-def _tensor(t, index: int, buffers: list) -> TensorInfo:
+def _tensor(t: tflite.Tensor, index: int, buffers: list) -> TensorInfo:
     name = (t.Name() or b"").decode("utf-8", errors="replace") or f"tensor_{index}"
     shape = tuple(int(d) for d in _ints(t.ShapeAsNumpy()))
     signature = None if t.ShapeSignatureIsNone() else tuple(int(d) for d in _ints(t.ShapeSignatureAsNumpy()))
@@ -233,7 +236,7 @@ def _check_zero_points(info: TensorInfo) -> None:
                              f"{limits.min}..{limits.max}")
 
 
-def _typed_data(info: TensorInfo, raw: np.ndarray, sparsity) -> np.ndarray:
+def _typed_data(info: TensorInfo, raw: np.ndarray, sparsity: Optional[tflite.SparsityParameters]) -> np.ndarray:
     if info.type not in NUMPY_TYPES:
         raise ModelReadError(f"constant tensor '{info.name}' has type {info.type_name}, which tosaconv cannot read")
     dtype = np.dtype(NUMPY_TYPES[info.type])
@@ -248,7 +251,7 @@ def _typed_data(info: TensorInfo, raw: np.ndarray, sparsity) -> np.ndarray:
     return values.reshape(info.shape)
 
 
-def _quant(q) -> Optional[QuantParams]:
+def _quant(q: Optional[tflite.QuantizationParameters]) -> Optional[QuantParams]:
     if q is None or q.ScaleIsNone() or q.ScaleLength() == 0:
         return None
     scale = np.asarray(q.ScaleAsNumpy(), np.float32)
@@ -262,7 +265,7 @@ def _quant(q) -> Optional[QuantParams]:
     return QuantParams(scale, zp, q.QuantizedDimension())
 
 
-def _op(op, index: int, codes: list) -> OpInfo:
+def _op(op: tflite.Operator, index: int, codes: list) -> OpInfo:
     idx = op.OpcodeIndex()
     if not 0 <= idx < len(codes):
         raise ModelReadError(f"operator {index} uses opcode index {idx}, but the model has {len(codes)} codes")
@@ -278,7 +281,7 @@ def _op(op, index: int, codes: list) -> OpInfo:
     return OpInfo(index, name, custom, version, inputs, outputs, options, options_type)
 
 
-def _probe_options(table, options_type: int) -> None:
+def _probe_options(table: Optional[flatbuffers.table.Table], options_type: int) -> None:
     """Read every field of an operator's options once, so a table reaching outside the file fails
     here (struct.error, caught by read_model) and not in a converter."""
     name = _OPTION_NAMES.get(options_type)
@@ -308,7 +311,7 @@ def _option_fields(name: str) -> tuple:
 _OPTION_NAMES = {v: k for k, v in vars(tflite.BuiltinOptions).items() if not k.startswith("_")}
 
 
-def _read_signature(model, result: TfliteModel):
+def _read_signature(model: tflite.Model, result: TfliteModel) -> None:
     """Names from the first signature def whose subgraph is the main one."""
     for i in range(model.SignatureDefsLength()):
         sig = model.SignatureDefs(i)

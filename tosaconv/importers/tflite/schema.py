@@ -26,6 +26,7 @@ import importlib.util
 import os
 import sys
 import types
+from typing import Any, Optional
 
 PACKAGE = "tflite"
 
@@ -36,7 +37,7 @@ class LazySchemaPackage(types.ModuleType):
     _modules: frozenset = frozenset()   # the generated modules' names (file stems)
     _complete: bool = False              # the real __init__ has run
 
-    def __setattr__(self, name: str, value) -> None:
+    def __setattr__(self, name: str, value: object) -> None:
         # the import system binds every imported submodule to its package: bind its names as __init__ would
         super().__setattr__(name, value)
         if isinstance(value, types.ModuleType) and value.__name__ == f"{PACKAGE}.{name}" and not self._complete:
@@ -47,7 +48,7 @@ class LazySchemaPackage(types.ModuleType):
             if not key.startswith("_") and (key.startswith(name) or name == "utils"):
                 super().__setattr__(key, item)
 
-    def __getattr__(self, name: str):
+    def __getattr__(self, name: str) -> Any:
         if name.startswith("__") or self._complete:
             return self._complete_package(name)
         stem = name if name in self._modules else _longest_prefix(name, self._modules)
@@ -62,7 +63,7 @@ class LazySchemaPackage(types.ModuleType):
             self._run_init()
         return super().__dir__()
 
-    def _complete_package(self, name: str):
+    def _complete_package(self, name: str) -> Any:
         if not self._complete:
             self._run_init()
         try:
@@ -75,7 +76,7 @@ class LazySchemaPackage(types.ModuleType):
         self.__spec__.loader.exec_module(self)
 
 
-def _longest_prefix(name: str, stems: frozenset):
+def _longest_prefix(name: str, stems: frozenset) -> Optional[str]:
     best = None
     for stem in stems:
         if name.startswith(stem) and (best is None or len(stem) > len(best)):

@@ -13,16 +13,21 @@ the model builder: a sparse level keeps a child when its subtree holds a non-zer
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Optional, Sequence
+
 import numpy as np
 
 from .schema import tflite
+
+if TYPE_CHECKING:
+    import flatbuffers.table
 
 
 class SparseError(ValueError):
     """Sparsity parameters that do not describe the tensor."""
 
 
-def _index_vector(kind: int, table) -> np.ndarray:
+def _index_vector(kind: int, table: Optional[flatbuffers.table.Table]) -> np.ndarray:
     if table is None or kind == tflite.SparseIndexVector.NONE:
         return np.zeros((0,), np.int64)
     cls = {tflite.SparseIndexVector.Int32Vector: tflite.Int32Vector,
@@ -34,7 +39,7 @@ def _index_vector(kind: int, table) -> np.ndarray:
     return np.zeros((0,), np.int64) if isinstance(values, int) else values.astype(np.int64)
 
 
-def densify(values: np.ndarray, shape: tuple, sparsity, name: str) -> np.ndarray:
+def densify(values: np.ndarray, shape: tuple, sparsity: tflite.SparsityParameters, name: str) -> np.ndarray:
     rank = len(shape)
     order = [int(x) for x in np.atleast_1d(sparsity.TraversalOrderAsNumpy())] \
         if not sparsity.TraversalOrderIsNone() else list(range(rank))
@@ -58,7 +63,7 @@ def densify(values: np.ndarray, shape: tuple, sparsity, name: str) -> np.ndarray
     return out
 
 
-def _leaves(levels, order, name: str) -> tuple:
+def _leaves(levels: Sequence[tflite.DimensionMetadata], order: Sequence[int], name: str) -> tuple:
     """Every leaf of the level tree, level by level in numpy: (its value position, its coordinate per
     blocked dim). A DENSE level numbers child ``i`` of parent ``p`` as ``p * size + i``, a SPARSE_CSR level
     as its position ``k`` in ``array_indices``."""
@@ -85,7 +90,7 @@ def _leaves(levels, order, name: str) -> tuple:
     return nodes, coords
 
 
-def encode(dense: np.ndarray, formats, order=None, blocks=()):
+def encode(dense: np.ndarray, formats: Sequence[str], order: Optional[Sequence[int]] = None, blocks: Sequence[tuple[int, int]] = ()) -> tuple:
     """``dense`` in TFLite's sparse form: ``(values, levels)``, one level per entry of ``formats``
     ("DENSE" or "CSR") in traversal ``order``; ``blocks`` lists ``(dim, block size)``. A DENSE level is
     ``("DENSE", size)``, a CSR level ``("CSR", segments, indices)``."""
@@ -101,7 +106,7 @@ def encode(dense: np.ndarray, formats, order=None, blocks=()):
     levels = [["DENSE", tree.shape[i]] if f == "DENSE" else ["CSR", [0], []] for i, f in enumerate(formats)]
     values: list = []
 
-    def visit(level: int, sub: np.ndarray):
+    def visit(level: int, sub: np.ndarray) -> None:
         if level == len(levels):
             values.append(sub)
             return

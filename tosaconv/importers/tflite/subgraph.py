@@ -22,12 +22,18 @@ operands.
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Union
+
 from ...ir.graph import fresh_name
 from ...lowering.control import bool_scalar
 from .captures import bind_free_tensors
 from .context import TfliteContext
 from .node import OpReader
 from .reader import ConvertError
+
+if TYPE_CHECKING:
+    from ...ir.graph import Graph
+    from .reader import OpInfo, Subgraph, TfliteModel
 
 # op -> (options table, the fields naming the subgraphs it calls)
 CALLED = {
@@ -37,7 +43,7 @@ CALLED = {
 }
 
 
-def called_subgraphs(model, sub, op) -> list:
+def called_subgraphs(model: TfliteModel, sub: Union[Subgraph, TfliteModel], op: OpInfo) -> list:
     """The Subgraphs ``op`` (of subgraph ``sub``) calls, in option order (none for most ops)."""
     if op.custom or op.op_type not in CALLED:
         return []
@@ -53,7 +59,7 @@ def called_subgraphs(model, sub, op) -> list:
     return out
 
 
-def reachable_subgraphs(model) -> list:
+def reachable_subgraphs(model: TfliteModel) -> list:
     """The main subgraph and every subgraph reached from it through IF, WHILE and CALL_ONCE."""
     if not model.graphs:
         return [model]
@@ -67,7 +73,7 @@ def reachable_subgraphs(model) -> list:
     return order
 
 
-def _child(parent: TfliteContext, sub, graph) -> TfliteContext:
+def _child(parent: TfliteContext, sub: Subgraph, graph: Graph) -> TfliteContext:
     ctx = TfliteContext(graph, parent.model, sub)
     ctx.custom_options = getattr(parent, "custom_options", {})
     ctx.variables, ctx.once = parent.variables, parent.once
@@ -77,7 +83,7 @@ def _child(parent: TfliteContext, sub, graph) -> TfliteContext:
     return ctx
 
 
-def inline_subgraph(parent: TfliteContext, sub, operands: list) -> list:
+def inline_subgraph(parent: TfliteContext, sub: Subgraph, operands: list) -> list:
     """Convert ``sub`` into the caller's graph with its inputs holding the caller's ``operands`` (keys);
     what each of its outputs holds (Value, ShapeTensor or numpy constant)."""
     from .driver import convert_ops   # the driver imports the converters, which import this module
@@ -92,7 +98,7 @@ def inline_subgraph(parent: TfliteContext, sub, operands: list) -> list:
     return [ctx.lookup(ctx.keys[o]) for o in sub.outputs]
 
 
-def region_subgraph(parent: TfliteContext, sub, types: list, name: str, condition: bool = False) -> TfliteContext:
+def region_subgraph(parent: TfliteContext, sub: Subgraph, types: list, name: str, condition: bool = False) -> TfliteContext:
     """Convert ``sub`` into a new region graph whose inputs have ``types``, then the values it captures;
     returns its context (``.graph`` has its outputs set to the subgraph's outputs, as tensors; with
     ``condition``, its one output must be a one-element bool and is returned as the rank-0 tensor
@@ -121,7 +127,7 @@ def _caller(parent: TfliteContext) -> str:
     return f"{loc.op_type} '{loc.name}'" if loc is not None and loc.op_type else "its caller"
 
 
-def _check_arity(sub, operands: list):
+def _check_arity(sub: Subgraph, operands: list) -> None:
     if len(sub.inputs) != len(operands):
         raise ConvertError(f"subgraph '{sub.name}' takes {len(sub.inputs)} inputs, but the op passes "
                            f"{len(operands)}")

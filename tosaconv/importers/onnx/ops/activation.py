@@ -39,7 +39,7 @@ def _x(ctx: ImportContext, node: NodeReader) -> Value:
     return ctx.tensor(node.inputs[0])
 
 
-def _c(ctx: ImportContext, value, x: Value):
+def _c(ctx: ImportContext, value: float, x: Value) -> Value:
     """A constant of x's type, ready to broadcast against x."""
     return ctx.b.scalar_like(value, x.type)
 
@@ -52,11 +52,11 @@ def _sub(ctx: ImportContext, a: Value, b: Value) -> Value:
     return ctx.b.emit(Op.SUB, a, b)
 
 
-def _select(ctx: ImportContext, cond, a: Value, b: Value) -> Value:
+def _select(ctx: ImportContext, cond: Value, a: Value, b: Value) -> Value:
     return ctx.b.emit(Op.SELECT, cond, a, b)
 
 
-def _positive(ctx: ImportContext, x):
+def _positive(ctx: ImportContext, x: Value) -> Value:
     return compare(ctx, Op.GREATER, x, _c(ctx, 0, x))
 
 
@@ -209,7 +209,7 @@ def convert_dropout(ctx: ImportContext, node: NodeReader) -> Converted:
     return [x, ctx.b.emit(Op.LOGICAL_NOT, compare(ctx, Op.GREATER, x, x))]
 
 
-def _check_inference(ctx: ImportContext, node: NodeReader):
+def _check_inference(ctx: ImportContext, node: NodeReader) -> None:
     """From opset 12 the mode is input 2; training with a nonzero ratio drops random elements."""
     if node.version < 12 or node.input(2) is None:
         return

@@ -21,7 +21,7 @@ the index. Before opset 13 it works on the input flattened to 2-D at
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable
 
 import numpy as np
 
@@ -42,8 +42,8 @@ if TYPE_CHECKING:
     from ..reader import NodeReader
 
 
-def _arg(find_min: bool):
-    def convert(ctx: ImportContext, node: NodeReader):
+def _arg(find_min: bool) -> Callable[[ImportContext, NodeReader], Value]:
+    def convert(ctx: ImportContext, node: NodeReader) -> Value:
         x, _ = as_signed(ctx, ctx.tensor(node.inputs[0]))   # uint8 data (QOperator models) compares signed
         axis = norm_axis(node.attr("axis"), x.type.rank)
         last = bool(node.attr("select_last_index", 0))

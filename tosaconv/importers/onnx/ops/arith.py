@@ -31,20 +31,21 @@ from ..registry import converter
 
 if TYPE_CHECKING:
     from ....ir.graph import Value
+    from ....ir.ops import OpDef
     from ....lowering.context import Converted
     from ..context import ImportContext
     from ..reader import NodeReader
 
 
-def _c(ctx: ImportContext, value, x: Value):
+def _c(ctx: ImportContext, value: float, x: Value) -> Value:
     return ctx.b.scalar_like(value, x.type)
 
 
-def _emit(ctx: ImportContext, op, *operands) -> Value:
+def _emit(ctx: ImportContext, op: OpDef, *operands) -> Value:
     return ctx.b.emit(op, *operands)
 
 
-def _select(ctx: ImportContext, cond, a: Value, b: Value) -> Value:
+def _select(ctx: ImportContext, cond: Value, a: Value, b: Value) -> Value:
     return ctx.b.emit(Op.SELECT, cond, a, b)
 
 
@@ -58,7 +59,7 @@ def convert_round(ctx: ImportContext, node: NodeReader) -> Converted:
     return round_half_even(ctx, x)
 
 
-def round_half_even(ctx: ImportContext, x) -> Value:
+def round_half_even(ctx: ImportContext, x: Value) -> Value:
     f = _emit(ctx, Op.FLOOR, x)
     d = _emit(ctx, Op.SUB, x, f)
     half = _c(ctx, 0.5, x)
@@ -82,7 +83,7 @@ def convert_sign(ctx: ImportContext, node: NodeReader) -> Converted:
     return _select(ctx, compare(ctx, Op.GREATER, x, zero), _c(ctx, 1, x), negative)
 
 
-def _int_sign(ctx: ImportContext, x: Value):
+def _int_sign(ctx: ImportContext, x: Value) -> Value:
     if x.type.dtype is DType.BOOL:
         raise ConvertError("Sign is defined for numbers, not bool")
     return clamp(ctx, x, -1, 1)
@@ -108,11 +109,11 @@ def convert_mod(ctx: ImportContext, node: NodeReader) -> Converted:
     return _narrow_back(ctx, _int_mod(ctx, widen_int(ctx, a), widen_int(ctx, b), fmod), a.type.dtype)
 
 
-def _narrow_back(ctx: ImportContext, y: Value, dtype):
+def _narrow_back(ctx: ImportContext, y: Value, dtype: DType) -> Value:
     return y if y.type.dtype is dtype else ctx.b.emit(Op.CAST, y, attrs=A.CastAttrs(dtype))
 
 
-def _int_mod(ctx: ImportContext, a, b, fmod: bool) -> Value:
+def _int_mod(ctx: ImportContext, a: Value, b: Value, fmod: bool) -> Value:
     """int32 ``a mod b``: truncated (fmod) or floored; 0 where b == 0."""
     zero = _c(ctx, 0, b)
     b_zero = compare(ctx, Op.EQUAL, b, zero)
@@ -128,7 +129,7 @@ def _int_mod(ctx: ImportContext, a, b, fmod: bool) -> Value:
     return _select(ctx, b_zero, _c(ctx, 0, t), t)
 
 
-def _float_fmod(ctx: ImportContext, a, b) -> Value:
+def _float_fmod(ctx: ImportContext, a: Value, b: Value) -> Value:
     abs_a, abs_b = _emit(ctx, Op.ABS, a), _emit(ctx, Op.ABS, b)
     q = _emit(ctx, Op.FLOOR, mul(ctx, abs_a, _emit(ctx, Op.RECIPROCAL, abs_b)))
     r = _emit(ctx, Op.SUB, abs_a, mul(ctx, q, abs_b))

@@ -12,7 +12,7 @@ from tensor data gives None.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Optional
+from typing import TYPE_CHECKING, Callable, Optional, Sequence, Union
 
 import numpy as np
 
@@ -24,21 +24,23 @@ from ..context import ShapeTensor
 
 if TYPE_CHECKING:
     from ....ir.graph import Value
+    from ....ir.graph import Operation
+    from ....symbolic.expr import Dim
     from ..context import ImportContext
 
 MAX_ELEMENTS = 16
 MAX_DEPTH = 64
 
 
-def gt(a, b):
+def gt(a: Dim, b: Dim) -> Dim:
     return dmin(dmax(sub(a, b), 0), 1)
 
 
-def eq(a, b) -> Value:
+def eq(a: Dim, b: Dim) -> Dim:
     return sub(1, dmin(dmax(sub(a, b), sub(b, a)), 1))
 
 
-def truthy(a) -> Value:
+def truthy(a: Dim) -> Dim:
     return sub(1, eq(a, 0))
 
 
@@ -84,7 +86,7 @@ def value_dims(v: Value, depth: int = 0) -> Optional[list]:
     return _combine(p, args)
 
 
-def _combine(p, args) -> Optional[list]:
+def _combine(p: Operation, args: Sequence[list]) -> Optional[list]:
     if p.op is Op.CAST:
         return [truthy(a) for a in args[0]]
     if p.op is Op.LOGICAL_NOT:
@@ -99,7 +101,7 @@ def _combine(p, args) -> Optional[list]:
     return None if fn is None else _broadcast(fn, args)
 
 
-def _broadcast(fn, args) -> Optional[list]:
+def _broadcast(fn: Callable[[Dim, Dim], Dim], args: Sequence[list]) -> Optional[list]:
     n = max(len(a) for a in args)
     a, b = (_stretch(x, n) for x in args)
     return None if a is None or b is None else [fn(x, y) for x, y in zip(a, b)]
@@ -109,19 +111,19 @@ def _stretch(a: list, n: int) -> Optional[list]:
     return a * n if len(a) == 1 else (a if len(a) == n else None)
 
 
-def _integral(v: Value, dims):
+def _integral(v: Value, dims: Optional[list]) -> Optional[list]:
     """Pass-through ops keep values; a float tensor's values are not dims."""
     return dims if dims is not None and not v.type.dtype.is_float else None
 
 
-def _array_dims(arr) -> Optional[list]:
+def _array_dims(arr: np.ndarray) -> Optional[list]:
     arr = np.asarray(arr)
     if arr.size > MAX_ELEMENTS or arr.dtype.kind not in "biu":
         return None
     return [int(x) for x in arr.reshape(-1)]
 
 
-def decide(ctx: ImportContext, name: str):
+def decide(ctx: ImportContext, name: str) -> Optional[Union[bool, Dim]]:
     """An If condition: True or False when proven at import, a {0, 1} expression when only the
     bindings decide it, or None when it depends on tensor data."""
     dims = element_dims(ctx, name)

@@ -14,7 +14,7 @@ unsupported before conversion starts.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Optional, Sequence, Union
 
 from ....ir import attrs as A
 from ....ir.ops import Op
@@ -28,7 +28,10 @@ from ..subgraph import InlineContext, RegionContext, convert_body
 from .condition import decide
 
 if TYPE_CHECKING:
+    import onnx
+    from ....ir.graph import Value
     from ....lowering.context import Converted
+    from ....symbolic.expr import Dim
     from ..context import ImportContext
     from ..reader import NodeReader
 
@@ -47,7 +50,7 @@ def convert_if(ctx: ImportContext, node: NodeReader) -> Converted:
     return _index_if(ctx, node, decision, branches)
 
 
-def inline_body(ctx: ImportContext, body, bindings: dict) -> list:
+def inline_body(ctx: ImportContext, body: onnx.GraphProto, bindings: dict) -> list:
     """Convert ``body`` into the current graph with its inputs bound; what each output holds."""
     child = InlineContext(ctx, body)
     for name, held in bindings.items():
@@ -58,7 +61,7 @@ def inline_body(ctx: ImportContext, body, bindings: dict) -> list:
 
 # -- If on a condition the bindings decide, or on tensor data ----------------------------
 
-def _branch_regions(ctx: ImportContext, branches, keep_shapes: bool) -> tuple:
+def _branch_regions(ctx: ImportContext, branches: Sequence[onnx.GraphProto], keep_shapes: bool) -> tuple:
     """Both branches as regions taking one operand list; per output, the ShapeTensor length kept."""
     regions = [RegionContext(ctx, body, name) for body, name in zip(branches, ("then", "else"))]
     outs = []
@@ -76,7 +79,7 @@ def _branch_regions(ctx: ImportContext, branches, keep_shapes: bool) -> tuple:
     return regions, operands, kept
 
 
-def _kept_shape(a, b):
+def _kept_shape(a: Union[Value, ShapeTensor], b: Union[Value, ShapeTensor]) -> Optional[tuple[int, bool]]:
     """Both branches return shape tensors of one form: keep them as Index values ((length, scalar))."""
     if isinstance(a, ShapeTensor) and isinstance(b, ShapeTensor) and len(a.dims) == len(b.dims) \
             and a.scalar == b.scalar and a.dims:
@@ -93,7 +96,7 @@ def _union(values: list) -> list:
     return out
 
 
-def _index_if(ctx: ImportContext, node: NodeReader, condition, branches):
+def _index_if(ctx: ImportContext, node: NodeReader, condition: Dim, branches: Sequence[onnx.GraphProto]) -> list:
     regions, operands, kept = _branch_regions(ctx, branches, keep_shapes=True)
     _check_ranks(node, regions)
     cond = index_for(ctx, condition)
@@ -101,7 +104,7 @@ def _index_if(ctx: ImportContext, node: NodeReader, condition, branches):
     return _regroup(ctx.b.create(Op.IF, [cond] + operands, attrs).results, kept)
 
 
-def _check_ranks(node: NodeReader, regions):
+def _check_ranks(node: NodeReader, regions: Sequence[RegionContext]) -> None:
     """Refuse branches that return tensors of different ranks (torch's ``squeeze(-1)`` of a dynamic dim
     exports as ``If(Shape(x)[-1] == 1, Squeeze, Identity)``): one IR value has one rank before binding."""
     outs = [r.graph.outputs for r in regions]
@@ -126,7 +129,7 @@ def _regroup(values: list, kept: list) -> list:
     return out
 
 
-def _cond_if(ctx: ImportContext, node: NodeReader, branches):
+def _cond_if(ctx: ImportContext, node: NodeReader, branches: Sequence[onnx.GraphProto]) -> list[Value]:
     cond = bool_scalar(ctx, ctx.tensor(node.inputs[0]), f"the condition '{node.inputs[0]}'")
     regions, operands, _ = _branch_regions(ctx, branches, keep_shapes=False)
     types = [[v.type for v in r.graph.outputs] for r in regions]

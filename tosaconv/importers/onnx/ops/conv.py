@@ -11,7 +11,7 @@ exact-division rule are handled by :mod:`tosaconv.lowering.window`. 3-D convolut
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Union
 
 from ....ir import attrs as A
 from ....ir.ops import Op
@@ -26,6 +26,7 @@ from .conv3d import conv3d
 from .window_attrs import read_window
 
 if TYPE_CHECKING:
+    import numpy as np
     from ....ir.graph import Value
     from ....lowering.context import Converted
     from ..context import ImportContext
@@ -60,7 +61,7 @@ def convert_conv(ctx: ImportContext, node: NodeReader) -> Converted:
     return drop_1d(ctx, to_nchw(ctx, y), rank)
 
 
-def _grouped(ctx: ImportContext, x: Value, w, b, group: int, attrs) -> Value:
+def _grouped(ctx: ImportContext, x: Value, w: Union[np.ndarray, Value], b: Union[np.ndarray, Value], group: int, attrs: A.Conv2dAttrs) -> Value:
     o, i_per_group, kh, kw = shape_of(w)
     if group == 1:
         return _conv(ctx, x, w, b, attrs)
@@ -78,12 +79,12 @@ def _grouped(ctx: ImportContext, x: Value, w, b, group: int, attrs) -> Value:
     return ctx.b.emit(Op.CONCAT, *parts, attrs=A.AxisAttrs(3))
 
 
-def _conv(ctx: ImportContext, x: Value, w, b, attrs) -> Value:
+def _conv(ctx: ImportContext, x: Value, w: Union[np.ndarray, Value], b: Union[np.ndarray, Value], attrs: A.Conv2dAttrs) -> Value:
     o, i, kh, kw = shape_of(w)
     ohwi = rearrange(ctx, w, (o, i, kh, kw), (0, 2, 3, 1))
     return ctx.b.emit(Op.CONV2D, x, ohwi, as_value(ctx, b), attrs=attrs)
 
 
-def _channels(ctx: ImportContext, x: Value, start: int, count: int):
+def _channels(ctx: ImportContext, x: Value, start: int, count: int) -> Value:
     n, h, w, _ = x.type.shape
     return slice_(ctx, x, [0, 0, 0, start], [n, h, w, count])

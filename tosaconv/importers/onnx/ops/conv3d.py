@@ -14,7 +14,7 @@ stride 1 per group, weights ``W[i, o, K-1-t]`` at ``[o, t, i]``.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Sequence, Union
 
 from ....ir import attrs as A
 from ....ir.ops import Op
@@ -26,6 +26,8 @@ from ..reader import ConvertError
 from .windows_nd import fit_channels_last, nd_window
 
 if TYPE_CHECKING:
+    import numpy as np
+    from ....ir.dtypes import DType
     from ....ir.graph import Value
     from ..context import ImportContext
     from ..reader import NodeReader
@@ -33,11 +35,11 @@ if TYPE_CHECKING:
 TO_NDHWC, TO_NCDHW = (0, 2, 3, 4, 1), (0, 4, 1, 2, 3)
 
 
-def _transpose(ctx: ImportContext, x: Value, perm) -> Value:
+def _transpose(ctx: ImportContext, x: Value, perm: tuple[int, ...]) -> Value:
     return ctx.b.emit(Op.TRANSPOSE, x, attrs=A.TransposeAttrs(perm))
 
 
-def conv3d(ctx: ImportContext, node: NodeReader, x, w, bias, group: int, acc) -> Value:
+def conv3d(ctx: ImportContext, node: NodeReader, x: Value, w: Union[np.ndarray, Value], bias: Union[np.ndarray, Value], group: int, acc: DType) -> Value:
     """ONNX Conv on NCDHW input."""
     o, per_group, *kernel = shape_of(w)
     y = _transpose(ctx, x, TO_NDHWC)
@@ -48,7 +50,7 @@ def conv3d(ctx: ImportContext, node: NodeReader, x, w, bias, group: int, acc) ->
     return _transpose(ctx, _grouped(ctx, y, w, bias, group, attrs, (0, 2, 3, 4, 1)), TO_NCDHW)
 
 
-def conv_transpose3d(ctx: ImportContext, x, w, bias, group: int, stride, dilation, crops, extra, acc) -> Value:
+def conv_transpose3d(ctx: ImportContext, x: Value, w: Union[np.ndarray, Value], bias: Union[np.ndarray, Value], group: int, stride: Sequence[int], dilation: Sequence[int], crops: Sequence[Sequence[int]], extra: Sequence[int], acc: DType) -> Value:
     """ONNX ConvTranspose on NCDHW input; ``crops`` are ONNX's (begin, end) pads per axis and
     ``extra`` its output_padding."""
     for i, d in enumerate(dilation):
@@ -66,7 +68,7 @@ def conv_transpose3d(ctx: ImportContext, x, w, bias, group: int, stride, dilatio
     return _transpose(ctx, _grouped(ctx, y, w, bias, group, attrs, (1, 2, 3, 4, 0), transposed=True), TO_NCDHW)
 
 
-def _grouped(ctx: ImportContext, y, w, bias, group: int, attrs, perm, transposed: bool = False):
+def _grouped(ctx: ImportContext, y: Value, w: Union[np.ndarray, Value], bias: Union[np.ndarray, Value], group: int, attrs: A.Conv3dAttrs, perm: tuple[int, ...], transposed: bool = False) -> Value:
     """One CONV3D per group on its channel slice; ``transposed``: weight rows are input channels."""
     rows_per_group = shape_of(w)[0] // group
     if shape_of(w)[0] % group:
@@ -83,12 +85,12 @@ def _grouped(ctx: ImportContext, y, w, bias, group: int, attrs, perm, transposed
     return parts[0] if group == 1 else ctx.b.emit(Op.CONCAT, *parts, attrs=A.AxisAttrs(4))
 
 
-def _channels(ctx: ImportContext, x: Value, start: int, count: int):
+def _channels(ctx: ImportContext, x: Value, start: int, count: int) -> Value:
     shape = list(x.type.shape)
     return slice_(ctx, x, [0] * (len(shape) - 1) + [start], shape[:-1] + [count])
 
 
-def _spread(ctx: ImportContext, y: Value, axis: int, s: int):
+def _spread(ctx: ImportContext, y: Value, axis: int, s: int) -> Value:
     """``s - 1`` zeros after each element along ``axis`` (none after the last)."""
     if s == 1:
         return y
@@ -102,7 +104,7 @@ def _spread(ctx: ImportContext, y: Value, axis: int, s: int):
     return _cut(ctx, spread, axis, 0, s - 1)
 
 
-def _cut(ctx: ImportContext, y: Value, axis: int, begin: int, end: int):
+def _cut(ctx: ImportContext, y: Value, axis: int, begin: int, end: int) -> Value:
     """Drop ``begin`` leading and ``end`` trailing elements along ``axis``."""
     if not (begin or end):
         return y

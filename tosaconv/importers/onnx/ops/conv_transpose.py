@@ -13,7 +13,7 @@ bias becomes zeros.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Optional, Sequence, Union
 
 from ....ir import attrs as A
 from ....ir.ops import Op
@@ -28,8 +28,10 @@ from ..registry import converter, publish
 from .conv3d import conv_transpose3d
 
 if TYPE_CHECKING:
+    import numpy as np
     from ....ir.graph import Value
     from ....lowering.context import Converted
+    from ....symbolic.expr import Dim
     from ..context import ImportContext
     from ..reader import NodeReader
 
@@ -72,7 +74,7 @@ def convert_conv_transpose(ctx: ImportContext, node: NodeReader) -> Converted:
     return drop_1d(ctx, to_nchw(ctx, cut_rows(ctx, y, cut)), rank)
 
 
-def _lifted(values, rank: int, n: int, fill: int) -> tuple:
+def _lifted(values: Optional[Sequence[int]], rank: int, n: int, fill: int) -> tuple:
     """A per-axis attribute with ``n`` entries (a lifted 1-D op gets ``fill`` for H)."""
     values = tuple(int(v) for v in values) if values else (fill,) * (rank - 2)
     if len(values) != rank - 2:
@@ -80,7 +82,7 @@ def _lifted(values, rank: int, n: int, fill: int) -> tuple:
     return (fill,) * (n - len(values)) + values
 
 
-def _grouped(ctx: ImportContext, x, w, b, group: int, attrs):
+def _grouped(ctx: ImportContext, x: Value, w: Union[np.ndarray, Value], b: Union[np.ndarray, Value], group: int, attrs: A.TransposeConv2dAttrs) -> Value:
     c_in, out_per_group, kh, kw = shape_of(w)
     per_group = c_in // group
     parts = []
@@ -92,12 +94,12 @@ def _grouped(ctx: ImportContext, x, w, b, group: int, attrs):
     return parts[0] if group == 1 else ctx.b.emit(Op.CONCAT, *parts, attrs=A.AxisAttrs(3))
 
 
-def _channels(ctx: ImportContext, x: Value, start: int, count: int):
+def _channels(ctx: ImportContext, x: Value, start: int, count: int) -> Value:
     n, h, w, _ = x.type.shape
     return slice_(ctx, x, [0, 0, 0, start], [n, h, w, count])
 
 
-def _crops(node: NodeReader, rank: int, sizes, span, stride, extra) -> list:
+def _crops(node: NodeReader, rank: int, sizes: Sequence[Dim], span: Sequence[int], stride: Sequence[int], extra: Sequence[int]) -> list:
     """(begin, end) rows ONNX removes from the full transposed-convolution output, per axis."""
     n = len(sizes)
     auto_pad = node.attr("auto_pad", "NOTSET")
@@ -117,7 +119,7 @@ def _crops(node: NodeReader, rank: int, sizes, span, stride, extra) -> list:
     return list(zip(begin, end))
 
 
-def _from_target(size, k: int, s: int, extra: int, target: int, auto_pad: str, axis: int) -> tuple:
+def _from_target(size: Dim, k: int, s: int, extra: int, target: int, auto_pad: str, axis: int) -> tuple:
     total = sub(mul(sub(size, 1), s) + extra + k, target)
     if not isinstance(total, int):
         raise SYMBOLIC_OUTPUT_SHAPE.refuse(f"ConvTranspose output_shape on symbolic input axis {axis}")

@@ -15,7 +15,7 @@ and transforms each frame. Lengths along the transformed axis must be static;
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Optional, Sequence
 
 import numpy as np
 
@@ -95,7 +95,7 @@ def _dft(ctx: ImportContext, node: NodeReader, axis: int) -> Value:
     return _stack(ctx, *(transpose(ctx, v, inverse(perm)) for v in out))
 
 
-def _irfft(ctx: ImportContext, node: NodeReader, re, im, perm, what: str) -> Value:
+def _irfft(ctx: ImportContext, node: NodeReader, re: Value, im: Optional[Value], perm: Sequence[int], what: str) -> Value:
     """inverse with onesided (opset 20's IRFFT): a one-sided spectrum to ``[..., n, 1]`` real samples."""
     if im is None:
         raise ConvertError(f"{what}: inverse with onesided takes a complex (last dim 2) one-sided spectrum")
@@ -109,7 +109,7 @@ def _irfft(ctx: ImportContext, node: NodeReader, re, im, perm, what: str) -> Val
     return reshape(ctx, y, list(y.type.shape) + [1])
 
 
-def _parts(x: Value, ctx) -> tuple:
+def _parts(x: Value, ctx: ImportContext) -> tuple:
     """(real, imaginary or None) of ONNX complex-as-last-dim data, without the last dim."""
     *lead, c = x.type.shape
     if c not in (1, 2):
@@ -121,7 +121,7 @@ def _parts(x: Value, ctx) -> tuple:
     return parts[0], (parts[1] if c == 2 else None)
 
 
-def _length(ctx: ImportContext, node: NodeReader, re, what: str) -> int:
+def _length(ctx: ImportContext, node: NodeReader, re: Value, what: str) -> int:
     if not node.input(1):
         n = re.type.shape[-1]
         if not isinstance(n, int):
@@ -133,7 +133,7 @@ def _length(ctx: ImportContext, node: NodeReader, re, what: str) -> int:
     return n
 
 
-def _fit(ctx: ImportContext, v: Value, n: int):
+def _fit(ctx: ImportContext, v: Value, n: int) -> Value:
     """Zero-pad or crop the last axis to ``n`` (ONNX's dft_length)."""
     have = v.type.shape[-1]
     if not isinstance(have, int):
@@ -155,7 +155,7 @@ def _frames(ctx: ImportContext, v: Value, step: int, length: int) -> Value:
     return reshape(ctx, framed, [v.type.shape[0], count, length])
 
 
-def _stack(ctx: ImportContext, re, im) -> Value:
+def _stack(ctx: ImportContext, re: Value, im: Value) -> Value:
     """``[..., 2]`` from real and imaginary parts."""
     shape = list(re.type.shape)
     re, im = (reshape(ctx, v, shape + [1]) for v in (re, im))

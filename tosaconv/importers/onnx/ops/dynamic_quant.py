@@ -43,7 +43,7 @@ def convert_dynamic_quantize_linear(ctx: ImportContext, node: NodeReader) -> Con
     return [y, _scalar(ctx, scale), zp]
 
 
-def quantize_uint8(ctx: ImportContext, x) -> tuple:
+def quantize_uint8(ctx: ImportContext, x: Value) -> tuple:
     """DynamicQuantizeLinear of float32 ``x`` as int32 values: ``(q in [0, 255], scale, zero point)``,
     the scale float and the zero point int32, both with every dim 1."""
     scale, zero_point = _parameters(ctx, x)
@@ -51,7 +51,7 @@ def quantize_uint8(ctx: ImportContext, x) -> tuple:
     return clamp_int32(ctx, ctx.b.emit(Op.ADD, q, zero_point), 0, 255), scale, zero_point
 
 
-def _parameters(ctx: ImportContext, x: Value):
+def _parameters(ctx: ImportContext, x: Value) -> tuple[Value, Value]:
     """(scale as float [1,...,1], zero point as int32 [1,...,1])."""
     axes = range(x.type.rank)
     hi = reduce_chain(ctx, Op.REDUCE_MAX, x, axes)
@@ -68,7 +68,7 @@ def _parameters(ctx: ImportContext, x: Value):
     return scale, _rint(ctx, shifted)
 
 
-def _rint(ctx: ImportContext, v) -> Value:
+def _rint(ctx: ImportContext, v: Value) -> Value:
     return _cast(ctx, v, DType.INT32)
 
 

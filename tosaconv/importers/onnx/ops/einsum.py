@@ -17,7 +17,7 @@ final TRANSPOSE gives the output order. Shared labels must have equal sizes
 from __future__ import annotations
 
 import string
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Optional, Sequence, Union
 
 from ....ir import attrs as A
 from ....ir.ops import Op
@@ -82,7 +82,7 @@ def _explicit(part: str) -> int:
     return len(part.replace("...", ""))
 
 
-def _labels(part: str, rank, equation: str, which, ell: int = 0) -> list:
+def _labels(part: str, rank: Optional[int], equation: str, which: Union[int, str], ell: int = 0) -> list:
     if part.count("...") > 1 or any(c not in LETTERS for c in part.replace("...", "")):
         raise ConvertError(f"Einsum '{equation}': '{part}' is not a valid subscript list")
     head, dots, tail = part.partition("...")
@@ -105,7 +105,7 @@ def _implicit(terms: list, ell: int) -> list:
     return [f"...{j}" for j in range(ell)] + sorted(c for c, k in counts.items() if k == 1 and c in LETTERS)
 
 
-def _check_sizes(ctx: ImportContext, xs, terms):
+def _check_sizes(ctx: ImportContext, xs: Sequence[Value], terms: Sequence[list[str]]) -> None:
     sizes = {}
     for x, t in zip(xs, terms):
         for lbl, d in zip(t, x.type.shape):
@@ -117,7 +117,7 @@ def _check_sizes(ctx: ImportContext, xs, terms):
 
 # -- building ----------------------------------------------------------------------
 
-def _sum_away(ctx: ImportContext, x, labels: list, keep: set) -> tuple:
+def _sum_away(ctx: ImportContext, x: Value, labels: list, keep: set) -> tuple:
     """REDUCE_SUM over the labels not in ``keep``, dropping their axes."""
     gone = [i for i, lbl in enumerate(labels) if lbl not in keep]
     if not gone:
@@ -128,7 +128,7 @@ def _sum_away(ctx: ImportContext, x, labels: list, keep: set) -> tuple:
     return x, [lbl for lbl in labels if lbl in keep]
 
 
-def _contract(ctx: ImportContext, a, la, b, lb, keep: set) -> tuple:
+def _contract(ctx: ImportContext, a: Value, la: list[str], b: Value, lb: list[str], keep: set) -> tuple:
     a, la = _sum_away(ctx, a, la, keep | set(lb))
     b, lb = _sum_away(ctx, b, lb, keep | set(la))
     batch = [lbl for lbl in la if lbl in lb and lbl in keep]
@@ -143,25 +143,25 @@ def _contract(ctx: ImportContext, a, la, b, lb, keep: set) -> tuple:
     return y, out_labels
 
 
-def _dims(x: Value, labels, chosen) -> list:
+def _dims(x: Value, labels: Sequence[str], chosen: Sequence[str]) -> list:
     return [x.type.shape[labels.index(lbl)] for lbl in chosen]
 
 
-def _arranged(ctx: ImportContext, x, labels, groups) -> Value:
+def _arranged(ctx: ImportContext, x: Value, labels: Sequence[str], groups: Sequence[list[str]]) -> Value:
     """x transposed to the concatenated ``groups`` and reshaped to one dim per group."""
     order = [lbl for g in groups for lbl in g]
     x = transpose(ctx, x, [labels.index(lbl) for lbl in order])
     return reshape(ctx, x, [product(_dims(x, order, g)) for g in groups])
 
 
-def _matmul(ctx: ImportContext, a, b, batch, inner, free_a, free_b) -> Value:
+def _matmul(ctx: ImportContext, a: tuple[Value, list[str]], b: tuple[Value, list[str]], batch: list[str], inner: list[str], free_a: list[str], free_b: list[str]) -> Value:
     (xa, la), (xb, lb) = a, b
     y = ctx.b.emit(Op.MATMUL, _arranged(ctx, xa, la, [batch, free_a, inner]),
                    _arranged(ctx, xb, lb, [batch, inner, free_b]))
     return reshape(ctx, y, _dims(xa, la, batch + free_a) + _dims(xb, lb, free_b))
 
 
-def _multiply_sum(ctx: ImportContext, a, b, out_labels, inner):
+def _multiply_sum(ctx: ImportContext, a: tuple[Value, list[str]], b: tuple[Value, list[str]], out_labels: list[str], inner: list[str]) -> Value:
     """Integer contraction: both operands on the axes ``out_labels + inner`` (1 where absent), MUL, REDUCE_SUM."""
     axes = out_labels + inner
     aligned = [_aligned(ctx, x, labels, axes) for x, labels in (a, b)]
@@ -170,7 +170,7 @@ def _multiply_sum(ctx: ImportContext, a, b, out_labels, inner):
     return y
 
 
-def _aligned(ctx: ImportContext, x, labels, axes) -> Value:
+def _aligned(ctx: ImportContext, x: Value, labels: Sequence[str], axes: Sequence[str]) -> Value:
     present = [lbl for lbl in axes if lbl in labels]
     x = transpose(ctx, x, [labels.index(lbl) for lbl in present])
     return reshape(ctx, x, [x.type.shape[present.index(lbl)] if lbl in labels else 1 for lbl in axes])

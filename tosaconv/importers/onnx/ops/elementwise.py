@@ -10,7 +10,7 @@ them equal and the broadcast-check pass records the ledger entries.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable, Optional
 
 import numpy as np
 import onnx
@@ -29,16 +29,18 @@ from ..registry import converter, publish
 
 if TYPE_CHECKING:
     from ....ir.graph import Value
+    from ....ir.ops import OpDef
     from ....lowering.context import Converted
     from ..context import ImportContext
     from ..reader import NodeReader
+    from .qtypes import QType
 
 FLOAT_MAX = float(np.finfo(np.float32).max)
 MAX_POW_BY_MUL = 8   # integer exponents up to this become repeated MUL
 
 
-def _arith(index_op_def, tensor_fn):
-    def convert(ctx: ImportContext, node: NodeReader):
+def _arith(index_op_def: OpDef, tensor_fn: Callable[[ImportContext, Value, Value], Value]) -> Callable[[ImportContext, NodeReader], Converted]:
+    def convert(ctx: ImportContext, node: NodeReader) -> Converted:
         result = index_arith(ctx, node.inputs[0], node.inputs[1], index_op_def)
         return result if result is not None else tensor_fn(ctx, *binary_operands(ctx, node))
     return convert
@@ -50,8 +52,8 @@ converter("Mul", since=7)(_arith(Op.INDEX_MUL, mul))
 converter("Div", since=7)(_arith(Op.INDEX_FLOORDIV, divide))
 
 
-def _variadic(op, index_op_def):
-    def convert(ctx: ImportContext, node: NodeReader):
+def _variadic(op: OpDef, index_op_def: OpDef) -> Callable[[ImportContext, NodeReader], Converted]:
+    def convert(ctx: ImportContext, node: NodeReader) -> Converted:
         names = [n for n in node.inputs if n]
         if all(isinstance(ctx.values.get(n), ShapeTensor) or ctx.shape_tensor(n) for n in names) and \
                 any(isinstance(ctx.values.get(n), ShapeTensor) for n in names):
@@ -81,7 +83,7 @@ def convert_mean(ctx: ImportContext, node: NodeReader) -> Converted:
     return mul(ctx, total, ctx.b.scalar_like(1.0 / count, total.type))
 
 
-def _unary(op):
+def _unary(op: OpDef) -> Callable[[ImportContext, NodeReader], Value]:
     def convert(ctx: ImportContext, node: NodeReader) -> Value:
         return ctx.b.emit(op, ctx.tensor(node.inputs[0]))
     return convert
@@ -149,7 +151,7 @@ def convert_pow(ctx: ImportContext, node: NodeReader) -> Converted:
     return _float_pow(ctx, x, ctx.tensor(node.inputs[1]))
 
 
-def _float_pow(ctx: ImportContext, x: Value, e):
+def _float_pow(ctx: ImportContext, x: Value, e: Value) -> Value:
     """POW in floating point: an exponent of another type is cast to the base's type, and an
     integer base is raised in float32 and rounded back (exact while the result fits 24 bits)."""
     base = x if x.type.dtype.is_float else ctx.b.emit(Op.CAST, x, attrs=A.CastAttrs(DType.FP32))
@@ -159,7 +161,7 @@ def _float_pow(ctx: ImportContext, x: Value, e):
     return y if y.type.dtype is x.type.dtype else ctx.b.emit(Op.CAST, y, attrs=A.CastAttrs(x.type.dtype))
 
 
-def _pow_special(ctx: ImportContext, x: Value, e: float):
+def _pow_special(ctx: ImportContext, x: Value, e: float) -> Optional[Value]:
     """Exponents TOSA POW handles poorly (POW is undefined for negative bases): 0.5 and small integers."""
     if e == 0.5:
         return sqrt(ctx, x)
@@ -247,7 +249,7 @@ def convert_cast(ctx: ImportContext, node: NodeReader) -> Converted:
     return ctx.b.emit(Op.CAST, x, attrs=A.CastAttrs(target))
 
 
-def _as_int32(ctx: ImportContext, x):
+def _as_int32(ctx: ImportContext, x: Value) -> Value:
     """``x`` (uint8 bits read as values, floats truncated toward zero) as INT32."""
     x = true_value(ctx, x)
     if x.type.dtype.is_float:
@@ -268,7 +270,7 @@ def _cast_to_narrow(ctx: ImportContext, node: NodeReader, bits: int, signed: boo
     return ctx.b.emit(Op.CAST, x, attrs=A.CastAttrs(DType.INT8))
 
 
-def _cast_to_unsigned(ctx: ImportContext, node: NodeReader, qtype):
+def _cast_to_unsigned(ctx: ImportContext, node: NodeReader, qtype: QType) -> Value:
     """uint8/uint16 storage (the low bits, as ONNX's integer Cast wraps; floats truncated first)."""
     x = ctx.tensor(node.inputs[0])
     if stored_qtype(ctx, x) is qtype:

@@ -14,7 +14,7 @@ reference model both compute exactly so. A constant divisor is split in numpy.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Union
 
 import numpy as np
 
@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 SPLITTER = 4097.0   # 2**12 + 1, Veltkamp's constant for a 24-bit significand
 
 
-def divide(ctx: ImportContext, x: Value, s, reciprocal) -> Value:
+def divide(ctx: ImportContext, x: Value, s: Union[np.ndarray, Value], reciprocal: Union[np.ndarray, Value]) -> Value:
     """``x / s`` in float32; ``s`` and ``reciprocal`` are numpy constants or IR values (broadcasting)."""
     q0 = _mul(ctx, x, reciprocal)
     product, error = _two_product(ctx, q0, s)
@@ -36,7 +36,7 @@ def divide(ctx: ImportContext, x: Value, s, reciprocal) -> Value:
     return ctx.b.emit(Op.ADD, q0, _mul(ctx, residual, reciprocal))
 
 
-def _two_product(ctx: ImportContext, a, b):
+def _two_product(ctx: ImportContext, a: Value, b: Union[np.ndarray, Value]) -> tuple[Value, Value]:
     """``(p, e)`` with ``p = fl(a*b)`` and ``a*b = p + e`` exactly (when nothing overflows)."""
     p = _mul(ctx, a, b)
     a_hi, a_lo = _split(ctx, a)
@@ -47,7 +47,7 @@ def _two_product(ctx: ImportContext, a, b):
     return p, ctx.b.emit(Op.ADD, e, _mul(ctx, a_lo, b_lo))
 
 
-def _split(ctx: ImportContext, a):
+def _split(ctx: ImportContext, a: Union[np.ndarray, Value]) -> tuple[Union[np.ndarray, Value], Union[np.ndarray, Value]]:
     if isinstance(a, np.ndarray):
         a = a.astype(np.float32)
         c = a * np.float32(SPLITTER)
@@ -58,6 +58,6 @@ def _split(ctx: ImportContext, a):
     return hi, ctx.b.emit(Op.SUB, a, hi)
 
 
-def _mul(ctx: ImportContext, a, b) -> Value:
+def _mul(ctx: ImportContext, a: Value, b: Union[np.ndarray, Value]) -> Value:
     a, b = (ctx.b.const(v) if isinstance(v, np.ndarray) else v for v in (a, b))
     return ctx.b.emit(Op.MUL, a, b, attrs=A.MulAttrs(0))

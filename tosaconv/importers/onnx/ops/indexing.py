@@ -11,7 +11,7 @@ an error at run time (the interpreter's GATHER checks them).
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Optional, Sequence
 
 import numpy as np
 
@@ -28,11 +28,12 @@ from ..registry import converter
 if TYPE_CHECKING:
     from ....ir.graph import Value
     from ....lowering.context import Converted
+    from ....symbolic.expr import Dim
     from ..context import ImportContext
     from ..reader import NodeReader
 
 
-def element_offsets(ctx: ImportContext, shape, idx, axis: int):
+def element_offsets(ctx: ImportContext, shape: Sequence[Dim], idx: Value, axis: int) -> Optional[Value]:
     """Flat offsets into a tensor of ``shape`` for GatherElements-style ``idx`` along ``axis``."""
     rank = len(shape)
     total = None
@@ -45,7 +46,7 @@ def element_offsets(ctx: ImportContext, shape, idx, axis: int):
     return total
 
 
-def elements_like(ctx: ImportContext, data: Value, idx, axis: int, what: str):
+def elements_like(ctx: ImportContext, data: Value, idx: Value, axis: int, what: str) -> None:
     """Check GatherElements/ScatterElements operands: equal ranks, index dims within the data's."""
     if idx.type.rank != data.type.rank:
         raise ConvertError(f"{what} indices have rank {idx.type.rank}, the data rank {data.type.rank}")

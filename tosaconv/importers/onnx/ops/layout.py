@@ -17,12 +17,13 @@ from ..reader import ConvertError
 from ..registry import converter
 
 if TYPE_CHECKING:
+    from ....ir.graph import Value
     from ....lowering.context import Converted
     from ..context import ImportContext
     from ..reader import NodeReader
 
 
-def _nchw(ctx: ImportContext, node: NodeReader):
+def _nchw(ctx: ImportContext, node: NodeReader) -> tuple[Value, int]:
     x = ctx.tensor(node.inputs[0])
     if x.type.rank != 4:
         raise ConvertError(f"{node.op_type} needs a rank 4 (NCHW) input, got rank {x.type.rank}")

@@ -11,7 +11,7 @@ is false everywhere (NaN included).
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable
 
 from ....ir.ops import Op
 from ....lowering.typed import compare
@@ -20,12 +20,13 @@ from ..registry import converter
 
 if TYPE_CHECKING:
     from ....ir.graph import Value
+    from ....ir.ops import OpDef
     from ....lowering.context import Converted
     from ..context import ImportContext
     from ..reader import NodeReader
 
 
-def _binary(op):
+def _binary(op: OpDef) -> Callable[[ImportContext, NodeReader], Value]:
     def convert(ctx: ImportContext, node: NodeReader) -> Value:
         return ctx.b.emit(op, ctx.tensor(node.inputs[0]), ctx.tensor(node.inputs[1]))
     return convert

@@ -11,7 +11,7 @@ computed in the body makes the number of iterations a data-dependent symbol.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Optional, Sequence
 
 import numpy as np
 
@@ -31,6 +31,10 @@ from ..subgraph import RegionContext, convert_body
 from ....lowering.context import as_const
 
 if TYPE_CHECKING:
+    import onnx
+    from ....ir.graph import Value
+    from ....ir.types import TensorType
+    from ....symbolic.expr import Dim
     from ..context import ImportContext
     from ..reader import NodeReader
 
@@ -44,7 +48,7 @@ LOOP_VARYING_STATE = publish("Loop", Limit(
     "which needs the iteration count at import", "make the trip count a constant"))
 
 
-def convert_loop_region(ctx: ImportContext, node: NodeReader, body, n_state: int) -> list:
+def convert_loop_region(ctx: ImportContext, node: NodeReader, body: onnx.GraphProto, n_state: int) -> list:
     trip = _trip_index(ctx, node)
     r = RegionContext(ctx, body, "body")
     it = _iteration_input(ctx, r, node, trip.type.value if _has_trip_count(ctx, node) else None)
@@ -72,7 +76,7 @@ def convert_loop_region(ctx: ImportContext, node: NodeReader, body, n_state: int
     return outs
 
 
-def _define_iterations(ctx: ImportContext, iterations, scan_out):
+def _define_iterations(ctx: ImportContext, iterations: Dim, scan_out: Value) -> None:
     """A data-dependent iteration count is the scan outputs' length: give its symbol that Index value
     (GET_DIM of a scan output), so sizes computed from it downstream (a ReverseSequence over the
     stacked steps, a Range up to the count) have a value to compute from, and fold once the loop unrolls."""
@@ -80,7 +84,7 @@ def _define_iterations(ctx: ImportContext, iterations, scan_out):
     ctx.symbol_values[name] = ctx.b.get_dim(scan_out, 0)
 
 
-def convert_scan_region(ctx: ImportContext, node: NodeReader, body, n_state, length, in_axes, in_rev, out_axes, out_rev) -> list:
+def convert_scan_region(ctx: ImportContext, node: NodeReader, body: onnx.GraphProto, n_state: int, length: Dim, in_axes: Sequence[int], in_rev: Sequence[int], out_axes: Sequence[int], out_rev: Sequence[int]) -> list:
     trip = index_for(ctx, length)
     r = RegionContext(ctx, body, "body")
     _iteration_input(ctx, r, node, length)
@@ -105,7 +109,7 @@ def _has_trip_count(ctx: ImportContext, node: NodeReader) -> bool:
     return not (node.input(1) is not None and c is not None and c.size == 1 and int(c.reshape(-1)[0]) > MAX_TRIP)
 
 
-def _trip_index(ctx: ImportContext, node: NodeReader):
+def _trip_index(ctx: ImportContext, node: NodeReader) -> Value:
     """The trip count as an Index value (from shapes, or read from data with EXTRACT_DIM)."""
     if not _has_trip_count(ctx, node):
         return ctx.index(MAX_TRIP)
@@ -115,7 +119,7 @@ def _trip_index(ctx: ImportContext, node: NodeReader):
     return st.dims[0]
 
 
-def _iteration_input(ctx: ImportContext, r, node: NodeReader, bound):
+def _iteration_input(ctx: ImportContext, r: RegionContext, node: NodeReader, bound: Optional[Dim]) -> Value:
     """The region's first input: the 1-based iteration number, a symbol of its own."""
     scope = ctx.graph.scope
     name = scope.fresh_name(f"{node.name}.iteration")
@@ -126,7 +130,7 @@ def _iteration_input(ctx: ImportContext, r, node: NodeReader, bound):
     return v
 
 
-def _convert(r, body, names, types) -> set:
+def _convert(r: RegionContext, body: onnx.GraphProto, names: Sequence[str], types: Sequence[TensorType]) -> set:
     """Add region inputs for the state (and scan slices), convert the body; returns the symbols known
     before it (a scan slice's shape may not use any symbol the body makes)."""
     for name, t in zip(names, types):
@@ -136,7 +140,7 @@ def _convert(r, body, names, types) -> set:
     return known
 
 
-def _finish(r, cond: list, state_out: list, scan_out: list, state: list, known: set, varying=None) -> list:
+def _finish(r: RegionContext, cond: list, state_out: list, scan_out: list, state: list, known: set, varying: Optional[Limit] = None) -> list:
     """Set the region's outputs (each list holds ``(name, value)``), checking that the state keeps its
     types and that no scan slice's shape depends on the iteration; returns the scan slices. A state
     whose type changes is refused from the published limit ``varying`` when the op has one."""
@@ -159,7 +163,7 @@ def _finish(r, cond: list, state_out: list, scan_out: list, state: list, known: 
     return [t for _, t in scan_t]
 
 
-def _runs_every_iteration(ctx: ImportContext, node: NodeReader, cond_in, cond_out) -> bool:
+def _runs_every_iteration(ctx: ImportContext, node: NodeReader, cond_in: Optional[Value], cond_out: list) -> bool:
     """True when the condition cannot stop the loop early (absent, or constant true throughout)."""
     if not cond_out:
         return True
@@ -168,11 +172,11 @@ def _runs_every_iteration(ctx: ImportContext, node: NodeReader, cond_in, cond_ou
     return _is_true(initial) and stays
 
 
-def _is_true(c) -> bool:
+def _is_true(c: Optional[np.ndarray]) -> bool:
     return c is not None and c.size == 1 and bool(np.asarray(c).reshape(-1)[0])
 
 
-def _iterations_symbol(ctx: ImportContext, node: NodeReader, trip):
+def _iterations_symbol(ctx: ImportContext, node: NodeReader, trip: Value) -> Dim:
     """How many iterations run when the condition may stop early: known only when it runs."""
     scope = ctx.graph.scope
     name = scope.fresh_name(f"{node.name}.iterations")

@@ -13,7 +13,7 @@ condition that does not fold, a very long loop) becomes the LOOP op of
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Optional, Sequence, Union
 
 import numpy as np
 
@@ -31,7 +31,10 @@ from ....lowering.context import as_const
 from .control import inline_body
 
 if TYPE_CHECKING:
+    import onnx
+    from ....ir.graph import Value
     from ....lowering.context import Converted
+    from ....symbolic.expr import Dim
     from ..context import ImportContext
     from ..reader import NodeReader
 
@@ -60,14 +63,14 @@ def convert_loop(ctx: ImportContext, node: NodeReader) -> Converted:
     return loop_regions.convert_loop_region(ctx, node, body, n_state)
 
 
-def _const_scalar(ctx: ImportContext, name):
+def _const_scalar(ctx: ImportContext, name: Optional[str]) -> Optional[Union[bool, int, float]]:
     c = None if name is None else ctx.const(name)
     if c is not None and c.size != 1:
         raise ConvertError(f"'{name}' must hold one element, it has shape {list(c.shape)}")
     return None if c is None else c.reshape(-1)[0].item()
 
 
-def _unroll_loop(ctx: ImportContext, node: NodeReader, body, trip, cond) -> list:
+def _unroll_loop(ctx: ImportContext, node: NodeReader, body: onnx.GraphProto, trip: Optional[Union[bool, int, float]], cond: Optional[Union[bool, int, float]]) -> list:
     names = [i.name for i in body.input]
     state = [ctx.lookup(n) for n in node.inputs[2:]]
     stacks = [[] for _ in body.output[1 + len(state):]]
@@ -87,7 +90,7 @@ def _unroll_loop(ctx: ImportContext, node: NodeReader, body, trip, cond) -> list
     return state + [stack_pieces(ctx, s, 0, False, o.name) for s, o in zip(stacks, body.output[1 + len(state):])]
 
 
-def _folded_condition(held) -> bool:
+def _folded_condition(held: Union[Value, ShapeTensor, np.ndarray]) -> bool:
     c = as_const(held)
     if c is None or c.size != 1:
         raise _NotUnrollable()
@@ -120,7 +123,7 @@ def _ints(node: NodeReader, name: str, n: int, default: int) -> list:
     return values
 
 
-def _rank(ctx: ImportContext, held) -> int:
+def _rank(ctx: ImportContext, held: Union[Value, ShapeTensor, np.ndarray]) -> int:
     if isinstance(held, np.ndarray):
         return held.ndim
     if isinstance(held, ShapeTensor):
@@ -128,14 +131,14 @@ def _rank(ctx: ImportContext, held) -> int:
     return held.type.rank
 
 
-def _scan_length(ctx: ImportContext, scans, axes):
+def _scan_length(ctx: ImportContext, scans: Sequence[Union[Value, ShapeTensor, np.ndarray]], axes: Sequence[int]) -> Dim:
     lengths = [_dim(x, a) for x, a in zip(scans, axes)]
     for d in lengths[1:]:
         ctx.require(Kind.EQ, lengths[0], d, "Scan inputs have one length along their scan axes")
     return lengths[0]
 
 
-def _dim(held, axis: int):
+def _dim(held: Union[Value, ShapeTensor, np.ndarray], axis: int) -> Dim:
     if isinstance(held, np.ndarray):
         return held.shape[axis]
     if isinstance(held, ShapeTensor):
@@ -143,7 +146,7 @@ def _dim(held, axis: int):
     return held.type.shape[axis]
 
 
-def _unroll_scan(ctx: ImportContext, body, state, scans, length, in_axes, in_rev, out_axes, out_rev) -> list:
+def _unroll_scan(ctx: ImportContext, body: onnx.GraphProto, state: list, scans: list, length: int, in_axes: Sequence[int], in_rev: Sequence[int], out_axes: Sequence[int], out_rev: Sequence[int]) -> list:
     names, n_state = [i.name for i in body.input], len(state)
     stacks = [[] for _ in out_axes]
     for k in range(length):
@@ -157,7 +160,7 @@ def _unroll_scan(ctx: ImportContext, body, state, scans, length, in_axes, in_rev
     return state + [stack_pieces(ctx, s, a, r, o.name) for s, a, r, o in zip(stacks, axes, out_rev, outputs)]
 
 
-def _piece(ctx: ImportContext, held, axis: int, index: int):
+def _piece(ctx: ImportContext, held: Union[Value, ShapeTensor, np.ndarray], axis: int, index: int) -> Union[np.ndarray, ShapeTensor, Value]:
     """Slice ``index`` of a scan input along ``axis``, without the axis."""
     if isinstance(held, np.ndarray):
         return np.take(held, index, axis=axis)
@@ -169,7 +172,7 @@ def _piece(ctx: ImportContext, held, axis: int, index: int):
     return reshape(ctx, slice_(ctx, x, starts, sizes), [d for i, d in enumerate(x.type.shape) if i != axis])
 
 
-def stack_pieces(ctx: ImportContext, pieces: list, axis: int, reverse: bool, name: str):
+def stack_pieces(ctx: ImportContext, pieces: list, axis: int, reverse: bool, name: str) -> Union[np.ndarray, ShapeTensor, Value]:
     """One scan output: the per-iteration values stacked along ``axis`` (last first when reversed)."""
     if not pieces:
         raise ConvertError(f"the loop runs no iterations, so scan output '{name}' would be empty "

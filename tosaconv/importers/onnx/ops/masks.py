@@ -14,7 +14,7 @@ row but is exact for integers and stays valid with symbolic dims.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Optional
 
 import numpy as np
 
@@ -32,16 +32,17 @@ from .elementwise import _CAST_TARGETS
 if TYPE_CHECKING:
     from ....ir.graph import Value
     from ....lowering.context import Converted
+    from ....symbolic.expr import Dim
     from ..context import ImportContext
     from ..reader import NodeReader
 
 
-def _diagonal_offsets(ctx: ImportContext, rows, cols, rank: int) -> Value:
+def _diagonal_offsets(ctx: ImportContext, rows: Dim, cols: Dim, rank: int) -> Value:
     """INT32 ``col - row`` over the last two of ``rank`` dims (other dims 1)."""
     return ctx.b.emit(Op.SUB, arange(ctx, cols, rank, rank - 1), arange(ctx, rows, rank, rank - 2))
 
 
-def _int_operand(ctx: ImportContext, name, rank: int) -> Value:
+def _int_operand(ctx: ImportContext, name: str, rank: int) -> Value:
     """A scalar int operand as an INT32 tensor with every dim 1 (a constant when known)."""
     c = ctx.const(name)
     if c is not None:
@@ -83,7 +84,7 @@ def convert_eye_like(ctx: ImportContext, node: NodeReader) -> Converted:
     return ctx.b.emit(Op.SELECT, on, scalar(ctx, 1, dtype, 2), scalar(ctx, 0, dtype, 2))
 
 
-def _dtype(onnx_type, default: DType) -> DType:
+def _dtype(onnx_type: Optional[int], default: DType) -> DType:
     if onnx_type is None:
         return default
     if onnx_type not in _CAST_TARGETS:
@@ -113,7 +114,7 @@ def convert_one_hot(ctx: ImportContext, node: NodeReader) -> Converted:
     return ctx.b.emit(Op.SELECT, hot, on, off)
 
 
-def _depth(ctx: ImportContext, name):
+def _depth(ctx: ImportContext, name: str) -> Dim:
     c = ctx.const(name)
     if c is not None:
         depth = int(np.asarray(c).reshape(-1)[0])
@@ -127,7 +128,7 @@ def _depth(ctx: ImportContext, name):
     return depth
 
 
-def _off_on(ctx: ImportContext, name, rank: int):
+def _off_on(ctx: ImportContext, name: str, rank: int) -> tuple[Value, ...]:
     """The [off, on] pair as two tensors with every dim 1."""
     c = ctx.const(name)
     if c is not None:

@@ -11,7 +11,7 @@ symbolic dims spelled out. Gemm is MATMUL on the (transposed) operands, then
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Optional
 
 import numpy as np
 
@@ -38,7 +38,7 @@ publish("MatMul", INT_MATMUL)
 publish("Gemm", INT_MATMUL)
 
 
-def _check_float(*values):
+def _check_float(*values) -> None:
     for v in values:
         if not v.type.dtype.is_float:
             raise INT_MATMUL.refuse(f"operand of type {v.type.dtype.value}")
@@ -68,13 +68,13 @@ def convert_gemm(ctx: ImportContext, node: NodeReader) -> Converted:
     return y if c is None else ctx.b.emit(Op.ADD, y, c)
 
 
-def _operand(ctx: ImportContext, name, transpose: int, scale: float = 1.0):
+def _operand(ctx: ImportContext, name: str, transpose: int, scale: float = 1.0) -> Value:
     """A Gemm operand, transposed if asked; a constant is transposed, scaled and given MATMUL's batch dim in
     numpy, once for every Gemm that reads it (a RESHAPE per use would fold into a copy per use)."""
     c = ctx.const(name)
     if c is not None:
         c = c.astype(np.float32) if c.dtype == np.float64 else c
-        def make():
+        def make() -> np.ndarray:
             t = (c.T if transpose else c)[None]   # a view: the emitter writes it in C order, copying once
             return t if scale == 1.0 else np.ascontiguousarray(t * np.asarray(scale, dtype=c.dtype))
         return ctx.derived_const(("Gemm operand", name, bool(transpose), float(scale)), make)
@@ -82,7 +82,7 @@ def _operand(ctx: ImportContext, name, transpose: int, scale: float = 1.0):
     return ctx.b.emit(Op.TRANSPOSE, v, attrs=A.TransposeAttrs((1, 0))) if transpose else v
 
 
-def _batched(ctx: ImportContext, v: Value):
+def _batched(ctx: ImportContext, v: Value) -> Value:
     """A 2-D Gemm operand as MATMUL's [1, rows, cols] (constants come that way already)."""
     return v if v.type.rank == 3 else reshape(ctx, v, [1, *v.type.shape])
 
@@ -92,7 +92,7 @@ def _scale(ctx: ImportContext, y: Value, factor: float) -> Value:
     return ctx.b.emit(Op.MUL, y, k, attrs=A.MulAttrs(0))
 
 
-def _bias(ctx: ImportContext, node: NodeReader, y: Value):
+def _bias(ctx: ImportContext, node: NodeReader, y: Value) -> Optional[Value]:
     """beta * C with C brought to rank 2 (it broadcasts to [M, N]); None when C is absent."""
     name, beta = node.input(2), node.attr("beta")
     if name is None or beta == 0.0:

@@ -23,6 +23,7 @@ from ..registry import converter
 from .qlinear_base import run_float
 
 if TYPE_CHECKING:
+    from ....ir.graph import Value
     from ....lowering.context import Converted
     from ..context import ImportContext
     from ..reader import NodeReader
@@ -30,13 +31,13 @@ if TYPE_CHECKING:
 GELU_OPSET = 20
 
 
-def _biased(ctx: ImportContext, node: NodeReader):
+def _biased(ctx: ImportContext, node: NodeReader) -> Value:
     """Input 0, plus input 1 when the node has it."""
     x = ctx.tensor(node.inputs[0])
     return ctx.b.emit(Op.ADD, x, ctx.tensor(node.input(1))) if node.input(1) else x
 
 
-def _gelu(ctx: ImportContext, node: NodeReader, x, approximate: str):
+def _gelu(ctx: ImportContext, node: NodeReader, x: Value, approximate: str) -> Converted:
     return run_float(ctx, node, "Gelu", [x], {"approximate": approximate}, opset=GELU_OPSET)
 
 

@@ -27,7 +27,7 @@ onnxruntime's CPU kernels do not run either) and its ``qk`` output.
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Optional
 
 import numpy as np
 
@@ -48,6 +48,7 @@ from ..registry import converter, publish
 if TYPE_CHECKING:
     from ....ir.graph import Value
     from ....lowering.context import Converted
+    from ....symbolic.expr import Dim
     from ..context import ImportContext
     from ..reader import NodeReader
 
@@ -80,13 +81,13 @@ MHA_CACHE_INDIRECTION, MHA_QK, MHA_PACKED_QKV, MHA_PACKED_KV = publish(
           "give key and value in one of those forms"), domain=MS)[2:]
 
 
-def _refuse_inputs(node: NodeReader, indices: dict):
+def _refuse_inputs(node: NodeReader, indices: dict) -> None:
     for i, limit in indices.items():
         if node.input(i):
             raise limit.refuse(f"{node.op_type} input {i} '{node.input(i)}'")
 
 
-def _refuse_outputs(node: NodeReader, indices: dict):
+def _refuse_outputs(node: NodeReader, indices: dict) -> None:
     for i, limit in indices.items():
         if i < len(node.outputs) and node.outputs[i]:
             raise limit.refuse(f"{node.op_type} output {i} '{node.outputs[i]}'")
@@ -119,7 +120,7 @@ def convert_attention(ctx: ImportContext, node: NodeReader) -> Converted:
     return [y, present]
 
 
-def _attention_past(ctx: ImportContext, node: NodeReader):
+def _attention_past(ctx: ImportContext, node: NodeReader) -> Optional[tuple[Value, ...]]:
     """Attention's ``past [2, B, N, P, h]`` as (past keys, past values) ``[B, N, P, h]``, or None."""
     if not node.input(4):
         return None
@@ -130,7 +131,7 @@ def _attention_past(ctx: ImportContext, node: NodeReader):
     return tuple(reshape(ctx, part, [b, n, p, h]) for part in split_along(ctx, past, 0, [1, 1]))
 
 
-def _concat_seq(ctx: ImportContext, past, new) -> Value:
+def _concat_seq(ctx: ImportContext, past: Value, new: Value) -> Value:
     return ctx.b.emit(Op.CONCAT, past, new, attrs=A.AxisAttrs(2))
 
 
@@ -138,7 +139,7 @@ def _lead(ctx: ImportContext, x: Value) -> Value:
     return reshape(ctx, x, [1] + list(x.type.shape))
 
 
-def _qkv_sizes(node: NodeReader, total) -> list:
+def _qkv_sizes(node: NodeReader, total: Dim) -> list:
     sizes = node.attr("qkv_hidden_sizes")
     if sizes:
         if len(sizes) != 3 or sum(sizes) != total:
@@ -151,7 +152,7 @@ def _qkv_sizes(node: NodeReader, total) -> list:
     return [total // 3] * 3
 
 
-def _scale(node: NodeReader, size) -> float:
+def _scale(node: NodeReader, size: Dim) -> float:
     scale = node.attr("scale")
     if scale is not None and scale != 0.0:
         return scale
@@ -160,7 +161,7 @@ def _scale(node: NodeReader, size) -> float:
     return 1.0 / math.sqrt(size)
 
 
-def _biases(ctx: ImportContext, node: NodeReader, q, k_t, mask_index: int, bias_index: int, past=None) -> list:
+def _biases(ctx: ImportContext, node: NodeReader, q: Value, k_t: Value, mask_index: int, bias_index: int, past: Optional[tuple[Value, ...]] = None) -> list:
     """The additive terms of the scores ``[B, N, S, T]``: key mask, causal mask (query i sees keys up to
     ``i + P`` with P past keys), attention_bias."""
     (b, _, s, _), t = q.type.shape, k_t.type.shape[3]
@@ -182,7 +183,7 @@ def _biases(ctx: ImportContext, node: NodeReader, q, k_t, mask_index: int, bias_
     return terms
 
 
-def _key_mask(ctx: ImportContext, node: NodeReader, mask, b, s, t):
+def _key_mask(ctx: ImportContext, node: NodeReader, mask: Value, b: Dim, s: Dim, t: Dim) -> Optional[Value]:
     """A bool tensor, true where a key is masked, broadcastable to ``[B, N, S, T]`` (None: no mask)."""
     shape = mask.type.shape
     if mask.type.rank == 2 and same(shape[1], 1):
@@ -199,7 +200,7 @@ def _key_mask(ctx: ImportContext, node: NodeReader, mask, b, s, t):
     raise MASK_FORM.refuse(f"{node.op_type} mask of shape {list(shape)}")
 
 
-def _int32(ctx: ImportContext, v: Value):
+def _int32(ctx: ImportContext, v: Value) -> Value:
     return v if v.type.dtype is DType.INT32 else ctx.b.emit(Op.CAST, v, attrs=A.CastAttrs(DType.INT32))
 
 
@@ -207,7 +208,7 @@ def _zero(ctx: ImportContext, rank: int) -> Value:
     return ctx.b.const(np.zeros((1,) * rank, np.int32))
 
 
-def _fill_where(ctx: ImportContext, masked, value: float, like) -> Value:
+def _fill_where(ctx: ImportContext, masked: Value, value: float, like: Value) -> Value:
     dtype = like.type.dtype.numpy
     return ctx.b.emit(Op.SELECT, masked, ctx.b.const(np.full((1,) * 4, value, dtype)),
                       ctx.b.const(np.zeros((1,) * 4, dtype)))
@@ -245,7 +246,7 @@ def convert_multi_head_attention(ctx: ImportContext, node: NodeReader) -> Conver
     return [y, k_heads, v_heads]
 
 
-def _mha_past(ctx: ImportContext, node: NodeReader):
+def _mha_past(ctx: ImportContext, node: NodeReader) -> Optional[tuple[Value, Value]]:
     """``(past_key, past_value)`` ``[B, N, P, h]``, or None; one without the other is refused."""
     if not node.input(6) and not node.input(7):
         return None
@@ -254,7 +255,7 @@ def _mha_past(ctx: ImportContext, node: NodeReader):
     return ctx.tensor(node.input(6)), ctx.tensor(node.input(7))
 
 
-def _mha_bias(ctx: ImportContext, node: NodeReader, query, value: Value):
+def _mha_bias(ctx: ImportContext, node: NodeReader, query: Value, value: Value) -> tuple[Optional[Value], ...]:
     """The packed bias split into the Q, K and V parts (None when absent)."""
     if not node.input(3):
         return None, None, None
@@ -265,5 +266,5 @@ def _mha_bias(ctx: ImportContext, node: NodeReader, query, value: Value):
     return tuple(split_along(ctx, bias, 0, [d, d, dv]))
 
 
-def _add(ctx: ImportContext, x: Value, bias):
+def _add(ctx: ImportContext, x: Value, bias: Optional[Value]) -> Value:
     return x if bias is None else ctx.b.emit(Op.ADD, x, bias)

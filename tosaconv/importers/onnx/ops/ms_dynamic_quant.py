@@ -68,7 +68,7 @@ def convert_dynamic_quantize_matmul(ctx: ImportContext, node: NodeReader) -> Con
     return ctx.b.emit(Op.ADD, y, ctx.tensor(node.input(4))) if node.input(4) else y
 
 
-def _last_axis(ctx: ImportContext, v: Value, rank: int):
+def _last_axis(ctx: ImportContext, v: Value, rank: int) -> Value:
     """A [1, ..., 1] value at ``rank``."""
     return v if v.type.rank == rank else ctx.b.emit(Op.RESHAPE, v, attrs=A.ReshapeAttrs((1,) * rank))
 
@@ -109,5 +109,5 @@ def _trim(names: list) -> list:
     return names
 
 
-def _plain(v):
+def _plain(v: object) -> object:
     return list(v) if isinstance(v, tuple) else v

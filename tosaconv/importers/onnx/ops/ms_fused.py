@@ -48,7 +48,7 @@ _GEMM_ACTIVATIONS = {"Relu": (), "Tanh": (), "Sigmoid": (), "LeakyRelu": ("alpha
                      "Softsign": ()}
 
 
-def delegate(ctx: ImportContext, node: NodeReader, op_type: str, inputs: list, attrs: dict, opset: Optional[int] = None):
+def delegate(ctx: ImportContext, node: NodeReader, op_type: str, inputs: list, attrs: dict, opset: Optional[int] = None) -> Converted:
     """The ONNX ``op_type`` on the named ``inputs`` (initializers stay constants) with ``attrs``
     (None values left out), built by its registered converter at ``opset`` (default: the model's)."""
     proto = onnx.helper.make_node(op_type, inputs, [f"{node.name}::{op_type}:out"], name=node.name)
@@ -61,7 +61,7 @@ def delegate(ctx: ImportContext, node: NodeReader, op_type: str, inputs: list, a
     return fn(ctx, fnode)
 
 
-def activate(ctx: ImportContext, node: NodeReader, y, kind: Optional[str], params: dict, allowed: dict):
+def activate(ctx: ImportContext, node: NodeReader, y: Value, kind: Optional[str], params: dict, allowed: dict) -> Converted:
     """``kind`` (None: no activation) on ``y`` with ``params`` by ONNX attribute name."""
     if kind is None or kind == "":
         return y
@@ -109,7 +109,7 @@ def convert_fused_matmul(ctx: ImportContext, node: NodeReader) -> Converted:
     return ctx.b.emit(Op.MUL, y, ctx.b.scalar_like(alpha, y.type), attrs=A.MulAttrs(0))
 
 
-def _operand(ctx: ImportContext, x: Value, trans_batch: int, trans: int):
+def _operand(ctx: ImportContext, x: Value, trans_batch: int, trans: int) -> Value:
     rank = x.type.rank
     perm = list(range(rank))
     if trans_batch and rank > 2:
@@ -121,6 +121,6 @@ def _operand(ctx: ImportContext, x: Value, trans_batch: int, trans: int):
     return x if perm == list(range(rank)) else transpose(ctx, x, tuple(perm))
 
 
-def _list(v):
+def _list(v: object) -> object:
     return list(v) if isinstance(v, tuple) else v
 

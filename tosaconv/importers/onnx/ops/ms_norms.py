@@ -26,7 +26,7 @@ From onnxruntime's schemas and CPU kernels:
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Optional, Sequence
 
 from ....ir import attrs as A
 from ....ir.dtypes import DType
@@ -42,6 +42,7 @@ from ..registry import converter
 from .normalize import cast_to, convert_layer_normalization, stash_dtype, standardize
 
 if TYPE_CHECKING:
+    from ....ir.graph import Value
     from ....lowering.context import Converted
     from ..context import ImportContext
     from ..reader import NodeReader
@@ -49,7 +50,7 @@ if TYPE_CHECKING:
 converter("LayerNormalization", since=1)(convert_layer_normalization)
 
 
-def rms_normalize(ctx: ImportContext, x, axes, epsilon: float):
+def rms_normalize(ctx: ImportContext, x: Value, axes: Sequence[int], epsilon: float) -> tuple[Value, Value]:
     """``(x * rsqrt(mean(x^2) + epsilon), that rsqrt)`` over ``axes`` (kept as 1s)."""
     mean_square = mean_over(ctx, mul(ctx, x, x), axes)
     inv = ctx.b.emit(Op.RSQRT, ctx.b.emit(Op.ADD, mean_square, ctx.b.scalar_like(epsilon, mean_square.type)))
@@ -64,7 +65,7 @@ def convert_simplified_layer_normalization(ctx: ImportContext, node: NodeReader)
     return [mul(ctx, cast_to(ctx, y, x.type.dtype), ctx.tensor(node.inputs[1])), inv]
 
 
-def _skip_sum(ctx: ImportContext, node: NodeReader, bias_index: int):
+def _skip_sum(ctx: ImportContext, node: NodeReader, bias_index: int) -> Value:
     s = ctx.b.emit(Op.ADD, ctx.tensor(node.inputs[0]), ctx.tensor(node.inputs[1]))
     return ctx.b.emit(Op.ADD, s, ctx.tensor(node.input(bias_index))) if node.input(bias_index) else s
 
@@ -103,7 +104,7 @@ def convert_embed_layer_normalization(ctx: ImportContext, node: NodeReader) -> C
     return [y, _mask_index(ctx, node, ids), embedded]
 
 
-def _positions(ctx: ImportContext, node: NodeReader, ids):
+def _positions(ctx: ImportContext, node: NodeReader, ids: Value) -> Value:
     """The position rows: gathered at position_ids, else the first S rows of the table ([S, H])."""
     if node.input(8):
         return gather(ctx, node.input(3), node.input(8), 0)
@@ -113,7 +114,7 @@ def _positions(ctx: ImportContext, node: NodeReader, ids):
     return slice_(ctx, table, [0, 0], [seq, hidden])
 
 
-def _mask_index(ctx: ImportContext, node: NodeReader, ids):
+def _mask_index(ctx: ImportContext, node: NodeReader, ids: Value) -> Optional[Value]:
     """The sum of each mask row as int32 ``[B]``, or None without a mask."""
     if not node.input(7):
         return None

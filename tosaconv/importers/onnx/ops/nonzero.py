@@ -53,7 +53,7 @@ def convert_nonzero(ctx: ImportContext, node: NodeReader) -> Converted:
     return nonzero(ctx, x, f"{node.outputs[0]}.1", f"NonZero '{node.name}' output axis 1")
 
 
-def nonzero(ctx: ImportContext, x: Value, base: str, origin: str):
+def nonzero(ctx: ImportContext, x: Value, base: str, origin: str) -> Value:
     """NONZERO of ``x`` with a new symbol for its count: Exact, data-dependent, bounded by x's size."""
     scope = ctx.graph.scope
     name = scope.fresh_name(base)
@@ -64,7 +64,7 @@ def nonzero(ctx: ImportContext, x: Value, base: str, origin: str):
     return out
 
 
-def _constant_coords(c: np.ndarray, ctx) -> Value:
+def _constant_coords(c: np.ndarray, ctx: ImportContext) -> Value:
     coords = np.array(np.nonzero(c), dtype=np.int32)
     if c.ndim == 0 or coords.shape[1] == 0:
         raise ConvertError("NonZero of this constant has an empty result, which TOSA does not allow")

@@ -15,7 +15,7 @@ numpy at import time when they are constants, and with IR ops otherwise.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
 
@@ -33,11 +33,12 @@ from ..registry import converter, publish
 if TYPE_CHECKING:
     from ....ir.graph import Value
     from ....lowering.context import Converted
+    from ....symbolic.expr import Dim
     from ..context import ImportContext
     from ..reader import NodeReader
 
 
-def _shifted_exp(ctx: ImportContext, x: Value, axes):
+def _shifted_exp(ctx: ImportContext, x: Value, axes: Sequence[int]) -> tuple[Value, Value, Value]:
     """``(x - max, exp(x - max), sum(exp(x - max)))`` over ``axes`` (kept as 1s)."""
     shifted = ctx.b.emit(Op.SUB, x, reduce_chain(ctx, Op.REDUCE_MAX, x, axes))
     e = ctx.b.emit(Op.EXP, shifted)
@@ -66,7 +67,7 @@ def convert_log_softmax(ctx: ImportContext, node: NodeReader) -> Converted:
 
 # -- LayerNormalization ---------------------------------------------------------
 
-def cast_to(ctx: ImportContext, x: Value, dtype: DType):
+def cast_to(ctx: ImportContext, x: Value, dtype: DType) -> Value:
     return x if x.type.dtype is dtype else ctx.b.emit(Op.CAST, x, attrs=A.CastAttrs(dtype))
 
 
@@ -75,7 +76,7 @@ def stash_dtype(node: NodeReader, x: Value) -> DType:
     return DType.FP32 if node.attr("stash_type") == 1 and x.type.dtype.is_float else x.type.dtype
 
 
-def standardize(ctx: ImportContext, x: Value, axes, epsilon: float):
+def standardize(ctx: ImportContext, x: Value, axes: Sequence[int], epsilon: float) -> tuple[Value, Value, Value]:
     """``((x - mean) * rsqrt(var + epsilon), mean, rsqrt(var + epsilon))`` over ``axes`` (kept as 1s);
     the variance is the mean of the squared deviations, which is never negative."""
     divisor = mean_divisor(ctx, x, axes)
@@ -127,13 +128,13 @@ def convert_batch_normalization(ctx: ImportContext, node: NodeReader) -> Convert
     return ctx.b.emit(Op.ADD, _mul(ctx, x, scale), shift)
 
 
-def channel_shape(ctx: ImportContext, x: Value, channels, what: str = "BatchNormalization statistics") -> list:
+def channel_shape(ctx: ImportContext, x: Value, channels: Dim, what: str = "BatchNormalization statistics") -> list:
     """``[1, C, 1, ...]`` at x's rank, after recording that x has C channels."""
     ctx.require(Kind.EQ, x.type.shape[1], channels, f"{what} have one entry per channel")
     return [1, channels] + [1] * (x.type.rank - 2)
 
 
-def _folded_constants(ctx: ImportContext, x: Value, stats, eps: float):
+def _folded_constants(ctx: ImportContext, x: Value, stats: Sequence[np.ndarray], eps: float) -> tuple[Value, Value]:
     """scale = gamma / sqrt(var + eps) and shift = beta - mean * scale, folded in float64."""
     with np.errstate(all="ignore"):   # float folding: a negative variance gives NaN, as onnxruntime computes
         gamma, beta, mean, var = (np.asarray(s, dtype=np.float64).reshape(-1) for s in stats)
@@ -146,7 +147,7 @@ def _folded_constants(ctx: ImportContext, x: Value, stats, eps: float):
             ctx.b.const(shift, name=f"{ctx.b.location.name}.shift"))
 
 
-def _folded_values(ctx: ImportContext, x: Value, node: NodeReader, eps: float):
+def _folded_values(ctx: ImportContext, x: Value, node: NodeReader, eps: float) -> tuple[Value, Value]:
     """The same folding with IR ops, for statistics computed at run time."""
     gamma, beta, mean, var = (cast_to(ctx, ctx.tensor(n), x.type.dtype) for n in node.inputs[1:5])
     inv_std = ctx.b.emit(Op.RSQRT, ctx.b.emit(Op.ADD, var, ctx.b.scalar_like(eps, var.type)))

@@ -43,14 +43,14 @@ if TYPE_CHECKING:
 MVN_EPSILON = 1e-9
 
 
-def _per_channel(ctx: ImportContext, v: Value, x, what: str) -> Value:
+def _per_channel(ctx: ImportContext, v: Value, x: Value, what: str) -> Value:
     """A [C] tensor as [1, C, 1, ...] at x's rank."""
     if v.type.rank != 1:
         raise ConvertError(f"{what} must be 1-D with one entry per channel, got rank {v.type.rank}")
     return reshape(ctx, v, channel_shape(ctx, x, v.type.shape[0], what))
 
 
-def _scale_and_shift(ctx: ImportContext, y, scale, bias) -> Value:
+def _scale_and_shift(ctx: ImportContext, y: Value, scale: Value, bias: Value) -> Value:
     return ctx.b.emit(Op.ADD, mul(ctx, y, scale), bias)
 
 
@@ -91,7 +91,7 @@ def convert_group_normalization(ctx: ImportContext, node: NodeReader) -> Convert
     return reshape(ctx, _scale_and_shift(ctx, y, scale, bias), list(x.type.shape))
 
 
-def _per_group(ctx: ImportContext, v: Value, grouped, groups: int) -> Value:
+def _per_group(ctx: ImportContext, v: Value, grouped: Value, groups: int) -> Value:
     """Opset 18's scale/bias: G entries, as [1, G, 1, ...] at the grouped rank."""
     if v.type.rank != 1:
         raise ConvertError(f"GroupNormalization-18 scale and bias must be 1-D, got rank {v.type.rank}")

@@ -16,7 +16,7 @@ repeats are computed from shapes (:func:`tosaconv.lowering.pad.tile`).
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable, Union
 
 import numpy as np
 
@@ -62,7 +62,7 @@ def convert_pad(ctx: ImportContext, node: NodeReader) -> Converted:
     return pad(x, 0) if mode != "constant" else _constant(ctx, node, x, pad)
 
 
-def _padder(ctx: ImportContext, before: list, after: list, mode: str):
+def _padder(ctx: ImportContext, before: list, after: list, mode: str) -> Callable[[Value, float], Value]:
     """``pad(tensor, value)`` by these Index amounts (a static pad when they are ints, else DYN_PAD)."""
     return lambda t, value: pad_by(ctx, t, before, after, mode, value)
 
@@ -90,14 +90,14 @@ def _amounts(ctx: ImportContext, node: NodeReader) -> list:
     return st.dims
 
 
-def _const_ints(ctx: ImportContext, name, what: str) -> list:
+def _const_ints(ctx: ImportContext, name: str, what: str) -> list:
     c = ctx.const(name)
     if c is None:
         raise PAD_AXES.refuse(f"Pad {what} input '{name}'")
     return [int(v) for v in np.asarray(c).reshape(-1)]
 
 
-def _constant(ctx: ImportContext, node: NodeReader, x: Value, pad):
+def _constant(ctx: ImportContext, node: NodeReader, x: Value, pad: Callable[[Value, float], Value]) -> Value:
     """A constant-mode pad: with the pad value known at import, or SELECTed in when it is data."""
     if node.version < 11:
         value = node.attr("value")
@@ -113,12 +113,12 @@ def _constant(ctx: ImportContext, node: NodeReader, x: Value, pad):
     return pad(x, _typed(value.item(), x.type.dtype))
 
 
-def _typed(value, dtype: DType):
+def _typed(value: float, dtype: DType) -> Union[float, int]:
     """The pad value as PadAttrs carries it: a float for float data, else an int (bools as 0/1)."""
     return float(value) if dtype.is_float else int(value)
 
 
-def _runtime_constant(ctx: ImportContext, x: Value, pad, value) -> Value:
+def _runtime_constant(ctx: ImportContext, x: Value, pad: Callable[[Value, float], Value], value: Value) -> Value:
     """The pad value is data: pad with 0, then SELECT ``value`` where a padded true mask is false."""
     padded = pad(x, _typed(0, x.type.dtype))
     mask = pad(fill(ctx, True, DType.BOOL, x.type.shape), 0)

@@ -19,7 +19,7 @@ axis divides by the bound size.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Sequence, Union
 
 import numpy as np
 
@@ -40,6 +40,8 @@ from .qtypes import as_signed, stored_from_signed
 if TYPE_CHECKING:
     from ....ir.graph import Value
     from ....lowering.context import Converted
+    from ....lowering.window import Geometry
+    from ....symbolic.expr import Dim
     from ..context import ImportContext
     from ..reader import NodeReader
 
@@ -91,7 +93,7 @@ def convert_max_pool(ctx: ImportContext, node: NodeReader) -> Converted:
     return stored_from_signed(ctx, result, unsigned)
 
 
-def _max_pool(ctx: ImportContext, node: NodeReader, x: Value):
+def _max_pool(ctx: ImportContext, node: NodeReader, x: Value) -> Union[Value, list[Value]]:
     if len(node.outputs) > 1 and node.outputs[1]:
         return list(sep.max_pool_with_indices(ctx, x, _axis_pools(ctx, node, x), node.attr("storage_order", 0)))
     if not _native(node, x):
@@ -127,7 +129,7 @@ def convert_average_pool(ctx: ImportContext, node: NodeReader) -> Converted:
     return drop_1d(ctx, to_nchw(ctx, y), x.type.rank)
 
 
-def _counted_pads(geoms) -> tuple:
+def _counted_pads(geoms: Sequence[Geometry]) -> tuple:
     """count_include_pad=1: ONNX's pads become real zeros, (top, bottom, left, right)."""
     if not all(isinstance(g.end, int) for g in geoms):
         raise sep.COUNTED_SYMBOLIC_PAD.refuse("AveragePool with count_include_pad=1")
@@ -149,7 +151,7 @@ def convert_global_average_pool(ctx: ImportContext, node: NodeReader) -> Convert
     return ctx.b.emit(Op.MUL, total, _inverse_count(ctx, product(spatial), x), attrs=A.MulAttrs(0))
 
 
-def _inverse_count(ctx: ImportContext, count, x: Value) -> Value:
+def _inverse_count(ctx: ImportContext, count: Dim, x: Value) -> Value:
     """1/count as a tensor of x's rank: a constant, or computed from the Index value of count."""
     ones = [1] * x.type.rank
     if isinstance(count, int):
@@ -175,7 +177,7 @@ def _lp_order(node: NodeReader, x: Value) -> int:
     return int(p)
 
 
-def _abs_power(ctx: ImportContext, x: Value, p: int):
+def _abs_power(ctx: ImportContext, x: Value, p: int) -> Value:
     """|x|^p: ABS, MUL for p = 2, else POW (TOSA POW needs a base >= 0)."""
     if p == 2:
         return ctx.b.emit(Op.MUL, x, x, attrs=A.MulAttrs(0))
@@ -183,7 +185,7 @@ def _abs_power(ctx: ImportContext, x: Value, p: int):
     return magnitude if p == 1 else ctx.b.emit(Op.POW, magnitude, ctx.b.scalar_like(float(p), x.type))
 
 
-def _root(ctx: ImportContext, total, p: int):
+def _root(ctx: ImportContext, total: Value, p: int) -> Value:
     """The p-th root of a sum of |x|^p (>= 0): RECIPROCAL(RSQRT) for p = 2, else POW(1/p)."""
     if p == 1:
         return total

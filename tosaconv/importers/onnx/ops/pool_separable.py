@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
 
@@ -41,6 +41,8 @@ from .windows_nd import nd_window
 
 if TYPE_CHECKING:
     from ....ir.graph import Value
+    from ....ir.ops import OpDef
+    from ....symbolic.expr import Dim
     from ..context import ImportContext
     from ..reader import NodeReader
 
@@ -60,13 +62,13 @@ class AxisPool:
     dilation: int
     geometry: Geometry
 
-    def rows(self):
+    def rows(self) -> Dim:
         """Padded rows the taps read: the window extent, or ``Q*s`` for the ``[Q, s]`` view."""
         g, s, reach = self.geometry, self.stride, (self.kernel - 1) * self.dilation
         return add(g.out, reach) if s == 1 else mul(add(g.out, reach // s + 1), s)
 
 
-def axis_pools(ctx: ImportContext, node: NodeReader, x: Value, kernel, ceil_mode: bool) -> list:
+def axis_pools(ctx: ImportContext, node: NodeReader, x: Value, kernel: Sequence[int], ceil_mode: bool) -> list:
     """ONNX's window attributes and geometry, one AxisPool per spatial axis of ``x``."""
     n = len(kernel)
     if x.type.rank != n + 2:
@@ -98,37 +100,37 @@ def taps(ctx: ImportContext, x: Value, p: AxisPool, pad_value: float) -> list:
             for t in range(p.kernel)]
 
 
-def restore(ctx: ImportContext, y, like, p: AxisPool) -> Value:
+def restore(ctx: ImportContext, y: Value, like: Value, p: AxisPool) -> Value:
     """A combined tap result back to ``like``'s rank, with ``p.axis`` now ONNX's output size."""
     shape = list(like.type.shape)
     shape[p.axis] = p.geometry.out
     return reshape(ctx, y, shape)
 
 
-def _reduce(ctx: ImportContext, x, p: AxisPool, pad_value: float, op) -> Value:
+def _reduce(ctx: ImportContext, x: Value, p: AxisPool, pad_value: float, op: OpDef) -> Value:
     return restore(ctx, functools.reduce(lambda a, b: ctx.b.emit(op, a, b, attrs=_attrs(op)),
                                          taps(ctx, x, p, pad_value)), x, p)
 
 
-def _attrs(op):
+def _attrs(op: OpDef) -> A.Attrs:
     return A.NanModeAttrs() if op is Op.MAXIMUM else A.NoAttrs()
 
 
 # -- the pools ----------------------------------------------------------------------------------
 
-def max_pool(ctx: ImportContext, x, pools):
+def max_pool(ctx: ImportContext, x: Value, pools: list[AxisPool]) -> Value:
     for p in reversed(pools):
         x = _reduce(ctx, x, p, lowest(x.type.dtype), Op.MAXIMUM)
     return x
 
 
-def sum_pool(ctx: ImportContext, x, pools):
+def sum_pool(ctx: ImportContext, x: Value, pools: list[AxisPool]) -> Value:
     for p in reversed(pools):
         x = _reduce(ctx, x, p, 0.0, Op.ADD)
     return x
 
 
-def average_pool(ctx: ImportContext, x, pools, include_pad: bool):
+def average_pool(ctx: ImportContext, x: Value, pools: list[AxisPool], include_pad: bool) -> Value:
     """Per axis: the sum of the taps times 1/count, ONNX's count of that axis's window."""
     for p in reversed(pools):
         total = _reduce(ctx, x, p, 0.0, Op.ADD)
@@ -170,7 +172,7 @@ def _mask_counts(ctx: ImportContext, x: Value, p: AxisPool, include_pad: bool) -
 
 # -- MaxPool's Indices -------------------------------------------------------------------
 
-def max_pool_with_indices(ctx: ImportContext, x: Value, pools, storage_order: int) -> tuple:
+def max_pool_with_indices(ctx: ImportContext, x: Value, pools: list[AxisPool], storage_order: int) -> tuple:
     """(values, int32 indices): each axis keeps the first strict maximum and its flat index."""
     best, index = x, _spatial_index(ctx, x, storage_order)
     for p in reversed(pools):
@@ -183,7 +185,7 @@ def max_pool_with_indices(ctx: ImportContext, x: Value, pools, storage_order: in
     return best, ctx.b.emit(Op.ADD, index, _plane_offsets(ctx, x))
 
 
-def _spatial_index(ctx: ImportContext, x: Value, storage_order: int):
+def _spatial_index(ctx: ImportContext, x: Value, storage_order: int) -> Value:
     """``[1, 1, *spatial]`` int32: each element's index within its plane (row- or column-major)."""
     spatial = x.type.shape[2:]
     if all(isinstance(d, int) for d in spatial):
@@ -200,7 +202,7 @@ def _spatial_index(ctx: ImportContext, x: Value, storage_order: int):
     return index
 
 
-def _plane_offsets(ctx: ImportContext, x: Value):
+def _plane_offsets(ctx: ImportContext, x: Value) -> Value:
     """``[N, C, 1, ...]`` int32: ``(n*C + c) * plane size``, the start of each plane's indices."""
     n, c, *spatial = x.type.shape
     plane, planes = product(spatial), mul(n, c)
@@ -210,14 +212,14 @@ def _plane_offsets(ctx: ImportContext, x: Value):
     return _times(ctx, reshape(ctx, _iota(ctx, planes), [n, c] + [1] * len(spatial)), plane)
 
 
-def _iota(ctx: ImportContext, n) -> Value:
+def _iota(ctx: ImportContext, n: Dim) -> Value:
     """``[0, 1, ..., n-1]`` int32: a CONST, or IOTA when ``n`` is symbolic."""
     if isinstance(n, int):
         return ctx.b.const(np.arange(n, dtype=np.int32))
     return ctx.b.emit(Op.IOTA, index_for(ctx, n), attrs=A.IotaAttrs(DType.INT32))
 
 
-def _times(ctx: ImportContext, v: Value, factor):
+def _times(ctx: ImportContext, v: Value, factor: Dim) -> Value:
     """``v * factor`` for an int32 tensor and a dim (a constant, or the bound size as data)."""
     if isinstance(factor, int):
         if factor == 1:

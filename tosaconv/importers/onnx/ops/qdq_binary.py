@@ -16,7 +16,7 @@ Operands are dequantized 8-bit tensors (through layout ops) or constants.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable, Optional, Union
 
 import numpy as np
 
@@ -30,10 +30,13 @@ from .qdq_round import requantize_int8, round_half_even
 from .qtypes import rescale
 
 if TYPE_CHECKING:
+    from ....ir.graph import Operation
+    from ....ir.ops import OpDef
     from ..context import ImportContext
+    from .qdq_core import Activation
 
 
-def _root(x: Value):
+def _root(x: Value) -> tuple[Optional[Operation], list[Operation]]:
     """The op computing ``x`` behind trailing layout ops, and those ops (to replay after it)."""
     v, after = x, []
     while v.producer is not None and v.producer.op in LAYOUT:
@@ -42,7 +45,7 @@ def _root(x: Value):
     return v.producer, after[::-1]
 
 
-def root_of(x: Value, ops) -> tuple:
+def root_of(x: Value, ops: tuple[OpDef, ...]) -> tuple:
     """The op computing ``x`` behind trailing layout ops (one of ``ops``, else NotMine), and those ops."""
     p, after = _root(x)
     if p is None or p.op not in ops:
@@ -54,7 +57,7 @@ def _act(ctx: ImportContext, v: Value) -> Value:
     return activation(trace(ctx, v))
 
 
-def _int32(ctx: ImportContext, act) -> Value:
+def _int32(ctx: ImportContext, act: Activation) -> Value:
     """``q - zp`` of a quantized operand, exactly, in int32."""
     return rescale(ctx, emit_activation(ctx, act), 1.0, DType.INT32, input_zp=act.zp)
 
@@ -80,7 +83,7 @@ def mul_rule(ctx: ImportContext, x: Value, y_scale: float, y_zp: int) -> Value:
     return replay(ctx, _finish(ctx, acc, parts[0][1] * parts[1][1], y_scale, y_zp), after)
 
 
-def _mul_operand(ctx: ImportContext, v: Value):
+def _mul_operand(ctx: ImportContext, v: Value) -> tuple[Union[np.ndarray, Callable[[], Value]], float]:
     """(int32 array or a function emitting the int32 tensor, its scale) of one MUL operand."""
     try:
         act = _act(ctx, v)
@@ -89,7 +92,7 @@ def _mul_operand(ctx: ImportContext, v: Value):
     return (lambda: _int32(ctx, act)), act.scale
 
 
-def _constant_grid(real: np.ndarray, v: Value):
+def _constant_grid(real: np.ndarray, v: Value) -> tuple[np.ndarray, float]:
     top = float(np.max(np.abs(real))) if real.size else 0.0
     if not np.isfinite(top):
         raise NoFold("a constant operand is not finite")
@@ -137,7 +140,7 @@ def select_rule(ctx: ImportContext, x: Value, y_scale: float, y_zp: int) -> Valu
 COMPARISONS = {Op.GREATER: np.greater, Op.GREATER_EQUAL: np.greater_equal, Op.EQUAL: np.equal}
 
 
-def _integer_condition(ctx: ImportContext, cond: Value):
+def _integer_condition(ctx: ImportContext, cond: Value) -> Callable[[], Value]:
     """A function emitting ``cond`` without float ops: as it is when it is not computed from floats, or a
     comparison of a quantized tensor with a constant as one integer comparison with the threshold the
     float comparison has over all 256 stored values (dequantization is increasing, so it has one)."""
@@ -184,7 +187,7 @@ def concat_rule(ctx: ImportContext, x: Value, y_scale: float, y_zp: int) -> Valu
     return replay(ctx, ctx.b.emit(Op.CONCAT, *[f() for f in parts], attrs=p.attrs), after)
 
 
-def _requantized(ctx: ImportContext, v: Value, y_scale: float, y_zp: int):
+def _requantized(ctx: ImportContext, v: Value, y_scale: float, y_zp: int) -> Callable[[], Value]:
     """A function emitting ``v`` as int8 in the output's scale and zero point (checked before emitting)."""
     try:
         act = _act(ctx, v)

@@ -10,7 +10,7 @@ to. The accumulator cores that use them are in :mod:`.qdq_cores`.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Optional
+from typing import TYPE_CHECKING, Optional, Sequence, Union
 
 import numpy as np
 
@@ -26,6 +26,8 @@ from .qdq_round import requantize_int8
 from .qtypes import QTensor, signed_value, state
 
 if TYPE_CHECKING:
+    from ....ir.graph import Operation
+    from ....ir.ops import OpDef
     from ..context import ImportContext
 
 LAYOUT = (Op.TRANSPOSE, Op.RESHAPE, Op.IDENTITY)
@@ -79,12 +81,12 @@ class Weights:
         return (self.signed if uniform else self.signed - self.zps).astype(np.int8)
 
 
-def _fits(arr: np.ndarray, dtype) -> bool:
+def _fits(arr: np.ndarray, dtype: type) -> bool:
     info = np.iinfo(dtype)
     return bool(arr.min() >= info.min and arr.max() <= info.max)
 
 
-def trace(ctx: ImportContext, v: Value, allowed=INPUT_LAYOUT, scaled: bool = False) -> Operand:
+def trace(ctx: ImportContext, v: Value, allowed: tuple[OpDef, ...] = INPUT_LAYOUT, scaled: bool = False) -> Operand:
     """``v`` traced back through ``allowed`` ops to a DequantizeLinear result; ``scaled`` also passes a MUL
     by a positive scalar constant, which only scales the dequantization (``s * c``): a float op left
     between two quantized ops (onnxruntime's quantizer leaves Div float) costs nothing."""
@@ -105,7 +107,7 @@ def trace(ctx: ImportContext, v: Value, allowed=INPUT_LAYOUT, scaled: bool = Fal
 CONST_ELEMENTWISE = (Op.RECIPROCAL, Op.NEGATE, Op.CAST)   # what converters build on constants (Div: x * 1/c)
 
 
-def _evaluated(ctx: ImportContext, op) -> np.ndarray:
+def _evaluated(ctx: ImportContext, op: Operation) -> np.ndarray:
     """A constant-operand elementwise op evaluated with the interpreter's own kernel (constant folding
     has not run yet while the importer converts)."""
     args = [const_real(ctx, v).astype(v.type.dtype.numpy) for v in op.operands]
@@ -114,7 +116,7 @@ def _evaluated(ctx: ImportContext, op) -> np.ndarray:
     return np.asarray(out, dtype=np.float64)
 
 
-def _positive_scalar_factor(ctx: ImportContext, p):
+def _positive_scalar_factor(ctx: ImportContext, p: Optional[Operation]) -> Optional[tuple[int, float]]:
     """(index of the other operand, c) when ``p`` is a float MUL by one positive constant ``c``, else None."""
     if p is None or p.op is not Op.MUL or p.attrs.shift or not p.result.type.dtype.is_float:
         return None
@@ -128,18 +130,18 @@ def _positive_scalar_factor(ctx: ImportContext, p):
     return None
 
 
-def _not_dequantized(p) -> str:
+def _not_dequantized(p: Optional[Operation]) -> str:
     return f"an operand is not a DequantizeLinear result (it comes from {p.op.name if p else 'a graph input'})"
 
 
-def replay(ctx: ImportContext, v: Value, ops, pad_value: int = 0) -> Value:
+def replay(ctx: ImportContext, v: Value, ops: Sequence[Operation], pad_value: int = 0) -> Value:
     for op in ops:
         attrs = A.PadAttrs(op.attrs.padding, float(pad_value)) if op.op is Op.PAD else op.attrs
         v = ctx.b.emit(op.op, v, *op.operands[1:], attrs=attrs)
     return v
 
 
-def replay_numpy(arr: np.ndarray, ops) -> np.ndarray:
+def replay_numpy(arr: np.ndarray, ops: Sequence[Operation]) -> np.ndarray:
     for op in ops:
         if op.op is Op.TRANSPOSE:
             arr = np.transpose(arr, op.attrs.perms)
@@ -254,7 +256,7 @@ def quantize_bias(real: np.ndarray, scale: np.ndarray) -> np.ndarray:
     return np.asarray(q, dtype=np.int32)      # an array even for a rank-0 bias (x + 3 of a hard-swish)
 
 
-def clamp_is_exact_per_channel(scales, out_bits: int = 8) -> bool:
+def clamp_is_exact_per_channel(scales: Union[float, np.ndarray], out_bits: int = 8) -> bool:
     """:func:`clamp_is_exact` for each channel's own bounds (see :func:`clamp_for_rescale`)."""
     mults, shifts = multipliers_shifts(scales)
     return all(clamp_is_exact((m,), (s,), out_bits) for m, s in zip(mults, shifts))
@@ -267,7 +269,7 @@ def requantize(ctx: ImportContext, y: Value, act: Activation, y_scale: float, y_
     return requantize_int8(ctx, y, act.scale / y_scale, input_zp=act.zp, output_zp=y_zp)
 
 
-def check_scales(scales):
+def check_scales(scales: Union[float, Sequence[float], np.ndarray]) -> None:
     try:
         for s in np.reshape(scales, -1):
             multiplier_shift(s)

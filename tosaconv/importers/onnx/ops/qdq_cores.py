@@ -9,7 +9,7 @@ core's result).
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Callable, Optional
+from typing import TYPE_CHECKING, Callable, Optional, Union
 
 import numpy as np
 
@@ -26,6 +26,7 @@ from .qdq_weights import float_constant, note_quantized, quantize_symmetric
 from .qtypes import rescale, signed_value, state
 
 if TYPE_CHECKING:
+    from ....ir.graph import Operation
     from ..context import ImportContext
 
 
@@ -36,7 +37,7 @@ class Plan:
     clamped: Optional[tuple] = None   # (bias before clamping, the accumulator's largest magnitude), per channel
     emit_with_bias: Optional[Callable[[np.ndarray], Value]] = None   # a convolution with another int32 bias
 
-    def check(self, scale: np.ndarray, zp: int):
+    def check(self, scale: np.ndarray, zp: int) -> None:
         """Clamping a bias so the int32 sum cannot overflow must not change any int8 result (zero point
         ``zp``): each clamped channel either saturates with both biases or rounds to ``zp`` with both."""
         if self.clamped is None:
@@ -52,7 +53,7 @@ class Plan:
 
 
 
-def plan_core(ctx: ImportContext, core) -> Plan:
+def plan_core(ctx: ImportContext, core: Union[Value, Operation]) -> Plan:
     if isinstance(core, Value):
         return _dq_plan(ctx, core)
     if core.op is Op.MATMUL:
@@ -71,7 +72,7 @@ def _dq_plan(ctx: ImportContext, v: Value) -> Plan:
         ctx, signed_value(ctx, act.operand.record.data), unit, DType.INT32, input_zp=act.zp))
 
 
-def _conv_plan(ctx: ImportContext, op) -> Plan:
+def _conv_plan(ctx: ImportContext, op: Operation) -> Plan:
     x, w, b = op.operands
     act = activation(trace(ctx, x))
     wt, error = _weights_of(ctx, op, w)
@@ -94,7 +95,7 @@ def _conv_plan(ctx: ImportContext, op) -> Plan:
     return Plan(scale, lambda: emit_with_bias(bias), clamped, emit_with_bias)
 
 
-def _weights_of(ctx: ImportContext, core, w: Value) -> tuple:
+def _weights_of(ctx: ImportContext, core: Operation, w: Value) -> tuple:
     """(the core's weights, None), or under ``--profile int`` for float constant weights, (the weights
     tosaconv quantized, their largest relative error); see :mod:`.qdq_weights`."""
     try:
@@ -107,12 +108,12 @@ def _weights_of(ctx: ImportContext, core, w: Value) -> tuple:
     return weights(ctx, operand, WEIGHT_CHANNEL_AXES[core.op]), None
 
 
-def _noted(ctx: ImportContext, core, error: Optional[float]):
+def _noted(ctx: ImportContext, core: Operation, error: Optional[float]) -> None:
     if error is not None:
         note_quantized(ctx, core, error)
 
 
-def _bias_units(ctx: ImportContext, b: Value, scale) -> np.ndarray:
+def _bias_units(ctx: ImportContext, b: Value, scale: Union[float, np.ndarray]) -> np.ndarray:
     """The bias in accumulator units. An int32 bias dequantized with the accumulator's own scale
     (``x_scale * w_scale``, up to float32 rounding, as quantizers write it) is taken as it is: it never
     passes through float, where -63603913 would become -63603915."""
@@ -138,7 +139,7 @@ def _accumulator_bound(wt: Weights, channel_axes: tuple) -> np.ndarray:
     return 255 * np.sum(centered, axis=other, dtype=np.int64).reshape(-1)
 
 
-def _matmul_plan(ctx: ImportContext, op) -> Plan:
+def _matmul_plan(ctx: ImportContext, op: Operation) -> Plan:
     act = activation(trace(ctx, op.operands[0]), runtime_zp=True)
     wt, error = _weights_of(ctx, op, op.operands[1])
     wide = act.zp is None or wt.zp is None
@@ -153,7 +154,7 @@ def _matmul_plan(ctx: ImportContext, op) -> Plan:
     return Plan(act.scale * wt.scale, emit)
 
 
-def _add_plan(ctx: ImportContext, op) -> Plan:
+def _add_plan(ctx: ImportContext, op: Operation) -> Plan:
     a, b = (activation(trace(ctx, v)) for v in op.operands)
     twice_max = 2.0 * max(a.scale, b.scale)
     unit = twice_max / 2.0 ** ADD_HEADROOM
@@ -166,7 +167,7 @@ def _add_plan(ctx: ImportContext, op) -> Plan:
     return Plan(np.float64(unit), emit)
 
 
-def _sum_plan(ctx: ImportContext, op) -> Plan:
+def _sum_plan(ctx: ImportContext, op: Operation) -> Plan:
     """REDUCE_SUMs (one per axis) of ``q - zp`` in int32: a ReduceMean's sum, whose ``1/n`` is a factor
     of the scale."""
     chain = [op]
@@ -174,7 +175,7 @@ def _sum_plan(ctx: ImportContext, op) -> Plan:
         chain.append(chain[-1].operands[0].producer)
     act = activation(trace(ctx, chain[-1].operands[0], scaled=True))
 
-    def emit():
+    def emit() -> Value:
         total = rescale(ctx, emit_activation(ctx, act), 1.0, DType.INT32, input_zp=act.zp)
         for step in reversed(chain):
             total = ctx.b.emit(Op.REDUCE_SUM, total, attrs=step.attrs)

@@ -38,7 +38,7 @@ output, as TFLite's int8 ADD does. Unsigned data is used in shifted signed form.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Optional
+from typing import TYPE_CHECKING, Optional, Sequence, Union
 
 import numpy as np
 
@@ -59,12 +59,13 @@ from .qtypes import QParams, QType, state, stored_from_signed
 
 if TYPE_CHECKING:
     from ....ir.graph import Value
+    from ....ir.graph import Operation
     from ..context import ImportContext
 
 CORES = (Op.CONV2D, Op.DEPTHWISE_CONV2D, Op.TRANSPOSE_CONV2D, Op.MATMUL, Op.REDUCE_SUM)
 
 
-def fold_quantize(ctx: ImportContext, x, params: QParams, qtype: QType) -> Optional[object]:
+def fold_quantize(ctx: ImportContext, x: Value, params: QParams, qtype: QType) -> Optional[object]:
     """The integer form of QuantizeLinear(x), or None when x is not a foldable QDQ pattern (the reason
     is recorded for the report's list of float islands)."""
     if qtype.bits != 8 or params.axis is not None or params.block_size or not params.is_const:
@@ -80,7 +81,7 @@ def fold_quantize(ctx: ImportContext, x, params: QParams, qtype: QType) -> Optio
     return stored_from_signed(ctx, y, qtype)
 
 
-def _accumulator(ctx: ImportContext, x, y_scale: float, y_zp: int):
+def _accumulator(ctx: ImportContext, x: Value, y_scale: float, y_zp: int) -> Value:
     """A convolution, matmul or add core, its bias and positive factors, one RESCALE, then clamps."""
     core, post = _walk(ctx, x)
     plan = plan_core(ctx, core)
@@ -101,7 +102,7 @@ def _accumulator(ctx: ImportContext, x, y_scale: float, y_zp: int):
     return y
 
 
-def _quantized_clamp(ctx: ImportContext, y: Value, attrs, y_scale: float, y_zp: int):
+def _quantized_clamp(ctx: ImportContext, y: Value, attrs: A.ClampAttrs, y_scale: float, y_zp: int) -> Value:
     """A float CLAMP (Relu, Clip) just before QuantizeLinear, as an int8 CLAMP of the quantized value:
     rounding is monotonic, so ``q(clamp(v, lo, hi)) = clamp(q(v), q(lo), q(hi))``."""
     bounds = [np.clip(np.rint(np.float64(b) / y_scale) + y_zp, -128, 127) for b in (attrs.min_val, attrs.max_val)]
@@ -111,7 +112,7 @@ def _quantized_clamp(ctx: ImportContext, y: Value, attrs, y_scale: float, y_zp: 
     return ctx.b.emit(Op.CLAMP, y, attrs=A.ClampAttrs(lo, hi))
 
 
-def integer_accumulator(ctx: ImportContext, x, what: str) -> Value:
+def integer_accumulator(ctx: ImportContext, x: Value, what: str) -> Value:
     """The exact int32 result of an integer op (ConvInteger, MatMulInteger) built as float ops on x."""
     try:
         core, post = _walk(ctx, x)
@@ -125,7 +126,7 @@ def integer_accumulator(ctx: ImportContext, x, what: str) -> Value:
 
 # -- matching -------------------------------------------------------------------------
 
-def _walk(ctx: ImportContext, x):
+def _walk(ctx: ImportContext, x: Value) -> tuple[Union[Operation, Value], list]:
     """From the QuantizeLinear operand back to the core: (core, [(op, index of the chain operand)])."""
     post, v, dq = [], x, state(ctx).dq
     while v not in dq:
@@ -152,7 +153,7 @@ def _walk(ctx: ImportContext, x):
     return v, post[::-1]
 
 
-def _constant_side(ctx: ImportContext, op):
+def _constant_side(ctx: ImportContext, op: Operation) -> Optional[int]:
     for i in (1, 0):
         try:
             const_real(ctx, op.operands[i])
@@ -162,7 +163,7 @@ def _constant_side(ctx: ImportContext, op):
     return None
 
 
-def _plan_post(ctx: ImportContext, post, scale):
+def _plan_post(ctx: ImportContext, post: list[tuple], scale: Union[float, np.ndarray]) -> tuple[list, Union[float, np.ndarray], list[Operation]]:
     """Turn the ops after the core into int32 steps; returns (steps, final scale, layout ops for after RESCALE)."""
     arithmetic = [i for i, (op, _) in enumerate(post) if op.op in (Op.MUL, Op.ADD)]
     last = arithmetic[-1] if arithmetic else -1
@@ -182,14 +183,14 @@ def _plan_post(ctx: ImportContext, post, scale):
     return steps, scale, [op for op, _ in post[last + 1:]]
 
 
-def _positive_factor(ctx: ImportContext, v) -> float:
+def _positive_factor(ctx: ImportContext, v: Value) -> float:
     real = const_real(ctx, v)
     if real.size != 1 or not np.isfinite(real).all() or real.reshape(-1)[0] <= 0:
         raise NoFold("a MUL by something other than a positive scalar constant")
     return float(real.reshape(-1)[0])
 
 
-def _keeps_last_axis(op) -> bool:
+def _keeps_last_axis(op: Operation) -> bool:
     if op.op is Op.TRANSPOSE:
         return op.attrs.perms[-1] == len(op.attrs.perms) - 1
     if op.op is Op.RESHAPE:
@@ -198,7 +199,7 @@ def _keeps_last_axis(op) -> bool:
     return True
 
 
-def _emit_steps(ctx: ImportContext, acc, steps):
+def _emit_steps(ctx: ImportContext, acc: Value, steps: Sequence[Union[np.ndarray, Operation]]) -> Value:
     for step in steps:
         if isinstance(step, np.ndarray):
             acc = ctx.b.emit(Op.ADD, acc, ctx.b.const(step))

@@ -48,7 +48,7 @@ way.
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Optional, Sequence
 
 import numpy as np
 
@@ -64,7 +64,9 @@ from .qdq_table import cone_values
 from .qtypes import rescale
 
 if TYPE_CHECKING:
+    from ....symbolic.expr import Dim
     from ..context import ImportContext
+    from .qdq_core import Activation
 
 MAX_ROW = 33025          # 65025 * N (the sum of squares) stays below 2**31
 K_MIN = 8                # fractional output bits the variance keeps before its last rounding
@@ -109,7 +111,7 @@ def layernorm_rule(ctx: ImportContext, x: Value, y_scale: float, y_zp: int) -> V
 
 # -- matching -------------------------------------------------------------------------
 
-def mean_of(v: Value):
+def mean_of(v: Value) -> Optional[tuple[Value, list, int]]:
     """(source, axes, count) when ``v`` is REDUCE_SUMs of ``source`` over ``axes`` times 1/count."""
     p = v.producer
     if p is None or p.op is not Op.MUL or p.attrs.shift:
@@ -128,7 +130,7 @@ def mean_of(v: Value):
     return None
 
 
-def _count(v: Value, axes) -> int:
+def _count(v: Value, axes: Sequence[int]) -> int:
     n = 1
     for a in axes:
         dim = v.type.shape[a]
@@ -138,7 +140,7 @@ def _count(v: Value, axes) -> int:
     return n
 
 
-def centered(v: Value):
+def centered(v: Value) -> Optional[Centered]:
     """A :class:`Centered` when ``v`` is ``SUB(x, mean(x))`` then layout ops, else None."""
     post = []
     while v.producer is not None and v.producer.op in LAYOUT:
@@ -173,7 +175,7 @@ def scalar(ctx: ImportContext, value: int, like: Value) -> Value:
     return ctx.b.const(np.full((1,) * like.type.rank, value, dtype=np.int32))
 
 
-def row_sums(ctx: ImportContext, cen: Centered):
+def row_sums(ctx: ImportContext, cen: Centered) -> tuple[Activation, Value, Value]:
     """(the Activation of the centred tensor, its int32 values, their row sums)."""
     if cen.count > MAX_ROW:
         raise NoFold(f"a LayerNorm row of {cen.count} elements could overflow the int32 sum of squares "
@@ -251,7 +253,7 @@ def shape_after(cen: Centered) -> list:
     return list(cen.post[-1].result.type.shape if cen.post else cen.source.type.shape)
 
 
-def same_shape(a, b) -> bool:
+def same_shape(a: Sequence[Dim], b: Sequence[Dim]) -> bool:
     return len(a) == len(b) and all(same(p, q) for p, q in zip(a, b))
 
 
@@ -267,7 +269,7 @@ def _factor_table(real: np.ndarray) -> tuple:
     return entries.astype(np.int64), gain
 
 
-def _check_error(scale: float, entries: np.ndarray):
+def _check_error(scale: float, entries: np.ndarray) -> None:
     """The output error before the last rounding: the MUL's rounding (half a unit of the product) plus
     the table's (half a unit of the entry, relative to the smallest non-zero entry, at the largest
     output that does not saturate)."""

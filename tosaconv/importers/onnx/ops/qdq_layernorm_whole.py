@@ -29,7 +29,7 @@ off next to a rounding tie.
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Optional, Sequence, Union
 
 import numpy as np
 
@@ -47,6 +47,7 @@ from .qdq_layernorm import (OUT_REACH, Centered, centered, mean_of, row_sums, sa
 from .qtypes import rescale
 
 if TYPE_CHECKING:
+    from ....ir.graph import Operation
     from ..context import ImportContext
 
 FULL_MAX_ERROR = 1 / 32  # output units the whole LayerNorm may be off before its last rounding
@@ -85,7 +86,7 @@ def _peel(ctx: ImportContext, v: Value, op: Op) -> tuple:
     return v, None
 
 
-def _constant(real, default: float) -> np.ndarray:
+def _constant(real: Optional[np.ndarray], default: float) -> np.ndarray:
     return np.full((1,), default) if real is None else np.asarray(real, dtype=np.float64)
 
 
@@ -132,7 +133,7 @@ def _is_constant(ctx: ImportContext, v: Value) -> bool:
         return False
 
 
-def _run_chain(ctx: ImportContext, ops, leaf: Value, values: np.ndarray) -> np.ndarray:
+def _run_chain(ctx: ImportContext, ops: Sequence[Operation], leaf: Value, values: np.ndarray) -> np.ndarray:
     env = {leaf: values.astype(leaf.type.dtype.numpy)}
     kctx = KernelContext()
     with np.errstate(all="ignore"):
@@ -188,7 +189,7 @@ def _variance_units(ctx: ImportContext, n: int, squares: Value, e2: Value, big_e
             ctx.b.emit(Op.SELECT, long_row, scalar(ctx, j // 2, squares), scalar(ctx, 0, squares)))
 
 
-def _mul32(ctx: ImportContext, v: Value, k) -> Value:
+def _mul32(ctx: ImportContext, v: Value, k: Union[int, Value]) -> Value:
     other = scalar(ctx, k, v) if isinstance(k, int) else k
     return ctx.b.emit(Op.MUL, v, other, attrs=A.MulAttrs(0))
 
@@ -212,7 +213,7 @@ class _AffinePlan:
         self.s2 = self.f + self.g - self.f2
         self._check(n, g_max)
 
-    def _check(self, n: int, g_max: float):
+    def _check(self, n: int, g_max: float) -> None:
         out_reach = OUT_REACH + float(np.abs(self.beta).max()) / self.y_scale
         error = (out_reach * 2.0 ** -14.5                                   # 1/sqrt, relative
                  + g_max * 2.0 ** -(self.f + 1) / self.y_scale               # the normalized value's rounding
@@ -223,7 +224,7 @@ class _AffinePlan:
                          f"(error bound {error:.3g} output units)")
         self.error = error
 
-    def emit(self, ctx, normalized: Value, y_zp: int) -> Value:
+    def emit(self, ctx: ImportContext, normalized: Value, y_zp: int) -> Value:
         gamma = np.broadcast_to(self.gamma, self.gamma.shape)
         g = ctx.b.const(np.rint(gamma * 2.0 ** self.g).astype(np.int32).reshape(_ranked(gamma, normalized)))
         y = ctx.b.emit(Op.MUL, normalized, g, attrs=A.MulAttrs(self.s2))

@@ -29,7 +29,7 @@ reason.
 from __future__ import annotations
 
 import dataclasses
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Optional, Sequence, Union
 
 import numpy as np
 
@@ -45,6 +45,7 @@ from .qdq_core import LAYOUT, NoFold, NotMine, activation, emit_activation, repl
 from .qdq_weights import CODE, float_constant
 
 if TYPE_CHECKING:
+    from ....ir.graph import Operation
     from ..context import ImportContext
 
 DEFAULT_ACTIVATIONS = ("Sigmoid", "Tanh", "Tanh")
@@ -85,7 +86,7 @@ def lstm_rule(ctx: ImportContext, x: Value, y_scale: float, y_zp: int) -> Value:
     return replay(ctx, results[0], post)
 
 
-def _find(x: Value):
+def _find(x: Value) -> tuple[Operation, list, list]:
     """The RECURRENT LSTM op whose Y reaches ``x`` through layout ops and clamps (Relu, Clip), the layout
     ops in order, and the clamps."""
     post, clamps, v = [], [], x
@@ -112,11 +113,11 @@ def _h_format(y_scale: float, y_zp: int, clamps: list) -> tuple:
     return int_lstm.H_SCALE, 0, int_lstm.YOut.of(y_scale, y_zp, lo, hi)
 
 
-def _quantized_bound(bound, y_scale: float, y_zp: int) -> int:
+def _quantized_bound(bound: float, y_scale: float, y_zp: int) -> int:
     return int(np.clip(np.rint(np.float64(bound) / y_scale) + y_zp, -128, 127))
 
 
-def _check_attrs(attrs):
+def _check_attrs(attrs: A.RecurrentAttrs) -> None:
     names = tuple(n for n, _, _ in A.parse_activations(attrs.activations))
     if attrs.layout != 0:
         raise NoFold("an LSTM with layout 1 has no integer form in tosaconv")
@@ -126,7 +127,7 @@ def _check_attrs(attrs):
         raise NoFold("an LSTM with non-default activations has no integer form")
 
 
-def _operands(rec) -> dict:
+def _operands(rec: Operation) -> dict:
     names = ["X", "W", "R"] + [n for n, flag in (("B", "has_bias"), ("sequence_lens", "has_sequence_lens"),
                                                   ("initial_h", "has_initial_h"), ("initial_c", "has_initial_c"),
                                                   ("P", "has_peepholes")) if getattr(rec.attrs, flag)]
@@ -140,7 +141,7 @@ def _const(v: Value, name: str) -> np.ndarray:
     return arr
 
 
-def _state(ctx: ImportContext, v, name: str):
+def _state(ctx: ImportContext, v: Optional[Value], name: str) -> Union[np.ndarray, Value, None]:
     """An initial state: None (absent or all zeros), a float constant, or a planned --int-io state input
     (checked now, emitted after every other check passed: :func:`_emit_state`)."""
     if v is None:
@@ -156,7 +157,7 @@ def _state(ctx: ImportContext, v, name: str):
     raise NoFold(f"the LSTM's {name} is computed (the integer form takes a constant or a model input)")
 
 
-def _carries_state(ctx: ImportContext, rec, states: dict) -> bool:
+def _carries_state(ctx: ImportContext, rec: Operation, states: dict) -> bool:
     """The LSTM's state comes from or goes to the model's caller (an --int-io state input or output)."""
     if any(isinstance(s, Value) for s in states.values()):
         return True
@@ -170,7 +171,7 @@ def _cell_what(cell_bits: int) -> str:
             "beyond")
 
 
-def _emit_state(ctx: ImportContext, state, name: str, h_scale: float, h_zp: int, cell_bits: int):
+def _emit_state(ctx: ImportContext, state: Union[np.ndarray, Value, None], name: str, h_scale: float, h_zp: int, cell_bits: int) -> Optional[Value]:
     """The integer initial state: int8 h at h's (scale, zero point), int16 c with ``cell_bits`` fraction bits."""
     if state is None:
         return None
@@ -186,7 +187,7 @@ def _emit_state(ctx: ImportContext, state, name: str, h_scale: float, h_zp: int,
 _H_WHAT = "the integer LSTM's h, which lies in (-1, 1)"
 
 
-def _state_outputs(ctx: ImportContext, rec, results, h_scale: float, h_zp: int, cell_bits: int):
+def _state_outputs(ctx: ImportContext, rec: Operation, results: Sequence[Value], h_scale: float, h_zp: int, cell_bits: int) -> None:
     """Y_h and Y_c that --int-io plans as state outputs: the integer LSTM's final h and c."""
     if ctx.int_io is None:
         return
@@ -197,7 +198,7 @@ def _state_outputs(ctx: ImportContext, rec, results, h_scale: float, h_zp: int, 
             state_output(ctx, name, rec.results[k], results[k], scale, zp, what)
 
 
-def _weight_error(w: np.ndarray, q: np.ndarray, low, which: str = "w") -> float:
+def _weight_error(w: np.ndarray, q: np.ndarray, low: Optional[int_lstm.LowWeights], which: str = "w") -> float:
     """The largest |w - its integer form| relative to its row's largest |w| (int_lstm.quantize_direction's
     per-row scale ``max|w| / 127``, and the residual at 1/256 of it when ``low`` holds one)."""
     top = np.abs(w).max(axis=1, keepdims=True)
@@ -208,14 +209,14 @@ def _weight_error(w: np.ndarray, q: np.ndarray, low, which: str = "w") -> float:
     return float(rel.max(initial=0.0))
 
 
-def _weights_what(directions) -> str:
+def _weights_what(directions: Sequence[int_lstm.IntLstmDirection]) -> str:
     if directions[0].low is None:
         return "int8 (symmetric, per gate row; --npu-fast)"
     return ("int8 pairs (symmetric per gate row, plus the rounding residual at 1/256 of that scale: two int8 "
             "products each, 16-bit weights in effect)")
 
 
-def _note(ctx: ImportContext, rec, error: float, cell_bits: int, directions):
+def _note(ctx: ImportContext, rec: Operation, error: float, cell_bits: int, directions: Sequence[int_lstm.IntLstmDirection]) -> None:
     warnings = ctx.graph.import_warnings
     if any(d.code == CODE and d.location == rec.location for d in warnings):
         return

@@ -14,7 +14,7 @@ the two is taken. Otherwise one RESCALE is used, as before.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Union
 
 import numpy as np
 
@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 TIE_BITS = 16        # a scale whose fraction has at most this many bits makes ties likely
 
 
-def tie_prone(scales) -> bool:
+def tie_prone(scales: Union[float, np.ndarray]) -> bool:
     """True when ``acc * scale`` can be an exact half for one accumulator value in 2**TIE_BITS or more."""
     mults, shifts = multipliers_shifts(scales)
     for m, s in zip(mults, shifts):
@@ -42,7 +42,7 @@ def tie_prone(scales) -> bool:
     return False
 
 
-def requantize_int8(ctx: ImportContext, v: Value, scales, *, input_zp: int = 0, output_zp: int = 0) -> Value:
+def requantize_int8(ctx: ImportContext, v: Value, scales: Union[float, np.ndarray], *, input_zp: int = 0, output_zp: int = 0) -> Value:
     """``round_half_even((v - input_zp) * scale) + output_zp``, saturated to int8 (``v``: int8 or int32)."""
     if not tie_prone(scales):
         return rescale(ctx, _in_range(ctx, v, scales, symmetric=False), scales, DType.INT8,
@@ -50,7 +50,7 @@ def requantize_int8(ctx: ImportContext, v: Value, scales, *, input_zp: int = 0, 
     return rescale(ctx, round_half_even(ctx, v, scales, input_zp=input_zp), 1.0, DType.INT8, output_zp=output_zp)
 
 
-def round_half_even(ctx: ImportContext, v: Value, scales, *, input_zp: int = 0) -> Value:
+def round_half_even(ctx: ImportContext, v: Value, scales: Union[float, np.ndarray], *, input_zp: int = 0) -> Value:
     """``round_half_even((v - input_zp) * scale)`` as int32 (exact for int8 data and int32 accumulators
     whose clamped part saturates any 8-bit result anyway)."""
     c = v if v.type.dtype == DType.INT32 and not input_zp else rescale(ctx, v, 1.0, DType.INT32, input_zp=input_zp)
@@ -65,7 +65,7 @@ def round_half_even(ctx: ImportContext, v: Value, scales, *, input_zp: int = 0) 
     return ctx.b.emit(Op.SUB, up, ctx.b.emit(Op.BITWISE_AND, tie, odd))
 
 
-def _in_range(ctx: ImportContext, v: Value, scales, symmetric: bool) -> Value:
+def _in_range(ctx: ImportContext, v: Value, scales: Union[float, np.ndarray], symmetric: bool) -> Value:
     """Clamp int32 ``v`` into the input range ``apply_scale_32`` accepts for each channel's shift (exact for
     8-bit results, which saturate beyond it); ``symmetric`` also keeps ``-v`` in range."""
     if v.type.dtype != DType.INT32:

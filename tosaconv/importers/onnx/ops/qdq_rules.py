@@ -21,7 +21,7 @@ from the float program by one unit at exact ties; that is the only difference.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable, Sequence
 
 import numpy as np
 
@@ -36,13 +36,16 @@ from .qdq_softmax import softmax_rule
 from .qtypes import state
 
 if TYPE_CHECKING:
+    from ....ir.graph import Operation
+    from ....symbolic.expr import Dim
     from ..context import ImportContext
+    from .qdq_core import Activation
 
 MAX_NOTED = 256        # float values whose source a reason is noted for, per QuantizeLinear
 ORDER_PRESERVING = INPUT_LAYOUT + (Op.MAX_POOL2D, Op.REDUCE_MAX, Op.REDUCE_MIN, Op.GATHER, Op.RESIZE)
 
 
-def first_rule(ctx: ImportContext, x: Value, y_scale: float, y_zp: int, rules) -> Value:
+def first_rule(ctx: ImportContext, x: Value, y_scale: float, y_zp: int, rules: Sequence[Callable[[ImportContext, Value, float, int], Value]]) -> Value:
     """The signed-form int8 QuantizeLinear(x) (scale ``y_scale``, signed zero point ``y_zp``) by the first
     of ``rules`` that applies, or :class:`NoFold` with the most specific reason."""
     reasons = []
@@ -66,7 +69,7 @@ def _no_rule(x: Value) -> str:
     return f"{p.op.name} (from {p.location}) has no integer lowering in tosaconv"
 
 
-def note_float_island(ctx: ImportContext, x: Value, reason: str):
+def note_float_island(ctx: ImportContext, x: Value, reason: str) -> None:
     """Record, for the report's float islands, why the float ops computing ``x`` stay float (under their
     source location) and so why this QuantizeLinear does (under its own)."""
     reasons = ctx.graph.float_reasons
@@ -112,7 +115,7 @@ def _avg_pool(ctx: ImportContext, x: Value, y_scale: float, y_zp: int) -> Value:
     return replay(ctx, _window_sum(ctx, p, act, channels, y_scale, y_zp), after)
 
 
-def _padded_mean(ctx: ImportContext, p, act, channels, y_scale: float, y_zp: int) -> Value:
+def _padded_mean(ctx: ImportContext, p: Operation, act: Activation, channels: Dim, y_scale: float, y_zp: int) -> Value:
     """A pool whose windows exclude padding (ONNX ``count_include_pad=0``, TOSA's AVG_POOL2D): the exact
     window sum (a DEPTHWISE_CONV2D with the pads, which add nothing to ``q - zp``) times a constant
     ``round(2**b / count)`` per output position (an int32 MUL, ``b`` as large as int32 allows), then one
@@ -142,7 +145,7 @@ def _window_counts(size: int, out: int, kernel: int, stride: int, before: int) -
     return np.minimum(start + kernel, size) - np.maximum(start, 0)
 
 
-def _window_sum(ctx: ImportContext, p, act, channels: int, y_scale: float, y_zp: int) -> Value:
+def _window_sum(ctx: ImportContext, p: Operation, act: Activation, channels: int, y_scale: float, y_zp: int) -> Value:
     kh, kw = p.attrs.kernel
     ones = ctx.b.const(np.ones((kh, kw, channels, 1), np.int8))
     attrs = A.Conv2dAttrs((0, 0, 0, 0), tuple(p.attrs.stride), (1, 1), DType.INT32, input_zp=act.zp)

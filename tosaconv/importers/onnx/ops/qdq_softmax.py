@@ -18,7 +18,7 @@ except near rounding ties.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
 
@@ -30,6 +30,8 @@ from .qdq_core import NoFold, NotMine, activation, emit_activation, trace
 from .qtypes import rescale
 
 if TYPE_CHECKING:
+    from ....ir.graph import Operation
+    from ....ir.ops import OpDef
     from ..context import ImportContext
 
 E_BITS = 14
@@ -57,7 +59,7 @@ def softmax_rule(ctx: ImportContext, x: Value, y_scale: float, y_zp: int) -> Val
     return rescale(ctx, r, 2.0 ** -shift, DType.INT8, output_zp=y_zp)
 
 
-def _match(mul):
+def _match(mul: Operation) -> tuple[list[int], Value]:
     """(softmax axes, the Softmax input) from the float ops: MUL(EXP(SUB(x, REDUCE_MAX...)), RECIPROCAL(...))."""
     exp = next((v.producer for v in mul.operands if v.producer is not None and v.producer.op is Op.EXP), None)
     sub = exp.operands[0].producer if exp is not None else None
@@ -72,7 +74,7 @@ def _match(mul):
     return axes[::-1], source
 
 
-def _check_row(v: Value, axes):
+def _check_row(v: Value, axes: Sequence[int]) -> None:
     size = 1
     for a in axes:
         dim = v.type.shape[a]
@@ -83,7 +85,7 @@ def _check_row(v: Value, axes):
         raise NoFold(f"a Softmax row of {size} elements could overflow the int32 sum")
 
 
-def _reduce(ctx: ImportContext, op, v: Value, axes) -> Value:
+def _reduce(ctx: ImportContext, op: OpDef, v: Value, axes: Sequence[int]) -> Value:
     for a in axes:
         v = ctx.b.emit(op, v, attrs=A.AxisNanAttrs(a) if op is Op.REDUCE_MAX else A.AxisAttrs(a))
     return v

@@ -18,7 +18,7 @@ bit of each float function.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Optional
+from typing import TYPE_CHECKING, Optional, Sequence
 
 import numpy as np
 
@@ -31,6 +31,7 @@ from ....lowering.int_range import value_range
 from .qdq_core import Activation, NoFold, NotMine, activation, const_real, emit_activation, trace
 
 if TYPE_CHECKING:
+    from ....ir.graph import Operation
     from ..context import ImportContext
 
 MAX_CONE_OPS = 64        # a longer chain is not a single source op's lowering; leave it float
@@ -79,7 +80,7 @@ def cone_values(ctx: ImportContext, x: Value) -> tuple:
     return leaf[1], _evaluate(ops, x, leaf, consts, _dequantized_range(leaf[1]))
 
 
-def _cone(ctx: ImportContext, x: Value):
+def _cone(ctx: ImportContext, x: Value) -> tuple[list[Operation], Optional[tuple[Value, Activation]], dict]:
     """(ops in program order, (leaf value, Activation), {constant value: its one element})."""
     ops, leaf, consts, seen, stack = [], None, {}, set(), [x]
     while stack:
@@ -106,7 +107,7 @@ def _cone(ctx: ImportContext, x: Value):
     return sorted(ops, key=lambda op: order.get(id(op), -1)), leaf, consts
 
 
-def _not_elementwise(p) -> str:
+def _not_elementwise(p: Optional[Operation]) -> str:
     if p is None:
         return "the operand depends on a graph input that is not quantized"
     return f"{p.op.name} (from {p.location}) has no integer lowering in tosaconv"
@@ -119,7 +120,7 @@ def _leaf(ctx: ImportContext, v: Value) -> Optional[Activation]:
         return None
 
 
-def _one_leaf(leaf, found):
+def _one_leaf(leaf: Optional[tuple[Value, Activation]], found: tuple[Value, Activation]) -> tuple[Value, Activation]:
     if leaf is None:
         return found
     a, b = leaf[1].operand, found[1].operand
@@ -146,7 +147,7 @@ def _dequantized_range(act: Activation) -> np.ndarray:
     return (q - act.zp).astype(np.float32) * np.float32(act.scale)
 
 
-def _evaluate(ops, x: Value, leaf, consts: dict, values: np.ndarray) -> np.ndarray:
+def _evaluate(ops: Sequence[Operation], x: Value, leaf: tuple[Value, Activation], consts: dict, values: np.ndarray) -> np.ndarray:
     """Run the cone's float ops on ``values`` (as a 256-element tensor) with the interpreter's kernels;
     each constant is its one element."""
     env = {leaf[0]: values}

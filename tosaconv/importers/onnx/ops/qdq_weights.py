@@ -28,6 +28,7 @@ from ....ir.ops import Op
 from .qdq_core import LAYOUT, Weights, replay_numpy
 
 if TYPE_CHECKING:
+    from ....ir.graph import Operation
     from ..context import ImportContext
 
 CODE = "W-WEIGHTS-QUANTIZED"
@@ -62,7 +63,7 @@ def quantize_symmetric(w: np.ndarray, channel_axes: tuple) -> tuple:
     return weights, float(rel.max(initial=0.0))
 
 
-def note_quantized(ctx: ImportContext, core, error: float):
+def note_quantized(ctx: ImportContext, core: Operation, error: float) -> None:
     """The warning, once per core op, when its integer form is emitted."""
     key, warnings = str(core.location), ctx.graph.import_warnings
     if any(d.code == CODE and d.location == core.location for d in warnings):

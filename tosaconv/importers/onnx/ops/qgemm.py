@@ -29,9 +29,11 @@ from .qtypes import INT32, QParams, read_qtensor
 from .quant import recorded_dequantize
 
 if TYPE_CHECKING:
+    from ....ir.graph import Value
     from ....lowering.context import Converted
     from ..context import ImportContext
     from ..reader import NodeReader
+    from .qtypes import Param
 
 
 @converter("QGemm", since=1, domain=MS)
@@ -47,7 +49,7 @@ def convert_qgemm(ctx: ImportContext, node: NodeReader) -> Converted:
     return requantize(ctx, node, y, 7, 8)
 
 
-def _bias(ctx: ImportContext, node: NodeReader, scale):
+def _bias(ctx: ImportContext, node: NodeReader, scale: Param) -> Value:
     """C as float: per tensor, or per column on C's last axis (C is [N], [1, N] or [M, N])."""
     data = read_qtensor(ctx, node.input(6), INT32)
     count = scale.size if isinstance(scale, np.ndarray) else int(np.prod(scale.type.static_shape()))

@@ -31,6 +31,7 @@ from .qtypes import INT32, QParams, read_qtensor
 from .quant import recorded_dequantize
 
 if TYPE_CHECKING:
+    from ....ir.graph import Value
     from ....lowering.context import Converted
     from ..context import ImportContext
     from ..reader import NodeReader
@@ -45,7 +46,7 @@ def convert_qlinear_conv(ctx: ImportContext, node: NodeReader) -> Converted:
     return requantize(ctx, node, y, 6, 7)
 
 
-def _bias(ctx: ImportContext, node: NodeReader, x_params: QParams, w_params: QParams):
+def _bias(ctx: ImportContext, node: NodeReader, x_params: QParams, w_params: QParams) -> Value:
     """The int32 bias, dequantized with scale ``x_scale * w_scale`` (per output channel)."""
     name = node.input(8)
     data = read_qtensor(ctx, name, INT32)

@@ -13,7 +13,7 @@ same network, and gains every integer lowering the folding learns.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Optional
+from typing import TYPE_CHECKING, Optional, Sequence
 
 import numpy as np
 import onnx
@@ -30,7 +30,9 @@ from .quant import quantize, recorded_dequantize
 
 if TYPE_CHECKING:
     from ....ir.graph import Value
+    from ....lowering.context import Converted
     from ..context import ImportContext
+    from .qtypes import Param
 
 
 def integer_input(ctx: ImportContext, node: NodeReader, index: int, zp_index: Optional[int]) -> QTensor:
@@ -41,20 +43,20 @@ def integer_input(ctx: ImportContext, node: NodeReader, index: int, zp_index: Op
     return read_qtensor(ctx, name, qtype)
 
 
-def dequantize_input(ctx: ImportContext, node: NodeReader, index: int, scale_index: int, zp_index: int, axis=None):
+def dequantize_input(ctx: ImportContext, node: NodeReader, index: int, scale_index: int, zp_index: int, axis: Optional[int] = None) -> tuple[Value, QParams]:
     """``(dequantized input index, its QParams)``; ``axis`` is the axis of a 1-D scale."""
     data = integer_input(ctx, node, index, zp_index)
     params = read_params(ctx, node, scale_index, zp_index, data_type(data), axis=axis)
     return recorded_dequantize(ctx, data, params), params
 
 
-def unit_dequantize(ctx: ImportContext, node: NodeReader, index: int, zp_index: int, axis: int):
+def unit_dequantize(ctx: ImportContext, node: NodeReader, index: int, zp_index: int, axis: int) -> Value:
     """Input ``index`` minus its zero point, with scale 1 (ConvInteger, MatMulInteger)."""
     data = integer_input(ctx, node, index, zp_index)
     return recorded_dequantize(ctx, data, unit_params(ctx, node.input(zp_index), data_type(data), axis))
 
 
-def float_node(ctx: ImportContext, node: NodeReader, op_type: str, values, attrs: Optional[dict] = None,
+def float_node(ctx: ImportContext, node: NodeReader, op_type: str, values: Sequence[Optional[Value]], attrs: Optional[dict] = None,
                opset: Optional[int] = None) -> NodeReader:
     """A float ONNX ``op_type`` node on IR ``values`` (None = absent input) at ``opset`` (default: the
     model's), with ``attrs`` (None values left out), or else with ``node``'s own attributes."""
@@ -71,7 +73,7 @@ def float_node(ctx: ImportContext, node: NodeReader, op_type: str, values, attrs
     return NodeReader(proto, ctx.opset if opset is None else opset)
 
 
-def run_float(ctx: ImportContext, node: NodeReader, op_type: str, values, attrs: Optional[dict] = None, opset: Optional[int] = None):
+def run_float(ctx: ImportContext, node: NodeReader, op_type: str, values: Sequence[Optional[Value]], attrs: Optional[dict] = None, opset: Optional[int] = None) -> Converted:
     """The float ``op_type`` on ``values``, built by its registered converter (see :func:`float_node`)."""
     fnode = float_node(ctx, node, op_type, values, attrs, opset)
     fn = resolve(op_type, fnode.version)
@@ -81,7 +83,7 @@ def run_float(ctx: ImportContext, node: NodeReader, op_type: str, values, attrs:
     return fn(ctx, fnode)
 
 
-def requantize(ctx: ImportContext, node: NodeReader, y: Value, scale_index: int, zp_index: int, data_index: int = 0):
+def requantize(ctx: ImportContext, node: NodeReader, y: Value, scale_index: int, zp_index: int, data_index: int = 0) -> Value:
     """QuantizeLinear of float ``y`` with the node's output scale and zero point; the output type is
     the zero point's, else that of input ``data_index``."""
     qtype = qtype_of(ctx, node.input(zp_index)) or qtype_of(ctx, node.inputs[data_index])
@@ -91,7 +93,7 @@ def requantize(ctx: ImportContext, node: NodeReader, y: Value, scale_index: int,
     return folded if folded is not None else quantize(ctx, y, params, qtype)
 
 
-def bias_scale(ctx: ImportContext, a: QParams, b: QParams, factor: float = 1.0):
+def bias_scale(ctx: ImportContext, a: QParams, b: QParams, factor: float = 1.0) -> Param:
     """The scale of an int32 bias added to the accumulator of ``a`` times ``b``: ``factor * a_scale *
     b_scale``, flat (one value, or one per output channel); numpy when both scales are constants."""
     if not is_value(a.scale) and not is_value(b.scale):
@@ -102,7 +104,7 @@ def bias_scale(ctx: ImportContext, a: QParams, b: QParams, factor: float = 1.0):
     return ctx.b.emit(Op.MUL, product, ctx.b.const(np.full((1,), factor, np.float32)), attrs=A.MulAttrs(0))
 
 
-def _flat_f32(ctx: ImportContext, p) -> Value:
+def _flat_f32(ctx: ImportContext, p: Param) -> Value:
     p = as_float32(ctx, p)
     if isinstance(p, np.ndarray):
         return ctx.b.const(p.reshape(-1))

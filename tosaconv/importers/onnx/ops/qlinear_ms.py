@@ -23,7 +23,7 @@ DequantizeLinear are ONNX's, registered again for their domain.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable, Optional
 
 from ....ir import attrs as A
 from ....ir.ops import Op
@@ -43,7 +43,7 @@ converter("QuantizeLinear", since=1, domain=MS)(convert_quantize_linear)
 converter("DequantizeLinear", since=1, domain=MS)(convert_dequantize_linear)
 
 
-def _binary(op_type: str):
+def _binary(op_type: str) -> Callable[[ImportContext, NodeReader], Value]:
     def convert(ctx: ImportContext, node: NodeReader) -> Value:
         a, _ = dequantize_input(ctx, node, 0, 1, 2)
         b, _ = dequantize_input(ctx, node, 3, 4, 5)
@@ -56,7 +56,7 @@ converter("QLinearAdd", since=1, domain=MS)(_binary("Add"))
 converter("QLinearMul", since=1, domain=MS)(_binary("Mul"))
 
 
-def _unary(ctx: ImportContext, node: NodeReader, op_type: str, attrs: dict, opset=None, channels_last: bool = False) -> Value:
+def _unary(ctx: ImportContext, node: NodeReader, op_type: str, attrs: dict, opset: Optional[int] = None, channels_last: bool = False) -> Value:
     """``X, X_scale, X_zp, Y_scale, Y_zp``: the float ``op_type`` on X (NHWC X moved to NCHW and back)."""
     x, _ = dequantize_input(ctx, node, 0, 1, 2)
     if channels_last:

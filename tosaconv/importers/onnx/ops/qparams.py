@@ -14,7 +14,7 @@ values (uint8 200 stays 200).
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Optional, Union
 
 import numpy as np
 
@@ -28,11 +28,13 @@ from ..reader import ConvertError
 from .qtypes import QParams
 
 if TYPE_CHECKING:
+    from ....ir.types import TensorType
     from ..context import ImportContext
     from ..reader import NodeReader
+    from .qtypes import Param
 
 
-def read_params(ctx: ImportContext, node: NodeReader, scale_index: int, zp_index: int, data_type, axis=None) -> QParams:
+def read_params(ctx: ImportContext, node: NodeReader, scale_index: int, zp_index: int, data_type: TensorType, axis: Optional[int] = None) -> QParams:
     """The (scale, zero point) operands of ``node`` for data of IR type ``data_type``.
 
     ``axis`` is the axis of a 1-D scale for ops that have no ``axis`` attribute (QLinearConv's
@@ -59,7 +61,7 @@ def read_params(ctx: ImportContext, node: NodeReader, scale_index: int, zp_index
     return QParams(scale, zp, axis)
 
 
-def unit_params(ctx: ImportContext, zp_name, data_type, axis: int) -> QParams:
+def unit_params(ctx: ImportContext, zp_name: Optional[str], data_type: TensorType, axis: int) -> QParams:
     """Scale 1 and the zero point ``zp_name``: a scalar, or one per index of ``axis`` (ConvInteger,
     MatMulInteger)."""
     zp = _operand(ctx, zp_name, is_float=False)
@@ -88,7 +90,7 @@ def _axis(node: NodeReader, rank: int) -> int:
     return norm_axis(node.attr("axis"), rank)
 
 
-def _operand(ctx: ImportContext, name, is_float: bool):
+def _operand(ctx: ImportContext, name: Optional[str], is_float: bool) -> Optional[Param]:
     if name is None:
         return None
     c = ctx.const(name)
@@ -103,15 +105,15 @@ def _operand(ctx: ImportContext, name, is_float: bool):
     return v
 
 
-def _rank(p) -> int:
+def _rank(p: Param) -> int:
     return p.ndim if isinstance(p, np.ndarray) else p.type.rank
 
 
-def _size(p) -> int:
+def _size(p: Param) -> int:
     return int(p.size) if isinstance(p, np.ndarray) else int(np.prod(p.type.static_shape(), dtype=np.int64))
 
 
-def _blocked(ctx: ImportContext, scale, zp, axis: int, block: int, data_type) -> QParams:
+def _blocked(ctx: ImportContext, scale: Param, zp: Optional[Param], axis: int, block: int, data_type: TensorType) -> QParams:
     if block < 0:
         raise ConvertError(f"block_size must be positive, got {block}")
     size = data_type.shape[axis]
@@ -130,7 +132,7 @@ def _blocked(ctx: ImportContext, scale, zp, axis: int, block: int, data_type) ->
 
 # -- broadcasting --------------------------------------------------------------------
 
-def broadcast(ctx: ImportContext, p, params: QParams, data_type):
+def broadcast(ctx: ImportContext, p: Union[Param, np.generic], params: QParams, data_type: TensorType) -> Param:
     """Scale or zero point ``p`` (numpy or IR value) shaped to broadcast against ``data_type``."""
     rank = data_type.rank
     if not isinstance(p, Value):
@@ -146,7 +148,7 @@ def broadcast(ctx: ImportContext, p, params: QParams, data_type):
     return p.reshape(dims) if isinstance(p, np.ndarray) else reshape(ctx, p, dims)
 
 
-def _expand_blocks(ctx: ImportContext, p, params: QParams, size: int):
+def _expand_blocks(ctx: ImportContext, p: Param, params: QParams, size: int) -> Param:
     axis, block = params.axis, params.block_size
     if isinstance(p, np.ndarray):
         return np.take(np.repeat(p, block, axis=axis), range(size), axis=axis)
@@ -164,12 +166,12 @@ def _expand_blocks(ctx: ImportContext, p, params: QParams, size: int):
     return ctx.b.emit(Op.SLICE, flat, attrs=A.SliceAttrs((0,) * len(sizes), tuple(sizes)))
 
 
-def as_float32(ctx: ImportContext, p):
+def as_float32(ctx: ImportContext, p: Param) -> Param:
     """A float scale as float32 (fp16 run-time scales are widened with CAST)."""
     if isinstance(p, np.ndarray):
         return p.astype(np.float32)
     return p if p.type.dtype == DType.FP32 else ctx.b.emit(Op.CAST, p, attrs=A.CastAttrs(DType.FP32))
 
 
-def is_value(p) -> bool:
+def is_value(p: Optional[Param]) -> bool:
     return isinstance(p, Value)

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import weakref
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Optional, Union
+from typing import TYPE_CHECKING, Optional, Sequence, Union
 
 import numpy as np
 
@@ -175,7 +175,7 @@ def is_float16(ctx: ImportContext, name: str) -> bool:
 
 # -- signed forms ------------------------------------------------------------------
 
-def rescale(ctx: ImportContext, v: Value, scales, out_dtype: DType, *, input_zp: int = 0, output_zp: int = 0,
+def rescale(ctx: ImportContext, v: Value, scales: Union[float, Sequence[float], np.ndarray], out_dtype: DType, *, input_zp: int = 0, output_zp: int = 0,
             input_unsigned: bool = False, output_unsigned: bool = False) -> Value:
     """A SINGLE_ROUND RESCALE by ``scales`` (one scale, or one per channel on the last axis).
 
@@ -214,7 +214,7 @@ def stored_from_signed(ctx: ImportContext, v: Value, qtype: QType) -> Value:
     return mark_unsigned(ctx, out, qtype)
 
 
-def as_signed(ctx: ImportContext, v: Value):
+def as_signed(ctx: ImportContext, v: Value) -> tuple[Value, Optional[QType]]:
     """``(v, None)``, or when ``v`` holds unsigned bits, ``(its signed form, its QType)``: ops that order
     values (MaxPool, ArgMax) work on the signed form, which keeps the order, and a value result goes
     back to unsigned storage with :func:`stored_from_signed`."""
@@ -224,20 +224,20 @@ def as_signed(ctx: ImportContext, v: Value):
     return signed_value(ctx, QTensor(qtype, value=v)), qtype
 
 
-def clamp_int32(ctx: ImportContext, v: Value, lo, hi) -> Value:
+def clamp_int32(ctx: ImportContext, v: Value, lo: Union[int, np.ndarray, Value], hi: Union[int, np.ndarray, Value]) -> Value:
     """Clamp int32 ``v`` (TOSA's CLAMP takes int8/int16 only): MAXIMUM then MINIMUM with constants."""
     v = ctx.b.emit(Op.MAXIMUM, v, _int32_const(ctx, lo, v))
     return ctx.b.emit(Op.MINIMUM, v, _int32_const(ctx, hi, v))
 
 
-def _int32_const(ctx: ImportContext, bound, like: Value) -> Value:
+def _int32_const(ctx: ImportContext, bound: Union[int, np.ndarray, Value], like: Value) -> Value:
     if isinstance(bound, Value):
         return bound
     arr = np.asarray(bound, dtype=np.int64)
     return ctx.b.const(arr.astype(np.int32).reshape(arr.shape if arr.ndim else (1,) * like.type.rank))
 
 
-def check_supported(qtype: Optional[QType], what: str, allow_int32: bool = False):
+def check_supported(qtype: Optional[QType], what: str, allow_int32: bool = False) -> None:
     if qtype is None or (qtype is INT32 and not allow_int32):
         kinds = "int8, uint8, int16, uint16" + (" or int32" if allow_int32 else "")
         raise ConvertError(f"{what} must be {kinds}: TOSA 1.0 has no float8, 4-bit or 2-bit tensors "

@@ -24,7 +24,7 @@ TOSA). Otherwise both ops are float TOSA, as ONNX defines them:
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Optional
 
 import numpy as np
 import onnx
@@ -44,9 +44,12 @@ from .qtypes import (BY_ONNX_NAME, UINT8, DQRecord, QTensor, check_supported, cl
 
 if TYPE_CHECKING:
     from ....ir.graph import Value
+    from ....ir.types import TensorType
     from ....lowering.context import Converted
     from ..context import ImportContext
     from ..reader import NodeReader
+    from .qtypes import QParams, QType
+    from .qtypes import Param
 
 _FLOAT_OUT = {onnx.TensorProto.FLOAT: DType.FP32, onnx.TensorProto.FLOAT16: DType.FP16}
 
@@ -69,7 +72,7 @@ def convert_dequantize_linear(ctx: ImportContext, node: NodeReader) -> Converted
     return recorded_dequantize(ctx, data, params, _dq_output_dtype(ctx, node))
 
 
-def recorded_dequantize(ctx: ImportContext, data: QTensor, params, out_dtype: DType = DType.FP32):
+def recorded_dequantize(ctx: ImportContext, data: QTensor, params: QParams, out_dtype: DType = DType.FP32) -> Value:
     """:func:`dequantize`, with the result recorded for the QDQ folding."""
     y = dequantize(ctx, data, params, data_type(data), out_dtype)
     state(ctx).dq[y] = DQRecord(data, params)
@@ -85,7 +88,7 @@ def _dq_output_dtype(ctx: ImportContext, node: NodeReader) -> DType:
     return _FLOAT_OUT[code]
 
 
-def dequantize(ctx: ImportContext, data: QTensor, params, data_type, out_dtype: DType = DType.FP32):
+def dequantize(ctx: ImportContext, data: QTensor, params: QParams, data_type: TensorType, out_dtype: DType = DType.FP32) -> Value:
     """``(data - zero_point) * scale`` in float32, then ``out_dtype``."""
     x = ctx.b.emit(Op.CAST, signed_value(ctx, data), attrs=A.CastAttrs(DType.FP32))
     zp = _float_zero_point(ctx, params, data, data_type)
@@ -96,7 +99,7 @@ def dequantize(ctx: ImportContext, data: QTensor, params, data_type, out_dtype: 
     return y if out_dtype == DType.FP32 else ctx.b.emit(Op.CAST, y, attrs=A.CastAttrs(out_dtype))
 
 
-def _float_zero_point(ctx: ImportContext, params, data: QTensor, data_type):
+def _float_zero_point(ctx: ImportContext, params: QParams, data: QTensor, data_type: TensorType) -> Optional[Value]:
     """The zero point in the signed form of ``data``, as float32 (None when it is 0)."""
     zp, offset = params.zero_point, data.qtype.offset
     if zp is None and not offset:
@@ -111,7 +114,7 @@ def _float_zero_point(ctx: ImportContext, params, data: QTensor, data_type):
     return broadcast(ctx, f, params, data_type)
 
 
-def _as_tensor(ctx: ImportContext, p):
+def _as_tensor(ctx: ImportContext, p: Param) -> Value:
     return ctx.b.const(p) if isinstance(p, np.ndarray) else p
 
 
@@ -132,14 +135,14 @@ def convert_quantize_linear(ctx: ImportContext, node: NodeReader) -> Converted:
     return folded if folded is not None else quantize(ctx, x, params, qtype)
 
 
-def _check_precision(node: NodeReader):
+def _check_precision(node: NodeReader) -> None:
     if node.schema and "precision" in node.schema.attributes:
         p = node.attr("precision")
         if p and p != onnx.TensorProto.FLOAT:
             raise Q_PRECISION.refuse(f"QuantizeLinear with precision {onnx.TensorProto.DataType.Name(p)}")
 
 
-def _q_output_qtype(ctx: ImportContext, node: NodeReader):
+def _q_output_qtype(ctx: ImportContext, node: NodeReader) -> Optional[QType]:
     zp_name = node.input(2)
     if zp_name:
         return qtype_of(ctx, zp_name)
@@ -147,7 +150,7 @@ def _q_output_qtype(ctx: ImportContext, node: NodeReader):
     return BY_ONNX_NAME.get(onnx.TensorProto.DataType.Name(code)) if code else UINT8
 
 
-def quantize(ctx: ImportContext, x, params, qtype) -> Value:
+def quantize(ctx: ImportContext, x: Value, params: QParams, qtype: QType) -> Value:
     """ONNX's ``saturate(rint(x / scale) + zero_point)`` in float32 and int32 TOSA, stored as ``qtype``."""
     if x.type.dtype != DType.FP32:
         x = ctx.b.emit(Op.CAST, x, attrs=A.CastAttrs(DType.FP32))
@@ -160,7 +163,7 @@ def quantize(ctx: ImportContext, x, params, qtype) -> Value:
     return mark_unsigned(ctx, ctx.b.emit(Op.CAST, v, attrs=A.CastAttrs(qtype.dtype)), qtype)
 
 
-def _quotient(ctx: ImportContext, x: Value, params) -> Value:
+def _quotient(ctx: ImportContext, x: Value, params: QParams) -> Value:
     """``x / scale`` (see :mod:`.float_div`)."""
     scale = broadcast(ctx, as_float32(ctx, params.scale), params, x.type)
     if isinstance(scale, np.ndarray):
@@ -169,7 +172,7 @@ def _quotient(ctx: ImportContext, x: Value, params) -> Value:
     return divide(ctx, x, scale, ctx.b.emit(Op.RECIPROCAL, scale))
 
 
-def _saturate_const_zp(ctx: ImportContext, v, params, qtype, data_type):
+def _saturate_const_zp(ctx: ImportContext, v: Value, params: QParams, qtype: QType, data_type: TensorType) -> Value:
     zp = np.zeros((), np.int64) if params.zero_point is None else params.zero_point
     if zp.size == 1:
         z = int(zp.reshape(-1)[0])
@@ -180,7 +183,7 @@ def _saturate_const_zp(ctx: ImportContext, v, params, qtype, data_type):
     return ctx.b.emit(Op.ADD, v, ctx.b.const(zb.astype(np.int32)))
 
 
-def _saturate_value_zp(ctx: ImportContext, v, params, qtype, data_type) -> Value:
+def _saturate_value_zp(ctx: ImportContext, v: Value, params: QParams, qtype: QType, data_type: TensorType) -> Value:
     """A zero point known only at run time: widened to int32 (true value), then the same clamp."""
     signed = signed_value(ctx, QTensor(qtype, value=params.zero_point))
     z = ctx.b.emit(Op.CAST, signed, attrs=A.CastAttrs(DType.INT32))

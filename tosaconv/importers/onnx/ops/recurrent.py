@@ -12,7 +12,7 @@ for the ones not given) and refuses the rest with a clear message.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Sequence
 
 from ....ir import attrs as A
 from ....ir.dtypes import DType
@@ -24,6 +24,7 @@ from ..registry import converter
 if TYPE_CHECKING:
     from ....ir.graph import Value
     from ....lowering.context import Converted
+    from ....symbolic.expr import Dim
     from ..context import ImportContext
     from ..reader import NodeReader
 
@@ -63,7 +64,7 @@ def convert_rnn(ctx: ImportContext, node: NodeReader) -> Converted:
     return recurrent(ctx, node, "RNN")
 
 
-def recurrent(ctx: ImportContext, node: NodeReader, cell: str):
+def recurrent(ctx: ImportContext, node: NodeReader, cell: str) -> list[Value]:
     x, w, r = (ctx.tensor(node.inputs[i]) for i in range(3))
     direction = node.attr("direction")
     if direction not in DIRECTIONS:
@@ -86,7 +87,7 @@ def recurrent(ctx: ImportContext, node: NodeReader, cell: str):
     return ctx.b.create(Op.RECURRENT, [x, w, r, *optional.values()], attrs).results
 
 
-def _check_float(x: Value, *others):
+def _check_float(x: Value, *others) -> None:
     if not x.type.dtype.is_float:
         raise ConvertError(f"X is {x.type.dtype.value}; recurrent cells are converted for float data only")
     for v in others:
@@ -95,7 +96,7 @@ def _check_float(x: Value, *others):
                                "the weights and states must have X's element type")
 
 
-def _hidden_size(node: NodeReader, r) -> int:
+def _hidden_size(node: NodeReader, r: Value) -> int:
     hidden = node.attr("hidden_size")
     if hidden is None:
         hidden = r.type.shape[2] if r.type.rank == 3 else None
@@ -110,30 +111,30 @@ def _hidden_size(node: NodeReader, r) -> int:
 class _Sizes:
     """The shapes ONNX prescribes for each operand; mismatches are refused or recorded in the ledger."""
 
-    def __init__(self, ctx, cell, dirs, hidden, x: Value, layout):
+    def __init__(self, ctx: ImportContext, cell: str, dirs: int, hidden: int, x: Value, layout: int):
         if x.type.rank != 3:
             raise ConvertError(f"X must have rank 3, got shape {x.type}")
         self.ctx, self.cell, self.dirs, self.hidden, self.layout = ctx, cell, dirs, hidden, layout
         self.width = CELLS[cell][0] * hidden
         self.batch = x.type.shape[0] if layout else x.type.shape[1]
 
-    def check(self, name, v: Value, dims):
+    def check(self, name: str, v: Value, dims: Sequence[Dim]) -> None:
         if v.type.rank != len(dims):
             raise ConvertError(f"{name} must have rank {len(dims)}, got shape {v.type}")
         for axis, (got, want) in enumerate(zip(v.type.shape, dims)):
             self.ctx.require(Kind.EQ, got, want, f"{self.cell} {name} axis {axis} has the size ONNX prescribes")
 
-    def state(self):
+    def state(self) -> tuple:
         if self.layout:
             return (self.batch, self.dirs, self.hidden)
         return (self.dirs, self.batch, self.hidden)
 
-    def expected(self, name):
+    def expected(self, name: str) -> tuple:
         return {"B": (self.dirs, 2 * self.width), "sequence_lens": (self.batch,), "initial_h": self.state(),
                 "initial_c": self.state(), "P": (self.dirs, 3 * self.hidden)}[name]
 
 
-def _optional(ctx: ImportContext, node: NodeReader, sizes, x) -> dict:
+def _optional(ctx: ImportContext, node: NodeReader, sizes: _Sizes, x: Value) -> dict:
     """The optional operands that are present, by ONNX name, in ONNX order."""
     out = {}
     for position, name in enumerate(CELLS[sizes.cell][2], start=3):

@@ -17,7 +17,7 @@ ReduceLogSumExp subtracts the max before EXP so that large inputs do not overflo
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable, Optional, Sequence
 
 import numpy as np
 
@@ -34,6 +34,7 @@ from ..registry import converter, publish
 
 if TYPE_CHECKING:
     from ....ir.graph import Value
+    from ....ir.ops import OpDef
     from ....lowering.context import Converted
     from ..context import ImportContext
     from ..reader import NodeReader
@@ -48,14 +49,14 @@ for _op in _AXES_INPUT_SINCE:
     publish(_op, REDUCE_AXES)
 
 
-def _drop_axes(ctx: ImportContext, x: Value, axes):
+def _drop_axes(ctx: ImportContext, x: Value, axes: Sequence[int]) -> Value:
     """Remove reduced axes (literal 1s) from ``x``."""
     if not axes:
         return x
     return ctx.b.emit(Op.COLLAPSE_DIMS, x, attrs=A.IndicesAttrs(tuple(sorted(axes))))
 
 
-def _reduce_axes(ctx: ImportContext, node: NodeReader, rank: int):
+def _reduce_axes(ctx: ImportContext, node: NodeReader, rank: int) -> Optional[list[int]]:
     """The sorted axes ``node`` reduces, or None when it is a no-op (empty axes, noop_with_empty_axes=1)."""
     axes = _given_axes(ctx, node)
     if not axes:
@@ -66,7 +67,7 @@ def _reduce_axes(ctx: ImportContext, node: NodeReader, rank: int):
     return sorted({norm_axis(int(a), rank) for a in axes})
 
 
-def _given_axes(ctx: ImportContext, node: NodeReader):
+def _given_axes(ctx: ImportContext, node: NodeReader) -> tuple[int, ...]:
     """Axes from the attribute (older versions) or from constant input 1; () when not given."""
     if node.version < _AXES_INPUT_SINCE[node.op_type]:
         return tuple(node.attr("axes", None) or ())
@@ -79,7 +80,7 @@ def _given_axes(ctx: ImportContext, node: NodeReader):
     return tuple(int(a) for a in np.asarray(c).reshape(-1))
 
 
-def _reduce(ctx: ImportContext, node: NodeReader, reducer, composite: bool = False):
+def _reduce(ctx: ImportContext, node: NodeReader, reducer: Callable[[ImportContext, Value, Sequence[int]], Value], composite: bool = False) -> Value:
     """Reduce with ``reducer(ctx, x, axes)``. A no-op reduction (a scalar, or empty axes with
     noop_with_empty_axes) returns x, or for a ``composite`` reducer (ReduceL2, ReduceLogSum...)
     its elementwise part: the reducer over no axes, as the ONNX reference and onnxruntime compute."""
@@ -91,7 +92,7 @@ def _reduce(ctx: ImportContext, node: NodeReader, reducer, composite: bool = Fal
     return y if node.attr("keepdims") else _drop_axes(ctx, y, axes)
 
 
-def _with(op):
+def _with(op: OpDef) -> Callable[[ImportContext, Value, Sequence[int]], Value]:
     return lambda ctx, x, axes: reduce_chain(ctx, op, x, axes)
 
 
@@ -122,10 +123,10 @@ def convert_reduce_prod(ctx: ImportContext, node: NodeReader) -> Converted:
 
 # -- reductions composed of an elementwise part and REDUCE_SUM / REDUCE_MAX ---------------
 
-def _via_float(fn):
+def _via_float(fn: Callable[[ImportContext, Value, Sequence[int]], Value]) -> Callable[[ImportContext, Value, Sequence[int]], Value]:
     """Integer data is reduced in float32 and truncated back toward zero, as onnxruntime does
     (TOSA has EXP, LOG and RSQRT for floating point only)."""
-    def reducer(ctx: ImportContext, x: Value, axes):
+    def reducer(ctx: ImportContext, x: Value, axes: Sequence[int]) -> Value:
         if x.type.dtype.is_float:
             return fn(ctx, x, axes)
         y = fn(ctx, ctx.b.emit(Op.CAST, x, attrs=A.CastAttrs(DType.FP32)), axes)
@@ -133,27 +134,27 @@ def _via_float(fn):
     return reducer
 
 
-def _sum(ctx: ImportContext, x, axes):
+def _sum(ctx: ImportContext, x: Value, axes: Sequence[int]) -> Value:
     return reduce_chain(ctx, Op.REDUCE_SUM, x, axes)
 
 
-def _sum_square(ctx: ImportContext, x, axes):
+def _sum_square(ctx: ImportContext, x: Value, axes: Sequence[int]) -> Value:
     return _sum(ctx, mul(ctx, x, x), axes)
 
 
-def _l1(ctx: ImportContext, x: Value, axes):
+def _l1(ctx: ImportContext, x: Value, axes: Sequence[int]) -> Value:
     return _sum(ctx, ctx.b.emit(Op.ABS, x), axes)
 
 
-def _l2(ctx: ImportContext, x, axes) -> Value:
+def _l2(ctx: ImportContext, x: Value, axes: Sequence[int]) -> Value:
     return ctx.b.emit(Op.RECIPROCAL, ctx.b.emit(Op.RSQRT, _sum_square(ctx, x, axes)))
 
 
-def _log_sum(ctx: ImportContext, x, axes) -> Value:
+def _log_sum(ctx: ImportContext, x: Value, axes: Sequence[int]) -> Value:
     return ctx.b.emit(Op.LOG, _sum(ctx, x, axes))
 
 
-def _log_sum_exp(ctx: ImportContext, x: Value, axes) -> Value:
+def _log_sum_exp(ctx: ImportContext, x: Value, axes: Sequence[int]) -> Value:
     """``log(sum(exp(x - m))) + m`` with m the max over ``axes``, or 0 where the max is not finite
     (so an infinite or NaN max gives inf or NaN rather than inf - inf)."""
     m = reduce_chain(ctx, Op.REDUCE_MAX, x, axes)

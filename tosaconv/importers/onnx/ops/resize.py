@@ -16,7 +16,7 @@ A linear Resize of 8-bit data is computed in float as onnxruntime does it
 from __future__ import annotations
 
 from fractions import Fraction
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Optional, Sequence
 
 import numpy as np
 
@@ -30,6 +30,7 @@ from .resize_8bit import linear_8bit
 if TYPE_CHECKING:
     from ....ir.graph import Value
     from ....lowering.context import Converted
+    from ....symbolic.expr import Dim
     from ..context import ImportContext
     from ..reader import NodeReader
 
@@ -63,7 +64,7 @@ def convert_resize(ctx: ImportContext, node: NodeReader) -> Converted:
     return _resize(ctx, node, x, mode)
 
 
-def _resize(ctx: ImportContext, node: NodeReader, x: Value, mode: str):
+def _resize(ctx: ImportContext, node: NodeReader, x: Value, mode: str) -> Value:
     spec = _spec(node, mode)
     axes = _axes(ctx, node, x)
     order = resize_axes(node, x.type.rank)
@@ -91,7 +92,7 @@ def _axes(ctx: ImportContext, node: NodeReader, x: Value) -> list:
     return [sized_axis(size, v, i) for i, (size, v) in enumerate(zip(shape, values))]
 
 
-def _scales(ctx: ImportContext, node: NodeReader):
+def _scales(ctx: ImportContext, node: NodeReader) -> Optional[list[np.float32]]:
     name = node.input(2)
     if name is None:
         return None
@@ -101,7 +102,7 @@ def _scales(ctx: ImportContext, node: NodeReader):
     return None if c.size == 0 else [np.float32(v) for v in c.reshape(-1)]
 
 
-def _sizes(ctx: ImportContext, node: NodeReader):
+def _sizes(ctx: ImportContext, node: NodeReader) -> Optional[list[Dim]]:
     name = node.input(3)
     if name is None:
         return None
@@ -111,7 +112,7 @@ def _sizes(ctx: ImportContext, node: NodeReader):
     return st.values() if st.dims else None
 
 
-def _full_rank(node: NodeReader, shape, scales, sizes):
+def _full_rank(node: NodeReader, shape: Sequence[Dim], scales: Optional[Sequence[np.float32]], sizes: Optional[Sequence[Dim]]) -> tuple[str, list, list[int]]:
     """(kind, one value per input axis, the axes given), spreading opset-18 ``axes``."""
     if (scales is None) == (sizes is None):
         raise ConvertError("Resize needs exactly one of scales and sizes")
@@ -136,7 +137,7 @@ def resize_axes(node: NodeReader, rank: int) -> list:
     return normalized
 
 
-def _keep_aspect(node: NodeReader, shape, sizes, axes) -> list:
+def _keep_aspect(node: NodeReader, shape: Sequence[Dim], sizes: Sequence[Dim], axes: Sequence[int]) -> list:
     """not_larger / not_smaller: one scale for the given axes (the reference's float64 min or max of
     the size ratios), output sizes rounded half up as the reference rounds them."""
     if not all(isinstance(shape[a], int) and isinstance(sizes[a], int) for a in axes):
@@ -150,7 +151,7 @@ def _keep_aspect(node: NodeReader, shape, sizes, axes) -> list:
             for a in range(len(shape))]
 
 
-def _rois(ctx: ImportContext, node: NodeReader, order) -> dict:
+def _rois(ctx: ImportContext, node: NodeReader, order: Sequence[int]) -> dict:
     """tf_crop_and_resize's region of interest per axis: (start, end) in the roi tensor's type."""
     name = node.input(1)
     roi = ctx.const(name) if name else None

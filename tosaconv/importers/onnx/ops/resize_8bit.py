@@ -13,7 +13,7 @@ unnormalized int32 sum, whose exact division would need a RESCALE that rounds.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable
 
 from ....ir import attrs as A
 from ....ir.dtypes import DType
@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from ..context import ImportContext
 
 
-def linear_8bit(ctx: ImportContext, x, resize_float):
+def linear_8bit(ctx: ImportContext, x: Value, resize_float: Callable[[Value], Value]) -> Value:
     """``resize_float(float32 values)`` applied to the true values of 8-bit ``x``, truncated back."""
     signed, unsigned = as_signed(ctx, x)
     offset = unsigned.offset if unsigned is not None else 0
@@ -39,7 +39,7 @@ def linear_8bit(ctx: ImportContext, x, resize_float):
     return v if unsigned is None else stored_from_signed(ctx, v, unsigned)
 
 
-def _truncate(ctx: ImportContext, y: Value, nonnegative: bool):
+def _truncate(ctx: ImportContext, y: Value, nonnegative: bool) -> Value:
     down = ctx.b.emit(Op.FLOOR, y)
     if nonnegative:
         return down

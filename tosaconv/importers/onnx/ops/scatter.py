@@ -16,7 +16,7 @@ mask only along its axis (moved last), so it costs ``updates x dim`` elements.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Sequence
 
 from ....ir import attrs as A
 from ....ir.dtypes import DType
@@ -34,6 +34,7 @@ from .indexing import element_offsets, elements_like
 if TYPE_CHECKING:
     from ....ir.graph import Value
     from ....lowering.context import Converted
+    from ....symbolic.expr import Dim
     from ..context import ImportContext
     from ..reader import NodeReader
 
@@ -58,13 +59,13 @@ def _reduction(node: NodeReader, dtype: DType) -> str:
     return reduction
 
 
-def _merge(ctx: ImportContext, reduction: str, data: Value, combined) -> Value:
+def _merge(ctx: ImportContext, reduction: str, data: Value, combined: Value) -> Value:
     op = _REDUCTIONS[reduction][1]
     attrs = A.MulAttrs(0) if op is Op.MUL else None
     return ctx.b.emit(op, data, combined, attrs=attrs)
 
 
-def _scatter_rows(ctx: ImportContext, data: Value, rows, updates, table_shape) -> Value:
+def _scatter_rows(ctx: ImportContext, data: Value, rows: Value, updates: Value, table_shape: Sequence[Dim]) -> Value:
     """One TOSA SCATTER of ``updates`` into ``data`` viewed as ``table_shape`` [N, K, C]."""
     values, undo = gather_safe(ctx, data)
     upd, _ = gather_safe(ctx, updates)
@@ -75,14 +76,14 @@ def _scatter_rows(ctx: ImportContext, data: Value, rows, updates, table_shape) -
     return reshape(ctx, undo(out), list(data.type.shape))
 
 
-def _operands(ctx: ImportContext, node: NodeReader):
+def _operands(ctx: ImportContext, node: NodeReader) -> tuple[Value, Value, Value]:
     data = ctx.tensor(node.inputs[0])
     idx = as_int32(ctx, ctx.tensor(node.inputs[1]))
     updates = ctx.tensor(node.inputs[2])
     return data, idx, updates
 
 
-def _same_shape(ctx: ImportContext, a: Value, b: Value, what: str):
+def _same_shape(ctx: ImportContext, a: Value, b: Value, what: str) -> None:
     if a.type.rank != b.type.rank:
         raise ConvertError(f"{what}: ranks {a.type.rank} and {b.type.rank} differ")
     for j, (x, y) in enumerate(zip(a.type.shape, b.type.shape)):
@@ -105,7 +106,7 @@ def convert_scatter_elements(ctx: ImportContext, node: NodeReader) -> Converted:
 converter("Scatter", since=9)(convert_scatter_elements)
 
 
-def _reduce_elements(ctx: ImportContext, data: Value, idx, updates, axis: int, reduction: str) -> Value:
+def _reduce_elements(ctx: ImportContext, data: Value, idx: Value, updates: Value, axis: int, reduction: str) -> Value:
     """ScatterElements with a reduction: a one-hot mask along ``axis`` (moved last)."""
     rank = data.type.rank
     perm = axis_last(rank, axis)
@@ -122,7 +123,7 @@ def _reduce_elements(ctx: ImportContext, data: Value, idx, updates, axis: int, r
     return transpose(ctx, _merge(ctx, reduction, d, combined), inverse(perm))
 
 
-def _pad_to(ctx: ImportContext, x: Value, shape, value):
+def _pad_to(ctx: ImportContext, x: Value, shape: Sequence[Dim], value: float) -> Value:
     """PAD ``x`` at the end of each axis up to ``shape`` with ``value`` (updates may cover a corner)."""
     padding = []
     for j, (have, want) in enumerate(zip(x.type.shape, shape)):
@@ -154,7 +155,7 @@ def convert_scatter_nd(ctx: ImportContext, node: NodeReader) -> Converted:
     return _reduce_nd(ctx, data, rows, updates, table, reduction)
 
 
-def _reduce_nd(ctx: ImportContext, data: Value, rows, updates, table, reduction: str) -> Value:
+def _reduce_nd(ctx: ImportContext, data: Value, rows: Value, updates: Value, table: Sequence[Dim], reduction: str) -> Value:
     """ScatterND with a reduction: mask ``[rows, updates, 1]`` against updates ``[1, updates, rest]``."""
     _, n, c = table
     w = product(rows.type.shape)

@@ -10,7 +10,7 @@ into a RESHAPE whose unknown dims are explicit ``shape_symbols``; ``0`` and
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Optional
 
 import numpy as np
 
@@ -93,7 +93,7 @@ def convert_reshape(ctx: ImportContext, node: NodeReader) -> Converted:
     return reshape_with_hole(ctx, x, dims, "Reshape")
 
 
-def _reshaped_shape_tensor(ctx: ImportContext, node: NodeReader):
+def _reshaped_shape_tensor(ctx: ImportContext, node: NodeReader) -> Optional[ShapeTensor]:
     """A shape tensor reshaped between a scalar and a vector (Paddle2ONNX writes ``Reshape(d, [])``)
     stays a ShapeTensor, so the dims it carries keep their symbolic values; so does a shape vector reshaped
     to itself (torch.onnx writes ``Reshape(Concat(b, s), [-1])``)."""

@@ -9,7 +9,7 @@ Index operands, and a step other than 1 is built per axis by
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Optional
 
 import numpy as np
 
@@ -27,11 +27,12 @@ from ..registry import converter, publish
 
 if TYPE_CHECKING:
     from ....lowering.context import Converted
+    from ....symbolic.expr import Dim
     from ..context import ImportContext
     from ..reader import NodeReader
 
 
-def _axes(ctx: ImportContext, node: NodeReader, input_index: int, since: int):
+def _axes(ctx: ImportContext, node: NodeReader, input_index: int, since: int) -> Optional[tuple[int, ...]]:
     """Axes from the attribute (older opsets) or the input (opset >= since)."""
     if node.version >= since:
         name = node.input(input_index)
@@ -146,14 +147,14 @@ def convertslice_(ctx: ImportContext, node: NodeReader) -> Converted:
     return y
 
 
-def _const_list(ctx: ImportContext, name, what: str):
+def _const_list(ctx: ImportContext, name: str, what: str) -> list[int]:
     c = ctx.const(name)
     if c is None:
         raise SLICE_AXES.refuse(f"Slice {what} input '{name}'")
     return [int(v) for v in c.reshape(-1)]
 
 
-def _slice_shape_tensor(st, starts, ends, axes, steps):
+def _slice_shape_tensor(st: ShapeTensor, starts: np.ndarray, ends: np.ndarray, axes: Optional[np.ndarray], steps: Optional[np.ndarray]) -> ShapeTensor:
     if axes is not None and [int(a) for a in axes.reshape(-1)] not in ([0], [-1]):
         raise ConvertError("Slice of a shape tensor must slice axis 0")
     step = 1 if steps is None else int(steps.reshape(-1)[0])
@@ -187,7 +188,7 @@ def _split_shape_tensor(ctx: ImportContext, node: NodeReader, st: ShapeTensor) -
     return parts
 
 
-def _split_sizes(ctx: ImportContext, node: NodeReader, dim):
+def _split_sizes(ctx: ImportContext, node: NodeReader, dim: Dim) -> list[Dim]:
     split = ctx.const(node.input(1)) if node.version >= 13 else node.attr("split", None)
     if split is None and node.version >= 13 and node.input(1):
         raise SPLIT_FROM_DATA.refuse(f"Split input '{node.input(1)}'")

@@ -31,6 +31,7 @@ from ..registry import converter, publish
 if TYPE_CHECKING:
     from ....ir.graph import Value
     from ....lowering.context import Converted
+    from ....symbolic.expr import Dim
     from ..context import ImportContext
     from ..reader import NodeReader
 
@@ -61,7 +62,7 @@ def convert_topk(ctx: ImportContext, node: NodeReader) -> Converted:
     return [transpose(ctx, values, back), transpose(ctx, indices, back)]
 
 
-def _k(ctx: ImportContext, node: NodeReader, n):
+def _k(ctx: ImportContext, node: NodeReader, n: Dim) -> Dim:
     """K as a dim (int or symbol), checked to be in ``[1, n]``."""
     st = ctx.dims(node.inputs[1])
     if len(st.dims) != 1:
@@ -73,7 +74,7 @@ def _k(ctx: ImportContext, node: NodeReader, n):
     return k
 
 
-def _ranks(ctx: ImportContext, xt, largest: int) -> Value:
+def _ranks(ctx: ImportContext, xt: Value, largest: int) -> Value:
     """INT32 ``[..., n]``: how many elements precede each one in TopK order."""
     *outer, n = xt.type.shape
     r = len(outer)

@@ -7,7 +7,7 @@ NCHW input; the shared geometry (:mod:`tosaconv.lowering.window`) works on
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Iterable, Sequence
 
 from ....lowering.window import Window
 from ..reader import ConvertError
@@ -16,13 +16,13 @@ if TYPE_CHECKING:
     from ..reader import NodeReader
 
 
-def spatial(values, rank: int, fill) -> tuple:
+def spatial(values: Iterable[int], rank: int, fill: int) -> tuple:
     """An ONNX per-axis attribute as a 2-D (H, W) tuple; a 1-D op gets ``fill`` for H."""
     values = tuple(int(v) for v in values)
     return values if rank == 4 else (fill,) + values
 
 
-def read_window(node: NodeReader, rank: int, kernel, ceil_mode: bool = False) -> Window:
+def read_window(node: NodeReader, rank: int, kernel: Sequence[int], ceil_mode: bool = False) -> Window:
     n = len(kernel)
     strides = node.attr("strides", None) or (1,) * n
     dilations = node.attr("dilations", None) or (1,) * n

@@ -7,7 +7,7 @@ same per-axis rules (:func:`~tosaconv.lowering.window.geometry`, :func:`~tosacon
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Sequence
 
 from ....ir import attrs as A
 from ....ir.ops import Op
@@ -16,11 +16,12 @@ from ....lowering.window import Window, fit, geometry
 from ..reader import ConvertError
 
 if TYPE_CHECKING:
+    from ....ir.graph import Value
     from ..context import ImportContext
     from ..reader import NodeReader
 
 
-def nd_window(node: NodeReader, kernel, ceil_mode: bool = False) -> Window:
+def nd_window(node: NodeReader, kernel: Sequence[int], ceil_mode: bool = False) -> Window:
     """kernel_shape, strides, dilations, pads and auto_pad for ``len(kernel)`` spatial axes."""
     n = len(kernel)
     strides = tuple(int(v) for v in (node.attr("strides", None) or (1,) * n))
@@ -33,7 +34,7 @@ def nd_window(node: NodeReader, kernel, ceil_mode: bool = False) -> Window:
                   node.attr("auto_pad", "NOTSET"), ceil_mode, 4)
 
 
-def fit_channels_last(ctx: ImportContext, x, w: Window, pad_value: float):
+def fit_channels_last(ctx: ImportContext, x: Value, w: Window, pad_value: float) -> tuple[Value, tuple]:
     """ONNX's geometry on every spatial axis of ``[N, *spatial, C]``, fitted; returns (x, TOSA pads)."""
     spatial = x.type.shape[1:-1]
     fits = [fit(spatial[i], w.span(i), w.stride[i], geometry(ctx, spatial[i], w, i)) for i in range(len(spatial))]

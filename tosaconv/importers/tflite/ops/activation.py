@@ -36,7 +36,7 @@ def _x(ctx: TfliteContext, node: OpReader) -> Value:
     return ctx.tensor(node.inputs[0])
 
 
-def _c(ctx: TfliteContext, value, x: Value):
+def _c(ctx: TfliteContext, value: float, x: Value) -> Value:
     return ctx.b.scalar_like(value, x.type)
 
 
@@ -110,7 +110,7 @@ def convert_elu(ctx: TfliteContext, node: OpReader) -> Converted:
     return ctx.b.emit(Op.SELECT, negative, em1, x)
 
 
-def _shifted(ctx: TfliteContext, node: OpReader, beta: float = 1.0):
+def _shifted(ctx: TfliteContext, node: OpReader, beta: float = 1.0) -> tuple[Value, Value, Value]:
     x = _x(ctx, node)
     axis = [x.type.rank - 1]
     shifted = ctx.b.emit(Op.SUB, x, reduce_chain(ctx, Op.REDUCE_MAX, x, axis))

@@ -13,7 +13,7 @@ SAME_UPPER), so the shared geometry code fits symbolic H and W the same way.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
 
@@ -33,7 +33,7 @@ _ACT_NAMES = {v: k for k, v in vars(ACT).items() if not k.startswith("_")}
 FLOAT_MAX = float(np.finfo(np.float32).max)
 
 
-def fused(ctx: TfliteContext, node: OpReader, y, field: str = "FusedActivationFunction"):
+def fused(ctx: TfliteContext, node: OpReader, y: Value, field: str = "FusedActivationFunction") -> Value:
     """The fused activation of an arithmetic, convolution, pooling or fully connected op.
 
     TFLite's kernels for these ops only clamp to CalculateActivationRange's bounds, which are the
@@ -43,7 +43,7 @@ def fused(ctx: TfliteContext, node: OpReader, y, field: str = "FusedActivationFu
     return y if act in (ACT.TANH, ACT.SIGN_BIT) else activation(ctx, y, act)
 
 
-def activation(ctx: TfliteContext, y: Value, act: int):
+def activation(ctx: TfliteContext, y: Value, act: int) -> Value:
     if act == ACT.NONE:
         return y
     if act == ACT.RELU:
@@ -60,7 +60,7 @@ def activation(ctx: TfliteContext, y: Value, act: int):
     raise ConvertError(f"fused activation {_ACT_NAMES.get(act, act)} is not supported")
 
 
-def float_input(ctx: TfliteContext, node: OpReader, i: int = 0):
+def float_input(ctx: TfliteContext, node: OpReader, i: int = 0) -> Value:
     """Input ``i`` as a tensor, refusing the quantized form (a later phase)."""
     x = ctx.tensor(node.inputs[i])
     info = node.input_infos[i]
@@ -70,13 +70,13 @@ def float_input(ctx: TfliteContext, node: OpReader, i: int = 0):
     return x
 
 
-def require_float(node: OpReader, x: Value):
+def require_float(node: OpReader, x: Value) -> Value:
     if not x.type.dtype.is_float:
         raise ConvertError(f"{node.op_type} on {x.type.dtype.value} data is not supported (float only)")
     return x
 
 
-def window(node: OpReader, kernel, stride, dilation=(1, 1)) -> Window:
+def window(node: OpReader, kernel: Sequence[int], stride: Sequence[int], dilation: Sequence[int] = (1, 1)) -> Window:
     padding = node.opt("Padding")
     if padding not in (tflite.Padding.SAME, tflite.Padding.VALID):
         raise ConvertError(f"padding {padding} is neither SAME nor VALID")

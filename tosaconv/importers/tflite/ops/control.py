@@ -14,7 +14,7 @@ trailing COND_IF operands, or extra WHILE_LOOP values the body passes on.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Sequence
 
 from ....ir import attrs as A
 from ....ir.ops import Op
@@ -27,8 +27,9 @@ from ..subgraph import called_subgraphs, inline_subgraph, region_subgraph
 
 if TYPE_CHECKING:
     from ....lowering.context import Converted
-    from ..node import OpReader
     from ..context import TfliteContext
+    from ..node import OpReader
+    from ..reader import Subgraph
 
 
 def _operands(node: OpReader, start: int) -> list:
@@ -38,7 +39,7 @@ def _operands(node: OpReader, start: int) -> list:
     return keys
 
 
-def _check_outputs(node: OpReader, subs):
+def _check_outputs(node: OpReader, subs: Sequence[Subgraph]) -> None:
     for sub in subs:
         if len(sub.outputs) != len(node.outputs):
             raise ConvertError(f"subgraph '{sub.name}' returns {len(sub.outputs)} values for the "

@@ -14,7 +14,7 @@ negative amount grows it with bias-only rows), which the shared
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Sequence
 
 from ....ir import attrs as A
 from ....ir.ops import Op
@@ -29,8 +29,9 @@ from .common import float_input, fused
 if TYPE_CHECKING:
     from ....ir.graph import Value
     from ....lowering.context import Converted
-    from ..node import OpReader
+    from ....symbolic.expr import Dim
     from ..context import TfliteContext
+    from ..node import OpReader
 
 
 @converter("TRANSPOSE_CONV", options="TransposeConvOptions")
@@ -45,7 +46,7 @@ def convert_transpose_conv(ctx: TfliteContext, node: OpReader) -> Converted:
     return fused(ctx, node, cut_rows(ctx, y, cut))
 
 
-def transpose_geometry(ctx: TfliteContext, node: OpReader, x: Value, w_shape) -> tuple:
+def transpose_geometry(ctx: TfliteContext, node: OpReader, x: Value, w_shape: Sequence[Dim]) -> tuple:
     """TFLite's output size and padding for NHWC ``x`` and OHWI ``w_shape``: (out_pad, cut, stride).
 
     ``cut`` is what out_pad cannot crop; apply it to the result with ``cut_result``."""

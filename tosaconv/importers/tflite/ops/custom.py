@@ -65,7 +65,7 @@ def transpose_conv_params(options: bytes, what: str) -> tuple:
     return _PADDING[padding], stride_h, stride_w
 
 
-def _crop(size, k: int, s: int, padding: str) -> tuple:
+def _crop(size: int, k: int, s: int, padding: str) -> tuple:
     """Rows cut from the full transposed output ``(size - 1) * s + k`` at the start and at the end."""
     total = max(0, k - (size - 1) % s - 1) if padding == "SAME" else 0
     return total // 2, total - total // 2

@@ -11,7 +11,7 @@ they are the index algebra's floordiv and mod (the same floor semantics).
 from __future__ import annotations
 
 import functools
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable, Optional
 
 from ....ir import attrs as A
 from ....ir.dtypes import DType
@@ -25,13 +25,15 @@ from .common import fused
 
 if TYPE_CHECKING:
     from ....ir.graph import Value
+    from ....ir.ops import OpDef
+    from ....ir.types import TensorType
     from ....lowering.context import Converted
-    from ..node import OpReader
     from ..context import TfliteContext
+    from ..node import OpReader
 
 
-def _arith(index_op_def, tensor_fn, options):
-    def convert(ctx: TfliteContext, node: OpReader):
+def _arith(index_op_def: Optional[OpDef], tensor_fn: Callable[[TfliteContext, Value, Value], Value], options: str) -> tuple[str, Callable[[TfliteContext, OpReader], Converted]]:
+    def convert(ctx: TfliteContext, node: OpReader) -> Converted:
         if index_op_def is not None:
             st = index_arith(ctx, node.inputs[0], node.inputs[1], index_op_def)
             if st is not None:
@@ -48,8 +50,8 @@ for _name, (_opts, _fn) in {
     converter(_name, options=_opts)(_fn)
 
 
-def _binary(fn):
-    def convert(ctx: TfliteContext, node: OpReader):
+def _binary(fn: Callable[[TfliteContext, Value, Value], Value]) -> Callable[[TfliteContext, OpReader], Converted]:
+    def convert(ctx: TfliteContext, node: OpReader) -> Converted:
         return fn(ctx, *binary_operands(ctx, node))
     return convert
 
@@ -78,11 +80,11 @@ def convert_pow(ctx: TfliteContext, node: OpReader) -> Converted:
     return ctx.b.emit(Op.POW, a, b)
 
 
-def _index_or(index_op_def):
+def _index_or(index_op_def: OpDef) -> Callable[[Callable[[TfliteContext, OpReader], Converted]], Callable[[TfliteContext, OpReader], Converted]]:
     """A converter on tensors that becomes ``index_op_def`` when its operands are shape arithmetic."""
-    def wrap(fn):
+    def wrap(fn: Callable[[TfliteContext, OpReader], Converted]) -> Callable[[TfliteContext, OpReader], Converted]:
         @functools.wraps(fn)
-        def convert(ctx: TfliteContext, node: OpReader):
+        def convert(ctx: TfliteContext, node: OpReader) -> Converted:
             st = index_arith(ctx, node.inputs[0], node.inputs[1], index_op_def)
             return st if st is not None else fn(ctx, node)
         return convert
@@ -119,7 +121,7 @@ def convert_floor_mod(ctx: TfliteContext, node: OpReader) -> Converted:
     return int32_op(ctx, Op.ADD, r, mul(ctx, fix, b))
 
 
-def _floor_fix(ctx: TfliteContext, r, b: Value, like) -> Value:
+def _floor_fix(ctx: TfliteContext, r: Value, b: Value, like: TensorType) -> Value:
     """1 where a truncated remainder ``r`` is nonzero with a sign other than the divisor's, else 0."""
     zero = ctx.b.scalar_like(0, r.type)
     r_neg = compare(ctx, Op.GREATER, zero, r)
@@ -129,7 +131,7 @@ def _floor_fix(ctx: TfliteContext, r, b: Value, like) -> Value:
     return ctx.b.emit(Op.SELECT, wrong, ctx.b.scalar_like(1, like), ctx.b.scalar_like(0, like))
 
 
-def _unary(op):
+def _unary(op: OpDef) -> Callable[[TfliteContext, OpReader], Value]:
     def convert(ctx: TfliteContext, node: OpReader) -> Value:
         return ctx.b.emit(op, ctx.tensor(node.inputs[0]))
     return convert
@@ -170,7 +172,7 @@ def convert_round(ctx: TfliteContext, node: OpReader) -> Converted:
     return ctx.b.emit(Op.SELECT, bump, ctx.b.emit(Op.ADD, floor, ctx.b.scalar_like(1.0, x.type)), floor)
 
 
-def _is_odd(ctx: TfliteContext, whole) -> Value:
+def _is_odd(ctx: TfliteContext, whole: Value) -> Value:
     halved = mul(ctx, whole, ctx.b.scalar_like(0.5, whole.type))
     return ctx.b.emit(Op.GREATER, halved, ctx.b.emit(Op.FLOOR, halved))
 

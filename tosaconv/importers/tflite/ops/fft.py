@@ -16,7 +16,7 @@ stay unsupported.
 from __future__ import annotations
 
 import functools
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable, Union
 
 import numpy as np
 
@@ -87,11 +87,11 @@ def _graph_outputs(ctx: TfliteContext) -> set:
     return {ctx.keys[i] for i in ctx.sub.outputs}
 
 
-def complex_parts(fn):
+def complex_parts(fn: Callable[[TfliteContext, OpReader], Converted]) -> Callable[[TfliteContext, OpReader], Union[Converted, ComplexPair]]:
     """Wrap a data-movement converter so that a complex input 0 moves part by part: the converter runs on
     the real and on the imaginary part, and the op's result is the pair of its two results."""
     @functools.wraps(fn)
-    def convert(ctx: TfliteContext, node: OpReader):
+    def convert(ctx: TfliteContext, node: OpReader) -> Union[Converted, ComplexPair]:
         held = ctx.values.get(node.inputs[0])
         if not isinstance(held, ComplexPair):
             return fn(ctx, node)

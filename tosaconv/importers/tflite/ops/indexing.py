@@ -10,7 +10,7 @@ Most call the shared lowering with their operands (:mod:`tosaconv.lowering`:
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable
 
 import numpy as np
 
@@ -74,13 +74,13 @@ def convert_gather_nd(ctx: TfliteContext, node: OpReader) -> Converted:
     return gather_nd(ctx, ctx.tensor(node.inputs[0]), ctx.tensor(node.inputs[1]), 0)
 
 
-def _arg(find_min: bool):
-    def convert(ctx: TfliteContext, node: OpReader):
+def _arg(find_min: bool) -> Callable[[TfliteContext, OpReader], Value]:
+    def convert(ctx: TfliteContext, node: OpReader) -> Value:
         return arg_of(ctx, node, ctx.tensor(node.inputs[0]), find_min)
     return convert
 
 
-def arg_of(ctx: TfliteContext, node: OpReader, x: Value, find_min: bool):
+def arg_of(ctx: TfliteContext, node: OpReader, x: Value, find_min: bool) -> Value:
     """ARG_MAX / ARG_MIN of ``x`` along the op's constant axis (input 1)."""
     axis_c = ctx.const(node.inputs[1])
     if axis_c is None:

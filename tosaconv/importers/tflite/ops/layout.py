@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     from ..context import TfliteContext
 
 
-def _ints(ctx: TfliteContext, key, what: str) -> list:
+def _ints(ctx: TfliteContext, key: str, what: str) -> list:
     c = ctx.const(key)
     if c is None:
         raise ConvertError(f"{what} must be a constant")
@@ -52,7 +52,7 @@ def convert_mirror_pad(ctx: TfliteContext, node: OpReader) -> Converted:
     return pad_by(ctx, x, before, after, "reflect" if mode == tflite.MirrorPadMode.REFLECT else "symmetric")
 
 
-def _nhwc(ctx: TfliteContext, node: OpReader):
+def _nhwc(ctx: TfliteContext, node: OpReader) -> tuple[Value, int]:
     x = ctx.tensor(node.inputs[0])
     if x.type.rank != 4:
         raise ConvertError(f"{node.op_type} needs a rank 4 (NHWC) input, got rank {x.type.rank}")
@@ -92,7 +92,7 @@ def convert_space_to_depth(ctx: TfliteContext, node: OpReader) -> Converted:
     return reshape(ctx, y, [n, h_out, w_out, mul(c, b * b)])
 
 
-def _block(ctx: TfliteContext, node: OpReader, x: Value, what: str):
+def _block(ctx: TfliteContext, node: OpReader, x: Value, what: str) -> tuple[list, list]:
     block = _ints(ctx, node.inputs[1], f"{what} block_shape")
     m = len(block)
     if m < 1 or 1 + m > x.type.rank or min(block) < 1:

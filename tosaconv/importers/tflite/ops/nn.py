@@ -14,7 +14,7 @@ transposed ``[O, K]`` weights; ``keep_num_dims`` keeps the leading dims.
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable, Optional, Sequence, Union
 
 import numpy as np
 
@@ -34,11 +34,12 @@ from .common import float_input, fused, require_float, window
 if TYPE_CHECKING:
     from ....ir.graph import Value
     from ....lowering.context import Converted
-    from ..node import OpReader
+    from ....lowering.window import Window
     from ..context import TfliteContext
+    from ..node import OpReader
 
 
-def _weight(ctx: TfliteContext, node: OpReader, i: int, dtype: DType):
+def _weight(ctx: TfliteContext, node: OpReader, i: int, dtype: DType) -> Union[np.ndarray, Value]:
     """Filter or weights: a numpy array when constant (the usual case), else the IR value."""
     w = ctx.const(node.inputs[i])
     if w is not None:
@@ -49,11 +50,11 @@ def _weight(ctx: TfliteContext, node: OpReader, i: int, dtype: DType):
     return v
 
 
-def _shape(w) -> tuple:
+def _shape(w: Union[np.ndarray, Value]) -> tuple:
     return tuple(w.shape) if isinstance(w, np.ndarray) else tuple(w.type.shape)
 
 
-def _bias(ctx: TfliteContext, node: OpReader, i: int, channels: int, dtype: DType):
+def _bias(ctx: TfliteContext, node: OpReader, i: int, channels: int, dtype: DType) -> Value:
     key = node.input(i)
     if key is None:
         return ctx.b.const(np.zeros((channels,), dtype.numpy))
@@ -61,11 +62,11 @@ def _bias(ctx: TfliteContext, node: OpReader, i: int, channels: int, dtype: DTyp
     return ctx.b.const(np.asarray(c).astype(dtype.numpy)) if c is not None else ctx.tensor(key)
 
 
-def _value(ctx: TfliteContext, w):
+def _value(ctx: TfliteContext, w: Union[np.ndarray, Value]) -> Value:
     return ctx.b.const(np.ascontiguousarray(w)) if isinstance(w, np.ndarray) else w
 
 
-def conv_window(ctx: TfliteContext, node: OpReader, x, kernel, acc: DType = DType.FP32, pad_value: float = 0.0):
+def conv_window(ctx: TfliteContext, node: OpReader, x: Value, kernel: Sequence[int], acc: DType = DType.FP32, pad_value: float = 0.0) -> tuple[Value, A.Conv2dAttrs]:
     """A convolution's SAME/VALID window fitted to NHWC ``x``: (x, Conv2dAttrs without zero points).
 
     ``pad_value`` fills explicit pads (symbolic H/W); quantized converters pass the input zero point."""
@@ -88,7 +89,7 @@ def convert_conv_2d(ctx: TfliteContext, node: OpReader) -> Converted:
     return fused(ctx, node, grouped_conv(ctx, x, w, b, attrs, groups))
 
 
-def conv_groups(ctx: TfliteContext, x: Value, w) -> int:
+def conv_groups(ctx: TfliteContext, x: Value, w: Union[np.ndarray, Value]) -> int:
     """How many groups CONV_2D's input channels form: input channels / filter channels (TFLite 2.9+
     runs a filter of ``[O, KH, KW, C / groups]`` as a grouped convolution; O must divide by groups)."""
     o, _, _, i = _shape(w)
@@ -102,7 +103,7 @@ def conv_groups(ctx: TfliteContext, x: Value, w) -> int:
     return c // i
 
 
-def grouped_conv(ctx: TfliteContext, x: Value, w: np.ndarray, b: Value, attrs, groups: int, finish=None):
+def grouped_conv(ctx: TfliteContext, x: Value, w: np.ndarray, b: Value, attrs: A.Conv2dAttrs, groups: int, finish: Optional[Callable[[Value, int, int], Value]] = None) -> Value:
     """CONV2D of ``x`` by ``w`` (OHWI) and bias ``b``; with ``groups`` > 1 one CONV2D per group of input
     channels and outputs, concatenated along channels (TOSA CONV2D has no groups). ``finish(acc, start,
     count)`` turns each group's result (output channels ``start:start+count``) into its final form
@@ -119,7 +120,7 @@ def grouped_conv(ctx: TfliteContext, x: Value, w: np.ndarray, b: Value, attrs, g
     return ctx.b.emit(Op.CONCAT, *parts, attrs=A.AxisAttrs(3))
 
 
-def _filter_slice(ctx: TfliteContext, w, start: int, size: int) -> Value:
+def _filter_slice(ctx: TfliteContext, w: Union[np.ndarray, Value], start: int, size: int) -> Value:
     """Output channels ``start:start+size`` of filter ``w`` (OHWI): a CONST of the numpy array's rows, or a
     SLICE of the IR value (an fp16 weight behind its CAST: constant folding slices the fp16 constant)."""
     if isinstance(w, np.ndarray):
@@ -128,7 +129,7 @@ def _filter_slice(ctx: TfliteContext, w, start: int, size: int) -> Value:
     return slice_(ctx, w, (start, 0, 0, 0), (size, kh, kw, i))
 
 
-def _bias_slice(ctx: TfliteContext, b, start: int, size: int):
+def _bias_slice(ctx: TfliteContext, b: Value, start: int, size: int) -> Value:
     """Channels ``start:start+size`` of bias ``b``: a new CONST when ``b`` is one (int48 biases cannot be
     SLICEd in TOSA), else a SLICE."""
     if b.producer is not None and b.producer.op is Op.CONST:
@@ -166,12 +167,12 @@ def depthwise_channels(ctx: TfliteContext, x: Value, cm: int) -> int:
     return c
 
 
-def pool_window(node: OpReader):
+def pool_window(node: OpReader) -> Window:
     kernel = (node.opt("FilterHeight"), node.opt("FilterWidth"))
     return window(node, kernel, (node.opt("StrideH"), node.opt("StrideW")))
 
 
-def pool_fits(ctx: TfliteContext, x: Value, w):
+def pool_fits(ctx: TfliteContext, x: Value, w: Window) -> list:
     geoms = [geometry(ctx, x.type.shape[1 + i], w, i) for i in range(2)]
     return pooling.pool_fits(x, w, geoms)
 
@@ -229,7 +230,7 @@ def fc_rows(ctx: TfliteContext, x: Value, k: int) -> Value:
     return reshape(ctx, x, [floordiv(total, k), k])
 
 
-def fc_result(ctx: TfliteContext, node: OpReader, x: Value, y: Value, k: int):
+def fc_result(ctx: TfliteContext, node: OpReader, x: Value, y: Value, k: int) -> Value:
     """The ``[rows, out]`` result, reshaped to ``[*x.shape[:-1], out]`` when ``keep_num_dims`` is set."""
     if node.opt("KeepNumDims"):
         ctx.require(Kind.EQ, x.type.shape[-1], k, "FULLY_CONNECTED keep_num_dims needs the last dim = input size")

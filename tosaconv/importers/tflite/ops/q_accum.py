@@ -35,7 +35,7 @@ An int16x8 bias must be int64: LiteRT reads an int32 one as int64 (garbage).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Optional
 
 import numpy as np
 
@@ -49,8 +49,9 @@ from .common import ACT
 
 if TYPE_CHECKING:
     from ....ir.graph import Value
-    from ..node import OpReader
     from ..context import TfliteContext
+    from ..node import OpReader
+    from ..reader import TensorInfo
 
 
 @dataclass
@@ -68,7 +69,7 @@ class QOperands:
 FORMS = {("INT8", "INT8"): "int8", ("UINT8", "UINT8"): "uint8", ("INT16", "INT8"): "int16x8"}
 
 
-def form_of(node: OpReader, x_info, w_info, forms: dict = FORMS) -> str:
+def form_of(node: OpReader, x_info: TensorInfo, w_info: TensorInfo, forms: dict = FORMS) -> str:
     """The kernel form for activation ``x_info`` and weights ``w_info`` (a key of ``forms``), or a ConvertError."""
     pair = (x_info.type_name, w_info.type_name)
     if x_info.type_name in ("FLOAT32", "FLOAT16") and quant.is_quantized(w_info):
@@ -93,7 +94,7 @@ def form_of(node: OpReader, x_info, w_info, forms: dict = FORMS) -> str:
     return form
 
 
-def activation(ctx: TfliteContext, key, info):
+def activation(ctx: TfliteContext, key: str, info: TensorInfo) -> tuple:
     """An activation as a signed IR value and its zero point (uint8 becomes int8 minus 128, exactly)."""
     return signed_input(ctx, ctx.tensor(key), info)
 
@@ -120,19 +121,19 @@ def weights(ctx: TfliteContext, node: OpReader, i: int, form: str, channels: int
     return w.astype(np.int8), quant.zero_point(info) if keep_zp and scales.size == 1 else 0, scales
 
 
-def conv_reals(x_info, w_scales, out_info) -> np.ndarray:
+def conv_reals(x_info: TensorInfo, w_scales: np.ndarray, out_info: TensorInfo) -> np.ndarray:
     """PopulateConvolutionQuantizationParams (kernel_util.cc): ``double(in) * double(w[c]) / double(out)``."""
     s_in, s_out = np.float64(quant.scale(x_info)), np.float64(quant.scale(out_info))
     return np.array([s_in * np.float64(s) / s_out for s in w_scales])
 
 
-def legacy_real(x_info, w_scale, out_info) -> np.ndarray:
+def legacy_real(x_info: TensorInfo, w_scale: float, out_info: TensorInfo) -> np.ndarray:
     """GetQuantizedConvolutionMultipler (kernel_util.cc): the scales' product in float, divided in double."""
     product = np.float32(quant.scale(x_info)) * np.float32(w_scale)
     return np.array([np.float64(product) / np.float64(quant.scale(out_info))])
 
 
-def bias(ctx: TfliteContext, node: OpReader, i, channels: int, acc: DType) -> Value:
+def bias(ctx: TfliteContext, node: OpReader, i: int, channels: int, acc: DType) -> Value:
     """The bias constant (zeros when absent): int32 for INT32 accumulators, int48 for INT48."""
     key = node.input(i)
     b = np.zeros((channels,), np.int64) if key is None else ctx.const(key)
@@ -152,12 +153,12 @@ def bias(ctx: TfliteContext, node: OpReader, i, channels: int, acc: DType) -> Va
     return ctx.b.emit(Op.CONST, attrs=A.ConstAttrs(b, int48=True))
 
 
-def act_range(node: OpReader, info, field="FusedActivationFunction") -> tuple:
+def act_range(node: OpReader, info: TensorInfo, field: Optional[str] = "FusedActivationFunction") -> tuple:
     """CalculateActivationRangeQuantized (kernel_util.cc): bounds in the output's integer domain."""
     return activation_bounds(info, node.opt(field) if field else ACT.NONE)
 
 
-def finish(ctx: TfliteContext, node: OpReader, acc, q: QOperands, bounds: tuple):
+def finish(ctx: TfliteContext, node: OpReader, acc: Value, q: QOperands, bounds: tuple) -> Value:
     """Scale the accumulator into the output tensor, clamp to ``bounds`` (output integer domain):
     MultiplyByQuantizedMultiplier on int32 accumulators (DOUBLE_ROUND), its int64 form on int48 ones."""
     info = node.output_infos[0]
@@ -174,7 +175,7 @@ def finish(ctx: TfliteContext, node: OpReader, acc, q: QOperands, bounds: tuple)
     return to_unsigned(ctx, y) if shift else y
 
 
-def narrow48(ctx: TfliteContext, acc: Value):
+def narrow48(ctx: TfliteContext, acc: Value) -> Value:
     """An int48 accumulator as int32 (exact: a 16-bit unit multiplier; TOSA requires it to fit)."""
     if acc.type.dtype != DType.INT48:
         return acc
@@ -194,7 +195,7 @@ def reduced_multiplier(real: float) -> tuple:
     return reduced, shift
 
 
-def _rescale48(ctx: TfliteContext, acc: Value, reals, out_dtype: DType) -> Value:
+def _rescale48(ctx: TfliteContext, acc: Value, reals: np.ndarray, out_dtype: DType) -> Value:
     pairs = [reduced_multiplier(r) for r in np.reshape(reals, -1)]
     attrs = A.RescaleAttrs(tuple(p[0] for p in pairs), tuple(p[1] for p in pairs), 0, 0, scale32=False,
                            rounding_mode="SINGLE_ROUND", per_channel=len(pairs) > 1, output_dtype=out_dtype)

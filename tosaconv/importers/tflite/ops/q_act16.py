@@ -29,7 +29,7 @@ tosaconv converts int8 alphas only.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable
 
 import numpy as np
 
@@ -44,8 +44,9 @@ from ..reader import ConvertError
 
 if TYPE_CHECKING:
     from ....ir.graph import Value
-    from ..node import OpReader
     from ..context import TfliteContext
+    from ..node import OpReader
+    from ..reader import TensorInfo
 
 F = np.float32
 LUT16_OPS = ("EXP", "LOG", "GELU", "RSQRT")
@@ -58,7 +59,7 @@ def no_int16_kernel(node: OpReader) -> ConvertError:
                         f"{node.op_type} (LiteRT refuses int16 tensors there); quantize it to int8 instead")
 
 
-def lut_populate_int16(transform, x_info, y_info) -> np.ndarray:
+def lut_populate_int16(transform: Callable[[np.ndarray], np.ndarray], x_info: TensorInfo, y_info: TensorInfo) -> np.ndarray:
     """common.h ``LUTPopulateInt16<float>``: the 513 entries, every step in float32 with C's ``roundf``."""
     s_in, s_out = F(scale(x_info)), F(scale(y_info))
     input_min, input_max = s_in * F(-32768 - zero_point(x_info)), s_in * F(32767 - zero_point(x_info))
@@ -80,7 +81,7 @@ def lut_populate_int16(transform, x_info, y_info) -> np.ndarray:
     return np.clip(entries, -32768, 32767).astype(np.int16)
 
 
-def _check_zero_points(node: OpReader):
+def _check_zero_points(node: OpReader) -> None:
     if node.op_type in _ZERO_POINTS_FREE:
         return
     for info in (node.input_infos[0], node.output_infos[0]):
@@ -89,7 +90,7 @@ def _check_zero_points(node: OpReader):
                                f"requires it), got {zero_point(info)}")
 
 
-def _int16_io(node: OpReader):
+def _int16_io(node: OpReader) -> tuple[TensorInfo, TensorInfo]:
     x, y = node.input_infos[0], node.output_infos[0]
     if y.type_name != "INT16":
         raise ConvertError(f"quantized {node.op_type} with int16 input needs an int16 output, not {y.type_name}")
@@ -97,7 +98,7 @@ def _int16_io(node: OpReader):
     return x, y
 
 
-def _check_slopes(node: OpReader, lut: np.ndarray):
+def _check_slopes(node: OpReader, lut: np.ndarray) -> None:
     """LUTLookup's int16 slope wraps where neighbours differ by more than 32767; TOSA's does not."""
     jumps = np.abs(np.diff(lut.astype(np.int64)))
     if jumps.max() > 32767:
@@ -115,7 +116,7 @@ def emit_lut16(ctx: TfliteContext, x: Value, lut: np.ndarray) -> Value:
     return identity_rescale(ctx, ops.rdbpot(looked_up, 7), DType.INT16)
 
 
-def convert_lut16(ctx: TfliteContext, node: OpReader, transform) -> Value:
+def convert_lut16(ctx: TfliteContext, node: OpReader, transform: Callable[[np.ndarray], np.ndarray]) -> Value:
     """EXP, LOG, GELU (and RSQRT) on int16: the LUT ``Prepare`` fills with ``transform`` (float32)."""
     x_info, y_info = _int16_io(node)
     lut = lut_populate_int16(transform, x_info, y_info)
@@ -129,7 +130,7 @@ def convert_rsqrt16(ctx: TfliteContext, node: OpReader) -> Value:
     return convert_lut16(ctx, node, lambda v: np.where(v <= 0, top, F(1) / libm("sqrtf", np.maximum(v, F(1e-30)))))
 
 
-def _branch(ctx: TfliteContext, values, real: float, max_abs: int, out_dtype=DType.INT16) -> Value:
+def _branch(ctx: TfliteContext, values: Value, real: float, max_abs: int, out_dtype: DType = DType.INT16) -> Value:
     """``MultiplyByQuantizedMultiplier(values, real)`` saturated into ``out_dtype`` (DOUBLE_ROUND RESCALE)."""
     return rescale(ctx, fit_rescale_input(ctx, values, real, max_abs), real, out_dtype)
 

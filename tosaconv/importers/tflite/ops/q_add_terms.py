@@ -20,7 +20,7 @@ With one RESCALE per input Vela fuses the whole ADD (input and output scaling) i
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Optional, Sequence
 
 import numpy as np
 
@@ -34,6 +34,7 @@ from ..quant import scale, tosa_multiplier, value_range, zero_point
 if TYPE_CHECKING:
     from ....ir.graph import Value
     from ..context import TfliteContext
+    from ..reader import TensorInfo
 
 EIGHT_BIT = ("INT8", "UINT8")
 
@@ -49,7 +50,7 @@ class Form:
         return apply_scale_32(d, self.multiplier, self.shift, double_round=self.double)
 
 
-def emit_form(ctx: TfliteContext, x, info, form: Form) -> Value:
+def emit_form(ctx: TfliteContext, x: Value, info: TensorInfo, form: Form) -> Value:
     """The RESCALE of ``form`` on the stored input ``x`` (uint8 through its signed storage)."""
     x, zp = signed_input(ctx, x, info)
     attrs = A.RescaleAttrs((form.multiplier,), (form.shift,), zp, 0, scale32=True,
@@ -57,7 +58,7 @@ def emit_form(ctx: TfliteContext, x, info, form: Form) -> Value:
     return ctx.b.emit(Op.RESCALE, x, attrs=attrs)
 
 
-def offsets(info) -> np.ndarray:
+def offsets(info: TensorInfo) -> np.ndarray:
     """Every ``q - zp`` the input can hold, largest magnitudes first (they narrow an interval fastest)."""
     lo, hi = value_range(info)
     d = np.arange(lo - zero_point(info), hi - zero_point(info) + 1, dtype=np.int64)
@@ -70,7 +71,7 @@ def term(d: np.ndarray, left_shift: int, real: float) -> np.ndarray:
     return apply_scale_32(d << left_shift, m, shift, double_round=True)
 
 
-def exact_form(info, left_shift: int, real: float):
+def exact_form(info: TensorInfo, left_shift: int, real: float) -> Optional[Form]:
     """A Form equal to the term on every stored value, or None."""
     d = offsets(info)
     want = term(d, left_shift, real)
@@ -93,7 +94,7 @@ def nearest_form(left_shift: int, real: float) -> Form:
     return Form(m, shift - left_shift)
 
 
-def pair_forms(infos, left_shift: int, sign: int, real_out: float, reals: list):
+def pair_forms(infos: Sequence[TensorInfo], left_shift: int, sign: int, real_out: float, reals: list) -> Optional[tuple[Form, Form]]:
     """Forms for both 8-bit inputs whose sum (``sign`` -1: difference) gives TFLite's output RESCALE result on
     every pair of stored values, or None (16-bit inputs: 2**32 pairs, not checked)."""
     if any(info.type_name not in EIGHT_BIT for info in infos):
@@ -126,7 +127,7 @@ def _near_forms(left_shift: int, real: float) -> list:
     return forms + ([Form(base.multiplier, base.shift, True)] if base.shift > 31 else [])
 
 
-def _fitting_multiplier(d: np.ndarray, want: np.ndarray, shift: int, double: bool):
+def _fitting_multiplier(d: np.ndarray, want: np.ndarray, shift: int, double: bool) -> Optional[int]:
     """A multiplier that takes every ``d`` to ``want``: the interval the largest values allow (exact
     integer bounds), its ends and middle then checked on all values at once."""
     bounds = _multiplier_range(d[:256].tolist(), want[:256].tolist(), shift, double)
@@ -138,7 +139,7 @@ def _fitting_multiplier(d: np.ndarray, want: np.ndarray, shift: int, double: boo
     return None
 
 
-def _multiplier_range(d: list, want: list, shift: int, double: bool):
+def _multiplier_range(d: list, want: list, shift: int, double: bool) -> Optional[tuple[int, int]]:
     """The interval ``(lo, hi)`` of multipliers M in [0, 2**31) with ``(d * M + round(d)) >> shift == want``
     for every d (``round`` is apply_scale_32's, with the +-2**30 of DOUBLE_ROUND), or None."""
     lo, hi = 0, (1 << 31) - 1
@@ -158,6 +159,6 @@ def _multiplier_range(d: list, want: list, shift: int, double: bool):
     return lo, hi
 
 
-def twice_max(infos) -> float:
+def twice_max(infos: Sequence[TensorInfo]) -> float:
     """add.cc's ``2 * max(s1, s2)`` (float32 scales, doubled in double)."""
     return 2.0 * float(max(F32(scale(infos[0])), F32(scale(infos[1]))))

@@ -35,7 +35,7 @@ Fused activations clamp to ``CalculateActivationRangeQuantized``'s bounds.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable, Optional
 
 import numpy as np
 
@@ -51,12 +51,15 @@ from . import q_add_terms as T
 from .q_pot import is_pot_int16, pot_add
 
 if TYPE_CHECKING:
+    from ....ir.graph import Value
+    from ....ir.ops import OpDef
     from ....lowering.context import Converted
-    from ..node import OpReader
     from ..context import TfliteContext
+    from ..node import OpReader
+    from ..reader import TensorInfo
 
 
-def _scaled_inputs(ctx: TfliteContext, node: OpReader, left_shift: int, fast: bool = False, pair=None):
+def _scaled_inputs(ctx: TfliteContext, node: OpReader, left_shift: int, fast: bool = False, pair: Optional[tuple[int, float]] = None) -> tuple[list[Value], float]:
     """Both inputs as ``MultiplyByQuantizedMultiplierSmallerThanOneExp((q - zp) << left_shift, s_i / twice_max)``.
 
     ``pair`` (ADD/SUB: ``(sign, real_out)``) allows :func:`.q_add_terms.pair_forms`; ``fast`` (--npu-fast)
@@ -79,7 +82,7 @@ def _scaled_inputs(ctx: TfliteContext, node: OpReader, left_shift: int, fast: bo
     return values, top
 
 
-def _split_rescale(ctx: TfliteContext, x, info, left_shift: int, real: float):
+def _split_rescale(ctx: TfliteContext, x: Value, info: TensorInfo, left_shift: int, real: float) -> Value:
     """The input term as TFLite's two roundings, spelled out: ``SaturatingRoundingDoublingHighMul((q - zp) <<
     left_shift, m)`` is one SINGLE_ROUND RESCALE of the stored input by ``m / 2**(31 - left_shift)``, and
     ``RoundingDivideByPOT(b, e)`` (half away from zero) is a rounding arithmetic shift of ``b - [b < 0]``.
@@ -96,8 +99,8 @@ def _split_rescale(ctx: TfliteContext, x, info, left_shift: int, real: float):
     return ops.rdbpot(below, -exponent)
 
 
-def _add_sub(op, pot_sign: int):
-    def convert(ctx: TfliteContext, node: OpReader):
+def _add_sub(op: OpDef, pot_sign: int) -> Callable[[TfliteContext, OpReader], Value]:
+    def convert(ctx: TfliteContext, node: OpReader) -> Value:
         dtype = same_types(node)
         y = node.output_infos[0]
         bounds = activation_bounds(y, node.opt("FusedActivationFunction"))
@@ -128,12 +131,12 @@ def convert_q_mul(ctx: TfliteContext, node: OpReader) -> Converted:
     return requantize_out(ctx, acc, real, y, activation_bounds(y, node.opt("FusedActivationFunction")))
 
 
-def _max_offset(info) -> int:
+def _max_offset(info: TensorInfo) -> int:
     lo, hi = value_range(info)
     return max(hi - zero_point(info), zero_point(info) - lo)
 
 
-def _require_zero_points(node: OpReader):
+def _require_zero_points(node: OpReader) -> None:
     for info in list(node.input_infos[:2]) + [node.output_infos[0]]:
         if zero_point(info) != 0:
             raise ConvertError(f"int16 {node.op_type} needs zero point 0 on '{info.name}' (TFLite's kernel "

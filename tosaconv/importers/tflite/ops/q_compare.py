@@ -19,7 +19,7 @@
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable
 
 from ....ir import attrs as A
 from ....ir.ops import Op
@@ -32,12 +32,13 @@ from ..registry import converter
 
 if TYPE_CHECKING:
     from ....ir.graph import Value
+    from ....ir.ops import OpDef
     from ....lowering.context import Converted
-    from ..node import OpReader
     from ..context import TfliteContext
+    from ..node import OpReader
 
 
-def _scaled(ctx: TfliteContext, node: OpReader, i: int, raw_int16: bool):
+def _scaled(ctx: TfliteContext, node: OpReader, i: int, raw_int16: bool) -> Value:
     info = node.input_infos[i]
     x = qtensor(ctx, node, i)
     if info.type_name == "INT16" and raw_int16:
@@ -49,8 +50,8 @@ def _scaled(ctx: TfliteContext, node: OpReader, i: int, raw_int16: bool):
     return scale_int32(ctx, shifted_int32(ctx, x, info, 8), float(scale(info)))
 
 
-def _comparison(op, swap: bool = False, negate: bool = False):
-    def convert(ctx: TfliteContext, node: OpReader):
+def _comparison(op: OpDef, swap: bool = False, negate: bool = False) -> Callable[[TfliteContext, OpReader], Value]:
+    def convert(ctx: TfliteContext, node: OpReader) -> Value:
         _check_inputs(node)
         raw_int16 = op is not Op.EQUAL      # LiteRT scales int16 only for EQUAL / NOT_EQUAL
         a, b = (_scaled(ctx, node, i, raw_int16) for i in range(2))
@@ -59,7 +60,7 @@ def _comparison(op, swap: bool = False, negate: bool = False):
     return convert
 
 
-def _check_inputs(node: OpReader):
+def _check_inputs(node: OpReader) -> None:
     names = {i.type_name for i in node.input_infos[:2]}
     if len(names) != 1 or not names <= {"INT8", "UINT8", "INT16"}:
         raise ConvertError(f"quantized {node.op_type} on {sorted(names)} is not supported: TFLite compares two "
@@ -72,7 +73,7 @@ for _name, _args in {"EQUAL": (Op.EQUAL,), "NOT_EQUAL": (Op.EQUAL, False, True),
     converter(_name, kind="quantized")(_comparison(*_args))
 
 
-def _extremum(op):
+def _extremum(op: OpDef) -> Callable[[TfliteContext, OpReader], Value]:
     def convert(ctx: TfliteContext, node: OpReader) -> Value:
         same_types(node)
         a, b = (input_as_int32(ctx, qtensor(ctx, node, i), node.input_infos[i].type_name) for i in range(2))

@@ -27,9 +27,10 @@ from .conv_transpose import cut_result, transpose_geometry
 from .nn import conv_groups, conv_window, depthwise_channels, grouped_conv
 
 if TYPE_CHECKING:
+    from ....ir.graph import Value
     from ....lowering.context import Converted
-    from ..node import OpReader
     from ..context import TfliteContext
+    from ..node import OpReader
 
 
 def operands(ctx: TfliteContext, node: OpReader, xi: int, wi: int, channels: int, axis: int) -> Q.QOperands:
@@ -57,7 +58,7 @@ def convert_q_conv_2d(ctx: TfliteContext, node: OpReader) -> Converted:
     attrs = replace(attrs, input_zp=q.x_zp, weight_zp=q.w_zp)
     bounds = Q.act_range(node, node.output_infos[0])
 
-    def finish(acc, start: int, count: int):
+    def finish(acc: Value, start: int, count: int) -> Value:
         reals = q.reals if np.size(q.reals) == 1 else q.reals[start:start + count]
         return Q.finish(ctx, node, acc, replace(q, reals=reals), bounds)
     return grouped_conv(ctx, x, q.w, Q.bias(ctx, node, 2, o, q.acc), attrs, groups, finish)

@@ -25,7 +25,7 @@ their parameters differ). These need the quantization:
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable
 
 import numpy as np
 
@@ -42,13 +42,14 @@ from .q_accum import activation as signed_activation
 if TYPE_CHECKING:
     from ....ir.graph import Value
     from ....lowering.context import Converted
-    from ..node import OpReader
     from ..context import TfliteContext
+    from ..node import OpReader
+    from ..reader import TensorInfo
 
 F32 = np.float32
 
 
-def stored(value: int, info) -> int:
+def stored(value: int, info: TensorInfo) -> int:
     """The int8/int16 storage of TFLite value ``value`` of tensor ``info`` (uint8 as its int8 bits)."""
     return value - 256 if unsigned(info) and value >= 128 else value
 
@@ -77,7 +78,7 @@ def convert_q_space_to_batch_nd(ctx: TfliteContext, node: OpReader) -> Converted
     return layout.space_to_batch(ctx, node, float(stored(zero_point(out), out)))
 
 
-def _requantize_table(ctx: TfliteContext, x, info, out) -> Value:
+def _requantize_table(ctx: TfliteContext, x: Value, info: TensorInfo, out: TensorInfo) -> Value:
     """ConcatenationWithScaling's per-element float requantization of uint8 ``x`` as one TABLE."""
     s = F32(scale(info)) * (F32(1) / F32(scale(out)))
     bias = F32(-zero_point(info)) * s
@@ -106,8 +107,8 @@ def convert_q_concatenation(ctx: TfliteContext, node: OpReader) -> Converted:
     return shape.concat(ctx, node, xs)
 
 
-def _q_arg(find_min: bool):
-    def convert(ctx: TfliteContext, node: OpReader):
+def _q_arg(find_min: bool) -> Callable[[TfliteContext, OpReader], Value]:
+    def convert(ctx: TfliteContext, node: OpReader) -> Value:
         x, _ = signed_activation(ctx, node.inputs[0], node.input_infos[0])
         return indexing.arg_of(ctx, node, x, find_min)
     return convert

@@ -37,7 +37,7 @@ at 31 and a defined but meaningless result).
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Optional, Union
 
 from ....ir import attrs as A
 from ....ir.ops import Op
@@ -49,9 +49,10 @@ from ..registry import converter
 
 if TYPE_CHECKING:
     from ....ir.graph import Value
+    from ....ir.ops import OpDef
     from ....lowering.context import Converted
-    from ..node import OpReader
     from ..context import TfliteContext
+    from ..node import OpReader
 
 I32_MAX, I32_MIN = (1 << 31) - 1, -(1 << 31)
 
@@ -64,20 +65,20 @@ def div_multiplier(s1: float, s2: float, s_out: float) -> tuple:
 class _DivOps(Int32Ops):
     """The few extra int32 steps DIV needs on top of :class:`Int32Ops`."""
 
-    def emit(self, op, *args, attrs=None) -> Value:
+    def emit(self, op: OpDef, *args, attrs: Optional[A.Attrs] = None) -> Value:
         return self.b.emit(op, *(self._v(a) for a in args), attrs=attrs)
 
-    def asr(self, x: Value, amount) -> Value:
+    def asr(self, x: Value, amount: Union[Value, int]) -> Value:
         return self.emit(Op.ARITHMETIC_RIGHT_SHIFT, x, amount, attrs=A.ArithmeticRightShiftAttrs(False))
 
-    def select(self, cond, a: Value, b: Value) -> Value:
+    def select(self, cond: Value, a: Value, b: Value) -> Value:
         return self.emit(Op.SELECT, cond, a, b)
 
     def greater(self, a: Value, b: Value) -> Value:
         return self.emit(Op.GREATER, a, b)
 
 
-def reciprocal(ops: _DivOps, v2):
+def reciprocal(ops: _DivOps, v2: Value) -> tuple[Value, Value, Value]:
     """div.h's sign flip and ``GetReciprocal(|v2|, 31)``: (negative?, inv, clz)."""
     negative = ops.greater(0, v2)
     magnitude = ops.emit(Op.ABS, v2)
@@ -91,7 +92,7 @@ def count_leading_sign_bits(ops: _DivOps, x: Value) -> Value:
     return ops.sub(ops.clz(ops.emit(Op.BITWISE_XOR, x, ops.asr(x, 31))), 1)
 
 
-def x86_rounding_divide_by_pot(ops: _DivOps, x: Value, exponent) -> Value:
+def x86_rounding_divide_by_pot(ops: _DivOps, x: Value, exponent: Value) -> Value:
     """gemmlowp ``RoundingDivideByPOT(x, e)`` as LiteRT's x86-64 build runs it for any ``e`` (see above)."""
     amount = ops.bit_and(exponent, 31)
     all_ones = ops.sub(0, ops.asr(ops.bit_and(exponent, 32), 5))
@@ -102,7 +103,7 @@ def x86_rounding_divide_by_pot(ops: _DivOps, x: Value, exponent) -> Value:
     return ops.select(ops.greater(remainder, threshold), ops.add(floor, 1), floor)   # x < 2**31 - 1 here
 
 
-def add_zero_point_clamped(ops: _DivOps, r, zp: int, lo: int, hi: int) -> Value:
+def add_zero_point_clamped(ops: _DivOps, r: Value, zp: int, lo: int, hi: int) -> Value:
     """``clamp(int32(r + zp), lo, hi)`` with C++'s int32 wrap-around of the addition (div.h)."""
     if zp == 0:
         return ops.minimum(ops.maximum(r, lo), hi)

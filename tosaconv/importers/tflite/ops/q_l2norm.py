@@ -40,8 +40,9 @@ from .q_logsoftmax import I32_MAX, FixedPointOps, static_depth
 if TYPE_CHECKING:
     from ....ir.graph import Value
     from ....lowering.context import Converted
-    from ..node import OpReader
     from ..context import TfliteContext
+    from ..node import OpReader
+    from ..reader import TensorInfo
 
 _OUT_ZP = {"INT8": 0, "UINT8": 128}
 _HALF_THREE, _ONE_Q3, _SQRT_HALF = 3 << 27, 1 << 28, 1518500250
@@ -49,13 +50,13 @@ OUTPUT_SHIFT = 7                                      # kOutputScale: 1/128
 
 
 class InvSqrtOps(FixedPointOps):
-    def sat_shift_left(self, x, exponent: int) -> Value:
+    def sat_shift_left(self, x: Value, exponent: int) -> Value:
         """gemmlowp ``SaturatingRoundingMultiplyByPOT<exponent>`` of any int32 ``x``."""
         limit = (1 << (31 - exponent)) - 1
         inside = self.maximum(self.minimum(x, limit), -(limit + 1))
         return self.select(self.greater(x, limit), I32_MAX, self.shift_left(inside, exponent))
 
-    def inv_sqrt(self, acc) -> tuple:
+    def inv_sqrt(self, acc: Value) -> tuple:
         """``GetInvSqrtQuantizedMultiplierExp(acc, -1)`` for ``acc >= 0``: (multiplier, right shift)."""
         x = self.maximum(acc, 2)
         even = self.bit_and(self.sub(self.clz(x), 1), -2)          # 2 * (pairs + 1), 0..30
@@ -87,7 +88,7 @@ def _check(node: OpReader) -> str:
     return y.type_name
 
 
-def _max_depth(info) -> int:
+def _max_depth(info: TensorInfo) -> int:
     lo, hi = value_range(info)
     biggest = max(hi - zero_point(info), zero_point(info) - lo)
     return (I32_MAX // (biggest * biggest)) if biggest else I32_MAX

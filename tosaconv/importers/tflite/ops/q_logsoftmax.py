@@ -35,7 +35,7 @@ wrap for the model's scale), and dropped elements are replaced by SELECT.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Union
 
 import numpy as np
 
@@ -65,13 +65,13 @@ MAX_DEPTH = 4095       # 4096 elements at the row maximum sum to 2**31: the Q12.
 class FixedPointOps(Int32Ops):
     """:class:`Int32Ops` plus the signed and data-dependent gemmlowp steps the two kernels need."""
 
-    def greater(self, a, b) -> Value:
+    def greater(self, a: Union[Value, int], b: Union[Value, int]) -> Value:
         return self._bin(Op.GREATER, a, b)
 
-    def select(self, cond, a, b) -> Value:
+    def select(self, cond: Value, a: Union[Value, int], b: Union[Value, int]) -> Value:
         return self.b.emit(Op.SELECT, cond, self._v(a), self._v(b))
 
-    def rdbpot_signed(self, x, exponent):
+    def rdbpot_signed(self, x: Value, exponent: Union[int, Value]) -> Value:
         """gemmlowp ``RoundingDivideByPOT`` (half away from zero) of any ``x > INT32_MIN``.
 
         For ``exponent > 0`` it is ``floor((x + 2**(e-1) - (x < 0)) / 2**e)``: TOSA's rounding
@@ -84,7 +84,7 @@ class FixedPointOps(Int32Ops):
             sign = self.bit_and(sign, self.sub(0, self.minimum(exponent, 1)))
         return self.rdbpot(self.add(x, sign), exponent)
 
-    def multiply_by_quantized_multiplier(self, x, multiplier: int, shift: int):
+    def multiply_by_quantized_multiplier(self, x: Value, multiplier: int, shift: int) -> Value:
         """TFLite's ``MultiplyByQuantizedMultiplier`` with a constant multiplier and exponent."""
         if shift > 0:
             x = self.shift_left(x, shift)
@@ -97,7 +97,7 @@ _ACC = OUTPUT_BITS + 2                      # log_x's kAccumIntegerBits for 5 ou
 _QUARTER = 1 << (29 - _ACC)                 # Rescale<6>(one_quarter)
 
 
-def log_x_ge_1(ops: FixedPointOps, total) -> Value:
+def log_x_ge_1(ops: FixedPointOps, total: Value) -> Value:
     """``log_x_for_x_greater_than_or_equal_to_1<5>`` of a Q12.19 ``total`` in ``[2**19, 2**31)``.
 
     Follows tflite/kernels/internal/common.h step by step; every saturation the kernel can
@@ -132,7 +132,7 @@ def log_softmax_params(input_scale: float) -> tuple:
     return multiplier, left_shift, rev_multiplier, -rev_exponent, diff_min
 
 
-def _check_no_wrap(params: tuple):
+def _check_no_wrap(params: tuple) -> None:
     """Refuse a scale for which TFLite's ``q5(d) - L`` could wrap for a kept element."""
     multiplier, left_shift, rev_m, rev_s, diff_min = params
     d = np.arange(max(diff_min, -255), 1, dtype=np.int64)

@@ -15,7 +15,7 @@ in a 513-entry interpolated LUT (:mod:`.q_act16`); LiteRT has no int16 ELU.
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable, Sequence
 
 import numpy as np
 
@@ -29,14 +29,15 @@ from .q_lut16 import convert_int16
 if TYPE_CHECKING:
     from ....ir.graph import Value
     from ....lowering.context import Converted
-    from ..node import OpReader
     from ..context import TfliteContext
+    from ..node import OpReader
+    from ..reader import TensorInfo
 
 F = np.float32
 SQRT_2_OVER_PI = F(2.0 / math.sqrt(math.pi) * math.sqrt(0.5))   # gelu.h kSqrt2dPi (M_2_SQRTPI * M_SQRT1_2)
 
 
-def eight_bit_io(node: OpReader, types=("INT8", "UINT8")):
+def eight_bit_io(node: OpReader, types: Sequence[str] = ("INT8", "UINT8")) -> tuple[TensorInfo, TensorInfo]:
     """The input and output infos of a unary 8-bit quantized op, or a ConvertError."""
     x, y = node.input_infos[0], node.output_infos[0]
     if x.type_name == "INT16" and y.type_name == "INT16":
@@ -51,7 +52,7 @@ def eight_bit_io(node: OpReader, types=("INT8", "UINT8")):
     return x, y
 
 
-def lut_op(ctx: TfliteContext, node: OpReader, transform, types=("INT8", "UINT8")) -> Value:
+def lut_op(ctx: TfliteContext, node: OpReader, transform: Callable[[np.ndarray], np.ndarray], types: Sequence[str] = ("INT8", "UINT8")) -> Value:
     """The TABLE that LUTPopulate<int8_t/uint8_t> fills with ``transform`` (float32 -> float32); int16 EXP,
     LOG and GELU take LUTPopulate<int16_t>'s 513-entry table instead (:mod:`.q_act16`)."""
     if node.input_infos[0].type_name == "INT16" and node.op_type in LUT16_OPS:
@@ -62,15 +63,15 @@ def lut_op(ctx: TfliteContext, node: OpReader, transform, types=("INT8", "UINT8"
     return emit_int8_table(ctx, ctx.tensor(node.inputs[0]), y, entries)
 
 
-def _logistic(v):
+def _logistic(v: np.ndarray) -> np.ndarray:
     return F(1) / (F(1) + libm("expf", -v))
 
 
-def _gelu(v):
+def _gelu(v: np.ndarray) -> np.ndarray:
     return F(0.5) * v * libm("erfcf", v * F(-math.sqrt(0.5)))
 
 
-def _gelu_approximate(v):
+def _gelu_approximate(v: np.ndarray) -> np.ndarray:
     cube = F(0.044715) * v * v * v
     return F(0.5) * v * (F(1) + libm("tanhf", SQRT_2_OVER_PI * (v + cube)))
 

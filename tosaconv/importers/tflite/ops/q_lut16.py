@@ -47,8 +47,9 @@ from ..reader import ConvertError
 
 if TYPE_CHECKING:
     from ....ir.graph import Value
-    from ..node import OpReader
     from ..context import TfliteContext
+    from ..node import OpReader
+    from ..reader import TensorInfo
 
 F = np.float32
 
@@ -111,7 +112,7 @@ def lookup_entries(op_type: str) -> tuple:
     return a, d
 
 
-def _check(node: OpReader):
+def _check(node: OpReader) -> TensorInfo:
     x, y = node.input_infos[0], node.output_infos[0]
     if y.type_name != "INT16":
         raise ConvertError(f"quantized {node.op_type} with int16 input needs an int16 output, not {y.type_name}")

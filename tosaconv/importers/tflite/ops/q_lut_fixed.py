@@ -14,7 +14,7 @@ HARD_SWISH.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable, Sequence
 
 import numpy as np
 
@@ -29,13 +29,14 @@ from .q_lut import eight_bit_io
 if TYPE_CHECKING:
     from ....ir.graph import Value
     from ....lowering.context import Converted
-    from ..node import OpReader
     from ..context import TfliteContext
+    from ..node import OpReader
+    from ..reader import TensorInfo
 
 F = np.float32
 
 
-def _int16_multiplier(real) -> tuple:
+def _int16_multiplier(real: float) -> tuple:
     """QuantizeMultiplier, then ``DownScaleInt32ToInt16Multiplier`` (activations.cc HardSwishPrepare)."""
     multiplier, exponent = quantize_multiplier(float(real))
     if multiplier >= (1 << 31) - 1 - (1 << 15):
@@ -43,11 +44,11 @@ def _int16_multiplier(real) -> tuple:
     return (multiplier + (1 << 15)) >> 16, exponent
 
 
-def _sat16(x):
+def _sat16(x: np.ndarray) -> np.ndarray:
     return np.clip(x, -32768, 32767)
 
 
-def hard_swish_values(values, x, y) -> np.ndarray:
+def hard_swish_values(values: np.ndarray, x: TensorInfo, y: TensorInfo) -> np.ndarray:
     """``reference_ops::HardSwish<int8_t/uint8_t>`` on the TFLite ``values`` of input ``x``."""
     hires_scale = F(1.0 / 128.0) * F(scale(x))
     out_m, out_e = _int16_multiplier(hires_scale / F(scale(y)))
@@ -69,7 +70,7 @@ def hard_swish_values(values, x, y) -> np.ndarray:
     return np.clip(out, *value_range(y))
 
 
-def leaky_relu_values(values, x, y, alpha: float) -> np.ndarray:
+def leaky_relu_values(values: np.ndarray, x: TensorInfo, y: TensorInfo, alpha: float) -> np.ndarray:
     """``reference_ops::QuantizeLeakyRelu`` with LeakyReluPrepare's float32 multipliers."""
     identity = quantize_multiplier(float(F(scale(x)) / F(scale(y))))
     alpha_real = float(F(scale(x)) * F(alpha) / F(scale(y)))
@@ -104,7 +105,7 @@ def _inv_sqrt(value: int) -> tuple:
     return inv, -shift
 
 
-def rsqrt_values(values, x, y) -> np.ndarray:
+def rsqrt_values(values: np.ndarray, x: TensorInfo, y: TensorInfo) -> np.ndarray:
     """elementwise.cc ``RsqrtEvalQuantizedInt8`` (kShift 20); inputs below the zero point, which
     TFLite rejects at run time, give the maximum."""
     multiplier, shift = quantize_multiplier(1.0 / float(np.sqrt(F(scale(x))) * F(scale(y))))
@@ -120,7 +121,7 @@ def rsqrt_values(values, x, y) -> np.ndarray:
     return np.clip(np.array(out, dtype=np.int64), lo, hi)
 
 
-def _table(ctx: TfliteContext, node: OpReader, compute, types=("INT8", "UINT8")) -> Value:
+def _table(ctx: TfliteContext, node: OpReader, compute: Callable[[np.ndarray, TensorInfo, TensorInfo], np.ndarray], types: Sequence[str] = ("INT8", "UINT8")) -> Value:
     x, y = eight_bit_io(node, types)
     return emit_int8_table(ctx, ctx.tensor(node.inputs[0]), y, compute(tflite_values(x), x, y))
 

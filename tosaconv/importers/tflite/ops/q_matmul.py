@@ -65,7 +65,7 @@ from __future__ import annotations
 
 import math
 from fractions import Fraction
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Optional
 
 import numpy as np
 
@@ -189,7 +189,7 @@ def _terms(real: float, top: int, m: int, shift: int, clamp: int) -> list:
     return terms
 
 
-def _round_double_product(ctx: TfliteContext, node: OpReader, acc: Value, reals, bounds: tuple):
+def _round_double_product(ctx: TfliteContext, node: OpReader, acc: Value, reals: np.ndarray, bounds: tuple) -> Value:
     """``clamp(round(fl(acc * real)) + zp)`` of the int32 ``[rows, O]`` accumulator into the output tensor."""
     info = node.output_infos[0]
     lo, hi = quant.value_range(info)
@@ -211,7 +211,7 @@ def _round_double_product(ctx: TfliteContext, node: OpReader, acc: Value, reals,
     return to_unsigned(ctx, y) if shift else y
 
 
-def _corrected(ctx: TfliteContext, a: Value, ym, terms: list):
+def _corrected(ctx: TfliteContext, a: Value, ym: Value, terms: list) -> Value:
     """``ym`` plus ``sum(w * [|a| >= t])`` over each channel's ``(t, w)`` terms (none: ``ym`` itself).
 
     A correction is a pair ``+[a >= T_k] - [a >= T'_k]``, which is ``+-1`` on ``[min, max)`` of the two
@@ -240,7 +240,7 @@ def _corrected(ctx: TfliteContext, a: Value, ym, terms: list):
     return ctx.b.emit(Op.ADD, ym, reshape(ctx, total, [n, o]))
 
 
-def _as_points(channel: list):
+def _as_points(channel: list) -> Optional[list]:
     """A channel's ``(t, +-1)`` terms as ``(value, +-1)`` points ``w * [a == value]``, or None when some
     correction covers more than one value (or is a lone term cut by the clamp)."""
     if len(channel) % 2:

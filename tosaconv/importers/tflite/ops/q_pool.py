@@ -37,7 +37,7 @@ truncates toward zero, as C does).
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Optional, Union
 
 import numpy as np
 
@@ -59,11 +59,12 @@ from .nn import pool_fits, pool_window
 if TYPE_CHECKING:
     from ....ir.graph import Value
     from ....lowering.context import Converted
-    from ..node import OpReader
+    from ....lowering.window import Window
     from ..context import TfliteContext
+    from ..node import OpReader
 
 
-def _bounded(ctx: TfliteContext, node: OpReader, y: Value, shift: int):
+def _bounded(ctx: TfliteContext, node: OpReader, y: Value, shift: int) -> Value:
     """``y`` (stored values minus ``shift``) clamped to the fused activation's range."""
     out = node.output_infos[0]
     lo, hi = Q.act_range(node, out)
@@ -75,7 +76,7 @@ def _bounded(ctx: TfliteContext, node: OpReader, y: Value, shift: int):
     return ctx.b.emit(Op.CLAMP, y, attrs=A.ClampAttrs(lo - shift, hi - shift))
 
 
-def _input(ctx: TfliteContext, node: OpReader):
+def _input(ctx: TfliteContext, node: OpReader) -> tuple[Value, int]:
     """The rank-4 input in signed storage and its zero point as the pools see it (-128 for uint8, else 0)."""
     same_types(node, 1)
     info = node.input_infos[0]
@@ -113,7 +114,7 @@ def convert_q_average_pool_2d(ctx: TfliteContext, node: OpReader) -> Converted:
     return int32_to_output(ctx, _bounded(ctx, node, mean, 0), node.output_infos[0].type_name)
 
 
-def round_divide(ctx: TfliteContext, total, count) -> Value:
+def round_divide(ctx: TfliteContext, total: Value, count: Union[np.ndarray, int, Value]) -> Value:
     """``total > 0 ? (total + n/2) / n : (total - n/2) / n`` in C's int32 arithmetic (``count``: n, as a
     numpy array or int32 tensor broadcasting against ``total``)."""
     ops = Int32Ops(ctx, total.type.rank)
@@ -127,7 +128,7 @@ def round_divide(ctx: TfliteContext, total, count) -> Value:
     return ctx.b.emit(Op.INTDIV, rounded, count)
 
 
-def _window_sum(ctx: TfliteContext, x, w, zp: int, channels=None):
+def _window_sum(ctx: TfliteContext, x: Value, w: Window, zp: int, channels: Optional[int] = None) -> Value:
     """The int32 sum of ``x - zp`` over each pooling window (padded taps add 0)."""
     c = x.type.shape[3] if channels is None else channels
     if not isinstance(c, int):
@@ -143,7 +144,7 @@ def _window_sum(ctx: TfliteContext, x, w, zp: int, channels=None):
     return Q.narrow48(ctx, total)
 
 
-def _count(ctx: TfliteContext, x: Value, w, node: OpReader) -> Value:
+def _count(ctx: TfliteContext, x: Value, w: Window, node: OpReader) -> Value:
     """The number of in-bounds taps per output position: ``[1, OH, OW, 1]`` numpy when H and W are
     static, else an int32 tensor summed from ones by the same window."""
     h, wd = x.type.shape[1:3]

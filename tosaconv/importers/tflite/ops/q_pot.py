@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from ..context import TfliteContext
 
 
-def checked_log2(x: float):
+def checked_log2(x: float) -> tuple[bool, int]:
     """TFLite's ``CheckedLog2``: (is a power of two, rounded log2), computed in float32."""
     f = np.float32
     log2 = f(np.log(f(x))) * (f(1.0) / f(np.log(f(2.0))))
@@ -41,7 +41,7 @@ def is_pot_int16(node: OpReader) -> bool:
     return all(zero_point(i) == 0 and checked_log2(scale(i))[0] for i in infos)
 
 
-def pot_add(ctx: TfliteContext, node: OpReader, sign: int, bounds) -> Value:
+def pot_add(ctx: TfliteContext, node: OpReader, sign: int, bounds: tuple) -> Value:
     """``sat16(in1 + sign * in2)`` with the shifted input divided by a power of two first."""
     out_log2 = checked_log2(scale(node.output_infos[0]))[1]
     shifts = [checked_log2(scale(i))[1] - out_log2 for i in node.input_infos[:2]]

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Iterator, Sequence
 
 import numpy as np
 
@@ -67,7 +67,7 @@ def _step_bound(bound: int, factor: int, shift: int) -> int:
     return ((bound * factor + (1 << (shift - 1))) >> shift) + 1
 
 
-def check_no_wrap(node: OpReader, n: int, max_diff: int, m16: int, shift: int, out_zp: int):
+def check_no_wrap(node: OpReader, n: int, max_diff: int, m16: int, shift: int, out_zp: int) -> None:
     """Refuse when some input could push an intermediate of TFLite's fold past int32."""
     bound = max_diff
     for step in range(1, n + 1):
@@ -80,7 +80,7 @@ def check_no_wrap(node: OpReader, n: int, max_diff: int, m16: int, shift: int, o
                 "exact equivalent; use a larger output scale (or fewer reduced elements)")
 
 
-def _elements(ctx: TfliteContext, value: Value, axes):
+def _elements(ctx: TfliteContext, value: Value, axes: Sequence[int]) -> Iterator[Value]:
     """The slices of ``value`` holding each element of the reduced axes, in row-major order."""
     shape = list(value.type.shape)
     for index in itertools.product(*(range(shape[a]) for a in axes)):

@@ -32,7 +32,7 @@ same RESCALE when the symbols are bound (tosaconv/ir/count_rescale.py).
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable, Optional, Sequence
 
 import numpy as np
 
@@ -55,8 +55,11 @@ from ..qmath import signed_input, to_unsigned
 
 if TYPE_CHECKING:
     from ....ir.graph import Value
-    from ..node import OpReader
+    from ....ir.ops import OpDef
+    from ....symbolic.expr import Dim
     from ..context import TfliteContext
+    from ..node import OpReader
+    from ..reader import TensorInfo
 
 F32 = np.float32
 
@@ -70,7 +73,7 @@ def _axes(ctx: TfliteContext, node: OpReader, x: Value) -> tuple:
     return axes, product([x.type.shape[a] for a in axes])
 
 
-def _finish(ctx: TfliteContext, node: OpReader, y: Value, axes):
+def _finish(ctx: TfliteContext, node: OpReader, y: Value, axes: Sequence[int]) -> Value:
     return y if node.opt("KeepDims") or not axes else \
         ctx.b.emit(Op.COLLAPSE_DIMS, y, attrs=A.IndicesAttrs(tuple(axes)))
 
@@ -81,7 +84,7 @@ def _multiplier(node: OpReader) -> tuple:
     return quantize_multiplier(real)
 
 
-def _mean_or_sum(mean: bool):
+def _mean_or_sum(mean: bool) -> Callable[[TfliteContext, OpReader], Value]:
     def convert(ctx: TfliteContext, node: OpReader) -> Value:
         same_types(node, 1)
         info, out = node.input_infos[0], node.output_infos[0]
@@ -104,7 +107,7 @@ def _mean_or_sum(mean: bool):
     return convert
 
 
-def _spatial_sum(ctx: TfliteContext, x, info, axes):
+def _spatial_sum(ctx: TfliteContext, x: Value, info: TensorInfo, axes: Sequence[int]) -> Optional[Value]:
     """The int32 sum of ``q - zp`` over H and W of a static rank-4 input as a DEPTHWISE_CONV2D, else None."""
     shape = x.type.shape
     if x.type.rank != 4 or axes != [1, 2] or not all(isinstance(d, int) for d in shape[1:]):
@@ -118,7 +121,7 @@ def _spatial_sum(ctx: TfliteContext, x, info, axes):
     return narrow48(ctx, ctx.b.emit(Op.DEPTHWISE_CONV2D, x, ones, bias, attrs=attrs))
 
 
-def _scaled(ctx: TfliteContext, acc, m: int, e: int, n, out_zp: int, out_t: DType) -> Value:
+def _scaled(ctx: TfliteContext, acc: Value, m: int, e: int, n: Dim, out_zp: int, out_t: DType) -> Value:
     """``MultiplyByQuantizedMultiplier(acc) + out_zp`` saturated to ``out_t``, with MEAN's ``1 / n`` folded in
     (:mod:`tosaconv.ir.count_rescale`); a symbolic ``n`` becomes COUNT_RESCALE, which decays once bound."""
     if not isinstance(n, int):
@@ -135,7 +138,7 @@ converter("MEAN", options="ReducerOptions", kind="quantized")(_mean_or_sum(mean=
 converter("SUM", options="ReducerOptions", kind="quantized")(_mean_or_sum(mean=False))
 
 
-def _extreme(op):
+def _extreme(op: OpDef) -> Callable[[TfliteContext, OpReader], Value]:
     def convert(ctx: TfliteContext, node: OpReader) -> Value:
         same_types(node, 1)
         same_quant(node)

@@ -62,7 +62,7 @@ def axis_taps(n_in: int, n_out: int, align: bool, half: bool) -> tuple:
     return lo, hi, ONE - frac, frac
 
 
-def _weighted_taps(ctx: TfliteContext, v: Value, axis: int, taps):
+def _weighted_taps(ctx: TfliteContext, v: Value, axis: int, taps: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]) -> Value:
     """``v[lo] * w_lo + v[hi] * w_hi`` along ``axis`` (int32)."""
     lo, hi, w_lo, w_hi = taps
     shape = [1] * v.type.rank

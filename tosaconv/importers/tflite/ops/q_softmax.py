@@ -52,8 +52,9 @@ from .q_softmax16 import convert_int16
 
 if TYPE_CHECKING:
     from ....lowering.context import Converted
-    from ..node import OpReader
     from ..context import TfliteContext
+    from ..node import OpReader
+    from ..reader import TensorInfo
 
 SCALED_DIFF_BITS = 5
 ACCUM_BITS = 12
@@ -81,7 +82,7 @@ def exp_of_differences(beta: float, input_scale: float) -> np.ndarray:
     return np.where(diff >= diff_min, G.exp_on_negative_values(scaled, SCALED_DIFF_BITS), 0)
 
 
-def _check_types(node: OpReader):
+def _check_types(node: OpReader) -> tuple[TensorInfo, TensorInfo]:
     x, y = node.input_infos[0], node.output_infos[0]
     if x.type_name not in _OUTPUTS or y.type_name not in _OUTPUTS[x.type_name]:
         raise ConvertError(f"quantized SOFTMAX from {x.type_name} to {y.type_name} is not supported: LiteRT's "

@@ -31,7 +31,7 @@ beta >= 5`` (TFLite's ``d << shift`` overflows int32 there).
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable
 
 import numpy as np
 
@@ -45,13 +45,14 @@ from ..reader import ConvertError
 
 if TYPE_CHECKING:
     from ....ir.graph import Value
-    from ..node import OpReader
     from ..context import TfliteContext
+    from ..node import OpReader
+    from ..reader import TensorInfo
 
 _RANGE = 32767 - (-32768)
 
 
-def lut_populate_int16(transform, input_scale: float, input_zp: int, output_scale: float, output_zp: int):
+def lut_populate_int16(transform: Callable[[float], float], input_scale: float, input_zp: int, output_scale: float, output_zp: int) -> np.ndarray:
     """common.h ``LUTPopulateInt16<double>``: the 513 int16 entries, in double with C's round."""
     input_min = input_scale * (-32768 - input_zp)
     input_max = input_scale * (32767 - input_zp)
@@ -97,7 +98,7 @@ def input_rescale(input_scale: float, beta: float) -> float:
     return real
 
 
-def _check(x_info, y_info):
+def _check(x_info: TensorInfo, y_info: TensorInfo) -> None:
     for info in (x_info, y_info):
         if zero_point(info) != 0:
             raise ConvertError(f"int16 SOFTMAX needs zero point 0 on '{info.name}', got {zero_point(info)} "
@@ -107,7 +108,7 @@ def _check(x_info, y_info):
                            "requantize the output")
 
 
-def _lookup(ctx: TfliteContext, ops, sym16, table) -> Value:
+def _lookup(ctx: TfliteContext, ops: Int32Ops, sym16: Value, table: np.ndarray) -> Value:
     """TFLite's ``generic_int16_table_lookup``: TOSA TABLE, then the ``+ 64 >> 7`` rounding."""
     return ops.rdbpot(ctx.b.emit(Op.TABLE, sym16, attrs=A.TableAttrs(table)), 7)
 

@@ -41,13 +41,14 @@ from ..registry import converter
 if TYPE_CHECKING:
     from ....ir.graph import Value
     from ....lowering.context import Converted
-    from ..node import OpReader
     from ..context import TfliteContext
+    from ..node import OpReader
+    from ..reader import TensorInfo
 
 F = np.float32
 
 
-def sqrt_values(q, in_scale: float, in_zp: int, out_scale: float, out_zp: int, type_name: str) -> np.ndarray:
+def sqrt_values(q: np.ndarray, in_scale: float, in_zp: int, out_scale: float, out_zp: int, type_name: str) -> np.ndarray:
     """LiteRT's quantized SQRT of the stored values ``q`` (``q < in_zp`` taken as ``in_zp``)."""
     offsets = np.maximum(np.asarray(q, dtype=np.int64) - in_zp, 0)
     dequantized = F(in_scale) * offsets.astype(F)
@@ -55,7 +56,7 @@ def sqrt_values(q, in_scale: float, in_zp: int, out_scale: float, out_zp: int, t
     return np.clip(float_to_int32(quotient) + out_zp, *RANGES[type_name])
 
 
-def _check_int16(x_info, y_info):
+def _check_int16(x_info: TensorInfo, y_info: TensorInfo) -> None:
     for info in (x_info, y_info):
         if zero_point(info) != 0:
             raise ConvertError(f"int16 SQRT needs zero point 0 on '{info.name}', got {zero_point(info)} "

@@ -18,7 +18,7 @@
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Optional
 
 from ....ir import attrs as A
 from ....ir.dtypes import DType
@@ -29,27 +29,29 @@ from ..reader import ConvertError
 from ..registry import converter
 
 if TYPE_CHECKING:
+    from ....ir.graph import Value
     from ....lowering.context import Converted
-    from ..node import OpReader
     from ..context import TfliteContext
+    from ..node import OpReader
+    from ..reader import TensorInfo
 
 _RELU_RANGES = {"RELU": (0.0, None), "RELU6": (0.0, 6.0), "RELU_N1_TO_1": (-1.0, 1.0), "RELU_0_TO_1": (0.0, 1.0)}
 
 
-def _relu_bounds(info, lo: float, hi):
+def _relu_bounds(info: TensorInfo, lo: float, hi: Optional[float]) -> tuple[int, int]:
     """QuantizedReluX's clamp: ``zp + (int32)roundf(bound / scale)`` within the type's range."""
     t_lo, t_hi = value_range(info)
     return max(t_lo, quantize_value(info, lo)), t_hi if hi is None else min(t_hi, quantize_value(info, hi))
 
 
-def _int16_zero_points(node: OpReader):
+def _int16_zero_points(node: OpReader) -> None:
     for info in (node.input_infos[0], node.output_infos[0]):
         if zero_point(info) != 0:
             raise ConvertError(f"int16 {node.op_type} needs zero point 0 on '{info.name}' (TFLite's Prepare "
                                f"requires it), got {zero_point(info)}")
 
 
-def _relu(ctx: TfliteContext, node: OpReader):
+def _relu(ctx: TfliteContext, node: OpReader) -> Value:
     lo, hi = _RELU_RANGES[node.op_type]
     types = ("INT8", "UINT8") if node.op_type in ("RELU_0_TO_1", "RELU_N1_TO_1") else ("INT8", "UINT8", "INT16")
     dtype = same_types(node, 1, types)

@@ -33,7 +33,7 @@ saturated value there.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Optional, Union
 
 import numpy as np
 
@@ -47,10 +47,12 @@ from ..reader import ConvertError
 from ..registry import converter
 
 if TYPE_CHECKING:
-    from ..context import TfliteContext
     from ....ir.graph import Value
+    from ....ir.ops import OpDef
     from ....lowering.context import Converted
+    from ..context import TfliteContext
     from ..node import OpReader
+    from ..reader import TensorInfo
 
 _REQUANTIZE = {"INT8": ("INT8", "UINT8", "INT16"), "UINT8": ("INT8", "UINT8", "INT16"), "INT16": ("INT8", "INT16")}
 
@@ -75,7 +77,7 @@ def convert_quantize(ctx: TfliteContext, node: OpReader) -> Converted:
                    output_unsigned=unsigned(y))
 
 
-def _check_int16_zp(*infos):
+def _check_int16_zp(*infos) -> None:
     for info in infos:
         if info.type_name == "INT16" and zero_point(info) != 0:
             raise ConvertError(f"int16 tensor '{info.name}' has zero point {zero_point(info)}; TFLite's QUANTIZE "
@@ -85,13 +87,13 @@ def _check_int16_zp(*infos):
 class _Emit:
     """float32 TOSA arithmetic on tensors of one rank, with scalar constants made on demand."""
 
-    def __init__(self, ctx, like):
+    def __init__(self, ctx: TfliteContext, like: Value):
         self.ctx, self.type = ctx, like.type
 
-    def k(self, value):
+    def k(self, value: float) -> Value:
         return self.ctx.b.scalar_like(F32(value), self.type)
 
-    def __call__(self, op, *operands, attrs=None) -> Value:
+    def __call__(self, op: OpDef, *operands: Union[Value, float], attrs: Optional[A.Attrs] = None) -> Value:
         ops = [self.k(v) if not hasattr(v, "type") else v for v in operands]
         if op is Op.MUL:
             attrs = A.MulAttrs(0)
@@ -105,7 +107,7 @@ def _split(b: np.float32) -> tuple:
     return hi, F32(b - hi)
 
 
-def affine_quantize(ctx: TfliteContext, x: Value, info) -> Value:
+def affine_quantize(ctx: TfliteContext, x: Value, info: TensorInfo) -> Value:
     """``clamp(TfLiteRound(x / scale) + zp)`` of float32 ``x`` into ``info``'s storage, bit for bit."""
     b = F32(scale(info))
     lo, hi = value_range(info)
@@ -139,7 +141,7 @@ def _int32_overflow_bound(b: np.float32) -> float:
     return float(a)
 
 
-def _reaches(e, s, h, b):
+def _reaches(e: _Emit, s: Value, h: Value, b: np.float32) -> Value:
     """Whether ``fl(s / b) >= h`` exactly, for ``s >= 0`` and a half-integer ``h`` near ``s / b``."""
     p = e(Op.MUL, h, b)
     b_hi, b_lo = _split(b)
@@ -156,7 +158,7 @@ def _reaches(e, s, h, b):
     return e(Op.LOGICAL_OR, e(Op.GREATER, residual, neg_half_ulp_b), tie)
 
 
-def _store(ctx: TfliteContext, n, info) -> Value:
+def _store(ctx: TfliteContext, n: Value, info: TensorInfo) -> Value:
     """Integer-valued float32 ``n`` clamped to the storage range and cast (uint8 via its int8 bits)."""
     lo, hi = value_range(info)
     n = ctx.b.emit(Op.CLAMP, n, attrs=A.ClampAttrs(float(lo), float(hi)))
@@ -182,7 +184,7 @@ def convert_dequantize(ctx: TfliteContext, node: OpReader) -> Converted:
     return ctx.b.emit(Op.MUL, f, ctx.b.scalar_like(F32(scale(info)), f.type), attrs=A.MulAttrs(0))
 
 
-def _dequantize_at_run_time(ctx: TfliteContext, q, info) -> Value:
+def _dequantize_at_run_time(ctx: TfliteContext, q: Value, info: TensorInfo) -> Value:
     """int8/int16 weights kept narrow (:mod:`tosaconv.lowering.weight_casts`): ``(CAST(q) - zp) * scale`` with
     per-channel zero points and scales shaped to broadcast along the quantized dimension. The same float32
     values as :func:`_dequantize_const`: the CAST and SUB are exact, and one float32 product of float32
@@ -199,7 +201,7 @@ def _dequantize_at_run_time(ctx: TfliteContext, q, info) -> Value:
     return ctx.b.emit(Op.MUL, f, ctx.b.const(np.broadcast_to(scales, (n,)).reshape(shape)), attrs=A.MulAttrs(0))
 
 
-def _dequantize_const(q: np.ndarray, info) -> np.ndarray:
+def _dequantize_const(q: np.ndarray, info: TensorInfo) -> np.ndarray:
     """``float(scale[c] * (q - zp[c]))`` along the quantized dimension (PerChannelDequantize)."""
     p = params(info)
     scales, zps = np.asarray(p.scale, F32).reshape(-1), np.asarray(p.zero_point, np.int64).reshape(-1)

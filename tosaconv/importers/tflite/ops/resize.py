@@ -22,7 +22,7 @@ the resize is two GATHERs of exactly those rows and columns instead
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable, Optional, Sequence
 
 import numpy as np
 
@@ -40,8 +40,8 @@ if TYPE_CHECKING:
     from ..context import TfliteContext
 
 
-def _resize(mode: str):
-    def convert(ctx: TfliteContext, node: OpReader):
+def _resize(mode: str) -> Callable[[TfliteContext, OpReader], Value]:
+    def convert(ctx: TfliteContext, node: OpReader) -> Value:
         x = ctx.tensor(node.inputs[0])
         if x.type.rank != 4:
             raise ConvertError(f"{node.op_type} needs a rank 4 (NHWC) input, got rank {x.type.rank}")
@@ -83,7 +83,7 @@ def tflite_nearest(n_in: int, n_out: int, align: bool, half: bool) -> np.ndarray
     return np.maximum(idx, 0) if half else idx
 
 
-def _tflite_picks(ctx: TfliteContext, spec: ResizeSpec, x: Value, size, align: bool, half: bool):
+def _tflite_picks(ctx: TfliteContext, spec: ResizeSpec, x: Value, size: Sequence[Value], align: bool, half: bool) -> Optional[Value]:
     """Two GATHERs of TFLite's picks when the ONNX form would pick other pixels on a static axis; else None."""
     tables, differs = [], False
     for axis, out in ((1, size[0].type.value), (2, size[1].type.value)):

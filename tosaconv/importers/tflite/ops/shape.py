@@ -12,7 +12,7 @@ result move its real and imaginary parts alike (:func:`.fft.complex_parts`).
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
 
@@ -32,9 +32,10 @@ from .common import activation
 from .fft import complex_parts
 
 if TYPE_CHECKING:
+    from ....ir.graph import Value
     from ....lowering.context import Converted
-    from ..node import OpReader
     from ..context import TfliteContext
+    from ..node import OpReader
 
 
 @converter("SHAPE", options="ShapeOptions", kind="any")
@@ -140,7 +141,7 @@ def convert_concatenation(ctx: TfliteContext, node: OpReader) -> Converted:
     return activation(ctx, y, node.opt("FusedActivationFunction"))
 
 
-def concat(ctx: TfliteContext, node: OpReader, xs):
+def concat(ctx: TfliteContext, node: OpReader, xs: Sequence[Value]) -> Value:
     """``xs`` joined along CONCATENATION's axis (the ledger records that the other dims agree); operands
     with no elements along it are left out."""
     axis = norm_axis(node.opt("Axis"), xs[0].type.rank)

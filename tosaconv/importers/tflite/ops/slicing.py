@@ -18,7 +18,7 @@ the bound size (the shared ``mean_over``).
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable, Optional, Sequence
 
 import numpy as np
 
@@ -36,12 +36,14 @@ from ..registry import converter
 
 if TYPE_CHECKING:
     from ....ir.graph import Value
+    from ....ir.ops import OpDef
     from ....lowering.context import Converted
-    from ..node import OpReader
+    from ....symbolic.expr import Dim
     from ..context import TfliteContext
+    from ..node import OpReader
 
 
-def _ints(ctx: TfliteContext, key, what: str) -> list:
+def _ints(ctx: TfliteContext, key: str, what: str) -> list:
     c = ctx.const(key)
     if c is None:
         raise ConvertError(f"{what} must be a constant")
@@ -52,7 +54,7 @@ def _bit(mask: int, i: int) -> bool:
     return bool(mask >> i & 1)
 
 
-def _dense_spec(node: OpReader, rank: int, begin, end, strides):
+def _dense_spec(node: OpReader, rank: int, begin: Sequence[Dim], end: Sequence[Dim], strides: Sequence[Dim]) -> tuple[list, list]:
     """(per-input-dim (begin, end, stride, begin_masked, end_masked, shrink), output layout)."""
     ell, new, shrink = node.opt("EllipsisMask"), node.opt("NewAxisMask"), node.opt("ShrinkAxisMask")
     bm, em = node.opt("BeginMask"), node.opt("EndMask")
@@ -80,7 +82,7 @@ def _dense_spec(node: OpReader, rank: int, begin, end, strides):
     return dims, layout
 
 
-def _static_range(size: int, spec) -> range:
+def _static_range(size: int, spec: tuple) -> range:
     b, e, s, bmask, emask, shrink = spec
     if s == 0:
         raise ConvertError("STRIDED_SLICE stride 0")
@@ -90,7 +92,7 @@ def _static_range(size: int, spec) -> range:
             raise ConvertError(f"STRIDED_SLICE picks index {spec[0]} of a dim of size {size}")
         return range(b, b + 1)
     lo, hi = (0, size) if s > 0 else (-1, size - 1)
-    def fix(v, masked, default):
+    def fix(v: int, masked: bool, default: int) -> int:
         if masked:
             return default
         v = v + size if v < 0 else v
@@ -122,7 +124,7 @@ def convert_strided_slice(ctx: TfliteContext, node: OpReader) -> Converted:
     return reshape(ctx, y, shape)
 
 
-def _bounds(ctx: TfliteContext, key, what: str) -> list:
+def _bounds(ctx: TfliteContext, key: str, what: str) -> list:
     """Slice bounds: constants, or dim expressions when computed from shapes (tf.signal.frame's end)."""
     st = ctx.values.get(key)
     if isinstance(st, ShapeTensor) and not st.scalar:
@@ -133,7 +135,7 @@ def _bounds(ctx: TfliteContext, key, what: str) -> list:
     return [int(v) for v in np.asarray(c).reshape(-1)]
 
 
-def _slice_dims(ctx: TfliteContext, x: Value, dims):
+def _slice_dims(ctx: TfliteContext, x: Value, dims: Sequence[tuple]) -> Value:
     starts, sizes, steps, deferred = [], [], [], []
     for axis, spec in enumerate(dims):
         size = x.type.shape[axis]
@@ -173,11 +175,11 @@ def _slice_dims(ctx: TfliteContext, x: Value, dims):
     return y
 
 
-def _nonneg_int(v) -> bool:
+def _nonneg_int(v: Dim) -> bool:
     return isinstance(v, int) and v >= 0
 
 
-def _unmasked(v, masked: bool, direction: int):
+def _unmasked(v: Dim, masked: bool, direction: int) -> Dim:
     """A masked bound as the Python slice bound that means the same: past the end in ``direction``."""
     return (BIG if direction > 0 else -BIG) if masked else v
 
@@ -218,7 +220,7 @@ def convert_split_v(ctx: TfliteContext, node: OpReader) -> Converted:
     return split_along(ctx, x, axis, sizes)
 
 
-def _split_shape_tensor(ctx: TfliteContext, node: OpReader):
+def _split_shape_tensor(ctx: TfliteContext, node: OpReader) -> Optional[list[ShapeTensor]]:
     """SPLIT_V of a shape vector (tf.signal.frame splits SHAPE's result into outer, framed and inner
     dims, some of them none): ShapeTensor pieces, empty ones included, for static sizes; else None."""
     st = ctx.values.get(node.inputs[0])
@@ -242,14 +244,14 @@ def convert_pad(ctx: TfliteContext, node: OpReader) -> Converted:
     return pad(ctx, node, value)
 
 
-def pad(ctx: TfliteContext, node: OpReader, value: float):
+def pad(ctx: TfliteContext, node: OpReader, value: float) -> Value:
     """PAD/PADV2's input padded with ``value`` (for integer data: the stored value)."""
     x = ctx.tensor(node.inputs[0])
     before, after = paddings_pairs(ctx, node.inputs[1], x.type.rank, f"{node.op_type} paddings")
     return pad_by(ctx, x, before, after, "constant", value)
 
 
-def _const(ctx: TfliteContext, key, what):
+def _const(ctx: TfliteContext, key: str, what: str) -> np.ndarray:
     c = ctx.const(key)
     if c is None:
         raise ConvertError(f"{what} must be a constant")
@@ -260,7 +262,7 @@ _INDEX_REDUCE = {Op.REDUCE_SUM: Op.INDEX_ADD, Op.REDUCE_MAX: Op.INDEX_MAX, Op.RE
                  Op.REDUCE_PRODUCT: Op.INDEX_MUL}
 
 
-def _reduce_shape(ctx: TfliteContext, node: OpReader, op):
+def _reduce_shape(ctx: TfliteContext, node: OpReader, op: Optional[OpDef]) -> Optional[ShapeTensor]:
     """SUM, REDUCE_MAX, REDUCE_MIN or REDUCE_PROD of a shape vector (a tensor's element count, as
     tf.signal.frame and Keras' Flatten compute it) as index arithmetic; None for tensor data."""
     st = ctx.values.get(node.inputs[0])
@@ -274,8 +276,8 @@ def _reduce_shape(ctx: TfliteContext, node: OpReader, op):
     return ShapeTensor([total]) if node.opt("KeepDims") else ShapeTensor([total], scalar=True)
 
 
-def _reduce(op):
-    def convert(ctx: TfliteContext, node: OpReader):
+def _reduce(op: Optional[OpDef]) -> Callable[[TfliteContext, OpReader], Converted]:
+    def convert(ctx: TfliteContext, node: OpReader) -> Converted:
         st = _reduce_shape(ctx, node, op)
         if st is not None:
             return st

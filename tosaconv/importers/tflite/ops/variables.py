@@ -17,7 +17,7 @@ declare them and tosaconv does not thread them through.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Optional
+from typing import TYPE_CHECKING, Optional, Union
 
 import numpy as np
 
@@ -36,6 +36,7 @@ from ..subgraph import called_subgraphs
 if TYPE_CHECKING:
     from ....lowering.context import Converted
     from ..node import OpReader
+    from ..reader import TensorInfo
 
 
 @dataclass(eq=False)
@@ -46,7 +47,7 @@ class Variable:
     first: Optional[str] = None             # "read" or "write": the program's first access
 
 
-def _string(value) -> str:
+def _string(value: Union[bytes, str, None]) -> str:
     return value.decode("utf-8", errors="replace") if isinstance(value, bytes) else (value or "")
 
 
@@ -120,7 +121,7 @@ def convert_call_once(ctx: TfliteContext, node: OpReader) -> Converted:
     return []
 
 
-def _assign_initial(ctx: TfliteContext, node: OpReader, var: Variable):
+def _assign_initial(ctx: TfliteContext, node: OpReader, var: Variable) -> list:
     held = ctx.lookup(node.inputs[1])
     p = getattr(held, "producer", None)
     if p is not None and p.op is Op.CONST:
@@ -132,7 +133,7 @@ def _assign_initial(ctx: TfliteContext, node: OpReader, var: Variable):
     return []
 
 
-def _declared_type(info, var: Variable) -> TensorType:
+def _declared_type(info: TensorInfo, var: Variable) -> TensorType:
     from ..driver import INPUT_TYPES
     dims = info.signature if info.signature is not None and len(info.signature) == len(info.shape) else info.shape
     if info.type_name not in INPUT_TYPES:
@@ -150,7 +151,7 @@ def _ref(var: Variable) -> A.VariableRefAttrs:
     return A.VariableRefAttrs(var.name, var.type.dtype, tuple(var.type.shape))
 
 
-def declare_variables(ctx: TfliteContext):
+def declare_variables(ctx: TfliteContext) -> None:
     """One VARIABLE op per variable the program accesses, at the top of the main graph."""
     decls = []
     for var in ctx.variables.values():
