@@ -1,4 +1,4 @@
-"""Quantization checks shared by TFLite's data-movement converters (``kind="any"`` and their twins).
+"""Quantization checks shared by TFLite's data-movement converters (``form="any"`` and their twins).
 
 Data movement (RESHAPE, TRANSPOSE, GATHER, ...) copies stored values, so one
 converter serves float and quantized models alike. What TFLite does when an

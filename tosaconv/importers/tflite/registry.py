@@ -30,7 +30,7 @@ NO_QUANTIZED_KERNEL = {
     "LOGICAL_NOT": "elementwise.cc", "ZEROS_LIKE": "zeros_like.cc", "RANGE": "range.cc", "ADD_N": "add_n.cc",
     "CUMSUM": "cumsum.cc",
 }
-KINDS = ("float", "quantized", "any")
+FORMS = ("float", "quantized", "any")   # which form of an op a converter takes: float, quantized, or both
 
 
 @dataclass(frozen=True)
@@ -39,16 +39,16 @@ class Entry:
     options: Optional[str]
 
 
-def converter(*op_types: str, options: Optional[str] = None, kind: str = "float") -> Callable:
-    if kind not in KINDS:
-        raise ValueError(f"converter kind must be one of {KINDS}, not {kind!r}")
+def converter(*op_types: str, options: Optional[str] = None, form: str = "float") -> Callable:
+    if form not in FORMS:
+        raise ValueError(f"converter form must be one of {FORMS}, not {form!r}")
 
     def register(fn: Callable) -> Callable:
         for op_type in op_types:
-            taken = [k for k in KINDS if (op_type, k) in _REGISTRY and (k == kind or "any" in (k, kind))]
+            taken = [f for f in FORMS if (op_type, f) in _REGISTRY and (f == form or "any" in (f, form))]
             if taken:
-                raise ValueError(f"two TFLite converters for {op_type} ({kind} and {taken[0]})")
-            _REGISTRY[(op_type, kind)] = Entry(fn, options)
+                raise ValueError(f"two TFLite converters for {op_type} ({form} and {taken[0]})")
+            _REGISTRY[(op_type, form)] = Entry(fn, options)
         return fn
     return register
 

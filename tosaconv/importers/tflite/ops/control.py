@@ -8,7 +8,7 @@ the same types (TOSA runs either). WHILE carries its operands through the
 body subgraph while the cond subgraph returns true; it becomes a WHILE_LOOP
 whose carried values keep one type, so a body that changes a shape (TFLite
 allows that, resizing tensors at run time) is refused. Both ops are
-encoding-agnostic (``kind="any"``): quantized operands just pass through.
+encoding-agnostic (``form="any"``): quantized operands just pass through.
 Tensors a subgraph reads from an enclosing one (:mod:`..captures`) become
 trailing COND_IF operands, or extra WHILE_LOOP values the body passes on.
 """
@@ -46,7 +46,7 @@ def _check_outputs(node: OpReader, subs: Sequence[Subgraph]) -> None:
                                f"{len(node.outputs)} outputs of {node.op_type}")
 
 
-@converter("IF", options="IfOptions", kind="any")
+@converter("IF", options="IfOptions", form="any")
 def convert_if(ctx: TfliteContext, node: OpReader) -> Converted:
     branches = called_subgraphs(ctx.model, ctx.sub, node.info)
     _check_outputs(node, branches)
@@ -70,7 +70,7 @@ def convert_if(ctx: TfliteContext, node: OpReader) -> Converted:
     return ctx.b.create(Op.COND_IF, [cond] + values + captured, A.CondIfAttrs(then_g, else_g)).results
 
 
-@converter("WHILE", options="WhileOptions", kind="any")
+@converter("WHILE", options="WhileOptions", form="any")
 def convert_while(ctx: TfliteContext, node: OpReader) -> Converted:
     cond_sub, body_sub = called_subgraphs(ctx.model, ctx.sub, node.info)
     _check_outputs(node, [body_sub])

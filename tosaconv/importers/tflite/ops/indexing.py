@@ -34,12 +34,12 @@ if TYPE_CHECKING:
     from ..context import TfliteContext
 
 
-@converter("TILE", kind="any")
+@converter("TILE", form="any")
 def convert_tile(ctx: TfliteContext, node: OpReader) -> Converted:
     return tile(ctx, ctx.tensor(node.inputs[0]), ctx.dims(node.inputs[1]).dims)
 
 
-@converter("GATHER", options="GatherOptions", kind="any")
+@converter("GATHER", options="GatherOptions", form="any")
 def convert_gather(ctx: TfliteContext, node: OpReader) -> Converted:
     b = node.opt("BatchDims")
     if b == 0:
@@ -69,7 +69,7 @@ def convert_gather(ctx: TfliteContext, node: OpReader) -> Converted:
     return reshape(ctx, g, batch + outer + w + inner)
 
 
-@converter("GATHER_ND", kind="any")
+@converter("GATHER_ND", form="any")
 def convert_gather_nd(ctx: TfliteContext, node: OpReader) -> Converted:
     return gather_nd(ctx, ctx.tensor(node.inputs[0]), ctx.tensor(node.inputs[1]), 0)
 
@@ -133,6 +133,6 @@ def convert_range(ctx: TfliteContext, node: OpReader) -> Converted:
     return arange_of(ctx, *node.inputs[:3])
 
 
-@converter("BROADCAST_TO", options="BroadcastToOptions", kind="any")
+@converter("BROADCAST_TO", options="BroadcastToOptions", form="any")
 def convert_broadcast_to(ctx: TfliteContext, node: OpReader) -> Converted:
     return expand(ctx, ctx.tensor(node.inputs[0]), ctx.dims(node.inputs[1]).dims)

@@ -41,7 +41,7 @@ def _ints(ctx: TfliteContext, key: str, what: str) -> list:
     return [int(v) for v in np.asarray(c).reshape(-1)]
 
 
-@converter("MIRROR_PAD", options="MirrorPadOptions", kind="any")
+@converter("MIRROR_PAD", options="MirrorPadOptions", form="any")
 @keeps_quant
 def convert_mirror_pad(ctx: TfliteContext, node: OpReader) -> Converted:
     x = ctx.tensor(node.inputs[0])
@@ -62,7 +62,7 @@ def _nhwc(ctx: TfliteContext, node: OpReader) -> tuple[Value, int]:
     return x, b
 
 
-@converter("REVERSE_V2", kind="any")
+@converter("REVERSE_V2", form="any")
 def convert_reverse_v2(ctx: TfliteContext, node: OpReader) -> Converted:
     x = ctx.tensor(node.inputs[0])
     axes = [a + x.type.rank if a < 0 else a for a in _ints(ctx, node.inputs[1], "REVERSE_V2 axis")]
@@ -74,7 +74,7 @@ def convert_reverse_v2(ctx: TfliteContext, node: OpReader) -> Converted:
     return x
 
 
-@converter("DEPTH_TO_SPACE", options="DepthToSpaceOptions", kind="any")
+@converter("DEPTH_TO_SPACE", options="DepthToSpaceOptions", form="any")
 def convert_depth_to_space(ctx: TfliteContext, node: OpReader) -> Converted:
     x, b = _nhwc(ctx, node)
     n, h, w, c = x.type.shape
@@ -83,7 +83,7 @@ def convert_depth_to_space(ctx: TfliteContext, node: OpReader) -> Converted:
     return reshape(ctx, y, [n, mul(h, b), mul(w, b), c_out])
 
 
-@converter("SPACE_TO_DEPTH", options="SpaceToDepthOptions", kind="any")
+@converter("SPACE_TO_DEPTH", options="SpaceToDepthOptions", form="any")
 def convert_space_to_depth(ctx: TfliteContext, node: OpReader) -> Converted:
     x, b = _nhwc(ctx, node)
     n, h, w, c = x.type.shape
@@ -129,7 +129,7 @@ def space_to_batch(ctx: TfliteContext, node: OpReader, pad_value: float) -> Valu
     return reshape(ctx, y, [mul(batch, product(block))] + outs + rest)
 
 
-@converter("BATCH_TO_SPACE_ND", kind="any")
+@converter("BATCH_TO_SPACE_ND", form="any")
 @keeps_quant
 def convert_batch_to_space_nd(ctx: TfliteContext, node: OpReader) -> Converted:
     x = ctx.tensor(node.inputs[0])

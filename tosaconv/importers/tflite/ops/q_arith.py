@@ -114,11 +114,11 @@ def _add_sub(op: OpDef, pot_sign: int) -> Callable[[TfliteContext, OpReader], Va
     return convert
 
 
-converter("ADD", options="AddOptions", kind="quantized")(_add_sub(Op.ADD, 1))
-converter("SUB", options="SubOptions", kind="quantized")(_add_sub(Op.SUB, -1))
+converter("ADD", options="AddOptions", form="quantized")(_add_sub(Op.ADD, 1))
+converter("SUB", options="SubOptions", form="quantized")(_add_sub(Op.SUB, -1))
 
 
-@converter("MUL", options="MulOptions", kind="quantized")
+@converter("MUL", options="MulOptions", form="quantized")
 def convert_q_mul(ctx: TfliteContext, node: OpReader) -> Converted:
     dtype = same_types(node)
     infos, y = node.input_infos[:2], node.output_infos[0]
@@ -143,7 +143,7 @@ def _require_zero_points(node: OpReader) -> None:
                                f"requires symmetric int16), got {zero_point(info)}")
 
 
-@converter("SQUARED_DIFFERENCE", kind="quantized")
+@converter("SQUARED_DIFFERENCE", form="quantized")
 def convert_q_squared_difference(ctx: TfliteContext, node: OpReader) -> Converted:
     same_types(node, types=("INT8",))
     (a, b), twice_max = _scaled_inputs(ctx, node, 7)

@@ -70,7 +70,7 @@ def _check_inputs(node: OpReader) -> None:
 for _name, _args in {"EQUAL": (Op.EQUAL,), "NOT_EQUAL": (Op.EQUAL, False, True), "GREATER": (Op.GREATER,),
                      "GREATER_EQUAL": (Op.GREATER_EQUAL,), "LESS": (Op.GREATER, True),
                      "LESS_EQUAL": (Op.GREATER_EQUAL, True)}.items():
-    converter(_name, kind="quantized")(_comparison(*_args))
+    converter(_name, form="quantized")(_comparison(*_args))
 
 
 def _extremum(op: OpDef) -> Callable[[TfliteContext, OpReader], Value]:
@@ -81,11 +81,11 @@ def _extremum(op: OpDef) -> Callable[[TfliteContext, OpReader], Value]:
     return convert
 
 
-converter("MAXIMUM", kind="quantized")(_extremum(Op.MAXIMUM))
-converter("MINIMUM", kind="quantized")(_extremum(Op.MINIMUM))
+converter("MAXIMUM", form="quantized")(_extremum(Op.MAXIMUM))
+converter("MINIMUM", form="quantized")(_extremum(Op.MINIMUM))
 
 
-@converter("SELECT", "SELECT_V2", kind="quantized")
+@converter("SELECT", "SELECT_V2", form="quantized")
 def convert_q_select(ctx: TfliteContext, node: OpReader) -> Converted:
     infos = node.input_infos[1:3] + [node.output_infos[0]]
     if len({i.type_name for i in infos}) != 1:

@@ -49,7 +49,7 @@ def _channels(ctx: TfliteContext, node: OpReader, wi: int, axis: int) -> int:
     return int(np.shape(w)[axis]) if w is not None else 0
 
 
-@converter("CONV_2D", options="Conv2DOptions", kind="quantized")
+@converter("CONV_2D", options="Conv2DOptions", form="quantized")
 def convert_q_conv_2d(ctx: TfliteContext, node: OpReader) -> Converted:
     q = operands(ctx, node, 0, 1, _channels(ctx, node, 1, 0), 0)
     o, kh, kw, _ = q.w.shape
@@ -64,7 +64,7 @@ def convert_q_conv_2d(ctx: TfliteContext, node: OpReader) -> Converted:
     return grouped_conv(ctx, x, q.w, Q.bias(ctx, node, 2, o, q.acc), attrs, groups, finish)
 
 
-@converter("DEPTHWISE_CONV_2D", options="DepthwiseConv2DOptions", kind="quantized")
+@converter("DEPTHWISE_CONV_2D", options="DepthwiseConv2DOptions", form="quantized")
 def convert_q_depthwise_conv_2d(ctx: TfliteContext, node: OpReader) -> Converted:
     q = operands(ctx, node, 0, 1, _channels(ctx, node, 1, 3), 3)
     _, kh, kw, cm = q.w.shape
@@ -76,7 +76,7 @@ def convert_q_depthwise_conv_2d(ctx: TfliteContext, node: OpReader) -> Converted
     return Q.finish(ctx, node, acc, q, Q.act_range(node, node.output_infos[0]))
 
 
-@converter("TRANSPOSE_CONV", options="TransposeConvOptions", kind="quantized")
+@converter("TRANSPOSE_CONV", options="TransposeConvOptions", form="quantized")
 def convert_q_transpose_conv(ctx: TfliteContext, node: OpReader) -> Converted:
     q = operands(ctx, node, 2, 1, _channels(ctx, node, 1, 0), 0)
     out_pad, cut, stride = transpose_geometry(ctx, node, q.x, q.w.shape)

@@ -1,7 +1,7 @@
 """Quantized data movement that needs more than the float converter: PAD, PADV2, SPACE_TO_BATCH_ND,
 CONCATENATION, ARG_MAX and ARG_MIN.
 
-The plain movers (RESHAPE, TRANSPOSE, GATHER, ...) are registered ``kind="any"``
+The plain movers (RESHAPE, TRANSPOSE, GATHER, ...) are registered ``form="any"``
 in their own modules (see :mod:`..qhelpers_data` for what TFLite does when
 their parameters differ). These need the quantization:
 
@@ -54,7 +54,7 @@ def stored(value: int, info: TensorInfo) -> int:
     return value - 256 if unsigned(info) and value >= 128 else value
 
 
-@converter("PAD", "PADV2", kind="quantized")
+@converter("PAD", "PADV2", form="quantized")
 def convert_q_pad(ctx: TfliteContext, node: OpReader) -> Converted:
     out = node.output_infos[0]
     value = zero_point(out)
@@ -71,7 +71,7 @@ def convert_q_pad(ctx: TfliteContext, node: OpReader) -> Converted:
     return slicing.pad(ctx, node, float(stored(value, out)))
 
 
-@converter("SPACE_TO_BATCH_ND", kind="quantized")
+@converter("SPACE_TO_BATCH_ND", form="quantized")
 def convert_q_space_to_batch_nd(ctx: TfliteContext, node: OpReader) -> Converted:
     same_quant(node)
     out = node.output_infos[0]
@@ -88,7 +88,7 @@ def _requantize_table(ctx: TfliteContext, x: Value, info: TensorInfo, out: Tenso
     return emit_int8_table(ctx, x, out, entries)
 
 
-@converter("CONCATENATION", options="ConcatenationOptions", kind="quantized")
+@converter("CONCATENATION", options="ConcatenationOptions", form="quantized")
 def convert_q_concatenation(ctx: TfliteContext, node: OpReader) -> Converted:
     if node.opt("FusedActivationFunction") != ACT.NONE:
         raise ConvertError(f"quantized CONCATENATION '{node.name}' with a fused activation: TFLite's "
@@ -114,5 +114,5 @@ def _q_arg(find_min: bool) -> Callable[[TfliteContext, OpReader], Value]:
     return convert
 
 
-converter("ARG_MAX", options="ArgMaxOptions", kind="quantized")(_q_arg(find_min=False))
-converter("ARG_MIN", options="ArgMinOptions", kind="quantized")(_q_arg(find_min=True))
+converter("ARG_MAX", options="ArgMaxOptions", form="quantized")(_q_arg(find_min=False))
+converter("ARG_MIN", options="ArgMinOptions", form="quantized")(_q_arg(find_min=True))

@@ -115,7 +115,7 @@ def add_zero_point_clamped(ops: _DivOps, r: Value, zp: int, lo: int, hi: int) ->
     return ops.select(wrapped, lo if zp > 0 else hi, clamped)     # wrapped past the top lands far below
 
 
-@converter("DIV", options="DivOptions", kind="quantized")
+@converter("DIV", options="DivOptions", form="quantized")
 def convert_q_div(ctx: TfliteContext, node: OpReader) -> Converted:
     dtype = same_types(node)
     (a_info, b_info), y = node.input_infos[:2], node.output_infos[0]

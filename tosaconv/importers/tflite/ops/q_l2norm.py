@@ -94,7 +94,7 @@ def _max_depth(info: TensorInfo) -> int:
     return (I32_MAX // (biggest * biggest)) if biggest else I32_MAX
 
 
-@converter("L2_NORMALIZATION", options="L2NormOptions", kind="quantized")
+@converter("L2_NORMALIZATION", options="L2NormOptions", form="quantized")
 def convert_q_l2_normalization(ctx: TfliteContext, node: OpReader) -> Converted:
     type_name, x_info = _check(node), node.input_infos[0]
     x = ctx.tensor(node.inputs[0])

@@ -166,7 +166,7 @@ def _check(node: OpReader) -> tuple:
     return x, y
 
 
-@converter("LOG_SOFTMAX", kind="quantized")
+@converter("LOG_SOFTMAX", form="quantized")
 def convert_q_log_softmax(ctx: TfliteContext, node: OpReader) -> Converted:
     x_info, y_info = _check(node)
     params = log_softmax_params(scale(x_info))

@@ -76,7 +76,7 @@ def _gelu_approximate(v: np.ndarray) -> np.ndarray:
     return F(0.5) * v * (F(1) + libm("tanhf", SQRT_2_OVER_PI * (v + cube)))
 
 
-@converter("LOGISTIC", kind="quantized")
+@converter("LOGISTIC", form="quantized")
 def convert_q_logistic(ctx: TfliteContext, node: OpReader) -> Converted:
     if node.input_infos[0].type_name == "INT16":
         return convert_int16(ctx, node)
@@ -87,29 +87,29 @@ def convert_q_logistic(ctx: TfliteContext, node: OpReader) -> Converted:
     return lut_op(ctx, node, _logistic)
 
 
-@converter("TANH", kind="quantized")
+@converter("TANH", form="quantized")
 def convert_q_tanh(ctx: TfliteContext, node: OpReader) -> Converted:
     if node.input_infos[0].type_name == "INT16":
         return convert_int16(ctx, node)
     return lut_op(ctx, node, lambda v: libm("tanhf", v))
 
 
-@converter("GELU", options="GeluOptions", kind="quantized")
+@converter("GELU", options="GeluOptions", form="quantized")
 def convert_q_gelu(ctx: TfliteContext, node: OpReader) -> Converted:
     return lut_op(ctx, node, _gelu_approximate if node.opt("Approximate") else _gelu)
 
 
-@converter("EXP", kind="quantized")
+@converter("EXP", form="quantized")
 def convert_q_exp(ctx: TfliteContext, node: OpReader) -> Converted:
     return lut_op(ctx, node, lambda v: libm("expf", v), types=("INT8",))
 
 
-@converter("ELU", kind="quantized")
+@converter("ELU", form="quantized")
 def convert_q_elu(ctx: TfliteContext, node: OpReader) -> Converted:
     return lut_op(ctx, node, lambda v: np.where(v < 0, libm("expm1f", v), v).astype(F), types=("INT8",))
 
 
-@converter("LOG", kind="quantized")
+@converter("LOG", form="quantized")
 def convert_q_log(ctx: TfliteContext, node: OpReader) -> Converted:
     # LogLUTPrepare: log(v) for v > 0; the output's lowest value otherwise.
     y = node.output_infos[0]

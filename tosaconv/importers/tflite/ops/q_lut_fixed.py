@@ -126,12 +126,12 @@ def _table(ctx: TfliteContext, node: OpReader, compute: Callable[[np.ndarray, Te
     return emit_int8_table(ctx, ctx.tensor(node.inputs[0]), y, compute(tflite_values(x), x, y))
 
 
-@converter("HARD_SWISH", kind="quantized")
+@converter("HARD_SWISH", form="quantized")
 def convert_q_hard_swish(ctx: TfliteContext, node: OpReader) -> Converted:
     return _table(ctx, node, hard_swish_values)
 
 
-@converter("LEAKY_RELU", options="LeakyReluOptions", kind="quantized")
+@converter("LEAKY_RELU", options="LeakyReluOptions", form="quantized")
 def convert_q_leaky_relu(ctx: TfliteContext, node: OpReader) -> Converted:
     alpha = float(node.opt("Alpha"))
     if node.input_infos[0].type_name == "INT16":
@@ -139,7 +139,7 @@ def convert_q_leaky_relu(ctx: TfliteContext, node: OpReader) -> Converted:
     return _table(ctx, node, lambda v, x, y: leaky_relu_values(v, x, y, alpha))
 
 
-@converter("RSQRT", kind="quantized")
+@converter("RSQRT", form="quantized")
 def convert_q_rsqrt(ctx: TfliteContext, node: OpReader) -> Converted:
     if node.input_infos[0].type_name == "INT16":
         return convert_rsqrt16(ctx, node)     # int16 RSQRT fills a float LUT instead

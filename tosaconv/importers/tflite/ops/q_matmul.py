@@ -91,7 +91,7 @@ if TYPE_CHECKING:
     from ..context import TfliteContext
 
 
-@converter("FULLY_CONNECTED", options="FullyConnectedOptions", kind="quantized")
+@converter("FULLY_CONNECTED", options="FullyConnectedOptions", form="quantized")
 def convert_q_fully_connected(ctx: TfliteContext, node: OpReader) -> Converted:
     if node.opt("WeightsFormat") != tflite.FullyConnectedOptionsWeightsFormat.DEFAULT:
         raise ConvertError("FULLY_CONNECTED with shuffled weights (SHUFFLED4x16INT8) is not supported; "
@@ -260,7 +260,7 @@ def _as_points(channel: list) -> Optional[list]:
 BMM_FORMS = {("INT8", "INT8"): "int8", ("INT16", "INT16"): "int16x8"}
 
 
-@converter("BATCH_MATMUL", options="BatchMatMulOptions", kind="quantized")
+@converter("BATCH_MATMUL", options="BatchMatMulOptions", form="quantized")
 def convert_q_batch_matmul(ctx: TfliteContext, node: OpReader) -> Converted:
     a_info, b_info, out = node.input_infos[0], node.input_infos[1], node.output_infos[0]
     form = Q.form_of(node, a_info, b_info, BMM_FORMS)

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from ..context import TfliteContext
 
 
-@converter("FILL", kind="quantized")
+@converter("FILL", form="quantized")
 def convert_q_fill(ctx: TfliteContext, node: OpReader) -> Converted:
     same_quant(node, inputs=(1,))
     value = node.input_infos[1]

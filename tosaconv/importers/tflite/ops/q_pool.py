@@ -86,7 +86,7 @@ def _input(ctx: TfliteContext, node: OpReader) -> tuple[Value, int]:
     return x, (-128 if unsigned(info) else 0)
 
 
-@converter("MAX_POOL_2D", options="Pool2DOptions", kind="quantized")
+@converter("MAX_POOL_2D", options="Pool2DOptions", form="quantized")
 def convert_q_max_pool_2d(ctx: TfliteContext, node: OpReader) -> Converted:
     x, zp = _input(ctx, node)
     w = pool_window(node)
@@ -100,7 +100,7 @@ def convert_q_max_pool_2d(ctx: TfliteContext, node: OpReader) -> Converted:
 NATIVE_AREA_LIMIT = 1 << 14
 
 
-@converter("AVERAGE_POOL_2D", options="Pool2DOptions", kind="quantized")
+@converter("AVERAGE_POOL_2D", options="Pool2DOptions", form="quantized")
 def convert_q_average_pool_2d(ctx: TfliteContext, node: OpReader) -> Converted:
     x, zp = _input(ctx, node)
     w = pool_window(node)

@@ -55,7 +55,7 @@ def _alpha(ctx: TfliteContext, node: OpReader, rank: int) -> np.ndarray:
     return values.reshape((1,) * (rank - values.ndim) + values.shape).astype(np.int32)
 
 
-@converter("PRELU", kind="quantized")
+@converter("PRELU", form="quantized")
 def convert_q_prelu(ctx: TfliteContext, node: OpReader) -> Converted:
     if node.input_infos[0].type_name == "INT16":
         return convert_prelu16(ctx, node)

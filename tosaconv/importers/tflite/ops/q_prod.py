@@ -90,7 +90,7 @@ def _elements(ctx: TfliteContext, value: Value, axes: Sequence[int]) -> Iterator
         yield slice_(ctx, value, starts, sizes)
 
 
-@converter("REDUCE_PROD", options="ReducerOptions", kind="quantized")
+@converter("REDUCE_PROD", options="ReducerOptions", form="quantized")
 def convert_q_reduce_prod(ctx: TfliteContext, node: OpReader) -> Converted:
     type_name = same_types(node, 1, types=("INT8", "INT16"))
     info, out = node.input_infos[0], node.output_infos[0]

@@ -134,8 +134,8 @@ def _scaled(ctx: TfliteContext, acc: Value, m: int, e: int, n: Dim, out_zp: int,
     return ctx.b.emit(Op.RESCALE, acc, attrs=attrs)
 
 
-converter("MEAN", options="ReducerOptions", kind="quantized")(_mean_or_sum(mean=True))
-converter("SUM", options="ReducerOptions", kind="quantized")(_mean_or_sum(mean=False))
+converter("MEAN", options="ReducerOptions", form="quantized")(_mean_or_sum(mean=True))
+converter("SUM", options="ReducerOptions", form="quantized")(_mean_or_sum(mean=False))
 
 
 def _extreme(op: OpDef) -> Callable[[TfliteContext, OpReader], Value]:
@@ -150,5 +150,5 @@ def _extreme(op: OpDef) -> Callable[[TfliteContext, OpReader], Value]:
     return convert
 
 
-converter("REDUCE_MAX", options="ReducerOptions", kind="quantized")(_extreme(Op.REDUCE_MAX))
-converter("REDUCE_MIN", options="ReducerOptions", kind="quantized")(_extreme(Op.REDUCE_MIN))
+converter("REDUCE_MAX", options="ReducerOptions", form="quantized")(_extreme(Op.REDUCE_MAX))
+converter("REDUCE_MIN", options="ReducerOptions", form="quantized")(_extreme(Op.REDUCE_MIN))

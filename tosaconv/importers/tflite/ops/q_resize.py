@@ -75,7 +75,7 @@ def _weighted_taps(ctx: TfliteContext, v: Value, axis: int, taps: tuple[np.ndarr
     return total
 
 
-@converter("RESIZE_BILINEAR", options="ResizeBilinearOptions", kind="quantized")
+@converter("RESIZE_BILINEAR", options="ResizeBilinearOptions", form="quantized")
 def convert_q_resize_bilinear(ctx: TfliteContext, node: OpReader) -> Converted:
     if node.input_infos[0].type_name == "UINT8":
         raise ConvertError("quantized RESIZE_BILINEAR on UINT8 is not supported: LiteRT interpolates uint8 in "

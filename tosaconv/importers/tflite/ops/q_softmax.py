@@ -94,7 +94,7 @@ def _check_types(node: OpReader) -> tuple[TensorInfo, TensorInfo]:
     return x, y
 
 
-@converter("SOFTMAX", options="SoftmaxOptions", kind="quantized")
+@converter("SOFTMAX", options="SoftmaxOptions", form="quantized")
 def convert_q_softmax(ctx: TfliteContext, node: OpReader) -> Converted:
     x_info, y_info = _check_types(node)
     if x_info.type_name == "INT16":

@@ -73,7 +73,7 @@ def _int16_lookup(ctx: TfliteContext, x: Value, entries: np.ndarray) -> Value:
     return reshape(ctx, ctx.b.emit(Op.GATHER, table, flat), shape)
 
 
-@converter("SQRT", kind="quantized")
+@converter("SQRT", form="quantized")
 def convert_q_sqrt(ctx: TfliteContext, node: OpReader) -> Converted:
     dtype = same_types(node, 1, ("INT8", "INT16"))
     x_info, y_info = node.input_infos[0], node.output_infos[0]

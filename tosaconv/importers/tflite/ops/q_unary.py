@@ -68,10 +68,10 @@ def _relu(ctx: TfliteContext, node: OpReader) -> Value:
 
 
 for _name in _RELU_RANGES:
-    converter(_name, kind="quantized")(_relu)
+    converter(_name, form="quantized")(_relu)
 
 
-@converter("ABS", kind="quantized")
+@converter("ABS", form="quantized")
 def convert_q_abs(ctx: TfliteContext, node: OpReader) -> Converted:
     dtype = same_types(node, 1, ("INT8", "INT16"))
     if dtype == "INT16":
@@ -82,7 +82,7 @@ def convert_q_abs(ctx: TfliteContext, node: OpReader) -> Converted:
     return requantize_out(ctx, acc, 1.0 if same else f32_ratio(scale(x), scale(y)), y)
 
 
-@converter("NEG", kind="quantized")
+@converter("NEG", form="quantized")
 def convert_q_neg(ctx: TfliteContext, node: OpReader) -> Converted:
     dtype = same_types(node, 1, ("INT8", "INT16"))
     wide = ctx.b.emit(Op.CAST, ctx.tensor(node.inputs[0]), attrs=A.CastAttrs(DType.INT32))

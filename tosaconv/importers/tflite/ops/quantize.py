@@ -57,7 +57,7 @@ if TYPE_CHECKING:
 _REQUANTIZE = {"INT8": ("INT8", "UINT8", "INT16"), "UINT8": ("INT8", "UINT8", "INT16"), "INT16": ("INT8", "INT16")}
 
 
-@converter("QUANTIZE", kind="quantized")
+@converter("QUANTIZE", form="quantized")
 def convert_quantize(ctx: TfliteContext, node: OpReader) -> Converted:
     x, y = node.input_infos[0], node.output_infos[0]
     if y.type_name not in QUANT_TYPES or not is_quantized(y):
@@ -168,7 +168,7 @@ def _store(ctx: TfliteContext, n: Value, info: TensorInfo) -> Value:
     return to_unsigned(ctx, ctx.b.emit(Op.CAST, n, attrs=A.CastAttrs(DType.INT8)))
 
 
-@converter("DEQUANTIZE", kind="quantized")
+@converter("DEQUANTIZE", form="quantized")
 def convert_dequantize(ctx: TfliteContext, node: OpReader) -> Converted:
     info = node.input_infos[0]
     c = ctx.const(node.inputs[0])

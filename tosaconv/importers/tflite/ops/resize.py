@@ -111,4 +111,4 @@ def _tflite_picks(ctx: TfliteContext, spec: ResizeSpec, x: Value, size: Sequence
 
 
 converter("RESIZE_BILINEAR", options="ResizeBilinearOptions")(_resize("linear"))
-converter("RESIZE_NEAREST_NEIGHBOR", options="ResizeNearestNeighborOptions", kind="any")(_resize("nearest"))
+converter("RESIZE_NEAREST_NEIGHBOR", options="ResizeNearestNeighborOptions", form="any")(_resize("nearest"))

@@ -38,13 +38,13 @@ if TYPE_CHECKING:
     from ..node import OpReader
 
 
-@converter("SHAPE", options="ShapeOptions", kind="any")
+@converter("SHAPE", options="ShapeOptions", form="any")
 def convert_shape(ctx: TfliteContext, node: OpReader) -> Converted:
     x = ctx.tensor(node.inputs[0])
     return ShapeTensor([ctx.dim_value(x, i) for i in range(x.type.rank)])
 
 
-@converter("RESHAPE", options="ReshapeOptions", kind="any")
+@converter("RESHAPE", options="ReshapeOptions", form="any")
 @complex_parts
 def convert_reshape(ctx: TfliteContext, node: OpReader) -> Converted:
     st = ctx.shape_tensor(node.inputs[0])
@@ -64,7 +64,7 @@ def _target(ctx: TfliteContext, node: OpReader) -> list:
     return [ctx.b.index(v) for v in node.opt("NewShape")]
 
 
-@converter("PACK", options="PackOptions", kind="any")
+@converter("PACK", options="PackOptions", form="any")
 @keeps_quant(inputs=None)
 def convert_pack(ctx: TfliteContext, node: OpReader) -> Converted:
     keys = node.inputs
@@ -78,7 +78,7 @@ def convert_pack(ctx: TfliteContext, node: OpReader) -> Converted:
     return xs[0] if len(xs) == 1 else ctx.b.emit(Op.CONCAT, *xs, attrs=A.AxisAttrs(axis))
 
 
-@converter("UNPACK", options="UnpackOptions", kind="any")
+@converter("UNPACK", options="UnpackOptions", form="any")
 @keeps_quant
 def convert_unpack(ctx: TfliteContext, node: OpReader) -> Converted:
     st = ctx.values.get(node.inputs[0])
@@ -100,7 +100,7 @@ def convert_unpack(ctx: TfliteContext, node: OpReader) -> Converted:
     return outs
 
 
-@converter("SQUEEZE", options="SqueezeOptions", kind="any")
+@converter("SQUEEZE", options="SqueezeOptions", form="any")
 @complex_parts
 def convert_squeeze(ctx: TfliteContext, node: OpReader) -> Converted:
     x = ctx.tensor(node.inputs[0])
@@ -115,7 +115,7 @@ def convert_squeeze(ctx: TfliteContext, node: OpReader) -> Converted:
     return ctx.b.emit(Op.COLLAPSE_DIMS, x, attrs=A.IndicesAttrs(axes)) if axes else x
 
 
-@converter("EXPAND_DIMS", kind="any")
+@converter("EXPAND_DIMS", form="any")
 @complex_parts
 @keeps_quant
 def convert_expand_dims(ctx: TfliteContext, node: OpReader) -> Converted:
@@ -153,7 +153,7 @@ def concat(ctx: TfliteContext, node: OpReader, xs: Sequence[Value]) -> Value:
     return xs[0] if len(xs) == 1 else ctx.b.emit(Op.CONCAT, *xs, attrs=A.AxisAttrs(axis))
 
 
-@converter("TRANSPOSE", kind="any")
+@converter("TRANSPOSE", form="any")
 @complex_parts
 def convert_transpose(ctx: TfliteContext, node: OpReader) -> Converted:
     x = ctx.tensor(node.inputs[0])
@@ -181,7 +181,7 @@ def convert_dequantize(ctx: TfliteContext, node: OpReader) -> Converted:
                        "only float16 weights dequantize")
 
 
-@converter("DENSIFY", options="DensifyOptions", kind="any")
+@converter("DENSIFY", options="DensifyOptions", form="any")
 def convert_densify(ctx: TfliteContext, node: OpReader) -> Converted:
     """The reader already densified the sparse constant, so DENSIFY passes it on (float or int8 alike)."""
     c = ctx.const(node.inputs[0])

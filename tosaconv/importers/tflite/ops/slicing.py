@@ -102,7 +102,7 @@ def _static_range(size: int, spec: tuple) -> range:
     return range(start, stop, s)
 
 
-@converter("STRIDED_SLICE", options="StridedSliceOptions", kind="any")
+@converter("STRIDED_SLICE", options="StridedSliceOptions", form="any")
 def convert_strided_slice(ctx: TfliteContext, node: OpReader) -> Converted:
     begin, end = _bounds(ctx, node.inputs[1], "STRIDED_SLICE begin"), _bounds(ctx, node.inputs[2], "STRIDED_SLICE end")
     strides = _ints(ctx, node.inputs[3], "STRIDED_SLICE strides") if node.input(3) else [1] * len(begin)
@@ -184,7 +184,7 @@ def _unmasked(v: Dim, masked: bool, direction: int) -> Dim:
     return (BIG if direction > 0 else -BIG) if masked else v
 
 
-@converter("SLICE", kind="any")
+@converter("SLICE", form="any")
 def convert_slice(ctx: TfliteContext, node: OpReader) -> Converted:
     x = ctx.tensor(node.inputs[0])
     begin, size = _bounds(ctx, node.inputs[1], "SLICE begin"), _bounds(ctx, node.inputs[2], "SLICE size")
@@ -195,7 +195,7 @@ def convert_slice(ctx: TfliteContext, node: OpReader) -> Converted:
     return slice_(ctx, x, begin, sizes)
 
 
-@converter("SPLIT", options="SplitOptions", kind="any")
+@converter("SPLIT", options="SplitOptions", form="any")
 def convert_split(ctx: TfliteContext, node: OpReader) -> Converted:
     x = ctx.tensor(node.inputs[1])
     axis = norm_axis(_ints(ctx, node.inputs[0], "SPLIT axis")[0], x.type.rank)
@@ -205,7 +205,7 @@ def convert_split(ctx: TfliteContext, node: OpReader) -> Converted:
     return split_along(ctx, x, axis, [dim // n] * n)
 
 
-@converter("SPLIT_V", options="SplitVOptions", kind="any")
+@converter("SPLIT_V", options="SplitVOptions", form="any")
 def convert_split_v(ctx: TfliteContext, node: OpReader) -> Converted:
     pieces = _split_shape_tensor(ctx, node)
     if pieces is not None:

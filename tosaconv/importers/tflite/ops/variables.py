@@ -51,7 +51,7 @@ def _string(value: Union[bytes, str, None]) -> str:
     return value.decode("utf-8", errors="replace") if isinstance(value, bytes) else (value or "")
 
 
-@converter("VAR_HANDLE", options="VarHandleOptions", kind="any")
+@converter("VAR_HANDLE", options="VarHandleOptions", form="any")
 def convert_var_handle(ctx: TfliteContext, node: OpReader) -> Converted:
     if ctx.in_region:
         raise ConvertError("resource variables inside IF/WHILE bodies are not supported; TOSA declares variables "
@@ -77,7 +77,7 @@ def _variable(ctx: TfliteContext, node: OpReader) -> Variable:
     return var
 
 
-@converter("READ_VARIABLE", kind="any")
+@converter("READ_VARIABLE", form="any")
 def convert_read_variable(ctx: TfliteContext, node: OpReader) -> Converted:
     var = _variable(ctx, node)
     if ctx.init_mode:
@@ -89,7 +89,7 @@ def convert_read_variable(ctx: TfliteContext, node: OpReader) -> Converted:
     return ctx.b.emit(Op.VARIABLE_READ, attrs=_ref(var))
 
 
-@converter("ASSIGN_VARIABLE", kind="any")
+@converter("ASSIGN_VARIABLE", form="any")
 def convert_assign_variable(ctx: TfliteContext, node: OpReader) -> Converted:
     var = _variable(ctx, node)
     if ctx.init_mode:
@@ -105,7 +105,7 @@ def convert_assign_variable(ctx: TfliteContext, node: OpReader) -> Converted:
     return []
 
 
-@converter("CALL_ONCE", options="CallOnceOptions", kind="any")
+@converter("CALL_ONCE", options="CallOnceOptions", form="any")
 def convert_call_once(ctx: TfliteContext, node: OpReader) -> Converted:
     (init,) = called_subgraphs(ctx.model, ctx.sub, node.info)
     if ctx.in_region or ctx.init_mode:
