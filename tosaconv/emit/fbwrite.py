@@ -42,6 +42,16 @@ _SIZES = {"B": 1, "b": 1, "H": 2, "i": 4, "I": 4, "U": 4}
 _U32 = struct.Struct("<I")
 _I32 = struct.Struct("<i")
 _PACK = {f: struct.Struct("<" + ("I" if f == "U" else f)).pack_into for f in _SIZES}
+_VECTORS: dict = {}   # (length, element format) -> its struct.Struct: vectors of a few lengths recur per op
+
+
+def _vector_format(n: int, fmt: str) -> struct.Struct:
+    packer = _VECTORS.get((n, fmt))
+    if packer is None:
+        packer = struct.Struct(f"<{n}{fmt}")
+        if n <= 64:          # the short ones recur; a long one is made once per program anyway
+            _VECTORS[(n, fmt)] = packer
+    return packer
 
 
 class FlatWriter:
@@ -141,7 +151,7 @@ class FlatWriter:
         n = len(values)
         self.prep(4, 4 * n)
         self.off += 4 * n
-        struct.pack_into(f"<{n}i", self.buf, self.cap - self.off, *values)
+        _vector_format(n, "i").pack_into(self.buf, self.cap - self.off, *values)
         self.off += 4
         _U32.pack_into(self.buf, self.cap - self.off, n)
         return self.off
@@ -152,7 +162,7 @@ class FlatWriter:
         self.prep(4, 4 * n)
         start = self.off
         self.off += 4 * n
-        struct.pack_into(f"<{n}I", self.buf, self.cap - self.off,
+        _vector_format(n, "I").pack_into(self.buf, self.cap - self.off,
                          *[start + 4 * (n - i) - o for i, o in enumerate(offsets)])
         self.off += 4
         _U32.pack_into(self.buf, self.cap - self.off, n)

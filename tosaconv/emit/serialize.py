@@ -99,11 +99,12 @@ def _block(w: _Writer, block: BlockRecord) -> int:
 
 
 def _tensor(w: _Writer, t: TensorRecord) -> int:
-    dims = tuple(int(d) for d in t.shape)
-    if any(not -(1 << 31) <= d < (1 << 31) for d in dims):
-        raise EmitError(f"tensor '{t.name}' has shape {list(t.shape)}, beyond TOSA's int32 dims")
+    shape = w.written.get(("shape", t.shape))   # a shape seen before was checked then (equal dims, equal key)
+    if shape is None:
+        dims = tuple(int(d) for d in t.shape)
+        if any(not -(1 << 31) <= d < (1 << 31) for d in dims):
+            raise EmitError(f"tensor '{t.name}' has shape {list(t.shape)}, beyond TOSA's int32 dims")
     data = None if t.data is None else _aligned_bytes(w, t.data)
-    shape = w.written.get(("shape", dims))
     if shape is None:
         shape = w.written[("shape", dims)] = w.int32_vector(dims)
     fields = [(S.TensorSlot.NAME, "U", w.string(t.name)), (S.TensorSlot.SHAPE, "U", shape)]

@@ -14,8 +14,7 @@ op that reads one of them is skipped (and counted) rather than tried.
 from __future__ import annotations
 
 import dataclasses
-from contextlib import contextmanager
-from typing import TYPE_CHECKING, Iterable, Iterator, Union
+from typing import TYPE_CHECKING, Iterable, Union
 
 from ..diagnostics import ConversionError, ShapeError
 from ..ir.shape_rules import ShapeRuleError
@@ -27,28 +26,41 @@ if TYPE_CHECKING:
     from ..ir.location import Location
 
 
-@contextmanager
-def converting(loc: Location, convert_error: type) -> Iterator[None]:
-    """Translate the errors of converting the op at ``loc``; ``convert_error`` is the importer's ConvertError."""
-    try:
-        yield
-    except LimitError as e:
-        raise ConversionError.one("E-CONVERT", f"cannot convert {loc}: {e}", loc,
-                                  notes=(limit_note(e.limit.key),)) from None
-    except convert_error as e:
-        raise ConversionError.one("E-CONVERT", f"cannot convert {loc}: {e}", loc) from None
-    except ShapeRuleError as e:
-        raise ShapeError.one("E-SHAPE", f"shape error at {loc}: {e}", loc) from None
-    except ConstraintFailed as e:
-        raise ShapeError.one("E-CONSTRAINT", f"shape error at {loc}: {e}", loc,
-                             notes=(e.constraint.provenance.reason,)) from None
-    except InconclusiveDimension as e:
-        raise ShapeError.one("E-UNDECIDED-DIM", f"shape error at {loc}: {e}", loc,
-                             hint="bind the symbols (--bind NAME=VALUE or --input-shape) so that the "
-                                  "comparison is decided, or report the model") from None
-    except Exception as e:
-        e.add_note(f"while converting {loc}")
-        raise
+class converting:
+    """Translate the errors of converting the op at ``loc``; ``convert_error`` is the importer's ConvertError.
+
+    (A class, not a generator context manager: importers enter one per op, and a generator costs several
+    calls more.)"""
+
+    __slots__ = ("loc", "convert_error")
+
+    def __init__(self, loc: Location, convert_error: type) -> None:
+        self.loc, self.convert_error = loc, convert_error
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, kind: "type | None", e: "BaseException | None", tb: object) -> bool:
+        if e is None:
+            return False
+        loc = self.loc
+        if isinstance(e, LimitError):
+            raise ConversionError.one("E-CONVERT", f"cannot convert {loc}: {e}", loc,
+                                      notes=(limit_note(e.limit.key),)) from None
+        if isinstance(e, self.convert_error):
+            raise ConversionError.one("E-CONVERT", f"cannot convert {loc}: {e}", loc) from None
+        if isinstance(e, ShapeRuleError):
+            raise ShapeError.one("E-SHAPE", f"shape error at {loc}: {e}", loc) from None
+        if isinstance(e, ConstraintFailed):
+            raise ShapeError.one("E-CONSTRAINT", f"shape error at {loc}: {e}", loc,
+                                 notes=(e.constraint.provenance.reason,)) from None
+        if isinstance(e, InconclusiveDimension):
+            raise ShapeError.one("E-UNDECIDED-DIM", f"shape error at {loc}: {e}", loc,
+                                 hint="bind the symbols (--bind NAME=VALUE or --input-shape) so that the "
+                                      "comparison is decided, or report the model") from None
+        if isinstance(e, Exception):
+            e.add_note(f"while converting {loc}")
+        return False
 
 
 class Refusals:

@@ -17,6 +17,7 @@ if TYPE_CHECKING:
 
 
 class DType(enum.Enum):
+    __hash__ = object.__hash__   # a member is its own identity; Enum's hash is a Python call
     BOOL = "bool"
     INT4 = "i4"
     INT8 = "i8"

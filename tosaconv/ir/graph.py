@@ -10,7 +10,6 @@ an operand of the op), sharing the symbol scope but keeping their own ledger.
 """
 from __future__ import annotations
 
-import functools
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Optional, TypeVar
@@ -188,7 +187,6 @@ class Graph:
         return Graph(name=name, scope=self.scope, float_reasons=self.float_reasons)
 
 
-@functools.lru_cache(maxsize=None)
 def _region_fields(attrs_class: type) -> tuple[str, ...]:
     """The fields of an attribute class declared as a ``Graph`` (a region); most classes have none."""
     return tuple(f.name for f in fields(attrs_class) if f.type in ("Graph", Graph))
@@ -210,15 +208,14 @@ def op_regions(op: Operation) -> list[tuple[str, "Graph"]]:
 def ops_with_regions(ops: Iterable[Operation]) -> list[Operation]:
     """The ops of ``ops`` whose attribute class declares a region field, in order (a pass walking every
     region skips the rest without a call per op)."""
-    known, out = _REGION_FIELDS, []
-    for op in ops:
-        cls: type = type(op.attrs)   # a plain ``type`` is Hashable to mypy, as lru_cache asks
-        names = known.get(cls)
-        if names is None:
-            names = known[cls] = _region_fields(cls)
-        if names:
-            out.append(op)
-    return out
+    ops = ops if isinstance(ops, list) else list(ops)
+    known = _REGION_FIELDS
+    classes = {type(op.attrs) for op in ops}   # a handful of classes; most programs have no region at all
+    for cls in classes:
+        if cls not in known:
+            known[cls] = _region_fields(cls)
+    with_regions = {cls for cls in classes if known[cls]}
+    return [op for op in ops if type(op.attrs) in with_regions] if with_regions else []
 
 
 def walk_graphs(graph: Graph) -> Iterator[Graph]:

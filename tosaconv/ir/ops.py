@@ -37,6 +37,7 @@ ShapeRule = Callable[..., Sequence[ValueType]]
 
 
 class Trait(enum.Enum):
+    __hash__ = object.__hash__   # a member is its own identity; Enum's hash is a Python call
     ELEMENTWISE = "elementwise"      # per-element; operands broadcast
     BROADCASTABLE = "broadcastable"  # operands must have equal ranks; only 1s broadcast
     UNARY = "unary"

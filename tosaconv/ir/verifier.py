@@ -33,7 +33,7 @@ from typing import Any, Optional, Union
 from ..symbolic.expr import InconclusiveDimension, is_static
 from .attrs import Attrs
 from .error_if import error_if
-from .graph import Graph, Operation, Value, op_regions
+from .graph import Graph, Operation, Value, op_regions, ops_with_regions
 from .ops import Op, OpDef, Trait
 from .printer import field_types
 from .region_rules import same_type  # noqa: F401  (part of the verifier's API)
@@ -117,10 +117,13 @@ def verify(graph: Graph, *, require_equal_ranks: bool = False, require_static: b
 def _verify(graph: Graph, require_equal_ranks: bool, require_static: bool, memo: _Memo | None,
             passed: _Passed) -> list[str]:
     problems = _ssa_problems(graph) + variable_problems(graph)
+    holders = set(map(id, ops_with_regions(graph.ops)))   # the rest have no region to verify
     for i, op in enumerate(graph.ops):
         found = _checked_op_problems(op, memo, require_equal_ranks, require_static, passed)
-        found += _region_problems(op, require_equal_ranks, require_static, memo, passed)
-        problems += [_where(i, op) + p for p in found]
+        if id(op) in holders:
+            found += _region_problems(op, require_equal_ranks, require_static, memo, passed)
+        if found:
+            problems += [_where(i, op) + p for p in found]
     if require_static:
         problems += [f"graph input {v.name!r}: {p}" for v in graph.inputs for p in _static_type_problems(v.type)]
     return problems
@@ -170,11 +173,17 @@ def _ssa_problems(graph: Graph) -> list[str]:
     defs = _Definitions(graph)
     for v in graph.inputs:
         defs.define(v, "graph input")
+    ids, names = defs.ids, defs.names
     for i, op in enumerate(graph.ops):
         for k, v in enumerate(op.operands):
-            defs.use(v, i, op, k)
+            if id(v) not in ids:       # (the checks of ``use`` and ``define``, inline on the common path)
+                defs.use(v, i, op, k)
         for r in op.results:
-            defs.define(r, _OpLabel(i, op))
+            if id(r) in ids or r.name in names:
+                defs.define(r, _OpLabel(i, op))
+            else:
+                ids.add(id(r))
+                names.add(r.name)
     return defs.problems + _output_problems(graph, defs.ids)
 
 

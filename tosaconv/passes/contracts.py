@@ -31,12 +31,15 @@ def extent_problems(op: Operation, need: ExtentKind, scope: Scope) -> list[str]:
     """Text for every dim of ``op``'s operands and results whose guarantee is weaker than ``need``."""
     if need is ExtentKind.UNKNOWN:
         return []
-    out = []
+    out: list[str] = []
+    kinds: dict[object, ExtentKind] = {}   # the extent of each symbolic dim met (an op repeats the same few)
     for value in list(op.operands) + list(op.results):
         for d in _dims(value):
             if type(d) is int:
                 continue        # a constant is Exact, which satisfies every need
-            have = scope.extent_kind(d)
+            have = kinds.get(d)
+            if have is None:
+                have = kinds[d] = scope.extent_kind(d)
             if not satisfies(have, need):
                 out.append(_describe(value, d, have, scope))
     return out

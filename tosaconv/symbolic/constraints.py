@@ -29,6 +29,7 @@ from .scope import Decision, Rel, Scope, prove
 
 
 class Kind(enum.Enum):
+    __hash__ = object.__hash__   # a member is its own identity; Enum's hash is a Python call
     EQ = "eq"                        # a == b
     BROADCASTABLE = "broadcastable"  # a == b or a == 1 or b == 1
     DIVISIBLE = "divisible"          # a % b == 0
@@ -37,6 +38,7 @@ class Kind(enum.Enum):
 
 class Status(enum.Enum):
     """How an entry is discharged (what ``tosaconv inspect`` shows)."""
+    __hash__ = object.__hash__   # a member is its own identity; Enum's hash is a Python call
 
     PROVEN = "proven"                           # later facts prove it: it holds for every binding
     CHECKED_AT_BINDING = "checked_at_binding"   # checked when its symbols are bound (or at run time)

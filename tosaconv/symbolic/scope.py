@@ -39,6 +39,7 @@ class Rel(enum.Enum):
 
 
 class ExtentKind(enum.Enum):
+    __hash__ = object.__hash__   # a member is its own identity; Enum's hash is a Python call
     EXACT = "Exact"
     UPPER_BOUND = "UpperBound"
     UNKNOWN = "Unknown"

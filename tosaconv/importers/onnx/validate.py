@@ -103,13 +103,15 @@ def _check_elem_type(path: str, vi: onnx.ValueInfoProto) -> None:
 def _check_node(node: onnx.NodeProto, path: str, opsets: dict, known: dict,
                 value_size: "int | None" = None) -> None:
     """``value_size``: the size of a Constant's ``value`` data that lazy_weights took out of the message."""
-    for text, what in ((node.name, "node"), (node.op_type, "op type"), (node.domain, "domain")):
-        _check_name(path, what, text)
+    node_name, op_type, domain = node.name, node.op_type, node.domain   # (each field read costs a call)
+    if type(node_name) is not str or type(op_type) is not str or type(domain) is not str:
+        for text, what in ((node_name, "node"), (op_type, "op type"), (domain, "domain")):
+            _check_name(path, what, text)
     names = [*node.input, *node.output]
     if not all(type(name) is str for name in names):
         for name in names:
             _check_name(path, f"value (of node '{node.name}')", name)
-    where = f"node '{node.name}' ({node.op_type})"
+    where = f"node '{node_name}' ({op_type})"
     for a in node.attribute:
         _check_name(path, f"attribute (of {where})", a.name)
         if a.type == onnx.AttributeProto.TENSOR:
@@ -124,8 +126,8 @@ def _check_node(node: onnx.NodeProto, path: str, opsets: dict, known: dict,
         if a.name == "pads" and node.op_type in _WINDOW_OPS and node.domain in DEFAULT_DOMAINS \
                 and any(v < 0 for v in a.ints):
             _fail(path, f"{where} has pads {list(a.ints)}; ONNX window pads must be at least 0")
-    if node.domain in DEFAULT_DOMAINS:
-        _check_arity(node, path, opsets.get(node.domain, opsets.get("", 1)), where, known)
+    if domain in DEFAULT_DOMAINS:
+        _check_arity(node, path, opsets.get(domain, opsets.get("", 1)), where, known)
 
 
 class _Schema:
