@@ -138,12 +138,7 @@ def test_tflite_fp16_quantized_weights_stay_fp16_and_match_litert(tmp_path):
     data = _tflite_model()
     feeds = [{"x": RNG.standard_normal((n, 6, 6, 4)).astype(np.float32)} for n in (2, 1)]
     check_with_litert(data, feeds, rtol=1e-4, atol=1e-4)
-    path = tmp_path / "m.tflite"
-    path.write_bytes(data)
-    narrow, wide = _convert(tmp_path, str(path)), _convert(tmp_path, str(path), "--fp32-weights")
-    _check_files(narrow, wide, {"float16"})
-    static = read_tosa(narrow)
-    check_reference_model(narrow, static, feeds[0], run_graph(static, feeds[0]), tmp_path / "ref")
+    _check_tflite_file(tmp_path, data, feeds, {"float16"})
 
 
 def test_fp32_weights_is_in_the_help():
@@ -156,10 +151,15 @@ def test_tflite_int8_weights_behind_dequantize_stay_int8_and_match_litert(tmp_pa
     data = _tflite_int8_model(per_channel)
     feeds = [{"x": RNG.standard_normal((n, 32)).astype(np.float32)} for n in (2, 1)]
     check_with_litert(data, feeds, rtol=1e-5, atol=1e-5)
+    _check_tflite_file(tmp_path, data, feeds, {"int8"})
+
+
+def _check_tflite_file(tmp_path, data: bytes, feeds: list, narrow_types: set):
+    """The .tosa keeps the narrow weights (``--fp32-weights`` does not), and the reference model runs it."""
     path = tmp_path / "m.tflite"
     path.write_bytes(data)
     narrow, wide = _convert(tmp_path, str(path)), _convert(tmp_path, str(path), "--fp32-weights")
-    _check_files(narrow, wide, {"int8"})
+    _check_files(narrow, wide, narrow_types)
     static = read_tosa(narrow)
     check_reference_model(narrow, static, feeds[0], run_graph(static, feeds[0]), tmp_path / "ref")
 
