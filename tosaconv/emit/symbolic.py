@@ -87,6 +87,8 @@ def symbolic_block(graph: Graph, bindings: dict | None = None) -> tuple[BlockRec
 
 
 class _SymbolicLowering(_Lowering):
+    share_constants = False
+
     def __init__(self, graph: Graph, env: dict, parent: _SymbolicLowering | None = None,
                  region_name: str = "main") -> None:
         super().__init__(graph, parent, region_name)

@@ -70,6 +70,10 @@ def location_text(loc: Location) -> str:
 
 
 class _Lowering:
+    # equal graph CONSTs share one tensor (a static file); the symbolic writer keeps them apart, so that a
+    # read-back program has the CONSTs the source's has, and specializes to the same program
+    share_constants = True
+
     def __init__(self, graph: Graph, parent: _Lowering | None = None, region_name: str = "main") -> None:
         self.graph = graph
         self.block = BlockRecord(name=region_name)
@@ -147,7 +151,8 @@ class _Lowering:
             self._add_op("CONST_SHAPE", {}, [], [name], location_text(op.location))
             return
         data = le_array(values, out.dtype)
-        key = None if op.result in self.output_values else _const_key(out.dtype, out.shape, data)
+        key = None if op.result in self.output_values or not self.share_constants else \
+            _const_key(out.dtype, out.shape, data)
         if key in self.shared:
             self.names.bind(op.result, self.shared[key])
             return
