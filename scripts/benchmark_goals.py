@@ -24,6 +24,11 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 ENV = {**os.environ, "PYTHONPATH": ROOT + os.pathsep + os.environ.get("PYTHONPATH", "")}
 REPEAT = 5
+# The interpreter that runs tosaconv and its floors (python -c pass, import numpy, onnx.load) as fresh processes.
+# The peer runs from its own venv; a fair comparison runs ours from a venv too: a base interpreter may load
+# site-wide .pth files at every start (this machine's adds 0.06 s: it imports certifi), which a venv skips.
+#   python -m venv /tmp/bench && /tmp/bench/bin/pip install . && TOSACONV_BENCH_PYTHON=/tmp/bench/bin/python ...
+PY = os.environ.get("TOSACONV_BENCH_PYTHON", sys.executable)
 
 
 def _wall(cmd: list) -> float:
@@ -75,12 +80,12 @@ main(["convert", sys.argv[1], "-o", os.devnull + ".tosa", "--bind", "N=1"])
 
 def _until_load(model: str) -> float:
     env = {**ENV, "T0": repr(time.time())}
-    out = subprocess.run([sys.executable, "-c", _TO_LOAD, model], env=env, capture_output=True, text=True, check=True)
+    out = subprocess.run([PY, "-c", _TO_LOAD, model], env=env, capture_output=True, text=True, check=True)
     return float(out.stdout.strip())
 
 
 def startup():
-    py = sys.executable
+    py = PY
     model = os.path.join(ROOT, "sample_models", "small_cnn.onnx")
     cmds = [[py, "-c", "pass"], [py, "-m", "tosaconv", "--help"], [py, "-m", "tosaconv", "--version"]]
     walls = _best(*cmds, lambda: _until_load(model))
@@ -281,9 +286,9 @@ def onnx_conversion():
         for entry in (e for e in MODELS if e.name in ONNX_MODELS):
             path = str(model_path(entry))
             shapes = [f"{k}={','.join(map(str, v))}" for k, v in entry.shapes[0].items()]
-            convert = [sys.executable, "-m", "tosaconv", "convert", path, "-o", os.path.join(work, "m.tosa"), "-q",
+            convert = [PY, "-m", "tosaconv", "convert", path, "-o", os.path.join(work, "m.tosa"), "-q",
                        *[a for s in shapes for a in ("--input-shape", s)]]
-            load = [sys.executable, "-c", _LOAD, path]
+            load = [PY, "-c", _LOAD, path]
             (ours, ours_cpu), (theirs, theirs_cpu) = _best_wall_and_cpu(env, convert, load)
             ours_rss, theirs_rss = _rss_of(convert, env), _rss_of(load, env)
             for key, value in (("wall", ours / theirs), ("cpu", ours_cpu / theirs_cpu), ("rss", ours_rss / theirs_rss)):
@@ -291,8 +296,8 @@ def onnx_conversion():
             rows.append([entry.name, f"{os.path.getsize(path) / 1e6:.1f}", f"{ours:.2f}", f"{theirs:.2f}",
                          f"{ours / theirs:.1f}x", f"{ours_cpu:.2f}", f"{theirs_cpu:.2f}", f"{ours_cpu / theirs_cpu:.1f}x",
                          f"{ours_rss:.0f}", f"{theirs_rss:.0f}", f"{ours_rss / theirs_rss:.2f}x"])
-    print("### ONNX conversion vs onnx.load, fresh processes (best of %d; CPU = user + system; bytecode cached)\n"
-          % REPEAT)
+    print("### ONNX conversion vs onnx.load, fresh processes (best of %d; CPU = user + system; bytecode cached; "
+          "run by %s)\n" % (REPEAT, PY))
     _table(["model", "MB", "convert s", "onnx.load s", "wall ratio (goal 2x)", "convert CPU s", "onnx.load CPU s",
             "CPU ratio", "convert RSS MB", "onnx.load RSS MB", "RSS ratio (goal 1.3x)"], rows)
     median = {k: sorted(v)[len(v) // 2] for k, v in ratios.items()}
@@ -377,22 +382,24 @@ def _best_pair(*runs) -> list:
 def _tflite_row(label: str, path: str, bindings: dict, work: str) -> list:
     out, mlir, peer_out = (os.path.join(work, n) for n in ("ours.tosa", "peer.mlirbc", "peer.tosa"))
     binds = [a for k, v in bindings.items() for a in ("--bind", f"{k}={v}")]
-    module = [sys.executable, "-m", "tosaconv", "convert", path, "-o", out, "-q", *binds]
-    script = [os.path.join(os.path.dirname(sys.executable), "tosaconv"), "convert", path, "-o", out, "-q", *binds]
+    module = [PY, "-m", "tosaconv", "convert", path, "-o", out, "-q", *binds]
+    script = [os.path.join(os.path.dirname(PY), "tosaconv"), "convert", path, "-o", out, "-q", *binds]
     peer = [[os.path.join(PEER_BIN, "tosa-converter-for-tflite"), path, "--bytecode", "-o", mlir],
             [os.path.join(PEER_BIN, "tosa-opt"), "--tosa-convert-integer-type-to-signless",
              f"--tosa-serialize=tosa-flatbuffer-filename={peer_out}", mlir, "-o", os.devnull]]
     env = _compiled_env(os.path.join(work, "pycache"))
     peer_env = {k: v for k, v in env.items() if k != "PYTHONPATH"}   # its venv only, not this repository
-    (mw, mc), (sw, sc), (pw, pc) = _best_pair(lambda: _both([module], env), lambda: _both([script], env),
-                                              lambda: _both(peer, peer_env))
+    floor = [PY, "-c", "import numpy"]   # what any numpy-based converter pays before its first line of work
+    (mw, mc), (sw, sc), (pw, pc), (fw, _) = _best_pair(
+        lambda: _both([module], env), lambda: _both([script], env), lambda: _both(peer, peer_env),
+        lambda: _both([floor], env))
     import json
-    done = subprocess.run([sys.executable, "-c", _INPROC, path, json.dumps(bindings), str(REPEAT)], env=env,
+    done = subprocess.run([PY, "-c", _INPROC, path, json.dumps(bindings), str(REPEAT)], env=env,
                           capture_output=True, text=True, check=True)
     iw, ic = json.loads(done.stdout)
     return [label, f"{os.path.getsize(path) / 1e6:.2f}", f"{mw:.2f}", f"{mc:.2f}", f"{sw:.2f}", f"{pw:.2f}",
             f"{pc:.2f}", f"{mw / pw:.2f}x", f"{mc / pc:.2f}x", f"{sw / pw:.2f}x", f"{iw:.3f}", f"{iw / pw:.2f}x",
-            f"{ic / pc:.2f}x"]
+            f"{ic / pc:.2f}x", f"{fw:.2f}", f"{fw / pw:.2f}x"]
 
 
 def tflite_conversion(only: list = ()):
@@ -406,13 +413,14 @@ def tflite_conversion(only: list = ()):
                 print(f"{label}: {' '.join(map(str, e.cmd[:2]))} failed (exit {e.returncode}); left out",
                       file=sys.stderr)
     print(f"### TFLite conversion vs tosa-converter-for-tflite + tosa-opt --tosa-serialize, fresh processes "
-          f"(best of {REPEAT}; bytecode cached; {len(rows)} of {len(models)} distinct real models)\n")
+          f"(best of {REPEAT}; bytecode cached; {len(rows)} of {len(models)} distinct real models; tosaconv run by "
+          f"{PY})\n")
     head = ["model", "MB", "python -m tosaconv wall s", "its CPU s", "tosaconv script wall s", "peer wall s",
             "peer CPU s", "wall ratio (goal 1.0x)", "CPU ratio", "script wall ratio", "in-process s",
-            "in-process / peer wall", "in-process CPU / peer CPU"]
+            "in-process / peer wall", "in-process CPU / peer CPU", "import numpy wall s", "numpy floor / peer wall"]
     _table(head, rows)
     medians = {h: sorted(float(r[i][:-1]) for r in rows)[len(rows) // 2] for i, h in enumerate(head) if i in
-               (7, 8, 9, 11, 12)}
+               (7, 8, 9, 11, 12, 14)}
     print("medians: " + ", ".join(f"{h} {v:.2f}x" for h, v in medians.items()) + "\n")
 
 
