@@ -51,9 +51,6 @@ def budget_diagnostic(what: str, shape: Iterable[object], itemsize: int, symbols
                       location: Location | None = None) -> Diagnostic | None:
     """A diagnostic if ``what`` (shape, itemsize) breaks the budget or TOSA's int32 dims, else None."""
     shape = tuple(int(d) for d in shape)
-    size, budget = nbytes(shape, itemsize), max_tensor_bytes()
-    if 0 <= size <= budget and all(0 <= d <= MAX_DIM for d in shape):
-        return None    # the common case, decided without building the message
     shown = "x".join(map(str, shape)) or "scalar"
     notes = (f"from the symbols {symbols}",) if symbols else ()
     if any(d < 0 for d in shape):
@@ -63,6 +60,7 @@ def budget_diagnostic(what: str, shape: Iterable[object], itemsize: int, symbols
     if big:
         return Diagnostic("E-TENSOR-DIM", f"{what} <{shown}> has a dim of {big[0]}, above TOSA's int32 limit "
                           f"{MAX_DIM}", location, notes, "bind the symbols to smaller sizes")
+    size, budget = nbytes(shape, itemsize), max_tensor_bytes()
     if size > budget:
         return Diagnostic("E-TENSOR-BUDGET", f"{what} <{shown}> would take {_human(size)}, more than "
                           f"--max-tensor-bytes {budget} ({_human(budget)})", location, notes,
