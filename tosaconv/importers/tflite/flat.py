@@ -17,6 +17,7 @@ import struct
 from typing import Iterator, Optional
 
 import numpy as np
+from flatbuffers import table as generated_table
 
 _U16 = struct.Struct("<H").unpack_from
 _I32 = struct.Struct("<i").unpack_from
@@ -103,6 +104,37 @@ class Table:
         """The number of elements of a vector field (0 when absent)."""
         at = self.ref(slot)
         return _U32(self.buf, at)[0] if at else 0
+
+
+class AccessorTable(generated_table.Table):
+    """A table for the schema's generated classes (an operator's options, read field by field by the
+    converters): their accessors call ``Offset`` and ``Get``, which here read the vtable once (when the
+    first field is asked for, so a damaged vtable fails there) and each value with one ``struct`` call.
+    Attach it with :func:`generated`."""
+
+    __slots__ = ("_fields",)
+
+    def __init__(self, buf: bytes, pos: int) -> None:
+        super().__init__(buf, pos)
+        self._fields: Optional[Table] = None
+
+    def Offset(self, vtableOffset: int) -> int:   # noqa: N802, N803  (the generated code's names)
+        fields = self._fields
+        if fields is None:
+            fields = self._fields = Table(self.Bytes, self.Pos)
+        return fields.offset((vtableOffset - 4) >> 1)
+
+    def Get(self, flags: object, off: int) -> object:   # noqa: N802
+        if off < 0:
+            raise TypeError(f"offset {off} is negative")
+        return flags.py_type(flags.packer_type.unpack_from(self.Bytes, off)[0])   # type: ignore[attr-defined]
+
+
+def generated(cls: type, table: AccessorTable) -> object:
+    """An object of generated class ``cls`` (e.g. ``tflite.Conv2DOptions``) reading ``table``."""
+    obj = cls()
+    obj._tab = table      # what the generated ``Init`` sets, with the faster table
+    return obj
 
 
 def root(buf: bytes) -> Table:

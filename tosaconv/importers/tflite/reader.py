@@ -17,12 +17,12 @@ computes is an empty constant. Sparse constants are densified here
 from __future__ import annotations
 
 import functools
+import math
 import struct
 from dataclasses import dataclass, field
 from typing import Optional
 
 import numpy as np
-from flatbuffers.table import Table
 
 from ...limits import check_tensor
 from ...lowering.errors import ConvertError  # noqa: F401  (one error type for every importer's converters)
@@ -89,7 +89,7 @@ class OpInfo:
     version: int
     inputs: list                     # tensor indices; -1 = optional input left out
     outputs: list
-    options: object = None           # flatbuffers Table of the builtin options, or None
+    options: object = None           # the builtin options (flat.AccessorTable), or None
     options_type: int = 0
 
 
@@ -146,7 +146,8 @@ def _read(data: bytes) -> TfliteModel:
 
 def _subgraph(sg: flat.Table, k: int, buffers: list, codes: list) -> Subgraph:
     """Subgraph ``k`` (schema table SubGraph: tensors, inputs, outputs, operators, name)."""
-    tensors = [_tensor(t, i, buffers) for i, t in enumerate(sg.tables(0))]
+    checked: set = set()
+    tensors = [_tensor(t, i, buffers, checked) for i, t in enumerate(sg.tables(0))]
     ops = [_op(op, i, codes) for i, op in enumerate(sg.tables(3))]
     inputs = list(sg.ints(1) or ())
     outputs = list(sg.ints(2) or ())
@@ -207,9 +208,9 @@ def _opcode(code: flat.Table) -> tuple:
     return (BUILTIN_OPCODE2NAME.get(builtin, f"BUILTIN_{builtin}"), False, version)
 
 
-def _tensor(t: flat.Table, index: int, buffers: list) -> TensorInfo:
+def _tensor(t: flat.Table, index: int, buffers: list, checked: set) -> TensorInfo:
     """One tensor (schema table Tensor: shape, type, buffer, name, quantization, is_variable, sparsity,
-    shape_signature)."""
+    shape_signature). ``checked``: the (shape, type) pairs whose size is known to be within the budget."""
     name = (t.string(3) or b"").decode("utf-8", errors="replace") or f"tensor_{index}"
     shape = t.ints(0) or ()
     signature = t.ints(7)
@@ -220,8 +221,10 @@ def _tensor(t: flat.Table, index: int, buffers: list) -> TensorInfo:
     info = TensorInfo(index, name, t.scalar(1, flat.INT8, 0), shape, signature, quant=quant,
                       is_variable=bool(t.scalar(5, flat.UINT8, 0)))
     _check_zero_points(info)
-    if info.type in NUMPY_TYPES:   # shape (not signature) dims are concrete: the budget applies as declared
+    if info.type in NUMPY_TYPES and (shape, info.type) not in checked:
+        # shape (not signature) dims are concrete: the budget applies as declared (once per shape and type)
         check_tensor(f"tensor '{name}'", [max(d, 0) for d in shape], NUMPY_TYPES[info.type])
+        checked.add((shape, info.type))
     buffer = t.scalar(2, flat.UINT32, 0)
     raw = buffers[buffer] if 0 < buffer < len(buffers) else None
     if raw is not None:
@@ -261,7 +264,7 @@ def _typed_data(info: TensorInfo, raw: np.ndarray, sparsity: Optional[tflite.Spa
     values = raw.view(dtype)           # zero-copy: a view of the file's bytes
     if sparsity is not None:
         return densify(values, info.shape, sparsity, info.name)
-    if values.size != int(np.prod(info.shape, dtype=np.int64)):
+    if values.size != math.prod(info.shape):
         raise ModelReadError(f"constant tensor '{info.name}' has {values.size} values for shape {list(info.shape)}")
     return values.reshape(info.shape)
 
@@ -291,7 +294,7 @@ def _op(op: flat.Table, index: int, codes: list) -> OpInfo:
     inputs = list(op.ints(1) or ())
     outputs = list(op.ints(2) or ())
     at = op.ref(4)
-    options, options_type = (Table(op.buf, at) if at else None), op.scalar(3, flat.UINT8, 0)
+    options, options_type = (flat.AccessorTable(op.buf, at) if at else None), op.scalar(3, flat.UINT8, 0)
     try:
         _probe_options(options, options_type)
     except (struct.error, IndexError, ValueError, TypeError, OverflowError, UnicodeDecodeError) as e:
@@ -300,14 +303,13 @@ def _op(op: flat.Table, index: int, codes: list) -> OpInfo:
     return OpInfo(index, name, custom, version, inputs, outputs, options, options_type)
 
 
-def _probe_options(table: Optional[Table], options_type: int) -> None:
+def _probe_options(table: Optional[flat.AccessorTable], options_type: int) -> None:
     """Read every field of an operator's options once, so a table reaching outside the file fails
     here (struct.error, caught by read_model) and not in a converter."""
     name = _OPTION_NAMES.get(options_type)
     if table is None or name is None or not hasattr(tflite, name):
         return
-    obj = getattr(tflite, name)()
-    obj.Init(table.Bytes, table.Pos)
+    obj = flat.generated(getattr(tflite, name), table)
     for reader in _option_fields(name):
         getattr(obj, reader)()
 
