@@ -25,20 +25,21 @@ _U32 = struct.Struct("<I").unpack_from
 
 
 class Table:
-    """One table of the buffer ``buf`` at ``pos``, its field offsets read from its vtable once."""
+    """One table of the buffer ``buf`` at ``pos``, its field offsets read from its vtable once.
 
-    __slots__ = ("buf", "pos", "slots", "declared")
+    ``vtables`` (shared by every table reached from one root) remembers each vtable read: a writer stores
+    one vtable for all tables with the same fields, so a model's tensors and operators share a handful."""
 
-    def __init__(self, buf: bytes, pos: int) -> None:
+    __slots__ = ("buf", "pos", "slots", "declared", "vtables")
+
+    def __init__(self, buf: bytes, pos: int, vtables: Optional[dict] = None) -> None:
         vtable = pos - _I32(buf, pos)[0]
-        if vtable < 0:
-            raise ValueError(f"a table at {pos} points to its vtable before the start of the file")
-        # slot s is declared when its entry (at 4 + 2s) starts inside the vtable's declared size; the
-        # entries that lie inside the file are read now, one past the end fails only when it is asked for
-        self.declared = max(_U16(buf, vtable)[0] - 3, 0) // 2
-        count = min(self.declared, max(len(buf) - vtable - 4, 0) // 2)
-        self.buf, self.pos = buf, pos
-        self.slots: tuple = struct.unpack_from(f"<{count}H", buf, vtable + 4)
+        vtables = {} if vtables is None else vtables
+        known = vtables.get(vtable)
+        if known is None:
+            known = vtables[vtable] = _vtable(buf, pos, vtable)
+        self.declared, self.slots = known
+        self.buf, self.pos, self.vtables = buf, pos, vtables
 
     def offset(self, slot: int) -> int:
         """The field's offset from the table's start, 0 when the field is absent."""
@@ -65,7 +66,7 @@ class Table:
     def table(self, slot: int) -> Optional["Table"]:
         """The sub-table (or union member) in the field, None when absent."""
         at = self.ref(slot)
-        return Table(self.buf, at) if at else None
+        return Table(self.buf, at, self.vtables) if at else None
 
     def string(self, slot: int) -> Optional[bytes]:
         """The string's bytes (cut at the end of the file, as the generated code does), None when absent."""
@@ -98,7 +99,7 @@ class Table:
         buf = self.buf
         for j in range(_U32(buf, at)[0]):
             entry = at + 4 + 4 * j
-            yield Table(buf, entry + _U32(buf, entry)[0])
+            yield Table(buf, entry + _U32(buf, entry)[0], self.vtables)
 
     def length(self, slot: int) -> int:
         """The number of elements of a vector field (0 when absent)."""
@@ -135,6 +136,17 @@ def generated(cls: type, table: AccessorTable) -> object:
     obj = cls()
     obj._tab = table      # what the generated ``Init`` sets, with the faster table
     return obj
+
+
+def _vtable(buf: bytes, pos: int, vtable: int) -> tuple:
+    """(declared slots, the offsets of those inside the file) of the vtable at ``vtable``. Slot s is declared
+    when its entry (at 4 + 2s) starts inside the vtable's declared size; one past the end of the file fails
+    only when it is asked for (:meth:`Table.offset`)."""
+    if vtable < 0:
+        raise ValueError(f"a table at {pos} points to its vtable before the start of the file")
+    declared = max(_U16(buf, vtable)[0] - 3, 0) // 2
+    count = min(declared, max(len(buf) - vtable - 4, 0) // 2)
+    return declared, struct.unpack_from(f"<{count}H", buf, vtable + 4)
 
 
 def root(buf: bytes) -> Table:
