@@ -236,9 +236,7 @@ def _sparsity(table: Optional[flat.Table]) -> Optional[tflite.SparsityParameters
     """The generated reader of a tensor's sparsity parameters (rare: read by .sparse)."""
     if table is None:
         return None
-    params = tflite.SparsityParameters()
-    params.Init(table.buf, table.pos)
-    return params
+    return flat.generated(tflite.SparsityParameters, flat.AccessorTable(table.buf, table.pos))
 
 
 def _check_zero_points(info: TensorInfo) -> None:
