@@ -136,19 +136,25 @@ def dyn_pad(ctx: LoweringContext, x: Value, before: list, after: list, mode: str
 
 
 def pad_by(ctx: LoweringContext, x: Value, before: list, after: list, mode: str, pad_const: float = 0) -> Value:
-    """``x`` padded by Index values ``before``/``after`` (one each per axis): lowered at once when they are
-    all ints, else DYN_PAD, which decays to the same lowering once they are bound."""
-    lo, hi = [p.type.value for p in before], [p.type.value for p in after]
+    """``x`` padded by ``before``/``after`` (one each per axis; Index values, or ints for amounts read from a
+    constant): lowered at once when they are all ints, else DYN_PAD, which decays to the same lowering once
+    they are bound."""
+    lo, hi = [_amount(p) for p in before], [_amount(p) for p in after]
     if all(isinstance(v, int) for v in lo + hi):
         return pad_static(ctx, x, lo, hi, mode, pad_const)
     return dyn_pad(ctx, x, before, after, mode, pad_const)
 
 
+def _amount(p: "Value | int") -> Dim:
+    return p if isinstance(p, int) else p.type.value
+
+
 def paddings_pairs(ctx: LoweringContext, name: str, rank: int, what: str) -> tuple:
-    """TFLite's ``[rank, 2]`` paddings as ``(before, after)`` lists of Index values: a constant, or traced
-    back to shapes (``SHAPE -> ... -> PACK``); amounts must be >= 0 (the ledger checks symbolic ones)."""
+    """TFLite's ``[rank, 2]`` paddings as ``(before, after)`` lists for :func:`pad_by`: ints from a constant,
+    or Index values traced back to shapes (``SHAPE -> ... -> PACK``); amounts must be >= 0 (the ledger
+    checks symbolic ones)."""
     c = ctx.const(name)
-    flat = [ctx.index(int(v)) for v in c.reshape(-1)] if c is not None else traced_elements(ctx, name)
+    flat = [int(v) for v in c.reshape(-1)] if c is not None else traced_elements(ctx, name)
     if flat is None:
         raise ConvertError(f"{what} '{name}' must be a constant or computed from tensor shapes: TOSA PAD takes "
                            "padding fixed before the model runs, and these amounts depend on tensor data that is "
@@ -156,7 +162,7 @@ def paddings_pairs(ctx: LoweringContext, name: str, rank: int, what: str) -> tup
     if len(flat) != 2 * rank:
         raise ConvertError(f"{what} has {len(flat)} values for a rank {rank} input (it needs {rank} pairs)")
     for i, p in enumerate(flat):
-        v = p.type.value
+        v = _amount(p)
         if isinstance(v, int) and v < 0:
             raise ConvertError(f"{what} needs non-negative (before, after) pairs, got {v} on axis {i // 2}")
         if not isinstance(v, int):

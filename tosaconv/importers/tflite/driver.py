@@ -18,6 +18,7 @@ from collections import OrderedDict
 from typing import TYPE_CHECKING, Sequence, Union
 
 from ...diagnostics import ConversionError, Diagnostic
+from ...gc_tuning import fewer_collections
 from ...ir.dtypes import DType
 from ...ir.graph import Graph
 from ...ir.location import Location
@@ -46,6 +47,7 @@ INPUT_TYPES = {"FLOAT32": DType.FP32, "FLOAT16": DType.FP16, "INT32": DType.INT3
                "UINT8": DType.INT8}   # uint8 bits in int8 storage (see quant.py)
 
 
+@fewer_collections
 def import_tflite(path: str, npu_fast: bool = False, int_io: bool = False) -> Graph:
     """The symbolic program of the model at ``path``. ``npu_fast``: the cheaper lowerings that may differ from
     LiteRT by 1 LSB (README, ``--npu-fast``); ``int_io``: integer inputs and outputs (see .int_io)."""

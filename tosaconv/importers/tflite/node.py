@@ -15,6 +15,7 @@ import flatbuffers
 import numpy as np
 
 from ...ir.location import Location
+from .flat import generated
 from .reader import ConvertError, OpInfo, TensorInfo
 from .schema import tflite
 
@@ -101,6 +102,4 @@ class OpReader:
         got = _OPTION_TYPES.get(self.info.options_type)
         if got != options:
             raise ConvertError(f"{self.op_type} carries {got or 'unknown'} options where {options} were expected")
-        obj = getattr(tflite, options)()
-        obj.Init(table.Bytes, table.Pos)
-        return obj
+        return generated(getattr(tflite, options), table)

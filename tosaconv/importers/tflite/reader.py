@@ -17,20 +17,19 @@ computes is an empty constant. Sparse constants are densified here
 from __future__ import annotations
 
 import functools
+import math
 import struct
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Optional, Union
+from typing import Optional
 
 import numpy as np
 
 from ...limits import check_tensor
 from ...lowering.errors import ConvertError  # noqa: F401  (one error type for every importer's converters)
+from . import flat
 from .operand_checks import operand_problem
 from .schema import tflite
 from .sparse import SparseError, densify
-
-if TYPE_CHECKING:
-    import flatbuffers.table
 
 BUILTIN_OPCODE2NAME = tflite.utils.BUILTIN_OPCODE2NAME
 
@@ -45,6 +44,8 @@ NUMPY_TYPES = {
 }
 TYPE_NAMES = {v: k for k, v in vars(tflite.TensorType).items() if not k.startswith("_")}
 CUSTOM = tflite.BuiltinOperator.CUSTOM
+_PLACEHOLDER = tflite.BuiltinOperator.PLACEHOLDER_FOR_GREATER_OP_CODES
+_F32, _I64 = np.dtype("<f4"), np.dtype("<i8")
 
 
 class ModelReadError(Exception):
@@ -88,7 +89,7 @@ class OpInfo:
     version: int
     inputs: list                     # tensor indices; -1 = optional input left out
     outputs: list
-    options: object = None           # flatbuffers Table of the builtin options, or None
+    options: object = None           # the builtin options (flat.AccessorTable), or None
     options_type: int = 0
 
 
@@ -130,24 +131,26 @@ def read_model(data: bytes) -> TfliteModel:
 
 
 def _read(data: bytes) -> TfliteModel:
-    model = tflite.Model.GetRootAs(data, 0)
-    if model.SubgraphsLength() < 1:
+    model = flat.root(data)
+    if model.length(2) < 1:
         raise ModelReadError("the model has no subgraph")
-    buffers = [_buffer(model.Buffers(i), data) for i in range(model.BuffersLength())]
-    codes = [_opcode(model.OperatorCodes(i)) for i in range(model.OperatorCodesLength())]
-    graphs = [_subgraph(model.Subgraphs(k), k, buffers, codes) for k in range(model.SubgraphsLength())]
+    buffers = [_buffer(b, data) for b in model.tables(4)]
+    codes = [_opcode(c) for c in model.tables(1)]
+    graphs = [_subgraph(sg, k, buffers, codes) for k, sg in enumerate(model.tables(2))]
     main = graphs[0]
     result = TfliteModel(main.tensors, main.ops, main.inputs, main.outputs, subgraphs=len(graphs),
-                         version=model.Version(), graphs=graphs)
+                         version=model.scalar(0, flat.UINT32, 0), graphs=graphs)
     _read_signature(model, result)
     return result
 
 
-def _subgraph(sg: tflite.SubGraph, k: int, buffers: list, codes: list) -> Subgraph:
-    tensors = [_tensor(sg.Tensors(i), i, buffers) for i in range(sg.TensorsLength())]
-    ops = [_op(sg.Operators(i), i, codes) for i in range(sg.OperatorsLength())]
-    inputs = [int(i) for i in _ints(sg.InputsAsNumpy())]
-    outputs = [int(i) for i in _ints(sg.OutputsAsNumpy())]
+def _subgraph(sg: flat.Table, k: int, buffers: list, codes: list) -> Subgraph:
+    """Subgraph ``k`` (schema table SubGraph: tensors, inputs, outputs, operators, name)."""
+    checked: set = set()
+    tensors = [_tensor(t, i, buffers, checked) for i, t in enumerate(sg.tables(0))]
+    ops = [_op(op, i, codes) for i, op in enumerate(sg.tables(3))]
+    inputs = list(sg.ints(1) or ())
+    outputs = list(sg.ints(2) or ())
     where = "" if k == 0 else f" in subgraph {k}"
     for i in inputs + outputs + [t for op in ops for t in op.outputs]:
         if not 0 <= i < len(tensors):
@@ -162,7 +165,7 @@ def _subgraph(sg: tflite.SubGraph, k: int, buffers: list, codes: list) -> Subgra
             raise ModelReadError(f"operator {op.index} ({op.op_type}{where}) cannot run: {why}; LiteRT refuses "
                                  "such a model too")
     _fill_empty_constants(tensors, ops, inputs)
-    name = (sg.Name() or b"").decode("utf-8", errors="replace") or f"subgraph_{k}"
+    name = (sg.string(4) or b"").decode("utf-8", errors="replace") or f"subgraph_{k}"
     return Subgraph(k, name, tensors, ops, inputs, outputs)
 
 
@@ -179,49 +182,61 @@ def _fill_empty_constants(tensors: list, ops: list, inputs: list) -> None:
             t.data = np.zeros(t.shape, NUMPY_TYPES[t.type])
 
 
-def _ints(arr: Union[np.ndarray, int]) -> np.ndarray:
-    """A flatbuffers int vector (the generated code returns 0 for an absent vector)."""
-    return np.zeros((0,), np.int32) if isinstance(arr, int) else arr
-
-
-def _buffer(buf: tflite.Buffer, data: bytes) -> Optional[np.ndarray]:
-    """The bytes of one buffer: a view into the file (inline, or at an offset for >2 GB models)."""
-    if buf is None:
-        return None
-    if buf.Offset() > 1:
-        start, size = buf.Offset(), buf.Size()
+def _buffer(buf: flat.Table, data: bytes) -> Optional[np.ndarray]:
+    """The bytes of one buffer (schema table Buffer: data, offset, size): a view into the file (inline,
+    or at an offset for >2 GB models)."""
+    start = buf.scalar(1, flat.UINT64, 0)
+    if start > 1:
+        size = buf.scalar(2, flat.UINT64, 0)
         if start + size > len(data):
             raise ModelReadError(f"a buffer at offset {start} of {size} bytes runs past the end of the file")
         return np.frombuffer(data, np.uint8, count=size, offset=start)
-    if buf.DataIsNone() or buf.DataLength() == 0:
-        return None
-    return buf.DataAsNumpy()
+    values = buf.array(0, np.uint8)
+    return values if values is not None and values.size else None
 
 
-def _opcode(code: tflite.OperatorCode) -> tuple:
-    builtin = max(code.BuiltinCode(), code.DeprecatedBuiltinCode())
+def _opcode(code: flat.Table) -> tuple:
+    """(name, custom, version) of one OperatorCode (deprecated_builtin_code, custom_code, version,
+    builtin_code): the int8 deprecated code holds codes below 127, the int32 one every code."""
+    deprecated = code.scalar(0, flat.INT8, 0)
+    wide = code.scalar(3, flat.INT32, 0)
+    builtin = max(wide if wide >= _PLACEHOLDER else deprecated, deprecated)
+    version = code.scalar(2, flat.INT32, 1)
     if builtin == CUSTOM:
-        custom = code.CustomCode()
-        return (custom.decode("utf-8", errors="replace") if custom else "?", True, code.Version())
-    return (BUILTIN_OPCODE2NAME.get(builtin, f"BUILTIN_{builtin}"), False, code.Version())
+        custom = code.string(1)
+        return (custom.decode("utf-8", errors="replace") if custom else "?", True, version)
+    return (BUILTIN_OPCODE2NAME.get(builtin, f"BUILTIN_{builtin}"), False, version)
 
 
-def _tensor(t: tflite.Tensor, index: int, buffers: list) -> TensorInfo:
-    name = (t.Name() or b"").decode("utf-8", errors="replace") or f"tensor_{index}"
-    shape = tuple(int(d) for d in _ints(t.ShapeAsNumpy()))
-    signature = None if t.ShapeSignatureIsNone() else tuple(int(d) for d in _ints(t.ShapeSignatureAsNumpy()))
+def _tensor(t: flat.Table, index: int, buffers: list, checked: set) -> TensorInfo:
+    """One tensor (schema table Tensor: shape, type, buffer, name, quantization, is_variable, sparsity,
+    shape_signature). ``checked``: the (shape, type) pairs whose size is known to be within the budget."""
+    name = (t.string(3) or b"").decode("utf-8", errors="replace") or f"tensor_{index}"
+    shape = t.ints(0) or ()
+    signature = t.ints(7)
     try:
-        quant = _quant(t.Quantization())
+        quant = _quant(t.table(4))
     except ModelReadError as e:
         raise ModelReadError(f"tensor '{name}': {e}") from None
-    info = TensorInfo(index, name, t.Type(), shape, signature, quant=quant, is_variable=t.IsVariable())
+    info = TensorInfo(index, name, t.scalar(1, flat.INT8, 0), shape, signature, quant=quant,
+                      is_variable=bool(t.scalar(5, flat.UINT8, 0)))
     _check_zero_points(info)
-    if info.type in NUMPY_TYPES:   # shape (not signature) dims are concrete: the budget applies as declared
+    if info.type in NUMPY_TYPES and (shape, info.type) not in checked:
+        # shape (not signature) dims are concrete: the budget applies as declared (once per shape and type)
         check_tensor(f"tensor '{name}'", [max(d, 0) for d in shape], NUMPY_TYPES[info.type])
-    raw = buffers[t.Buffer()] if 0 < t.Buffer() < len(buffers) else None
+        checked.add((shape, info.type))
+    buffer = t.scalar(2, flat.UINT32, 0)
+    raw = buffers[buffer] if 0 < buffer < len(buffers) else None
     if raw is not None:
-        info.data = _typed_data(info, raw, t.Sparsity())
+        info.data = _typed_data(info, raw, _sparsity(t.table(6)))
     return info
+
+
+def _sparsity(table: Optional[flat.Table]) -> Optional[tflite.SparsityParameters]:
+    """The generated reader of a tensor's sparsity parameters (rare: read by .sparse)."""
+    if table is None:
+        return None
+    return flat.generated(tflite.SparsityParameters, flat.AccessorTable(table.buf, table.pos))
 
 
 def _check_zero_points(info: TensorInfo) -> None:
@@ -230,9 +245,10 @@ def _check_zero_points(info: TensorInfo) -> None:
     if info.quant is None or dtype is None or not np.issubdtype(dtype, np.integer):
         return
     limits = np.iinfo(dtype)
-    bad = [int(z) for z in info.quant.zero_point.reshape(-1) if not limits.min <= z <= limits.max]
-    if bad:
-        raise ModelReadError(f"tensor '{info.name}' ({info.type_name}) has zero point {bad[0]}, outside "
+    zp = info.quant.zero_point.reshape(-1)
+    bad = zp[(zp < limits.min) | (zp > limits.max)]
+    if bad.size:
+        raise ModelReadError(f"tensor '{info.name}' ({info.type_name}) has zero point {int(bad[0])}, outside "
                              f"{limits.min}..{limits.max}")
 
 
@@ -246,33 +262,37 @@ def _typed_data(info: TensorInfo, raw: np.ndarray, sparsity: Optional[tflite.Spa
     values = raw.view(dtype)           # zero-copy: a view of the file's bytes
     if sparsity is not None:
         return densify(values, info.shape, sparsity, info.name)
-    if values.size != int(np.prod(info.shape, dtype=np.int64)):
+    if values.size != math.prod(info.shape):
         raise ModelReadError(f"constant tensor '{info.name}' has {values.size} values for shape {list(info.shape)}")
     return values.reshape(info.shape)
 
 
-def _quant(q: Optional[tflite.QuantizationParameters]) -> Optional[QuantParams]:
-    if q is None or q.ScaleIsNone() or q.ScaleLength() == 0:
+def _quant(q: Optional[flat.Table]) -> Optional[QuantParams]:
+    """Schema table QuantizationParameters: min, max, scale, zero_point, details, quantized_dimension."""
+    scale = q.array(2, _F32) if q is not None else None
+    if scale is None or scale.size == 0:
         return None
-    scale = np.asarray(q.ScaleAsNumpy(), np.float32)
-    zp = np.asarray(_ints(q.ZeroPointAsNumpy()), np.int64)
-    if zp.size == 0:
-        zp = np.zeros(scale.shape, np.int64)
+    scale = np.asarray(scale, np.float32)
+    zp = q.array(3, _I64)
+    zp = np.zeros(scale.shape, np.int64) if zp is None or zp.size == 0 else np.asarray(zp, np.int64)
     ok = np.isfinite(scale) & (scale >= np.finfo(np.float32).tiny)
     if not np.all(ok):
         raise ModelReadError(f"a quantization scale is {scale[~ok][0]}; scales must be finite, positive "
                              "normal float32 numbers")
-    return QuantParams(scale, zp, q.QuantizedDimension())
+    return QuantParams(scale, zp, q.scalar(6, flat.INT32, 0))
 
 
-def _op(op: tflite.Operator, index: int, codes: list) -> OpInfo:
-    idx = op.OpcodeIndex()
+def _op(op: flat.Table, index: int, codes: list) -> OpInfo:
+    """One operator (schema table Operator: opcode_index, inputs, outputs, builtin_options_type,
+    builtin_options)."""
+    idx = op.scalar(0, flat.UINT32, 0)
     if not 0 <= idx < len(codes):
         raise ModelReadError(f"operator {index} uses opcode index {idx}, but the model has {len(codes)} codes")
     name, custom, version = codes[idx]
-    inputs = [int(i) for i in _ints(op.InputsAsNumpy())]
-    outputs = [int(i) for i in _ints(op.OutputsAsNumpy())]
-    options, options_type = op.BuiltinOptions(), op.BuiltinOptionsType()
+    inputs = list(op.ints(1) or ())
+    outputs = list(op.ints(2) or ())
+    at = op.ref(4)
+    options, options_type = (flat.AccessorTable(op.buf, at) if at else None), op.scalar(3, flat.UINT8, 0)
     try:
         _probe_options(options, options_type)
     except (struct.error, IndexError, ValueError, TypeError, OverflowError, UnicodeDecodeError) as e:
@@ -281,14 +301,13 @@ def _op(op: tflite.Operator, index: int, codes: list) -> OpInfo:
     return OpInfo(index, name, custom, version, inputs, outputs, options, options_type)
 
 
-def _probe_options(table: Optional[flatbuffers.table.Table], options_type: int) -> None:
+def _probe_options(table: Optional[flat.AccessorTable], options_type: int) -> None:
     """Read every field of an operator's options once, so a table reaching outside the file fails
     here (struct.error, caught by read_model) and not in a converter."""
     name = _OPTION_NAMES.get(options_type)
     if table is None or name is None or not hasattr(tflite, name):
         return
-    obj = getattr(tflite, name)()
-    obj.Init(table.Bytes, table.Pos)
+    obj = flat.generated(getattr(tflite, name), table)
     for reader in _option_fields(name):
         getattr(obj, reader)()
 
@@ -311,16 +330,15 @@ def _option_fields(name: str) -> tuple:
 _OPTION_NAMES = {v: k for k, v in vars(tflite.BuiltinOptions).items() if not k.startswith("_")}
 
 
-def _read_signature(model: tflite.Model, result: TfliteModel) -> None:
-    """Names from the first signature def whose subgraph is the main one."""
-    for i in range(model.SignatureDefsLength()):
-        sig = model.SignatureDefs(i)
-        if sig.SubgraphIndex() != 0:
+def _read_signature(model: flat.Table, result: TfliteModel) -> None:
+    """Names from the first signature def (SignatureDef: inputs, outputs, ..., subgraph_index) whose
+    subgraph is the main one; each TensorMap holds a name and a tensor index."""
+    for sig in model.tables(7):
+        if sig.scalar(4, flat.UINT32, 0) != 0:
             continue
-        for j in range(sig.InputsLength()):
-            m = sig.Inputs(j)
-            result.input_names[m.TensorIndex()] = m.Name().decode("utf-8", errors="replace")
-        for j in range(sig.OutputsLength()):
-            m = sig.Outputs(j)
-            result.output_names[m.TensorIndex()] = m.Name().decode("utf-8", errors="replace")
+        for names, maps in ((result.input_names, sig.tables(0)), (result.output_names, sig.tables(1))):
+            for m in maps:
+                name = m.string(0)
+                if name is not None:
+                    names[m.scalar(1, flat.UINT32, 0)] = name.decode("utf-8", errors="replace")
         return

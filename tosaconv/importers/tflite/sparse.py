@@ -13,10 +13,11 @@ the model builder: a sparse level keeps a child when its subtree holds a non-zer
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Optional, Sequence
 
 import numpy as np
 
+from .flat import AccessorTable, generated
 from .schema import tflite
 
 if TYPE_CHECKING:
@@ -33,10 +34,13 @@ def _index_vector(kind: int, table: Optional[flatbuffers.table.Table]) -> np.nda
     cls = {tflite.SparseIndexVector.Int32Vector: tflite.Int32Vector,
            tflite.SparseIndexVector.Uint16Vector: tflite.Uint16Vector,
            tflite.SparseIndexVector.Uint8Vector: tflite.Uint8Vector}[kind]
-    vec = cls()
-    vec.Init(table.Bytes, table.Pos)
-    values = vec.ValuesAsNumpy()
+    values = _fast(cls, table).ValuesAsNumpy()
     return np.zeros((0,), np.int64) if isinstance(values, int) else values.astype(np.int64)
+
+
+def _fast(cls: type, table: flatbuffers.table.Table) -> Any:
+    """Generated class ``cls`` reading ``table`` through :class:`.flat.AccessorTable` (direct reads)."""
+    return generated(cls, AccessorTable(table.Bytes, table.Pos))
 
 
 def densify(values: np.ndarray, shape: tuple, sparsity: tflite.SparsityParameters, name: str) -> np.ndarray:
@@ -45,7 +49,8 @@ def densify(values: np.ndarray, shape: tuple, sparsity: tflite.SparsityParameter
         if not sparsity.TraversalOrderIsNone() else list(range(rank))
     block_map = [int(x) for x in np.atleast_1d(sparsity.BlockMapAsNumpy())] \
         if not sparsity.BlockMapIsNone() else []
-    levels = [sparsity.DimMetadata(i) for i in range(sparsity.DimMetadataLength())]
+    levels = [_fast(tflite.DimensionMetadata, sparsity.DimMetadata(i)._tab)
+              for i in range(sparsity.DimMetadataLength())]
     if len(levels) != rank + len(block_map) or sorted(order) != list(range(len(levels))):
         raise SparseError(f"sparse tensor '{name}': {len(levels)} dim metadata entries and traversal order "
                           f"{order} do not fit rank {rank} with block map {block_map}")
