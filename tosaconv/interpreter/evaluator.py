@@ -99,7 +99,7 @@ def _run_warm(plan: Plan, values: dict, ctx: KernelContext, budget: int) -> None
     for step in plan.run_steps:
         if step.trusted:
             try:
-                results = step.kernel(step.op, [*map(get, step.operands)], ctx)
+                results = step.call(step.op, [*map(get, step.operands)], ctx)
             except TosaconvError:   # a budget refusal (limits.check_tensor) keeps its own exit code
                 raise
             except Exception as e:   # noqa: BLE001 - any kernel failure becomes a located KernelError
@@ -145,7 +145,7 @@ def _run(step: Step, args: list, ctx: KernelContext, budget: int, plan: Optional
     except Exception as e:   # noqa: BLE001 - any kernel failure becomes a located KernelError
         raise _located(step, e) from e
     if plan is not None:
-        plan.learn(step, results)
+        plan.learn(step, results, args)
     return conformed
 
 

@@ -36,6 +36,7 @@ from ..ir.graph import walk_graphs
 from ..ir.types import IndexType
 from ..limits import MAX_DIM
 from .errors import KernelError
+from .inplace import inplace_kernel, keeps_operands, produces_fresh
 from .registry import kernel_for
 
 if TYPE_CHECKING:
@@ -68,13 +69,14 @@ class Slot:
 class Step:
     """One op of the plan: the op, its kernel, operand names, result slots, and names dead after it."""
 
-    __slots__ = ("op", "opdef", "kernel", "operands", "results", "names", "release", "checkable", "trusted",
-                 "constant")
+    __slots__ = ("op", "opdef", "kernel", "call", "operands", "results", "names", "release", "checkable",
+                 "trusted", "constant", "fresh")
 
     def __init__(self, op: Operation, kernel: Callable, results: list) -> None:
         self.op = op
         self.opdef = op.op
         self.kernel = kernel
+        self.call: Callable = kernel     # what a warm run calls: the kernel, or its in-place form
         self.operands: list = [v.name for v in op.operands]
         self.results: list = results
         self.names: tuple = tuple(slot.name for slot in results)
@@ -84,13 +86,19 @@ class Step:
         self.trusted = False      # the first run verified its results
         # a CONST whose value a run may make once and keep (the plan holds it while the graph lives)
         self.constant: bool = self.checkable and op.op.name == "CONST" and not op.operands
+        self.fresh = False        # the first run saw it return writeable arrays sharing no operand's memory
 
-    def learn(self, results: list) -> None:
+    def learn(self, results: list, args: list) -> list:
         """Trust this step from now on when ``results`` (its kernel's, unconverted) are exactly the
-        arrays its static types promise."""
+        arrays its static types promise; return the operand names whose memory a result shares."""
         if self.checkable and len(results) == len(self.results):
             self.trusted = all(type(r) is np.ndarray and r.dtype == slot.dtype and r.shape == slot.shape
                                for r, slot in zip(results, self.results))
+        arrays = [r for r in results if isinstance(r, np.ndarray)]
+        shared = [name for name, a in zip(self.operands, args)
+                  if isinstance(a, np.ndarray) and any(np.may_share_memory(r, a) for r in arrays)]
+        self.fresh = self.trusted and not shared and all(r.flags.writeable for r in arrays)
+        return shared
 
 
 def _static_bytes(shape: tuple, itemsize: int) -> int:
@@ -118,7 +126,7 @@ class Plan:
     """A graph's steps and what its runs have learned: the constants' values, once every one was made."""
 
     __slots__ = ("ref", "ops", "fields", "values", "value_fields", "ends", "steps", "run_steps", "constants",
-                 "warm", "max_bytes")
+                 "warm", "max_bytes", "shared")
 
     def __init__(self, ref: weakref.ref, steps: list, graph: Graph) -> None:
         self.ref = ref
@@ -132,6 +140,7 @@ class Plan:
         self.steps = steps
         self.run_steps: list = steps      # a warm run's steps: all but the constants it keeps
         self.constants: dict = {}
+        self.shared: set = set()      # values some op returned a view of (or itself): never written in place
         self.warm = False          # a run completed: its constants are kept, its verifiable steps checked
         sizes = [slot.nbytes for step in steps for slot in step.results if slot.nbytes is not None]
         # a warm run skips the budget check of static results when the budget allows the largest of them
@@ -146,16 +155,34 @@ class Plan:
                 and (list(graph.outputs), list(getattr(graph, "assumptions", ()))) == self.ends
                 and _same(list(map(_VALUE_FIELDS, self.values)), self.value_fields))
 
-    def learn(self, step: Step, results: list) -> None:
-        """Record what a cold run saw ``step`` return (its kernel's results, unconverted)."""
-        step.learn(results)
+    def learn(self, step: Step, results: list, args: list) -> None:
+        """Record what a cold run saw ``step`` return (its kernel's results, unconverted) from ``args``."""
+        self.shared.update(step.learn(results, args))
         if step.constant and step.trusted:
             self.constants[step.names[0]] = results[0]
 
     def ready(self) -> None:
-        """A cold run completed: later runs may take the warm path, without the constants it kept."""
+        """A cold run completed: later runs may take the warm path, without the constants it kept and with
+        the elementwise steps that may write into a dying operand doing so."""
         self.run_steps = [step for step in self.steps if not (step.constant and step.names[0] in self.constants)]
+        owned = _owned_values(self.steps, self.shared)
+        for step in self.steps:
+            in_place = inplace_kernel(step, owned)
+            step.call = step.kernel if in_place is None else in_place
         self.warm = True
+
+
+def _owned_values(steps: list, shared: set) -> dict:
+    """name -> static shape of each float32 value no one but its single reader at a time can see: made
+    new by a fresh kernel, never viewed by another op's result, never kept by a stateful or region op."""
+    kept = {name for step in steps if keeps_operands(step) for name in step.operands}
+    owned = {}
+    for step in steps:
+        if step.fresh and produces_fresh(step):
+            for slot in step.results:
+                if slot.name not in shared and slot.name not in kept and slot.dtype == np.float32:
+                    owned[slot.name] = slot.shape
+    return owned
 
 
 _CACHE: dict = {}   # id(graph) -> Plan, dropped when the graph is collected
