@@ -23,6 +23,8 @@ from tosaconv.ir.ops import Op
 from tosaconv.ir.types import TensorType
 from tosaconv.limits import tensor_budget
 
+from tests.interpreter.test_evaluator import symbolic_graph
+
 LOC = Location("Mul", "block/mul", "onnx")
 SHAPE = (1, 4, 3, 5)
 
@@ -105,3 +107,16 @@ def test_a_smaller_budget_on_a_later_run_is_still_enforced():
     evaluate(graph, {"x": x})
     with tensor_budget(100), pytest.raises(ShapeError, match="max-tensor-bytes|budget"):
         evaluate(graph, {"x": x})
+
+
+def test_a_symbolic_program_runs_each_binding_right_and_never_in_place():
+    """Who shares whose memory may change with the bindings, so a program with symbols keeps every result."""
+    graph = symbolic_graph()
+    rng = np.random.default_rng(1)
+    for batch, seq in [(2, 3), (5, 7), (2, 3), (1, 1)]:
+        x = rng.standard_normal((batch, seq, 4)).astype(np.float32)
+        mask = (rng.random((batch, seq)) > 0.5).astype(np.float32)
+        out = evaluate(graph, {"x": x, "mask": mask})
+        np.testing.assert_array_equal(out["flat"], (x * mask[:, :, None]).reshape(batch * seq, 4))
+        assert int(out["rows"]) == batch * seq
+    assert all(step.call is step.kernel for step in plan_for(graph, {}).steps)

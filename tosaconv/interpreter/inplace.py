@@ -9,8 +9,9 @@ bits as the kernel (the same ufunc on the same operands; numpy handles an
 output that is one of the inputs).
 
 An operand's array is free to overwrite when all of these hold, the last two
-as seen in the plan's checked first run (evaluator.py), whose kernels behave
-the same on every later run of the same static types:
+as seen in the plan's checked first run (evaluator.py). Only a program whose
+every type is static is done in place: its kernels see the same operand
+shapes and types on every run, so they share memory the same way each time.
 
 - the step is its last use, and it is not a graph output;
 - it was made in this graph by a kernel that returns new arrays (CONV2D,

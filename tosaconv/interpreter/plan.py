@@ -165,7 +165,10 @@ class Plan:
         """A cold run completed: later runs may take the warm path, without the constants it kept and with
         the elementwise steps that may write into a dying operand doing so."""
         self.run_steps = [step for step in self.steps if not (step.constant and step.names[0] in self.constants)]
-        owned = _owned_values(self.steps, self.shared)
+        # what the first run saw of who shares whose memory holds for later runs when every shape is static;
+        # under symbols, a later binding may make a view where the first made a copy
+        static = all(step.checkable for step in self.steps)
+        owned = _owned_values(self.steps, self.shared) if static else {}
         for step in self.steps:
             in_place = inplace_kernel(step, owned)
             step.call = step.kernel if in_place is None else in_place
