@@ -18,7 +18,10 @@ operands' types alone, so later runs call its kernel without checking the
 results again. A CONST's value is kept once it is made, and later runs put
 every constant in place before the first op instead of calling the kernel.
 The first run is the checked one: it reports a kernel's failure or a result
-that contradicts its type, and a plan whose run failed stays unchecked.
+that contradicts its type, and a plan whose run failed stays unchecked. It
+also notes which results share memory with an operand, so that in a static
+program a float elementwise step may write into an operand that dies with it
+(inplace.py).
 """
 from __future__ import annotations
 
@@ -123,7 +126,8 @@ def _same(a: list, b: list) -> bool:
 
 
 class Plan:
-    """A graph's steps and what its runs have learned: the constants' values, once every one was made."""
+    """A graph's steps and what its first run taught: the constants' values, which steps to trust, which
+    values another's result shares memory with (so which operands a step may overwrite)."""
 
     __slots__ = ("ref", "ops", "fields", "values", "value_fields", "ends", "steps", "run_steps", "constants",
                  "warm", "max_bytes", "shared")
