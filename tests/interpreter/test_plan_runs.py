@@ -120,3 +120,23 @@ def test_a_symbolic_program_runs_each_binding_right_and_never_in_place():
         np.testing.assert_array_equal(out["flat"], (x * mask[:, :, None]).reshape(batch * seq, 4))
         assert int(out["rows"]) == batch * seq
     assert all(step.call is step.kernel for step in plan_for(graph, {}).steps)
+
+
+def test_per_channel_constants_against_a_big_tensor_run_as_tiled_rows():
+    """A batch norm's per-channel MUL and ADD (and a SUB with the constant first) on 64x64x16: the in-place
+    form multiplies whole rows by the constant tiled along a row; every run must equal numpy's broadcast."""
+    shape = (1, 64, 64, 16)
+    graph = Graph()
+    b = Builder(graph, LOC)
+    x = graph.add_input("x", TensorType(DType.FP32, shape))
+    rng = np.random.default_rng(2)
+    scale, shift, top = (rng.standard_normal((1, 1, 1, 16)).astype(np.float32) for _ in range(3))
+    scaled = b.emit(Op.MUL, x, b.const(scale), attrs=A.MulAttrs())
+    shifted = b.emit(Op.ADD, scaled, b.const(shift))
+    flipped = b.emit(Op.SUB, b.const(top), shifted)
+    graph.set_outputs([flipped], ["y"])
+    for _ in range(3):
+        data = rng.standard_normal(shape).astype(np.float32)
+        np.testing.assert_array_equal(evaluate(graph, {"x": data})["y"], top - (data * scale + shift))
+    tiled = sorted(s.opdef.name for s in plan_for(graph, {}).steps if "_binary_rows" in s.call.__qualname__)
+    assert tiled == ["ADD", "SUB"]

@@ -21,6 +21,11 @@ shapes and types on every run, so they share memory the same way each time.
 - no op that reads it returned an array sharing its memory (RESHAPE's view,
   say), and none of them keeps it (no VARIABLE_WRITE, no region).
 
+A per-channel constant (``[1, ..., 1, C]``, few channels) against a big tensor
+is tiled once along a row of W*C values when the plan is made: numpy's inner
+loop then runs over a whole row instead of C values at a time (about twice
+as fast at 16 channels), with the same products and sums.
+
 CLAMP is done in place only for its plain case (float32, ``nan_mode``
 PROPAGATE, a non-zero ``max_val``), where its kernel is one ``np.clip``.
 """
@@ -42,6 +47,9 @@ _UFUNCS: dict = {"ADD": np.add, "SUB": np.subtract, "MUL": np.multiply}
 # kernels whose results are always new arrays (checked again against their operands in the first run)
 _FRESH = frozenset(("ADD", "SUB", "MUL", "CLAMP", "CONV2D", "DEPTHWISE_CONV2D", "ERF"))
 _F32 = np.dtype(np.float32)
+# a per-channel constant of at most this many channels, against at least this many elements, is tiled
+_TILE_CHANNELS = 32
+_TILE_MIN_SIZE = 1 << 16
 
 
 def _binary(ufunc: np.ufunc, target: int) -> Kernel:
@@ -49,6 +57,34 @@ def _binary(ufunc: np.ufunc, target: int) -> Kernel:
     def run(op: Operation, args: Arrays, ctx: KernelContext) -> Arrays:
         return [ufunc(args[0], args[1], out=args[target])]
     return run
+
+
+def _binary_rows(ufunc: np.ufunc, target: int, tiled: np.ndarray) -> Kernel:
+    """``ufunc`` of operand ``target`` as rows of W*C values and the other operand, a per-channel constant
+    tiled W times, written into operand ``target`` (broadcast as usual when it is not C-contiguous)."""
+    width = tiled.size
+
+    def run(op: Operation, args: Arrays, ctx: KernelContext) -> Arrays:
+        big = args[target]
+        if not big.flags.c_contiguous:
+            return [ufunc(args[0], args[1], out=big)]
+        rows = big.reshape(-1, width)
+        ufunc(*((rows, tiled) if target == 0 else (tiled, rows)), out=rows)
+        return [big]
+    return run
+
+
+def _tiled_row(constant: Optional[np.ndarray], shape: tuple) -> Optional[np.ndarray]:
+    """A per-channel ``constant`` tiled along a row of a result of ``shape``, when that pays, else None."""
+    if constant is None or len(shape) < 2 or math.prod(shape) < _TILE_MIN_SIZE:
+        return None
+    channels = shape[-1]
+    if channels > _TILE_CHANNELS or constant.ndim != len(shape) or constant.size != channels \
+            or constant.shape[-1] != channels:
+        return None
+    row = np.tile(constant.reshape(channels), shape[-2])
+    row.flags.writeable = False
+    return row
 
 
 def _clamp(lo: np.float32, hi: np.float32) -> Kernel:
@@ -67,9 +103,10 @@ def _clamp_bounds(op: Operation) -> Optional[tuple]:
     return lo, hi
 
 
-def inplace_kernel(step: Step, owned: dict) -> Optional[Kernel]:
+def inplace_kernel(step: Step, owned: dict, constants: dict) -> Optional[Kernel]:
     """The in-place kernel of ``step``, or None; ``owned`` maps each value whose array no other value
-    shares to its static shape (plan.py works it out from the checked first run)."""
+    shares to its static shape (plan.py works it out from the checked first run); ``constants`` holds
+    the kept constants' arrays by name."""
     kind, op = step.opdef.name, step.op
 
     def free(name: str, shape: tuple) -> bool:
@@ -83,6 +120,9 @@ def inplace_kernel(step: Step, owned: dict) -> Optional[Kernel]:
     if kind in _UFUNCS:
         for index, name in enumerate(step.operands):
             if free(name, shape):
+                tiled = _tiled_row(constants.get(step.operands[1 - index]), shape)
+                if tiled is not None:
+                    return _binary_rows(_UFUNCS[kind], index, tiled)
                 return _binary(_UFUNCS[kind], index)
         return None
     if kind == "CLAMP" and free(step.operands[0], shape):

@@ -174,7 +174,7 @@ class Plan:
         static = all(step.checkable for step in self.steps)
         owned = _owned_values(self.steps, self.shared) if static else {}
         for step in self.steps:
-            in_place = inplace_kernel(step, owned)
+            in_place = inplace_kernel(step, owned, self.constants)
             step.call = step.kernel if in_place is None else in_place
         self.warm = True
 
