@@ -13,16 +13,16 @@ caller may keep between runs. :func:`run_region` is the same loop for a control-
 op's region; the control-flow kernels call it. A static program decayed under an
 assumed data-dependent count (``graph.assumptions``) has each assumption checked
 as soon as the value it counts exists (E-ASSUMPTION, exit 4).
+The first run of a plan checks every result; later runs call the kernels of
+the steps it verified directly and find the constants already made (plan.py).
 """
 from __future__ import annotations
 
-from collections import Counter
 from typing import TYPE_CHECKING, Iterable, Optional
 
 import numpy as np
 
 from ..diagnostics.assumption import assumption_error
-from ..ir.graph import walk_graphs
 from ..ir.types import IndexType
 from ..symbolic.expr import dim_str, is_static, subs
 from ..diagnostics import TosaconvError
@@ -30,8 +30,8 @@ from ..limits import check_tensor, max_tensor_bytes
 from .binding import bare_symbol, bind_from_shapes
 from .errors import InputError, KernelError
 from .inputs import prepare_inputs
-from .plan import Slot, Step, plan_for
-from .registry import KernelContext, kernel_for
+from .plan import Plan, Slot, Step, plan_for
+from .registry import KernelContext
 
 if TYPE_CHECKING:
     from ..ir.graph import Assumption, Graph, Value
@@ -45,11 +45,11 @@ def evaluate(graph: Graph, inputs: dict, bindings: Optional[dict] = None, state:
     same dict to consecutive runs carries the state from one to the next (a streaming model); a
     variable missing from it starts at its declared initial value. Without it, every run starts fresh.
     """
-    _check_kernels(graph)
+    plan = plan_for(graph, _assumption_checks(graph))     # reports the ops without a kernel first
     values = prepare_inputs(graph, inputs)
     env = bind_from_shapes(graph, {name: a.shape for name, a in values.items()}, bindings)
     _check_constraints(graph, env)
-    _run_ops(graph, values, KernelContext(env, {} if state is None else state))
+    _run_ops(graph, values, KernelContext(env, {} if state is None else state), plan)
     return {name: _as_array(values[v.name]) for name, v in zip(graph.output_names, graph.outputs)}
 
 
@@ -69,35 +69,58 @@ def run_region(graph: Graph, args: list, bindings: dict) -> list:
     return [values[v.name] for v in graph.outputs]
 
 
-def _run_ops(graph: Graph, values: dict, ctx: KernelContext) -> None:
+def _run_ops(graph: Graph, values: dict, ctx: KernelContext, plan: Optional[Plan] = None) -> None:
     """Run every op of ``graph`` in order on ``values`` (name -> value), dropping dead values."""
     checks = _assumption_checks(graph)
     for v in graph.inputs:
         _check_assumptions(checks.get(v.name, ()), values[v.name])
+    if plan is None:
+        plan = plan_for(graph, checks)
     budget = max_tensor_bytes()
     # IEEE float semantics (inf, NaN) are intended, as in the reference model: no numpy warnings
     with np.errstate(all="ignore"):
-        for step in plan_for(graph, checks):
-            args = [values[name] for name in step.operands]
-            for slot, result in zip(step.results, _run(step, args, ctx, budget)):
-                values[slot.name] = result
-                if slot.checks:
-                    _check_assumptions(slot.checks, result)
+        if plan.warm and budget >= plan.max_bytes:
+            _run_warm(plan, values, ctx, budget)
+        else:
+            _run_cold(plan, values, ctx, budget)
+
+
+def _run_cold(plan: Plan, values: dict, ctx: KernelContext, budget: int) -> None:
+    """Every step with every check; the plan learns which steps to trust and keeps the constants."""
+    for step in plan.steps:
+        _run_step(step, values, ctx, budget, plan)
+    plan.ready()
+
+
+def _run_warm(plan: Plan, values: dict, ctx: KernelContext, budget: int) -> None:
+    """The constants put in place at once, then each trusted step's kernel called without checks."""
+    values.update(plan.constants)
+    get = values.__getitem__
+    for step in plan.run_steps:
+        if step.trusted:
+            try:
+                results = step.call(step.op, [*map(get, step.operands)], ctx)
+            except TosaconvError:   # a budget refusal (limits.check_tensor) keeps its own exit code
+                raise
+            except Exception as e:   # noqa: BLE001 - any kernel failure becomes a located KernelError
+                raise _located(step, e) from e
+            for name, result in zip(step.names, results):
+                values[name] = result
             for name in step.release:
                 del values[name]
+        else:
+            _run_step(step, values, ctx, budget)
 
 
-def _check_kernels(graph: Graph) -> None:
-    """Report every op without a kernel at once, with counts and first locations."""
-    missing, first = Counter(), {}
-    for op in (op for g in walk_graphs(graph) for op in g.ops):
-        if kernel_for(op.op) is None:
-            missing[op.op.name] += 1
-            first.setdefault(op.op.name, op.location)
-    if missing:
-        listing = "; ".join(f"{name} x{n} (first at {first[name]})" for name, n in sorted(missing.items()))
-        raise KernelError(f"the interpreter has no kernel for: {listing}",
-                          location=first[min(missing)], op_name=min(missing))
+def _run_step(step: Step, values: dict, ctx: KernelContext, budget: int, plan: Optional[Plan] = None) -> None:
+    """One step with the budget, result and assumption checks; ``plan`` (in a cold run) learns from it."""
+    args = [values[name] for name in step.operands]
+    for slot, result in zip(step.results, _run(step, args, ctx, budget, plan)):
+        values[slot.name] = result
+        if slot.checks:
+            _check_assumptions(slot.checks, result)
+    for name in step.release:
+        del values[name]
 
 
 def _check_constraints(graph: Graph, env: dict, what: str = "the model") -> None:
@@ -109,19 +132,28 @@ def _check_constraints(graph: Graph, env: dict, what: str = "the model") -> None
         raise InputError(f"the input shapes break constraints {what} relies on: " + "; ".join(lines))
 
 
-def _run(step: Step, args: list, ctx: KernelContext, budget: int) -> list:
+def _run(step: Step, args: list, ctx: KernelContext, budget: int, plan: Optional[Plan] = None) -> list:
     op = step.op
     _check_budget(step, ctx.bindings, budget)
     try:
         results = list(step.kernel(op, args, ctx))
         if len(results) != len(step.results):
             raise ValueError(f"the kernel returned {len(results)} results for {len(op.results)} values")
-        return [_conform_slot(slot, result, ctx.bindings) for slot, result in zip(step.results, results)]
+        conformed = [_conform_slot(slot, result, ctx.bindings) for slot, result in zip(step.results, results)]
     except TosaconvError:   # a budget refusal (limits.check_tensor) keeps its own exit code
         raise
     except Exception as e:   # noqa: BLE001 - any kernel failure becomes a located KernelError
-        raise KernelError(f"while running {op.op.name} at {op.location}: {e}",
-                          location=op.location, op_name=op.op.name) from e
+        raise _located(step, e) from e
+    if plan is not None:
+        plan.learn(step, results, args)
+    return conformed
+
+
+def _located(step: Step, error: Exception) -> KernelError:
+    """A kernel's failure as a KernelError naming the op and its source location."""
+    op = step.op
+    return KernelError(f"while running {op.op.name} at {op.location}: {error}",
+                       location=op.location, op_name=op.op.name)
 
 
 def _assumption_checks(graph: Graph) -> dict:

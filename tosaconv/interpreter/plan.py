@@ -10,18 +10,36 @@ with the result's numpy dtype and, when its type is static, its shape and
 byte size. The evaluator then checks a kernel's result with two tuple
 comparisons and the budget with one integer comparison. Results typed by
 symbols keep the general checks, under the run's bindings.
+
+A :class:`Plan` also learns from its first run. A step whose kernel returned
+exactly the arrays its static types promise (numpy arrays of that dtype and
+shape) is *trusted*: for a static type the dtype and shape follow from the
+operands' types alone, so later runs call its kernel without checking the
+results again. A CONST's value is kept once it is made, and later runs put
+every constant in place before the first op instead of calling the kernel.
+The first run is the checked one: it reports a kernel's failure or a result
+that contradicts its type, and a plan whose run failed stays unchecked. It
+also notes which results share memory with an operand, so that in a static
+program a float elementwise step may write into an operand that dies with it
+(inplace.py).
 """
 from __future__ import annotations
 
 import math
 import weakref
+from collections import Counter
+from itertools import chain
+from operator import attrgetter
 from typing import TYPE_CHECKING, Callable, Optional
 
 import numpy as np
 
 from ..ir.dtypes import DType
+from ..ir.graph import walk_graphs
 from ..ir.types import IndexType
 from ..limits import MAX_DIM
+from .errors import KernelError
+from .inplace import inplace_kernel, keeps_operands, produces_fresh
 from .registry import kernel_for
 
 if TYPE_CHECKING:
@@ -54,17 +72,36 @@ class Slot:
 class Step:
     """One op of the plan: the op, its kernel, operand names, result slots, and names dead after it."""
 
-    __slots__ = ("op", "opdef", "kernel", "operand_values", "result_values", "operands", "results", "release")
+    __slots__ = ("op", "opdef", "kernel", "call", "operands", "results", "names", "release", "checkable",
+                 "trusted", "constant", "fresh")
 
     def __init__(self, op: Operation, kernel: Callable, results: list) -> None:
         self.op = op
         self.opdef = op.op
         self.kernel = kernel
-        self.operand_values: tuple = tuple(op.operands)
-        self.result_values: tuple = tuple(op.results)
+        self.call: Callable = kernel     # what a warm run calls: the kernel, or its in-place form
         self.operands: list = [v.name for v in op.operands]
         self.results: list = results
+        self.names: tuple = tuple(slot.name for slot in results)
         self.release: list = []
+        # results a first run can verify once for all: static types, no assumption to check on them
+        self.checkable: bool = all(slot.shape is not None and not slot.checks for slot in results)
+        self.trusted = False      # the first run verified its results
+        # a CONST whose value a run may make once and keep (the plan holds it while the graph lives)
+        self.constant: bool = self.checkable and op.op.name == "CONST" and not op.operands
+        self.fresh = False        # the first run saw it return writeable arrays sharing no operand's memory
+
+    def learn(self, results: list, args: list) -> list:
+        """Trust this step from now on when ``results`` (its kernel's, unconverted) are exactly the
+        arrays its static types promise; return the operand names whose memory a result shares."""
+        if self.checkable and len(results) == len(self.results):
+            self.trusted = all(type(r) is np.ndarray and r.dtype == slot.dtype and r.shape == slot.shape
+                               for r, slot in zip(results, self.results))
+        arrays = [r for r in results if isinstance(r, np.ndarray)]
+        shared = [name for name, a in zip(self.operands, args)
+                  if isinstance(a, np.ndarray) and any(np.may_share_memory(r, a) for r in arrays)]
+        self.fresh = self.trusted and not shared and all(r.flags.writeable for r in arrays)
+        return shared
 
 
 def _static_bytes(shape: tuple, itemsize: int) -> int:
@@ -75,46 +112,114 @@ def _static_bytes(shape: tuple, itemsize: int) -> int:
     return math.prod(shape) * itemsize
 
 
-class _Cached:
-    """A graph's plan and what it was built from, to tell whether the graph changed since."""
+_OP_FIELDS = attrgetter("op", "attrs", "operands", "results")
+_VALUE_FIELDS = attrgetter("type", "name")
 
-    __slots__ = ("ref", "steps", "outputs", "assumptions")
+
+def _same(a: list, b: list) -> bool:
+    """``a == b`` for lists of field tuples: C loops that stop at identical objects, the usual case. Two
+    different attribute objects may not compare (a dataclass holding arrays): then they differ."""
+    try:
+        return a == b
+    except (ValueError, TypeError):
+        return False
+
+
+class Plan:
+    """A graph's steps and what its first run taught: the constants' values, which steps to trust, which
+    values another's result shares memory with (so which operands a step may overwrite)."""
+
+    __slots__ = ("ref", "ops", "fields", "values", "value_fields", "ends", "steps", "run_steps", "constants",
+                 "warm", "max_bytes", "shared")
 
     def __init__(self, ref: weakref.ref, steps: list, graph: Graph) -> None:
         self.ref = ref
+        self.ops: list = list(graph.ops)
+        # what the plan depends on, held (so no id is reused): each op's kind, attributes, operand and
+        # result lists; each result's type and name; the outputs and assumptions
+        self.fields: list = list(map(_OP_FIELDS, self.ops))
+        self.values: list = list(chain.from_iterable(op.results for op in self.ops))
+        self.value_fields: list = list(map(_VALUE_FIELDS, self.values))
+        self.ends: tuple = (list(graph.outputs), list(getattr(graph, "assumptions", ())))
         self.steps = steps
-        self.outputs: tuple = tuple(graph.outputs)
-        self.assumptions: tuple = tuple(getattr(graph, "assumptions", ()))
+        self.run_steps: list = steps      # a warm run's steps: all but the constants it keeps
+        self.constants: dict = {}
+        self.shared: set = set()      # values some op returned a view of (or itself): never written in place
+        self.warm = False          # a run completed: its constants are kept, its verifiable steps checked
+        sizes = [slot.nbytes for step in steps for slot in step.results if slot.nbytes is not None]
+        # a warm run skips the budget check of static results when the budget allows the largest of them
+        self.max_bytes: float = math.inf if any(n < 0 for n in sizes) else max(sizes, default=0)
 
     def matches(self, graph: Graph) -> bool:
-        """True when ``graph`` still has the ops, values and types the plan was built from."""
-        ops, steps = graph.ops, self.steps
-        if (len(ops) != len(steps) or tuple(graph.outputs) != self.outputs
-                or tuple(getattr(graph, "assumptions", ())) != self.assumptions):
-            return False
-        for op, step in zip(ops, steps):
-            if (op is not step.op or op.op is not step.opdef or tuple(op.operands) != step.operand_values
-                    or tuple(op.results) != step.result_values):
-                return False
+        """True when ``graph`` still has the ops, attributes, values and types the plan was built from.
+        Passes replace an op's operand list rather than edit it (passes/rewrite.py), so the lists are
+        compared as objects; a changed result list means other values, whose types are not looked at."""
+        ops = graph.ops
+        return (ops == self.ops and _same(list(map(_OP_FIELDS, ops)), self.fields)
+                and (list(graph.outputs), list(getattr(graph, "assumptions", ()))) == self.ends
+                and _same(list(map(_VALUE_FIELDS, self.values)), self.value_fields))
+
+    def learn(self, step: Step, results: list, args: list) -> None:
+        """Record what a cold run saw ``step`` return (its kernel's results, unconverted) from ``args``."""
+        self.shared.update(step.learn(results, args))
+        if step.constant and step.trusted:
+            self.constants[step.names[0]] = results[0]
+
+    def ready(self) -> None:
+        """A cold run completed: later runs may take the warm path, without the constants it kept and with
+        the elementwise steps that may write into a dying operand doing so."""
+        self.run_steps = [step for step in self.steps if not (step.constant and step.names[0] in self.constants)]
+        # what the first run saw of who shares whose memory holds for later runs when every shape is static;
+        # under symbols, a later binding may make a view where the first made a copy
+        static = all(step.checkable for step in self.steps)
+        owned = _owned_values(self.steps, self.shared) if static else {}
+        for step in self.steps:
+            in_place = inplace_kernel(step, owned, self.constants)
+            step.call = step.kernel if in_place is None else in_place
+        self.warm = True
+
+
+def _owned_values(steps: list, shared: set) -> dict:
+    """name -> static shape of each float32 value no one but its single reader at a time can see: made
+    new by a fresh kernel, never viewed by another op's result, never kept by a stateful or region op."""
+    kept = {name for step in steps if keeps_operands(step) for name in step.operands}
+    owned = {}
+    for step in steps:
+        if step.fresh and produces_fresh(step):
             for slot in step.results:
-                if slot.value.type is not slot.type or slot.value.name != slot.name:
-                    return False
-        return True
+                if slot.name not in shared and slot.name not in kept and slot.dtype == np.float32:
+                    owned[slot.name] = slot.shape
+    return owned
 
 
-_CACHE: dict = {}   # id(graph) -> _Cached, dropped when the graph is collected
+_CACHE: dict = {}   # id(graph) -> Plan, dropped when the graph is collected
 
 
-def plan_for(graph: Graph, checks: dict) -> list:
+def plan_for(graph: Graph, checks: dict) -> Plan:
     """The plan of ``graph``: built once and reused by later runs (a Loop body runs once per iteration;
-    a benchmark runs a program many times) while the graph's ops, values and types stay the same."""
+    a benchmark runs a program many times) while the graph's ops, values and types stay the same.
+    Building it reports every op (in the graph or its regions) that has no kernel."""
     key = id(graph)
     cached = _CACHE.get(key)
     if cached is not None and cached.ref() is graph and cached.matches(graph):
-        return cached.steps
-    steps = build_plan(graph, checks)
-    _CACHE[key] = _Cached(weakref.ref(graph, lambda ref: _forget(key, ref)), steps, graph)
-    return steps
+        return cached
+    check_kernels(graph)
+    plan = _CACHE[key] = Plan(weakref.ref(graph, lambda ref: _forget(key, ref)), build_plan(graph, checks), graph)
+    return plan
+
+
+def check_kernels(graph: Graph) -> None:
+    """Report every op without a kernel at once, with counts and first locations."""
+    missing: Counter = Counter()
+    first: dict = {}
+    for op in (op for g in walk_graphs(graph) for op in g.ops):
+        if kernel_for(op.op) is None:
+            missing[op.op.name] += 1
+            first.setdefault(op.op.name, op.location)
+    if missing:
+        listing = "; ".join(f"{name} x{n} (first at {first[name]})" for name, n in sorted(missing.items()))
+        raise KernelError(f"the interpreter has no kernel for: {listing}",
+                          location=first[min(missing)], op_name=min(missing))
 
 
 def _forget(key: int, ref: weakref.ref) -> None:
