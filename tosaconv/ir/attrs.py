@@ -11,14 +11,19 @@ Defaults are filled by the readers that build these, not at call sites.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, fields
-from typing import Any, Union
+from dataclasses import fields
+from typing import TYPE_CHECKING, Any, Union
 
 from numpy.typing import NDArray  # at run time too: the printer reads the field types
 
 from ..symbolic.expr import Dim, Expr  # noqa: F401  (Expr: Dim's forward reference, for get_type_hints)
 from .dtypes import DType
 from .graph import Graph   # regions; graph.py imports nothing of the op table, so no cycle
+
+if TYPE_CHECKING:
+    from dataclasses import dataclass
+else:   # the same classes without dataclass's per-class exec (start-up, issue 13): see .frozen
+    from .frozen import frozen_dataclass as dataclass
 
 
 @dataclass(frozen=True)
