@@ -18,7 +18,8 @@ from __future__ import annotations
 import json
 import time
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import field
+from .records import dataclass   # dataclasses' classes, built faster (issue 13)
 from typing import TYPE_CHECKING, Iterator, Optional
 
 import numpy as np

@@ -14,17 +14,14 @@ from collections.abc import Iterable
 from dataclasses import fields
 from typing import TYPE_CHECKING, Any, Union
 
-
+from ..records import dataclass   # the standard classes, built without per-class exec (start-up, issue 13)
 from ..symbolic.expr import Dim, Expr  # noqa: F401  (Expr: Dim's forward reference, for get_type_hints)
 from .dtypes import DType
 from .graph import Graph   # regions; graph.py imports nothing of the op table, so no cycle
 
 if TYPE_CHECKING:
-    from dataclasses import dataclass
-
     from numpy.typing import NDArray
-else:   # the same classes without dataclass's per-class exec (start-up, issue 13): see .frozen
-    from .frozen import frozen_dataclass as dataclass
+else:
     # At run time too, for get_type_hints (the printer reads the field types as their classes): the
     # class itself, since importing numpy.typing costs ~7 ms of start-up (issue 13).
     from numpy import ndarray as NDArray
