@@ -174,6 +174,13 @@ def test_frozen_classes_refuse_assignment_but_subclasses_may_add_attributes():
             obj.x = 3
 
 
+def test_a_class_keeps_its_own_repr():
+    ours, theirs = both("Shown", {"__annotations__": {"x": "int"}, "__repr__": lambda self: f"<{self.x}>"})
+    assert "__record_compare__" in ours.__dict__
+    same(ours, theirs, 1)
+    assert repr(ours(2)) == "<2>"
+
+
 def test_a_recursive_repr_stops_as_a_dataclass_repr_does():
     ours, theirs = both("Node", {"__annotations__": {"next": "object"}, "next": None})
     a, b = ours(), theirs()
@@ -186,7 +193,7 @@ def test_a_recursive_repr_stops_as_a_dataclass_repr_does():
     ({"slots": True}, {"__annotations__": {"x": "int"}}),
     ({}, {"__annotations__": {"x": "int", "k": "ClassVar[int]"}, "k": 1}),
     ({}, {"__annotations__": {"x": "int"}, "x": F(default=1, compare=False)}),
-    ({}, {"__annotations__": {"x": "int"}, "__repr__": lambda self: "mine"}),
+    ({}, {"__annotations__": {"x": "int"}, "__eq__": lambda self, other: True}),
 ])
 def test_what_is_not_supported_is_made_by_dataclasses(options, body):
     ours, theirs = both("Other", body, **options)

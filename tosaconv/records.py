@@ -18,10 +18,10 @@ them), which was a third of tosaconv's own import time (start-up, issue 13). Mod
   ``__post_init__`` call, and its speed (objects are made per op, up to millions of times); it is
   compiled the first time the class is instantiated, so a run compiles only the classes it uses.
 
-A class that asks for anything else (``order``, ``slots``, ``kw_only``, ``ClassVar``/``InitVar``
-fields, fields with ``init``/``compare``/``hash``/``metadata`` set, its own ``__init__``, ``__repr__``,
-``__eq__``, ``__hash__``, ``__setattr__`` or ``__delattr__``) is handed to ``dataclasses.dataclass``
-unchanged. Not reproduced: the generated ``__doc__`` of a class without a docstring, and the
+A class's own ``__repr__`` is kept, as ``dataclasses`` keeps it. A class that asks for anything else
+(``order``, ``slots``, ``kw_only``, ``ClassVar``/``InitVar`` fields, fields with ``init``, ``compare``,
+``hash`` or ``metadata`` set, its own ``__init__``, ``__eq__``, ``__hash__``, ``__setattr__``,
+``__delattr__`` or ``__slots__``) is handed to ``dataclasses.dataclass`` unchanged. Not reproduced: the generated ``__doc__`` of a class without a docstring, and the
 annotations of ``__init__``. Type checkers see the standard decorator.
 """
 from __future__ import annotations
@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 T = TypeVar("T")
 
-_OWN_METHODS = ("__init__", "__repr__", "__eq__", "__hash__", "__setattr__", "__delattr__")
+_OWN_METHODS = ("__init__", "__eq__", "__hash__", "__setattr__", "__delattr__")   # a class's own __repr__ is kept
 _NOT_FIELDS = ("ClassVar", "InitVar", "KW_ONLY")
 
 
@@ -79,7 +79,9 @@ def _build(cls: type[T], eq: bool, frozen: bool) -> type[T]:
                                                 frozen=frozen),
         "__record_repr__": tuple(n for n, f in fields.items() if f.repr),
         "__record_compare__": _values_getter(names),
-        "__init__": _lazy_init(cls), "__repr__": _repr}
+        "__init__": _lazy_init(cls)}
+    if "__repr__" not in cls.__dict__:   # as dataclasses: a class's own __repr__ stays
+        members["__repr__"] = _repr
     if eq:
         members.update(__eq__=_eq, __hash__=_hash if frozen else None)
     if frozen:
