@@ -181,6 +181,17 @@ def test_a_class_keeps_its_own_repr():
     assert repr(ours(2)) == "<2>"
 
 
+def test_without_eq_a_class_keeps_its_own_eq_and_hash():
+    body = {"__annotations__": {"x": "int"}, "__eq__": lambda self, other: self.x % 2 == other.x % 2,
+            "__hash__": lambda self: self.x % 2, "__post_init__": lambda self: object.__setattr__(self, "x", abs(self.x))}
+    ours, theirs = both("Parity", body, frozen=True, eq=False)
+    assert "__record_compare__" in ours.__dict__
+    a, b = same(ours, theirs, -3)
+    assert a.x == 3 and a == ours(5) and hash(a) == hash(b) == 1
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        a.x = 1
+
+
 def test_a_recursive_repr_stops_as_a_dataclass_repr_does():
     ours, theirs = both("Node", {"__annotations__": {"next": "object"}, "next": None})
     a, b = ours(), theirs()

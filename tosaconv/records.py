@@ -18,10 +18,11 @@ them), which was a third of tosaconv's own import time (start-up, issue 13). Mod
   ``__post_init__`` call, and its speed (objects are made per op, up to millions of times); it is
   compiled the first time the class is instantiated, so a run compiles only the classes it uses.
 
-A class's own ``__repr__`` is kept, as ``dataclasses`` keeps it. A class that asks for anything else
-(``order``, ``slots``, ``kw_only``, ``ClassVar``/``InitVar`` fields, fields with ``init``, ``compare``,
-``hash`` or ``metadata`` set, its own ``__init__``, ``__eq__``, ``__hash__``, ``__setattr__``,
-``__delattr__`` or ``__slots__``) is handed to ``dataclasses.dataclass`` unchanged. Not reproduced: the generated ``__doc__`` of a class without a docstring, and the
+A class's own ``__repr__`` is kept, as ``dataclasses`` keeps it, and so are its own ``__eq__`` and
+``__hash__`` with ``eq=False``. A class that asks for anything else (``order``, ``slots``, ``kw_only``,
+``ClassVar``/``InitVar`` fields, fields with ``init``, ``compare``, ``hash`` or ``metadata`` set, its own
+``__init__``, ``__setattr__``, ``__delattr__`` or ``__slots__``, its own ``__eq__`` or ``__hash__`` with
+``eq``) is handed to ``dataclasses.dataclass`` unchanged. Not reproduced: the generated ``__doc__`` of a class without a docstring, and the
 annotations of ``__init__``. Type checkers see the standard decorator.
 """
 from __future__ import annotations
@@ -45,16 +46,17 @@ def _fast_dataclass(cls: type[T] | None = None, /, *, init: bool = True, repr: b
     plain = init and repr and not order and not unsafe_hash and not options
 
     def wrap(c: type[T]) -> type[T]:
-        if not plain or not _supported(c):
+        if not plain or not _supported(c, eq):
             return dataclasses.dataclass(c, init=init, repr=repr, eq=eq, order=order,
                                          unsafe_hash=unsafe_hash, frozen=frozen, **options)
         return _build(c, eq, frozen)
     return wrap if cls is None else wrap(cls)
 
 
-def _supported(cls: type) -> bool:
+def _supported(cls: type, eq: bool) -> bool:
     """Whether :func:`_build` makes ``cls`` exactly as ``dataclasses.dataclass`` would."""
-    if any(name in cls.__dict__ for name in (*_OWN_METHODS, "__slots__")):
+    kept = () if eq else ("__eq__", "__hash__")   # without eq, dataclasses leaves a class's own to it
+    if any(name in cls.__dict__ for name in (*_OWN_METHODS, "__slots__") if name not in kept):
         return False
     for name, annotation in cls.__dict__.get("__annotations__", {}).items():
         text = annotation if isinstance(annotation, str) else getattr(annotation, "__name__", repr(annotation))
