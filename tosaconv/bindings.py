@@ -12,10 +12,10 @@ usage errors (exit 2). The rules for bindings files are the ones
 """
 from __future__ import annotations
 
-import difflib
 import json
 import re
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
+from .records import dataclass   # dataclasses' classes, built faster (issue 13)
 from typing import TYPE_CHECKING, Callable
 
 from .diagnostics import ShapeError, TosaconvError, UsageError
@@ -250,6 +250,7 @@ def _check_symbol(b: Binding, symbols: dict) -> None:
         return
     names = sorted(symbols)
     listing = ", ".join(names) if names else "none (every dim is static)"
+    import difflib   # only for this error (start-up, issue 13)
     close = difflib.get_close_matches(b.name, names, n=1)
     raise UsageError.one(
         "E-UNKNOWN-SYMBOL", f"{b.source}: '{b.name}' is not a symbol of this model",

@@ -11,13 +11,13 @@ errors that name the file and say what is wrong with it.
 """
 from __future__ import annotations
 
-import hashlib
 import io
 import os
 import tempfile
 import zipfile
 import zlib
-from dataclasses import dataclass, field
+from dataclasses import field
+from .records import dataclass   # dataclasses' classes, built faster (issue 13)
 from typing import IO, TYPE_CHECKING, Callable
 
 import numpy as np
@@ -77,6 +77,7 @@ def _parts(data: bytes | bytearray | memoryview | FlatPieces) -> tuple:
 
 
 def _sha256(data: bytes | bytearray | memoryview | FlatPieces) -> str:
+    import hashlib   # here: a conversion without --report hashes nothing (start-up, issue 13)
     digest = hashlib.sha256()
     for part in _parts(data):
         digest.update(part)
@@ -121,6 +122,7 @@ def _unlink_quietly(path: str) -> None:
 
 
 def sha256_file(path: str) -> str:
+    import hashlib   # here: a conversion without --report hashes nothing (start-up, issue 13)
     digest = hashlib.sha256()
     with open(path, "rb") as f:
         for chunk in iter(lambda: f.read(1 << 20), b""):

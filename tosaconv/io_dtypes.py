@@ -17,7 +17,9 @@ its edges stay in their TOSA types.
 """
 from __future__ import annotations
 
+import functools
 from typing import TYPE_CHECKING
+
 import numpy as np
 
 from .diagnostics import ShapeError
@@ -29,16 +31,22 @@ _STORED = {"uint8": np.int8, "uint16": np.int16, "uint32": np.int32, "uint64": n
            "float64": np.float32}
 _WIDENED = {"uint8": np.int32, "uint16": np.int32}   # the other IR type a model type's edge may have
 # 4- and 2-bit integers (ml_dtypes, as onnx gives them), stored as INT8 true values
-try:
-    import ml_dtypes   # installed with onnx, which gives these types as ml_dtypes arrays
-    _NARROW = {name: getattr(ml_dtypes, name) for name in ("int4", "uint4", "int2", "uint2")}
-except ImportError:   # pragma: no cover (no ml_dtypes: such arrays stay in their INT8 storage)
-    _NARROW = {name: np.int8 for name in ("int4", "uint4", "int2", "uint2")}
-_STORED.update({name: np.int8 for name in _NARROW})
+_NARROW_NAMES = ("int4", "uint4", "int2", "uint2")
+_STORED.update({name: np.int8 for name in _NARROW_NAMES})
+
+
+@functools.cache
+def _narrow() -> dict:
+    """The ml_dtypes types of :data:`_NARROW_NAMES`, imported when a model has such an edge (start-up, issue 13)."""
+    try:
+        import ml_dtypes   # installed with onnx, which gives these types as ml_dtypes arrays
+        return {name: getattr(ml_dtypes, name) for name in _NARROW_NAMES}
+    except ImportError:   # pragma: no cover (no ml_dtypes: such arrays stay in their INT8 storage)
+        return {name: np.int8 for name in _NARROW_NAMES}
 
 
 def _np_dtype(model_dtype: str) -> np.dtype:
-    return np.dtype(_NARROW.get(model_dtype, model_dtype))
+    return np.dtype(_narrow()[model_dtype] if model_dtype in _NARROW_NAMES else model_dtype)
 
 
 def model_dtypes(graph: Graph, kind: str) -> dict:

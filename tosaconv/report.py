@@ -18,7 +18,8 @@ from __future__ import annotations
 import json
 import time
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import field
+from .records import dataclass   # dataclasses' classes, built faster (issue 13)
 from typing import TYPE_CHECKING, Iterator, Optional
 
 import numpy as np
@@ -36,11 +37,8 @@ REPORT_SCHEMA_VERSION = 1
 
 
 def tool_version() -> str:
-    from importlib import metadata   # lazy: a convert without --report or --json never builds the report
-    try:
-        return metadata.version("tosaconv")
-    except metadata.PackageNotFoundError:
-        return "unknown"
+    from . import __version__   # the installed version, as a constant (tests/test_version.py)
+    return __version__
 
 
 def dumps(doc: dict) -> str:

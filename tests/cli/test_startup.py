@@ -19,7 +19,8 @@ import pytest
 from tosaconv.cli import COMMANDS, cli
 
 REPO = Path(__file__).resolve().parents[2]
-HEAVY = ["numpy", "rich", "onnx", "tosaconv.api", "tosaconv.report", "tosaconv.interpreter", "ctypes.util"]
+HEAVY = ["numpy", "rich", "onnx", "tosaconv.api", "tosaconv.report", "tosaconv.interpreter", "ctypes.util",
+         "importlib.metadata"]
 
 PROBE = """
 import json, sys

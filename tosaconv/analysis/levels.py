@@ -14,7 +14,8 @@ from __future__ import annotations
 import ast
 import math
 import re
-from dataclasses import dataclass, field
+from dataclasses import field
+from ..records import dataclass   # dataclasses' classes, built faster (issue 13)
 from typing import TYPE_CHECKING
 
 from ..ir.graph import op_regions

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import functools
 import json
-from dataclasses import dataclass
+from ..records import dataclass   # dataclasses' classes, built faster (issue 13)
 from pathlib import Path
 from typing import TYPE_CHECKING
 

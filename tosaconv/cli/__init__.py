@@ -15,6 +15,7 @@ from typing import Any, Sequence
 
 import click
 
+from .. import __version__
 from ..diagnostics import EXIT_USAGE, Diagnostic
 
 EXIT_INTERRUPTED = 130
@@ -79,7 +80,7 @@ def _usage_failure(e: click.ClickException, json_mode: bool) -> int:
 
 @click.group(cls=TosaconvGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.option("--debug", is_flag=True, envvar="TOSACONV_DEBUG", help="Show tracebacks of internal errors.")
-@click.version_option(None, "--version", package_name="tosaconv", prog_name="tosaconv")
+@click.version_option(__version__, "--version", prog_name="tosaconv")   # a constant: no importlib.metadata
 def cli(debug: bool) -> None:
     """Convert ONNX and TFLite models with dynamic dims to TOSA, and run them.
 

@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import functools
 import os
-from dataclasses import dataclass, field
+import sys
+from dataclasses import field
+from ..records import dataclass   # dataclasses' classes, built faster (issue 13)
 from typing import Callable, ContextManager, Optional
 
 import click
@@ -109,6 +111,8 @@ NPU_FAST = click.option("--npu-fast", is_flag=True,
 
 
 def _set_dft(ctx: click.Context, param: click.Parameter, value: str) -> str:
+    if value == "auto" and "tosaconv.lowering.dft" not in sys.modules:
+        return value   # not loaded yet, so its mode is the default: a model without transforms never loads it (issue 13)
     from ..lowering.dft import set_dft_mode  # noqa: PLC0415 (the option only matters when a model is imported)
     set_dft_mode(value)
     return value

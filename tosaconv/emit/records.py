@@ -14,7 +14,8 @@ VariableRead/VariableWrite attribute tables (:mod:`.variables`).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
+from ..records import dataclass   # dataclasses' classes, built faster (issue 13)
 from typing import Optional
 
 import numpy as np

@@ -11,14 +11,20 @@ Defaults are filled by the readers that build these, not at call sites.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, fields
-from typing import Any, Union
+from dataclasses import fields
+from typing import TYPE_CHECKING, Any, Union
 
-from numpy.typing import NDArray  # at run time too: the printer reads the field types
-
+from ..records import dataclass   # the standard classes, built without per-class exec (start-up, issue 13)
 from ..symbolic.expr import Dim, Expr  # noqa: F401  (Expr: Dim's forward reference, for get_type_hints)
 from .dtypes import DType
 from .graph import Graph   # regions; graph.py imports nothing of the op table, so no cycle
+
+if TYPE_CHECKING:
+    from numpy.typing import NDArray
+else:
+    # At run time too, for get_type_hints (the printer reads the field types as their classes): the
+    # class itself, since importing numpy.typing costs ~7 ms of start-up (issue 13).
+    from numpy import ndarray as NDArray
 
 
 @dataclass(frozen=True)

@@ -8,10 +8,9 @@ results after the source node, and stamps the current location (set with
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 import numpy as np
-from numpy.typing import ArrayLike, DTypeLike
 
 from ..symbolic.scope import ExtentKind, SymbolInfo
 from . import attrs as A
@@ -22,6 +21,9 @@ from .ops import Op, OpDef
 from .structural import attrs_key, types_key
 from .types import IndexType, TensorType, ValueType
 from .verifier import arity_problem
+
+if TYPE_CHECKING:   # numpy.typing costs ~7 ms of start-up (issue 13); annotations only
+    from numpy.typing import ArrayLike, DTypeLike
 
 
 class Builder:

@@ -11,7 +11,8 @@ an operand of the op), sharing the symbol scope but keeping their own ledger.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field, fields
+from dataclasses import field, fields
+from ..records import dataclass   # dataclasses' classes, built faster (issue 13)
 from typing import TYPE_CHECKING, Optional, TypeVar
 
 import numpy as np

@@ -23,7 +23,7 @@ lines. :func:`describe_io` turns it into the report's ``io`` section.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from ..records import dataclass   # dataclasses' classes, built faster (issue 13)
 from typing import TYPE_CHECKING, Any, Optional
 
 import numpy as np

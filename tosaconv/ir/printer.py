@@ -22,10 +22,9 @@ import json
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import fields
-from typing import Any, Optional, get_origin, get_type_hints
+from typing import TYPE_CHECKING, Any, Optional, get_origin, get_type_hints
 
 import numpy as np
-from numpy.typing import ArrayLike, DTypeLike
 
 from ..symbolic.constraints import Constraint, Status
 from ..symbolic.expr import Dim, dim_str, format_symbol
@@ -35,6 +34,9 @@ from .dtypes import DType
 from .graph import Graph, Operation
 from .io_quant import dtype_text, edge_text
 from .location import Location
+
+if TYPE_CHECKING:   # numpy.typing costs ~7 ms of start-up (issue 13); annotations only
+    from numpy.typing import ArrayLike, DTypeLike
 
 FORMAT_VERSION = 1
 PREVIEW_LIMIT = 8  # constants with at most this many elements also show their values in a comment

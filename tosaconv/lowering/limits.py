@@ -19,7 +19,7 @@ size from data publish.
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass
+from ..records import dataclass   # dataclasses' classes, built faster (issue 13)
 
 from .errors import ConvertError
 

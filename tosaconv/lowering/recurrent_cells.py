@@ -12,7 +12,7 @@ beta)`` triples; their alpha/beta defaults are resolved by the importer.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from ..records import dataclass   # dataclasses' classes, built faster (issue 13)
 from collections.abc import Callable
 from typing import Optional
 

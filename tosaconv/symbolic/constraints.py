@@ -59,6 +59,8 @@ class Provenance:
 
 @dataclass(frozen=True)
 class Constraint:
+    """A fact about symbols, ``lhs`` ``kind`` ``rhs``, with where it came from and whether it is checked yet."""
+
     kind: Kind
     lhs: Dim
     rhs: Dim
@@ -88,6 +90,8 @@ class Constraint:
 
 @dataclass(frozen=True)
 class Violation:
+    """A constraint that does not hold at ``bindings``: its sides' values there."""
+
     constraint: Constraint
     lhs_value: Dim
     rhs_value: Dim

@@ -32,7 +32,6 @@ from ...ir.ops import Op
 from ...ir.types import TensorType
 from ...lowering.limits import EMPTY_RESULT, Limit, LimitKind, limit_note
 from ...symbolic.scope import SymbolInfo
-from . import converters as _converters  # noqa: F401  (registers the converters)
 from . import legacy, scan8, unsigned_io
 from .dim_names import symbol_name
 from ..errors import Refusals, converting

@@ -27,21 +27,24 @@ their coerce-to-2-D meaning at opset 11, which their converters honor.
 """
 from __future__ import annotations
 
-from typing import Any, Callable, Iterable, List, NamedTuple, Optional
+from typing import Any, Callable, Iterable, List, Optional
 
 import numpy as np
 import onnx
 from onnx import defs, helper, numpy_helper
 
 from ...diagnostics import ConversionError
+from ...records import dataclass
 
 TARGET = 11
 OLDEST = 7
 _DEFAULT = ("", "ai.onnx")
 
 
-class Upgrade(NamedTuple):
+@dataclass(frozen=True)   # not a NamedTuple: typing builds those with eval, ~1 ms of start-up (issue 13)
+class Upgrade:
     """One row of the table: nodes of ``op_type`` whose resolved version is in [first, last]."""
+
     op_type: str
     first: int
     last: int

@@ -21,13 +21,15 @@ every op (the model's input types and dims) are published under ``EVERY_OP``.
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass
+from ...records import dataclass   # dataclasses' classes, built faster (issue 13)
 from typing import Callable, Mapping, Optional, Union
 
 import onnx
 import onnx.defs
 
 from ...lowering.limits import Limit
+from . import ops as _families   # the family modules, imported when an op is first resolved
+
 
 DEFAULT_DOMAINS = ("", "ai.onnx")
 
@@ -38,6 +40,15 @@ _DECLARED: dict = {}   # (domain, op_type) -> sorted list of DomainSchema
 _RESOLVED: dict = {}
 _SCHEMAS: dict = {}
 _LIMITS: dict = {}     # (domain, op_type) -> {key: Limit}, in publication order
+_LOADED: set = set()   # (domain, op_type) whose family modules are imported (see .ops)
+
+
+def _load(op_type: str, domain: str) -> None:
+    """Import the family modules of ``op_type`` (and the com.microsoft declarations) the first time it is asked for."""
+    key = (_key(domain), op_type)
+    if key not in _LOADED:
+        _families.load(op_type, key[0])
+        _LOADED.add(key)
 
 
 @dataclass(frozen=True)
@@ -112,6 +123,10 @@ def publish(op_type: str, *limits: Limit, domain: str = "") -> Union[Limit, tupl
 
 def published_limits(op_type: str, domain: str = "") -> list:
     """The published limits of ``op_type``, in publication order."""
+    if op_type == EVERY_OP:
+        _families.load_all()
+    else:
+        _load(op_type, domain)
     return list(_LIMITS.get((_key(domain), op_type), {}).values())
 
 
@@ -132,6 +147,7 @@ def schema(op_type: str, opset: int, domain: str = "") -> Union[onnx.defs.OpSche
     domain, or None if there is no such op."""
     key = (op_type, opset, domain)
     if key not in _SCHEMAS:
+        _load(op_type, domain)
         _SCHEMAS[key] = _find_schema(op_type, opset, domain)
     return _SCHEMAS[key]
 
@@ -164,6 +180,7 @@ def resolve(op_type: str, opset: int, domain: str = "") -> Optional[Callable]:
     """The converter for ``op_type`` at ``opset`` (of its domain), or None when unsupported."""
     key = (op_type, opset, domain)
     if key not in _RESOLVED:
+        _load(op_type, domain)
         _RESOLVED[key] = _find_converter(op_type, opset, domain)
     return _RESOLVED[key]
 
@@ -179,6 +196,7 @@ def _find_converter(op_type: str, opset: int, domain: str) -> Optional[Callable]
 
 def supported_ops() -> list:
     """``(domain, op_type, first version)`` for every registered converter."""
+    _families.load_all()
     return sorted((d, op, entries[0][0]) for (d, op), entries in _REGISTRY.items())
 
 
@@ -188,6 +206,7 @@ def support_table(min_opset: int, max_opset: int) -> list:
     another domain, every declared version of that domain's op set up to its newest. An op that
     onnxruntime defines in the default domain (declared with domain "") gets its own row, with domain
     ``ORT_DEFAULT_DOMAIN``, for the opsets at which ``onnx.defs`` has no such op."""
+    _families.load_all()
     rows = []
     for (domain, op_type), entries in sorted(_REGISTRY.items()):
         lo, hi = (min_opset, max_opset) if domain == "" else _declared_range(domain)

@@ -25,7 +25,6 @@ from ...ir.location import Location
 from ...ir.ops import Op
 from ...ir.types import TensorType
 from ...symbolic.scope import SymbolInfo
-from . import ops as _ops  # noqa: F401  (registers the converters)
 from ..errors import Refusals, converting
 from .context import ShapeTensor, TfliteContext
 from .quant import is_quantized

@@ -18,13 +18,16 @@ Only static shapes are compared; a symbolic dim is never refused here.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, NamedTuple, Optional
+from typing import TYPE_CHECKING, Optional
+
+from ...records import dataclass   # not a NamedTuple: typing builds those with eval, ~1 ms of start-up (issue 13)
 
 if TYPE_CHECKING:
     from .reader import OpInfo
 
 
-class Weights(NamedTuple):
+@dataclass(frozen=True)
+class Weights:
     filter: int
     rank: int
     channels_axis: int

@@ -16,10 +16,13 @@ converter never sees int8 data it would treat as plain integers.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from ...records import dataclass   # dataclasses' classes, built faster (issue 13)
 from typing import Callable, Optional
 
+from . import ops as _families   # the family modules, imported when an op is first resolved
+
 _REGISTRY: dict = {}   # (op name, kind) -> Entry
+_LOADED: set = set()   # (op name, quantized) and ("custom", code) whose family modules are imported
 
 # Builtin ops with a float converter whose int8/uint8/int16 form TFLite's own kernels refuse (checked with
 # LiteRT 2.3's reference kernels), for the error message: op -> the kernel source that says so. CAST,
@@ -55,11 +58,15 @@ def converter(*op_types: str, options: Optional[str] = None, form: str = "float"
 
 def resolve(op_type: str, quantized: bool = False) -> Optional[Entry]:
     """The converter for ``op_type`` in its float or quantized form, or None."""
+    if (op_type, quantized) not in _LOADED:
+        _families.load(op_type, quantized)
+        _LOADED.add((op_type, quantized))
     return _REGISTRY.get((op_type, "quantized" if quantized else "float")) or _REGISTRY.get((op_type, "any"))
 
 
 def support_table() -> list:
     """One row per TFLite builtin op with a converter: ``{"op_type", "forms"}``, forms from ("float", "quantized")."""
+    _families.load_all()
     names = sorted({op for op, _ in _REGISTRY})
     return [{"op_type": op, "forms": [f for f, q in (("float", False), ("quantized", True)) if resolve(op, q)]}
             for op in names]
@@ -67,6 +74,7 @@ def support_table() -> list:
 
 def supported_ops(quantized: bool = False) -> list:
     """The names of the TFLite builtin ops with a converter for the float (or quantized) form, sorted."""
+    _families.load_all()
     return sorted({op for op, _ in _REGISTRY if resolve(op, quantized) is not None})
 
 
@@ -85,9 +93,13 @@ def custom_converter(custom_code: str) -> Callable:
 
 def resolve_custom(custom_code: str) -> Optional[Entry]:
     """The converter for the custom op ``custom_code``, or None."""
+    if ("custom", custom_code) not in _LOADED:
+        _families.load_custom(custom_code)
+        _LOADED.add(("custom", custom_code))
     return _CUSTOM.get(custom_code)
 
 
 def supported_custom_ops() -> list:
     """The custom codes with a converter, sorted."""
+    _families.load_all()
     return sorted(_CUSTOM)
