@@ -214,6 +214,8 @@ def _make(terms: dict[Monomial, int]) -> Dim:
 
 
 def add(a: Dim, b: Dim) -> Dim:
+    if type(a) is int and type(b) is int:   # static dims (most of them): no polynomial to build
+        return a + b
     out = dict(_poly(a))
     for m, c in _poly(b).items():
         out[m] = out.get(m, 0) + c
@@ -221,6 +223,8 @@ def add(a: Dim, b: Dim) -> Dim:
 
 
 def sub(a: Dim, b: Dim) -> Dim:
+    if type(a) is int and type(b) is int:
+        return a - b
     return add(a, mul(-1, b))
 
 
@@ -232,6 +236,8 @@ def _mono_mul(m1: Monomial, m2: Monomial) -> Monomial:
 
 
 def mul(a: Dim, b: Dim) -> Dim:
+    if type(a) is int and type(b) is int:
+        return a * b
     out: dict[Monomial, int] = {}
     for m1, c1 in _poly(a).items():
         for m2, c2 in _poly(b).items():
