@@ -81,7 +81,7 @@ class Expr:
     coefficient; the constant term uses the empty monomial.
     """
 
-    __slots__ = ("terms", "key", "_hash", "_free")
+    __slots__ = ("terms", "key", "_hash", "_free", "_bounds")
 
     def __init__(self, terms: dict[Monomial, int]) -> None:
         self.terms = terms
@@ -89,6 +89,7 @@ class Expr:
                             for m, c in sorted(terms.items(), key=_term_order))
         self._hash = hash(self.key)
         self._free: Optional[frozenset[str]] = None    # free_symbols, computed once (an Expr never changes)
+        self._bounds: Optional[tuple[float, float]] = None   # bounds(), computed once
 
     # -- structure -----------------------------------------------------
     def atoms(self) -> set[Atom]:
@@ -404,6 +405,12 @@ def bounds(d: Dim) -> tuple[float, float]:
     """Interval ``(lo, hi)`` of ``d`` over all symbol values >= 1."""
     if isinstance(d, int):
         return (d, d)
+    if d._bounds is None:      # an Expr never changes: its interval is computed once
+        d._bounds = _expr_bounds(d)
+    return d._bounds
+
+
+def _expr_bounds(d: "Expr") -> tuple[float, float]:
     lo_total: float = 0
     hi_total: float = 0
     for mono, coeff in d.terms.items():
