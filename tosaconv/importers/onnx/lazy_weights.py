@@ -153,9 +153,11 @@ def _strip_graph(buf: bytes, view: memoryview, start: int, end: int, raw: dict) 
     parts = []
     for field, kind, tag_start, tag_end, value_start, value_end in _fields(buf, start, end):
         tensor = None
-        if field == _INITIALIZER and kind == 2:
+        if kind != 2 or value_end - value_start < MIN_BYTES:
+            pass    # a message this short holds no data worth taking out: not walked
+        elif field == _INITIALIZER:
             tensor = _strip_tensor(buf, view, value_start, value_end, raw)
-        elif field == _NODE and kind == 2:
+        elif field == _NODE:
             tensor = _strip_constant(buf, view, value_start, value_end, raw)
         if tensor is None:
             parts.append(view[tag_start:value_end])

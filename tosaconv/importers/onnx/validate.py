@@ -81,10 +81,7 @@ def _check_graph(g: onnx.GraphProto, path: str, opsets: dict, outer: dict, raw_s
         check_tensor_proto(t, path, "initializer", (raw_sizes or {}).get(t.name))
         known[t.name] = t.data_type
     for node in g.node:
-        taken = raw_sizes.get(node.output[0]) if raw_sizes and node.op_type == "Constant" and node.output else None
-        _check_node(node, path, opsets, known, taken)
-        if node.domain in DEFAULT_DOMAINS and any(name in inputs for name in node.input):
-            _check_bool_inputs(node, path, opsets.get(node.domain, opsets.get("", 1)), inputs)
+        _check_node(node, path, opsets, known, raw_sizes, inputs)
 
 
 def _check_name(path: str, what: str, name: Union[str, bytes]) -> None:
@@ -100,10 +97,11 @@ def _check_elem_type(path: str, vi: onnx.ValueInfoProto) -> None:
             _fail(path, f"value '{vi.name}' has element type {elem}, which is not an ONNX data type")
 
 
-def _check_node(node: onnx.NodeProto, path: str, opsets: dict, known: dict,
-                value_size: "int | None" = None) -> None:
-    """``value_size``: the size of a Constant's ``value`` data that lazy_weights took out of the message.
-    (Each protobuf field is read once: a read costs a call and, for a repeated field, a new container.)"""
+def _check_node(node: onnx.NodeProto, path: str, opsets: dict, known: dict, raw_sizes: "dict | None",
+                graph_inputs: dict) -> None:
+    """``raw_sizes``: data sizes of the Constant values that lazy_weights took out of the message, by output;
+    ``graph_inputs``: the element types of the graph's inputs. (Each protobuf field is read once: a read
+    costs a call and, for a repeated field, a new container.)"""
     node_name, op_type, domain = node.name, node.op_type, node.domain
     if type(node_name) is not str or type(op_type) is not str or type(domain) is not str:
         for text, what in ((node_name, "node"), (op_type, "op type"), (domain, "domain")):
@@ -112,6 +110,7 @@ def _check_node(node: onnx.NodeProto, path: str, opsets: dict, known: dict,
     if not all(type(name) is str for name in inputs) or not all(type(name) is str for name in outputs):
         for name in inputs + outputs:
             _check_name(path, f"value (of node '{node_name}')", name)
+    value_size = raw_sizes.get(outputs[0]) if raw_sizes and op_type == "Constant" and outputs else None
     where = f"node '{node_name}' ({op_type})"
     default = domain in DEFAULT_DOMAINS
     attributes = [(a, a.name, a.type) for a in node.attribute]
@@ -120,8 +119,11 @@ def _check_node(node: onnx.NodeProto, path: str, opsets: dict, known: dict,
         if default:
             _check_attribute_values(a, name, kind, op_type, path, where)
     if default:
+        opset = opsets.get(domain, opsets.get("", 1))
         _check_arity(op_type, domain, inputs, len(outputs), [(n, k) for _, n, k in attributes], path,
-                     opsets.get(domain, opsets.get("", 1)), where, known)
+                     opset, where, known)
+        if any(name in graph_inputs for name in inputs):
+            _check_bool_inputs(node_name, op_type, domain, inputs, path, opset, graph_inputs)
 
 
 def _check_attribute(a: onnx.AttributeProto, name: str, kind: int, path: str, opsets: dict, known: dict,
@@ -213,20 +215,21 @@ def _check_input_types(op_type: str, inputs: list, schema: _Schema, path: str, w
 _BOOL_ONLY = frozenset(("tensor(bool)",))
 
 
-def _check_bool_inputs(node: onnx.NodeProto, path: str, opset: int, inputs: dict) -> None:
+def _check_bool_inputs(node_name: str, op_type: str, domain: str, node_inputs: list, path: str, opset: int,
+                       inputs: dict) -> None:
     """A graph input read where the op's schema takes only bool (Where's condition, And, Or, Xor, Not)
     must be declared bool: tosaconv widens some integer inputs (uint8..uint64 to int32 values), which
     would otherwise reach a TOSA op that needs bool. onnxruntime refuses such a model too."""
-    schema = _schema(node.op_type, opset, node.domain)
+    schema = _schema(op_type, opset, domain)
     if schema is None or not schema.inputs:
         return
-    for i, name in enumerate(node.input):
+    for i, name in enumerate(node_inputs):
         formal, types = schema.inputs[min(i, len(schema.inputs) - 1)]
         elem = inputs.get(name)
         if elem is not None and types == _BOOL_ONLY and elem != TensorProto.BOOL and elem in _DATA_TYPES:
             text = f"tensor({TensorProto.DataType.Name(elem).lower()})"
-            _fail(path, f"node '{node.name}' ({node.op_type}) input {i} ('{name}') is a model input of type {text}; "
-                  f"{node.op_type}'s '{formal}' takes only tensor(bool)")
+            _fail(path, f"node '{node_name}' ({op_type}) input {i} ('{name}') is a model input of type {text}; "
+                  f"{op_type}'s '{formal}' takes only tensor(bool)")
 
 
 def _attr_type(code: int) -> str:
