@@ -27,6 +27,7 @@ from onnx import TensorProto, defs, helper
 from ...diagnostics import ConversionError
 from ...limits import MAX_DIM, budget_diagnostic, max_tensor_bytes
 from .registry import DEFAULT_DOMAINS
+from .schema_facts import SchemaFacts, facts_of, lookup
 
 _DATA_TYPES = frozenset(TensorProto.DataType.values())
 
@@ -154,23 +155,24 @@ def _check_attribute_values(a: onnx.AttributeProto, name: str, kind: int, op_typ
 
 
 class _Schema:
-    """What the checks need of one op schema, read out of onnx's schema objects once."""
+    """What the checks need of one op schema, read out of its facts once."""
 
-    def __init__(self, schema: defs.OpSchema):
-        self.attributes = {name: a.type.value for name, a in schema.attributes.items()}
-        self.max_input, self.min_output = schema.max_input, schema.min_output
-        single = defs.OpSchema.FormalParameterOption.Single
-        self.required = [(i, f.name) for i, f in enumerate(schema.inputs) if f.option == single]
-        allowed = {c.type_param_str: frozenset(c.allowed_type_strs) for c in schema.type_constraints}
-        self.inputs = [(f.name, allowed.get(f.type_str, frozenset((f.type_str,)))) for f in schema.inputs]
+    def __init__(self, facts: SchemaFacts):
+        self.attributes = {name: a.type for name, a in facts.attributes.items()}
+        self.max_input, self.min_output = facts.max_input, facts.min_output
+        self.required = [(i, f.name) for i, f in enumerate(facts.inputs) if f.single]
+        self.inputs = [(f.name, f.allowed) for f in facts.inputs]
 
 
 @functools.lru_cache(maxsize=None)
 def _schema(op_type: str, opset: int, domain: str) -> Optional[_Schema]:
+    if domain == "":
+        facts = lookup(op_type, opset)
+        return _Schema(facts) if facts is not None else None   # None: not an op of this opset (reported later)
     try:
-        return _Schema(defs.get_schema(op_type, opset, domain))
+        return _Schema(facts_of(defs.get_schema(op_type, opset, domain)))
     except defs.SchemaError:
-        return None   # not an op of this opset: the unsupported-op report lists it
+        return None
 
 
 def _check_arity(op_type: str, domain: str, inputs: list, n_outputs: int, attributes: list, path: str,
