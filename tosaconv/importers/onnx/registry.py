@@ -5,7 +5,8 @@ handles; it covers later versions until another converter for the same op
 takes over. For the default domain the op version in effect for a model
 comes from ``onnx.defs`` (the schema's ``since_version`` at the model's
 opset, read through :mod:`.schema_facts`, a table generated from it), so
-resolution follows ONNX's own versioning rather than a hand-kept table. ``onnx.defs`` knows no other domain, so an op of another domain (the
+resolution follows ONNX's own versioning rather than a hand-kept table.
+``onnx.defs`` knows no other domain, so an op of another domain (the
 ``com.microsoft`` ops onnxruntime's quantizer writes) is first *declared*
 with :func:`declare` (its versions and attribute defaults, from that
 domain's documentation) and is then resolved the same way against the
@@ -25,6 +26,7 @@ from dataclasses import dataclass
 from typing import Callable, Mapping, Optional, Union
 
 import onnx
+import onnx.defs
 
 from ...lowering.limits import Limit
 from .schema_facts import SchemaFacts, lookup
