@@ -74,14 +74,16 @@ TOSA_DTYPE_CODE = {
 SHAPE_DTYPE_CODE = 10
 
 
+_FROM_NUMPY = {
+    np.dtype(np.bool_): DType.BOOL, np.dtype(np.int8): DType.INT8, np.dtype(np.uint8): DType.INT8,
+    np.dtype(np.int16): DType.INT16, np.dtype(np.int32): DType.INT32, np.dtype(np.int64): DType.INT32,
+    np.dtype(np.float16): DType.FP16, np.dtype(np.float32): DType.FP32, np.dtype(np.float64): DType.FP32,
+}
+
+
 def from_numpy(dt: "DTypeLike") -> DType:
     """The IR type for a numpy dtype (int64 data narrows to INT32)."""
     dt = np.dtype(dt)
-    table = {
-        np.dtype(np.bool_): DType.BOOL, np.dtype(np.int8): DType.INT8, np.dtype(np.uint8): DType.INT8,
-        np.dtype(np.int16): DType.INT16, np.dtype(np.int32): DType.INT32, np.dtype(np.int64): DType.INT32,
-        np.dtype(np.float16): DType.FP16, np.dtype(np.float32): DType.FP32, np.dtype(np.float64): DType.FP32,
-    }
-    if dt not in table:
+    if dt not in _FROM_NUMPY:
         raise TypeError(f"element type {dt} has no TOSA equivalent")
-    return table[dt]
+    return _FROM_NUMPY[dt]

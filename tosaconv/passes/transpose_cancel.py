@@ -69,10 +69,18 @@ def _sink(op: Operation, b: Builder) -> Optional[list[Value]]:
         return None
     perm = perms.pop()
     assert perm is not None   # None was refused above
-    inverse = tuple(int(i) for i in np.argsort(perm))
+    inverse = _inverse(perm)
     operands = [_undo(b, v, inverse) for v in op.operands]
     inner = b.create(op.op, operands, op.attrs).result
     return [b.emit(Op.TRANSPOSE, inner, attrs=A.TransposeAttrs(perm))]
+
+
+def _inverse(perm: tuple[int, ...]) -> tuple[int, ...]:
+    """The permutation that undoes ``perm`` (numpy's argsort of it, without numpy's per-call cost)."""
+    inverse = [0] * len(perm)
+    for i, p in enumerate(perm):
+        inverse[p] = i
+    return tuple(inverse)
 
 
 def _undo(b: Builder, v: Value, inverse: tuple[int, ...]) -> Value:

@@ -81,7 +81,7 @@ class Expr:
     coefficient; the constant term uses the empty monomial.
     """
 
-    __slots__ = ("terms", "key", "_hash", "_free")
+    __slots__ = ("terms", "key", "_hash", "_free", "_bounds")
 
     def __init__(self, terms: dict[Monomial, int]) -> None:
         self.terms = terms
@@ -89,6 +89,7 @@ class Expr:
                             for m, c in sorted(terms.items(), key=_term_order))
         self._hash = hash(self.key)
         self._free: Optional[frozenset[str]] = None    # free_symbols, computed once (an Expr never changes)
+        self._bounds: Optional[tuple[float, float]] = None   # bounds(), computed once
 
     # -- structure -----------------------------------------------------
     def atoms(self) -> set[Atom]:
@@ -213,7 +214,33 @@ def _make(terms: dict[Monomial, int]) -> Dim:
     return Expr(terms)
 
 
+# Sums and products of expressions already computed, by operands: a converter or a rule meets the same
+# symbolic sizes again and again (every conv of a net on [N, C, H, W]), and an Expr never changes, so the
+# result can be shared.
+_KNOWN: dict[tuple[str, Dim, Dim], Dim] = {}
+_MAX_KNOWN = 1 << 16
+_DIM_TYPES = (int, Expr)   # exact types only: a float or a bool operand is left to _poly (which refuses a float)
+
+
+def _known(op: str, a: Dim, b: Dim, compute: Callable[[Dim, Dim], Dim]) -> Dim:
+    key = (op, a, b)
+    value = _KNOWN.get(key)
+    if value is None:
+        if len(_KNOWN) >= _MAX_KNOWN:
+            _KNOWN.clear()
+        value = _KNOWN[key] = compute(a, b)
+    return value
+
+
 def add(a: Dim, b: Dim) -> Dim:
+    if type(a) is int and type(b) is int:   # static dims (most of them): no polynomial to build
+        return a + b
+    if type(a) in _DIM_TYPES and type(b) in _DIM_TYPES:
+        return _known("+", a, b, _add)
+    return _add(a, b)
+
+
+def _add(a: Dim, b: Dim) -> Dim:
     out = dict(_poly(a))
     for m, c in _poly(b).items():
         out[m] = out.get(m, 0) + c
@@ -221,6 +248,8 @@ def add(a: Dim, b: Dim) -> Dim:
 
 
 def sub(a: Dim, b: Dim) -> Dim:
+    if type(a) is int and type(b) is int:
+        return a - b
     return add(a, mul(-1, b))
 
 
@@ -232,6 +261,14 @@ def _mono_mul(m1: Monomial, m2: Monomial) -> Monomial:
 
 
 def mul(a: Dim, b: Dim) -> Dim:
+    if type(a) is int and type(b) is int:
+        return a * b
+    if type(a) in _DIM_TYPES and type(b) in _DIM_TYPES:
+        return _known("*", a, b, _mul)
+    return _mul(a, b)
+
+
+def _mul(a: Dim, b: Dim) -> Dim:
     out: dict[Monomial, int] = {}
     for m1, c1 in _poly(a).items():
         for m2, c2 in _poly(b).items():
@@ -368,6 +405,12 @@ def bounds(d: Dim) -> tuple[float, float]:
     """Interval ``(lo, hi)`` of ``d`` over all symbol values >= 1."""
     if isinstance(d, int):
         return (d, d)
+    if d._bounds is None:      # an Expr never changes: its interval is computed once
+        d._bounds = _expr_bounds(d)
+    return d._bounds
+
+
+def _expr_bounds(d: "Expr") -> tuple[float, float]:
     lo_total: float = 0
     hi_total: float = 0
     for mono, coeff in d.terms.items():

@@ -25,6 +25,7 @@ class ImportContext(LoweringContext):
         self.domain_opsets = dict(domain_opsets or {})   # other domain -> the model's import of it
         self.initializers = initializers      # name -> TensorProto
         self.raw: dict = {}                   # name -> uint8 view of a large initializer's data (lazy_weights)
+        self.quantize_makers: Optional[dict] = None   # value -> the QuantizeLinear making it (int_io, built once)
 
     def opset_of(self, domain: str) -> int:
         """The model's version of op set ``domain`` (0 when the model does not import it)."""

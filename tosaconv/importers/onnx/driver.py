@@ -117,13 +117,14 @@ def convert_nodes(ctx: ImportContext, nodes: Iterable[onnx.NodeProto]) -> None:
     do not read its results are still tried, so one run lists every refusal a user must fix. A node
     holding a subgraph may capture a refused result, so it is skipped too. Shape errors stop at once."""
     refusals = Refusals()
-    graphs = (onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS)
     for node in nodes:
-        outputs = [o for o in node.output if o]
-        if refusals.blocks(node.input, outputs, any(a.type in graphs for a in node.attribute)):
+        domain = node.domain
+        reader = NodeReader(node, ctx.opset_of(domain), domain)   # (reads the node's fields once)
+        outputs = [o for o in reader.outputs if o]
+        if refusals.missing and refusals.blocks(reader.inputs, outputs, reader.holds_graphs()):
             continue
         try:
-            _convert_node(ctx, NodeReader(node, ctx.opset_of(node.domain), node.domain))
+            _convert_node(ctx, reader)
         except ConversionError as e:
             refusals.add(e, outputs)
     refusals.raise_any()
@@ -183,8 +184,9 @@ def _upgrade(model: onnx.ModelProto, path: str) -> onnx.ModelProto:
 def _check_supported(g: onnx.GraphProto, opset: int, domains: dict) -> None:
     missing: "OrderedDict[tuple, list]" = OrderedDict()
     for node in _all_nodes(g):
-        version = opset if node.domain in DEFAULT_DOMAINS else domains.get(node.domain, 0)
-        if resolve(node.op_type, version, node.domain) is None:
+        domain = node.domain
+        version = opset if domain in DEFAULT_DOMAINS else domains.get(domain, 0)
+        if resolve(node.op_type, version, domain) is None:
             key = (node.domain or "ai.onnx", node.op_type, version)
             missing.setdefault(key, []).append(node.name or (node.output[0] if node.output else "?"))
     if not missing:
@@ -214,9 +216,12 @@ def _all_nodes(g: onnx.GraphProto) -> Iterator[onnx.NodeProto]:
     for node in g.node:
         yield node
         for a in node.attribute:
-            for sub in ([a.g] if a.type == onnx.AttributeProto.GRAPH else
-                        a.graphs if a.type == onnx.AttributeProto.GRAPHS else []):
-                yield from _all_nodes(sub)
+            kind = a.type     # (read once: a protobuf read is a call)
+            if kind == onnx.AttributeProto.GRAPH:
+                yield from _all_nodes(a.g)
+            elif kind == onnx.AttributeProto.GRAPHS:
+                for sub in a.graphs:
+                    yield from _all_nodes(sub)
 
 
 def _declare_inputs(ctx: ImportContext, g: onnx.GraphProto, initializers: dict) -> None:
@@ -267,7 +272,7 @@ def _input_dim(ctx: ImportContext, input_name: str, axis: int, d: onnx.TensorSha
 
 
 def _convert_node(ctx: ImportContext, node: NodeReader) -> None:
-    fn = resolve(node.op_type, ctx.opset_of(node.node.domain), node.node.domain)
+    fn = resolve(node.op_type, node.opset, node.domain)
     loc = node.location
     with ctx.b.at(loc), converting(loc, ConvertError):
         problem = input_rank_problem(node.op_type, [_rank(ctx, name) for name in node.inputs]) \

@@ -10,7 +10,7 @@ names the tensor, the location and why.
 from __future__ import annotations
 
 import os
-from typing import Optional
+from typing import Iterable, Iterator, Optional
 
 import onnx
 from onnx import external_data_helper
@@ -22,8 +22,10 @@ from ...diagnostics import ConversionError
 def load_external_data(model: onnx.ModelProto, path: str) -> None:
     """Check every external tensor of ``model`` (read from ``path``), then load their data in place."""
     base = os.path.dirname(os.path.abspath(path))
-    tensors = [t for t in external_data_helper._get_all_tensors(model)
-               if external_data_helper.uses_external_data(t)]
+    tensors = [t for t in _model_tensors(model) if external_data_helper.uses_external_data(t)]
+    if tensors:   # (rare) the whole list as onnx walks it, so every tensor it will load is checked first
+        tensors = [t for t in external_data_helper._get_all_tensors(model)
+                   if external_data_helper.uses_external_data(t)]
     for t in tensors:
         _check(t, base, path)
     if tensors:
@@ -31,6 +33,36 @@ def load_external_data(model: onnx.ModelProto, path: str) -> None:
             external_data_helper.load_external_data_for_model(model, base)
         except (OSError, ValueError, onnx.checker.ValidationError) as e:
             _fail(f"cannot read the external data of '{path}': {e}")
+
+
+def _model_tensors(model: onnx.ModelProto) -> Iterator[onnx.TensorProto]:
+    """The tensors a conversion reads: initializers, and the values of TENSOR and TENSORS attributes, in the
+    graph, its subgraphs and the model's functions. Each attribute's type is read once, and only the field
+    it names: onnx's own walk asks every attribute for every field, which costs more than the rest of
+    reading a model with many Constant nodes."""
+    yield from _graph_tensors(model.graph)
+    for function in model.functions:
+        yield from _attribute_tensors(function.node)
+
+
+def _graph_tensors(g: onnx.GraphProto) -> Iterator[onnx.TensorProto]:
+    yield from g.initializer
+    yield from _attribute_tensors(g.node)
+
+
+def _attribute_tensors(nodes: Iterable[onnx.NodeProto]) -> Iterator[onnx.TensorProto]:
+    for node in nodes:
+        for a in node.attribute:
+            kind = a.type
+            if kind == onnx.AttributeProto.TENSOR:
+                yield a.t
+            elif kind == onnx.AttributeProto.TENSORS:
+                yield from a.tensors
+            elif kind == onnx.AttributeProto.GRAPH:
+                yield from _graph_tensors(a.g)
+            elif kind == onnx.AttributeProto.GRAPHS:
+                for sub in a.graphs:
+                    yield from _graph_tensors(sub)
 
 
 def _check(tensor: onnx.TensorProto, base: str, path: str) -> None:

@@ -195,7 +195,7 @@ def output_value(ctx: ImportContext, name: str, v: Value, g: onnx.GraphProto) ->
 def _quantized_output(ctx: ImportContext, name: str, v: Value, g: onnx.GraphProto) -> Value:
     """An output a QuantizeLinear with constant parameters makes: recorded (uint8 bits made signed
     under --int-io); any other output as it is."""
-    q = next((n for n in g.node if _is(n, "QuantizeLinear") and name in n.output), None)
+    q = _quantize_makers(ctx, g).get(name)
     params = _const_params(ctx, q) if q is not None and len(q.input) > 2 else None
     qtype = qtype_of(ctx, q.input[2]) if params is not None else None
     if qtype is None or qtype.bits not in (8, 16):
@@ -205,6 +205,19 @@ def _quantized_output(ctx: ImportContext, name: str, v: Value, g: onnx.GraphProt
         return v
     ctx.graph.output_quant[name] = signed_edge(*params, qtype.name, qtype.offset)
     return signed_value(ctx, QTensor(qtype, value=v))
+
+
+def _quantize_makers(ctx: ImportContext, g: onnx.GraphProto) -> dict:
+    """Each value a QuantizeLinear of ``g`` makes -> the first such node: one walk over the nodes for all the
+    outputs (not one per output)."""
+    if ctx.quantize_makers is None:
+        makers: dict = {}
+        for n in g.node:
+            if _is(n, "QuantizeLinear"):
+                for out in n.output:
+                    makers.setdefault(out, n)
+        ctx.quantize_makers = makers
+    return ctx.quantize_makers
 
 
 def _dequantized_source(ctx: ImportContext, name: str, node: onnx.NodeProto, v: Value) -> Value:

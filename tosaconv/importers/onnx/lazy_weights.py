@@ -105,22 +105,31 @@ def _encode_varint(n: int) -> bytes:
 
 def _fields(buf: bytes, start: int, end: int) -> Iterator[tuple[int, int, int, int, int, int]]:
     """``(field, wire type, tag start, tag end, value start, value end)`` of each field in ``buf[start:end]``
-    (a length-delimited value starts after its length)."""
+    (a length-delimited value starts after its length). One-byte tags and lengths, the common case, are
+    read inline rather than by a call to :func:`_varint`."""
     pos = start
     while pos < end:
         tag_start = pos
-        tag, pos = _varint(buf, pos)
+        tag = buf[pos]
+        if tag < 0x80:
+            pos += 1
+        else:
+            tag, pos = _varint(buf, pos)
         kind = tag & 7
         tag_end = value_start = pos
-        if kind == 0:
+        if kind == 2:
+            size = buf[pos]
+            if size < 0x80:
+                value_start = pos + 1
+            else:
+                size, value_start = _varint(buf, pos)
+            pos = value_start + size
+        elif kind == 0:
             _, pos = _varint(buf, pos)
         elif kind == 1:
             pos += 8
         elif kind == 5:
             pos += 4
-        elif kind == 2:
-            size, value_start = _varint(buf, pos)
-            pos = value_start + size
         else:
             raise _Malformed()
         if pos > end:
@@ -144,9 +153,11 @@ def _strip_graph(buf: bytes, view: memoryview, start: int, end: int, raw: dict) 
     parts = []
     for field, kind, tag_start, tag_end, value_start, value_end in _fields(buf, start, end):
         tensor = None
-        if field == _INITIALIZER and kind == 2:
+        if kind != 2 or value_end - value_start < MIN_BYTES:
+            pass    # a message this short holds no data worth taking out: not walked
+        elif field == _INITIALIZER:
             tensor = _strip_tensor(buf, view, value_start, value_end, raw)
-        elif field == _NODE and kind == 2:
+        elif field == _NODE:
             tensor = _strip_constant(buf, view, value_start, value_end, raw)
         if tensor is None:
             parts.append(view[tag_start:value_end])

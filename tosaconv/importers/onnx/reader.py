@@ -18,6 +18,7 @@ from ...lowering.errors import ConvertError  # noqa: F401  (re-exported: the one
 from .registry import schema
 
 _MISSING = object()
+_GRAPH_TYPES = (onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS)
 
 
 class NodeReader:
@@ -25,10 +26,12 @@ class NodeReader:
         """``opset`` is the model's version of ``domain``, the op set the node belongs to."""
         self.node = node
         self.op_type = node.op_type
+        self.domain = domain
+        self.opset = opset
         self.inputs = list(node.input)
         self.outputs = list(node.output)
         self._attrs = {a.name: a for a in node.attribute}
-        self.schema = schema(node.op_type, opset, domain)
+        self.schema = schema(self.op_type, opset, domain)
 
     @property
     def name(self) -> str:
@@ -41,6 +44,10 @@ class NodeReader:
     @property
     def version(self) -> int:
         return self.schema.since_version if self.schema else 0
+
+    def holds_graphs(self) -> bool:
+        """Whether an attribute holds a subgraph (If's branches, a Loop or Scan body)."""
+        return any(a.type in _GRAPH_TYPES for a in self._attrs.values())
 
     def has(self, name: str) -> bool:
         return name in self._attrs

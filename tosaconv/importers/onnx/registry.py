@@ -4,8 +4,9 @@ A converter is registered next to its function with the first op version it
 handles; it covers later versions until another converter for the same op
 takes over. For the default domain the op version in effect for a model
 comes from ``onnx.defs`` (the schema's ``since_version`` at the model's
-opset), so resolution follows ONNX's own versioning rather than a hand-kept
-table. ``onnx.defs`` knows no other domain, so an op of another domain (the
+opset, read through :mod:`.schema_facts`, a table generated from it), so
+resolution follows ONNX's own versioning rather than a hand-kept table.
+``onnx.defs`` knows no other domain, so an op of another domain (the
 ``com.microsoft`` ops onnxruntime's quantizer writes) is first *declared*
 with :func:`declare` (its versions and attribute defaults, from that
 domain's documentation) and is then resolved the same way against the
@@ -29,6 +30,7 @@ import onnx.defs
 
 from ...lowering.limits import Limit
 from . import ops as _families   # the family modules, imported when an op is first resolved
+from .schema_facts import SchemaFacts, lookup
 
 
 DEFAULT_DOMAINS = ("", "ai.onnx")
@@ -142,7 +144,7 @@ def _key(domain: str) -> str:
     return "" if domain in DEFAULT_DOMAINS else domain
 
 
-def schema(op_type: str, opset: int, domain: str = "") -> Union[onnx.defs.OpSchema, DomainSchema, None]:
+def schema(op_type: str, opset: int, domain: str = "") -> Union[SchemaFacts, DomainSchema, None]:
     """The ONNX schema (or declared :class:`DomainSchema`) of ``op_type`` at ``opset`` of its
     domain, or None if there is no such op."""
     key = (op_type, opset, domain)
@@ -152,7 +154,7 @@ def schema(op_type: str, opset: int, domain: str = "") -> Union[onnx.defs.OpSche
     return _SCHEMAS[key]
 
 
-def _find_schema(op_type: str, opset: int, domain: str) -> Union[onnx.defs.OpSchema, DomainSchema, None]:
+def _find_schema(op_type: str, opset: int, domain: str) -> Union[SchemaFacts, DomainSchema, None]:
     if _key(domain) == "":
         found = _onnx_schema(op_type, opset)
         if found is not None:
@@ -162,12 +164,9 @@ def _find_schema(op_type: str, opset: int, domain: str) -> Union[onnx.defs.OpSch
 
 
 @functools.lru_cache(maxsize=4096)
-def _onnx_schema(op_type: str, opset: int) -> Optional[onnx.defs.OpSchema]:
-    """onnx's own schema table, which never changes in a process (a model asks for each op many times)."""
-    try:
-        return onnx.defs.get_schema(op_type, opset, "")
-    except onnx.defs.SchemaError:
-        return None
+def _onnx_schema(op_type: str, opset: int) -> Optional[SchemaFacts]:
+    """onnx's own schema, as :mod:`.schema_facts` gives it (a model asks for each op many times)."""
+    return lookup(op_type, opset)
 
 
 def op_version(op_type: str, opset: int, domain: str = "") -> Optional[int]:
@@ -227,7 +226,7 @@ def _by_origin(op_type: str, domain: str, opsets: list) -> list:
     """``[(domain label, opsets)]``: a default-domain op's opsets split into ONNX's and onnxruntime's."""
     if domain != "":
         return [(domain, opsets)] if opsets else []
-    standard = [o for o in opsets if isinstance(schema(op_type, o), onnx.defs.OpSchema)]
+    standard = [o for o in opsets if isinstance(schema(op_type, o), SchemaFacts)]
     ort_own = [o for o in opsets if o not in standard]
     return [(label, chosen) for label, chosen in (("ai.onnx", standard), (ORT_DEFAULT_DOMAIN, ort_own)) if chosen]
 

@@ -25,8 +25,9 @@ import onnx
 from onnx import TensorProto, defs, helper
 
 from ...diagnostics import ConversionError
-from ...limits import budget_diagnostic
+from ...limits import MAX_DIM, budget_diagnostic, max_tensor_bytes
 from .registry import DEFAULT_DOMAINS
+from .schema_facts import SchemaFacts, facts_of, lookup
 
 _DATA_TYPES = frozenset(TensorProto.DataType.values())
 
@@ -81,10 +82,7 @@ def _check_graph(g: onnx.GraphProto, path: str, opsets: dict, outer: dict, raw_s
         check_tensor_proto(t, path, "initializer", (raw_sizes or {}).get(t.name))
         known[t.name] = t.data_type
     for node in g.node:
-        taken = raw_sizes.get(node.output[0]) if raw_sizes and node.op_type == "Constant" and node.output else None
-        _check_node(node, path, opsets, known, taken)
-        if node.domain in DEFAULT_DOMAINS and any(name in inputs for name in node.input):
-            _check_bool_inputs(node, path, opsets.get(node.domain, opsets.get("", 1)), inputs)
+        _check_node(node, path, opsets, known, raw_sizes, inputs)
 
 
 def _check_name(path: str, what: str, name: Union[str, bytes]) -> None:
@@ -100,110 +98,140 @@ def _check_elem_type(path: str, vi: onnx.ValueInfoProto) -> None:
             _fail(path, f"value '{vi.name}' has element type {elem}, which is not an ONNX data type")
 
 
-def _check_node(node: onnx.NodeProto, path: str, opsets: dict, known: dict,
-                value_size: "int | None" = None) -> None:
-    """``value_size``: the size of a Constant's ``value`` data that lazy_weights took out of the message."""
-    node_name, op_type, domain = node.name, node.op_type, node.domain   # (each field read costs a call)
+def _check_node(node: onnx.NodeProto, path: str, opsets: dict, known: dict, raw_sizes: "dict | None",
+                graph_inputs: dict) -> None:
+    """``raw_sizes``: data sizes of the Constant values that lazy_weights took out of the message, by output;
+    ``graph_inputs``: the element types of the graph's inputs. (Each protobuf field is read once: a read
+    costs a call and, for a repeated field, a new container.)"""
+    node_name, op_type, domain = node.name, node.op_type, node.domain
     if type(node_name) is not str or type(op_type) is not str or type(domain) is not str:
         for text, what in ((node_name, "node"), (op_type, "op type"), (domain, "domain")):
             _check_name(path, what, text)
-    names = [*node.input, *node.output]
-    if not all(type(name) is str for name in names):
-        for name in names:
-            _check_name(path, f"value (of node '{node.name}')", name)
+    inputs, outputs = list(node.input), list(node.output)
+    if not all(type(name) is str for name in inputs) or not all(type(name) is str for name in outputs):
+        for name in inputs + outputs:
+            _check_name(path, f"value (of node '{node_name}')", name)
+    value_size = raw_sizes.get(outputs[0]) if raw_sizes and op_type == "Constant" and outputs else None
     where = f"node '{node_name}' ({op_type})"
-    for a in node.attribute:
-        _check_name(path, f"attribute (of {where})", a.name)
-        if a.type == onnx.AttributeProto.TENSOR:
-            check_tensor_proto(a.t, path, f"attribute '{a.name}' of {where}",
-                               value_size if a.name == "value" else None)
-        for sub in ([a.g] if a.type == onnx.AttributeProto.GRAPH else list(a.graphs)):
+    default = domain in DEFAULT_DOMAINS
+    attributes = [(a, a.name, a.type) for a in node.attribute]
+    for a, name, kind in attributes:
+        _check_attribute(a, name, kind, path, opsets, known, where, value_size)
+        if default:
+            _check_attribute_values(a, name, kind, op_type, path, where)
+    if default:
+        opset = opsets.get(domain, opsets.get("", 1))
+        _check_arity(op_type, domain, inputs, len(outputs), [(n, k) for _, n, k in attributes], path,
+                     opset, where, known)
+        if any(name in graph_inputs for name in inputs):
+            _check_bool_inputs(node_name, op_type, domain, inputs, path, opset, graph_inputs)
+
+
+def _check_attribute(a: onnx.AttributeProto, name: str, kind: int, path: str, opsets: dict, known: dict,
+                     where: str, value_size: "int | None") -> None:
+    """The attribute's name, and the tensor or graphs it holds."""
+    if type(name) is not str:
+        _check_name(path, f"attribute (of {where})", name)
+    if kind == onnx.AttributeProto.TENSOR:
+        check_tensor_proto(a.t, path, f"attribute '{name}' of {where}", value_size if name == "value" else None)
+    if kind == onnx.AttributeProto.GRAPH:
+        _check_graph(a.g, path, opsets, known)
+    elif kind == onnx.AttributeProto.GRAPHS:   # (graphs in an attribute of another type are never read)
+        for sub in a.graphs:
             _check_graph(sub, path, opsets, known)
-        if a.name in _POSITIVE_ATTRS and node.domain in DEFAULT_DOMAINS:
-            values = [a.i] if a.type == onnx.AttributeProto.INT else list(a.ints)
-            if any(v < 1 for v in values):
-                _fail(path, f"{where} has {a.name} {values}; each must be at least 1")
-        if a.name == "pads" and node.op_type in _WINDOW_OPS and node.domain in DEFAULT_DOMAINS \
-                and any(v < 0 for v in a.ints):
-            _fail(path, f"{where} has pads {list(a.ints)}; ONNX window pads must be at least 0")
-    if domain in DEFAULT_DOMAINS:
-        _check_arity(node, path, opsets.get(domain, opsets.get("", 1)), where, known)
+
+
+def _check_attribute_values(a: onnx.AttributeProto, name: str, kind: int, op_type: str, path: str,
+                            where: str) -> None:
+    """Window geometry of a default-domain node: strides, dilations, kernel_shape, group >= 1, pads >= 0."""
+    if name in _POSITIVE_ATTRS:
+        values = [a.i] if kind == onnx.AttributeProto.INT else list(a.ints)
+        if any(v < 1 for v in values):
+            _fail(path, f"{where} has {name} {values}; each must be at least 1")
+    if name == "pads" and op_type in _WINDOW_OPS:
+        pads = list(a.ints)
+        if any(v < 0 for v in pads):
+            _fail(path, f"{where} has pads {pads}; ONNX window pads must be at least 0")
 
 
 class _Schema:
-    """What the checks need of one op schema, read out of onnx's schema objects once."""
+    """What the checks need of one op schema, read out of its facts once."""
 
-    def __init__(self, schema: defs.OpSchema):
-        self.attributes = {name: a.type.value for name, a in schema.attributes.items()}
-        self.max_input, self.min_output = schema.max_input, schema.min_output
-        single = defs.OpSchema.FormalParameterOption.Single
-        self.required = [(i, f.name) for i, f in enumerate(schema.inputs) if f.option == single]
-        allowed = {c.type_param_str: frozenset(c.allowed_type_strs) for c in schema.type_constraints}
-        self.inputs = [(f.name, allowed.get(f.type_str, frozenset((f.type_str,)))) for f in schema.inputs]
+    def __init__(self, facts: SchemaFacts):
+        self.attributes = {name: a.type for name, a in facts.attributes.items()}
+        self.max_input, self.min_output = facts.max_input, facts.min_output
+        self.required = [(i, f.name) for i, f in enumerate(facts.inputs) if f.single]
+        self.inputs = [(f.name, f.allowed) for f in facts.inputs]
 
 
 @functools.lru_cache(maxsize=None)
 def _schema(op_type: str, opset: int, domain: str) -> Optional[_Schema]:
+    if domain == "":
+        facts = lookup(op_type, opset)
+        return _Schema(facts) if facts is not None else None   # None: not an op of this opset (reported later)
     try:
-        return _Schema(defs.get_schema(op_type, opset, domain))
+        return _Schema(facts_of(defs.get_schema(op_type, opset, domain)))
     except defs.SchemaError:
-        return None   # not an op of this opset: the unsupported-op report lists it
+        return None
 
 
-def _check_arity(node: onnx.NodeProto, path: str, opset: int, where: str, known: dict) -> None:
-    schema = _schema(node.op_type, opset, node.domain)
+def _check_arity(op_type: str, domain: str, inputs: list, n_outputs: int, attributes: list, path: str,
+                 opset: int, where: str, known: dict) -> None:
+    """The node's attribute types, input and output counts and initializer inputs against its schema
+    (``attributes``: the (name, type) of each)."""
+    schema = _schema(op_type, opset, domain)
     if schema is None:
         return
-    for a in node.attribute:
-        declared = schema.attributes.get(a.name)
-        if declared is not None and a.type != declared:
-            _fail(path, f"{where} has attribute '{a.name}' of type {_attr_type(a.type)}; {node.op_type} "
+    for name, kind in attributes:
+        declared = schema.attributes.get(name)
+        if declared is not None and kind != declared:
+            _fail(path, f"{where} has attribute '{name}' of type {_attr_type(kind)}; {op_type} "
                   f"defines it as {_attr_type(declared)}")
-    inputs = node.input
     given = len(inputs)
     if given > schema.max_input:
-        _fail(path, f"{where} has {given} inputs; {node.op_type} takes at most {schema.max_input}")
+        _fail(path, f"{where} has {given} inputs; {op_type} takes at most {schema.max_input}")
     for i, name in schema.required:
         if i >= given or not inputs[i]:
             _fail(path, f"{where} lacks its required input {i} ('{name}')",
-                  hint=f"{node.op_type} needs it; re-export the model")
-    if len(node.output) < schema.min_output:
-        _fail(path, f"{where} has {len(node.output)} outputs; {node.op_type} makes at least {schema.min_output}")
+                  hint=f"{op_type} needs it; re-export the model")
+    if n_outputs < schema.min_output:
+        _fail(path, f"{where} has {n_outputs} outputs; {op_type} makes at least {schema.min_output}")
     if schema.inputs and any(name in known for name in inputs):
-        _check_input_types(node, schema, path, where, known)
+        _check_input_types(op_type, inputs, schema, path, where, known)
 
 
-def _check_input_types(node: onnx.NodeProto, schema: _Schema, path: str, where: str, known: dict) -> None:
+def _check_input_types(op_type: str, inputs: list, schema: _Schema, path: str, where: str, known: dict) -> None:
     """Initializers a node reads have an element type its schema admits (a graph input's type is
     the converters' to check, with the op's own words)."""
-    for i, name in enumerate(node.input):
+    for i, name in enumerate(inputs):
         if not name or name not in known:
             continue
         formal, types = schema.inputs[min(i, len(schema.inputs) - 1)]
         elem = known[name]
         text = f"tensor({TensorProto.DataType.Name(elem).lower()})" if elem in _DATA_TYPES else "?"
         if text not in types:
-            _fail(path, f"{where} input {i} ('{name}') is a {text}; {node.op_type}'s '{formal}' takes "
+            _fail(path, f"{where} input {i} ('{name}') is a {text}; {op_type}'s '{formal}' takes "
                   f"{', '.join(sorted(types))}")
 
 
 _BOOL_ONLY = frozenset(("tensor(bool)",))
 
 
-def _check_bool_inputs(node: onnx.NodeProto, path: str, opset: int, inputs: dict) -> None:
+def _check_bool_inputs(node_name: str, op_type: str, domain: str, node_inputs: list, path: str, opset: int,
+                       inputs: dict) -> None:
     """A graph input read where the op's schema takes only bool (Where's condition, And, Or, Xor, Not)
     must be declared bool: tosaconv widens some integer inputs (uint8..uint64 to int32 values), which
     would otherwise reach a TOSA op that needs bool. onnxruntime refuses such a model too."""
-    schema = _schema(node.op_type, opset, node.domain)
+    schema = _schema(op_type, opset, domain)
     if schema is None or not schema.inputs:
         return
-    for i, name in enumerate(node.input):
+    for i, name in enumerate(node_inputs):
         formal, types = schema.inputs[min(i, len(schema.inputs) - 1)]
         elem = inputs.get(name)
         if elem is not None and types == _BOOL_ONLY and elem != TensorProto.BOOL and elem in _DATA_TYPES:
             text = f"tensor({TensorProto.DataType.Name(elem).lower()})"
-            _fail(path, f"node '{node.name}' ({node.op_type}) input {i} ('{name}') is a model input of type {text}; "
-                  f"{node.op_type}'s '{formal}' takes only tensor(bool)")
+            _fail(path, f"node '{node_name}' ({op_type}) input {i} ('{name}') is a model input of type {text}; "
+                  f"{op_type}'s '{formal}' takes only tensor(bool)")
 
 
 def _attr_type(code: int) -> str:
@@ -213,22 +241,26 @@ def _attr_type(code: int) -> str:
 
 def check_tensor_proto(t: TensorProto, path: str, what: str, raw_size: int | None = None) -> None:
     """A tensor's type, dims and data length agree, and its size fits the budget."""
-    where = f"{what} '{t.name}'"
-    _check_name(path, what, t.name)
-    if t.data_type in _UNREADABLE or t.data_type not in _DATA_TYPES:
-        name = TensorProto.DataType.Name(t.data_type) if t.data_type in _DATA_TYPES else \
-            f"{t.data_type} (not an ONNX data type)"
-        _fail(path, f"{where} has element type {name}, which tosaconv does not read",
+    name, data_type = t.name, t.data_type    # (each field is read once: a read costs a call)
+    _check_name(path, what, name)
+    where = f"{what} '{name}'"
+    if data_type in _UNREADABLE or data_type not in _DATA_TYPES:
+        shown = TensorProto.DataType.Name(data_type) if data_type in _DATA_TYPES else \
+            f"{data_type} (not an ONNX data type)"
+        _fail(path, f"{where} has element type {shown}, which tosaconv does not read",
               hint="TOSA tensors are numbers: float, integer or bool")
-    if any(d < 0 for d in t.dims):
-        _fail(path, f"{where} has a negative dim: {list(t.dims)}")
-    itemsize = helper.tensor_dtype_to_np_dtype(t.data_type).itemsize
-    diag = budget_diagnostic(where, t.dims, itemsize)
-    if diag is not None:
-        _fail(path, diag.message, hint=diag.hint)
+    dims = tuple(t.dims)
+    if dims and min(dims) < 0:
+        _fail(path, f"{where} has a negative dim: {list(dims)}")
+    itemsize = helper.tensor_dtype_to_np_dtype(data_type).itemsize
+    count = math.prod(dims)
+    if count * itemsize > max_tensor_bytes() or (dims and max(dims) > MAX_DIM):   # else it fits: no words
+        diag = budget_diagnostic(where, dims, itemsize)
+        if diag is not None:
+            _fail(path, diag.message, hint=diag.hint)
     if t.data_location == TensorProto.EXTERNAL:
         return   # checked against the file by external_data, and again here once loaded
-    _check_data_length(t, path, where, math.prod(t.dims), itemsize, raw_size)
+    _check_data_length(t, path, where, count, itemsize, raw_size)
 
 
 def _check_data_length(t: TensorProto, path: str, where: str, count: int, itemsize: int,
