@@ -23,8 +23,8 @@ if TYPE_CHECKING:
 
 
 def _float_op(op: Operation, a: KernelValue, b: KernelValue, fn: Callable[..., np.ndarray]) -> np.ndarray:
-    with np.errstate(all="ignore"):
-        return float_result(fn(f32(a), f32(b)), out_dtype(op))
+    """``fn`` in float32, narrowed to the result type (IEEE specials without warnings: the caller's errstate)."""
+    return float_result(fn(f32(a), f32(b)), out_dtype(op))
 
 
 def _arith(op: Operation, args: Arrays, fn: Callable[..., np.ndarray]) -> list:

@@ -53,9 +53,8 @@ def reduce_min(op: Operation, args: Arrays, ctx: KernelContext) -> Arrays:
 
 def _accumulate(op: Operation, x: KernelValue, fn: Callable[..., np.ndarray]) -> np.ndarray:
     axis, dtype = _axis(op, x), out_dtype(op)
-    if dtype.is_float:
-        with np.errstate(all="ignore"):
-            return float_result(fn(f32(x), axis=axis, keepdims=True, dtype=np.float32), dtype)
+    if dtype.is_float:     # IEEE specials without warnings: kernels run under the caller's errstate
+        return float_result(fn(f32(x), axis=axis, keepdims=True, dtype=np.float32), dtype)
     return wrap(fn(as_int64(x), axis=axis, keepdims=True), dtype)
 
 
