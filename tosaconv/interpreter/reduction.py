@@ -59,8 +59,9 @@ def _accumulate(op: Operation, x: KernelValue, fn: Callable[..., np.ndarray]) ->
 
 
 def reduce_sum(op: Operation, args: Arrays, ctx: KernelContext) -> Arrays:
-    return [_accumulate(op, args[0], np.sum)]
+    # the ufunc's own reduce is what np.sum calls, without np.sum's Python wrapper (a third of a small call)
+    return [_accumulate(op, args[0], np.add.reduce)]
 
 
 def reduce_product(op: Operation, args: Arrays, ctx: KernelContext) -> Arrays:
-    return [_accumulate(op, args[0], np.prod)]
+    return [_accumulate(op, args[0], np.multiply.reduce)]
