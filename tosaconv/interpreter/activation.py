@@ -53,8 +53,9 @@ def clamp(op: Operation, args: Arrays, ctx: KernelContext) -> Arrays:
             return [np.fmin(np.fmax(x, lo), hi)]
         return [np.minimum(np.maximum(x, lo), hi)]
     # one pass (np.maximum and np.minimum are each several times slower than np.clip); np.clip keeps the
-    # value at a tie with min_val, as the spec's max does, and propagates a NaN
-    result = np.clip(x, lo, hi)
+    # value at a tie with min_val, as the spec's max does, and propagates a NaN (the method: the same
+    # ufunc without np.clip's dispatch, which cost more than the clip on a small tensor)
+    result = np.asarray(x).clip(lo, hi)
     if a.nan_mode == "IGNORE":
         nan = np.isnan(result)
         if nan.any():
