@@ -86,13 +86,15 @@ def avg_pool2d(op: Operation, args: Arrays, ctx: KernelContext) -> Arrays:
 def _window_sums(data: np.ndarray, a: AvgPool2dAttrs, out_hw: tuple) -> np.ndarray:
     """Each window's sum, added tap by tap in row-major order from 0, as the spec's loop does.
 
-    A global pool (one window over the whole unpadded input) takes a running sum along the flattened
-    window instead of a Python loop over its taps: the same additions in the same order (a leading -0.0
-    becomes +0.0 in the spec's ``0 + x``; the final ``+ 0`` does the same)."""
+    A global pool (one window over the whole unpadded input) of several channels is one ufunc reduction
+    from 0 over the flattened window instead of a Python loop over its taps: with the channels innermost,
+    numpy adds the taps one after another into every channel's sum, the spec's order (the test
+    test_kernel_fast_paths checks it bit for bit); over one channel it would sum pairwise, so that keeps
+    the loop."""
     n, h, w, c = data.shape
-    if out_hw == (1, 1) and tuple(a.kernel) == (h, w) and not any(a.pad):
-        running = np.add.accumulate(data.reshape(n, h * w, c), axis=1)
-        return running[:, -1:, :].reshape(n, 1, 1, c) + data.dtype.type(0)
+    if out_hw == (1, 1) and tuple(a.kernel) == (h, w) and not any(a.pad) and c > 1:
+        sums = np.add.reduce(data.reshape(n, h * w, c), axis=1, initial=data.dtype.type(0))
+        return sums.reshape(n, 1, 1, c)
     acc = np.zeros((n, *out_hw, c), dtype=data.dtype)
     for _, _, view in taps(pad_hw(data, a.pad), a.kernel, out_hw, a.stride):
         acc += view
