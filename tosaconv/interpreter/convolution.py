@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
 
-from .numeric import as_int64, f32, float_result, in_dtype, out_dtype, wrap
+from .numeric import F32, as_int64, f32, float_result, in_dtype, out_dtype, wrap
 from .windows import (blas_type, centered, check_window, depthwise_taps, out_size, pad_hw, patches, pointwise_gemm,
                       rows, sparse_padding, window_gemm, windows_2d)
 
@@ -40,19 +40,23 @@ def _finish(op: Operation, acc: np.ndarray, bias: np.ndarray) -> np.ndarray:
     dtype = out_dtype(op)
     if dtype.is_float:
         bias = f32(bias)
-        if acc.dtype == np.float32 and bias.ndim <= 1 and bias.size in (1, acc.shape[-1]):
-            with np.errstate(over="ignore"):      # overflow to infinity is the specified result
-                np.add(acc, bias, out=acc)
+        if acc.dtype is F32 and bias.ndim <= 1 and bias.size in (1, acc.shape[-1]):
+            # overflow to infinity is the specified result (kernels run under the caller's errstate)
+            np.add(acc, bias, out=acc)
             return float_result(acc, dtype)
         return float_result(acc + bias, dtype)
     return wrap(np.rint(acc).astype(np.int64) + as_int64(bias), dtype)
 
 
 def _weights(op: Operation, w: np.ndarray) -> np.ndarray:
+    if w.__class__ is np.ndarray and w.dtype is F32 and not op.attrs.weight_zp:    # float32 data: as it is
+        return w
     return blas_type(centered(w, op.attrs.weight_zp, "weight", in_dtype(op, 1)))
 
 
 def _input(op: Operation, x: np.ndarray) -> np.ndarray:
+    if x.__class__ is np.ndarray and x.dtype is F32 and not op.attrs.input_zp:     # float32 data: as it is
+        return x
     return blas_type(centered(x, op.attrs.input_zp, "input", in_dtype(op)))
 
 
@@ -95,7 +99,9 @@ def depthwise_conv2d(op: Operation, args: Arrays, ctx: KernelContext) -> Arrays:
     a = op.attrs
     kh, kw, c, m = w.shape
     oh, ow = _output_hw(x, (kh, kw), a)
-    data, weights = _input(op, x), _weights(op, w)
+    # the weights often arrive as a transposed view (a TRANSPOSE of the stored constant): einsum over a
+    # strided operand runs several times slower, and the copy is small
+    data, weights = _input(op, x), np.ascontiguousarray(_weights(op, w))
     if (c * m < _DEPTHWISE_EINSUM_CHANNELS and kh * kw <= _DEPTHWISE_MAX_TAPS
             and not sparse_padding(data, (kh, kw), (oh, ow), a.pad)):
         acc = depthwise_taps(pad_hw(data, a.pad), weights, (oh, ow), a.stride, a.dilation)

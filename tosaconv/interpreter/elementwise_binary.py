@@ -10,7 +10,7 @@ the spec leaves unpredictable.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING, Callable, Optional
 
 import numpy as np
 
@@ -22,9 +22,34 @@ if TYPE_CHECKING:
     from .registry import Arrays, KernelContext, KernelValue
 
 
+# a per-channel operand of at most this many channels, against a tensor of at least this many elements,
+# is tiled along a row (see _channel_rows)
+_TILE_CHANNELS = 32
+_TILE_MIN_SIZE = 1 << 16
+
+
 def _float_op(op: Operation, a: KernelValue, b: KernelValue, fn: Callable[..., np.ndarray]) -> np.ndarray:
-    with np.errstate(all="ignore"):
-        return float_result(fn(f32(a), f32(b)), out_dtype(op))
+    """``fn`` in float32, narrowed to the result type (IEEE specials without warnings: the caller's errstate)."""
+    a, b = f32(a), f32(b)
+    rows = _channel_rows(a, b)
+    if rows is not None:
+        return float_result(fn(*rows).reshape(a.shape), out_dtype(op))
+    rows = _channel_rows(b, a)
+    if rows is not None:
+        return float_result(fn(rows[1], rows[0]).reshape(b.shape), out_dtype(op))
+    return float_result(fn(a, b), out_dtype(op))
+
+
+def _channel_rows(big: np.ndarray, small: np.ndarray) -> Optional[tuple]:
+    """``(big as rows of W*C, small tiled W times)`` when ``small`` is ``[1, ..., 1, C]`` for a big C-contiguous
+    ``big`` of ``[..., W, C]`` with few channels, else None. Broadcast along C, numpy's inner loop runs C
+    elements at a time; over whole rows it took half the time (112x112x16: 72 us against 137 us). The
+    elementwise results are the same."""
+    if (big.size < _TILE_MIN_SIZE or big.ndim < 2 or small.ndim != big.ndim or big.shape[-1] > _TILE_CHANNELS
+            or small.shape[-1] != big.shape[-1] or small.size != small.shape[-1] or not big.flags.c_contiguous):
+        return None
+    w, c = big.shape[-2:]
+    return big.reshape(-1, w * c), np.tile(small.reshape(c), w)
 
 
 def _arith(op: Operation, args: Arrays, fn: Callable[..., np.ndarray]) -> list:

@@ -4,7 +4,8 @@ ABS, BITWISE_NOT, CEIL, CLZ, COS, EXP, FLOOR, LOG, LOGICAL_NOT, NEGATE,
 RECIPROCAL, RSQRT and SIN. Float ops compute in float32 and narrow to the
 result type; special values (log of 0 or a negative, 1/0) follow IEEE, which
 is what the spec's floating-point table asks for, so numpy's warnings are
-silenced. Integer NEGATE applies its zero points in an int32 accumulator and
+silenced (by the caller: the evaluator and constant folding run kernels under
+``np.errstate(all="ignore")``). Integer NEGATE applies its zero points in an int32 accumulator and
 saturates, as in the pseudocode.
 """
 from __future__ import annotations
@@ -22,9 +23,9 @@ if TYPE_CHECKING:
 
 
 def float_map(op: Operation, x: KernelValue, fn: Callable[[np.ndarray], np.ndarray]) -> np.ndarray:
-    """Apply ``fn`` to float32 ``x`` and narrow to the op's result type."""
-    with np.errstate(all="ignore"):
-        return float_result(fn(f32(x)), out_dtype(op))
+    """Apply ``fn`` to float32 ``x`` and narrow to the op's result type (IEEE specials without warnings:
+    the caller runs kernels under ``np.errstate(all="ignore")``)."""
+    return float_result(fn(f32(x)), out_dtype(op))
 
 
 def abs_(op: Operation, args: Arrays, ctx: KernelContext) -> Arrays:

@@ -63,8 +63,13 @@ def saturate(x: ArrayLike, dtype: DType, unsigned: bool = False) -> np.ndarray:
     return wrap(np.clip(as_int64(x), lo, hi), dtype)
 
 
+F32 = np.dtype(np.float32)     # numpy's own float32 dtype: a native float32 array's dtype is this object
+
+
 def f32(x: ArrayLike) -> np.ndarray:
     """``x`` as float32 (a no-op for float32 arrays), the precision float kernels compute in."""
+    if x.__class__ is np.ndarray and x.dtype is F32:     # the common case, without asarray's and astype's calls
+        return x
     return np.asarray(x).astype(np.float32, copy=False)
 
 
@@ -78,14 +83,18 @@ def round_bf16(x: np.ndarray) -> np.ndarray:
 
 
 def float_result(x: ArrayLike, dtype: DType) -> np.ndarray:
-    """A float32 result narrowed to the IR float type ``dtype``."""
+    """A float32 result narrowed to the IR float type ``dtype``.
+
+    Overflow to infinity is the specified result: like every kernel helper, this runs under the caller's
+    ``np.errstate(all="ignore")`` (the evaluator's loop, constant folding), so no warning is raised."""
+    if dtype is DType.FP32 and x.__class__ is np.ndarray and x.dtype is F32:    # already the result
+        return x
     x = np.asarray(x)
     if dtype is DType.FP32 and x.dtype == np.float32:     # already the result: no cast to overflow
         return x
-    with np.errstate(over="ignore"):      # overflow to infinity is the specified result
-        if dtype == DType.BF16:
-            return round_bf16(x.astype(np.float32, copy=False))
-        return x.astype(dtype.numpy, copy=False)
+    if dtype == DType.BF16:
+        return round_bf16(x.astype(np.float32, copy=False))
+    return x.astype(dtype.numpy, copy=False)
 
 
 def bit_length(x: ArrayLike) -> np.ndarray:

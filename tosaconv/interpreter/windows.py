@@ -136,11 +136,27 @@ def window_gemm(view: np.ndarray, weights: np.ndarray) -> np.ndarray:
     return acc
 
 
+# a 1x1 convolution runs as weights @ pixels^T on at most this many pixels, or on at least this many
+# times as many output channels as pixels (see pointwise_gemm)
+_FEW_PIXELS = 32
+_MANY_CHANNELS = 8
+
+
 def pointwise_gemm(x: np.ndarray, weights: np.ndarray) -> np.ndarray:
-    """A 1x1 convolution with stride 1 and no padding: ``[N, H, W, C] @ [M, 1, 1, C]^T`` as one BLAS product."""
+    """A 1x1 convolution with stride 1 and no padding: ``[N, H, W, C] @ [M, 1, 1, C]^T`` as one BLAS product.
+
+    On a few pixels (the deep layers of a small input) the product runs transposed, ``[M, C] @ [C, pixels]``:
+    with the few pixels as the rows, OpenBLAS's float32 product took up to twice as long (6 pixels, 384 to
+    768 channels: 250 us against 130 us; 48 pixels to 768 channels: 450 us against 360 us; at 96 pixels to
+    192 channels the plain product is faster again). The sums are the same; only their float32 rounding
+    differs."""
     m = weights.shape[0]
+    pixels = np.ascontiguousarray(rows(x))
+    if pixels.shape[0] <= _FEW_PIXELS or m >= _MANY_CHANNELS * pixels.shape[0]:
+        product = np.matmul(weights.reshape(m, -1), pixels.T)
+        return np.ascontiguousarray(product.T).reshape(*x.shape[:-1], m)
     acc = np.empty((*x.shape[:-1], m), dtype=np.result_type(x, weights))
-    np.matmul(np.ascontiguousarray(rows(x)), weights.reshape(m, -1).T, out=acc.reshape(-1, m))
+    np.matmul(pixels, weights.reshape(m, -1).T, out=acc.reshape(-1, m))
     return acc
 
 
