@@ -21,7 +21,7 @@ import numpy as np
 
 from . import schema as S
 from .errors import EmitError
-from .fbwrite import FlatWriter
+from .fbwrite import FlatWriter, TableLayout
 from .records import BlockRecord, OpRecord, ShapeRecord, TensorRecord
 
 if TYPE_CHECKING:
@@ -107,8 +107,12 @@ def _tensor(w: _Writer, t: TensorRecord) -> int:
     data = None if t.data is None else _aligned_bytes(w, t.data)
     if shape is None:
         shape = w.written[("shape", dims)] = w.int32_vector(dims)
-    fields = [(S.TensorSlot.NAME, "U", w.string(t.name)), (S.TensorSlot.SHAPE, "U", shape)]
     code = t.type_code or S.dtype_code(t.dtype)
+    if t.variable_name is None and code:     # the common tensors: one of two fixed layouts
+        if data is None:
+            return w.put(_TENSOR, (w.string(t.name), shape, code))
+        return w.put(_CONSTANT, (w.string(t.name), shape, code, data))
+    fields = [(S.TensorSlot.NAME, "U", w.string(t.name)), (S.TensorSlot.SHAPE, "U", shape)]
     if code:
         fields.append((S.TensorSlot.TYPE, "I", code))
     if data is not None:
@@ -132,19 +136,28 @@ def _operator(w: _Writer, op: OpRecord) -> int:
     _check_int32_fields(op)
     attribute = _attribute(w, op.attribute or op.op, op.fields)
     inputs, outputs = _strings(w, op.inputs), _strings(w, op.outputs)
-    location = None if op.location is None else w.once(("location", op.location), lambda: _location(w, op.location))
-    fields = [(S.OperatorSlot.OP, "I", S.OP_CODE[op.op]),
-              # union member N belongs to op N (a variable access is an IDENTITY with a variable's table)
-              (S.OperatorSlot.ATTRIBUTE_TYPE, "B", S.OP_CODE[op.attribute or op.op]),
-              (S.OperatorSlot.ATTRIBUTE, "U", attribute), (S.OperatorSlot.INPUTS, "U", inputs),
-              (S.OperatorSlot.OUTPUTS, "U", outputs)]
-    if location is not None:
-        fields.append((S.OperatorSlot.LOCATION, "U", location))
-    return w.table(S.OperatorSlot.COUNT, fields)
+    # union member N belongs to op N (a variable access is an IDENTITY with a variable's table)
+    values = [S.OP_CODE[op.op], S.OP_CODE[op.attribute or op.op], attribute, inputs, outputs]
+    if op.location is None:
+        return w.put(_OPERATOR, values)
+    location = w.written.get(("location", op.location))
+    if location is None:
+        location = w.written[("location", op.location)] = _location(w, op.location)
+    return w.put(_LOCATED_OPERATOR, [*values, location])
 
 
 def _location(w: _Writer, text: str) -> int:
-    return w.table(S.LocationSlot.COUNT, ((S.LocationSlot.TEXT, "U", w.string(text)),))
+    return w.put(_LOCATION, (w.string(text),))
+
+
+# The field layouts of the tables a program has one of per op (the others are written field by field).
+_TENSOR = TableLayout(S.TensorSlot.COUNT, ((S.TensorSlot.NAME, "U"), (S.TensorSlot.SHAPE, "U"), (S.TensorSlot.TYPE, "I")))
+_CONSTANT = TableLayout(S.TensorSlot.COUNT, (*_TENSOR.fields, (S.TensorSlot.DATA, "U")))
+_OPERATOR = TableLayout(S.OperatorSlot.COUNT, (
+    (S.OperatorSlot.OP, "I"), (S.OperatorSlot.ATTRIBUTE_TYPE, "B"), (S.OperatorSlot.ATTRIBUTE, "U"),
+    (S.OperatorSlot.INPUTS, "U"), (S.OperatorSlot.OUTPUTS, "U")))
+_LOCATED_OPERATOR = TableLayout(S.OperatorSlot.COUNT, (*_OPERATOR.fields, (S.OperatorSlot.LOCATION, "U")))
+_LOCATION = TableLayout(S.LocationSlot.COUNT, ((S.LocationSlot.TEXT, "U"),))
 
 
 def _check_int32_fields(op: OpRecord) -> None:

@@ -87,6 +87,7 @@ class _Lowering:
         self.shared: dict = {}   # constant key (_const_key) -> the tensor name that holds it
         self.output_values = set(graph.outputs)   # a CONST returned keeps its own (output) name
         self.variable_tensors: dict = {}   # variable name -> its state tensor (emit/variables.py)
+        self.known_types: dict = {}   # id of an IR type -> (the type, its written TensorType): _known_type
 
     def run(self) -> BlockRecord:
         self._inputs()
@@ -124,7 +125,9 @@ class _Lowering:
             return self._region_op(op)
         if len(op.results) != 1 and op.op.name not in MULTI_RESULT_OPS:
             raise EmitError(f"cannot emit {op.op.name}: it has {len(op.results)} results", op.location)
-        out = self._type(op.result, f"result of {op.op.name}", op.location)
+        out = self._known_type(op.result)
+        if out is None:
+            out = self._type_of(op.result, f"result of {op.op.name}", op.location)
         try:
             if op.op is Op.CONST:
                 self._const(op, out)
@@ -138,7 +141,20 @@ class _Lowering:
         if v not in self.defined:
             raise EmitError(f"cannot emit {op.op.name}: operand '{v.name}' is not defined before it",
                             op.location)
-        return self._type(v, f"operand '{v.name}' of {op.op.name}", op.location)
+        known = self._known_type(v)
+        return known if known is not None else self._type_of(v, f"operand '{v.name}' of {op.op.name}", op.location)
+
+    def _known_type(self, value: Value) -> TensorType | None:
+        """The written type of ``value``'s type when a value of that very type was written before
+        (``_type`` is a function of the type alone; a program's values share a few type objects)."""
+        known = self.known_types.get(id(value.type))
+        return known[1] if known is not None else None
+
+    def _type_of(self, value: Value, what: str, location: Location) -> TensorType:
+        """``_type``, remembered for :meth:`_known_type` (with the type, so that its id stays its own)."""
+        t = self._type(value, what, location)
+        self.known_types[id(value.type)] = (value.type, t)
+        return t
 
     def _const(self, op: Operation, out: TensorType) -> None:
         name = self.names[op.result]

@@ -27,6 +27,7 @@ change while it is verified. Error messages are only formatted when there is a p
 """
 from __future__ import annotations
 
+import operator
 from collections.abc import Sequence
 from typing import Any, Optional, Union
 
@@ -47,9 +48,10 @@ from .variable_rules import variable_problems
 # Anything else a rule raises is a bug in the rule, not a verdict on the operands.
 RULE_ERRORS = (ShapeRuleError, InconclusiveDimension)
 
-# The verify memo: id(op) -> (op, the key of objects it passed with, their ids, whether it passed the
-# equal-ranks check, whether it passed the static check); see the module docstring.
-_Memo = dict[int, tuple[Operation, tuple[object, ...], tuple[int, ...], bool, bool]]
+# The verify memo: id(op) -> (op, the key of objects it passed with, whether it passed the equal-ranks
+# check, whether it passed the static check); see the module docstring. Holding ``op`` and the key's
+# objects keeps their ids from being reused.
+_Memo = dict[int, tuple[Operation, tuple[object, ...], bool, bool]]
 # The verdicts of one verify call: (check, structural key of an op) -> the objects the key names by id (kept alive).
 _Passed = dict[tuple[object, ...], object]
 VerifyMemo = _Memo   # the type a caller that keeps a memo between verify calls declares
@@ -65,12 +67,18 @@ class VerifyError(Exception):
 
 def arity_problem(op: OpDef, count: int) -> Optional[str]:
     """Why ``count`` operands do not fit ``op`` (None when they do)."""
-    fixed = sum(1 for o in op.operands if not o.variadic)
-    variadic = fixed != len(op.operands)
+    arity = _ARITY.get(op)
+    if arity is None:    # (each op is checked once per op made and per verify: its counts are kept)
+        fixed = sum(1 for o in op.operands if not o.variadic)
+        arity = _ARITY[op] = (fixed, fixed != len(op.operands))
+    fixed, variadic = arity
     if count < fixed or (not variadic and count != fixed):
         plural = "" if fixed == 1 else "s"
         return f"{op.name} takes {'at least ' if variadic else ''}{fixed} operand{plural}, got {count}"
     return None
+
+
+_ARITY: dict[OpDef, tuple[int, bool]] = {}   # op -> (its fixed operand count, whether it takes more)
 
 
 def type_problems(op: OpDef, operand_types: list[ValueType], attrs: Attrs,
@@ -126,6 +134,22 @@ def _verify(graph: Graph, require_equal_ranks: bool, require_static: bool, memo:
             problems += [_where(i, op) + p for p in found]
     if require_static:
         problems += [f"graph input {v.name!r}: {p}" for v in graph.inputs for p in _static_type_problems(v.type)]
+    return problems
+
+
+def rank_problems(graph: Graph) -> list[str]:
+    """What ``verify(require_equal_ranks=True)`` finds beyond what ``verify`` finds: operands of unequal
+    ranks, here and in every region, reported as ``verify`` reports them (the pass manager's check when
+    a pass that asks for equal ranks changed nothing since a verify without it passed)."""
+    problems: list[str] = []
+    holders = set(map(id, ops_with_regions(graph.ops)))
+    for i, op in enumerate(graph.ops):
+        found = _rank_problems(op)
+        if id(op) in holders:
+            found += [f"in {name} @{region.name}: {p}" for name, region in op_regions(op)
+                      for p in rank_problems(region)]
+        if found:
+            problems += [_where(i, op) + p for p in found]
     return problems
 
 
@@ -216,19 +240,24 @@ def _checked_op_problems(op: Operation, memo: _Memo | None, equal_ranks: bool, s
     """The op's own checks (not its regions'), skipped when ``memo`` saw it pass unchanged or ``passed``
     holds the verdict of a structurally equal op."""
     key = (op.op, op.attrs, len(op.operands), *[v.type for v in op.operands], *[r.type for r in op.results])
-    ids = tuple(map(id, key))      # the memo holds the key's objects, so equal ids mean the same objects
     seen = memo.get(id(op)) if memo is not None else None
-    base = seen is None or seen[0] is not op or seen[2] != ids
-    done_ranks, done_static = (False, False) if base else (seen[3], seen[4])  # type: ignore[index]
+    base = seen is None or seen[0] is not op or not _same_objects(seen[1], key)
+    done_ranks, done_static = (False, False) if base else (seen[2], seen[3])  # type: ignore[index]
     skey = _structural_key(op) if base or (static and not done_static) else None
     found = _shared_verdict(op, "op", skey, passed) if base else []
     if equal_ranks and not done_ranks:
         found += _rank_problems(op)       # cheaper than finding a shared verdict
     if static and not done_static:
         found += _shared_verdict(op, "static", skey, passed)
-    if memo is not None and not found:     # holding ``op`` and ``key`` keeps their ids from being reused
-        memo[id(op)] = (op, key, ids, done_ranks or equal_ranks, done_static or static)
+    if memo is not None and not found:
+        memo[id(op)] = (op, key, done_ranks or equal_ranks, done_static or static)
     return found
+
+
+def _same_objects(a: tuple[object, ...], b: tuple[object, ...]) -> bool:
+    """The two tuples hold the very same objects, in order (compared by identity, never by ``==``:
+    symbolic dims may not answer it)."""
+    return len(a) == len(b) and all(map(operator.is_, a, b))
 
 
 _CHECKS = {"op": lambda op: _op_problems(op), "static": lambda op: _static_problems(op)}
