@@ -159,8 +159,11 @@ class FlatWriter:
     def offset_vector(self, offsets: list) -> int:
         """A vector of offsets to children already written."""
         n = len(offsets)
-        self.prep(4, 4 * n)
-        start = self.off
+        if self.minalign < 4:       # ``prep(4, 4 * n)``, inline: a program has two of these per op
+            self.minalign = 4
+        start = self.off = (self.off + 3) & -4
+        if start + 4 * n + 4 > self.cap:
+            self._grow(4 * n + 4)
         self.off += 4 * n
         _vector_format(n, "I").pack_into(self.buf, self.cap - self.off,
                          *[start + 4 * (n - i) - o for i, o in enumerate(offsets)])

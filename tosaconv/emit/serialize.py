@@ -176,12 +176,27 @@ def _check_int32_fields(op: OpRecord) -> None:
 
 def _attribute(w: _Writer, op_name: str, fields: dict) -> int:
     layout = S.attr_layout(op_name)
-    if not any(kind in (S.INT32_VEC, S.BYTES, S.STRING) and name in fields for name, kind in layout):
+    if not fields or _vector_fields(op_name).isdisjoint(fields):
         scalars = tuple((name, fields[name]) for name, _ in layout if name in fields)
-        return w.once(("attribute", op_name, scalars), lambda: _attribute_table(w, layout, fields, {}))
+        key = ("attribute", op_name, scalars)
+        off = w.written.get(key)
+        if off is None:
+            off = w.written[key] = _attribute_table(w, layout, fields, {})
+        return off
     vectors = {name: _field_vector(w, kind, fields[name])
                for name, kind in layout if kind in (S.INT32_VEC, S.BYTES, S.STRING) and name in fields}
     return _attribute_table(w, layout, fields, vectors)
+
+
+_VECTOR_FIELDS: dict[str, frozenset] = {}   # op name -> its attribute fields that are vectors (not shared)
+
+
+def _vector_fields(op_name: str) -> frozenset:
+    names = _VECTOR_FIELDS.get(op_name)
+    if names is None:
+        names = _VECTOR_FIELDS[op_name] = frozenset(
+            name for name, kind in S.attr_layout(op_name) if kind in (S.INT32_VEC, S.BYTES, S.STRING))
+    return names
 
 
 _SCALAR_FORMATS = {S.BOOL: "B", S.INT32: "i", S.ENUM: "I"}
@@ -219,5 +234,4 @@ def _aligned_bytes(w: _Writer, data: np.ndarray) -> int:
 
 
 def _strings(w: _Writer, strings: Iterable[str]) -> int:
-    string = w.string
-    return w.offset_vector([string(s) for s in strings])
+    return w.offset_vector(list(map(w.string, strings)))

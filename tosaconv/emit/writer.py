@@ -182,12 +182,13 @@ class _Lowering:
         if codec is None:
             raise ValueError("the emitter has no encoder for it")
         params, fields = codec.encode(op.attrs, ins, out)
-        out_name = self.names[op.result]
-        inputs = [self.names[v] for v in op.operands]
-        inputs += [self._param(out_name, p, op.location) for p in params]
-        outs = [self.names[r] for r in op.results]
-        for r, name in zip(op.results, outs):
-            self._add_tensor(name, out if r is op.results[0] else self._type(r, "result", op.location))
+        outs = list(map(self.names.of, op.results))
+        inputs = list(map(self.names.of, op.operands))
+        if params:
+            inputs += [self._param(outs[0], p, op.location) for p in params]
+        self._add_tensor(outs[0], out)
+        for r, name in zip(op.results[1:], outs[1:]):
+            self._add_tensor(name, self._type(r, "result", op.location))
         self._add_op(op.op.tosa, fields, inputs, outs, location_text(op.location))
 
     def _region_op(self, op: Operation) -> None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, fields
+from operator import attrgetter
 from typing import TYPE_CHECKING, Optional, TypeVar
 
 import numpy as np
@@ -144,9 +145,25 @@ class Graph:
     output_dtypes: dict[str, str] = field(default_factory=dict)
     assumptions: list[Assumption] = field(default_factory=list)     # checked by the numpy run
     _names: set[str] = field(default_factory=set, repr=False)
+    # unique_name's suffix search, where each base got to in ``_counted`` (the set ``_names`` was then)
+    _counters: dict[str, int] = field(default_factory=dict, repr=False, compare=False)
+    _counted: Optional[set[str]] = field(default=None, repr=False, compare=False)
 
     def unique_name(self, base: str) -> str:
-        return fresh_name(base, self._names)
+        """:func:`fresh_name` in ``_names``, in linear time for the many results of one location (a node
+        lowered to a hundred ops, an unrolled loop): names are only ever added to the set, so the search
+        for a base goes on where it stopped last time (from the start again if ``_names`` was replaced)."""
+        used = self._names
+        if self._counted is not used:
+            self._counters, self._counted = {}, used
+        n = self._counters.get(base, 1)
+        name = base if n == 1 else f"{base}_{n}"
+        while name in used:
+            n += 1
+            name = f"{base}_{n}"
+        self._counters[base] = n
+        used.add(name)
+        return name
 
     def add_input(self, name: str, type_: ValueType) -> Value:
         if name in self._names:
@@ -192,6 +209,7 @@ def _region_fields(attrs_class: type) -> tuple[str, ...]:
     return tuple(f.name for f in fields(attrs_class) if f.type in ("Graph", Graph))
 
 
+_ATTRS = attrgetter("attrs")
 _REGION_FIELDS: dict[type, tuple[str, ...]] = {}   # _region_fields by class, without lru_cache's call cost
 
 
@@ -210,7 +228,7 @@ def ops_with_regions(ops: Iterable[Operation]) -> list[Operation]:
     region skips the rest without a call per op)."""
     ops = ops if isinstance(ops, list) else list(ops)
     known = _REGION_FIELDS
-    classes = {type(op.attrs) for op in ops}   # a handful of classes; most programs have no region at all
+    classes = set(map(type, map(_ATTRS, ops)))   # a handful of classes; most programs have no region at all
     for cls in classes:
         if cls not in known:
             known[cls] = _region_fields(cls)

@@ -239,16 +239,17 @@ def _checked_op_problems(op: Operation, memo: _Memo | None, equal_ranks: bool, s
                          passed: _Passed) -> list[str]:
     """The op's own checks (not its regions'), skipped when ``memo`` saw it pass unchanged or ``passed``
     holds the verdict of a structurally equal op."""
-    key = (op.op, op.attrs, len(op.operands), *[v.type for v in op.operands], *[r.type for r in op.results])
+    types = [v.type for v in op.operands] + [r.type for r in op.results]
+    key = (op.op, op.attrs, len(op.operands), *types)
     seen = memo.get(id(op)) if memo is not None else None
     base = seen is None or seen[0] is not op or not _same_objects(seen[1], key)
     done_ranks, done_static = (False, False) if base else (seen[2], seen[3])  # type: ignore[index]
-    skey = _structural_key(op) if base or (static and not done_static) else None
-    found = _shared_verdict(op, "op", skey, passed) if base else []
+    keys = _VerdictKeys(op, types) if base or (static and not done_static) else None
+    found = _shared_verdict(op, "op", keys, passed) if base else []
     if equal_ranks and not done_ranks:
         found += _rank_problems(op)       # cheaper than finding a shared verdict
     if static and not done_static:
-        found += _shared_verdict(op, "static", skey, passed)
+        found += _shared_verdict(op, "static", keys, passed)
     if memo is not None and not found:
         memo[id(op)] = (op, key, done_ranks or equal_ranks, done_static or static)
     return found
@@ -263,25 +264,47 @@ def _same_objects(a: tuple[object, ...], b: tuple[object, ...]) -> bool:
 _CHECKS = {"op": lambda op: _op_problems(op), "static": lambda op: _static_problems(op)}
 
 
-def _shared_verdict(op: Operation, check: str, skey: Optional[tuple[object, ...]], passed: _Passed) -> list[str]:
-    """The problems ``check`` finds in ``op``; not run again when a structurally equal op (the same ``skey``)
-    passed it in this verify call."""
-    if skey is not None and (check, skey) in passed:
-        return []
+class _VerdictKeys:
+    """What the per-op checks read of an op (:mod:`.structural`): the op kind (by identity), the attribute
+    values (or the attribute object, by identity), and each operand and result type, two ways: the types
+    by identity (``same``: cheap, and most ops share their type objects with others), and, made only
+    when that finds no verdict, by their normal form (``structural``; None: not keyable)."""
+
+    __slots__ = ("types", "attrs", "same", "_structural")
+
+    def __init__(self, op: Operation, types: list[ValueType]) -> None:
+        value_key = attrs_key(op.attrs)
+        self.types = types
+        self.attrs = ("id", id(op.attrs)) if value_key is None else value_key
+        self.same: tuple[object, ...] = (id(op.op), len(op.operands), self.attrs, *map(id, types))
+        self._structural: object = _NOT_MADE
+
+    def structural(self) -> Optional[tuple[object, ...]]:
+        if self._structural is _NOT_MADE:
+            types = types_key(self.types)
+            self._structural = None if types is None else (self.same[0], self.same[1], self.attrs, types)
+        return self._structural     # type: ignore[return-value]
+
+
+_NOT_MADE = object()
+
+
+def _shared_verdict(op: Operation, check: str, keys: Optional[_VerdictKeys], passed: _Passed) -> list[str]:
+    """The problems ``check`` finds in ``op``; not run again when an op of the same objects or a structurally
+    equal op passed it in this verify call."""
+    if keys is not None:
+        if (check, "same", keys.same) in passed:
+            return []
+        skey = keys.structural()
+        if skey is not None and (check, skey) in passed:
+            passed[(check, "same", keys.same)] = (keys.types, op.attrs)   # (holding them keeps their ids)
+            return []
     problems: list[str] = _CHECKS[check](op)
-    if skey is not None and not problems:
-        passed[(check, skey)] = (op.op, op.attrs)
+    if keys is not None and not problems:
+        passed[(check, "same", keys.same)] = (keys.types, op.attrs)
+        if skey is not None:
+            passed[(check, skey)] = (op.op, op.attrs)
     return problems
-
-
-def _structural_key(op: Operation) -> Optional[tuple[object, ...]]:
-    """What the per-op checks read of ``op`` (:mod:`.structural`): the op kind (by identity), the attribute
-    values (or the attribute object, by identity), and each operand and result type. None: not keyable."""
-    types = types_key([*[v.type for v in op.operands], *[r.type for r in op.results]])
-    if types is None:
-        return None
-    attrs = attrs_key(op.attrs)
-    return (id(op.op), len(op.operands), ("id", id(op.attrs)) if attrs is None else attrs, types)
 
 
 def _op_problems(op: Operation) -> list[str]:
@@ -294,10 +317,10 @@ def _op_problems(op: Operation) -> list[str]:
 
 
 def _rank_problems(op: Operation) -> list[str]:
-    if not op.op.has(Trait.BROADCASTABLE):
+    if Trait.BROADCASTABLE not in op.op.traits:
         return []
-    ranks = [v.type.rank for v in op.operands if isinstance(v.type, TensorType)]
-    if len(set(ranks)) > 1:
+    ranks = [len(v.type.shape) for v in op.operands if isinstance(v.type, TensorType)]
+    if ranks and min(ranks) != max(ranks):
         return [f"operand ranks {ranks} differ (rank equalization must run first)"]
     return []
 
