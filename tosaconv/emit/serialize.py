@@ -49,11 +49,12 @@ def serialize(block: BlockRecord, version: "tuple | None" = None, stream: bool =
 class _Writer(FlatWriter):
     """The flatbuffer writer plus the offsets of children already written, by content."""
 
-    __slots__ = ("written",)
+    __slots__ = ("written", "locations")
 
     def __init__(self, size: int, stream_min: int = 0) -> None:
         super().__init__(size, stream_min)
         self.written: dict = {}
+        self.locations: dict[str, int] = {}   # location text -> its table (keyed by the text alone: one per op)
 
     def once(self, key: tuple, make: Callable[[], int]) -> int:
         """The offset of the child ``key`` names, written by ``make()`` the first time."""
@@ -140,9 +141,9 @@ def _operator(w: _Writer, op: OpRecord) -> int:
     values = [S.OP_CODE[op.op], S.OP_CODE[op.attribute or op.op], attribute, inputs, outputs]
     if op.location is None:
         return w.put(_OPERATOR, values)
-    location = w.written.get(("location", op.location))
+    location = w.locations.get(op.location)
     if location is None:
-        location = w.written[("location", op.location)] = _location(w, op.location)
+        location = w.locations[op.location] = _location(w, op.location)
     return w.put(_LOCATED_OPERATOR, [*values, location])
 
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, fields
-from operator import attrgetter
 from typing import TYPE_CHECKING, Optional, TypeVar
 
 import numpy as np
@@ -40,7 +39,7 @@ def fresh_name(base: str, used: set[str]) -> str:
     return name
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)   # slots: a program has a few of these per op (memory, speed)
 class Value:
     name: str
     type: ValueType
@@ -77,7 +76,7 @@ def describe_value(v: Value) -> str:
     return f"{which} of {p.location}"
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class Operation:
     op: OpDef
     operands: list[Value]
@@ -209,7 +208,6 @@ def _region_fields(attrs_class: type) -> tuple[str, ...]:
     return tuple(f.name for f in fields(attrs_class) if f.type in ("Graph", Graph))
 
 
-_ATTRS = attrgetter("attrs")
 _REGION_FIELDS: dict[type, tuple[str, ...]] = {}   # _region_fields by class, without lru_cache's call cost
 
 
@@ -228,7 +226,7 @@ def ops_with_regions(ops: Iterable[Operation]) -> list[Operation]:
     region skips the rest without a call per op)."""
     ops = ops if isinstance(ops, list) else list(ops)
     known = _REGION_FIELDS
-    classes = set(map(type, map(_ATTRS, ops)))   # a handful of classes; most programs have no region at all
+    classes = {type(op.attrs) for op in ops}   # a handful of classes; most programs have no region at all
     for cls in classes:
         if cls not in known:
             known[cls] = _region_fields(cls)

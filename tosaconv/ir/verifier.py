@@ -48,10 +48,10 @@ from .variable_rules import variable_problems
 # Anything else a rule raises is a bug in the rule, not a verdict on the operands.
 RULE_ERRORS = (ShapeRuleError, InconclusiveDimension)
 
-# The verify memo: id(op) -> (op, the key of objects it passed with, whether it passed the equal-ranks
-# check, whether it passed the static check); see the module docstring. Holding ``op`` and the key's
-# objects keeps their ids from being reused.
-_Memo = dict[int, tuple[Operation, tuple[object, ...], bool, bool]]
+# The verify memo: id(op) -> (whether it passed the equal-ranks check, whether it passed the static check,
+# then the objects it passed with: op, op kind, attributes, operand count, operand and result types); see
+# the module docstring. One flat tuple per op (a program has many); holding the objects keeps their ids.
+_Memo = dict[int, tuple[object, ...]]
 # The verdicts of one verify call: (check, structural key of an op) -> the objects the key names by id (kept alive).
 _Passed = dict[tuple[object, ...], object]
 VerifyMemo = _Memo   # the type a caller that keeps a memo between verify calls declares
@@ -240,10 +240,10 @@ def _checked_op_problems(op: Operation, memo: _Memo | None, equal_ranks: bool, s
     """The op's own checks (not its regions'), skipped when ``memo`` saw it pass unchanged or ``passed``
     holds the verdict of a structurally equal op."""
     types = [v.type for v in op.operands] + [r.type for r in op.results]
-    key = (op.op, op.attrs, len(op.operands), *types)
+    key = (op, op.op, op.attrs, len(op.operands), *types)
     seen = memo.get(id(op)) if memo is not None else None
-    base = seen is None or seen[0] is not op or not _same_objects(seen[1], key)
-    done_ranks, done_static = (False, False) if base else (seen[2], seen[3])  # type: ignore[index]
+    base = seen is None or not _same_objects(seen[2:], key)
+    done_ranks, done_static = (False, False) if base else (bool(seen[0]), bool(seen[1]))  # type: ignore[index]
     keys = _VerdictKeys(op, types) if base or (static and not done_static) else None
     found = _shared_verdict(op, "op", keys, passed) if base else []
     if equal_ranks and not done_ranks:
@@ -251,7 +251,7 @@ def _checked_op_problems(op: Operation, memo: _Memo | None, equal_ranks: bool, s
     if static and not done_static:
         found += _shared_verdict(op, "static", keys, passed)
     if memo is not None and not found:
-        memo[id(op)] = (op, key, done_ranks or equal_ranks, done_static or static)
+        memo[id(op)] = (done_ranks or equal_ranks, done_static or static, *key)
     return found
 
 
