@@ -23,7 +23,9 @@ asks for one more check runs only that one. Within one :func:`verify` call,
 ops whose op kind, attribute values and operand and result types are
 structurally the same (a long chain of ``ADD`` on ``[batch, 16]``) share one
 verdict: the checks are functions of exactly these, and the graph does not
-change while it is verified. Error messages are only formatted when there is a problem.
+change while it is verified; a verdict is looked up by the identity of the op's types first (most ops
+share their type objects), by their normal form only when that finds none. Error messages are only
+formatted when there is a problem.
 """
 from __future__ import annotations
 
