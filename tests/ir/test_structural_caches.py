@@ -131,3 +131,49 @@ def test_registry_answers_are_forgotten_when_a_converter_registers():
         registry._DECLARED.pop((domain, op_type), None)
         registry._forget_answers()
     assert registry.resolve(op_type, 1, domain) is None
+
+
+def test_ops_on_the_same_type_objects_share_a_verdict_only_with_equal_attributes():
+    """The verifier looks verdicts up by the identity of the types first: a CLAMP whose bounds are crossed,
+    on the very type objects of good CLAMPs before it, is still reported (CLAMP's ERROR_IF: min <= max)."""
+    g = Graph()
+    x = g.add_input("x", tensor(F32, 2, 4))
+    b = Builder(g, at("Clip", "c"))
+    outs = [b.emit(Op.CLAMP, x, attrs=A.ClampAttrs(0.0, 6.0), result_type=x.type) for _ in range(3)]
+    outs.append(b.emit(Op.CLAMP, x, attrs=A.ClampAttrs(6.0, 0.0), result_type=x.type))
+    g.set_outputs(outs, ["a", "b", "c", "d"])
+    problems = verify(g)
+    assert len(problems) == 1 and "op 3 CLAMP" in problems[0], problems
+
+
+def test_the_builder_tells_ops_on_the_same_type_objects_apart_by_their_attributes():
+    """The builder's answers by type identity keep the attribute values in the key: two TRANSPOSEs of one
+    value with other perms get the rule's own answers."""
+    g = Graph()
+    x = g.add_input("x", tensor(F32, 2, 3, 4))
+    b = Builder(g, at("Transpose", "t"))
+    for perms in [(0, 1, 2), (2, 0, 1), (0, 1, 2), (1, 2, 0)]:
+        made = b.emit(Op.TRANSPOSE, x, attrs=A.TransposeAttrs(perms)).type
+        assert made == Op.TRANSPOSE.shape_rule([x.type], A.TransposeAttrs(perms))[0] == tensor(
+            F32, *[(2, 3, 4)[p] for p in perms])
+
+
+def test_unique_names_are_the_first_free_suffix_as_fresh_name_gives():
+    """Graph.unique_name remembers where each base's suffix search got to; the names are those the plain
+    search (fresh_name, from the start every time) gives, with names taken in between by inputs, and after
+    the name set is replaced (as canonical_names does)."""
+    from tosaconv.ir.graph import fresh_name
+    g = Graph()
+    g.add_input("a_3", tensor(F32, 1))
+    reference = set(g._names)
+    steps = ["a", "a", "a", "b", "a", ("input", "a_6"), "a", "a", "b", ("input", "b_3"), "b", "b",
+             ("replace", {"a", "a_2"}), "a", "a", "b"]
+    for step in steps:
+        if isinstance(step, tuple) and step[0] == "input":
+            g.add_input(step[1], tensor(F32, 1))
+            reference.add(step[1])
+        elif isinstance(step, tuple):
+            g._names, reference = set(step[1]), set(step[1])
+        else:
+            assert g.unique_name(step) == fresh_name(step, reference)
+    assert g._names == reference

@@ -97,3 +97,29 @@ def test_extract_dim_value_is_exact_and_data_dependent():
     (name,) = v.type.symbols()
     info = g.scope.symbols[name]
     assert info.kind is ExtentKind.EXACT and info.data_dependent
+
+
+def test_an_op_after_fine_ops_of_other_types_is_still_checked():
+    """The pass manager checks a contract once per type object; an op with a type not seen yet is checked."""
+    g, b, x = _graph(ExtentKind.UPPER_BOUND)
+    y = g.add_input("y", TensorType(DType.FP32, (sym("m"), sym("m"))))
+    fine = [b.emit(Op.ADD, y, y) for _ in range(3)]
+    g.set_outputs([*fine, b.emit(Op.ADD, x, y)], ["a", "b", "c", "z"])
+    with pytest.raises(ShapeError) as err:
+        run_pipeline(g)
+    (d,) = err.value.diagnostics
+    assert "pass 'broadcast-check' needs Exact extents at ADD" in d.message and "dim n" in d.message
+
+
+def test_a_pass_asking_for_equal_ranks_is_checked_for_them_though_it_changed_nothing():
+    """A pass that changes nothing but promises equal ranks after it: the manager checks the ranks alone."""
+    from tosaconv.passes.manager import Pass, PassError
+    g = Graph()
+    x = g.add_input("x", TensorType(DType.FP32, (2, 3)))
+    c = Builder(g).const([1.0, 2.0, 3.0], "float32")
+    g.set_outputs([Builder(g).emit(Op.ADD, x, c)], ["y"])
+    nothing = [Pass("nothing", lambda graph: False), Pass("claims-equal-ranks", lambda graph: False,
+                                                          equal_ranks_after=True)]
+    with pytest.raises(PassError, match=r"after pass 'claims-equal-ranks'.*op 1 ADD .*operand ranks \[2, 1\] differ"):
+        run_pipeline(g, nothing)
+    run_pipeline(g, nothing[:1])    # without the promise the same graph is fine

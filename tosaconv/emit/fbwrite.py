@@ -159,8 +159,11 @@ class FlatWriter:
     def offset_vector(self, offsets: list) -> int:
         """A vector of offsets to children already written."""
         n = len(offsets)
-        self.prep(4, 4 * n)
-        start = self.off
+        if self.minalign < 4:       # ``prep(4, 4 * n)``, inline: a program has two of these per op
+            self.minalign = 4
+        start = self.off = (self.off + 3) & -4
+        if start + 4 * n + 4 > self.cap:
+            self._grow(4 * n + 4)
         self.off += 4 * n
         _vector_format(n, "I").pack_into(self.buf, self.cap - self.off,
                          *[start + 4 * (n - i) - o for i, o in enumerate(offsets)])
@@ -205,6 +208,26 @@ class FlatWriter:
         _I32.pack_into(buf, cap - obj, vtable - obj)
         return obj
 
+    def put(self, layout: TableLayout, values: Sequence[int]) -> int:
+        """``table(layout.slots, fields)`` for the fields ``layout`` names holding ``values`` (offsets for
+        ``"U"``): the same bytes, with the field offsets, padding and vtable worked out once per layout
+        and alignment, and the table packed with one ``struct`` call."""
+        start = self.off
+        plan = layout.plans[start & 3] or layout.plan(start & 3)
+        if start + plan.room > self.cap:
+            self._grow(plan.room)
+        obj = start + plan.size
+        vtable = self.vtables.get(plan.key)
+        if vtable is None:
+            vtable = self.vtables[plan.key] = obj + plan.vtable.size
+            plan.vtable.pack_into(self.buf, self.cap - vtable, *plan.entries)
+        self.off = max(obj, vtable)
+        if self.minalign < 4:
+            self.minalign = 4
+        fields = [start + rel - v if rel else v for rel, v in zip(plan.rels, values)]
+        plan.packer.pack_into(self.buf, self.cap - obj, vtable - obj, *fields[::-1])
+        return obj
+
     def finish(self, root: int, identifier: bytes) -> bytearray:
         """The finished buffer: root offset, file identifier, then everything written. The unused front
         of the buffer is dropped in place (CPython moves a bytearray's start), so the data, weights
@@ -221,6 +244,58 @@ class FlatWriter:
         pieces = self.pieces
         self.buf, self.cap, self.off, self.base, self.pieces = bytearray(), 0, 0, 0, []
         return FlatPieces([buf, *reversed(pieces)]) if pieces else buf
+
+
+class _Plan:
+    """Where :meth:`FlatWriter.put` puts a layout's fields when the table starts at one alignment."""
+
+    __slots__ = ("rels", "size", "room", "key", "entries", "vtable", "packer")
+
+    def __init__(self, layout: TableLayout, residue: int) -> None:
+        off = residue
+        offs, where = [], [0] * layout.slots
+        for slot, fmt in layout.fields:     # the offsets ``table`` gives each field (distances from the end)
+            off = off + 1 if fmt == "B" else ((off + 3) & -4) + 4
+            offs.append(off)
+            where[slot] = off
+        obj = ((off + 3) & -4) + 4
+        while where and not where[-1]:
+            where.pop()
+        self.key = tuple([obj - w if w else 0 for w in where])
+        self.entries = ((len(self.key) + 2) * 2, obj - residue, *self.key)
+        self.vtable = struct.Struct(f"<{len(self.entries)}H")
+        self.size = obj - residue
+        self.room = 8 * len(layout.fields) + 2 * layout.slots + 16      # as ``table`` makes room
+        self.rels = tuple(o - residue if fmt == "U" else 0 for o, (_, fmt) in zip(offs, layout.fields))
+        self.packer = struct.Struct(_table_format(layout.fields, offs, obj))
+
+
+def _table_format(fields: Sequence[tuple], offs: list, obj: int) -> str:
+    """The struct format of a table's bytes from its start (the vtable offset) to its end: its fields
+    last-written first, zero padding between."""
+    parts, at = ["<i"], 4
+    for (_, fmt), off in reversed(list(zip(fields, offs))):
+        pos = obj - off
+        parts.append("x" * (pos - at) + ("B" if fmt == "B" else "I" if fmt in "UI" else "i"))
+        at = pos + (1 if fmt == "B" else 4)
+    return "".join(parts)   # (the alignment padding after the first field is left as it is: zero)
+
+
+class TableLayout:
+    """The slots of a table kind and the fields one of its tables sets, in writing order: ``(slot, format)``
+    pairs as :meth:`FlatWriter.table` takes them. Made once (a module constant), used by
+    :meth:`FlatWriter.put` for every table of that kind."""
+
+    __slots__ = ("slots", "fields", "plans")
+
+    def __init__(self, slots: int, fields: Sequence[tuple[int, str]]) -> None:
+        self.slots = slots
+        self.fields = tuple(fields)
+        self.plans: list[_Plan | None] = [None] * 4   # by the table's start offset modulo 4
+
+    def plan(self, residue: int) -> _Plan:
+        plan = self.plans[residue] = _Plan(self, residue)
+        return plan
 
 
 class FlatPieces:

@@ -21,7 +21,7 @@ import numpy as np
 
 from . import schema as S
 from .errors import EmitError
-from .fbwrite import FlatWriter
+from .fbwrite import FlatWriter, TableLayout
 from .records import BlockRecord, OpRecord, ShapeRecord, TensorRecord
 
 if TYPE_CHECKING:
@@ -49,11 +49,12 @@ def serialize(block: BlockRecord, version: "tuple | None" = None, stream: bool =
 class _Writer(FlatWriter):
     """The flatbuffer writer plus the offsets of children already written, by content."""
 
-    __slots__ = ("written",)
+    __slots__ = ("written", "locations")
 
     def __init__(self, size: int, stream_min: int = 0) -> None:
         super().__init__(size, stream_min)
         self.written: dict = {}
+        self.locations: dict[str, int] = {}   # location text -> its table (keyed by the text alone: one per op)
 
     def once(self, key: tuple, make: Callable[[], int]) -> int:
         """The offset of the child ``key`` names, written by ``make()`` the first time."""
@@ -107,8 +108,12 @@ def _tensor(w: _Writer, t: TensorRecord) -> int:
     data = None if t.data is None else _aligned_bytes(w, t.data)
     if shape is None:
         shape = w.written[("shape", dims)] = w.int32_vector(dims)
-    fields = [(S.TensorSlot.NAME, "U", w.string(t.name)), (S.TensorSlot.SHAPE, "U", shape)]
     code = t.type_code or S.dtype_code(t.dtype)
+    if t.variable_name is None and code:     # the common tensors: one of two fixed layouts
+        if data is None:
+            return w.put(_TENSOR, (w.string(t.name), shape, code))
+        return w.put(_CONSTANT, (w.string(t.name), shape, code, data))
+    fields = [(S.TensorSlot.NAME, "U", w.string(t.name)), (S.TensorSlot.SHAPE, "U", shape)]
     if code:
         fields.append((S.TensorSlot.TYPE, "I", code))
     if data is not None:
@@ -132,19 +137,28 @@ def _operator(w: _Writer, op: OpRecord) -> int:
     _check_int32_fields(op)
     attribute = _attribute(w, op.attribute or op.op, op.fields)
     inputs, outputs = _strings(w, op.inputs), _strings(w, op.outputs)
-    location = None if op.location is None else w.once(("location", op.location), lambda: _location(w, op.location))
-    fields = [(S.OperatorSlot.OP, "I", S.OP_CODE[op.op]),
-              # union member N belongs to op N (a variable access is an IDENTITY with a variable's table)
-              (S.OperatorSlot.ATTRIBUTE_TYPE, "B", S.OP_CODE[op.attribute or op.op]),
-              (S.OperatorSlot.ATTRIBUTE, "U", attribute), (S.OperatorSlot.INPUTS, "U", inputs),
-              (S.OperatorSlot.OUTPUTS, "U", outputs)]
-    if location is not None:
-        fields.append((S.OperatorSlot.LOCATION, "U", location))
-    return w.table(S.OperatorSlot.COUNT, fields)
+    # union member N belongs to op N (a variable access is an IDENTITY with a variable's table)
+    values = [S.OP_CODE[op.op], S.OP_CODE[op.attribute or op.op], attribute, inputs, outputs]
+    if op.location is None:
+        return w.put(_OPERATOR, values)
+    location = w.locations.get(op.location)
+    if location is None:
+        location = w.locations[op.location] = _location(w, op.location)
+    return w.put(_LOCATED_OPERATOR, [*values, location])
 
 
 def _location(w: _Writer, text: str) -> int:
-    return w.table(S.LocationSlot.COUNT, ((S.LocationSlot.TEXT, "U", w.string(text)),))
+    return w.put(_LOCATION, (w.string(text),))
+
+
+# The field layouts of the tables a program has one of per op (the others are written field by field).
+_TENSOR = TableLayout(S.TensorSlot.COUNT, ((S.TensorSlot.NAME, "U"), (S.TensorSlot.SHAPE, "U"), (S.TensorSlot.TYPE, "I")))
+_CONSTANT = TableLayout(S.TensorSlot.COUNT, (*_TENSOR.fields, (S.TensorSlot.DATA, "U")))
+_OPERATOR = TableLayout(S.OperatorSlot.COUNT, (
+    (S.OperatorSlot.OP, "I"), (S.OperatorSlot.ATTRIBUTE_TYPE, "B"), (S.OperatorSlot.ATTRIBUTE, "U"),
+    (S.OperatorSlot.INPUTS, "U"), (S.OperatorSlot.OUTPUTS, "U")))
+_LOCATED_OPERATOR = TableLayout(S.OperatorSlot.COUNT, (*_OPERATOR.fields, (S.OperatorSlot.LOCATION, "U")))
+_LOCATION = TableLayout(S.LocationSlot.COUNT, ((S.LocationSlot.TEXT, "U"),))
 
 
 def _check_int32_fields(op: OpRecord) -> None:
@@ -163,12 +177,27 @@ def _check_int32_fields(op: OpRecord) -> None:
 
 def _attribute(w: _Writer, op_name: str, fields: dict) -> int:
     layout = S.attr_layout(op_name)
-    if not any(kind in (S.INT32_VEC, S.BYTES, S.STRING) and name in fields for name, kind in layout):
+    if not fields or _vector_fields(op_name).isdisjoint(fields):
         scalars = tuple((name, fields[name]) for name, _ in layout if name in fields)
-        return w.once(("attribute", op_name, scalars), lambda: _attribute_table(w, layout, fields, {}))
+        key = ("attribute", op_name, scalars)
+        off = w.written.get(key)
+        if off is None:
+            off = w.written[key] = _attribute_table(w, layout, fields, {})
+        return off
     vectors = {name: _field_vector(w, kind, fields[name])
                for name, kind in layout if kind in (S.INT32_VEC, S.BYTES, S.STRING) and name in fields}
     return _attribute_table(w, layout, fields, vectors)
+
+
+_VECTOR_FIELDS: dict[str, frozenset] = {}   # op name -> its attribute fields that are vectors (not shared)
+
+
+def _vector_fields(op_name: str) -> frozenset:
+    names = _VECTOR_FIELDS.get(op_name)
+    if names is None:
+        names = _VECTOR_FIELDS[op_name] = frozenset(
+            name for name, kind in S.attr_layout(op_name) if kind in (S.INT32_VEC, S.BYTES, S.STRING))
+    return names
 
 
 _SCALAR_FORMATS = {S.BOOL: "B", S.INT32: "i", S.ENUM: "I"}
@@ -206,5 +235,4 @@ def _aligned_bytes(w: _Writer, data: np.ndarray) -> int:
 
 
 def _strings(w: _Writer, strings: Iterable[str]) -> int:
-    string = w.string
-    return w.offset_vector([string(s) for s in strings])
+    return w.offset_vector(list(map(w.string, strings)))

@@ -25,6 +25,7 @@ class TensorNames:
     def __init__(self, reserved: Iterable[str]) -> None:
         self._by_value: dict = {}
         self._used = set(reserved)
+        self.of = self._by_value.__getitem__   # ``names[value]`` without a Python call (writers map it over lists)
 
     def __contains__(self, value: Value) -> bool:
         return value in self._by_value

@@ -87,6 +87,8 @@ class _Lowering:
         self.shared: dict = {}   # constant key (_const_key) -> the tensor name that holds it
         self.output_values = set(graph.outputs)   # a CONST returned keeps its own (output) name
         self.variable_tensors: dict = {}   # variable name -> its state tensor (emit/variables.py)
+        self.known_types: dict = {}   # id of an IR type -> its written TensorType (see _type_of)
+        self.kept_types: list = []
 
     def run(self) -> BlockRecord:
         self._inputs()
@@ -102,9 +104,9 @@ class _Lowering:
 
     def _inputs(self) -> None:
         # A symbolic input is reported at its first user, which has a source location.
-        users = self.graph.users()
+        users = _first_users(self.graph.ops, {v.name for v in self.graph.inputs})
         for v in self.graph.inputs:
-            first = users.get(v.name, [None])[0]
+            first = users.get(v.name)
             what = f"graph input '{v.name}'" + (f" (first used by {first.op.name})" if first else "")
             self._add_tensor(self.names[v], self._type(v, what, first and first.location))
             self.defined.add(v)
@@ -120,11 +122,13 @@ class _Lowering:
                 return variables.lower(self, op, location_text(op.location))
             except ValueError as e:
                 raise EmitError(f"cannot emit {op.op.name}: {e}", op.location) from None
-        if op.op.has(Trait.REGION):
+        if Trait.REGION in op.op.traits:
             return self._region_op(op)
         if len(op.results) != 1 and op.op.name not in MULTI_RESULT_OPS:
             raise EmitError(f"cannot emit {op.op.name}: it has {len(op.results)} results", op.location)
-        out = self._type(op.result, f"result of {op.op.name}", op.location)
+        out = self.known_types.get(id(op.result.type))
+        if out is None:
+            out = self._type_of(op.result, f"result of {op.op.name}", op.location)
         try:
             if op.op is Op.CONST:
                 self._const(op, out)
@@ -138,7 +142,17 @@ class _Lowering:
         if v not in self.defined:
             raise EmitError(f"cannot emit {op.op.name}: operand '{v.name}' is not defined before it",
                             op.location)
-        return self._type(v, f"operand '{v.name}' of {op.op.name}", op.location)
+        known = self.known_types.get(id(v.type))
+        return known if known is not None else self._type_of(v, f"operand '{v.name}' of {op.op.name}", op.location)
+
+    def _type_of(self, value: Value, what: str, location: Location) -> TensorType:
+        """``_type``, remembered in ``known_types`` by the id of ``value``'s type: ``_type`` is a function of
+        the type alone, and a program's values share a few type objects (``kept_types`` holds each, so
+        that its id stays its own)."""
+        t = self._type(value, what, location)
+        self.known_types[id(value.type)] = t
+        self.kept_types.append(value.type)
+        return t
 
     def _const(self, op: Operation, out: TensorType) -> None:
         name = self.names[op.result]
@@ -166,12 +180,13 @@ class _Lowering:
         if codec is None:
             raise ValueError("the emitter has no encoder for it")
         params, fields = codec.encode(op.attrs, ins, out)
-        out_name = self.names[op.result]
-        inputs = [self.names[v] for v in op.operands]
-        inputs += [self._param(out_name, p, op.location) for p in params]
-        outs = [self.names[r] for r in op.results]
-        for r, name in zip(op.results, outs):
-            self._add_tensor(name, out if r is op.results[0] else self._type(r, "result", op.location))
+        outs = list(map(self.names.of, op.results))
+        inputs = list(map(self.names.of, op.operands))
+        if params:
+            inputs += [self._param(outs[0], p, op.location) for p in params]
+        self._add_tensor(outs[0], out)
+        for r, name in zip(op.results[1:], outs[1:]):
+            self._add_tensor(name, self._type(r, "result", op.location))
         self._add_op(op.op.tosa, fields, inputs, outs, location_text(op.location))
 
     def _region_op(self, op: Operation) -> None:
@@ -227,6 +242,19 @@ class _Lowering:
 
     def _add_op(self, op: str, fields: dict, inputs: list[str], outputs: list[str], location: str) -> None:
         self.block.ops.append(OpRecord(op, fields, inputs, outputs, location))
+
+
+def _first_users(ops: list[Operation], names: set[str]) -> dict[str, Operation]:
+    """The first op reading a value of each name in ``names`` (the walk stops once all are found; no table
+    of every value's users, which a large program would build only to read a few entries of)."""
+    first: dict[str, Operation] = {}
+    for op in ops:
+        for v in op.operands:
+            if v.name in names and v.name not in first:
+                first[v.name] = op
+        if len(first) == len(names):
+            break
+    return first
 
 
 _SHARED_BY_CONTENT = 4096   # bytes: constants up to this size are shared when equal (a hash of their bytes)

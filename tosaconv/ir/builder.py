@@ -31,6 +31,7 @@ class Builder:
         self.graph = graph
         self.location = location
         self._rules: dict[tuple[object, ...], tuple[OpDef, tuple[ValueType, ...]]] = {}   # see _result_types
+        self._seen: dict[tuple[object, ...], tuple[tuple[ValueType, ...], tuple[ValueType, ...]]] = {}
 
     def at(self, location: Location) -> "_At":
         """``with b.at(location):`` stamps ``location`` on the ops made inside, then restores the one before."""
@@ -55,15 +56,24 @@ class Builder:
 
     def _result_types(self, op: OpDef, types: list[ValueType], attrs: A.Attrs) -> Sequence[ValueType]:
         """``op``'s shape rule on ``types``; a rule is a pure function of the op, the attribute values and
-        the operand types, so the answer for a structurally equal op made earlier is reused."""
-        operand_key = types_key(types)
-        value_key = attrs_key(attrs) if operand_key is not None else None
+        the operand types, so the answer for a structurally equal op made earlier is reused. Operand types
+        are mostly the very objects an earlier op had (results share the rule's answer), so they are
+        looked up by identity first, before their structural key is made (symbolic dims hash slowly)."""
+        value_key = attrs_key(attrs)
         if value_key is None:      # attributes holding arrays or regions: not worth remembering
+            return op.shape_rule(types, attrs)
+        same_objects = (id(op), value_key, *map(id, types))
+        seen = self._seen.get(same_objects)
+        if seen is not None:
+            return seen[1]
+        operand_key = types_key(types)
+        if operand_key is None:
             return op.shape_rule(types, attrs)
         key = (id(op), value_key, operand_key)
         known = self._rules.get(key)
         if known is None:
             known = self._rules[key] = (op, tuple(op.shape_rule(types, attrs)))   # holding op keeps its id
+        self._seen[same_objects] = (tuple(types), known[1])    # holding the types keeps their ids
         return known[1]
 
     def emit(self, op: OpDef, *operands: Value, attrs: Optional[A.Attrs] = None, name: Optional[str] = None,

@@ -40,7 +40,7 @@ def fresh_name(base: str, used: set[str]) -> str:
     return name
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)   # slots: a program has a few of these per op (memory, speed)
 class Value:
     name: str
     type: ValueType
@@ -77,7 +77,7 @@ def describe_value(v: Value) -> str:
     return f"{which} of {p.location}"
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class Operation:
     op: OpDef
     operands: list[Value]
@@ -145,9 +145,25 @@ class Graph:
     output_dtypes: dict[str, str] = field(default_factory=dict)
     assumptions: list[Assumption] = field(default_factory=list)     # checked by the numpy run
     _names: set[str] = field(default_factory=set, repr=False)
+    # unique_name's suffix search, where each base got to in ``_counted`` (the set ``_names`` was then)
+    _counters: dict[str, int] = field(default_factory=dict, repr=False, compare=False)
+    _counted: Optional[set[str]] = field(default=None, repr=False, compare=False)
 
     def unique_name(self, base: str) -> str:
-        return fresh_name(base, self._names)
+        """:func:`fresh_name` in ``_names``, in linear time for the many results of one location (a node
+        lowered to a hundred ops, an unrolled loop): names are only ever added to the set, so the search
+        for a base goes on where it stopped last time (from the start again if ``_names`` was replaced)."""
+        used = self._names
+        if self._counted is not used:
+            self._counters, self._counted = {}, used
+        n = self._counters.get(base, 1)
+        name = base if n == 1 else f"{base}_{n}"
+        while name in used:
+            n += 1
+            name = f"{base}_{n}"
+        self._counters[base] = n
+        used.add(name)
+        return name
 
     def add_input(self, name: str, type_: ValueType) -> Value:
         if name in self._names:

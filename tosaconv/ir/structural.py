@@ -30,9 +30,9 @@ def attrs_key(attrs: object) -> Optional[tuple[object, ...]]:
     if cls not in _FIELD_NAMES:
         _FIELD_NAMES[cls] = tuple(f.name for f in fields(cls)) if is_dataclass(cls) else None
     names = _FIELD_NAMES[cls]
-    if names is None:
-        return None
-    values = tuple(_exact_key(getattr(attrs, n)) for n in names)
+    if not names:
+        return None if names is None else (cls, ())
+    values = tuple([_exact_key(getattr(attrs, n)) for n in names])
     return None if _NO_KEY in values else (cls, values)
 
 

@@ -23,10 +23,13 @@ asks for one more check runs only that one. Within one :func:`verify` call,
 ops whose op kind, attribute values and operand and result types are
 structurally the same (a long chain of ``ADD`` on ``[batch, 16]``) share one
 verdict: the checks are functions of exactly these, and the graph does not
-change while it is verified. Error messages are only formatted when there is a problem.
+change while it is verified; a verdict is looked up by the identity of the op's types first (most ops
+share their type objects), by their normal form only when that finds none. Error messages are only
+formatted when there is a problem.
 """
 from __future__ import annotations
 
+import operator
 from collections.abc import Sequence
 from typing import Any, Optional, Union
 
@@ -47,9 +50,10 @@ from .variable_rules import variable_problems
 # Anything else a rule raises is a bug in the rule, not a verdict on the operands.
 RULE_ERRORS = (ShapeRuleError, InconclusiveDimension)
 
-# The verify memo: id(op) -> (op, the key of objects it passed with, their ids, whether it passed the
-# equal-ranks check, whether it passed the static check); see the module docstring.
-_Memo = dict[int, tuple[Operation, tuple[object, ...], tuple[int, ...], bool, bool]]
+# The verify memo: id(op) -> (whether it passed the equal-ranks check, whether it passed the static check,
+# then the objects it passed with: op, op kind, attributes, operand count, operand and result types); see
+# the module docstring. One flat tuple per op (a program has many); holding the objects keeps their ids.
+_Memo = dict[int, tuple[object, ...]]
 # The verdicts of one verify call: (check, structural key of an op) -> the objects the key names by id (kept alive).
 _Passed = dict[tuple[object, ...], object]
 VerifyMemo = _Memo   # the type a caller that keeps a memo between verify calls declares
@@ -65,12 +69,18 @@ class VerifyError(Exception):
 
 def arity_problem(op: OpDef, count: int) -> Optional[str]:
     """Why ``count`` operands do not fit ``op`` (None when they do)."""
-    fixed = sum(1 for o in op.operands if not o.variadic)
-    variadic = fixed != len(op.operands)
+    arity = _ARITY.get(op)
+    if arity is None:    # (each op is checked once per op made and per verify: its counts are kept)
+        fixed = sum(1 for o in op.operands if not o.variadic)
+        arity = _ARITY[op] = (fixed, fixed != len(op.operands))
+    fixed, variadic = arity
     if count < fixed or (not variadic and count != fixed):
         plural = "" if fixed == 1 else "s"
         return f"{op.name} takes {'at least ' if variadic else ''}{fixed} operand{plural}, got {count}"
     return None
+
+
+_ARITY: dict[OpDef, tuple[int, bool]] = {}   # op -> (its fixed operand count, whether it takes more)
 
 
 def type_problems(op: OpDef, operand_types: list[ValueType], attrs: Attrs,
@@ -126,6 +136,22 @@ def _verify(graph: Graph, require_equal_ranks: bool, require_static: bool, memo:
             problems += [_where(i, op) + p for p in found]
     if require_static:
         problems += [f"graph input {v.name!r}: {p}" for v in graph.inputs for p in _static_type_problems(v.type)]
+    return problems
+
+
+def rank_problems(graph: Graph) -> list[str]:
+    """What ``verify(require_equal_ranks=True)`` finds beyond what ``verify`` finds: operands of unequal
+    ranks, here and in every region, reported as ``verify`` reports them (the pass manager's check when
+    a pass that asks for equal ranks changed nothing since a verify without it passed)."""
+    problems: list[str] = []
+    holders = set(map(id, ops_with_regions(graph.ops)))
+    for i, op in enumerate(graph.ops):
+        found = _rank_problems(op)
+        if id(op) in holders:
+            found += [f"in {name} @{region.name}: {p}" for name, region in op_regions(op)
+                      for p in rank_problems(region)]
+        if found:
+            problems += [_where(i, op) + p for p in found]
     return problems
 
 
@@ -215,44 +241,72 @@ def _checked_op_problems(op: Operation, memo: _Memo | None, equal_ranks: bool, s
                          passed: _Passed) -> list[str]:
     """The op's own checks (not its regions'), skipped when ``memo`` saw it pass unchanged or ``passed``
     holds the verdict of a structurally equal op."""
-    key = (op.op, op.attrs, len(op.operands), *[v.type for v in op.operands], *[r.type for r in op.results])
-    ids = tuple(map(id, key))      # the memo holds the key's objects, so equal ids mean the same objects
+    types = [v.type for v in op.operands] + [r.type for r in op.results]
+    key = (op, op.op, op.attrs, len(op.operands), *types)
     seen = memo.get(id(op)) if memo is not None else None
-    base = seen is None or seen[0] is not op or seen[2] != ids
-    done_ranks, done_static = (False, False) if base else (seen[3], seen[4])  # type: ignore[index]
-    skey = _structural_key(op) if base or (static and not done_static) else None
-    found = _shared_verdict(op, "op", skey, passed) if base else []
+    base = seen is None or not _same_objects(seen[2:], key)
+    done_ranks, done_static = (False, False) if base else (bool(seen[0]), bool(seen[1]))  # type: ignore[index]
+    keys = _VerdictKeys(op, types) if base or (static and not done_static) else None
+    found = _shared_verdict(op, "op", keys, passed) if base else []
     if equal_ranks and not done_ranks:
         found += _rank_problems(op)       # cheaper than finding a shared verdict
     if static and not done_static:
-        found += _shared_verdict(op, "static", skey, passed)
-    if memo is not None and not found:     # holding ``op`` and ``key`` keeps their ids from being reused
-        memo[id(op)] = (op, key, ids, done_ranks or equal_ranks, done_static or static)
+        found += _shared_verdict(op, "static", keys, passed)
+    if memo is not None and not found:
+        memo[id(op)] = (done_ranks or equal_ranks, done_static or static, *key)
     return found
+
+
+def _same_objects(a: tuple[object, ...], b: tuple[object, ...]) -> bool:
+    """The two tuples hold the very same objects, in order (compared by identity, never by ``==``:
+    symbolic dims may not answer it)."""
+    return len(a) == len(b) and all(map(operator.is_, a, b))
 
 
 _CHECKS = {"op": lambda op: _op_problems(op), "static": lambda op: _static_problems(op)}
 
 
-def _shared_verdict(op: Operation, check: str, skey: Optional[tuple[object, ...]], passed: _Passed) -> list[str]:
-    """The problems ``check`` finds in ``op``; not run again when a structurally equal op (the same ``skey``)
-    passed it in this verify call."""
-    if skey is not None and (check, skey) in passed:
-        return []
+class _VerdictKeys:
+    """What the per-op checks read of an op (:mod:`.structural`): the op kind (by identity), the attribute
+    values (or the attribute object, by identity), and each operand and result type, two ways: the types
+    by identity (``same``: cheap, and most ops share their type objects with others), and, made only
+    when that finds no verdict, by their normal form (``structural``; None: not keyable)."""
+
+    __slots__ = ("types", "attrs", "same", "_structural")
+
+    def __init__(self, op: Operation, types: list[ValueType]) -> None:
+        value_key = attrs_key(op.attrs)
+        self.types = types
+        self.attrs = ("id", id(op.attrs)) if value_key is None else value_key
+        self.same: tuple[object, ...] = (id(op.op), len(op.operands), self.attrs, *map(id, types))
+        self._structural: object = _NOT_MADE
+
+    def structural(self) -> Optional[tuple[object, ...]]:
+        if self._structural is _NOT_MADE:
+            types = types_key(self.types)
+            self._structural = None if types is None else (self.same[0], self.same[1], self.attrs, types)
+        return self._structural     # type: ignore[return-value]
+
+
+_NOT_MADE = object()
+
+
+def _shared_verdict(op: Operation, check: str, keys: Optional[_VerdictKeys], passed: _Passed) -> list[str]:
+    """The problems ``check`` finds in ``op``; not run again when an op of the same objects or a structurally
+    equal op passed it in this verify call."""
+    if keys is not None:
+        if (check, "same", keys.same) in passed:
+            return []
+        skey = keys.structural()
+        if skey is not None and (check, skey) in passed:
+            passed[(check, "same", keys.same)] = (keys.types, op.attrs)   # (holding them keeps their ids)
+            return []
     problems: list[str] = _CHECKS[check](op)
-    if skey is not None and not problems:
-        passed[(check, skey)] = (op.op, op.attrs)
+    if keys is not None and not problems:
+        passed[(check, "same", keys.same)] = (keys.types, op.attrs)
+        if skey is not None:
+            passed[(check, skey)] = (op.op, op.attrs)
     return problems
-
-
-def _structural_key(op: Operation) -> Optional[tuple[object, ...]]:
-    """What the per-op checks read of ``op`` (:mod:`.structural`): the op kind (by identity), the attribute
-    values (or the attribute object, by identity), and each operand and result type. None: not keyable."""
-    types = types_key([*[v.type for v in op.operands], *[r.type for r in op.results]])
-    if types is None:
-        return None
-    attrs = attrs_key(op.attrs)
-    return (id(op.op), len(op.operands), ("id", id(op.attrs)) if attrs is None else attrs, types)
 
 
 def _op_problems(op: Operation) -> list[str]:
@@ -265,10 +319,10 @@ def _op_problems(op: Operation) -> list[str]:
 
 
 def _rank_problems(op: Operation) -> list[str]:
-    if not op.op.has(Trait.BROADCASTABLE):
+    if Trait.BROADCASTABLE not in op.op.traits:
         return []
-    ranks = [v.type.rank for v in op.operands if isinstance(v.type, TensorType)]
-    if len(set(ranks)) > 1:
+    ranks = [len(v.type.shape) for v in op.operands if isinstance(v.type, TensorType)]
+    if ranks and min(ranks) != max(ranks):
         return [f"operand ranks {ranks} differ (rank equalization must run first)"]
     return []
 

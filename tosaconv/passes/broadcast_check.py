@@ -11,20 +11,29 @@ from __future__ import annotations
 
 from ..ir.graph import Graph, Operation
 from ..ir.ops import Trait
+from ..ir.types import ValueType
 from ..symbolic.constraints import Kind, Provenance
 from ..symbolic.expr import Dim, same
 
 
 def check_broadcasts(graph: Graph) -> bool:
+    # Operand types (by identity) whose every axis holds on its face: an op on the same type objects
+    # records nothing either (a chain of ADDs on [batch, 16] and one [1, 16] constant is looked at once).
+    holds: dict[tuple[int, ...], list[ValueType]] = {}
     for op in graph.ops:
-        if op.op.has(Trait.BROADCASTABLE) and len(op.operands) > 1:
-            _record(graph, op)
+        if Trait.BROADCASTABLE in op.op.traits and len(op.operands) > 1:
+            types = [v.type for v in op.operands]
+            key = tuple(map(id, types))
+            if key not in holds and not _record(graph, op):
+                holds[key] = types      # (holding the types keeps their ids)
     return False
 
 
-def _record(graph: Graph, op: Operation) -> None:
+def _record(graph: Graph, op: Operation) -> bool:
+    """Record the broadcasts of ``op`` that only a binding can decide; whether there was one."""
     shapes = [v.tensor_type.shape for v in op.operands]
     loc = op.location
+    recorded = False
     for axis in range(len(shapes[0])):
         for i in range(len(shapes)):
             for j in range(i + 1, len(shapes)):
@@ -33,6 +42,8 @@ def _record(graph: Graph, op: Operation) -> None:
                     continue
                 reason = f"operands of {op.op.name} broadcast at axis {axis}"
                 graph.ledger.require(Kind.BROADCASTABLE, a, b, Provenance(loc.op_type, loc.name, reason), graph.scope)
+                recorded = True
+    return recorded
 
 
 def _holds(a: Dim, b: Dim) -> bool:

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from ..ir.graph import Graph, op_regions
+from ..ir.graph import Graph, op_regions, ops_with_regions
 
 
 def canonical_names(graph: Graph) -> None:
@@ -24,14 +24,16 @@ def canonical_names(graph: Graph) -> None:
     used = {v.name for v in graph.inputs}
     renamed: dict[str, str] = {}
     counters: dict[str, int] = {}
+    holders = set(map(id, ops_with_regions(graph.ops)))    # (most programs have none: no call per op)
     for op in graph.ops:
         base = op.location.value_name or op.op.name.lower()
         for r in op.results:
             new = _fresh(base, used, counters)
             renamed[r.name] = new
             r.name = new
-        for _, region in op_regions(op):
-            canonical_names(region)
+        if id(op) in holders:
+            for _, region in op_regions(op):
+                canonical_names(region)
     graph._names = used
     graph.assumptions = [replace(a, data=renamed.get(a.data, a.data)) for a in graph.assumptions]
 

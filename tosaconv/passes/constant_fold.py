@@ -45,11 +45,14 @@ def fold_op(op: Operation, b: Builder) -> Optional[list[Value]]:
         return None
     if op.op in _THROUGH_CAST and op.operands and not _is_const(op.operands[0]):
         return _fold_through_cast(op, b)
-    if len(op.results) == 1 and isinstance(op.result.type, IndexType) and isinstance(op.result.type.value, int):
-        return [b.index(op.result.type.value)]
-    if any(isinstance(r.type, IndexType) for r in op.results):
-        return None   # an EXTRACT_DIM of folded data: its symbol is in other values' types; decay binds it
-    if not op.operands or not all(_is_const(v) for v in op.operands):
+    results = op.results
+    if len(results) != 1 or type(results[0].type) is not TensorType:   # (one tensor, the common case: neither)
+        t = results[0].type if len(results) == 1 else None
+        if isinstance(t, IndexType) and isinstance(t.value, int):
+            return [b.index(t.value)]
+        if any(isinstance(r.type, IndexType) for r in results):
+            return None   # an EXTRACT_DIM of folded data: its symbol is in other values' types; decay binds it
+    if not op.operands or not all(map(_is_const, op.operands)):
         return None
     if any(isinstance(r.type, TensorType) and not _small(r.type) for r in op.results):
         return None

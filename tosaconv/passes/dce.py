@@ -15,9 +15,10 @@ def eliminate_dead_code(graph: Graph) -> bool:
     checked = {a.data for a in graph.assumptions}
     kept: list[Operation] = []
     for op in reversed(graph.ops):
-        if not op.op.has(Trait.PURE) or any(id(r) in live or r.name in checked for r in op.results):
+        if Trait.PURE not in op.op.traits or not live.isdisjoint(map(id, op.results)) \
+                or (checked and any(r.name in checked for r in op.results)):
             kept.append(op)
-            live.update(id(v) for v in op.operands)
+            live.update(map(id, op.operands))
     changed = len(kept) != len(graph.ops)
     graph.ops = kept[::-1]
     return changed

@@ -17,8 +17,9 @@ from typing import Callable, Optional
 
 from ..gc_tuning import fewer_collections
 from ..ir.graph import Graph, Operation, op_regions, ops_with_regions
-from ..ir.verifier import VerifyMemo, verify
+from ..ir.verifier import VerifyMemo, rank_problems, verify
 from ..ir.ops import Trait
+from ..ir.types import ValueType
 from ..symbolic.scope import ExtentKind
 from .broadcast_check import check_broadcasts
 from .constant_fold import fold_constants
@@ -63,33 +64,48 @@ DEFAULT_PIPELINE = [
 def run_pipeline(graph: Graph, pipeline: Optional[list[Pass]] = None, *, require_static: bool = False) -> Graph:
     """Run the passes, verifying the IR after the first and after each one that changed it (a pass that
     reports no change and left every op list and the outputs as they were has nothing new to check,
-    unless it asks for more than the checks before it: equal ranks)."""
+    unless it asks for more than the checks before it: equal ranks, then checked alone)."""
     memo: VerifyMemo = {}    # ops already verified and unchanged since are not re-checked (see ir/verifier.py)
     checked_ranks = None
     for p in pipeline or DEFAULT_PIPELINE:
         check_contract(p, graph)
         before = _fingerprint(graph)
         changed = p.run(graph) if p.recurses else run_everywhere(p.run, graph)
-        if checked_ranks is not None and not changed and checked_ranks >= p.equal_ranks_after \
-                and _same(before, _fingerprint(graph)):
+        unchanged = checked_ranks is not None and not changed and _same(before, _fingerprint(graph))
+        if unchanged and (checked_ranks or not p.equal_ranks_after):
             continue
-        problems = verify(graph, require_equal_ranks=p.equal_ranks_after, require_static=require_static,
-                          memo=memo)
+        if unchanged:
+            problems = rank_problems(graph)
+        else:
+            problems = verify(graph, require_equal_ranks=p.equal_ranks_after, require_static=require_static,
+                              memo=memo)
         if problems:
             raise PassError(f"IR invalid after pass '{p.name}': " + "; ".join(problems[:5]))
         checked_ranks = p.equal_ranks_after
     return graph
 
 
-def check_contract(p: Pass, graph: Graph) -> None:
-    """Raise a ShapeError (E-EXTENT) when an op ``p`` selects, here or in a region, has a dim weaker than it needs."""
+def check_contract(p: Pass, graph: Graph, fine: Optional[dict[int, ValueType]] = None) -> None:
+    """Raise a ShapeError (E-EXTENT) when an op ``p`` selects, here or in a region, has a dim weaker than it needs.
+
+    An op's verdict depends only on its operand and result types (and the scope), so an op whose types
+    are all types of ops that passed (``fine``, by identity: the graph holds them while it is checked)
+    passes too; a chain of ops on one type is checked once."""
     if p.needs is ExtentKind.UNKNOWN:
         return
+    fine = {} if fine is None else fine
+    holders = set(map(id, ops_with_regions(graph.ops)))
     for op in graph.ops:
-        for _, region in op_regions(op):
-            check_contract(p, region)
-        if p.selects is None or p.selects(op):
+        if id(op) in holders:
+            for _, region in op_regions(op):
+                check_contract(p, region, fine)
+        if (p.selects is None or p.selects(op)) and not _known_fine(op, fine):
             require_extents(op, p.needs, graph.scope, f"pass '{p.name}'")
+            fine.update((id(v.type), v.type) for v in (*op.operands, *op.results))
+
+
+def _known_fine(op: Operation, fine: dict[int, ValueType]) -> bool:
+    return all(id(v.type) in fine for v in op.operands) and all(id(r.type) in fine for r in op.results)
 
 
 def _fingerprint(graph: Graph) -> list[object]:

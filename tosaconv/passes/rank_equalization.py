@@ -22,10 +22,11 @@ def equalize_ranks(graph: Graph) -> bool:
 
 
 def _visit(op: Operation, b: Builder) -> Optional[list[Value]]:
-    if not op.op.has(Trait.BROADCASTABLE):
+    if Trait.BROADCASTABLE not in op.op.traits:
         return None
-    rank = max(v.tensor_type.rank for v in op.operands)
-    if all(v.tensor_type.rank == rank for v in op.operands):
+    ranks = [v.tensor_type.rank for v in op.operands]
+    rank = max(ranks)
+    if min(ranks) == rank:
         return None
     operands = [_expand(b, v, rank) for v in op.operands]
     return b.create(op.op, operands, op.attrs).results

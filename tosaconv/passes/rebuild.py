@@ -33,12 +33,16 @@ def rebuild_ops(graph: Graph, b: Builder, env: dict[str, int], mapping: dict[int
     the inputs and receives every result. ``rebuild(op, operands, b, env)`` makes each op's results
     (:func:`rebuild_op` unless given: keeping symbols open uses its own)."""
     rebuild = rebuild or rebuild_op
-    for op in graph.ops:
-        operands = [mapping[id(v)] for v in op.operands]
-        with b.at(op.location):
+    saved = b.location     # each op is made at its own location (``with b.at(...)``, without its cost per op)
+    try:
+        for op in graph.ops:
+            operands = [mapping[id(v)] for v in op.operands]
+            b.location = op.location
             results = rebuild(op, operands, b, env)
-        for old, r in zip(op.results, results):
-            mapping[id(old)] = r
+            for old, r in zip(op.results, results):
+                mapping[id(old)] = r
+    finally:
+        b.location = saved
 
 
 def rebuild_op(op: Operation, operands: list[Value], b: Builder, env: dict[str, int]) -> list[Value]:

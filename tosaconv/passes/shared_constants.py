@@ -9,7 +9,7 @@ output keeps its own constant. Regions are handled each on its own (a region rea
 """
 from __future__ import annotations
 
-from ..ir.graph import Graph, Operation, Value, op_regions
+from ..ir.graph import Graph, Operation, Value, op_regions, ops_with_regions
 from ..ir.ops import Op
 
 MAX_SHARED_BYTES = 4096
@@ -21,12 +21,14 @@ def share_constants(graph: Graph) -> None:
     first: dict[tuple[object, ...], Value] = {}
     replaced: dict[int, Value] = {}
     kept: list[Operation] = []
+    holders = set(map(id, ops_with_regions(graph.ops)))    # (most programs have none: no call per op)
     for op in graph.ops:
         if replaced:
             op.operands = [replaced.get(id(v), v) for v in op.operands]
-        for _, region in op_regions(op):
-            share_constants(region)
-        key = _key(op)
+        if id(op) in holders:
+            for _, region in op_regions(op):
+                share_constants(region)
+        key = _key(op) if op.op is Op.CONST else None
         if key is not None and id(op.result) not in outputs:
             same = first.setdefault(key, op.result)
             if same is not op.result:

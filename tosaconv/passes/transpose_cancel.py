@@ -24,6 +24,8 @@ MAX_ROUNDS = 32
 
 
 def cancel_transposes(graph: Graph) -> bool:
+    if all(op.op is not Op.TRANSPOSE for op in graph.ops):
+        return False      # both rewrites start from a TRANSPOSE: without one, a walk would change nothing
     changed = False
     for _ in range(MAX_ROUNDS):
         if not rewrite(graph, _visit):
