@@ -15,8 +15,6 @@ from __future__ import annotations
 
 import io
 import os
-import tempfile
-import zipfile
 import zlib
 from dataclasses import field
 from .records import dataclass   # dataclasses' classes, built faster (issue 13)
@@ -28,6 +26,7 @@ from .diagnostics import UsageError
 from .limits import check_tensor, nbytes
 
 if TYPE_CHECKING:
+    import zipfile
     from .emit.fbwrite import FlatPieces
 
 Expect = Callable[[str, tuple, np.dtype], None]   # sees a member's name, shape and dtype before its data
@@ -88,7 +87,7 @@ def _sha256(data: bytes | bytearray | memoryview | FlatPieces) -> str:
 
 def _write_temp(final: str, data: bytes) -> str:
     directory, base = os.path.split(final)
-    fd, temp = tempfile.mkstemp(prefix=f".{base}.", suffix=".tmp", dir=directory)
+    fd, temp = _new_temp(directory, base)
     try:
         os.fchmod(fd, _final_mode(final))
         with os.fdopen(fd, "wb") as f:
@@ -98,6 +97,21 @@ def _write_temp(final: str, data: bytes) -> str:
         _unlink_quietly(temp)
         raise
     return temp
+
+
+_TEMP_FLAGS = os.O_RDWR | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+
+
+def _new_temp(directory: str, base: str) -> tuple[int, str]:
+    """A new 0600 file ``.BASE.RANDOM.tmp`` in ``directory``, opened exclusively, as tempfile.mkstemp
+    makes it (not imported: tempfile costs a convert ~5 ms of start-up, issue 13)."""
+    for _ in range(100):
+        temp = os.path.abspath(os.path.join(directory, f".{base}.{os.urandom(6).hex()}.tmp"))
+        try:
+            return os.open(temp, _TEMP_FLAGS, 0o600), temp
+        except FileExistsError:
+            continue
+    raise FileExistsError(f"no unused temporary file name for '{base}' in '{directory or '.'}'")
 
 
 def _final_mode(final: str) -> int:
@@ -132,6 +146,7 @@ def sha256_file(path: str) -> str:
 
 def npz_bytes(arrays: dict) -> bytes:
     """An uncompressed ``.npz`` holding ``arrays`` under their own names, byte-reproducible."""
+    import zipfile   # here and in load_npz: a convert reads and writes no .npz (start-up, issue 13)
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w", zipfile.ZIP_STORED) as zf:
         for name, array in arrays.items():
@@ -156,6 +171,7 @@ def load_npz(path: str, expect: Expect | None = None) -> dict:
     ``expect(name, shape, dtype)``, when given, sees each member's header before its data is read
     (the run's check against the model's declared inputs).
     """
+    import zipfile
     if not os.path.isfile(path):
         raise UsageError.one("E-NPZ-READ", f"inputs file '{path}' does not exist", hint=_NPZ_HINT)
     if not zipfile.is_zipfile(path):
@@ -182,6 +198,7 @@ def _not_zip_reason(path: str) -> str:
 
 
 def _npz_members(path: str, zf: zipfile.ZipFile) -> dict:
+    import zipfile   # loaded by load_npz already
     members = {}
     for info in zf.infolist():
         if not info.filename.endswith(".npy"):

@@ -85,3 +85,17 @@ def test_replacing_keeps_the_existing_mode(tmp_path):
         os.umask(old)
     assert target.read_bytes() == b"new"
     assert stat.S_IMODE(os.stat(target).st_mode) == 0o640
+
+
+def test_temporary_files_are_new_private_and_beside_the_output(tmp_path, monkeypatch):
+    """Like tempfile.mkstemp: a hidden 0600 file in the output's directory, never an existing one."""
+    from tosaconv import fileio
+    names = iter([b"\x00" * 6, b"\x00" * 6, b"\x01" * 6, b"\x02" * 6])
+    monkeypatch.setattr(fileio.os, "urandom", lambda n: next(names))
+    fd1, first = fileio._new_temp(str(tmp_path), "m.tosa")
+    fd2, second = fileio._new_temp(str(tmp_path), "m.tosa")   # the first name is taken: the next one
+    os.close(fd1), os.close(fd2)
+    assert (first, second) == (str(tmp_path / ".m.tosa.000000000000.tmp"), str(tmp_path / ".m.tosa.010101010101.tmp"))
+    assert stat.S_IMODE(os.stat(first).st_mode) == 0o600
+    with pytest.raises(FileNotFoundError):
+        fileio._new_temp(str(tmp_path / "missing"), "m.tosa")

@@ -89,3 +89,44 @@ def test_progress_stays_hidden_for_quick_work():
     with DelayedProgress(console, enabled=True, delay=1.0) as progress:
         progress.update("loading")
     assert out.getvalue() == ""
+
+
+SUMMARY_LINES = ["converted m.onnx → /tmp/out dir/m.tosa: 23 ops, no symbols bound, 1 file written in 0.04 s",
+                 "[bold]not markup[/bold] :smile: ends in spaces   ", "wide 漢字 and é " + "x" * 300, ""]
+
+
+@pytest.mark.parametrize("terminal", [False, True])
+@pytest.mark.parametrize("line", SUMMARY_LINES)
+def test_summary_without_rich_is_what_rich_prints(line, terminal, capsys):
+    """The summary's rich-free path writes exactly what rich's Console would, on a terminal or not."""
+    from rich.text import Text
+    buffer = io.StringIO()
+    Console(file=buffer, force_terminal=terminal, width=40, highlight=False).print(Text(line), soft_wrap=True)
+    Renderer().summary(line)
+    assert capsys.readouterr().out == buffer.getvalue()
+
+
+def test_summary_with_control_characters_still_goes_through_rich(capsys):
+    """A tab or a carriage return is not printable: rich expands or drops it, as before."""
+    from rich.text import Text
+    line = "a\tb\rc"
+    buffer = io.StringIO()
+    Console(file=buffer, highlight=False).print(Text(line), soft_wrap=True)
+    Renderer().summary(line)
+    assert capsys.readouterr().out == buffer.getvalue() != line + "\n"
+
+
+@pytest.mark.parametrize("env, isatty, expected", [
+    ({}, False, False), ({}, True, True), ({"FORCE_COLOR": "1"}, False, True), ({"FORCE_COLOR": ""}, False, False),
+    ({"TTY_COMPATIBLE": "1"}, False, True), ({"TTY_COMPATIBLE": "0"}, True, False)])
+def test_terminal_precheck_never_overrules_rich(env, isatty, expected, monkeypatch):
+    """The progress display's rich-free pre-check says "no terminal" only where rich says so too."""
+    from tosaconv.diagnostics.render import _may_be_terminal
+    for name in ("FORCE_COLOR", "TTY_COMPATIBLE", "NO_COLOR"):
+        monkeypatch.delenv(name, raising=False)
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    stream = io.StringIO()
+    stream.isatty = lambda: isatty
+    assert Console(file=stream).is_terminal == expected
+    assert _may_be_terminal(stream) or not expected

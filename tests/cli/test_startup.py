@@ -68,3 +68,24 @@ def test_the_command_list_is_what_the_commands_say():
 def test_unknown_command_is_a_usage_error():
     assert cli.main(["no-such-command"], standalone_mode=False) == 2
     assert cli.get_command(None, "no-such-command") is None
+
+
+# What a plain convert must not import, each needed only in a rarer case (start-up, issue 13).
+NOT_ON_CONVERT = ["rich", "tosaconv.importers.onnx.legacy", "tosaconv.importers.onnx.scan8",
+                  "tosaconv.importers.onnx.int_io_moves"]   # a summary line; opset < MIN_OPSET; --int-io
+NOT_ON_TFLITE_CONVERT = ["tempfile", "zipfile",   # (onnx itself imports both) no .npz is read or written
+                         "tosaconv.importers.tflite.ops.custom", "tosaconv.importers.tflite.ops.variables",
+                         "tosaconv.importers.tflite.captures", "tosaconv.lowering.control",   # no subgraph
+                         "tosaconv.importers.tflite.qmath"]   # no --int-io
+
+
+@pytest.mark.parametrize("model, extra, driver", [
+    ("sample_models/tflite/small_cnn.tflite", [], "tosaconv.importers.tflite.driver"),
+    ("sample_models/tiny_transformer.onnx", ["--bind", "batch=2", "--bind", "seq=16"], "tosaconv.importers.onnx.driver")])
+def test_a_plain_convert_leaves_the_rarer_modules_unloaded(model, extra, driver, tmp_path):
+    out = tmp_path / "m.tosa"
+    modules = loaded_modules(["convert", str(REPO / model), *extra, "-o", str(out)])
+    assert out.stat().st_size > 0 and driver in modules   # the conversion ran
+    lazy = NOT_ON_CONVERT + (NOT_ON_TFLITE_CONVERT if model.endswith(".tflite") else [])
+    at_start = loaded_modules([]) - {m for m in modules if m.startswith("tosaconv")}   # a site .pth may load some
+    assert [m for m in lazy if m in modules and m not in at_start] == []

@@ -8,8 +8,8 @@ terminal detection; ``NO_COLOR`` switches off all styling. All user-supplied
 text goes through :class:`rich.text.Text`, never markup, so a shape such as
 ``tensor<[batch]x3xf32>`` prints as written. A progress display appears on
 stderr only for work that takes longer than a second, and only when stderr is
-a terminal. rich itself is imported on first use (:func:`_rich`): a quiet
-command that succeeds prints nothing and never loads it.
+a terminal. rich itself is imported on first use (:func:`_rich`): a command
+that succeeds with a plain summary line (or quietly) never loads it.
 """
 from __future__ import annotations
 
@@ -43,6 +43,21 @@ def _console(stderr: bool) -> Console:
     # NO_COLOR switches off every ANSI style, bold included, so logs stay plain text.
     plain = bool(os.environ.get("NO_COLOR"))
     return Console(stderr=stderr, color_system=None if plain else "auto", no_color=plain, highlight=False)
+
+
+def _may_be_terminal(stream: Any) -> bool:
+    """False only when rich would surely call ``stream`` no terminal; answered without importing rich.
+
+    rich (``Console.is_terminal``) says terminal for ``TTY_COMPATIBLE=1`` or a non-empty
+    ``FORCE_COLOR``, else when ``stream.isatty()``; when none of these holds it says no.
+    """
+    if "TTY_COMPATIBLE" in os.environ or "FORCE_COLOR" in os.environ:
+        return True
+    isatty = getattr(stream, "isatty", None)
+    try:
+        return isatty is not None and bool(isatty())
+    except ValueError:   # a closed stream
+        return False
 
 
 class Renderer:
@@ -86,12 +101,19 @@ class Renderer:
 
     def summary(self, line: str) -> None:
         """The one-line success summary (suppressed by -q and --json)."""
-        if not (self.quiet or self.json_mode):
-            _rich()
-            self.out.print(Text(line), soft_wrap=True)
+        if self.quiet or self.json_mode:
+            return
+        if line.isprintable():
+            # rich prints an unstyled line of printable characters as written; skipping it saves
+            # importing rich (~25 ms CPU) on every successful convert (issue 13)
+            sys.stdout.write(line + "\n")
+            sys.stdout.flush()
+            return
+        _rich()
+        self.out.print(Text(line), soft_wrap=True)
 
     def progress(self) -> "DelayedProgress":
-        enabled = not (self.quiet or self.json_mode) and self.err.is_terminal
+        enabled = not (self.quiet or self.json_mode) and _may_be_terminal(sys.stderr) and self.err.is_terminal
         return DelayedProgress(self.err if enabled else None, enabled)   # disabled: no console, no rich
 
 

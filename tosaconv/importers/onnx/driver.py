@@ -32,7 +32,7 @@ from ...ir.ops import Op
 from ...ir.types import TensorType
 from ...lowering.limits import EMPTY_RESULT, Limit, LimitKind, limit_note
 from ...symbolic.scope import SymbolInfo
-from . import legacy, scan8, unsigned_io
+from . import unsigned_io
 from .dim_names import symbol_name
 from ..errors import Refusals, converting
 from .context import ImportContext, ShapeTensor
@@ -160,6 +160,7 @@ def _upgrade(model: onnx.ModelProto, path: str) -> onnx.ModelProto:
     opset = _default_opset(model)
     if opset >= MIN_OPSET:
         return model
+    from . import legacy, scan8   # here: only an old model is upgraded (start-up, issue 13)
     parked = opset < 9 and scan8.park(model, _all_nodes(model.graph))
     try:
         from onnx import version_converter

@@ -40,7 +40,6 @@ from ...diagnostics import ConversionError, Diagnostic, Severity
 from ...ir.io_quant import EdgeQuant, numpy_name
 from ...ir.location import Location
 from ...passes.dce import eliminate_dead_code
-from .int_io_moves import move_edges
 from ..int_io import edge_problem, float_input, float_output, mixed_input, refuse, retype_input, signed_edge
 from .ops.qtypes import QTensor, qtype_of, read_qtensor, signed_value, stored_from_signed
 from .reader import ConvertError
@@ -89,6 +88,7 @@ def plan(g: onnx.GraphProto, initializers: dict) -> Plan:
     quantization of edges that reach it through layout ops onto the edge, :mod:`.int_io_moves`, which
     rewrites ``g``: the importer's own copy)."""
     nested = set().union(*(_nested_names(n) for n in g.node)) if len(g.node) else set()
+    from .int_io_moves import move_edges   # here: only --int-io plans edges (start-up, issue 13)
     why = move_edges(g, initializers, nested, _FLOATS)
     out, problems = Plan(), []
     for vi in g.input:

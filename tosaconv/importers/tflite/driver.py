@@ -31,8 +31,6 @@ from .quant import is_quantized
 from .node import OpReader
 from .reader import NUMPY_TYPES, ConvertError, ModelReadError, TfliteModel, read_model
 from .registry import NO_QUANTIZED_KERNEL, resolve, resolve_custom, supported_custom_ops
-from .ops.custom import read_custom_options
-from .ops.variables import declare_variables
 from .subgraph import reachable_subgraphs
 from .int_io import declare_input, output_value
 from .int_io import plan as int_io_plan
@@ -56,12 +54,20 @@ def import_tflite(path: str, npu_fast: bool = False, int_io: bool = False) -> Gr
     graph = Graph(source=f"{os.path.basename(path)} (TFLite schema {model.version})", int_io=int_io)
     ctx = TfliteContext(graph, model)
     ctx.int_io = int_io_plan(model, _edge_names(ctx, model)) if int_io else None
-    ctx.custom_options = read_custom_options(model.data) if any(op.custom for op in model.ops) else {}
+    ctx.custom_options = _custom_options(model) if any(op.custom for op in model.ops) else {}
     _declare_inputs(ctx, model)
     convert_ops(ctx, model.ops)
     _set_outputs(ctx, model)
-    declare_variables(ctx)
+    if ctx.variables:   # filled by the VAR_HANDLE converters of ops/variables.py
+        from .ops.variables import declare_variables   # here: most models hold no variable (start-up, issue 13)
+        declare_variables(ctx)
     return graph
+
+
+def _custom_options(model: TfliteModel) -> dict:
+    """The options of the model's custom ops (ops/custom.py, imported only for a model that has one)."""
+    from .ops.custom import read_custom_options
+    return read_custom_options(model.data)
 
 
 def convert_ops(ctx: TfliteContext, ops: Sequence[OpInfo]) -> None:

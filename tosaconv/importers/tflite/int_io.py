@@ -28,7 +28,6 @@ from typing import TYPE_CHECKING, Optional, Union
 from ...ir.location import Location
 from ..int_io import float_input, float_output, mixed_input, refuse, retype_input, signed_edge
 from ...ir.io_quant import EdgeQuant
-from .qmath import signed_input, to_unsigned
 from .quant import QUANT_TYPES, is_quantized, scale, unsigned, zero_point
 
 if TYPE_CHECKING:
@@ -116,6 +115,7 @@ def declare_input(ctx: TfliteContext, index: int, name: str) -> None:
     if ctx.int_io is None or (q is None and not unsigned(t)):
         ctx.graph.input_quant[name] = _edge(t, _dtype(t), signed=False)
         return
+    from .qmath import to_unsigned   # here and below: only --int-io and uint8 edges need it (start-up, issue 13)
     key = ctx.keys[q.outputs[0]] if q is not None else ctx.keys[index]
     ctx.values.pop(ctx.keys[index], None)
     v = retype_input(ctx.graph, name, QUANT_TYPES[info.type_name])
@@ -134,6 +134,7 @@ def output_value(ctx: TfliteContext, index: int, name: str, v: Value) -> Value:
     if ctx.int_io is None or (p is None and not unsigned(t)):
         ctx.graph.output_quant[name] = _edge(t, _dtype(t), signed=False)
         return v
+    from .qmath import signed_input
     if p is not None:
         v = ctx.tensor(ctx.keys[p.inputs[0]])
     ctx.graph.output_quant[name] = _edge(info, _dtype(t), signed=True)

@@ -25,8 +25,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Union
 
 from ...ir.graph import fresh_name
-from ...lowering.control import bool_scalar
-from .captures import bind_free_tensors
 from .context import TfliteContext
 from .node import OpReader
 from .reader import ConvertError
@@ -87,6 +85,7 @@ def inline_subgraph(parent: TfliteContext, sub: Subgraph, operands: list) -> lis
     """Convert ``sub`` into the caller's graph with its inputs holding the caller's ``operands`` (keys);
     what each of its outputs holds (Value, ShapeTensor or numpy constant)."""
     from .driver import convert_ops   # the driver imports the converters, which import this module
+    from .captures import bind_free_tensors   # here: most models have no subgraph (start-up, issue 13)
     _check_arity(sub, operands)
     ctx = _child(parent, sub, parent.graph)
     ctx.b = parent.b
@@ -104,6 +103,8 @@ def region_subgraph(parent: TfliteContext, sub: Subgraph, types: list, name: str
     ``condition``, its one output must be a one-element bool and is returned as the rank-0 tensor
     WHILE_LOOP's cond graph gives; ``.captures`` are the enclosing values behind its trailing inputs)."""
     from .driver import convert_ops
+    from .captures import bind_free_tensors
+    from ...lowering.control import bool_scalar
     _check_arity(sub, types)
     ctx = _child(parent, sub, parent.graph.region_shell(name))
     ctx.in_region = True
