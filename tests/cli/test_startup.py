@@ -8,38 +8,14 @@ fresh interpreter), not how long it takes; the time is measured by
 """
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
-from pathlib import Path
-
 import click
 import pytest
 
+from tests.startup_probe import REPO, loaded_modules
 from tosaconv.cli import COMMANDS, cli
 
-REPO = Path(__file__).resolve().parents[2]
 HEAVY = ["numpy", "rich", "onnx", "tosaconv.api", "tosaconv.report", "tosaconv.interpreter", "ctypes.util",
          "importlib.metadata"]
-
-PROBE = """
-import json, sys
-from tosaconv.cli import main
-try:
-    main({args!r})
-except SystemExit:
-    pass
-sys.stdout.flush()
-print(json.dumps(sorted(sys.modules)), file=sys.stderr)
-"""
-
-
-def loaded_modules(args: list) -> set:
-    env_path = str(REPO)
-    proc = subprocess.run([sys.executable, "-c", PROBE.format(args=args)], capture_output=True, text=True,
-                          cwd=REPO, env={"PYTHONPATH": env_path, "PATH": "/usr/bin:/bin"}, timeout=120)
-    return set(json.loads(proc.stderr.strip().splitlines()[-1]))
-
 
 @pytest.mark.parametrize("args", [["--version"], ["--help"]])
 def test_version_and_help_import_no_command(args):

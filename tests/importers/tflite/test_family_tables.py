@@ -7,11 +7,9 @@ fresh interpreter that converts a float model is seen to import only the familie
 """
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
 from pathlib import Path
 
+from tests.startup_probe import loaded_modules
 from tosaconv.importers.tflite import ops, registry
 
 REPO = Path(__file__).resolve().parents[3]
@@ -45,22 +43,10 @@ def test_every_family_module_is_in_a_table():
     assert registering <= listed <= files
 
 
-PROBE = """
-import json, sys
-from tosaconv.cli import main
-try:
-    main(["convert", "sample_models/tflite/small_cnn.tflite", "-o", sys.argv[1], "-q"])
-except SystemExit:
-    pass
-print(json.dumps(sorted(sys.modules)), file=sys.stderr)
-"""
-
-
 def test_a_float_model_imports_only_its_families(tmp_path):
-    proc = subprocess.run([sys.executable, "-c", PROBE, str(tmp_path / "m.tosa")], capture_output=True, text=True,
-                          cwd=REPO, env={"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin"}, timeout=300)
-    assert (tmp_path / "m.tosa").exists(), proc.stderr[-2000:]
-    modules = set(json.loads(proc.stderr.strip().splitlines()[-1]))
+    out = tmp_path / "m.tosa"
+    modules = loaded_modules(["convert", "sample_models/tflite/small_cnn.tflite", "-o", str(out), "-q"])
+    assert out.exists()
     families = {m.rsplit(".", 1)[1] for m in modules if m.startswith("tosaconv.importers.tflite.ops.")}
     assert families, "the model's converters were not imported"
     assert not {f for f in families if f in ops.QUANTIZED_FAMILIES}, "a float model imported quantized families"
