@@ -117,6 +117,17 @@ def test_transpose_conv2d_including_negative_out_pad(out_pad):
     np.testing.assert_allclose(got, naive_transpose_conv2d(x, w, bias, out_pad, a.stride), rtol=1e-5, atol=1e-5)
 
 
+@pytest.mark.parametrize("out_pad", [(0, 0, 0, 0), (-1, 2, 1, -1)])
+def test_transpose_conv2d_kernel_equal_to_stride(out_pad):
+    # each output pixel gets exactly one window's product (the kernel tiles the output without overlap)
+    x = RNG.standard_normal((2, 3, 4, 5)).astype(np.float32)
+    w = RNG.standard_normal((3, 2, 3, 5)).astype(np.float32)
+    bias = RNG.standard_normal(3).astype(np.float32)
+    a = A.TransposeConv2dAttrs(out_pad, (2, 3), DType.FP32)
+    got = run_op(Op.TRANSPOSE_CONV2D, [x, w, bias], a)
+    np.testing.assert_allclose(got, naive_transpose_conv2d(x, w, bias, out_pad, a.stride), rtol=1e-5, atol=1e-5)
+
+
 def test_transpose_conv2d_int8_zero_points():
     x = RNG.integers(-128, 128, (1, 3, 3, 2)).astype(np.int8)
     w = RNG.integers(-128, 128, (2, 2, 3, 2)).astype(np.int8)
