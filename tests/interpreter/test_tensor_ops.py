@@ -107,10 +107,42 @@ def test_depthwise_conv2d(dtype):
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.int8])
+@pytest.mark.parametrize("shape_w, stride", [((3, 3, 48, 1), (1, 1)), ((3, 2, 32, 2), (2, 1))])
+def test_depthwise_conv2d_many_channels_small_kernel(dtype, shape_w, stride):
+    # enough windows and channels for the einsum over the windows rather than the per-tap passes
+    shape_x = (1, 33, 24, shape_w[2])
+    channels = shape_w[2] * shape_w[3]
+    if dtype == np.float32:
+        x, w = RNG.standard_normal(shape_x).astype(dtype), RNG.standard_normal(shape_w).astype(dtype)
+        bias, acc, zps = RNG.standard_normal(channels).astype(dtype), DType.FP32, (0, 0)
+    else:
+        x, w = RNG.integers(-128, 128, shape_x).astype(dtype), RNG.integers(-128, 128, shape_w).astype(dtype)
+        bias, acc, zps = RNG.integers(-99, 99, channels).astype(np.int32), DType.INT32, (-5, 0)
+    a = A.Conv2dAttrs((1, 1, 0, 1), stride, (1, 1), acc, input_zp=zps[0], weight_zp=zps[1])
+    got = run_op(Op.DEPTHWISE_CONV2D, [x, w, bias], a)
+    want = naive_depthwise(x, w, bias, a.pad, a.stride, a.dilation, *zps)
+    if dtype == np.int8:
+        np.testing.assert_array_equal(got, want)
+    else:
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+
+
 @pytest.mark.parametrize("out_pad", [(0, 0, 0, 0), (-1, 2, 1, -2), (2, -2, -1, 1)])
 def test_transpose_conv2d_including_negative_out_pad(out_pad):
     x = RNG.standard_normal((2, 3, 4, 2)).astype(np.float32)
     w = RNG.standard_normal((3, 3, 4, 2)).astype(np.float32)
+    bias = RNG.standard_normal(3).astype(np.float32)
+    a = A.TransposeConv2dAttrs(out_pad, (2, 3), DType.FP32)
+    got = run_op(Op.TRANSPOSE_CONV2D, [x, w, bias], a)
+    np.testing.assert_allclose(got, naive_transpose_conv2d(x, w, bias, out_pad, a.stride), rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("out_pad", [(0, 0, 0, 0), (-1, 2, 1, -1)])
+def test_transpose_conv2d_kernel_equal_to_stride(out_pad):
+    # each output pixel gets exactly one window's product (the kernel tiles the output without overlap)
+    x = RNG.standard_normal((2, 3, 4, 5)).astype(np.float32)
+    w = RNG.standard_normal((3, 2, 3, 5)).astype(np.float32)
     bias = RNG.standard_normal(3).astype(np.float32)
     a = A.TransposeConv2dAttrs(out_pad, (2, 3), DType.FP32)
     got = run_op(Op.TRANSPOSE_CONV2D, [x, w, bias], a)

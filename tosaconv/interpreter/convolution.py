@@ -123,11 +123,24 @@ def transpose_conv2d(op: Operation, args: Arrays, ctx: KernelContext) -> Arrays:
     # one product for every tap at once: products[n, y, x, ky, kx, o] = sum_i x[n, y, x, i] * w[o, ky, kx, i]
     matrix = weights.reshape(oc, kh * kw, -1).transpose(2, 1, 0).reshape(-1, kh * kw * oc)
     products = (rows(_input(op, x)) @ matrix).reshape(n, ih, iw, kh, kw, oc)
-    full = np.zeros((n, (ih - 1) * sy + kh, (iw - 1) * sx + kw, oc), dtype=products.dtype)
-    for ky in range(kh):
-        for kx in range(kw):
-            full[:, ky:ky + (ih - 1) * sy + 1:sy, kx:kx + (iw - 1) * sx + 1:sx, :] += products[:, :, :, ky, kx, :]
+    if (kh, kw) == (sy, sx):
+        full = _tile_products(products)
+    else:
+        full = np.zeros((n, (ih - 1) * sy + kh, (iw - 1) * sx + kw, oc), dtype=products.dtype)
+        for ky in range(kh):
+            for kx in range(kw):
+                full[:, ky:ky + (ih - 1) * sy + 1:sy, kx:kx + (iw - 1) * sx + 1:sx, :] += products[:, :, :, ky, kx, :]
     return [_finish(op, _apply_out_pad(full, a.out_pad), bias)]
+
+
+def _tile_products(products: np.ndarray) -> np.ndarray:
+    """The full buffer when the kernel equals the stride: every output pixel gets exactly one product,
+    ``full[n, y*KH + ky, x*KW + kx, o] = products[n, y, x, ky, kx, o]``, so the windows are laid side by
+    side in one pass instead of added one tap at a time into zeros. The pass adds +0.0, as the scatter
+    into zeros does, so a product of -0.0 becomes +0.0 here too and the bits are the same."""
+    n, ih, iw, kh, kw, oc = products.shape
+    tiled = np.add(products.transpose(0, 1, 3, 2, 4, 5), products.dtype.type(0))
+    return tiled.reshape(n, ih * kh, iw * kw, oc)
 
 
 def _check_transpose(a: TransposeConv2dAttrs, kh: int, kw: int) -> None:
