@@ -334,7 +334,7 @@ _STATIC_LIMIT = 100_000
 
 def _remember_static(check: str, skey: tuple[object, ...], op: Operation) -> None:
     attrs, types = skey[2], skey[3]
-    if not _numbers_only(attrs) or not all(_static_entry(t) for t in types):  # type: ignore[attr-defined]
+    if not _numbers_only(attrs) or not all(_static_entry(t) for t in types):  # type: ignore[arg-type, attr-defined]
         return
     if len(_STATIC_PASSED) >= _STATIC_LIMIT:
         _STATIC_PASSED.clear()
@@ -348,13 +348,21 @@ def _static_entry(entry: tuple[object, ...]) -> bool:
     return all(type(d) is int for d in entry[1])   # type: ignore[attr-defined]
 
 
-def _numbers_only(key: object) -> bool:
-    """An ``attrs_key`` (or a part of one) that names no object by identity and holds no symbolic dim."""
-    if type(key) is not tuple:
-        return True
-    if key and type(key[0]) is str and key[0] == "id":
+def _numbers_only(key: tuple[object, ...]) -> bool:
+    """An attribute key that names no object by identity and holds no symbolic dim: ``attrs_key``'s
+    ``(class, values)``, or a CONST's (whose second item is a numpy dtype)."""
+    if type(key[0]) is str:      # ("id", id of the attributes)
         return False
-    return all(k is not Expr and _numbers_only(k) for k in key)
+    values = key[1]
+    return type(values) is not tuple or not any(map(_symbolic, values))
+
+
+def _symbolic(exact: tuple[object, ...]) -> bool:
+    """An ``_exact_key`` value ``(tag, payload)`` that is, or holds, a symbolic dim."""
+    tag = exact[0]
+    if tag is Expr:
+        return True
+    return (tag is tuple or tag is list) and any(map(_symbolic, exact[1]))  # type: ignore[call-overload]
 
 
 def _op_problems(op: Operation) -> list[str]:
