@@ -177,3 +177,43 @@ def test_unique_names_are_the_first_free_suffix_as_fresh_name_gives():
         else:
             assert g.unique_name(step) == fresh_name(step, reference)
     assert g._names == reference
+
+
+def _consts(*arrays: np.ndarray, types: tuple = ()) -> Graph:
+    """A graph of one CONST per array (result type from the array unless ``types`` gives it), all outputs."""
+    g = Graph()
+    b = Builder(g, at("Constant", "c"))
+    outs = [b.emit(Op.CONST, attrs=A.ConstAttrs(a), result_type=t) for a, t in
+            zip(arrays, types or (None,) * len(arrays))]
+    g.set_outputs(outs, [f"c{i}" for i in range(len(outs))])
+    return g
+
+
+def test_const_verdicts_follow_the_arrays_dtype_and_shape_across_programs():
+    """CONST verdicts are keyed by the array's dtype and shape (never its values) and outlive one program:
+    a later program's CONST whose result type does not match its array, or whose array has no TOSA type,
+    is still reported."""
+    assert verify(_consts(np.ones((2, 3), np.float32), np.zeros((2, 3), np.float32))) == []
+    wrong_shape = _consts(np.ones((2, 3), np.float32), types=(tensor(F32, 3, 2),))
+    assert any("result 0 has type" in p for p in verify(wrong_shape, require_static=True))
+    wrong_dtype = _consts(np.ones((2, 3), np.int8), types=(tensor(F32, 2, 3),))
+    assert any("result 0 has type" in p for p in verify(wrong_dtype))
+    no_tosa_type = _consts(np.ones((2, 3), np.complex64), types=(tensor(F32, 2, 3),))
+    assert any("no TOSA element type" in p for p in verify(no_tosa_type))
+
+
+def test_verdicts_kept_between_verify_calls_see_a_changed_op():
+    g = Graph()
+    x = g.add_input("x", tensor(F32, 2, 4))
+    b = Builder(g, at("Abs", "a"))
+    y = b.emit(Op.ABS, x)
+    g.set_outputs([y], ["y"])
+    verdicts: dict = {}
+    assert verify(g, verdicts=verdicts, require_static=True) == []
+    y.type = tensor(F32, 4, 2)              # the shape rule gives [2,4]
+    assert any("result 0 has type" in p for p in verify(g, verdicts=verdicts, require_static=True))
+    fresh = Graph()                          # a new program with the same wrong op, after the right one passed
+    x2 = fresh.add_input("x", tensor(F32, 2, 4))
+    z = Builder(fresh, at("Abs", "a")).emit(Op.ABS, x2, result_type=tensor(I32, 2, 4))
+    fresh.set_outputs([z], ["z"])
+    assert any("result 0 has type" in p for p in verify(fresh))

@@ -33,7 +33,9 @@ import operator
 from collections.abc import Sequence
 from typing import Any, Optional, Union
 
-from ..symbolic.expr import InconclusiveDimension, is_static
+import numpy as np
+
+from ..symbolic.expr import Expr, InconclusiveDimension, is_static
 from .attrs import Attrs
 from .error_if import error_if
 from .graph import Graph, Operation, Value, op_regions, ops_with_regions
@@ -57,6 +59,7 @@ _Memo = dict[int, tuple[object, ...]]
 # The verdicts of one verify call: (check, structural key of an op) -> the objects the key names by id (kept alive).
 _Passed = dict[tuple[object, ...], object]
 VerifyMemo = _Memo   # the type a caller that keeps a memo between verify calls declares
+VerifyVerdicts = _Passed   # and one that keeps the verdicts of structurally equal ops between calls
 
 
 class VerifyError(Exception):
@@ -117,11 +120,13 @@ def _wider_result(op: OpDef, got: ValueType, want: ValueType) -> bool:
 
 
 def verify(graph: Graph, *, require_equal_ranks: bool = False, require_static: bool = False,
-           memo: _Memo | None = None) -> list[str]:
+           memo: _Memo | None = None, verdicts: _Passed | None = None) -> list[str]:
     """Every problem found in ``graph``, as text; an empty list when it is well formed.
 
-    ``memo`` (optional, any dict kept between calls) remembers the ops that passed their type checks."""
-    return _verify(graph, require_equal_ranks, require_static, memo, {})
+    ``memo`` (optional, any dict kept between calls) remembers the ops that passed their type checks;
+    ``verdicts`` (optional, a dict kept between verify calls on one program, see :data:`VerifyVerdicts`)
+    remembers the checks that structurally equal ops passed, so a pass's new ops like old ones are not re-checked."""
+    return _verify(graph, require_equal_ranks, require_static, memo, {} if verdicts is None else verdicts)
 
 
 def _verify(graph: Graph, require_equal_ranks: bool, require_static: bool, memo: _Memo | None,
@@ -275,7 +280,7 @@ class _VerdictKeys:
     __slots__ = ("types", "attrs", "same", "_structural")
 
     def __init__(self, op: Operation, types: list[ValueType]) -> None:
-        value_key = attrs_key(op.attrs)
+        value_key = attrs_key(op.attrs) if op.op is not Op.CONST else _const_key(op.attrs)
         self.types = types
         self.attrs = ("id", id(op.attrs)) if value_key is None else value_key
         self.same: tuple[object, ...] = (id(op.op), len(op.operands), self.attrs, *map(id, types))
@@ -291,6 +296,15 @@ class _VerdictKeys:
 _NOT_MADE = object()
 
 
+def _const_key(attrs: Attrs) -> Optional[tuple[object, ...]]:
+    """What a CONST's checks read of its attributes: the values' array type, dtype and shape (never the
+    values), and the element-type fields; None when the values are not an array."""
+    values = getattr(attrs, "values", None)
+    if type(values) is not np.ndarray:
+        return None
+    return (type(attrs), values.dtype, values.shape, getattr(attrs, "int48", None), getattr(attrs, "element_type", None))
+
+
 def _shared_verdict(op: Operation, check: str, keys: Optional[_VerdictKeys], passed: _Passed) -> list[str]:
     """The problems ``check`` finds in ``op``; not run again when an op of the same objects or a structurally
     equal op passed it in this verify call."""
@@ -298,7 +312,7 @@ def _shared_verdict(op: Operation, check: str, keys: Optional[_VerdictKeys], pas
         if (check, "same", keys.same) in passed:
             return []
         skey = keys.structural()
-        if skey is not None and (check, skey) in passed:
+        if skey is not None and ((check, skey) in passed or (check, skey) in _STATIC_PASSED):
             passed[(check, "same", keys.same)] = (keys.types, op.attrs)   # (holding them keeps their ids)
             return []
     problems: list[str] = _CHECKS[check](op)
@@ -306,7 +320,49 @@ def _shared_verdict(op: Operation, check: str, keys: Optional[_VerdictKeys], pas
         passed[(check, "same", keys.same)] = (keys.types, op.attrs)
         if skey is not None:
             passed[(check, skey)] = (op.op, op.attrs)
+            _remember_static(check, skey, op)
     return problems
+
+
+# Verdicts that outlive one program: (check, structural key) -> the op kind (held: the key names it by id),
+# for keys of values only, with every dim a number (no attribute keyed by identity, no symbol), so the verdict
+# is a fact about numbers alone. The static program that specialization rebuilds from a program verified at
+# load time then has its ops' checks already done. Cleared when it grows past _STATIC_LIMIT.
+_STATIC_PASSED: dict[tuple[object, ...], object] = {}
+_STATIC_LIMIT = 100_000
+
+
+def _remember_static(check: str, skey: tuple[object, ...], op: Operation) -> None:
+    attrs, types = skey[2], skey[3]
+    if not _numbers_only(attrs) or not all(_static_entry(t) for t in types):  # type: ignore[arg-type, attr-defined]
+        return
+    if len(_STATIC_PASSED) >= _STATIC_LIMIT:
+        _STATIC_PASSED.clear()
+    _STATIC_PASSED[(check, skey)] = op.op
+
+
+def _static_entry(entry: tuple[object, ...]) -> bool:
+    """A ``types_key`` entry whose dims (or index value) are all numbers."""
+    if entry[0] is IndexType:
+        return type(entry[1]) is int
+    return all(type(d) is int for d in entry[1])   # type: ignore[attr-defined]
+
+
+def _numbers_only(key: tuple[object, ...]) -> bool:
+    """An attribute key that names no object by identity and holds no symbolic dim: ``attrs_key``'s
+    ``(class, values)``, or a CONST's (whose second item is a numpy dtype)."""
+    if type(key[0]) is str:      # ("id", id of the attributes)
+        return False
+    values = key[1]
+    return type(values) is not tuple or not any(map(_symbolic, values))
+
+
+def _symbolic(exact: tuple[object, ...]) -> bool:
+    """An ``_exact_key`` value ``(tag, payload)`` that is, or holds, a symbolic dim."""
+    tag = exact[0]
+    if tag is Expr:
+        return True
+    return (tag is tuple or tag is list) and any(map(_symbolic, exact[1]))  # type: ignore[call-overload]
 
 
 def _op_problems(op: Operation) -> list[str]:

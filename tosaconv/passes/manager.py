@@ -17,7 +17,7 @@ from typing import Callable, Optional
 
 from ..gc_tuning import fewer_collections
 from ..ir.graph import Graph, Operation, op_regions, ops_with_regions
-from ..ir.verifier import VerifyMemo, rank_problems, verify
+from ..ir.verifier import VerifyMemo, VerifyVerdicts, rank_problems, verify
 from ..ir.ops import Trait
 from ..ir.types import ValueType
 from ..symbolic.scope import ExtentKind
@@ -66,6 +66,7 @@ def run_pipeline(graph: Graph, pipeline: Optional[list[Pass]] = None, *, require
     reports no change and left every op list and the outputs as they were has nothing new to check,
     unless it asks for more than the checks before it: equal ranks, then checked alone)."""
     memo: VerifyMemo = {}    # ops already verified and unchanged since are not re-checked (see ir/verifier.py)
+    verdicts: VerifyVerdicts = {}   # nor are new ops structurally equal to ones that passed (a pass's rebuilt ops)
     checked_ranks = None
     for p in pipeline or DEFAULT_PIPELINE:
         check_contract(p, graph)
@@ -78,7 +79,7 @@ def run_pipeline(graph: Graph, pipeline: Optional[list[Pass]] = None, *, require
             problems = rank_problems(graph)
         else:
             problems = verify(graph, require_equal_ranks=p.equal_ranks_after, require_static=require_static,
-                              memo=memo)
+                              memo=memo, verdicts=verdicts)
         if problems:
             raise PassError(f"IR invalid after pass '{p.name}': " + "; ".join(problems[:5]))
         checked_ranks = p.equal_ranks_after
