@@ -28,15 +28,11 @@ import numbers
 import re
 from typing import Callable, Iterable, Mapping, Optional, Union
 
+from .bounds import INF as INF, InconclusiveDimension as InconclusiveDimension, bounds as bounds  # re-exported
+from .bounds import decide_eq_or_none, decide_order
+
 Dim = Union[int, "Expr"]
 Monomial = tuple[tuple["Atom", int], ...]   # atoms and their powers, sorted by atom key
-INF = math.inf
-
-
-class InconclusiveDimension(Exception):
-    """A comparison between symbolic dims whose answer depends on the bindings."""
-
-
 class Atom:
     """A leaf of a polynomial: a symbol or an irreducible operation."""
 
@@ -141,10 +137,10 @@ class Expr:
         r = self.__eq__(o)
         return r if r is NotImplemented else not r
 
-    def __lt__(self, o: Dim) -> bool: return _decide_order(self, "<", o, sub(o, self), strict=True)
-    def __le__(self, o: Dim) -> bool: return _decide_order(self, "<=", o, sub(o, self), strict=False)
-    def __gt__(self, o: Dim) -> bool: return _decide_order(self, ">", o, sub(self, o), strict=True)
-    def __ge__(self, o: Dim) -> bool: return _decide_order(self, ">=", o, sub(self, o), strict=False)
+    def __lt__(self, o: Dim) -> bool: return decide_order(self, "<", o, sub(o, self), strict=True)
+    def __le__(self, o: Dim) -> bool: return decide_order(self, "<=", o, sub(o, self), strict=False)
+    def __gt__(self, o: Dim) -> bool: return decide_order(self, ">", o, sub(self, o), strict=True)
+    def __ge__(self, o: Dim) -> bool: return decide_order(self, ">=", o, sub(self, o), strict=False)
 
     def __bool__(self) -> bool:
         raise InconclusiveDimension(f"the truth value of symbolic dim '{self}' is undefined")
@@ -307,7 +303,7 @@ def floordiv(a: Dim, b: Dim) -> Dim:
         if lo >= 0 and hi < b:
             return q
         return add(q, _atom_expr("floordiv", (r, b)))
-    if isinstance(a, Expr) and _decide_eq_or_none(sub(a, b)) is True:
+    if isinstance(a, Expr) and decide_eq_or_none(sub(a, b)) is True:
         return 1
     quotient = _exact_quotient(a, b)
     if quotient is not None:
@@ -397,77 +393,6 @@ _ATOM_OPS: dict[str, Callable[[Dim, Dim], Dim]] = {"floordiv": floordiv, "mod": 
 
 def _atom_expr(kind: str, args: tuple[Dim, ...]) -> Expr:
     return Expr({((Atom(kind, args), 1),): 1})
-
-
-# -- bounds and decisions ---------------------------------------------------
-
-def bounds(d: Dim) -> tuple[float, float]:
-    """Interval ``(lo, hi)`` of ``d`` over all symbol values >= 1."""
-    if isinstance(d, int):
-        return (d, d)
-    if d._bounds is None:      # an Expr never changes: its interval is computed once
-        d._bounds = _expr_bounds(d)
-    return d._bounds
-
-
-def _expr_bounds(d: "Expr") -> tuple[float, float]:
-    lo_total: float = 0
-    hi_total: float = 0
-    for mono, coeff in d.terms.items():
-        lo: float = 1
-        hi: float = 1
-        for atom, p in mono:
-            alo, ahi = _atom_bounds(atom)
-            for _ in range(p):
-                lo, hi = _imul((lo, hi), (alo, ahi))
-        lo, hi = _imul((lo, hi), (coeff, coeff))
-        lo_total, hi_total = lo_total + lo, hi_total + hi
-    return lo_total, hi_total
-
-
-def _imul(x: tuple[float, float], y: tuple[float, float]) -> tuple[float, float]:
-    prods = []
-    for p in x:
-        for q in y:
-            prods.append(0 if (p == 0 or q == 0) else p * q)
-    return min(prods), max(prods)
-
-
-def _atom_bounds(atom: Atom) -> tuple[float, float]:
-    if atom.kind == "sym":
-        return (1, INF)
-    a, b = (x for x in atom.args if not isinstance(x, str))
-    (alo, ahi), (blo, bhi) = bounds(a), bounds(b)
-    if atom.kind == "min":
-        return (min(alo, blo), min(ahi, bhi))
-    if atom.kind == "max":
-        return (max(alo, blo), max(ahi, bhi))
-    if atom.kind == "mod" and isinstance(b, int) and b > 0:
-        return (0, b - 1)
-    if atom.kind == "floordiv" and isinstance(b, int) and b > 0:
-        return (math.floor(alo / b) if alo != -INF else -INF, math.floor(ahi / b) if ahi != INF else INF)
-    if atom.kind == "floordiv" and blo >= 1 and alo >= 0:
-        return (0, ahi)
-    return (-INF, INF)
-
-
-def _decide_eq_or_none(d: Dim) -> Optional[bool]:
-    if isinstance(d, int):
-        return d == 0
-    lo, hi = bounds(d)
-    if lo > 0 or hi < 0:
-        return False
-    return None
-
-
-def _decide_order(a: "Expr", rel: str, b: Dim, d: Dim, strict: bool) -> bool:
-    """``a rel b``, where it holds exactly when ``d`` > 0 (``strict``) or ``d`` >= 0; raise when undecidable."""
-    lo, hi = bounds(d)
-    if (lo > 0) if strict else (lo >= 0):
-        return True
-    if (hi <= 0) if strict else (hi < 0):
-        return False
-    raise InconclusiveDimension(f"cannot decide whether {a} {rel} {b} before the symbols are bound")
 
 
 # -- helpers over Dim -----------------------------------------------------
