@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Optional
 import numpy as np
 
 from ..ir.graph import op_regions
+from .elementwise_binary import channel_row
 
 if TYPE_CHECKING:
     from ..ir.graph import Operation
@@ -47,9 +48,6 @@ _UFUNCS: dict = {"ADD": np.add, "SUB": np.subtract, "MUL": np.multiply}
 # kernels whose results are always new arrays (checked again against their operands in the first run)
 _FRESH = frozenset(("ADD", "SUB", "MUL", "CLAMP", "CONV2D", "DEPTHWISE_CONV2D", "ERF"))
 _F32 = np.dtype(np.float32)
-# a per-channel constant of at most this many channels, against at least this many elements, is tiled
-_TILE_CHANNELS = 32
-_TILE_MIN_SIZE = 1 << 16
 
 
 def _binary(ufunc: np.ufunc, target: int) -> Kernel:
@@ -75,15 +73,10 @@ def _binary_rows(ufunc: np.ufunc, target: int, tiled: np.ndarray) -> Kernel:
 
 
 def _tiled_row(constant: Optional[np.ndarray], shape: tuple) -> Optional[np.ndarray]:
-    """A per-channel ``constant`` tiled along a row of a result of ``shape``, when that pays, else None."""
-    if constant is None or len(shape) < 2 or math.prod(shape) < _TILE_MIN_SIZE:
-        return None
-    channels = shape[-1]
-    if channels > _TILE_CHANNELS or constant.ndim != len(shape) or constant.size != channels \
-            or constant.shape[-1] != channels:
-        return None
-    row = np.tile(constant.reshape(channels), shape[-2])
-    row.flags.writeable = False
+    """A per-channel ``constant`` tiled along a row of a result of ``shape``, by the kernel's own rule, else None."""
+    row = None if constant is None else channel_row(constant, shape)
+    if row is not None:
+        row.flags.writeable = False
     return row
 
 
