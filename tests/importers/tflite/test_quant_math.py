@@ -14,7 +14,10 @@ import math
 import numpy as np
 import pytest
 
-from tosaconv.importers.tflite.quant import quantize_multiplier, tosa_multiplier
+from tflite.TensorType import TensorType
+
+from tosaconv.importers.tflite.quant import quantize_multiplier, tosa_multiplier, zero_point
+from tosaconv.importers.tflite.reader import ConvertError, QuantParams, TensorInfo
 from tosaconv.interpreter.fixed_point import apply_scale_32
 
 INT32_MIN, INT32_MAX = -(1 << 31), (1 << 31) - 1
@@ -97,3 +100,19 @@ def test_half_way_products_round_like_tflite():
     values = np.arange(-64, 65)
     tosa = apply_scale_32(values, multiplier, shift, double_round=True)
     assert [int(t) for t in tosa] == [_tflite_multiply(int(v), multiplier, exponent) for v in values]
+
+
+def _activation(zero_points: list) -> TensorInfo:
+    quant = QuantParams(np.full(len(zero_points), 0.5, np.float32), np.array(zero_points, np.int64))
+    return TensorInfo(3, "act", TensorType.INT8, (1, 4), None, quant=quant)
+
+
+def test_zero_point_of_a_per_tensor_activation():
+    assert zero_point(_activation([-7])) == -7
+    assert zero_point(_activation([5, 5, 5])) == 5      # one value stored per channel is still one zero point
+
+
+@pytest.mark.parametrize("zps", [[1, 2, 1], []])
+def test_an_activation_without_one_zero_point_is_refused_by_name(zps):
+    with pytest.raises(ConvertError, match=r"tensor 'act' has per-channel zero points \[(1, 2)?\]"):
+        zero_point(_activation(zps))

@@ -64,7 +64,6 @@ uint8 has no TFLite kernel.
 from __future__ import annotations
 
 import math
-from fractions import Fraction
 from typing import TYPE_CHECKING, Optional
 
 import numpy as np
@@ -153,7 +152,7 @@ def _plan(real: float, top: int, where: str) -> tuple:
     if shift < 2:
         raise ConvertError(f"{where}: output multiplier {real!r} (input scale * weight scale / output scale) "
                            "is too large for TOSA's RESCALE (it must be below 2**29); requantize the output")
-    m = math.floor(Fraction(num << shift, den) + Fraction(1, 2))
+    m = ((num << shift) * 2 + den) // (2 * den)     # floor(num * 2**shift / den + 1/2), den > 0
     if m >= 1 << 31:
         m, shift = m >> 1, shift - 1
     if m < 2:
