@@ -19,8 +19,11 @@ them), which was a third of tosaconv's own import time (start-up, issue 13). Mod
   compiled the first time the class is instantiated, so a run compiles only the classes it uses.
 
 A class's own ``__repr__`` is kept, as ``dataclasses`` keeps it, and so are its own ``__eq__`` and
-``__hash__`` with ``eq=False``. A class that asks for anything else (``order``, ``slots``, ``kw_only``,
-``ClassVar``/``InitVar`` fields, fields with ``init``, ``compare``, ``hash`` or ``metadata`` set, its own
+``__hash__`` with ``eq=False``. ``slots=True`` (a mutable class whose only base is ``object``) makes the
+class again with ``__slots__`` for its fields, and ``field(compare=False)`` leaves a field out of
+``__eq__`` and ``__hash__``, as in ``dataclasses``. A class that asks for anything else (``order``,
+``slots`` otherwise, ``kw_only``, ``ClassVar``/``InitVar`` fields, fields with ``init``, ``hash`` or
+``metadata`` set, its own
 ``__init__``, ``__setattr__``, ``__delattr__`` or ``__slots__``, its own ``__eq__`` or ``__hash__`` with
 ``eq``) is handed to ``dataclasses.dataclass`` unchanged. Not reproduced: the generated ``__doc__`` of a class without a docstring, and the
 annotations of ``__init__``. Type checkers see the standard decorator.
@@ -43,13 +46,14 @@ _NOT_FIELDS = ("ClassVar", "InitVar", "KW_ONLY")
 def _fast_dataclass(cls: type[T] | None = None, /, *, init: bool = True, repr: bool = True, eq: bool = True,
                     order: bool = False, unsafe_hash: bool = False, frozen: bool = False, **options: Any) -> Any:
     """``@dataclass`` / ``@dataclass(frozen=True, eq=False, ...)``: see the module docstring."""
-    plain = init and repr and not order and not unsafe_hash and not options
+    slots = options == {"slots": True} and not frozen
+    plain = init and repr and not order and not unsafe_hash and (not options or slots)
 
     def wrap(c: type[T]) -> type[T]:
-        if not plain or not _supported(c, eq):
+        if not plain or not _supported(c, eq) or (slots and not _slottable(c)):
             return dataclasses.dataclass(c, init=init, repr=repr, eq=eq, order=order,
                                          unsafe_hash=unsafe_hash, frozen=frozen, **options)
-        return _build(c, eq, frozen)
+        return _build(c, eq, frozen, slots)
     return wrap if cls is None else wrap(cls)
 
 
@@ -63,24 +67,31 @@ def _supported(cls: type, eq: bool) -> bool:
         if any(word in text for word in _NOT_FIELDS):
             return False
         default = cls.__dict__.get(name)
-        if isinstance(default, dataclasses.Field) and (not default.init or not default.compare or default.metadata
+        if isinstance(default, dataclasses.Field) and (not default.init or default.metadata
                                                        or default.hash is not None
                                                        or default.kw_only is not dataclasses.MISSING):
             return False
     return True
 
 
-def _build(cls: type[T], eq: bool, frozen: bool) -> type[T]:
+def _slottable(cls: type) -> bool:
+    """Whether ``slots=True`` needs no more than :func:`_with_slots` does: no base but ``object``."""
+    return cls.__bases__ == (object,)
+
+
+def _build(cls: type[T], eq: bool, frozen: bool, slots: bool = False) -> type[T]:
     fields = _inherited_fields(cls, frozen)
     fields.update(_own_fields(cls))
     _check_order(fields)
+    if slots:
+        cls = _with_slots(cls, tuple(fields))
     names = tuple(fields)
     members: dict[str, object] = {
         "__dataclass_fields__": fields, "__match_args__": names,
         "__dataclass_params__": SimpleNamespace(init=True, repr=True, eq=eq, order=False, unsafe_hash=False,
                                                 frozen=frozen),
         "__record_repr__": tuple(n for n, f in fields.items() if f.repr),
-        "__record_compare__": _values_getter(names),
+        "__record_compare__": _values_getter(tuple(n for n, f in fields.items() if f.compare)),
         "__init__": _lazy_init(cls)}
     if "__repr__" not in cls.__dict__:   # as dataclasses: a class's own __repr__ stays
         members["__repr__"] = _repr
@@ -91,6 +102,16 @@ def _build(cls: type[T], eq: bool, frozen: bool) -> type[T]:
     for name, value in members.items():
         setattr(cls, name, value)
     return cls
+
+
+def _with_slots(cls: type[T], names: tuple[str, ...]) -> type[T]:
+    """``cls`` made again with ``__slots__`` for its fields (and without their class-level defaults, which
+    ``__init__`` holds), as ``dataclasses`` does for ``slots=True``."""
+    body = {k: v for k, v in cls.__dict__.items() if k not in names and k not in ("__dict__", "__weakref__")}
+    body["__slots__"] = names
+    made: type[T] = type(cls)(cls.__name__, cls.__bases__, body)
+    made.__qualname__ = cls.__qualname__
+    return made
 
 
 def _inherited_fields(cls: type, frozen: bool) -> dict[str, dataclasses.Field[Any]]:
