@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import base64
 import functools
-import json
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import fields
@@ -56,6 +55,7 @@ def field_types(attrs_class: type) -> tuple[tuple[str, Any], ...]:
 
 def quote(text: str) -> str:
     """A double-quoted string literal (JSON escapes), kept on one line."""
+    import json   # here: a conversion that prints no JSON need not load it (start-up, issue 13)
     return json.dumps(text, ensure_ascii=False)
 
 
