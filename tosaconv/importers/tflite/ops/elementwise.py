@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Callable, Optional
 from ....ir import attrs as A
 from ....ir.dtypes import DType
 from ....ir.ops import Op
-from ....lowering.dft import ComplexPair
+from ....lowering.complex_pair import ComplexPair
 from ....lowering.elementwise import binary_operands, divide, index_arith, sqrt, truncate
 from ....lowering.typed import compare, int32_op, mul
 from ..reader import ConvertError
