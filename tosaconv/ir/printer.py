@@ -16,7 +16,6 @@ Output is deterministic: it depends only on the graph.
 """
 from __future__ import annotations
 
-import base64
 import functools
 import re
 from collections.abc import Callable, Iterable
@@ -102,6 +101,7 @@ def _dims_text(v: Iterable[Dim]) -> str:
 
 def dense_text(array: ArrayLike) -> str:
     """``dense<f32 [2, 3] base64 "...">``: little-endian bytes, bools as one byte each."""
+    import base64   # here: a conversion to .tosa prints no constant and need not load it (start-up, issue 13)
     a = np.asarray(array)
     little = np.ascontiguousarray(a, dtype=a.dtype.newbyteorder("<"))
     data = base64.b64encode(little.tobytes()).decode("ascii")
