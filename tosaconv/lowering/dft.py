@@ -26,7 +26,6 @@ from .dims import reshape, slice_
 from .errors import ConvertError
 from .matmul import matmul
 from .pad import pad_static
-from .complex_pair import ComplexPair   # noqa: F401  (re-exported: the pair the transforms make)
 
 if TYPE_CHECKING:
     from ..ir.graph import Value

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Callable, Sequence, Union
 import numpy as np
 
 from ....ir.ops import Op
-from ....lowering.complex_pair import ComplexPair
+from ....records import dataclass   # dataclasses' classes, built faster (issue 13)
 from ....lowering.typed import clamp
 from ....lowering.window import Window
 from ..reader import ConvertError
@@ -85,6 +85,23 @@ def window(node: OpReader, kernel: Sequence[int], stride: Sequence[int], dilatio
         raise ConvertError(f"padding {padding} is neither SAME nor VALID")
     auto = "SAME_UPPER" if padding == tflite.Padding.SAME else "VALID"
     return Window(tuple(kernel), tuple(stride), tuple(dilation), (0, 0), (0, 0), auto, False, 4)
+
+
+@dataclass(frozen=True)
+class ComplexPair:
+    """A complex tensor as its real and imaginary parts (TOSA has no complex type). Only the ops that
+    take a part (TFLite REAL, IMAG, COMPLEX_ABS, CAST) or move both alike read one; :attr:`why_not_a_tensor` is the refusal any
+    other reader gives."""
+
+    real: object
+    imag: object
+    source: str
+
+    @property
+    def why_not_a_tensor(self) -> str:
+        return (f"is the complex result of {self.source}; TOSA has no complex tensors, so only REAL, IMAG, "
+                f"COMPLEX_ABS, CAST to a real type and the shape-only RESHAPE, SQUEEZE, EXPAND_DIMS and "
+                f"TRANSPOSE can read it")
 
 
 def complex_parts(fn: Callable[[TfliteContext, OpReader], Converted]) -> Callable[[TfliteContext, OpReader], Union[Converted, ComplexPair]]:

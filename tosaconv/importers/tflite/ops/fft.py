@@ -3,7 +3,7 @@
 RFFT2D transforms the last two dims of float32 data, first cropped or
 zero-padded to ``fft_length`` (a constant pair; LiteRT requires powers of
 two), into complex64 ``[..., fft_h, fft_w/2 + 1]``. TOSA has no complex type,
-so the result is held as a :class:`~tosaconv.lowering.complex_pair.ComplexPair` of
+so the result is held as a :class:`~.common.ComplexPair` of
 real and imaginary parts that REAL, IMAG and COMPLEX_ABS read, CAST to a
 real type reads the real part of (as LiteRT's cast.cc does), and the
 shape-only RESHAPE, SQUEEZE, EXPAND_DIMS and TRANSPOSE move part by part
@@ -20,13 +20,12 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ....ir.ops import Op
-from ....lowering.complex_pair import ComplexPair
 from ....lowering.dft import STATIC_HINT, rfft2d_last2
 from ....lowering.elementwise import sqrt
 from ....lowering.pad import pad_static
 from ..reader import ConvertError
 from ..registry import converter
-from .common import float_input
+from .common import ComplexPair, float_input
 
 if TYPE_CHECKING:
     from ....lowering.context import Converted
