@@ -240,3 +240,26 @@ def test_what_is_not_supported_is_made_by_dataclasses(options, body):
     ours, theirs = both("Other", body, **options)
     assert "__record_compare__" not in ours.__dict__
     assert repr(ours(1)) == repr(theirs(1))
+
+
+def test_classes_of_one_form_keep_their_own_names_defaults_and_factories():
+    """Two classes whose ``__init__`` share one compiled form (a plain field, a default, a factory) each take
+    their own keywords, defaults and factories, and fail with their own names, as dataclasses' do."""
+    made = {}
+    for name, fields in (("First", ("a", "b", "c")), ("Second", ("x", "y", "z"))):
+        body = {"__annotations__": {f: "object" for f in fields}, fields[1]: len(name),
+                fields[2]: F(default_factory=lambda n=name: [n])}
+        made[name] = both(name, body)
+    for ours, theirs in made.values():
+        keys = tuple(ours.__dataclass_fields__)
+        for cls in (ours, theirs):
+            obj = cls(**{keys[0]: 1})
+            assert [getattr(obj, k) for k in keys] == [1, len(cls.__name__), [cls.__name__]]
+            assert getattr(cls(1), keys[2]) is not getattr(cls(1), keys[2])   # a new list each time
+        same(ours, theirs, 0, 5, [6])
+        for args, kwargs in [((), {}), ((1,), {"nope": 2}), ((1,), {keys[0]: 1})]:
+            with pytest.raises(TypeError) as mine:
+                ours(*args, **kwargs)
+            with pytest.raises(TypeError) as ref:
+                theirs(*args, **kwargs)
+            assert str(mine.value) == str(ref.value)
