@@ -71,20 +71,24 @@ def test_a_plain_convert_leaves_the_rarer_modules_unloaded(model, extra, driver,
 
 def test_the_command_process_runs_with_fewer_collections_and_a_library_keeps_its_own():
     """``python -m tosaconv`` (and the console script, which imports the same module) raises the collector's
-    thresholds before its first import; a program that imports tosaconv as a library keeps its settings."""
+    thresholds before its first import, and its first stage freezes what start-up made; a program that
+    imports tosaconv as a library keeps its settings and its collector's generations."""
     import subprocess
     import sys
 
     from tosaconv.gc_tuning import _THRESHOLDS
     code = ("import gc, json, sys; before = gc.get_threshold(); import {module}; "
-            "print(json.dumps([before, gc.get_threshold(), 'numpy' in sys.modules]))")
+            "from tosaconv.gc_tuning import fewer_collections; after = gc.get_threshold(); "
+            "frozen = [fewer_collections(gc.get_freeze_count)() for _ in range(2)]; "
+            "print(json.dumps([before, after, 'numpy' in sys.modules, frozen]))")
     got = {}
     for module in ("tosaconv.__main__", "tosaconv.cli, tosaconv.api"):
         proc = subprocess.run([sys.executable, "-c", code.format(module=module)], capture_output=True, text=True,
                               cwd=REPO, env={"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin"}, timeout=300)
         got[module] = proc.stdout.strip()
     import json
-    before, after, numpy_loaded = json.loads(got["tosaconv.__main__"])
+    before, after, numpy_loaded, frozen = json.loads(got["tosaconv.__main__"])
     assert tuple(after) == _THRESHOLDS != tuple(before) and not numpy_loaded
-    before, after, numpy_loaded = json.loads(got["tosaconv.cli, tosaconv.api"])
-    assert after == before and numpy_loaded
+    assert frozen[0] > 1000 and frozen[1] == frozen[0]   # start-up's objects, frozen by the first stage only
+    before, after, numpy_loaded, frozen = json.loads(got["tosaconv.cli, tosaconv.api"])
+    assert after == before and numpy_loaded and frozen == [0, 0]
