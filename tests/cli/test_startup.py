@@ -79,7 +79,8 @@ def test_the_command_process_runs_with_fewer_collections_and_a_library_keeps_its
     from tosaconv.gc_tuning import _THRESHOLDS
     code = ("import gc, json, sys; before = gc.get_threshold(); import {module}; "
             "from tosaconv.gc_tuning import fewer_collections; after = gc.get_threshold(); "
-            "frozen = [fewer_collections(gc.get_freeze_count)() for _ in range(2)]; "
+            "count = fewer_collections(gc.get_freeze_count); frozen = [count()]; kept = [[] for _ in range(5000)]; "
+            "frozen.append(count()); "
             "print(json.dumps([before, after, 'numpy' in sys.modules, frozen]))")
     got = {}
     for module in ("tosaconv.__main__", "tosaconv.cli, tosaconv.api"):
@@ -89,6 +90,6 @@ def test_the_command_process_runs_with_fewer_collections_and_a_library_keeps_its
     import json
     before, after, numpy_loaded, frozen = json.loads(got["tosaconv.__main__"])
     assert tuple(after) == _THRESHOLDS != tuple(before) and not numpy_loaded
-    assert frozen[0] > 1000 and frozen[1] == frozen[0]   # start-up's objects, frozen by the first stage only
+    assert frozen[0] > 1000 and frozen[1] <= frozen[0]   # start-up's objects, frozen by the first stage only
     before, after, numpy_loaded, frozen = json.loads(got["tosaconv.cli, tosaconv.api"])
     assert after == before and numpy_loaded and frozen == [0, 0]
