@@ -199,14 +199,67 @@ def test_a_recursive_repr_stops_as_a_dataclass_repr_does():
     assert repr(a) == repr(b) == "Node(next=...)"
 
 
+def test_slots_classes_as_a_dataclass_makes_them():
+    body = {"__annotations__": {"name": "str", "producer": "object"}, "producer": None,
+            "__repr__": lambda self: f"%{self.name}", "size": property(lambda self: len(self.name))}
+    ours, theirs = both("Value", body, eq=False, slots=True)
+    assert "__record_compare__" in ours.__dict__
+    assert ours.__slots__ == theirs.__slots__ == ("name", "producer")
+    assert ours.__qualname__ == theirs.__qualname__
+    assert not hasattr(ours("v"), "__dict__") and not hasattr(theirs("v"), "__dict__")
+    a, b = same(ours, theirs, "v")
+    assert a.size == b.size == 1 and a.producer is None and a != ours("v") and hash(a) != hash(ours("v"))
+    for obj in (a, b):
+        obj.producer = 3
+        with pytest.raises(AttributeError):
+            obj.other = 1
+    assert repr(ours("w", 2)) == "%w" and ours("w", 2).producer == 2 and ours.producer.__class__ is theirs.producer.__class__
+
+
+def test_a_field_left_out_of_comparison_as_a_dataclass_leaves_it():
+    body = {"__annotations__": {"x": "int", "cache": "dict", "seen": "int"}, "cache": F(default_factory=dict,
+            compare=False), "seen": F(default=0, compare=False, repr=False)}
+    for options in ({}, {"frozen": True}):
+        ours, theirs = both("Cached", body, **options)
+        assert "__record_compare__" in ours.__dict__
+        same(ours, theirs, 1)
+        for cls in (ours, theirs):
+            assert cls(1, {1: 2}, 5) == cls(1) and cls(1) != cls(2)
+        if options:   # the dict field is out of the hash too: the instance is hashable
+            assert hash(ours(1, {}, 4)) == hash(theirs(1, {}, 3)) == hash((1,))
+
+
 @pytest.mark.parametrize("options, body", [
     ({"order": True}, {"__annotations__": {"x": "int"}}),
-    ({"slots": True}, {"__annotations__": {"x": "int"}}),
+    ({"slots": True, "frozen": True}, {"__annotations__": {"x": "int"}}),
     ({}, {"__annotations__": {"x": "int", "k": "ClassVar[int]"}, "k": 1}),
-    ({}, {"__annotations__": {"x": "int"}, "x": F(default=1, compare=False)}),
+    ({}, {"__annotations__": {"x": "int"}, "x": F(default=1, hash=False)}),
     ({}, {"__annotations__": {"x": "int"}, "__eq__": lambda self, other: True}),
 ])
 def test_what_is_not_supported_is_made_by_dataclasses(options, body):
     ours, theirs = both("Other", body, **options)
     assert "__record_compare__" not in ours.__dict__
     assert repr(ours(1)) == repr(theirs(1))
+
+
+def test_classes_of_one_form_keep_their_own_names_defaults_and_factories():
+    """Two classes whose ``__init__`` share one compiled form (a plain field, a default, a factory) each take
+    their own keywords, defaults and factories, and fail with their own names, as dataclasses' do."""
+    made = {}
+    for name, fields in (("First", ("a", "b", "c")), ("Second", ("x", "y", "z"))):
+        body = {"__annotations__": {f: "object" for f in fields}, fields[1]: len(name),
+                fields[2]: F(default_factory=lambda n=name: [n])}
+        made[name] = both(name, body)
+    for ours, theirs in made.values():
+        keys = tuple(ours.__dataclass_fields__)
+        for cls in (ours, theirs):
+            obj = cls(**{keys[0]: 1})
+            assert [getattr(obj, k) for k in keys] == [1, len(cls.__name__), [cls.__name__]]
+            assert getattr(cls(1), keys[2]) is not getattr(cls(1), keys[2])   # a new list each time
+        same(ours, theirs, 0, 5, [6])
+        for args, kwargs in [((), {}), ((1,), {"nope": 2}), ((1,), {keys[0]: 1})]:
+            with pytest.raises(TypeError) as mine:
+                ours(*args, **kwargs)
+            with pytest.raises(TypeError) as ref:
+                theirs(*args, **kwargs)
+            assert str(mine.value) == str(ref.value)

@@ -7,6 +7,9 @@ interpreter shutdown would first free every object of the conversion one by one
 a real model's conversion and serves no one. Code that calls
 :func:`tosaconv.cli.main` in-process still gets a normal ``SystemExit``.
 
+The process runs with the garbage collector's higher thresholds from its first import on
+(:func:`tosaconv.gc_tuning.for_the_whole_process`).
+
 A command that will not run the numpy interpreter (``convert`` without ``--run`` or
 ``--outputs``, ``import``, ``specialize``, ``inspect``, ``ops``) sets
 ``OPENBLAS_NUM_THREADS=1`` before numpy is imported, unless the environment sets it: OpenBLAS
@@ -17,7 +20,11 @@ folding computes. One thread also makes those products independent of the machin
 import os
 import sys
 
-from tosaconv.cli import cli
+from tosaconv.gc_tuning import for_the_whole_process
+
+for_the_whole_process()   # before the imports below: they are most of a small conversion's collections
+
+from tosaconv.cli import cli  # noqa: E402
 
 # Commands that never run the interpreter on a model's inputs, and the options that make convert run it.
 _NO_RUN_COMMANDS = ("convert", "import", "specialize", "inspect", "ops")

@@ -12,7 +12,6 @@ usage errors (exit 2). The rules for bindings files are the ones
 """
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import field, replace
 from .records import dataclass   # dataclasses' classes, built faster (issue 13)
@@ -149,6 +148,7 @@ def load_bindings_file(path: str) -> list:
         raise UsageError.one("E-BINDINGS-FILE", f"bindings file '{path}' nests arrays or objects more than "
                              f"{_MAX_NESTING} deep", hint=hint)
     try:
+        import json   # here: a conversion that prints no JSON need not load it (start-up, issue 13)
         doc = json.loads(raw, parse_int=_json_int, parse_float=_NotInteger, parse_constant=_NotInteger,
                          object_pairs_hook=_json_pairs)
     except (UnicodeDecodeError, ValueError) as e:
@@ -167,6 +167,7 @@ def validate_bindings_doc(doc: object, path: str) -> dict:
         if not name:
             raise UsageError.one("E-BINDINGS-FILE", f"bindings file '{path}' has an empty symbol name")
         if isinstance(value, (bool, _NotInteger)) or not isinstance(value, int) or not 1 <= value <= MAX_DIM:
+            import json   # here: a conversion that prints no JSON need not load it (start-up, issue 13)
             shown = _clip(value) if isinstance(value, _NotInteger) else _clip(json.dumps(value, default=str))
             what = f"above {MAX_DIM}, the largest TOSA dim" if isinstance(value, int) and value > MAX_DIM \
                 and not isinstance(value, bool) else "not a positive integer"

@@ -19,8 +19,11 @@ them), which was a third of tosaconv's own import time (start-up, issue 13). Mod
   compiled the first time the class is instantiated, so a run compiles only the classes it uses.
 
 A class's own ``__repr__`` is kept, as ``dataclasses`` keeps it, and so are its own ``__eq__`` and
-``__hash__`` with ``eq=False``. A class that asks for anything else (``order``, ``slots``, ``kw_only``,
-``ClassVar``/``InitVar`` fields, fields with ``init``, ``compare``, ``hash`` or ``metadata`` set, its own
+``__hash__`` with ``eq=False``. ``slots=True`` (a mutable class whose only base is ``object``) makes the
+class again with ``__slots__`` for its fields, and ``field(compare=False)`` leaves a field out of
+``__eq__`` and ``__hash__``, as in ``dataclasses``. A class that asks for anything else (``order``,
+``slots`` otherwise, ``kw_only``, ``ClassVar``/``InitVar`` fields, fields with ``init``, ``hash`` or
+``metadata`` set, its own
 ``__init__``, ``__setattr__``, ``__delattr__`` or ``__slots__``, its own ``__eq__`` or ``__hash__`` with
 ``eq``) is handed to ``dataclasses.dataclass`` unchanged. Not reproduced: the generated ``__doc__`` of a class without a docstring, and the
 annotations of ``__init__``. Type checkers see the standard decorator.
@@ -31,7 +34,7 @@ import _thread
 import dataclasses
 from collections.abc import Callable
 from operator import attrgetter
-from types import SimpleNamespace
+from types import CodeType, FunctionType, SimpleNamespace
 from typing import TYPE_CHECKING, Any, TypeVar
 
 T = TypeVar("T")
@@ -43,13 +46,14 @@ _NOT_FIELDS = ("ClassVar", "InitVar", "KW_ONLY")
 def _fast_dataclass(cls: type[T] | None = None, /, *, init: bool = True, repr: bool = True, eq: bool = True,
                     order: bool = False, unsafe_hash: bool = False, frozen: bool = False, **options: Any) -> Any:
     """``@dataclass`` / ``@dataclass(frozen=True, eq=False, ...)``: see the module docstring."""
-    plain = init and repr and not order and not unsafe_hash and not options
+    slots = options == {"slots": True} and not frozen
+    plain = init and repr and not order and not unsafe_hash and (not options or slots)
 
     def wrap(c: type[T]) -> type[T]:
-        if not plain or not _supported(c, eq):
+        if not plain or not _supported(c, eq) or (slots and not _slottable(c)):
             return dataclasses.dataclass(c, init=init, repr=repr, eq=eq, order=order,
                                          unsafe_hash=unsafe_hash, frozen=frozen, **options)
-        return _build(c, eq, frozen)
+        return _build(c, eq, frozen, slots)
     return wrap if cls is None else wrap(cls)
 
 
@@ -63,24 +67,31 @@ def _supported(cls: type, eq: bool) -> bool:
         if any(word in text for word in _NOT_FIELDS):
             return False
         default = cls.__dict__.get(name)
-        if isinstance(default, dataclasses.Field) and (not default.init or not default.compare or default.metadata
+        if isinstance(default, dataclasses.Field) and (not default.init or default.metadata
                                                        or default.hash is not None
                                                        or default.kw_only is not dataclasses.MISSING):
             return False
     return True
 
 
-def _build(cls: type[T], eq: bool, frozen: bool) -> type[T]:
+def _slottable(cls: type) -> bool:
+    """Whether ``slots=True`` needs no more than :func:`_with_slots` does: no base but ``object``."""
+    return cls.__bases__ == (object,)
+
+
+def _build(cls: type[T], eq: bool, frozen: bool, slots: bool = False) -> type[T]:
     fields = _inherited_fields(cls, frozen)
     fields.update(_own_fields(cls))
     _check_order(fields)
+    if slots:
+        cls = _with_slots(cls, tuple(fields))
     names = tuple(fields)
     members: dict[str, object] = {
         "__dataclass_fields__": fields, "__match_args__": names,
         "__dataclass_params__": SimpleNamespace(init=True, repr=True, eq=eq, order=False, unsafe_hash=False,
                                                 frozen=frozen),
         "__record_repr__": tuple(n for n, f in fields.items() if f.repr),
-        "__record_compare__": _values_getter(names),
+        "__record_compare__": _values_getter(tuple(n for n, f in fields.items() if f.compare)),
         "__init__": _lazy_init(cls)}
     if "__repr__" not in cls.__dict__:   # as dataclasses: a class's own __repr__ stays
         members["__repr__"] = _repr
@@ -91,6 +102,17 @@ def _build(cls: type[T], eq: bool, frozen: bool) -> type[T]:
     for name, value in members.items():
         setattr(cls, name, value)
     return cls
+
+
+def _with_slots(cls: type[T], names: tuple[str, ...]) -> type[T]:
+    """``cls`` made again with ``__slots__`` for its fields (and without their class-level defaults, which
+    ``__init__`` holds), as ``dataclasses`` does for ``slots=True``."""
+    body = {k: v for k, v in cls.__dict__.items() if k not in names and k not in ("__dict__", "__weakref__")}
+    body["__slots__"] = names
+    metaclass: Any = type(cls)
+    made: type[T] = metaclass(cls.__name__, cls.__bases__, body)
+    made.__qualname__ = cls.__qualname__
+    return made
 
 
 def _inherited_fields(cls: type, frozen: bool) -> dict[str, dataclasses.Field[Any]]:
@@ -167,31 +189,51 @@ _FACTORY = _Missing()
 
 
 def _compile_init(cls: type) -> Callable[..., None]:
-    """``def __init__(self, a, b=<default>, c=<factory>): ...`` for ``cls``'s fields, as ``dataclasses`` writes it."""
+    """``def __init__(self, a, b=<default>, c=<factory>): ...`` for ``cls``'s fields, as ``dataclasses`` writes it.
+
+    The code is compiled once per form (frozen or not, the number of fields, which have a factory, a
+    ``__post_init__`` call or not) with placeholder names, and each class gets a copy renamed to its own
+    fields: a conversion makes objects of some fifty classes, and compiling each one's ``__init__`` cost
+    ~0.1 ms (start-up, issue 13)."""
     fields: dict[str, dataclasses.Field[Any]] = cls.__dict__["__dataclass_fields__"]
-    frozen = cls.__dict__["__dataclass_params__"].frozen
-    params, body = ["self"], []
+    kinds = tuple("factory" if f.default_factory is not dataclasses.MISSING else
+                  "default" if f.default is not dataclasses.MISSING else "plain" for f in fields.values())
+    factories = tuple(kind == "factory" for kind in kinds)   # a default needs no code: the function holds it
+    code = _init_template(factories, cls.__dict__["__dataclass_params__"].frozen, hasattr(cls, "__post_init__"))
+    own = {f"_f{i}": name for i, name in enumerate(fields)}
+    code = code.replace(co_varnames=tuple(own.get(n, n) for n in code.co_varnames),
+                        co_names=tuple(own.get(n, n) for n in code.co_names),
+                        co_consts=tuple(own.get(c, c) if type(c) is str else c for c in code.co_consts))
     scope: dict[str, Any] = {"__set": object.__setattr__, "__FACTORY": _FACTORY}
-    for name, f in fields.items():
-        value = name
-        if f.default_factory is not dataclasses.MISSING:
-            scope[f"__factory_{name}"] = f.default_factory
-            params.append(f"{name}=__FACTORY")
-            value = f"__factory_{name}() if {name} is __FACTORY else {name}"
-        elif f.default is not dataclasses.MISSING:
-            scope[f"__default_{name}"] = f.default
-            params.append(f"{name}=__default_{name}")
-        else:
-            params.append(name)
-        body.append(f"    __set(self, {name!r}, {value})" if frozen else f"    self.{name} = {value}")
-    if hasattr(cls, "__post_init__"):
-        body.append("    self.__post_init__()")
-    source = f"def __init__({', '.join(params)}):\n" + ("\n".join(body) or "    pass") + "\n"
-    namespace: dict[str, Any] = {}
-    exec(source, scope, namespace)   # source made above from the class's own field names
-    init: Callable[..., None] = namespace["__init__"]
+    scope.update((f"__factory_{i}", f.default_factory) for i, f in enumerate(fields.values()) if kinds[i] == "factory")
+    defaults = tuple(_FACTORY if kind == "factory" else f.default for kind, f in zip(kinds, fields.values())
+                     if kind != "plain")
+    init: Callable[..., None] = FunctionType(code, scope, "__init__", defaults or None)
     init.__qualname__ = f"{cls.__qualname__}.__init__"
     return init
+
+
+_TEMPLATES: dict[tuple[tuple[bool, ...], bool, bool], CodeType] = {}
+
+
+def _init_template(factories: tuple[bool, ...], frozen: bool, post_init: bool) -> CodeType:
+    """The code of ``__init__`` for fields named ``_f<i>``, those flagged in ``factories`` made by a factory
+    when not passed (defaults come with the function)."""
+    key = (factories, frozen, post_init)
+    code = _TEMPLATES.get(key)
+    if code is None:
+        body = []
+        for i, factory in enumerate(factories):
+            value = f"__factory_{i}() if _f{i} is __FACTORY else _f{i}" if factory else f"_f{i}"
+            body.append(f"    __set(self, '_f{i}', {value})" if frozen else f"    self._f{i} = {value}")
+        if post_init:
+            body.append("    self.__post_init__()")
+        params = ", ".join(["self"] + [f"_f{i}" for i in range(len(factories))])
+        source = f"def __init__({params}):\n" + ("\n".join(body) or "    pass") + "\n"
+        namespace: dict[str, Any] = {}
+        exec(source, {}, namespace)   # source made above from placeholder names only
+        code = _TEMPLATES[key] = namespace["__init__"].__code__
+    return code
 
 
 _REPRS: set[tuple[int, int]] = set()   # (object id, thread id) of the reprs being built, as reprlib.recursive_repr

@@ -15,7 +15,6 @@ that schema marks required. :class:`StageClock` measures the stages.
 """
 from __future__ import annotations
 
-import json
 import time
 from contextlib import contextmanager
 from dataclasses import field
@@ -43,6 +42,7 @@ def tool_version() -> str:
 
 def dumps(doc: dict) -> str:
     """The report as JSON text (stable key order, as built)."""
+    import json   # here: a conversion that prints no JSON need not load it (start-up, issue 13)
     return json.dumps(doc, indent=2, default=str) + "\n"
 
 

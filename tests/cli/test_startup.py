@@ -52,7 +52,9 @@ NOT_ON_CONVERT = ["rich", "tosaconv.importers.onnx.legacy", "tosaconv.importers.
 NOT_ON_TFLITE_CONVERT = ["tempfile", "zipfile",   # (onnx itself imports both) no .npz is read or written
                          "tosaconv.importers.tflite.ops.custom", "tosaconv.importers.tflite.ops.variables",
                          "tosaconv.importers.tflite.captures", "tosaconv.lowering.control",   # no subgraph
-                         "tosaconv.importers.tflite.qmath"]   # no --int-io
+                         "tosaconv.importers.tflite.qmath",   # no --int-io
+                         "json", "base64",   # no JSON printed, no constant printed as text
+                         "tosaconv.lowering.dft", "tosaconv.importers.tflite.ops.fft"]   # no RFFT2D
 
 
 @pytest.mark.parametrize("model, extra, driver", [
@@ -65,3 +67,29 @@ def test_a_plain_convert_leaves_the_rarer_modules_unloaded(model, extra, driver,
     lazy = NOT_ON_CONVERT + (NOT_ON_TFLITE_CONVERT if model.endswith(".tflite") else [])
     at_start = loaded_modules([]) - {m for m in modules if m.startswith("tosaconv")}   # a site .pth may load some
     assert [m for m in lazy if m in modules and m not in at_start] == []
+
+
+def test_the_command_process_runs_with_fewer_collections_and_a_library_keeps_its_own():
+    """``python -m tosaconv`` (and the console script, which imports the same module) raises the collector's
+    thresholds before its first import, and its first stage freezes what start-up made; a program that
+    imports tosaconv as a library keeps its settings and its collector's generations."""
+    import subprocess
+    import sys
+
+    from tosaconv.gc_tuning import _THRESHOLDS
+    code = ("import gc, json, sys; before = gc.get_threshold(); import {module}; "
+            "from tosaconv.gc_tuning import fewer_collections; after = gc.get_threshold(); "
+            "count = fewer_collections(gc.get_freeze_count); frozen = [count()]; kept = [[] for _ in range(5000)]; "
+            "frozen.append(count()); "
+            "print(json.dumps([before, after, 'numpy' in sys.modules, frozen]))")
+    got = {}
+    for module in ("tosaconv.__main__", "tosaconv.cli, tosaconv.api"):
+        proc = subprocess.run([sys.executable, "-c", code.format(module=module)], capture_output=True, text=True,
+                              cwd=REPO, env={"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin"}, timeout=300)
+        got[module] = proc.stdout.strip()
+    import json
+    before, after, numpy_loaded, frozen = json.loads(got["tosaconv.__main__"])
+    assert tuple(after) == _THRESHOLDS != tuple(before) and not numpy_loaded
+    assert frozen[0] > 1000 and frozen[1] <= frozen[0]   # start-up's objects, frozen by the first stage only
+    before, after, numpy_loaded, frozen = json.loads(got["tosaconv.cli, tosaconv.api"])
+    assert after == before and numpy_loaded and frozen == [0, 0]

@@ -14,7 +14,6 @@ that succeeds with a plain summary line (or quietly) never loads it.
 from __future__ import annotations
 
 import functools
-import json
 import os
 import sys
 import threading
@@ -77,6 +76,7 @@ class Renderer:
 
     def document(self, doc: dict) -> None:
         """The one JSON document of a ``--json`` run, on stdout."""
+        import json   # here: a conversion that prints no JSON need not load it (start-up, issue 13)
         sys.stdout.write(json.dumps(doc, indent=2, default=str, allow_nan=False) + "\n")
         sys.stdout.flush()
 

@@ -122,6 +122,8 @@ class Assumption:
 
 @dataclass
 class Graph:
+    """A program: its inputs, ops in order, outputs, symbols (``scope``) and the facts it relies on (``ledger``)."""
+
     name: str = "main"
     inputs: list[Value] = field(default_factory=list)
     outputs: list[Value] = field(default_factory=list)

@@ -22,7 +22,6 @@ lines. :func:`describe_io` turns it into the report's ``io`` section.
 """
 from __future__ import annotations
 
-import json
 from ..records import dataclass   # dataclasses' classes, built faster (issue 13)
 from typing import TYPE_CHECKING, Any, Optional
 
@@ -77,11 +76,13 @@ def describe_io(graph: Graph) -> dict[str, Any]:
 
 def dtype_text(kind: str, name: str, dtype: str) -> str:
     """One ``.tosair`` line for an edge's own model type (``io input "x" from uint8``)."""
+    import json   # here: a conversion that prints no JSON need not load it (start-up, issue 13)
     return f"io {kind} {json.dumps(name, ensure_ascii=False)} from {dtype}"
 
 
 def edge_text(kind: str, name: str, q: EdgeQuant) -> str:
     """One ``.tosair`` line (``kind``: input or output); the scale as Python's shortest exact repr."""
+    import json   # here: a conversion that prints no JSON need not load it (start-up, issue 13)
     unsigned = " unsigned" if q.unsigned else ""
     return (f"io {kind} {json.dumps(name, ensure_ascii=False)} scale {q.scale!r} zero_point {q.zero_point} "
             f"from {q.source_dtype}{unsigned}")

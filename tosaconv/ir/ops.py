@@ -21,6 +21,7 @@ dropped) except the stateful ones.
 from __future__ import annotations
 
 import enum
+import functools
 from collections.abc import Sequence
 import importlib
 from ..records import dataclass   # dataclasses' classes, built faster (issue 13)
@@ -81,6 +82,7 @@ class Operand:
         return self.name + ("*" if self.variadic else "")
 
 
+@functools.lru_cache(maxsize=None)   # the table repeats 25 signatures 96 times; Operands are immutable (issue 13)
 def parse_signature(signature: str) -> tuple[Operand, ...]:
     """``"input: tensor, start: index*"`` -> the Operands it declares (``*``: variadic)."""
     operands = []
@@ -124,10 +126,15 @@ def declare(name: str, signature: str, attr_class: type, traits: str, shape_rule
             decay: Optional[str] = None, codec: Optional[str] = None, emitted: bool = True,
             stateful: bool = False, index_fn: Optional[Callable[[Dim, Dim], Dim]] = None) -> OpDef:
     """One row of the table; ``kernel``, ``decay`` and ``codec`` are relative to their layer's package."""
-    declared = {Trait(t) for t in traits.split()} | (set() if stateful else {Trait.PURE})
-    return OpDef(name, parse_signature(signature), attr_class, frozenset(declared), shape_rule,
+    return OpDef(name, parse_signature(signature), attr_class, _traits(traits, stateful), shape_rule,
                  name if emitted else None, index_fn, f"tosaconv.interpreter.{kernel}",
                  decay and f"tosaconv.passes.{decay}", codec and f"tosaconv.emit.{codec}")
+
+
+@functools.lru_cache(maxsize=None)   # 15 distinct sets in 96 rows (start-up, issue 13)
+def _traits(traits: str, stateful: bool) -> frozenset[Trait]:
+    """The traits a row declares (space-separated), and PURE unless the op is ``stateful``."""
+    return frozenset({Trait(t) for t in traits.split()} | (set() if stateful else {Trait.PURE}))
 
 
 TABLE: tuple[OpDef, ...] = (

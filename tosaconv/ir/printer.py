@@ -16,9 +16,7 @@ Output is deterministic: it depends only on the graph.
 """
 from __future__ import annotations
 
-import base64
 import functools
-import json
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import fields
@@ -56,6 +54,7 @@ def field_types(attrs_class: type) -> tuple[tuple[str, Any], ...]:
 
 def quote(text: str) -> str:
     """A double-quoted string literal (JSON escapes), kept on one line."""
+    import json   # here: a conversion that prints no JSON need not load it (start-up, issue 13)
     return json.dumps(text, ensure_ascii=False)
 
 
@@ -102,6 +101,7 @@ def _dims_text(v: Iterable[Dim]) -> str:
 
 def dense_text(array: ArrayLike) -> str:
     """``dense<f32 [2, 3] base64 "...">``: little-endian bytes, bools as one byte each."""
+    import base64   # here: a conversion to .tosa prints no constant and need not load it (start-up, issue 13)
     a = np.asarray(array)
     little = np.ascontiguousarray(a, dtype=a.dtype.newbyteorder("<"))
     data = base64.b64encode(little.tobytes()).decode("ascii")

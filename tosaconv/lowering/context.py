@@ -125,7 +125,7 @@ class LoweringContext:
             value = self.b.const(array, name=name)
             self.values[name] = value
             return value
-        if hasattr(v, "why_not_a_tensor"):   # e.g. a complex FFT result (lowering.dft.ComplexPair)
+        if hasattr(v, "why_not_a_tensor"):   # e.g. a complex FFT result (the TFLite importer's ComplexPair)
             raise ConvertError(f"input '{name}' {v.why_not_a_tensor}")
         raise ConvertError(f"input '{name}' is not produced by any earlier node or initializer")
 

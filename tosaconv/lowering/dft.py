@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
-from ..records import dataclass   # dataclasses' classes, built faster (issue 13)
 from typing import TYPE_CHECKING, Iterator, Optional
 
 import numpy as np
@@ -133,23 +132,6 @@ def _zeros_like(ctx: LoweringContext, x: Value) -> Value:
     """The imaginary part of real data given to FFT2D (x * 0: one op, any batch size)."""
     zero = ctx.b.const(np.zeros((1, 1, 1), dtype=np.float32))
     return ctx.b.emit(Op.MUL, x, zero, attrs=A.MulAttrs())
-
-
-@dataclass(frozen=True)
-class ComplexPair:
-    """A complex tensor as its real and imaginary parts (TOSA has no complex type). Only the ops that
-    take a part (TFLite REAL, IMAG, COMPLEX_ABS, CAST) or move both alike read one; :attr:`why_not_a_tensor` is the refusal any
-    other reader gives."""
-
-    real: object
-    imag: object
-    source: str
-
-    @property
-    def why_not_a_tensor(self) -> str:
-        return (f"is the complex result of {self.source}; TOSA has no complex tensors, so only REAL, IMAG, "
-                f"COMPLEX_ABS, CAST to a real type and the shape-only RESHAPE, SQUEEZE, EXPAND_DIMS and "
-                f"TRANSPOSE can read it")
 
 
 def rfft2d_last2(ctx: LoweringContext, x: Value, what: str) -> tuple:

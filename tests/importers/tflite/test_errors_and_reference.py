@@ -130,6 +130,8 @@ def _sparse_matrix(shape, seed: int) -> np.ndarray:
     ((4, 6), dict(formats=["DENSE", "CSR"], order=[1, 0])),                     # CSC (column-major traversal)
     ((4, 8), dict(formats=["DENSE", "CSR", "DENSE"], blocks=[(1, 4)])),          # 1x4 blocks, as TFLite's pruning writes
     ((4, 6, 4), dict(formats=["DENSE", "CSR", "CSR"])),
+    ((2, 3, 1, 8), dict(formats=["DENSE", "DENSE", "DENSE", "CSR"])),   # CSR rows under dense dims, as the
+    ((9,), dict(formats=["CSR"])),                                      # mediapipe models store weights
 ])
 def test_densify_sparse_constant_matches_litert(shape, layout, tmp_path):
     dense = _sparse_matrix(shape, seed=len(shape) + len(layout["formats"]))

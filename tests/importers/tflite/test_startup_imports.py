@@ -48,6 +48,16 @@ def test_a_tflite_conversion_imports_only_what_it_uses(tmp_path):
     assert "tflite.Conv2DOptions" in modules and "tflite.Model" not in modules
 
 
+def test_reshape_loads_no_fourier_transform(tmp_path):
+    """RESHAPE's converter moves RFFT2D's complex pair too; a model without RFFT2D still loads no transform."""
+    model = REPO / "sample_models" / "tflite" / "shape_reshape.tflite"
+    got = _fresh(CONVERT.replace('"-q"', '"-q", "--bind", "x.0=2"').format(model=str(model), out=str(tmp_path / "m.tosa")))
+    assert got["code"] == 0
+    modules = set(got["modules"])
+    assert "tosaconv.importers.tflite.ops.shape" in modules
+    assert not modules & {"tosaconv.lowering.dft", "tosaconv.importers.tflite.ops.fft"}
+
+
 SAME_AS_PACKAGE = """
 import json, sys
 from tosaconv.importers.tflite.schema import tflite

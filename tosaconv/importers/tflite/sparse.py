@@ -13,6 +13,7 @@ the model builder: a sparse level keeps a child when its subtree holds a non-zer
 """
 from __future__ import annotations
 
+import math
 from typing import TYPE_CHECKING, Any, Optional, Sequence
 
 import numpy as np
@@ -54,6 +55,10 @@ def densify(values: np.ndarray, shape: tuple, sparsity: tflite.SparsityParameter
     if len(levels) != rank + len(block_map) or sorted(order) != list(range(len(levels))):
         raise SparseError(f"sparse tensor '{name}': {len(levels)} dim metadata entries and traversal order "
                           f"{order} do not fit rank {rank} with block map {block_map}")
+    if not block_map and order == list(range(rank)) and _rows_then_csr(levels, shape):
+        rows = _densify_rows(values, shape, levels[-1], name)
+        if rows is not None:
+            return rows
     block_size = {block_map[j]: levels[order.index(rank + j)].DenseSize() for j in range(len(block_map))}
     positions, coords = _leaves(levels, order, name)
     if positions.size and positions.max() >= values.size:
@@ -66,6 +71,44 @@ def densify(values: np.ndarray, shape: tuple, sparsity: tflite.SparsityParameter
     out = np.zeros(shape, values.dtype)
     out[tuple(dense)] = values[positions]
     return out
+
+
+def _rows_then_csr(levels: Sequence[tflite.DimensionMetadata], shape: tuple) -> bool:
+    """Whether the levels are the tensor's own dims in order, every one DENSE at its full size but the last,
+    which is SPARSE_CSR: the form TensorFlow's converter writes for a sparse weight (one CSR row per
+    position of the leading dims), which :func:`_densify_rows` reads with a few whole-array steps."""
+    if not levels:
+        return False
+    *outer, last = levels
+    return (math.prod(shape[:-1]) > 0 and last.Format() == tflite.DimensionType.SPARSE_CSR
+            and all(m.Format() == tflite.DimensionType.DENSE and m.DenseSize() == size
+                    for m, size in zip(outer, shape)))
+
+
+def _densify_rows(values: np.ndarray, shape: tuple, last: tflite.DimensionMetadata,
+                  name: str) -> Optional[np.ndarray]:
+    """:func:`densify` for the levels :func:`_rows_then_csr` accepts, when the rows' segments never step
+    back (as a writer lays them out): row ``r`` then holds the stored values
+    ``segments[r]:segments[r + 1]``, one contiguous run for all rows, at its columns in ``array_indices``.
+    The checks and their order are :func:`_leaves`'s and :func:`densify`'s (the leading dims cannot leave
+    the shape: each DENSE level has the dim's own size). None for other segments (the general walk reads them)."""
+    rows, width = math.prod(shape[:-1]), shape[-1]
+    segments = _index_vector(last.ArraySegmentsType(), last.ArraySegments())
+    indices = _index_vector(last.ArrayIndicesType(), last.ArrayIndices())
+    if rows >= segments.size or segments[-1] > indices.size:
+        raise SparseError(f"sparse tensor '{name}': array segments do not cover the tree")
+    counts = np.diff(segments[:rows + 1])
+    first, end = int(segments[0]), int(segments[rows])
+    if first < 0 or counts.min() < 0:
+        return None
+    if end > first and end > values.size:
+        raise SparseError(f"sparse tensor '{name}' has fewer values than its indices need")
+    column = indices[first:end]
+    if column.size and (column.min() < 0 or column.max() >= width):
+        raise SparseError(f"sparse tensor '{name}' has indices outside its shape {tuple(shape)}")
+    out = np.zeros(rows * width, values.dtype)
+    out[np.repeat(np.arange(0, rows * width, width), counts) + column] = values[first:end]
+    return out.reshape(shape)
 
 
 def _leaves(levels: Sequence[tflite.DimensionMetadata], order: Sequence[int], name: str) -> tuple:

@@ -87,9 +87,12 @@ def _import(modules: tuple[str, ...]) -> None:
 
 
 def load(op_type: str, quantized: bool) -> None:
-    """Import the families that convert ``op_type`` in the given form (a float or "any" form
-    converter also serves a quantized op); an op no family converts imports nothing."""
-    _import(_FLOAT_HOMES.get(op_type, ()) + (_QUANTIZED_HOMES.get(op_type, ()) if quantized else ()))
+    """Import the families that convert ``op_type`` in the given form; an op no family converts imports
+    nothing. A quantized op with a quantized converter needs only its quantized families (an op has a
+    quantized or an "any" form converter, never both: the registry refuses the pair); any other imports
+    the float families, whose "any" form converters also serve a quantized op."""
+    quantized_homes = _QUANTIZED_HOMES.get(op_type, ()) if quantized else ()
+    _import(quantized_homes or _FLOAT_HOMES.get(op_type, ()))
 
 
 def load_custom(custom_code: str) -> None:

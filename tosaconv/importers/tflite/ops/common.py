@@ -13,11 +13,13 @@ SAME_UPPER), so the shared geometry code fits symbolic H and W the same way.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Sequence
+import functools
+from typing import TYPE_CHECKING, Callable, Sequence, Union
 
 import numpy as np
 
 from ....ir.ops import Op
+from ....records import dataclass   # dataclasses' classes, built faster (issue 13)
 from ....lowering.typed import clamp
 from ....lowering.window import Window
 from ..reader import ConvertError
@@ -26,6 +28,7 @@ from ..schema import tflite
 if TYPE_CHECKING:
     from ....ir.graph import Value
     from ..node import OpReader
+    from ....lowering.context import Converted
     from ..context import TfliteContext
 
 ACT = tflite.ActivationFunctionType
@@ -82,3 +85,39 @@ def window(node: OpReader, kernel: Sequence[int], stride: Sequence[int], dilatio
         raise ConvertError(f"padding {padding} is neither SAME nor VALID")
     auto = "SAME_UPPER" if padding == tflite.Padding.SAME else "VALID"
     return Window(tuple(kernel), tuple(stride), tuple(dilation), (0, 0), (0, 0), auto, False, 4)
+
+
+@dataclass(frozen=True)
+class ComplexPair:
+    """A complex tensor as its real and imaginary parts (TOSA has no complex type). Only the ops that
+    take a part (TFLite REAL, IMAG, COMPLEX_ABS, CAST) or move both alike read one; :attr:`why_not_a_tensor` is the refusal any
+    other reader gives."""
+
+    real: object
+    imag: object
+    source: str
+
+    @property
+    def why_not_a_tensor(self) -> str:
+        return (f"is the complex result of {self.source}; TOSA has no complex tensors, so only REAL, IMAG, "
+                f"COMPLEX_ABS, CAST to a real type and the shape-only RESHAPE, SQUEEZE, EXPAND_DIMS and "
+                f"TRANSPOSE can read it")
+
+
+def complex_parts(fn: Callable[[TfliteContext, OpReader], Converted]) -> Callable[[TfliteContext, OpReader], Union[Converted, ComplexPair]]:
+    """Wrap a data-movement converter so that a complex input 0 moves part by part: the converter runs on
+    the real and on the imaginary part, and the op's result is the pair of its two results."""
+    @functools.wraps(fn)
+    def convert(ctx: TfliteContext, node: OpReader) -> Union[Converted, ComplexPair]:
+        held = ctx.values.get(node.inputs[0])
+        if not isinstance(held, ComplexPair):
+            return fn(ctx, node)
+        parts = []
+        try:
+            for part in (held.real, held.imag):
+                ctx.values[node.inputs[0]] = part
+                parts.append(fn(ctx, node))
+        finally:
+            ctx.values[node.inputs[0]] = held
+        return ComplexPair(*parts, source=held.source)
+    return convert

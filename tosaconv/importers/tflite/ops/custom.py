@@ -23,14 +23,16 @@ from __future__ import annotations
 import struct
 from typing import TYPE_CHECKING
 
+import numpy as np
+
 from ....ir import attrs as A
 from ....ir.ops import Op
 from ....lowering.conv_weights import acc_type, as_value, bias, shape_of, weight
 from ....lowering.window import cut_rows, transpose_out_pad
 from ....symbolic.constraints import Kind
+from .. import flat
 from ..reader import ConvertError
 from ..registry import custom_converter
-from ..schema import tflite
 from .common import float_input
 
 if TYPE_CHECKING:
@@ -42,13 +44,14 @@ _PADDING = {1: "SAME", 2: "VALID"}   # TfLitePadding (tensorflow/lite/core/c/bui
 
 
 def read_custom_options(data: bytes) -> dict:
-    """``{operator index: custom_options bytes}`` of the main subgraph's custom ops that carry options."""
-    sg = tflite.Model.GetRootAs(data, 0).Subgraphs(0)
+    """``{operator index: custom_options bytes}`` of the main subgraph's custom ops that carry options (schema:
+    Model field 2 subgraphs, SubGraph field 3 operators, Operator field 5 custom_options), read directly as
+    the reader reads the rest (:mod:`..flat`): the generated classes took ~7 ms for a model of 200 ops."""
     found = {}
-    for i in range(sg.OperatorsLength()):
-        op = sg.Operators(i)
-        if not op.CustomOptionsIsNone() and op.CustomOptionsLength() > 0:
-            found[i] = op.CustomOptionsAsNumpy().tobytes()
+    for i, op in enumerate(next(flat.root(data).tables(2)).tables(3)):
+        values = op.array(5, np.uint8)
+        if values is not None and values.size > 0:
+            found[i] = values.tobytes()
     return found
 
 

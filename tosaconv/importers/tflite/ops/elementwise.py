@@ -16,12 +16,11 @@ from typing import TYPE_CHECKING, Callable, Optional
 from ....ir import attrs as A
 from ....ir.dtypes import DType
 from ....ir.ops import Op
-from ....lowering.dft import ComplexPair
 from ....lowering.elementwise import binary_operands, divide, index_arith, sqrt, truncate
 from ....lowering.typed import compare, int32_op, mul
 from ..reader import ConvertError
 from ..registry import converter
-from .common import fused
+from .common import ComplexPair, fused
 
 if TYPE_CHECKING:
     from ....ir.graph import Value

@@ -3,11 +3,11 @@
 RFFT2D transforms the last two dims of float32 data, first cropped or
 zero-padded to ``fft_length`` (a constant pair; LiteRT requires powers of
 two), into complex64 ``[..., fft_h, fft_w/2 + 1]``. TOSA has no complex type,
-so the result is held as a :class:`~tosaconv.lowering.dft.ComplexPair` of
+so the result is held as a :class:`~.common.ComplexPair` of
 real and imaginary parts that REAL, IMAG and COMPLEX_ABS read, CAST to a
 real type reads the real part of (as LiteRT's cast.cc does), and the
 shape-only RESHAPE, SQUEEZE, EXPAND_DIMS and TRANSPOSE move part by part
-(:func:`complex_parts`; tf.signal.stft squeezes RFFT2D's result). Any other
+(:func:`.common.complex_parts`; tf.signal.stft squeezes RFFT2D's result). Any other
 reader, or a graph output, is refused by name. The transform itself is
 ``lowering.dft``'s: TOSA RFFT2D (EXT-FFT) or MATMULs, as ``--dft`` chooses.
 TFLite has no builtin FFT2D or 1-D RFFT; TensorFlow's are Flex ops, which
@@ -15,18 +15,17 @@ stay unsupported.
 """
 from __future__ import annotations
 
-import functools
-from typing import TYPE_CHECKING, Callable, Union
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from ....ir.ops import Op
-from ....lowering.dft import STATIC_HINT, ComplexPair, rfft2d_last2
+from ....lowering.dft import STATIC_HINT, rfft2d_last2
 from ....lowering.elementwise import sqrt
 from ....lowering.pad import pad_static
 from ..reader import ConvertError
 from ..registry import converter
-from .common import float_input
+from .common import ComplexPair, float_input
 
 if TYPE_CHECKING:
     from ....lowering.context import Converted
@@ -85,22 +84,3 @@ def _pair(ctx: TfliteContext, node: OpReader) -> ComplexPair:
 
 def _graph_outputs(ctx: TfliteContext) -> set:
     return {ctx.keys[i] for i in ctx.sub.outputs}
-
-
-def complex_parts(fn: Callable[[TfliteContext, OpReader], Converted]) -> Callable[[TfliteContext, OpReader], Union[Converted, ComplexPair]]:
-    """Wrap a data-movement converter so that a complex input 0 moves part by part: the converter runs on
-    the real and on the imaginary part, and the op's result is the pair of its two results."""
-    @functools.wraps(fn)
-    def convert(ctx: TfliteContext, node: OpReader) -> Union[Converted, ComplexPair]:
-        held = ctx.values.get(node.inputs[0])
-        if not isinstance(held, ComplexPair):
-            return fn(ctx, node)
-        parts = []
-        try:
-            for part in (held.real, held.imag):
-                ctx.values[node.inputs[0]] = part
-                parts.append(fn(ctx, node))
-        finally:
-            ctx.values[node.inputs[0]] = held
-        return ComplexPair(*parts, source=held.source)
-    return convert

@@ -23,7 +23,6 @@ from ....ir.dtypes import DType
 from ....ir.ops import Op
 from ..registry import converter
 from . import q_accum as Q
-from .conv_transpose import cut_result, transpose_geometry
 from .nn import conv_groups, conv_window, depthwise_channels, grouped_conv
 
 if TYPE_CHECKING:
@@ -78,6 +77,7 @@ def convert_q_depthwise_conv_2d(ctx: TfliteContext, node: OpReader) -> Converted
 
 @converter("TRANSPOSE_CONV", options="TransposeConvOptions", form="quantized")
 def convert_q_transpose_conv(ctx: TfliteContext, node: OpReader) -> Converted:
+    from .conv_transpose import cut_result, transpose_geometry   # here: the other convs need none (start-up, issue 13)
     q = operands(ctx, node, 2, 1, _channels(ctx, node, 1, 0), 0)
     out_pad, cut, stride = transpose_geometry(ctx, node, q.x, q.w.shape)
     attrs = A.TransposeConv2dAttrs(out_pad, stride, q.acc, q.x_zp, q.w_zp)

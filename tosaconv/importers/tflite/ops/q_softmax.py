@@ -48,7 +48,6 @@ from ....lowering.tables import int32_table
 from ..quant import quantize_multiplier, scale, zero_point
 from ..reader import ConvertError
 from ..registry import converter
-from .q_softmax16 import convert_int16
 
 if TYPE_CHECKING:
     from ....lowering.context import Converted
@@ -98,6 +97,7 @@ def _check_types(node: OpReader) -> tuple[TensorInfo, TensorInfo]:
 def convert_q_softmax(ctx: TfliteContext, node: OpReader) -> Converted:
     x_info, y_info = _check_types(node)
     if x_info.type_name == "INT16":
+        from .q_softmax16 import convert_int16   # here: an int8 SOFTMAX need not load it (start-up, issue 13)
         return convert_int16(ctx, node)
     x = ctx.tensor(node.inputs[0])
     ops, axis = Int32Ops(ctx, x.type.rank), x.type.rank - 1

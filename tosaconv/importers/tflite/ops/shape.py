@@ -8,7 +8,7 @@ PACK -> RESHAPE`` chain becomes a RESHAPE with explicit ``shape_symbols``
 that decays to a static RESHAPE once the symbols are bound. A ``-1`` entry is
 resolved here (element count divided by the other entries), never left to
 the backend. RESHAPE, SQUEEZE, EXPAND_DIMS and TRANSPOSE of RFFT2D's complex
-result move its real and imaginary parts alike (:func:`.fft.complex_parts`).
+result move its real and imaginary parts alike (:func:`.common.complex_parts`).
 """
 from __future__ import annotations
 
@@ -28,8 +28,7 @@ from ..context import ShapeTensor
 from ..qhelpers_data import keeps_quant
 from ..reader import ConvertError
 from ..registry import converter
-from .common import activation
-from .fft import complex_parts
+from .common import activation, complex_parts
 
 if TYPE_CHECKING:
     from ....ir.graph import Value
