@@ -19,14 +19,8 @@ from typing import TYPE_CHECKING, Sequence
 import numpy as np
 
 from .numeric import F32, as_int64, f32, float_result, in_dtype, out_dtype, wrap
-from .windows import (blas_type, centered, check_window, depthwise_taps, out_size, pad_hw, patches, pointwise_gemm,
+from .windows import (blas_type, centered, check_window, depthwise_rows, out_size, pad_hw, patches, pointwise_gemm,
                       rows, sparse_padding, window_gemm, windows_2d)
-
-# DEPTHWISE_CONV2D: below this many output channels einsum's inner loop (over the channels) is too short, and a
-# pass per tap over rows of OW*C values is faster (3x at 16 channels; einsum wins from about 64); kernels of
-# more taps than this stay with einsum, whose one pass does not grow with the kernel
-_DEPTHWISE_EINSUM_CHANNELS = 48
-_DEPTHWISE_MAX_TAPS = 64
 
 if TYPE_CHECKING:
     from ..ir.attrs import Conv2dAttrs, TransposeConv2dAttrs
@@ -36,11 +30,12 @@ if TYPE_CHECKING:
 def _finish(op: Operation, acc: np.ndarray, bias: np.ndarray) -> np.ndarray:
     """Add the bias (one value or one per output channel) and narrow to the result type.
 
-    ``acc`` is the kernel's own fresh buffer: a float bias is added in place."""
+    ``acc`` is the kernel's own fresh buffer: a float bias is added in place, unless ``acc`` is a strided
+    view (a depthwise sum at column stride > 1), which gets a new contiguous result."""
     dtype = out_dtype(op)
     if dtype.is_float:
         bias = f32(bias)
-        if acc.dtype is F32 and bias.ndim <= 1 and bias.size in (1, acc.shape[-1]):
+        if acc.dtype is F32 and acc.flags.c_contiguous and bias.ndim <= 1 and bias.size in (1, acc.shape[-1]):
             # overflow to infinity is the specified result (kernels run under the caller's errstate)
             np.add(acc, bias, out=acc)
             return float_result(acc, dtype)
@@ -102,14 +97,21 @@ def depthwise_conv2d(op: Operation, args: Arrays, ctx: KernelContext) -> Arrays:
     # the weights often arrive as a transposed view (a TRANSPOSE of the stored constant): einsum over a
     # strided operand runs several times slower, and the copy is small
     data, weights = _input(op, x), np.ascontiguousarray(_weights(op, w))
-    if (c * m < _DEPTHWISE_EINSUM_CHANNELS and kh * kw <= _DEPTHWISE_MAX_TAPS
-            and not sparse_padding(data, (kh, kw), (oh, ow), a.pad)):
-        acc = depthwise_taps(pad_hw(data, a.pad), weights, (oh, ow), a.stride, a.dilation)
+    if sparse_padding(data, (kh, kw), (oh, ow), a.pad):
+        acc = _depthwise_windows(windows_2d(data, (kh, kw), (oh, ow), a.stride, a.dilation, a.pad), weights)
     else:
-        view = windows_2d(data, (kh, kw), (oh, ow), a.stride, a.dilation, a.pad)
-        # one pass over every window (numpy's C loop), instead of one pass per tap
-        acc = np.einsum("nhwyxc,yxcm->nhwcm", view, weights)
+        # contiguous: einsum over the windows of a strided (transposed) input summed in another order
+        padded = np.ascontiguousarray(pad_hw(data, a.pad))
+        acc = depthwise_rows(padded, weights, (oh, ow), a.stride, a.dilation)
+        if acc is None:
+            acc = _depthwise_windows(patches(padded, (kh, kw), (oh, ow), a.stride, a.dilation), weights)
     return [_finish(op, acc.reshape(x.shape[0], oh, ow, c * m), bias)]
+
+
+def _depthwise_windows(view: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    """DEPTHWISE_CONV2D over a ``[N, OH, OW, KH, KW, C]`` view of its windows, in one pass over them
+    (numpy's C loop), instead of one pass per tap: where :func:`depthwise_rows` declines."""
+    return np.einsum("nhwyxc,yxcm->nhwcm", view, weights)
 
 
 def transpose_conv2d(op: Operation, args: Arrays, ctx: KernelContext) -> Arrays:

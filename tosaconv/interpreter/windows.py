@@ -15,7 +15,7 @@ summed in float64 are exact far beyond any real kernel size, see
 from __future__ import annotations
 
 import math
-from typing import Iterator, Sequence, Union
+from typing import Iterator, Optional, Sequence, Union
 
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
@@ -160,31 +160,37 @@ def pointwise_gemm(x: np.ndarray, weights: np.ndarray) -> np.ndarray:
     return acc
 
 
-def depthwise_taps(padded: np.ndarray, weights: np.ndarray, out_hw: Sequence[int], stride: Sequence[int],
-                   dilation: Sequence[int]) -> np.ndarray:
-    """``out[n, y, x, c*M + m] = sum over taps of padded[n, y*sy + ky*dy, x*sx + kx*dx, c] * weights[ky, kx, c, m]``.
+# depthwise_rows: the most weight elements it tiles along the output rows (bigger kernels and rows use einsum
+# over the windows instead); and the most stride-times-channels for which it computes every column and keeps
+# every sx-th (at stride 2: 2x the work, still faster than the windows' einsum below 256 channels)
+_ROW_WEIGHTS = 1 << 22
+_ROW_STRIDED_CHANNELS = 256
 
-    One multiply and one add per tap, each over ``[N, OH, OW*C*M]`` with the weights tiled along a row,
-    so numpy's inner loop runs over a whole output row. Columns are split into ``sx`` phases first
-    (one copy of the input), so each tap reads a contiguous run of every phase's rows.
-    """
+
+def depthwise_rows(padded: np.ndarray, weights: np.ndarray, out_hw: Sequence[int], stride: Sequence[int],
+                   dilation: Sequence[int]) -> Optional[np.ndarray]:
+    """``out[n, y, x, c*M + m] = sum over taps of padded[n, y*sy + ky*dy, x*sx + kx*dx, c] * weights[ky, kx, c, m]``,
+    as ``[N, OH, OW, C*M]``, or None where this does not pay (:data:`_ROW_WEIGHTS`, :data:`_ROW_STRIDED_CHANNELS`).
+
+    At column stride 1, tap ``(ky, kx)`` of output row ``y`` reads one contiguous run of ``OW*C*M`` values of
+    padded row ``y*sy + ky*dy``, starting at column ``kx*dx``; so the input is viewed as
+    ``[N, OH, KH, KW, OW*C*M]`` (no copy) and one einsum with the weights tiled along a row sums the taps,
+    its inner loop over the whole run (2x to 9x faster than a multiply and an add per tap, or an einsum over
+    the windows, whose inner loop runs over C). The sums go tap by tap in (ky, kx) order from 0, as before:
+    the bits are the same. At a larger column stride every column is computed and every sx-th kept."""
     kh, kw, c, m = weights.shape
     (oh, ow), (sy, sx), (dy, dx) = out_hw, stride, dilation
-    if m > 1:
-        padded = np.repeat(padded, m, axis=-1)          # input channel c feeds outputs c*M .. c*M + M-1
-    n, hp, cm = padded.shape[0], padded.shape[1], c * m
-    tiled = np.tile(weights.reshape(kh, kw, 1, cm), (1, 1, ow, 1)).reshape(kh, kw, ow * cm)
-    phases: dict = {}
-    acc = np.zeros((n, oh, ow * cm), dtype=np.result_type(padded, weights))
-    product = np.empty_like(acc)
-    for ky, kx, _ in taps(padded, (kh, kw), out_hw, stride, dilation):
-        phase, offset = divmod(kx * dx, sx)[::-1]
-        if phase not in phases:
-            phases[phase] = np.ascontiguousarray(padded[:, :, phase::sx, :]).reshape(n, hp, -1)
-        y0 = ky * dy
-        view = phases[phase][:, y0:y0 + (oh - 1) * sy + 1:sy, offset * cm:(offset + ow) * cm]
-        acc += np.multiply(view, tiled[ky, kx], out=product)
-    return acc.reshape(n, oh, ow, cm)
+    n, cm = padded.shape[0], c * m
+    width = padded.shape[2] - (kw - 1) * dx if sx > 1 else ow        # the columns computed
+    if kh * kw * width * cm > _ROW_WEIGHTS or (sx > 1 and sx * cm > _ROW_STRIDED_CHANNELS):
+        return None
+    # input channel c feeds outputs c*M .. c*M + M-1; the view needs each padded row as one contiguous run
+    padded = np.repeat(padded, m, axis=-1) if m > 1 else np.ascontiguousarray(padded)
+    tiled = np.tile(weights.reshape(kh, kw, 1, cm), (1, 1, width, 1)).reshape(kh, kw, width * cm)
+    sn, sh, sw, sc = padded.strides
+    view = as_strided(padded, (n, oh, kh, kw, width * cm), (sn, sh * sy, sh * dy, sw * dx, sc), writeable=False)
+    acc = np.einsum("nhyxr,yxr->nhr", view, tiled).reshape(n, oh, width, cm)
+    return acc if sx == 1 else acc[:, :, :(ow - 1) * sx + 1:sx]
 
 
 def centered(x: np.ndarray, zp: int, what: str, dtype: DType) -> np.ndarray:
