@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
 
+from .elementwise_binary import channel_row
 from .numeric import F32, as_int64, f32, float_result, in_dtype, out_dtype, wrap
 from .windows import (blas_type, centered, check_window, depthwise_rows, out_size, pad_hw, patches, pointwise_gemm,
                       rows, sparse_padding, window_gemm, windows_2d)
@@ -37,10 +38,23 @@ def _finish(op: Operation, acc: np.ndarray, bias: np.ndarray) -> np.ndarray:
         bias = f32(bias)
         if acc.dtype is F32 and acc.flags.c_contiguous and bias.ndim <= 1 and bias.size in (1, acc.shape[-1]):
             # overflow to infinity is the specified result (kernels run under the caller's errstate)
-            np.add(acc, bias, out=acc)
+            _add_bias(acc, bias)
             return float_result(acc, dtype)
         return float_result(acc + bias, dtype)
     return wrap(np.rint(acc).astype(np.int64) + as_int64(bias), dtype)
+
+
+def _add_bias(acc: np.ndarray, bias: np.ndarray) -> None:
+    """``acc += bias`` for a contiguous float32 ``acc`` and a bias of one value or one per channel; a few
+    channels' bias is tiled along a row of W*C values (elementwise_binary.channel_row: the same sums, in
+    about half the time at 12 to 32 channels)."""
+    row = None if acc.ndim < 2 or bias.size == 1 else channel_row(bias.reshape((1,) * (acc.ndim - 1) + (-1,)),
+                                                                  acc.shape)
+    if row is None:
+        np.add(acc, bias, out=acc)
+    else:
+        rows = acc.reshape(-1, row.size)
+        np.add(rows, row, out=rows)
 
 
 def _weights(op: Operation, w: np.ndarray) -> np.ndarray:
