@@ -14,7 +14,7 @@ and then applies ``out_pad``, cropping where it is negative.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Sequence
+from typing import TYPE_CHECKING, Optional, Sequence
 
 import numpy as np
 
@@ -28,12 +28,14 @@ if TYPE_CHECKING:
     from ..ir.graph import Operation
     from .registry import Arrays, KernelContext
 
-def _finish(op: Operation, acc: np.ndarray, bias: np.ndarray) -> np.ndarray:
+def _finish(op: Operation, acc: np.ndarray, bias: Optional[np.ndarray]) -> np.ndarray:
     """Add the bias (one value or one per output channel) and narrow to the result type.
 
     ``acc`` is the kernel's own fresh buffer: a float bias is added in place, unless ``acc`` is a strided
     view (a depthwise sum at column stride > 1), which gets a new contiguous result."""
     dtype = out_dtype(op)
+    if bias is None:    # the plan saw a bias of +0.0 whose adding no output can tell (zero_bias.py)
+        return float_result(np.ascontiguousarray(acc), dtype)
     if dtype.is_float:
         bias = f32(bias)
         if acc.dtype is F32 and acc.flags.c_contiguous and bias.ndim <= 1 and bias.size in (1, acc.shape[-1]):

@@ -21,7 +21,7 @@ The first run is the checked one: it reports a kernel's failure or a result
 that contradicts its type, and a plan whose run failed stays unchecked. It
 also notes which results share memory with an operand, so that in a static
 program a float elementwise step may write into an operand that dies with it
-(inplace.py).
+(inplace.py), and a convolution may skip a bias of zeros (zero_bias.py).
 """
 from __future__ import annotations
 
@@ -41,6 +41,7 @@ from ..limits import MAX_DIM
 from .errors import KernelError
 from .inplace import inplace_kernel, keeps_operands, produces_fresh
 from .registry import kernel_for
+from .zero_bias import skip_zero_biases
 
 if TYPE_CHECKING:
     from ..ir.graph import Graph, Operation, Value
@@ -176,6 +177,7 @@ class Plan:
         for step in self.steps:
             in_place = inplace_kernel(step, owned, self.constants)
             step.call = step.kernel if in_place is None else in_place
+        skip_zero_biases(self.steps, self.constants, {v.name for v in self.ends[0]})
         self.warm = True
 
 
