@@ -14,19 +14,21 @@ and then applies ``out_pad``, cropping where it is negative.
 """
 from __future__ import annotations
 
+import math
 from typing import TYPE_CHECKING, Optional, Sequence
 
 import numpy as np
 
+from ..limits import check_tensor, max_tensor_bytes
 from .elementwise_binary import channel_row
 from .numeric import F32, as_int64, f32, float_result, in_dtype, out_dtype, wrap
-from .windows import (blas_type, centered, check_window, depthwise_rows, out_size, pad_hw, patches, pointwise_gemm,
-                      rows, sparse_padding, window_gemm, windows_2d)
+from .windows import (RowSum, blas_type, centered, check_window, depthwise_rows, out_size, pad_hw, patches,
+                      pointwise_gemm, rows, sparse_padding, window_gemm, windows_2d)
 
 if TYPE_CHECKING:
     from ..ir.attrs import Conv2dAttrs, TransposeConv2dAttrs
     from ..ir.graph import Operation
-    from .registry import Arrays, KernelContext
+    from .registry import Arrays, Kernel, KernelContext
 
 def _finish(op: Operation, acc: np.ndarray, bias: Optional[np.ndarray]) -> np.ndarray:
     """Add the bias (one value or one per output channel) and narrow to the result type.
@@ -71,19 +73,19 @@ def _input(op: Operation, x: np.ndarray) -> np.ndarray:
     return blas_type(centered(x, op.attrs.input_zp, "input", in_dtype(op)))
 
 
-def _output_hw(x: np.ndarray, kernel_hw: Sequence[int], a: Conv2dAttrs) -> tuple:
+def _output_hw(x_shape: Sequence[int], kernel_hw: Sequence[int], a: Conv2dAttrs) -> tuple:
     check_window(a.pad, a.stride, a.dilation)
-    oh = out_size(x.shape[1], kernel_hw[0], a.pad[0], a.pad[1], a.stride[0], a.dilation[0])
-    ow = out_size(x.shape[2], kernel_hw[1], a.pad[2], a.pad[3], a.stride[1], a.dilation[1])
+    oh = out_size(x_shape[1], kernel_hw[0], a.pad[0], a.pad[1], a.stride[0], a.dilation[0])
+    ow = out_size(x_shape[2], kernel_hw[1], a.pad[2], a.pad[3], a.stride[1], a.dilation[1])
     if oh < 1 or ow < 1:
-        raise ValueError(f"the kernel {list(kernel_hw)} does not fit the padded input {list(x.shape[1:3])}")
+        raise ValueError(f"the kernel {list(kernel_hw)} does not fit the padded input {list(x_shape[1:3])}")
     return oh, ow
 
 
 def conv2d(op: Operation, args: Arrays, ctx: KernelContext) -> Arrays:
     x, w, bias = args
     a = op.attrs
-    oh, ow = _output_hw(x, w.shape[1:3], a)
+    oh, ow = _output_hw(x.shape, w.shape[1:3], a)
     data = _input(op, x)
     if w.shape[1:3] == (1, 1) and data.shape[1:3] == (oh, ow) and not any(a.pad):   # pointwise: a pixel is its window
         return [_finish(op, pointwise_gemm(data, _weights(op, w)), bias)]
@@ -109,7 +111,7 @@ def depthwise_conv2d(op: Operation, args: Arrays, ctx: KernelContext) -> Arrays:
     x, w, bias = args
     a = op.attrs
     kh, kw, c, m = w.shape
-    oh, ow = _output_hw(x, (kh, kw), a)
+    oh, ow = _output_hw(x.shape, (kh, kw), a)
     # the weights often arrive as a transposed view (a TRANSPOSE of the stored constant): einsum over a
     # strided operand runs several times slower, and the copy is small
     data, weights = _input(op, x), np.ascontiguousarray(_weights(op, w))
@@ -122,6 +124,36 @@ def depthwise_conv2d(op: Operation, args: Arrays, ctx: KernelContext) -> Arrays:
         if acc is None:
             acc = _depthwise_windows(patches(padded, (kh, kw), (oh, ow), a.stride, a.dilation), weights)
     return [_finish(op, acc.reshape(x.shape[0], oh, ow, c * m), bias)]
+
+
+def prepared_depthwise(op: Operation, weights: np.ndarray, input_shape: tuple) -> Optional[Kernel]:
+    """DEPTHWISE_CONV2D's kernel for constant float32 ``weights`` and a static float32 input of
+    ``input_shape``, with the row sum's tiled weights and geometry made once (the plan's, plan.py), or None
+    where the general kernel takes another path. Each call pads into a zeroed buffer and sums; the same bits."""
+    a = op.attrs
+    kh, kw, c, m = weights.shape
+    n, h, w, _ = input_shape
+    oh, ow = _output_hw(input_shape, (kh, kw), a)      # checks the attributes as the kernel does
+    top, bottom, left, right = (int(p) for p in a.pad)
+    padded_shape = (n, h + top + bottom, w + left + right, c * m)
+    if (weights.dtype != F32 or a.input_zp or a.weight_zp
+            or sparse_padding(np.broadcast_to(np.float32(0), (n, h, w, c)), (kh, kw), (oh, ow), a.pad)
+            or not RowSum.fits(weights.shape, padded_shape, (oh, ow), a.stride, a.dilation)):
+        return None
+    rows = RowSum(np.ascontiguousarray(weights), padded_shape, (oh, ow), a.stride, a.dilation)
+    inside = (slice(None), slice(top, top + h), slice(left, left + w))
+    padded_bytes = math.prod(padded_shape) * 4
+
+    def run(op: Operation, args: Arrays, ctx: KernelContext) -> Arrays:
+        if padded_bytes > max_tensor_bytes():
+            check_tensor("the padded input of a window op", padded_shape, F32)
+        padded = np.zeros(padded_shape, F32)
+        if m == 1:
+            padded[inside] = args[0]
+        else:                           # input channel c feeds outputs c*M .. c*M + M-1
+            padded[inside].reshape(n, h, w, c, m)[...] = args[0][..., None]
+        return [_finish(op, rows(padded).reshape(n, oh, ow, c * m), args[2])]
+    return run
 
 
 def _depthwise_windows(view: np.ndarray, weights: np.ndarray) -> np.ndarray:

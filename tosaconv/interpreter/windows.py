@@ -165,12 +165,25 @@ def pointwise_gemm(x: np.ndarray, weights: np.ndarray) -> np.ndarray:
 # every sx-th (at stride 2: 2x the work, still faster than the windows' einsum below 256 channels)
 _ROW_WEIGHTS = 1 << 22
 _ROW_STRIDED_CHANNELS = 256
+_ROW_SMALL = 1 << 15      # tiled weights of at most this many elements: a row sum at any stride (less overhead)
 
 
 def depthwise_rows(padded: np.ndarray, weights: np.ndarray, out_hw: Sequence[int], stride: Sequence[int],
                    dilation: Sequence[int]) -> Optional[np.ndarray]:
     """``out[n, y, x, c*M + m] = sum over taps of padded[n, y*sy + ky*dy, x*sx + kx*dx, c] * weights[ky, kx, c, m]``,
     as ``[N, OH, OW, C*M]``, or None where this does not pay (:data:`_ROW_WEIGHTS`, :data:`_ROW_STRIDED_CHANNELS`).
+    See :class:`RowSum`."""
+    if not RowSum.fits(weights.shape, padded.shape, out_hw, stride, dilation):
+        return None
+    # input channel c feeds outputs c*M .. c*M + M-1; the view needs each padded row as one contiguous run
+    m = weights.shape[3]
+    padded = np.repeat(padded, m, axis=-1) if m > 1 else np.ascontiguousarray(padded)
+    return RowSum(weights, padded.shape, out_hw, stride, dilation)(padded)
+
+
+class RowSum:
+    """A depthwise sum over rows of the padded input, for one geometry and one set of weights (made once
+    per call, or once per plan when the weights are constant: convolution.prepared_depthwise).
 
     At column stride 1, tap ``(ky, kx)`` of output row ``y`` reads one contiguous run of ``OW*C*M`` values of
     padded row ``y*sy + ky*dy``, starting at column ``kx*dx``; so the input is viewed as
@@ -178,19 +191,44 @@ def depthwise_rows(padded: np.ndarray, weights: np.ndarray, out_hw: Sequence[int
     its inner loop over the whole run (2x to 9x faster than a multiply and an add per tap, or an einsum over
     the windows, whose inner loop runs over C). The sums go tap by tap in (ky, kx) order from 0, as before:
     the bits are the same. At a larger column stride every column is computed and every sx-th kept."""
-    kh, kw, c, m = weights.shape
-    (oh, ow), (sy, sx), (dy, dx) = out_hw, stride, dilation
-    n, cm = padded.shape[0], c * m
-    width = padded.shape[2] - (kw - 1) * dx if sx > 1 else ow        # the columns computed
-    if kh * kw * width * cm > _ROW_WEIGHTS or (sx > 1 and sx * cm > _ROW_STRIDED_CHANNELS):
-        return None
-    # input channel c feeds outputs c*M .. c*M + M-1; the view needs each padded row as one contiguous run
-    padded = np.repeat(padded, m, axis=-1) if m > 1 else np.ascontiguousarray(padded)
-    tiled = np.tile(weights.reshape(kh, kw, 1, cm), (1, 1, width, 1)).reshape(kh, kw, width * cm)
-    sn, sh, sw, sc = padded.strides
-    view = as_strided(padded, (n, oh, kh, kw, width * cm), (sn, sh * sy, sh * dy, sw * dx, sc), writeable=False)
-    acc = np.einsum("nhyxr,yxr->nhr", view, tiled).reshape(n, oh, width, cm)
-    return acc if sx == 1 else acc[:, :, :(ow - 1) * sx + 1:sx]
+
+    __slots__ = ("tiled", "shape", "strides", "out", "stride_x", "ow")
+
+    def __init__(self, weights: np.ndarray, padded_shape: Sequence[int], out_hw: Sequence[int],
+                 stride: Sequence[int], dilation: Sequence[int]) -> None:
+        kh, kw, c, m = weights.shape
+        (oh, ow), (sy, sx), (dy, dx) = out_hw, stride, dilation
+        n, _, wp, cm = padded_shape[0], padded_shape[1], padded_shape[2], c * m     # channels repeated M times
+        width = _row_width(kw, wp, ow, sx, dx)
+        self.tiled = np.tile(weights.reshape(kh, kw, 1, cm), (1, 1, width, 1)).reshape(kh, kw, width * cm)
+        item = self.tiled.itemsize
+        row = padded_shape[2] * cm * item                                 # the strides of a contiguous input
+        self.shape = (n, oh, kh, kw, width * cm)
+        self.strides = (padded_shape[1] * row, row * sy, row * dy, cm * item * dx, item)
+        self.out = (n, oh, width, cm)
+        self.stride_x, self.ow = sx, ow
+
+    @staticmethod
+    def fits(weights_shape: Sequence[int], padded_shape: Sequence[int], out_hw: Sequence[int],
+             stride: Sequence[int], dilation: Sequence[int]) -> bool:
+        """True where the row sum pays (:data:`_ROW_WEIGHTS`, :data:`_ROW_STRIDED_CHANNELS`)."""
+        kh, kw, c, m = weights_shape
+        sx = stride[1]
+        width = _row_width(kw, padded_shape[2], out_hw[1], sx, dilation[1])
+        tiled = kh * kw * width * c * m
+        return tiled <= _ROW_WEIGHTS and (sx == 1 or sx * c * m <= _ROW_STRIDED_CHANNELS or tiled <= _ROW_SMALL)
+
+    def __call__(self, padded: np.ndarray) -> np.ndarray:
+        """The sums ``[N, OH, OW, C*M]`` over a C-contiguous padded input (channels already repeated M times)."""
+        view = np.ndarray(self.shape, padded.dtype, padded, 0, self.strides)
+        view.flags.writeable = False
+        acc = np.einsum("nhyxr,yxr->nhr", view, self.tiled).reshape(self.out)
+        return acc if self.stride_x == 1 else acc[:, :, :(self.ow - 1) * self.stride_x + 1:self.stride_x]
+
+
+def _row_width(kw: int, padded_width: int, ow: int, sx: int, dx: int) -> int:
+    """The output columns a row sum computes: OW at column stride 1, else every column the kernel fits."""
+    return padded_width - (kw - 1) * dx if sx > 1 else ow
 
 
 def centered(x: np.ndarray, zp: int, what: str, dtype: DType) -> np.ndarray:
