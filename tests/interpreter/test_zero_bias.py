@@ -69,8 +69,9 @@ def run_and_compare(graph: Graph, bias: np.ndarray, shift: np.ndarray) -> None:
 
 
 def skipped(graph: Graph) -> bool:
+    """True when the plan's warm runs call the convolution without its bias (zero_bias._without_bias)."""
     conv = [s for s in plan_for(graph, {}).steps if s.opdef.name == "CONV2D"][0]
-    return conv.call is not conv.kernel
+    return conv.call.__qualname__.startswith("_without_bias.")
 
 
 ZEROS = np.zeros(2, np.float32)

@@ -22,7 +22,7 @@ import numpy as np
 from ..limits import check_tensor, max_tensor_bytes
 from .elementwise_binary import channel_row
 from .numeric import F32, as_int64, f32, float_result, in_dtype, out_dtype, wrap
-from .windows import (RowSum, blas_type, centered, check_window, depthwise_rows, out_size, pad_hw, patches,
+from .windows import (Pointwise, RowSum, blas_type, centered, check_window, depthwise_rows, out_size, pad_hw, patches,
                       pointwise_gemm, rows, sparse_padding, window_gemm, windows_2d)
 
 if TYPE_CHECKING:
@@ -124,6 +124,28 @@ def depthwise_conv2d(op: Operation, args: Arrays, ctx: KernelContext) -> Arrays:
         if acc is None:
             acc = _depthwise_windows(patches(padded, (kh, kw), (oh, ow), a.stride, a.dilation), weights)
     return [_finish(op, acc.reshape(x.shape[0], oh, ow, c * m), bias)]
+
+
+def prepared_pointwise(op: Operation, weights: np.ndarray, input_shape: tuple, bias: np.ndarray) -> Optional[Kernel]:
+    """CONV2D's kernel for a 1x1 convolution (stride 1, no padding) with constant float32 ``weights`` and
+    ``bias`` on a static float32 input of ``input_shape``, its geometry and bias row made once (the plan's,
+    plan.py), or None where the general kernel takes another path. The same products and sums, the same bits."""
+    a = op.attrs
+    if (weights.shape[1:3] != (1, 1) or any(a.pad) or tuple(a.stride) != (1, 1) or weights.dtype != F32
+            or bias.dtype != F32 or bias.ndim > 1 or bias.size not in (1, weights.shape[0])):
+        return None
+    product = Pointwise(weights, input_shape)
+    row = None if bias.size == 1 or len(input_shape) < 2 else channel_row(bias.reshape(1, 1, 1, -1), product.shape)
+
+    def run(op: Operation, args: Arrays, ctx: KernelContext) -> Arrays:
+        acc, now = product(args[0]), args[2]
+        if now is bias and row is not None:
+            rows = acc.reshape(-1, row.size)
+            np.add(rows, row, out=rows)
+        elif now is not None:       # None: the plan skips a bias of zeros (zero_bias.py)
+            _add_bias(acc, f32(now))
+        return [acc]
+    return run
 
 
 def prepared_depthwise(op: Operation, weights: np.ndarray, input_shape: tuple) -> Optional[Kernel]:

@@ -22,7 +22,7 @@ that contradicts its type, and a plan whose run failed stays unchecked. It
 also notes which results share memory with an operand, so that in a static
 program a float elementwise step may write into an operand that dies with it
 (inplace.py), and a convolution may skip a bias of zeros (zero_bias.py). A static program's
-depthwise convolutions with constant weights get a kernel made once for them (prepared_depthwise).
+depthwise and 1x1 convolutions with constant weights get kernels made once for them (convolution.py).
 """
 from __future__ import annotations
 
@@ -39,7 +39,7 @@ from ..ir.dtypes import DType
 from ..ir.graph import walk_graphs
 from ..ir.types import IndexType
 from ..limits import MAX_DIM
-from .convolution import prepared_depthwise
+from .convolution import prepared_depthwise, prepared_pointwise
 from .errors import KernelError
 from .inplace import inplace_kernel, keeps_operands, produces_fresh
 from .registry import kernel_for
@@ -184,15 +184,18 @@ class Plan:
 
 
 def _prepared(step: Step, constants: dict) -> Optional[Callable]:
-    """A kernel made once for a trusted DEPTHWISE_CONV2D with constant float32 weights and a static float32
-    input (convolution.prepared_depthwise), or None."""
-    if not step.trusted or step.opdef.name != "DEPTHWISE_CONV2D":
+    """A kernel made once for a trusted convolution with constant float32 weights (and, for CONV2D, bias) on a
+    static float32 input (convolution.prepared_depthwise, prepared_pointwise), or None."""
+    kind = step.opdef.name
+    if not step.trusted or kind not in ("CONV2D", "DEPTHWISE_CONV2D"):
         return None
-    weights, x = constants.get(step.operands[1]), step.op.operands[0].type
+    weights, bias, x = constants.get(step.operands[1]), constants.get(step.operands[2]), step.op.operands[0].type
     if not isinstance(weights, np.ndarray) or step.results[0].dtype != np.float32 or x.dtype != DType.FP32 \
             or not set(map(type, x.shape)) <= _INT:
         return None
-    return prepared_depthwise(step.op, weights, tuple(x.shape))
+    if kind == "DEPTHWISE_CONV2D":
+        return prepared_depthwise(step.op, weights, tuple(x.shape))
+    return prepared_pointwise(step.op, weights, tuple(x.shape), bias) if isinstance(bias, np.ndarray) else None
 
 
 def _owned_values(steps: list, shared: set) -> dict:

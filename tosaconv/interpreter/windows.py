@@ -143,21 +143,37 @@ _MANY_CHANNELS = 8
 
 
 def pointwise_gemm(x: np.ndarray, weights: np.ndarray) -> np.ndarray:
-    """A 1x1 convolution with stride 1 and no padding: ``[N, H, W, C] @ [M, 1, 1, C]^T`` as one BLAS product.
+    """A 1x1 convolution with stride 1 and no padding: ``[N, H, W, C] @ [M, 1, 1, C]^T`` as one BLAS product
+    (:class:`Pointwise`)."""
+    return Pointwise(weights, x.shape)(x)
+
+
+class Pointwise:
+    """A 1x1 convolution's product for one input shape and one set of weights ``[M, 1, 1, C]`` (made once per
+    call, or once per plan when the weights are constant: convolution.prepared_pointwise).
 
     On a few pixels (the deep layers of a small input) the product runs transposed, ``[M, C] @ [C, pixels]``:
     with the few pixels as the rows, OpenBLAS's float32 product took up to twice as long (6 pixels, 384 to
     768 channels: 250 us against 130 us; 48 pixels to 768 channels: 450 us against 360 us; at 96 pixels to
     192 channels the plain product is faster again). The sums are the same; only their float32 rounding
     differs."""
-    m = weights.shape[0]
-    pixels = np.ascontiguousarray(rows(x))
-    if pixels.shape[0] <= _FEW_PIXELS or m >= _MANY_CHANNELS * pixels.shape[0]:
-        product = np.matmul(weights.reshape(m, -1), pixels.T)
-        return np.ascontiguousarray(product.T).reshape(*x.shape[:-1], m)
-    acc = np.empty((*x.shape[:-1], m), dtype=np.result_type(x, weights))
-    np.matmul(pixels, weights.reshape(m, -1).T, out=acc.reshape(-1, m))
-    return acc
+
+    __slots__ = ("matrix", "pixels", "shape", "transposed")
+
+    def __init__(self, weights: np.ndarray, x_shape: Sequence[int]) -> None:
+        m = weights.shape[0]
+        self.matrix = weights.reshape(m, -1)
+        self.pixels = math.prod(x_shape[:-1])
+        self.shape = (*x_shape[:-1], m)
+        self.transposed = self.pixels <= _FEW_PIXELS or m >= _MANY_CHANNELS * self.pixels
+
+    def __call__(self, x: np.ndarray) -> np.ndarray:
+        pixels = np.ascontiguousarray(x.reshape(self.pixels, -1))
+        if self.transposed:
+            return np.ascontiguousarray(np.matmul(self.matrix, pixels.T).T).reshape(self.shape)
+        acc = np.empty(self.shape, dtype=np.result_type(x, self.matrix))
+        np.matmul(pixels, self.matrix.T, out=acc.reshape(self.pixels, -1))
+        return acc
 
 
 # depthwise_rows: the most weight elements it tiles along the output rows (bigger kernels and rows use einsum
