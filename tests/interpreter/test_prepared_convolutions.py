@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tosaconv.interpreter import evaluate
+from tosaconv.interpreter import convolution, evaluate
 from tosaconv.interpreter.plan import plan_for
 from tosaconv.ir import attrs as A
 from tosaconv.ir.builder import Builder
@@ -83,3 +83,21 @@ def test_a_1x1_convolution_gives_the_first_runs_bits_on_later_runs(pixels_hw, ch
     step = [s for s in plan_for(graph, {}).steps if s.opdef.name == "CONV2D"][0]
     assert step.call is not step.kernel
     assert shape == tuple(step.op.operands[0].type.shape)
+
+
+def test_tiled_weights_above_the_cap_are_not_kept(monkeypatch):
+    """A depthwise kernel whose tiled weights would exceed what a plan keeps runs the general kernel
+    (which tiles them per call) on later runs too, with the same bits."""
+    monkeypatch.setattr(convolution, "_PREPARED_TILED", 0)
+    shape, channels = (1, 6, 8, 4), 4
+    w = RNG.standard_normal((3, 3, channels, 1)).astype(np.float32)
+    bias = RNG.standard_normal(channels).astype(np.float32)
+    shift = np.full((1, 1, 1, channels), 0.5, np.float32)
+    a = A.Conv2dAttrs((1, 1, 1, 1), (1, 1), (1, 1), DType.FP32)
+    graph = depthwise_graph(shape, w, bias, a, shift)
+    for _ in range(3):
+        x = RNG.standard_normal(shape).astype(np.float32)
+        want = tap_order_depthwise_f32(x, w, bias, a) + shift
+        np.testing.assert_array_equal(evaluate(graph, {"x": x})["y"].view(np.uint32), want.view(np.uint32))
+    step = [s for s in plan_for(graph, {}).steps if s.opdef.name == "DEPTHWISE_CONV2D"][0]
+    assert step.call is step.kernel

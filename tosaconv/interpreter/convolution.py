@@ -148,6 +148,10 @@ def prepared_pointwise(op: Operation, weights: np.ndarray, input_shape: tuple, b
     return run
 
 
+# the most tiled weight elements a prepared depthwise kernel keeps (4 MB)
+_PREPARED_TILED = 1 << 20
+
+
 def prepared_depthwise(op: Operation, weights: np.ndarray, input_shape: tuple) -> Optional[Kernel]:
     """DEPTHWISE_CONV2D's kernel for constant float32 ``weights`` and a static float32 input of
     ``input_shape``, with the row sum's tiled weights and geometry made once (the plan's, plan.py), or None
@@ -163,6 +167,8 @@ def prepared_depthwise(op: Operation, weights: np.ndarray, input_shape: tuple) -
             or not RowSum.fits(weights.shape, padded_shape, (oh, ow), a.stride, a.dilation)):
         return None
     rows = RowSum(np.ascontiguousarray(weights), padded_shape, (oh, ow), a.stride, a.dilation)
+    if rows.tiled.size > _PREPARED_TILED:      # held as long as the plan: the general kernel tiles per call
+        return None
     inside = (slice(None), slice(top, top + h), slice(left, left + w))
     padded_bytes = math.prod(padded_shape) * 4
 
