@@ -173,6 +173,36 @@ def test_depthwise_conv2d_float_against_float64_loops(channels, m, stride, dilat
     np.testing.assert_allclose(got, loop_depthwise(x, w, bias, a, dtype=np.float64), rtol=1e-5, atol=1e-5)
 
 
+def tap_order_depthwise_f32(x, w, bias, a) -> np.ndarray:
+    """The pseudocode's float32 sum: from 0, one product per tap in (ky, kx) order, then the bias; every
+    multiply and add rounded to float32 on its own."""
+    kh, kw, c, m = w.shape
+    (sy, sx), (dy, dx) = a.stride, a.dilation
+    xp = np.repeat(np.pad(x, [(0, 0), (a.pad[0], a.pad[1]), (a.pad[2], a.pad[3]), (0, 0)]), m, axis=-1)
+    oh = (xp.shape[1] - (kh - 1) * dy - 1) // sy + 1
+    ow = (xp.shape[2] - (kw - 1) * dx - 1) // sx + 1
+    acc = np.zeros((x.shape[0], oh, ow, c * m), np.float32)
+    for ky in range(kh):
+        for kx in range(kw):
+            tap = xp[:, ky * dy:ky * dy + (oh - 1) * sy + 1:sy, kx * dx:kx * dx + (ow - 1) * sx + 1:sx]
+            acc = acc + tap * w[ky, kx].reshape(c * m)
+    return acc + bias
+
+
+@pytest.mark.parametrize("channels, m", [(5, 1), (6, 3), (40, 1), (300, 1)])   # 300 at stride 2: the window einsum
+@pytest.mark.parametrize("stride, dilation", [((1, 1), (1, 1)), ((2, 2), (1, 1)), ((1, 3), (2, 1)), ((2, 1), (1, 2))])
+def test_depthwise_conv2d_float_sums_taps_in_order(channels, m, stride, dilation):
+    """Each path (rows of the padded input at column stride 1, every column then every sx-th, the windows'
+    einsum) gives the same float32 bits as the taps summed in order, also on a transposed (strided) input."""
+    x = RNG.standard_normal((2, channels, 9, 11)).astype(np.float32).transpose(0, 2, 3, 1)
+    w = RNG.standard_normal((3, 2, channels, m)).astype(np.float32)
+    bias = RNG.standard_normal(channels * m).astype(np.float32)
+    for pad in [(1, 1, 0, 1), (0, 0, 0, 0)]:
+        a = A.Conv2dAttrs(pad, stride, dilation, DType.FP32)
+        got = run_op(Op.DEPTHWISE_CONV2D, [x, w, bias], a)
+        np.testing.assert_array_equal(got, tap_order_depthwise_f32(x, w, bias, a))
+
+
 @pytest.mark.parametrize("out_pad", [(0, 0, 0, 0), (-2, 1, 3, -1)])
 def test_transpose_conv2d_int8_extremes_are_exact(out_pad):
     x, w = extreme_int8((2, 4, 3, 16)), extreme_int8((3, 3, 4, 16))

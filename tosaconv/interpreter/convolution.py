@@ -14,38 +14,51 @@ and then applies ``out_pad``, cropping where it is negative.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Sequence
+import math
+from typing import TYPE_CHECKING, Optional, Sequence
 
 import numpy as np
 
+from ..limits import check_tensor, max_tensor_bytes
+from .elementwise_binary import channel_row
 from .numeric import F32, as_int64, f32, float_result, in_dtype, out_dtype, wrap
-from .windows import (blas_type, centered, check_window, depthwise_taps, out_size, pad_hw, patches, pointwise_gemm,
-                      rows, sparse_padding, window_gemm, windows_2d)
-
-# DEPTHWISE_CONV2D: below this many output channels einsum's inner loop (over the channels) is too short, and a
-# pass per tap over rows of OW*C values is faster (3x at 16 channels; einsum wins from about 64); kernels of
-# more taps than this stay with einsum, whose one pass does not grow with the kernel
-_DEPTHWISE_EINSUM_CHANNELS = 48
-_DEPTHWISE_MAX_TAPS = 64
+from .windows import (Pointwise, RowSum, blas_type, centered, check_window, depthwise_rows, out_size, pad_hw, patches,
+                      pointwise_gemm, rows, sparse_padding, window_gemm, windows_2d)
 
 if TYPE_CHECKING:
     from ..ir.attrs import Conv2dAttrs, TransposeConv2dAttrs
     from ..ir.graph import Operation
-    from .registry import Arrays, KernelContext
+    from .registry import Arrays, Kernel, KernelContext
 
-def _finish(op: Operation, acc: np.ndarray, bias: np.ndarray) -> np.ndarray:
+def _finish(op: Operation, acc: np.ndarray, bias: Optional[np.ndarray]) -> np.ndarray:
     """Add the bias (one value or one per output channel) and narrow to the result type.
 
-    ``acc`` is the kernel's own fresh buffer: a float bias is added in place."""
+    ``acc`` is the kernel's own fresh buffer: a float bias is added in place, unless ``acc`` is a strided
+    view (a depthwise sum at column stride > 1), which gets a new contiguous result."""
     dtype = out_dtype(op)
+    if bias is None:    # the plan saw a bias of +0.0 whose adding no output can tell (zero_bias.py)
+        return float_result(np.ascontiguousarray(acc), dtype)
     if dtype.is_float:
         bias = f32(bias)
-        if acc.dtype is F32 and bias.ndim <= 1 and bias.size in (1, acc.shape[-1]):
+        if acc.dtype is F32 and acc.flags.c_contiguous and bias.ndim <= 1 and bias.size in (1, acc.shape[-1]):
             # overflow to infinity is the specified result (kernels run under the caller's errstate)
-            np.add(acc, bias, out=acc)
+            _add_bias(acc, bias)
             return float_result(acc, dtype)
         return float_result(acc + bias, dtype)
     return wrap(np.rint(acc).astype(np.int64) + as_int64(bias), dtype)
+
+
+def _add_bias(acc: np.ndarray, bias: np.ndarray) -> None:
+    """``acc += bias`` for a contiguous float32 ``acc`` and a bias of one value or one per channel; a few
+    channels' bias is tiled along a row of W*C values (elementwise_binary.channel_row: the same sums, in
+    about half the time at 12 to 32 channels)."""
+    row = None if acc.ndim < 2 or bias.size == 1 else channel_row(bias.reshape((1,) * (acc.ndim - 1) + (-1,)),
+                                                                  acc.shape)
+    if row is None:
+        np.add(acc, bias, out=acc)
+    else:
+        rows = acc.reshape(-1, row.size)
+        np.add(rows, row, out=rows)
 
 
 def _weights(op: Operation, w: np.ndarray) -> np.ndarray:
@@ -60,19 +73,19 @@ def _input(op: Operation, x: np.ndarray) -> np.ndarray:
     return blas_type(centered(x, op.attrs.input_zp, "input", in_dtype(op)))
 
 
-def _output_hw(x: np.ndarray, kernel_hw: Sequence[int], a: Conv2dAttrs) -> tuple:
+def _output_hw(x_shape: Sequence[int], kernel_hw: Sequence[int], a: Conv2dAttrs) -> tuple:
     check_window(a.pad, a.stride, a.dilation)
-    oh = out_size(x.shape[1], kernel_hw[0], a.pad[0], a.pad[1], a.stride[0], a.dilation[0])
-    ow = out_size(x.shape[2], kernel_hw[1], a.pad[2], a.pad[3], a.stride[1], a.dilation[1])
+    oh = out_size(x_shape[1], kernel_hw[0], a.pad[0], a.pad[1], a.stride[0], a.dilation[0])
+    ow = out_size(x_shape[2], kernel_hw[1], a.pad[2], a.pad[3], a.stride[1], a.dilation[1])
     if oh < 1 or ow < 1:
-        raise ValueError(f"the kernel {list(kernel_hw)} does not fit the padded input {list(x.shape[1:3])}")
+        raise ValueError(f"the kernel {list(kernel_hw)} does not fit the padded input {list(x_shape[1:3])}")
     return oh, ow
 
 
 def conv2d(op: Operation, args: Arrays, ctx: KernelContext) -> Arrays:
     x, w, bias = args
     a = op.attrs
-    oh, ow = _output_hw(x, w.shape[1:3], a)
+    oh, ow = _output_hw(x.shape, w.shape[1:3], a)
     data = _input(op, x)
     if w.shape[1:3] == (1, 1) and data.shape[1:3] == (oh, ow) and not any(a.pad):   # pointwise: a pixel is its window
         return [_finish(op, pointwise_gemm(data, _weights(op, w)), bias)]
@@ -98,18 +111,83 @@ def depthwise_conv2d(op: Operation, args: Arrays, ctx: KernelContext) -> Arrays:
     x, w, bias = args
     a = op.attrs
     kh, kw, c, m = w.shape
-    oh, ow = _output_hw(x, (kh, kw), a)
+    oh, ow = _output_hw(x.shape, (kh, kw), a)
     # the weights often arrive as a transposed view (a TRANSPOSE of the stored constant): einsum over a
     # strided operand runs several times slower, and the copy is small
     data, weights = _input(op, x), np.ascontiguousarray(_weights(op, w))
-    if (c * m < _DEPTHWISE_EINSUM_CHANNELS and kh * kw <= _DEPTHWISE_MAX_TAPS
-            and not sparse_padding(data, (kh, kw), (oh, ow), a.pad)):
-        acc = depthwise_taps(pad_hw(data, a.pad), weights, (oh, ow), a.stride, a.dilation)
+    if sparse_padding(data, (kh, kw), (oh, ow), a.pad):
+        acc = _depthwise_windows(windows_2d(data, (kh, kw), (oh, ow), a.stride, a.dilation, a.pad), weights)
     else:
-        view = windows_2d(data, (kh, kw), (oh, ow), a.stride, a.dilation, a.pad)
-        # one pass over every window (numpy's C loop), instead of one pass per tap
-        acc = np.einsum("nhwyxc,yxcm->nhwcm", view, weights)
+        # contiguous: einsum over the windows of a strided (transposed) input summed in another order
+        padded = np.ascontiguousarray(pad_hw(data, a.pad))
+        acc = depthwise_rows(padded, weights, (oh, ow), a.stride, a.dilation)
+        if acc is None:
+            acc = _depthwise_windows(patches(padded, (kh, kw), (oh, ow), a.stride, a.dilation), weights)
     return [_finish(op, acc.reshape(x.shape[0], oh, ow, c * m), bias)]
+
+
+def prepared_pointwise(op: Operation, weights: np.ndarray, input_shape: tuple, bias: np.ndarray) -> Optional[Kernel]:
+    """CONV2D's kernel for a 1x1 convolution (stride 1, no padding) with constant float32 ``weights`` and
+    ``bias`` on a static float32 input of ``input_shape``, its geometry and bias row made once (the plan's,
+    plan.py), or None where the general kernel takes another path. The same products and sums, the same bits."""
+    a = op.attrs
+    if (weights.shape[1:3] != (1, 1) or any(a.pad) or tuple(a.stride) != (1, 1) or weights.dtype != F32
+            or bias.dtype != F32 or bias.ndim > 1 or bias.size not in (1, weights.shape[0])):
+        return None
+    product = Pointwise(weights, input_shape)
+    row = None if bias.size == 1 or len(input_shape) < 2 else channel_row(bias.reshape(1, 1, 1, -1), product.shape)
+
+    def run(op: Operation, args: Arrays, ctx: KernelContext) -> Arrays:
+        acc, now = product(args[0]), args[2]
+        if now is bias and row is not None:
+            rows = acc.reshape(-1, row.size)
+            np.add(rows, row, out=rows)
+        elif now is not None:       # None: the plan skips a bias of zeros (zero_bias.py)
+            _add_bias(acc, f32(now))
+        return [acc]
+    return run
+
+
+# the most tiled weight elements a prepared depthwise kernel keeps (4 MB)
+_PREPARED_TILED = 1 << 20
+
+
+def prepared_depthwise(op: Operation, weights: np.ndarray, input_shape: tuple) -> Optional[Kernel]:
+    """DEPTHWISE_CONV2D's kernel for constant float32 ``weights`` and a static float32 input of
+    ``input_shape``, with the row sum's tiled weights and geometry made once (the plan's, plan.py), or None
+    where the general kernel takes another path. Each call pads into a zeroed buffer and sums; the same bits."""
+    a = op.attrs
+    kh, kw, c, m = weights.shape
+    n, h, w, _ = input_shape
+    oh, ow = _output_hw(input_shape, (kh, kw), a)      # checks the attributes as the kernel does
+    top, bottom, left, right = (int(p) for p in a.pad)
+    padded_shape = (n, h + top + bottom, w + left + right, c * m)
+    if (weights.dtype != F32 or a.input_zp or a.weight_zp
+            or sparse_padding(np.broadcast_to(np.float32(0), (n, h, w, c)), (kh, kw), (oh, ow), a.pad)
+            or not RowSum.fits(weights.shape, padded_shape, (oh, ow), a.stride, a.dilation)):
+        return None
+    rows = RowSum(np.ascontiguousarray(weights), padded_shape, (oh, ow), a.stride, a.dilation)
+    if rows.tiled.size > _PREPARED_TILED:      # held as long as the plan: the general kernel tiles per call
+        return None
+    inside = (slice(None), slice(top, top + h), slice(left, left + w))
+    padded_bytes = math.prod(padded_shape) * 4
+
+    def run(op: Operation, args: Arrays, ctx: KernelContext) -> Arrays:
+        if padded_bytes > max_tensor_bytes():
+            check_tensor("the padded input of a window op", padded_shape, F32)
+        padded = np.zeros(padded_shape, F32)
+        if m == 1:
+            padded[inside] = args[0]
+        else:                           # input channel c feeds outputs c*M .. c*M + M-1
+            padded[inside].reshape(n, h, w, c, m)[...] = args[0][..., None]
+        return [_finish(op, rows(padded).reshape(n, oh, ow, c * m), args[2])]
+    return run
+
+
+def _depthwise_windows(view: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    """DEPTHWISE_CONV2D over a ``[N, OH, OW, KH, KW, C]`` view of its windows, in one pass over them
+    (numpy's C loop), instead of one pass per tap: where :func:`depthwise_rows` declines."""
+    return np.einsum("nhwyxc,yxcm->nhwcm", view, weights)
 
 
 def transpose_conv2d(op: Operation, args: Arrays, ctx: KernelContext) -> Arrays:

@@ -1,5 +1,8 @@
 """In-place elementwise steps: a float ADD, SUB, MUL or CLAMP writes into an operand that dies with it.
 
+(A float ADD, SUB or MUL with no such operand still gets a plan-made kernel: the same ufunc into a new
+array, without the kernel's per-call checks; see _fresh_binary.)
+
 Between convolutions, conv nets run chains of small elementwise ops (a batch
 norm's MUL and ADD, HardSwish's ADD, CLAMP, MUL, MUL). Each kernel call
 allocates its result, and a large result costs fresh pages every run. When
@@ -72,6 +75,25 @@ def _binary_rows(ufunc: np.ufunc, target: int, tiled: np.ndarray) -> Kernel:
     return run
 
 
+def _fresh_binary(ufunc: np.ufunc, operands: list, constants: dict, shape: tuple) -> Kernel:
+    """``ufunc`` of the two operands into a new array, as the kernel computes it (a per-channel constant tiled
+    along rows of the other operand when that has the result's shape and is C-contiguous), without the
+    kernel's dtype and layout checks, which a trusted float32 step does not need (4 us a call)."""
+    for target in (0, 1):
+        tiled = _tiled_row(constants.get(operands[1 - target]), shape)
+        if tiled is not None:
+            break
+    width = 0 if tiled is None else tiled.size
+
+    def run(op: Operation, args: Arrays, ctx: KernelContext) -> Arrays:
+        big = args[target]
+        if tiled is None or big.shape != shape or not big.flags.c_contiguous:
+            return [ufunc(args[0], args[1])]
+        rows = big.reshape(-1, width)
+        return [ufunc(*((rows, tiled) if target == 0 else (tiled, rows))).reshape(shape)]
+    return run
+
+
 def _tiled_row(constant: Optional[np.ndarray], shape: tuple) -> Optional[np.ndarray]:
     """A per-channel ``constant`` tiled along a row of a result of ``shape``, by the kernel's own rule, else None."""
     row = None if constant is None else channel_row(constant, shape)
@@ -83,7 +105,8 @@ def _tiled_row(constant: Optional[np.ndarray], shape: tuple) -> Optional[np.ndar
 def _clamp(lo: np.float32, hi: np.float32) -> Kernel:
     """CLAMP's plain case, written into its operand."""
     def run(op: Operation, args: Arrays, ctx: KernelContext) -> Arrays:
-        return [np.clip(args[0], lo, hi, out=args[0])]
+        x = args[0]
+        return [x.clip(lo, hi, out=x)]     # the method: np.clip's ufunc without its dispatch (3 us a call)
     return run
 
 
@@ -117,7 +140,7 @@ def inplace_kernel(step: Step, owned: dict, constants: dict) -> Optional[Kernel]
                 if tiled is not None:
                     return _binary_rows(_UFUNCS[kind], index, tiled)
                 return _binary(_UFUNCS[kind], index)
-        return None
+        return _fresh_binary(_UFUNCS[kind], step.operands, constants, shape)
     if kind == "CLAMP" and free(step.operands[0], shape):
         bounds = _clamp_bounds(op)
         return None if bounds is None else _clamp(*bounds)

@@ -21,7 +21,8 @@ The first run is the checked one: it reports a kernel's failure or a result
 that contradicts its type, and a plan whose run failed stays unchecked. It
 also notes which results share memory with an operand, so that in a static
 program a float elementwise step may write into an operand that dies with it
-(inplace.py).
+(inplace.py), and a convolution may skip a bias of zeros (zero_bias.py). A static program's
+depthwise and 1x1 convolutions with constant weights get kernels made once for them (convolution.py).
 """
 from __future__ import annotations
 
@@ -38,9 +39,11 @@ from ..ir.dtypes import DType
 from ..ir.graph import walk_graphs
 from ..ir.types import IndexType
 from ..limits import MAX_DIM
+from .convolution import prepared_depthwise, prepared_pointwise
 from .errors import KernelError
 from .inplace import inplace_kernel, keeps_operands, produces_fresh
 from .registry import kernel_for
+from .zero_bias import skip_zero_biases
 
 if TYPE_CHECKING:
     from ..ir.graph import Graph, Operation, Value
@@ -174,9 +177,25 @@ class Plan:
         static = all(step.checkable for step in self.steps)
         owned = _owned_values(self.steps, self.shared) if static else {}
         for step in self.steps:
-            in_place = inplace_kernel(step, owned, self.constants)
-            step.call = step.kernel if in_place is None else in_place
+            special = inplace_kernel(step, owned, self.constants) or (_prepared(step, self.constants) if static else None)
+            step.call = step.kernel if special is None else special
+        skip_zero_biases(self.steps, self.constants, {v.name for v in self.ends[0]})
         self.warm = True
+
+
+def _prepared(step: Step, constants: dict) -> Optional[Callable]:
+    """A kernel made once for a trusted convolution with constant float32 weights (and, for CONV2D, bias) on a
+    static float32 input (convolution.prepared_depthwise, prepared_pointwise), or None."""
+    kind = step.opdef.name
+    if not step.trusted or kind not in ("CONV2D", "DEPTHWISE_CONV2D"):
+        return None
+    weights, bias, x = constants.get(step.operands[1]), constants.get(step.operands[2]), step.op.operands[0].type
+    if not isinstance(weights, np.ndarray) or step.results[0].dtype != np.float32 or x.dtype != DType.FP32 \
+            or not set(map(type, x.shape)) <= _INT:
+        return None
+    if kind == "DEPTHWISE_CONV2D":
+        return prepared_depthwise(step.op, weights, tuple(x.shape))
+    return prepared_pointwise(step.op, weights, tuple(x.shape), bias) if isinstance(bias, np.ndarray) else None
 
 
 def _owned_values(steps: list, shared: set) -> dict:

@@ -1,0 +1,103 @@
+"""Convolution kernels made once per plan (convolution.prepared_depthwise, prepared_pointwise) against truth.
+
+From the second run of a static program on, a DEPTHWISE_CONV2D or a 1x1 CONV2D with constant float32
+weights runs a kernel whose geometry (tiled weights, bias row) was made when the plan was checked. Every
+depthwise run must give the same float32 bits as the pseudocode's sum (each tap's product added in
+(ky, kx) order from 0, then the bias), with channel multipliers, strides, dilations and paddings; also
+when its bias of zeros is skipped. A 1x1 CONV2D's sums are BLAS's: every run must equal the float64 sum
+within float32 rounding, and later runs must give the first (unprepared) run's bits.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from tosaconv.interpreter import convolution, evaluate
+from tosaconv.interpreter.plan import plan_for
+from tosaconv.ir import attrs as A
+from tosaconv.ir.builder import Builder
+from tosaconv.ir.dtypes import DType
+from tosaconv.ir.graph import Graph
+from tosaconv.ir.location import Location
+from tosaconv.ir.ops import Op
+from tosaconv.ir.types import TensorType
+
+from tests.interpreter.test_convolution_gemm import tap_order_depthwise_f32
+
+RNG = np.random.default_rng(77)
+
+
+def depthwise_graph(shape: tuple, w: np.ndarray, bias: np.ndarray, a: A.Conv2dAttrs, shift: np.ndarray) -> Graph:
+    """y = DEPTHWISE_CONV2D(x, w, bias) + shift."""
+    graph = Graph()
+    b = Builder(graph, Location("Conv", "dw", "onnx"))
+    x = graph.add_input("x", TensorType(DType.FP32, shape))
+    y = b.emit(Op.DEPTHWISE_CONV2D, x, b.const(w), b.const(bias), attrs=a)
+    graph.set_outputs([b.emit(Op.ADD, y, b.const(shift))], ["y"])
+    return graph
+
+
+@pytest.mark.parametrize("channels, m, stride, dilation, pad", [
+    (5, 1, (1, 1), (1, 1), (1, 1, 1, 1)),
+    (6, 3, (2, 2), (1, 2), (2, 0, 1, 3)),
+    (40, 1, (1, 3), (2, 1), (0, 0, 0, 0)),
+    (200, 1, (2, 2), (1, 1), (1, 0, 1, 0)),        # many channels at stride 2: small enough for the row sum
+])
+@pytest.mark.parametrize("zero_bias", [False, True])
+def test_later_runs_give_the_bits_of_the_taps_in_order(channels, m, stride, dilation, pad, zero_bias):
+    shape = (2, 7, 9, channels)
+    w = RNG.standard_normal((3, 2, channels, m)).astype(np.float32)
+    bias = np.zeros(channels * m, np.float32) if zero_bias else RNG.standard_normal(channels * m).astype(np.float32)
+    shift = RNG.standard_normal(channels * m).astype(np.float32).reshape(1, 1, 1, -1)
+    a = A.Conv2dAttrs(pad, stride, dilation, DType.FP32)
+    graph = depthwise_graph(shape, w, bias, a, shift)
+    for _ in range(3):
+        x = RNG.standard_normal(shape).astype(np.float32)
+        want = tap_order_depthwise_f32(x, w, bias, a) + shift
+        np.testing.assert_array_equal(evaluate(graph, {"x": x})["y"].view(np.uint32), want.view(np.uint32))
+    step = [s for s in plan_for(graph, {}).steps if s.opdef.name == "DEPTHWISE_CONV2D"][0]
+    assert step.call is not step.kernel
+
+
+@pytest.mark.parametrize("pixels_hw, channels, outputs", [((2, 3), 40, 96), ((16, 24), 24, 48), ((8, 8), 96, 128)])
+@pytest.mark.parametrize("zero_bias", [False, True])
+def test_a_1x1_convolution_gives_the_first_runs_bits_on_later_runs(pixels_hw, channels, outputs, zero_bias):
+    """Few pixels (the transposed product) and many, few output channels (the bias tiled along rows) and
+    many; the input a TRANSPOSE's strided view."""
+    shape = (1, *pixels_hw, channels)
+    graph = Graph()
+    b = Builder(graph, Location("Conv", "pw", "onnx"))
+    x = graph.add_input("x", TensorType(DType.FP32, (1, channels, *pixels_hw)))
+    nhwc = b.emit(Op.TRANSPOSE, x, attrs=A.TransposeAttrs((0, 2, 3, 1)))
+    w = RNG.standard_normal((outputs, 1, 1, channels)).astype(np.float32)
+    bias = np.zeros(outputs, np.float32) if zero_bias else RNG.standard_normal(outputs).astype(np.float32)
+    shift = RNG.standard_normal(outputs).astype(np.float32).reshape(1, 1, 1, -1)
+    y = b.emit(Op.CONV2D, nhwc, b.const(w), b.const(bias), attrs=A.Conv2dAttrs((0, 0, 0, 0), (1, 1), (1, 1), DType.FP32))
+    graph.set_outputs([b.emit(Op.ADD, y, b.const(shift))], ["y"])
+    data = RNG.standard_normal((1, channels, *pixels_hw)).astype(np.float32)
+    first = evaluate(graph, {"x": data})["y"]
+    truth = np.einsum("nhwc,oc->nhwo", data.transpose(0, 2, 3, 1).astype(np.float64), w[:, 0, 0].astype(np.float64))
+    np.testing.assert_allclose(first, truth + bias + shift, rtol=1e-5, atol=1e-5)
+    for _ in range(2):
+        np.testing.assert_array_equal(evaluate(graph, {"x": data})["y"].view(np.uint32), first.view(np.uint32))
+    step = [s for s in plan_for(graph, {}).steps if s.opdef.name == "CONV2D"][0]
+    assert step.call is not step.kernel
+    assert shape == tuple(step.op.operands[0].type.shape)
+
+
+def test_tiled_weights_above_the_cap_are_not_kept(monkeypatch):
+    """A depthwise kernel whose tiled weights would exceed what a plan keeps runs the general kernel
+    (which tiles them per call) on later runs too, with the same bits."""
+    monkeypatch.setattr(convolution, "_PREPARED_TILED", 0)
+    shape, channels = (1, 6, 8, 4), 4
+    w = RNG.standard_normal((3, 3, channels, 1)).astype(np.float32)
+    bias = RNG.standard_normal(channels).astype(np.float32)
+    shift = np.full((1, 1, 1, channels), 0.5, np.float32)
+    a = A.Conv2dAttrs((1, 1, 1, 1), (1, 1), (1, 1), DType.FP32)
+    graph = depthwise_graph(shape, w, bias, a, shift)
+    for _ in range(3):
+        x = RNG.standard_normal(shape).astype(np.float32)
+        want = tap_order_depthwise_f32(x, w, bias, a) + shift
+        np.testing.assert_array_equal(evaluate(graph, {"x": x})["y"].view(np.uint32), want.view(np.uint32))
+    step = [s for s in plan_for(graph, {}).steps if s.opdef.name == "DEPTHWISE_CONV2D"][0]
+    assert step.call is step.kernel
