@@ -217,3 +217,17 @@ def test_verdicts_kept_between_verify_calls_see_a_changed_op():
     z = Builder(fresh, at("Abs", "a")).emit(Op.ABS, x2, result_type=tensor(I32, 2, 4))
     fresh.set_outputs([z], ["z"])
     assert any("result 0 has type" in p for p in verify(fresh))
+
+
+def test_the_memo_sees_new_attributes_and_accepts_equal_new_types():
+    """An op given other attributes after it passed is checked again; one whose types were replaced by
+    types of the same normal form still passes (the checks read only that form)."""
+    g = _chain(6)
+    memo: dict = {}
+    assert verify(g, memo=memo) == []
+    for op in g.ops[1:]:
+        op.results[0].type = TensorType(op.results[0].type.dtype, tuple(op.results[0].type.shape))
+    assert verify(g, memo=memo) == []
+    g.ops[3].attrs = A.MulAttrs(0)           # ADD takes no attributes
+    problems = verify(g, memo=memo)
+    assert len(problems) == 1 and "op 3 ADD" in problems[0] and "MulAttrs" in problems[0]

@@ -15,9 +15,10 @@ compared structurally with :func:`same_type`, because ``==`` on symbolic dims
 raises when the answer depends on the bindings.
 
 Speed: the pass manager verifies after every pass, so it passes a ``memo``
-dict that lives for one pipeline. An op whose op kind, attributes, operand
-types and result types are the very same (immutable) objects as when it last
-passed its checks is not run through its shape rule again; the memo also notes
+dict that lives for one pipeline. An op whose op kind and attributes are the
+very same (immutable) objects as when it last passed its checks, with as many
+operands and operand and result types equal to those (the same objects, or of
+the same normal form) is not run through its shape rule again; the memo also notes
 which optional checks (equal ranks, static) it passed, so a later verify that
 asks for one more check runs only that one. Within one :func:`verify` call,
 ops whose op kind, attribute values and operand and result types are
@@ -52,9 +53,9 @@ from .variable_rules import variable_problems
 # Anything else a rule raises is a bug in the rule, not a verdict on the operands.
 RULE_ERRORS = (ShapeRuleError, InconclusiveDimension)
 
-# The verify memo: id(op) -> (whether it passed the equal-ranks check, whether it passed the static check,
-# then the objects it passed with: op, op kind, attributes, operand count, operand and result types); see
-# the module docstring. One flat tuple per op (a program has many); holding the objects keeps their ids.
+# The verify memo: id(op) -> (the op kind, attributes, operand count and list of operand and result types
+# it passed with, whether it passed the equal-ranks check, whether it passed the static check, the op);
+# see the module docstring. One flat tuple per op (a program has many); holding the op keeps its id.
 _Memo = dict[int, tuple[object, ...]]
 # The verdicts of one verify call: (check, structural key of an op) -> the objects the key names by id (kept alive).
 _Passed = dict[tuple[object, ...], object]
@@ -246,26 +247,34 @@ def _checked_op_problems(op: Operation, memo: _Memo | None, equal_ranks: bool, s
                          passed: _Passed) -> list[str]:
     """The op's own checks (not its regions'), skipped when ``memo`` saw it pass unchanged or ``passed``
     holds the verdict of a structurally equal op."""
-    types = [v.type for v in op.operands] + [r.type for r in op.results]
-    key = (op, op.op, op.attrs, len(op.operands), *types)
+    types = list(map(_TYPE, op.operands))
+    types += map(_TYPE, op.results)
     seen = memo.get(id(op)) if memo is not None else None
-    base = seen is None or not _same_objects(seen[2:], key)
-    done_ranks, done_static = (False, False) if base else (bool(seen[0]), bool(seen[1]))  # type: ignore[index]
+    base = seen is None or not _unchanged(seen, op, types)
+    done_ranks, done_static = (False, False) if base else (bool(seen[4]), bool(seen[5]))  # type: ignore[index]
+    if not base and (done_ranks or not equal_ranks) and (done_static or not static):
+        return []          # passed every check asked for, unchanged since: the memo entry stands
     keys = _VerdictKeys(op, types) if base or (static and not done_static) else None
     found = _shared_verdict(op, "op", keys, passed) if base else []
     if equal_ranks and not done_ranks:
         found += _rank_problems(op)       # cheaper than finding a shared verdict
     if static and not done_static:
         found += _shared_verdict(op, "static", keys, passed)
-    if memo is not None and not found:
-        memo[id(op)] = (done_ranks or equal_ranks, done_static or static, *key)
+    if memo is not None and not found:    # (holding op keeps its id; types is this call's own list)
+        memo[id(op)] = (op.op, op.attrs, len(op.operands), types, done_ranks or equal_ranks,
+                        done_static or static, op)
     return found
 
 
-def _same_objects(a: tuple[object, ...], b: tuple[object, ...]) -> bool:
-    """The two tuples hold the very same objects, in order (compared by identity, never by ``==``:
-    symbolic dims may not answer it)."""
-    return len(a) == len(b) and all(map(operator.is_, a, b))
+_TYPE = operator.attrgetter("type")
+
+
+def _unchanged(seen: tuple[object, ...], op: Operation, types: list[ValueType]) -> bool:
+    """``op`` still has the op kind and attributes (the very objects) it passed with, as many operands,
+    and operand and result types equal to those it passed with: the same objects (``==`` on a list
+    compares identity first), or types of the same normal form (``TensorType.__eq__``), on which every
+    check gives the same verdict (the verdicts shared between structurally equal ops rest on this too)."""
+    return seen[0] is op.op and seen[1] is op.attrs and seen[2] == len(op.operands) and seen[3] == types
 
 
 _CHECKS = {"op": lambda op: _op_problems(op), "static": lambda op: _static_problems(op)}
