@@ -231,3 +231,26 @@ def test_the_memo_sees_new_attributes_and_accepts_equal_new_types():
     g.ops[3].attrs = A.MulAttrs(0)           # ADD takes no attributes
     problems = verify(g, memo=memo)
     assert len(problems) == 1 and "op 3 ADD" in problems[0] and "MulAttrs" in problems[0]
+
+
+def test_the_builder_interns_only_attributes_no_reader_can_tell_apart():
+    """Equal attributes of plain values become one object; values of other exact types, symbolic dims,
+    NaNs and lists keep their own object, and every op keeps the values it was made with."""
+    g = Graph()
+    x = g.add_input("x", tensor(F32, 2, 4))
+    b = Builder(g, at("Transpose", "t"))
+    made = [b.emit(Op.TRANSPOSE, x, attrs=A.TransposeAttrs(p), result_type=tensor(F32, 4, 2)).producer
+            for p in [(1, 0), (1, 0), (True, False)]]
+    assert made[0].attrs is made[1].attrs and made[2].attrs is not made[0].attrs
+    assert type(made[2].attrs.perms[0]) is bool
+    nan = [b.emit(Op.CLAMP, x, attrs=A.ClampAttrs(float("nan"), 1.0)).producer for _ in range(2)]
+    assert nan[0].attrs is not nan[1].attrs
+    s = sym("s")
+    shaped = [b.emit(Op.RESHAPE, x, attrs=A.ReshapeAttrs((s, 8)), result_type=tensor(F32, s, 8)).producer
+              for _ in range(2)]
+    assert shaped[0].attrs is not shaped[1].attrs
+    listed = [b.emit(Op.TRANSPOSE, x, attrs=A.TransposeAttrs([1, 0]), result_type=tensor(F32, 4, 2)).producer
+              for _ in range(2)]   # type: ignore[arg-type]
+    assert listed[0].attrs is not listed[1].attrs
+    adds = [b.emit(Op.ADD, x, x).producer for _ in range(2)]
+    assert adds[0].attrs is adds[1].attrs and adds[0].attrs == A.NoAttrs()

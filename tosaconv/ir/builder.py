@@ -18,7 +18,7 @@ from .dtypes import DType
 from .graph import Graph, Operation, Value
 from .location import UNKNOWN_LOCATION, Location
 from .ops import Op, OpDef
-from .structural import attrs_key, types_key
+from .structural import interned, is_interned, types_key
 from .types import IndexType, TensorType, ValueType
 from .verifier import arity_problem
 
@@ -31,7 +31,7 @@ class Builder:
         self.graph = graph
         self.location = location
         self._rules: dict[tuple[object, ...], tuple[OpDef, tuple[ValueType, ...]]] = {}   # see _result_types
-        self._seen: dict[tuple[object, ...], tuple[tuple[ValueType, ...], tuple[ValueType, ...]]] = {}
+        self._seen: dict[tuple[object, ...], tuple[tuple[ValueType, ...], tuple[ValueType, ...], A.Attrs]] = {}
 
     def at(self, location: Location) -> "_At":
         """``with b.at(location):`` stamps ``location`` on the ops made inside, then restores the one before."""
@@ -41,28 +41,31 @@ class Builder:
     def create(self, op: OpDef, operands: Iterable[Value] = (), attrs: Optional[A.Attrs] = None, *,
                result_types: Optional[Sequence[ValueType]] = None, name: Optional[str] = None) -> Operation:
         operands = list(operands)
-        _check_arity(op, operands)
-        if attrs is None:
-            attrs = op.attrs()
+        if _ARITY_FITS.get(op) != len(operands) or not all([type(v) is Value for v in operands]):
+            _check_arity(op, operands)
+        # equal attributes are one object (see .structural); an op's default ones made once
+        made, value_key = interned(attrs) if attrs is not None else _default_attrs(op)
         if result_types is None:
-            result_types = self._result_types(op, [v.type for v in operands], attrs)
+            result_types = self._result_types(op, [v.type for v in operands], made, value_key)
+        graph = self.graph
         base = name or self.location.value_name or op.name.lower()
-        results = [Value(self.graph.unique_name(base), t) for t in result_types]
-        operation = Operation(op, operands, results, attrs, self.location)
+        results = [Value(graph.unique_name(base), t) for t in result_types]
+        operation = Operation(op, operands, results, made, self.location)
         for r in results:
             r.producer = operation
-        self.graph.ops.append(operation)
+        graph.ops.append(operation)
         return operation
 
-    def _result_types(self, op: OpDef, types: list[ValueType], attrs: A.Attrs) -> Sequence[ValueType]:
+    def _result_types(self, op: OpDef, types: list[ValueType], attrs: A.Attrs,
+                      value_key: Optional[tuple[object, ...]]) -> Sequence[ValueType]:
         """``op``'s shape rule on ``types``; a rule is a pure function of the op, the attribute values and
         the operand types, so the answer for a structurally equal op made earlier is reused. Operand types
-        are mostly the very objects an earlier op had (results share the rule's answer), so they are
-        looked up by identity first, before their structural key is made (symbolic dims hash slowly)."""
-        value_key = attrs_key(attrs)
+        are mostly the very objects an earlier op had (results share the rule's answer), and attributes
+        interned objects, so they are looked up by identity first, before their structural key is made
+        (symbolic dims hash slowly). ``value_key``: ``attrs_key(attrs)``."""
         if value_key is None:      # attributes holding arrays or regions: not worth remembering
             return op.shape_rule(types, attrs)
-        same_objects = (id(op), value_key, *map(id, types))
+        same_objects = (id(op), id(attrs), *map(id, types))
         seen = self._seen.get(same_objects)
         if seen is not None:
             return seen[1]
@@ -73,7 +76,7 @@ class Builder:
         known = self._rules.get(key)
         if known is None:
             known = self._rules[key] = (op, tuple(op.shape_rule(types, attrs)))   # holding op keeps its id
-        self._seen[same_objects] = (tuple(types), known[1])    # holding the types keeps their ids
+        self._seen[same_objects] = (tuple(types), known[1], attrs)    # holding types and attrs keeps their ids
         return known[1]
 
     def emit(self, op: OpDef, *operands: Value, attrs: Optional[A.Attrs] = None, name: Optional[str] = None,
@@ -134,3 +137,21 @@ def _check_arity(op: OpDef, operands: list[Value]) -> None:
     for v in operands:
         if not isinstance(v, Value):
             raise TypeError(f"{op.name} operand {v!r} is not an IR value")
+    if all(not o.variadic for o in op.operands):
+        _ARITY_FITS[op] = len(operands)
+
+
+_ARITY_FITS: dict[OpDef, int] = {}   # op without variadic operands -> its operand count, once an op checked it
+
+
+def _default_attrs(op: OpDef) -> tuple[A.Attrs, Optional[tuple[object, ...]]]:
+    """``interned(op.attrs())``, made once per op (when interned: only those may be shared by ops)."""
+    made = _DEFAULTS.get(op)
+    if made is None:
+        made = interned(op.attrs())
+        if is_interned(made[0]):
+            _DEFAULTS[op] = made
+    return made
+
+
+_DEFAULTS: dict[OpDef, tuple[A.Attrs, Optional[tuple[object, ...]]]] = {}

@@ -10,30 +10,54 @@ their normal form (:class:`~tosaconv.symbolic.expr.Expr` ``key``). Attribute
 values that have no such key (arrays, regions) make the whole attribute object
 unkeyable: :func:`attrs_key` gives None, and callers key it by identity or
 not at all.
+
+:func:`interned` makes equal attribute objects one object: the builder hands
+each op the first attribute object made with its key, so the shape-rule answers
+and verdicts that structurally equal ops share are found by the identity of the
+attributes, without a value key made and hashed per op (a key of nested tuples
+hashes slowly). Only keys of plain numbers, strings, enums and tuples of them
+are interned (the objects are frozen, their values immutable, and equal keys mean
+values that no reader can tell apart): never a key with a list (mutable), a
+symbolic dim or a NaN (whose payload bits its key does not hold).
 """
 from __future__ import annotations
 
 import enum
 from dataclasses import fields, is_dataclass
-from typing import Optional
+from collections.abc import Callable
+from operator import attrgetter
+from typing import Optional, TypeVar, cast
 
 from ..symbolic.expr import Expr
 from .types import IndexType, TensorType, ValueType
 
 _NO_KEY = object()
-_FIELD_NAMES: dict[type, Optional[tuple[str, ...]]] = {}   # None: not a dataclass
+_INTS = object()      # the tag of a tuple whose items are all exactly ``int``: ``(_INTS, the tuple)``
+_INT = {int}
+# by class: a function giving the tuple of its field values (None: not a dataclass, (): no fields)
+_FIELD_VALUES: dict[type, Optional[Callable[[object], tuple[object, ...]]] | tuple[()]] = {}
 
 
 def attrs_key(attrs: object) -> Optional[tuple[object, ...]]:
     """The attribute object's class and field values with their exact types; None when a value has no key."""
     cls = type(attrs)
-    if cls not in _FIELD_NAMES:
-        _FIELD_NAMES[cls] = tuple(f.name for f in fields(cls)) if is_dataclass(cls) else None
-    names = _FIELD_NAMES[cls]
-    if not names:
-        return None if names is None else (cls, ())
-    values = tuple([_exact_key(getattr(attrs, n)) for n in names])
+    values_of = _FIELD_VALUES.get(cls, _NO_KEY)
+    if values_of is _NO_KEY:
+        values_of = _FIELD_VALUES[cls] = _field_values(cls)
+    if not values_of:
+        return None if values_of is None else (cls, ())
+    values = tuple(map(_exact_key, values_of(attrs)))   # type: ignore[operator]
     return None if _NO_KEY in values else (cls, values)
+
+
+def _field_values(cls: type) -> Optional[Callable[[object], tuple[object, ...]]] | tuple[()]:
+    if not is_dataclass(cls):
+        return None
+    names = tuple(f.name for f in fields(cls))
+    if not names:
+        return ()
+    get = attrgetter(*names)
+    return get if len(names) > 1 else lambda attrs: (get(attrs),)
 
 
 def _exact_key(v: object) -> object:
@@ -42,14 +66,69 @@ def _exact_key(v: object) -> object:
         return (t, v)
     if t is float:
         return (t, repr(v))
+    if t is tuple and v and set(map(type, v)) == _INT:    # type: ignore[call-overload]
+        return (_INTS, v)            # (the common case, without a key per item)
     if t is tuple or t is list:
-        items = tuple(_exact_key(x) for x in v)       # type: ignore[attr-defined]
+        items = tuple(map(_exact_key, v))       # type: ignore[call-overload]
         return _NO_KEY if _NO_KEY in items else (t, items)
     if isinstance(v, Expr):
         return (Expr, v.key)
     if isinstance(v, enum.Enum):
         return (t, v.name)
     return _NO_KEY
+
+
+# Interned attribute objects: value key -> (the attributes, the key), and the same entries by id of the
+# attributes (holding them keeps the ids); process-wide (the keys are values alone), cleared past _LIMIT.
+_INTERNED: dict[tuple[object, ...], tuple[object, tuple[object, ...]]] = {}
+_INTERNED_IDS: dict[int, tuple[object, tuple[object, ...]]] = {}
+_LIMIT = 100_000
+
+
+_A = TypeVar("_A")
+
+
+def interned(attrs: _A) -> tuple[_A, Optional[tuple[object, ...]]]:
+    """``(canonical attributes, their key)``: the first attribute object interned with ``attrs``'s value key
+    (``attrs`` itself the first time), or ``attrs`` as it is when its key is None or not internable."""
+    known = _INTERNED_IDS.get(id(attrs))
+    if known is not None:
+        return cast(tuple[_A, tuple[object, ...]], known)
+    key = attrs_key(attrs)
+    if key is None:
+        return attrs, None
+    entry = _INTERNED.get(key)
+    if entry is not None:
+        return cast(tuple[_A, tuple[object, ...]], entry)
+    if not _plain(key[1]):
+        return attrs, key
+    if len(_INTERNED) >= _LIMIT:
+        _INTERNED.clear()
+        _INTERNED_IDS.clear()
+    _INTERNED[key] = _INTERNED_IDS[id(attrs)] = (attrs, key)
+    return attrs, key
+
+
+def is_interned(attrs: object) -> bool:
+    """Whether ``attrs`` is an interned object (one the builder may hand to many ops)."""
+    return id(attrs) in _INTERNED_IDS
+
+
+def interned_key(attrs: object) -> Optional[tuple[object, ...]]:
+    """``attrs_key(attrs)``, looked up when ``attrs`` is an interned object."""
+    known = _INTERNED_IDS.get(id(attrs))
+    return known[1] if known is not None and known[0] is attrs else attrs_key(attrs)
+
+
+def _plain(values: object) -> bool:
+    """Exact keys (``_exact_key``) of values that are interchangeable when equal: no list, no symbolic dim, no NaN."""
+    for tag, payload in values:    # type: ignore[attr-defined]
+        if tag is tuple:
+            if not _plain(payload):
+                return False
+        elif tag is list or tag is Expr or (tag is float and payload == "nan"):
+            return False
+    return True
 
 
 def types_key(types: list[ValueType]) -> Optional[tuple[object, ...]]:

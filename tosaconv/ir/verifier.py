@@ -44,7 +44,7 @@ from .ops import Op, OpDef, Trait
 from .printer import field_types
 from .region_rules import same_type  # noqa: F401  (part of the verifier's API)
 from .shape_rules import ShapeRuleError
-from .structural import attrs_key, types_key
+from .structural import interned_key, types_key
 from .dtypes import DType
 from .types import IndexType, TensorType, ValueType
 from .variable_rules import variable_problems
@@ -281,25 +281,33 @@ _CHECKS = {"op": lambda op: _op_problems(op), "static": lambda op: _static_probl
 
 
 class _VerdictKeys:
-    """What the per-op checks read of an op (:mod:`.structural`): the op kind (by identity), the attribute
-    values (or the attribute object, by identity), and each operand and result type, two ways: the types
-    by identity (``same``: cheap, and most ops share their type objects with others), and, made only
-    when that finds no verdict, by their normal form (``structural``; None: not keyable)."""
+    """What the per-op checks read of an op (:mod:`.structural`): the op kind (by identity), the attributes
+    and each operand and result type, two ways: by identity (``same``: cheap, and most ops share their
+    type objects with others, and the builder's ops their interned attributes; a CONST's attributes by
+    what its checks read of them, :func:`_const_key`), and, made only when that finds no verdict, by their
+    normal form (``structural``: the attribute values, or the attribute object by identity when they have
+    no key; None: not keyable)."""
 
-    __slots__ = ("types", "attrs", "same", "_structural")
+    __slots__ = ("types", "op", "same", "_structural")
 
     def __init__(self, op: Operation, types: list[ValueType]) -> None:
-        value_key = attrs_key(op.attrs) if op.op is not Op.CONST else _const_key(op.attrs)
-        self.types = types
-        self.attrs = ("id", id(op.attrs)) if value_key is None else value_key
-        self.same: tuple[object, ...] = (id(op.op), len(op.operands), self.attrs, *map(id, types))
+        attrs = op.attrs
+        const_key = _const_key(attrs) if op.op is Op.CONST else None
+        self.types, self.op = types, op
+        self.same: tuple[object, ...] = (id(op.op), len(op.operands), const_key or id(attrs), *map(id, types))
         self._structural: object = _NOT_MADE
 
     def structural(self) -> Optional[tuple[object, ...]]:
         if self._structural is _NOT_MADE:
             types = types_key(self.types)
-            self._structural = None if types is None else (self.same[0], self.same[1], self.attrs, types)
+            self._structural = None if types is None else (self.same[0], self.same[1], self.attrs(), types)
         return self._structural     # type: ignore[return-value]
+
+    def attrs(self) -> tuple[object, ...]:
+        """The attribute part of the structural key."""
+        op = self.op
+        value_key = interned_key(op.attrs) if op.op is not Op.CONST else _const_key(op.attrs)
+        return ("id", id(op.attrs)) if value_key is None else value_key
 
 
 _NOT_MADE = object()
