@@ -254,3 +254,16 @@ def test_the_builder_interns_only_attributes_no_reader_can_tell_apart():
     assert listed[0].attrs is not listed[1].attrs
     adds = [b.emit(Op.ADD, x, x).producer for _ in range(2)]
     assert adds[0].attrs is adds[1].attrs and adds[0].attrs == A.NoAttrs()
+
+
+def test_an_op_whose_results_the_builder_took_from_the_rule_still_has_its_error_if_checked():
+    """The verifier skips a second shape-rule run for the builder's own answer, never the ERROR_IF rules."""
+    g = Graph()
+    x = g.add_input("x", tensor(F32, 2, 4))
+    b = Builder(g, at("Clip", "c"))
+    good = b.emit(Op.CLAMP, x, attrs=A.ClampAttrs(0.0, 1.0))
+    bad = b.emit(Op.CLAMP, x, attrs=A.ClampAttrs(2.0, 1.0))      # min_val > max_val
+    assert good.type is bad.type
+    g.set_outputs([good, bad], ["good", "bad"])
+    problems = verify(g)
+    assert len(problems) == 1 and "op 1 CLAMP" in problems[0] and "ERROR_IF" in problems[0]

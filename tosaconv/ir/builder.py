@@ -18,7 +18,7 @@ from .dtypes import DType
 from .graph import Graph, Operation, Value
 from .location import UNKNOWN_LOCATION, Location
 from .ops import Op, OpDef
-from .structural import interned, is_interned, types_key
+from .structural import RULE_ANSWERS, interned, is_interned, remember_rule_answer, shared_types, types_key
 from .types import IndexType, TensorType, ValueType
 from .verifier import arity_problem
 
@@ -31,7 +31,6 @@ class Builder:
         self.graph = graph
         self.location = location
         self._rules: dict[tuple[object, ...], tuple[OpDef, tuple[ValueType, ...]]] = {}   # see _result_types
-        self._seen: dict[tuple[object, ...], tuple[tuple[ValueType, ...], tuple[ValueType, ...], A.Attrs]] = {}
 
     def at(self, location: Location) -> "_At":
         """``with b.at(location):`` stamps ``location`` on the ops made inside, then restores the one before."""
@@ -61,22 +60,23 @@ class Builder:
         """``op``'s shape rule on ``types``; a rule is a pure function of the op, the attribute values and
         the operand types, so the answer for a structurally equal op made earlier is reused. Operand types
         are mostly the very objects an earlier op had (results share the rule's answer), and attributes
-        interned objects, so they are looked up by identity first, before their structural key is made
-        (symbolic dims hash slowly). ``value_key``: ``attrs_key(attrs)``."""
+        interned objects, so they are looked up by identity first (in :data:`.structural.RULE_ANSWERS`,
+        shared by every builder), before their structural key is made (symbolic dims hash slowly).
+        ``value_key``: ``attrs_key(attrs)``."""
         if value_key is None:      # attributes holding arrays or regions: not worth remembering
-            return op.shape_rule(types, attrs)
+            return shared_types(op.shape_rule(types, attrs))
         same_objects = (id(op), id(attrs), *map(id, types))
-        seen = self._seen.get(same_objects)
+        seen = RULE_ANSWERS.get(same_objects)
         if seen is not None:
-            return seen[1]
+            return seen[1]     # type: ignore[return-value]
         operand_key = types_key(types)
         if operand_key is None:
             return op.shape_rule(types, attrs)
         key = (id(op), value_key, operand_key)
         known = self._rules.get(key)
         if known is None:
-            known = self._rules[key] = (op, tuple(op.shape_rule(types, attrs)))   # holding op keeps its id
-        self._seen[same_objects] = (tuple(types), known[1], attrs)    # holding types and attrs keeps their ids
+            known = self._rules[key] = (op, shared_types(op.shape_rule(types, attrs)))   # holding op keeps its id
+        remember_rule_answer(same_objects, (tuple(types), known[1], attrs, op))   # (holding the objects keeps their ids)
         return known[1]
 
     def emit(self, op: OpDef, *operands: Value, attrs: Optional[A.Attrs] = None, name: Optional[str] = None,

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import enum
 from dataclasses import fields, is_dataclass
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from operator import attrgetter
 from typing import Optional, TypeVar, cast
 
@@ -129,6 +129,44 @@ def _plain(values: object) -> bool:
         elif tag is list or tag is Expr or (tag is float and payload == "nan"):
             return False
     return True
+
+
+# Static tensor types by (dtype, shape): the builder gives the results of structurally equal ops one
+# type object, so verdicts and rule answers keyed by the identity of types are found across passes and
+# programs. A type is immutable and its dims plain ints, so equal ones are interchangeable.
+_STATIC_TYPES: dict[tuple[object, ...], TensorType] = {}
+
+
+def shared_types(types: Sequence[ValueType]) -> tuple[ValueType, ...]:
+    """``types`` with each static tensor type replaced by the one object of its dtype and shape."""
+    return tuple(map(_shared_type, types))
+
+
+def _shared_type(t: ValueType) -> ValueType:
+    if type(t) is not TensorType or not set(map(type, t.shape)) <= _INT:
+        return t
+    key = (t.dtype, t.shape)
+    known = _STATIC_TYPES.get(key)
+    if known is None:
+        if len(_STATIC_TYPES) >= _LIMIT:
+            _STATIC_TYPES.clear()
+        known = _STATIC_TYPES[key] = t
+    return known
+
+
+# Shape-rule answers by identity: (id of the op kind, id of the attributes, ids of the operand types) ->
+# (the operand types, the result types the rule gives on them, the attributes, the op kind); the builder
+# fills it (every builder: passes make their own) and reads it before making a structural key, and the
+# verifier reads it to skip a rule run whose answer the op's results are. Process-wide; the entries hold
+# the objects their key names, so no id in a key is reused while it is in the table; cleared past _LIMIT.
+RULE_ANSWERS: dict[tuple[int, ...], tuple[tuple[object, ...], tuple[object, ...], object, object]] = {}
+
+
+def remember_rule_answer(key: tuple[int, ...], answer: tuple[tuple[object, ...], tuple[object, ...], object, object]) -> None:
+    """Enter ``answer`` under ``key`` in :data:`RULE_ANSWERS`."""
+    if len(RULE_ANSWERS) >= _LIMIT:
+        RULE_ANSWERS.clear()
+    RULE_ANSWERS[key] = answer
 
 
 def types_key(types: list[ValueType]) -> Optional[tuple[object, ...]]:

@@ -44,7 +44,7 @@ from .ops import Op, OpDef, Trait
 from .printer import field_types
 from .region_rules import same_type  # noqa: F401  (part of the verifier's API)
 from .shape_rules import ShapeRuleError
-from .structural import interned_key, types_key
+from .structural import RULE_ANSWERS, interned_key, types_key
 from .dtypes import DType
 from .types import IndexType, TensorType, ValueType
 from .variable_rules import variable_problems
@@ -97,6 +97,8 @@ def type_problems(op: OpDef, operand_types: list[ValueType], attrs: Attrs,
     if broken:   # helper ops have no TOSA form: their rules are the IR's own
         what = "breaks a TOSA ERROR_IF rule" if op.tosa else "rejects the operands"
         return [f"{'' if op.tosa else 'the shape rule of '}{op.name} {what}: {broken}"]
+    if _rule_answer_is(op, operand_types, attrs, result_types):
+        return []
     try:
         expected = op.shape_rule(list(operand_types), attrs)
     except RULE_ERRORS as e:
@@ -106,6 +108,15 @@ def type_problems(op: OpDef, operand_types: list[ValueType], attrs: Attrs,
     return [f"result {i} has type {got}, but the shape rule of {op.name} gives {want}"
             for i, (got, want) in enumerate(zip(result_types, expected))
             if not same_type(got, want) and not _wider_result(op, got, want)]
+
+
+def _rule_answer_is(op: OpDef, operand_types: list[ValueType], attrs: Attrs,
+                    result_types: Sequence[ValueType]) -> bool:
+    """Whether the builder found that ``op``'s shape rule gives ``result_types`` (these very objects) on
+    these operand type objects and attribute object (:data:`.structural.RULE_ANSWERS`): the rule need
+    not run again."""
+    known = RULE_ANSWERS.get((id(op), id(attrs), *map(id, operand_types)))
+    return known is not None and len(known[1]) == len(result_types) and all(map(operator.is_, known[1], result_types))
 
 
 # Results the spec lets an op widen beyond its operands' type (TOSA 1.0 MATMUL: fp16 x fp16 -> fp32,
