@@ -90,9 +90,19 @@ class FlatWriter:
         """A NUL-terminated UTF-8 string, written once however often it is asked for."""
         off = self.strings.get(text)
         if off is None:
-            data = text.encode("utf-8")
-            off = self.strings[text] = self._vector_bytes(data, 1, 4, trailing=1)
+            off = self.strings[text] = self._string(text.encode("utf-8"))
         return off
+
+    def _string(self, data: bytes) -> int:
+        """``_vector_bytes(data, 1, 4, trailing=1)`` for a short ``bytes`` (a name): copied by a slice
+        assignment, which for bytes costs less than a memoryview."""
+        n = len(data)
+        self.prep(4, n + 1)
+        end = self.cap - self.off - 1
+        self.buf[end - n:end] = data
+        self.off += n + 5
+        _U32.pack_into(self.buf, self.cap - self.off, n)
+        return self.off
 
     def byte_vector(self, data: bytes | memoryview | np.ndarray, align: int) -> int:
         """The bytes of ``data`` (a bytes-like object) as a ``[ubyte]``, its first byte ``align``-aligned."""

@@ -8,6 +8,8 @@ results after the source node, and stamps the current location (set with
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from itertools import repeat
+from operator import attrgetter
 from typing import TYPE_CHECKING, Optional
 
 import numpy as np
@@ -40,15 +42,18 @@ class Builder:
     def create(self, op: OpDef, operands: Iterable[Value] = (), attrs: Optional[A.Attrs] = None, *,
                result_types: Optional[Sequence[ValueType]] = None, name: Optional[str] = None) -> Operation:
         operands = list(operands)
-        if _ARITY_FITS.get(op) != len(operands) or not all([type(v) is Value for v in operands]):
+        if _ARITY_FITS.get(op) != len(operands) or not all(map(isinstance, operands, repeat(Value))):
             _check_arity(op, operands)
         # equal attributes are one object (see .structural); an op's default ones made once
         made, value_key = interned(attrs) if attrs is not None else _default_attrs(op)
         if result_types is None:
-            result_types = self._result_types(op, [v.type for v in operands], made, value_key)
+            result_types = self._result_types(op, list(map(_TYPE, operands)), made, value_key)
         graph = self.graph
         base = name or self.location.value_name or op.name.lower()
-        results = [Value(graph.unique_name(base), t) for t in result_types]
+        if len(result_types) == 1:     # (most ops)
+            results = [Value(graph.unique_name(base), result_types[0])]
+        else:
+            results = [Value(graph.unique_name(base), t) for t in result_types]
         operation = Operation(op, operands, results, made, self.location)
         for r in results:
             r.producer = operation
@@ -64,7 +69,7 @@ class Builder:
         shared by every builder), before their structural key is made (symbolic dims hash slowly).
         ``value_key``: ``attrs_key(attrs)``."""
         if value_key is None:      # attributes holding arrays or regions: not worth remembering
-            return shared_types(op.shape_rule(types, attrs))
+            return _const_type(attrs) if op is Op.CONST else shared_types(op.shape_rule(types, attrs))
         same_objects = (id(op), id(attrs), *map(id, types))
         seen = RULE_ANSWERS.get(same_objects)
         if seen is not None:
@@ -141,6 +146,7 @@ def _check_arity(op: OpDef, operands: list[Value]) -> None:
         _ARITY_FITS[op] = len(operands)
 
 
+_TYPE = attrgetter("type")
 _ARITY_FITS: dict[OpDef, int] = {}   # op without variadic operands -> its operand count, once an op checked it
 
 
@@ -155,3 +161,21 @@ def _default_attrs(op: OpDef) -> tuple[A.Attrs, Optional[tuple[object, ...]]]:
 
 
 _DEFAULTS: dict[OpDef, tuple[A.Attrs, Optional[tuple[object, ...]]]] = {}
+
+
+def _const_type(attrs: A.Attrs) -> Sequence[ValueType]:
+    """CONST's shape rule, whose answer depends only on the array's dtype and shape and the element-type
+    fields: answers remembered by those (a program has hundreds of CONSTs of a few types)."""
+    values = getattr(attrs, "values", None)
+    if type(values) is not np.ndarray:
+        return shared_types(Op.CONST.shape_rule([], attrs))
+    key = (values.dtype, values.shape, getattr(attrs, "int48", None), getattr(attrs, "element_type", None))
+    known = _CONST_TYPES.get(key)
+    if known is None:
+        if len(_CONST_TYPES) > 10_000:
+            _CONST_TYPES.clear()
+        known = _CONST_TYPES[key] = shared_types(Op.CONST.shape_rule([], attrs))
+    return known
+
+
+_CONST_TYPES: dict[tuple[object, ...], Sequence[ValueType]] = {}

@@ -145,8 +145,14 @@ def _verify(graph: Graph, require_equal_ranks: bool, require_static: bool, memo:
             passed: _Passed) -> list[str]:
     problems = _ssa_problems(graph) + variable_problems(graph)
     holders = set(map(id, ops_with_regions(graph.ops)))   # the rest have no region to verify
+    seen_before: _Memo = memo if memo is not None else {}
     for i, op in enumerate(graph.ops):
-        found = _checked_op_problems(op, memo, require_equal_ranks, require_static, passed)
+        seen = seen_before.get(id(op))    # (an op that passed every check asked for, unchanged since: inline)
+        if seen is not None and (seen[4] or not require_equal_ranks) and (seen[5] or not require_static) \
+                and _unchanged(seen, op, [*map(_TYPE, op.operands), *map(_TYPE, op.results)]):
+            found = []
+        else:
+            found = _checked_op_problems(op, memo, require_equal_ranks, require_static, passed)
         if id(op) in holders:
             found += _region_problems(op, require_equal_ranks, require_static, memo, passed)
         if found:
