@@ -20,7 +20,7 @@ from .dtypes import DType
 from .graph import Graph, Operation, Value
 from .location import UNKNOWN_LOCATION, Location
 from .ops import Op, OpDef
-from .structural import RULE_ANSWERS, interned, is_interned, remember_rule_answer, shared_types, types_key
+from .structural import RULE_ANSWERS, const_types, interned, is_interned, remember_rule_answer, shared_types, types_key
 from .types import IndexType, TensorType, ValueType
 from .verifier import arity_problem
 
@@ -48,6 +48,8 @@ class Builder:
         made, value_key = interned(attrs) if attrs is not None else _default_attrs(op)
         if result_types is None:
             result_types = self._result_types(op, list(map(_TYPE, operands)), made, value_key)
+        else:
+            result_types = shared_types(result_types)
         graph = self.graph
         base = name or self.location.value_name or op.name.lower()
         if len(result_types) == 1:     # (most ops)
@@ -69,7 +71,7 @@ class Builder:
         shared by every builder), before their structural key is made (symbolic dims hash slowly).
         ``value_key``: ``attrs_key(attrs)``."""
         if value_key is None:      # attributes holding arrays or regions: not worth remembering
-            return _const_type(attrs) if op is Op.CONST else shared_types(op.shape_rule(types, attrs))
+            return const_types(attrs) if op is Op.CONST else shared_types(op.shape_rule(types, attrs))
         same_objects = (id(op), id(attrs), *map(id, types))
         seen = RULE_ANSWERS.get(same_objects)
         if seen is not None:
@@ -163,19 +165,3 @@ def _default_attrs(op: OpDef) -> tuple[A.Attrs, Optional[tuple[object, ...]]]:
 _DEFAULTS: dict[OpDef, tuple[A.Attrs, Optional[tuple[object, ...]]]] = {}
 
 
-def _const_type(attrs: A.Attrs) -> Sequence[ValueType]:
-    """CONST's shape rule, whose answer depends only on the array's dtype and shape and the element-type
-    fields: answers remembered by those (a program has hundreds of CONSTs of a few types)."""
-    values = getattr(attrs, "values", None)
-    if type(values) is not np.ndarray:
-        return shared_types(Op.CONST.shape_rule([], attrs))
-    key = (values.dtype, values.shape, getattr(attrs, "int48", None), getattr(attrs, "element_type", None))
-    known = _CONST_TYPES.get(key)
-    if known is None:
-        if len(_CONST_TYPES) > 10_000:
-            _CONST_TYPES.clear()
-        known = _CONST_TYPES[key] = shared_types(Op.CONST.shape_rule([], attrs))
-    return known
-
-
-_CONST_TYPES: dict[tuple[object, ...], Sequence[ValueType]] = {}

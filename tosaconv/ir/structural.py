@@ -28,6 +28,8 @@ from collections.abc import Callable, Sequence
 from operator import attrgetter
 from typing import Optional, TypeVar, cast
 
+import numpy as np
+
 from ..symbolic.expr import Expr
 from .types import IndexType, TensorType, ValueType
 
@@ -131,26 +133,31 @@ def _plain(values: object) -> bool:
     return True
 
 
-# Static tensor types by (dtype, shape): the builder gives the results of structurally equal ops one
-# type object, so verdicts and rule answers keyed by the identity of types are found across passes and
-# programs. A type is immutable and its dims plain ints, so equal ones are interchangeable.
-_STATIC_TYPES: dict[tuple[object, ...], TensorType] = {}
+# Types by their normal form ((dtype, shape) of a tensor type, (IndexType, value) of an index type): the
+# builder gives the results of structurally equal ops one type object, so verdicts and rule answers keyed
+# by the identity of types are found across passes and programs. A type is immutable and its dims ints or
+# expressions in normal form (equal when their normal forms are), so equal ones are interchangeable.
+_TYPES: dict[tuple[object, ...], ValueType] = {}
 
 
 def shared_types(types: Sequence[ValueType]) -> tuple[ValueType, ...]:
-    """``types`` with each static tensor type replaced by the one object of its dtype and shape."""
+    """``types`` with each tensor or index type replaced by the one object of its normal form."""
     return tuple(map(_shared_type, types))
 
 
 def _shared_type(t: ValueType) -> ValueType:
-    if type(t) is not TensorType or not set(map(type, t.shape)) <= _INT:
+    kind = type(t)
+    if kind is TensorType:
+        key: tuple[object, ...] = (t.dtype, t.shape)     # type: ignore[union-attr]
+    elif kind is IndexType:
+        key = (IndexType, t.value)                        # type: ignore[union-attr]
+    else:
         return t
-    key = (t.dtype, t.shape)
-    known = _STATIC_TYPES.get(key)
+    known = _TYPES.get(key)
     if known is None:
-        if len(_STATIC_TYPES) >= _LIMIT:
-            _STATIC_TYPES.clear()
-        known = _STATIC_TYPES[key] = t
+        if len(_TYPES) >= _LIMIT:
+            _TYPES.clear()
+        known = _TYPES[key] = t
     return known
 
 
@@ -167,6 +174,38 @@ def remember_rule_answer(key: tuple[int, ...], answer: tuple[tuple[object, ...],
     if len(RULE_ANSWERS) >= _LIMIT:
         RULE_ANSWERS.clear()
     RULE_ANSWERS[key] = answer
+
+
+def const_types(attrs: object) -> Sequence[ValueType]:
+    """CONST's shape rule on ``attrs``, remembered by what it reads (the array's dtype and shape and the
+    element-type fields): a program has hundreds of CONSTs of a few types. The verifier reads
+    :func:`known_const_types` to skip a second run for a CONST whose result is this answer."""
+    key = _const_rule_key(attrs)
+    known = _CONST_TYPES.get(key) if key is not None else None
+    if known is None:
+        from .ops import Op    # (the op table imports this module's users)
+        known = shared_types(Op.CONST.shape_rule([], attrs))
+        if key is not None:
+            if len(_CONST_TYPES) >= _LIMIT:
+                _CONST_TYPES.clear()
+            _CONST_TYPES[key] = known
+    return known
+
+
+def known_const_types(attrs: object) -> Optional[Sequence[ValueType]]:
+    """:func:`const_types`'s remembered answer for ``attrs`` (None when it has none)."""
+    key = _const_rule_key(attrs)
+    return _CONST_TYPES.get(key) if key is not None else None
+
+
+def _const_rule_key(attrs: object) -> Optional[tuple[object, ...]]:
+    values = getattr(attrs, "values", None)
+    if type(values) is not np.ndarray:
+        return None
+    return (type(attrs), values.dtype, values.shape, getattr(attrs, "int48", None), getattr(attrs, "element_type", None))
+
+
+_CONST_TYPES: dict[tuple[object, ...], tuple[ValueType, ...]] = {}
 
 
 def types_key(types: list[ValueType]) -> Optional[tuple[object, ...]]:

@@ -44,7 +44,7 @@ from .ops import Op, OpDef, Trait
 from .printer import field_types
 from .region_rules import same_type  # noqa: F401  (part of the verifier's API)
 from .shape_rules import ShapeRuleError
-from .structural import RULE_ANSWERS, interned_key, types_key
+from .structural import RULE_ANSWERS, interned_key, known_const_types, types_key
 from .dtypes import DType
 from .types import IndexType, TensorType, ValueType
 from .variable_rules import variable_problems
@@ -115,8 +115,12 @@ def _rule_answer_is(op: OpDef, operand_types: list[ValueType], attrs: Attrs,
     """Whether the builder found that ``op``'s shape rule gives ``result_types`` (these very objects) on
     these operand type objects and attribute object (:data:`.structural.RULE_ANSWERS`): the rule need
     not run again."""
-    known = RULE_ANSWERS.get((id(op), id(attrs), *map(id, operand_types)))
-    return known is not None and len(known[1]) == len(result_types) and all(map(operator.is_, known[1], result_types))
+    if op is Op.CONST:     # (keyed by what its rule reads: a CONST's attributes hold an array)
+        answer = known_const_types(attrs)
+    else:
+        known = RULE_ANSWERS.get((id(op), id(attrs), *map(id, operand_types)))
+        answer = known[1] if known is not None else None   # type: ignore[assignment]
+    return answer is not None and len(answer) == len(result_types) and all(map(operator.is_, answer, result_types))
 
 
 # Results the spec lets an op widen beyond its operands' type (TOSA 1.0 MATMUL: fp16 x fp16 -> fp32,
