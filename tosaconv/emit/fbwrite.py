@@ -45,6 +45,9 @@ _PACK = {f: struct.Struct("<" + ("I" if f == "U" else f)).pack_into for f in _SI
 _VECTORS: dict = {}   # (length, element format) -> its struct.Struct: vectors of a few lengths recur per op
 
 
+_LENGTH_AND_OFFSETS = [struct.Struct(f"<{n + 1}I") for n in range(65)]   # an offset vector's length and items
+
+
 def _vector_format(n: int, fmt: str) -> struct.Struct:
     packer = _VECTORS.get((n, fmt))
     if packer is None:
@@ -174,12 +177,11 @@ class FlatWriter:
         start = self.off = (self.off + 3) & -4
         if start + 4 * n + 4 > self.cap:
             self._grow(4 * n + 4)
-        self.off += 4 * n
-        _vector_format(n, "I").pack_into(self.buf, self.cap - self.off,
-                         *[start + 4 * (n - i) - o for i, o in enumerate(offsets)])
-        self.off += 4
-        _U32.pack_into(self.buf, self.cap - self.off, n)
-        return self.off
+        end = self.off = start + 4 * n + 4
+        # the length, then each offset relative to its own slot, packed at once
+        packer = _LENGTH_AND_OFFSETS[n] if n < len(_LENGTH_AND_OFFSETS) else struct.Struct(f"<{n + 1}I")
+        packer.pack_into(self.buf, self.cap - end, n, *[start + 4 * (n - i) - o for i, o in enumerate(offsets)])
+        return end
 
     def table(self, slots: int, fields: Sequence[tuple]) -> int:
         """A table of ``slots`` slots holding ``fields`` (written in the order given); its offset.
