@@ -44,8 +44,9 @@ class Builder:
         operands = list(operands)
         if _ARITY_FITS.get(op) != len(operands) or not all(map(isinstance, operands, repeat(Value))):
             _check_arity(op, operands)
-        # equal attributes are one object (see .structural); an op's default ones made once
-        made, value_key = interned(attrs) if attrs is not None else _default_attrs(op)
+        # equal attributes are one object (see .structural); an op's default ones made once; a CONST's hold
+        # an array (no value key, never interned)
+        made, value_key = _default_attrs(op) if attrs is None else (attrs, None) if op is Op.CONST else interned(attrs)
         if result_types is None:
             result_types = self._result_types(op, list(map(_TYPE, operands)), made, value_key)
         else:
