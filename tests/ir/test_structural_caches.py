@@ -267,3 +267,18 @@ def test_an_op_whose_results_the_builder_took_from_the_rule_still_has_its_error_
     g.set_outputs([good, bad], ["good", "bad"])
     problems = verify(g)
     assert len(problems) == 1 and "op 1 CLAMP" in problems[0] and "ERROR_IF" in problems[0]
+
+
+def test_verdicts_kept_from_an_earlier_program_do_not_hide_a_wrong_op():
+    """A second program of the same objects (types, interned attributes) reuses the first one's verdicts, but
+    an op whose result type differs is still checked and reported, and so is a CONST of another shape."""
+    first = _chain(8)
+    assert verify(first) == []
+    second = _chain(8)
+    assert verify(second) == []
+    second.ops[4].results[0].type = tensor(F32, 3, 4)
+    const = second.ops[0]
+    const.attrs = A.ConstAttrs(np.ones((2, 4), np.float32))      # its result type stays [1,4]
+    problems = verify(second)
+    assert any("op 4 ADD" in p and "result 0 has type" in p for p in problems)
+    assert any("op 0 CONST" in p and "result 0 has type" in p for p in problems)

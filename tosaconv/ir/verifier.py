@@ -44,7 +44,7 @@ from .ops import Op, OpDef, Trait
 from .printer import field_types
 from .region_rules import same_type  # noqa: F401  (part of the verifier's API)
 from .shape_rules import ShapeRuleError
-from .structural import RULE_ANSWERS, interned_key, known_const_types, types_key
+from .structural import RULE_ANSWERS, interned_key, is_interned, known_const_types, types_key
 from .dtypes import DType
 from .types import IndexType, TensorType, ValueType
 from .variable_rules import variable_problems
@@ -347,19 +347,39 @@ def _shared_verdict(op: Operation, check: str, keys: Optional[_VerdictKeys], pas
     """The problems ``check`` finds in ``op``; not run again when an op of the same objects or a structurally
     equal op passed it in this verify call."""
     if keys is not None:
-        if (check, "same", keys.same) in passed:
+        same = (check, "same", keys.same)
+        if same in passed or same in _SAME_PASSED:
             return []
         skey = keys.structural()
         if skey is not None and ((check, skey) in passed or (check, skey) in _STATIC_PASSED):
-            passed[(check, "same", keys.same)] = (keys.types, op.attrs)   # (holding them keeps their ids)
+            passed[same] = (keys.types, op.attrs)   # (holding them keeps their ids)
+            _remember_same(same, op, keys)
             return []
     problems: list[str] = _CHECKS[check](op)
     if keys is not None and not problems:
-        passed[(check, "same", keys.same)] = (keys.types, op.attrs)
+        passed[same] = (keys.types, op.attrs)
+        _remember_same(same, op, keys)
         if skey is not None:
             passed[(check, skey)] = (op.op, op.attrs)
             _remember_static(check, skey, op)
     return problems
+
+
+# Verdicts by identity that outlive one program: (check, "same", key by identity) -> the objects the key
+# names, for ops whose attributes are interned (:func:`.structural.interned`: small, plain values) or a
+# CONST (keyed by its array's dtype and shape, so its array is not held); its types are the builder's
+# shared objects too. A later program (another variant of the same model: ``--bind-grid``, or the next
+# conversion in a process) made of the same objects then has these checks done. Cleared past _STATIC_LIMIT.
+_SAME_PASSED: dict[tuple[object, ...], object] = {}
+
+
+def _remember_same(same: tuple[object, ...], op: Operation, keys: _VerdictKeys) -> None:
+    const = type(keys.same[2]) is tuple      # a CONST keyed by _const_key (not by its attributes' id)
+    if not const and not is_interned(op.attrs):
+        return
+    if len(_SAME_PASSED) >= _STATIC_LIMIT:
+        _SAME_PASSED.clear()
+    _SAME_PASSED[same] = (keys.types, None if const else op.attrs, op.op)
 
 
 # Verdicts that outlive one program: (check, structural key) -> the op kind (held: the key names it by id),
