@@ -145,6 +145,11 @@ def shared_types(types: Sequence[ValueType]) -> tuple[ValueType, ...]:
     return tuple(map(_shared_type, types))
 
 
+def shared_type(t: ValueType) -> ValueType:
+    """The one object of ``t``'s normal form (``t`` itself the first time)."""
+    return _shared_type(t)
+
+
 def _shared_type(t: ValueType) -> ValueType:
     kind = type(t)
     if kind is TensorType:

@@ -350,7 +350,9 @@ def _shared_verdict(op: Operation, check: str, keys: Optional[_VerdictKeys], pas
         same = (check, "same", keys.same)
         if same in passed or same in _SAME_PASSED:
             return []
-        skey = keys.structural()
+        # A builder's op (interned attributes, or a CONST) structurally equal to one that passed has the
+        # same objects (its types are shared too), so no structural key is made for it.
+        skey = None if _identity_keyed(op, keys) else keys.structural()
         if skey is not None and ((check, skey) in passed or (check, skey) in _STATIC_PASSED):
             passed[same] = (keys.types, op.attrs)   # (holding them keeps their ids)
             _remember_same(same, op, keys)
@@ -371,6 +373,12 @@ def _shared_verdict(op: Operation, check: str, keys: Optional[_VerdictKeys], pas
 # shared objects too. A later program (another variant of the same model: ``--bind-grid``, or the next
 # conversion in a process) made of the same objects then has these checks done. Cleared past _STATIC_LIMIT.
 _SAME_PASSED: dict[tuple[object, ...], object] = {}
+
+
+def _identity_keyed(op: Operation, keys: _VerdictKeys) -> bool:
+    """Whether ``op``'s key by identity stands for its structure: a CONST keyed by :func:`_const_key`, or
+    an op with interned attributes."""
+    return type(keys.same[2]) is tuple or is_interned(op.attrs)
 
 
 def _remember_same(same: tuple[object, ...], op: Operation, keys: _VerdictKeys) -> None:
