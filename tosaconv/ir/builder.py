@@ -4,6 +4,11 @@ Converters and passes create ops only through a :class:`Builder`. It checks
 operand counts against the op table, runs the op's shape rule, names the
 results after the source node, and stamps the current location (set with
 ``with b.at(location):``), so every op says where it came from.
+
+Equal attributes of plain values become one object, and so do types of one
+normal form (:mod:`.structural`): shape-rule answers, which every builder
+shares, and the verifier's verdicts are then found by the identity of an op's
+attributes and types, without structural keys made per op.
 """
 from __future__ import annotations
 

@@ -25,7 +25,12 @@ ops whose op kind, attribute values and operand and result types are
 structurally the same (a long chain of ``ADD`` on ``[batch, 16]``) share one
 verdict: the checks are functions of exactly these, and the graph does not
 change while it is verified; a verdict is looked up by the identity of the op's types first (most ops
-share their type objects), by their normal form only when that finds none. Error messages are only
+share their type objects), by their normal form only when that finds none. The builder gives structurally
+equal types and attributes one object (:mod:`.structural`), so for its ops (interned attributes, or a
+CONST) the identity key is the whole story: no structural key is made, and their verdicts by identity
+are kept for the process (a later variant made of the same objects is not checked again). The shape
+rule is not run a second time for an op whose results are the very objects the builder's run of that
+rule gave on its operand types and attributes; its ERROR_IF rules always run. Error messages are only
 formatted when there is a problem.
 """
 from __future__ import annotations
