@@ -43,8 +43,10 @@ def _perm_of(v: Value) -> Optional[tuple[int, ...]]:
 def _visit(op: Operation, b: Builder) -> Optional[list[Value]]:
     if op.op is Op.TRANSPOSE:
         return _compose(op, b)
-    if op.op.has(Trait.ELEMENTWISE) and op.op.has(Trait.BROADCASTABLE) and not _axis_dependent(op):
-        return _sink(op, b)
+    traits = op.op.traits
+    if Trait.ELEMENTWISE in traits and Trait.BROADCASTABLE in traits and not _axis_dependent(op) \
+            and any(v.producer is not None and v.producer.op is Op.TRANSPOSE for v in op.operands):
+        return _sink(op, b)      # (an op that reads no transpose has none to sink: _sink would say so)
     return None
 
 
