@@ -217,3 +217,68 @@ def test_verdicts_kept_between_verify_calls_see_a_changed_op():
     z = Builder(fresh, at("Abs", "a")).emit(Op.ABS, x2, result_type=tensor(I32, 2, 4))
     fresh.set_outputs([z], ["z"])
     assert any("result 0 has type" in p for p in verify(fresh))
+
+
+def test_the_memo_sees_new_attributes_and_accepts_equal_new_types():
+    """An op given other attributes after it passed is checked again; one whose types were replaced by
+    types of the same normal form still passes (the checks read only that form)."""
+    g = _chain(6)
+    memo: dict = {}
+    assert verify(g, memo=memo) == []
+    for op in g.ops[1:]:
+        op.results[0].type = TensorType(op.results[0].type.dtype, tuple(op.results[0].type.shape))
+    assert verify(g, memo=memo) == []
+    g.ops[3].attrs = A.MulAttrs(0)           # ADD takes no attributes
+    problems = verify(g, memo=memo)
+    assert len(problems) == 1 and "op 3 ADD" in problems[0] and "MulAttrs" in problems[0]
+
+
+def test_the_builder_interns_only_attributes_no_reader_can_tell_apart():
+    """Equal attributes of plain values become one object; values of other exact types, symbolic dims,
+    NaNs and lists keep their own object, and every op keeps the values it was made with."""
+    g = Graph()
+    x = g.add_input("x", tensor(F32, 2, 4))
+    b = Builder(g, at("Transpose", "t"))
+    made = [b.emit(Op.TRANSPOSE, x, attrs=A.TransposeAttrs(p), result_type=tensor(F32, 4, 2)).producer
+            for p in [(1, 0), (1, 0), (True, False)]]
+    assert made[0].attrs is made[1].attrs and made[2].attrs is not made[0].attrs
+    assert type(made[2].attrs.perms[0]) is bool
+    nan = [b.emit(Op.CLAMP, x, attrs=A.ClampAttrs(float("nan"), 1.0)).producer for _ in range(2)]
+    assert nan[0].attrs is not nan[1].attrs
+    s = sym("s")
+    shaped = [b.emit(Op.RESHAPE, x, attrs=A.ReshapeAttrs((s, 8)), result_type=tensor(F32, s, 8)).producer
+              for _ in range(2)]
+    assert shaped[0].attrs is not shaped[1].attrs
+    listed = [b.emit(Op.TRANSPOSE, x, attrs=A.TransposeAttrs([1, 0]), result_type=tensor(F32, 4, 2)).producer
+              for _ in range(2)]   # type: ignore[arg-type]
+    assert listed[0].attrs is not listed[1].attrs
+    adds = [b.emit(Op.ADD, x, x).producer for _ in range(2)]
+    assert adds[0].attrs is adds[1].attrs and adds[0].attrs == A.NoAttrs()
+
+
+def test_an_op_whose_results_the_builder_took_from_the_rule_still_has_its_error_if_checked():
+    """The verifier skips a second shape-rule run for the builder's own answer, never the ERROR_IF rules."""
+    g = Graph()
+    x = g.add_input("x", tensor(F32, 2, 4))
+    b = Builder(g, at("Clip", "c"))
+    good = b.emit(Op.CLAMP, x, attrs=A.ClampAttrs(0.0, 1.0))
+    bad = b.emit(Op.CLAMP, x, attrs=A.ClampAttrs(2.0, 1.0))      # min_val > max_val
+    assert good.type is bad.type
+    g.set_outputs([good, bad], ["good", "bad"])
+    problems = verify(g)
+    assert len(problems) == 1 and "op 1 CLAMP" in problems[0] and "ERROR_IF" in problems[0]
+
+
+def test_verdicts_kept_from_an_earlier_program_do_not_hide_a_wrong_op():
+    """A second program of the same objects (types, interned attributes) reuses the first one's verdicts, but
+    an op whose result type differs is still checked and reported, and so is a CONST of another shape."""
+    first = _chain(8)
+    assert verify(first) == []
+    second = _chain(8)
+    assert verify(second) == []
+    second.ops[4].results[0].type = tensor(F32, 3, 4)
+    const = second.ops[0]
+    const.attrs = A.ConstAttrs(np.ones((2, 4), np.float32))      # its result type stays [1,4]
+    problems = verify(second)
+    assert any("op 4 ADD" in p and "result 0 has type" in p for p in problems)
+    assert any("op 0 CONST" in p and "result 0 has type" in p for p in problems)

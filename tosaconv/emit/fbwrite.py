@@ -45,6 +45,9 @@ _PACK = {f: struct.Struct("<" + ("I" if f == "U" else f)).pack_into for f in _SI
 _VECTORS: dict = {}   # (length, element format) -> its struct.Struct: vectors of a few lengths recur per op
 
 
+_LENGTH_AND_OFFSETS = [struct.Struct(f"<{n + 1}I") for n in range(65)]   # an offset vector's length and items
+
+
 def _vector_format(n: int, fmt: str) -> struct.Struct:
     packer = _VECTORS.get((n, fmt))
     if packer is None:
@@ -90,9 +93,19 @@ class FlatWriter:
         """A NUL-terminated UTF-8 string, written once however often it is asked for."""
         off = self.strings.get(text)
         if off is None:
-            data = text.encode("utf-8")
-            off = self.strings[text] = self._vector_bytes(data, 1, 4, trailing=1)
+            off = self.strings[text] = self._string(text.encode("utf-8"))
         return off
+
+    def _string(self, data: bytes) -> int:
+        """``_vector_bytes(data, 1, 4, trailing=1)`` for a short ``bytes`` (a name): copied by a slice
+        assignment, which for bytes costs less than a memoryview."""
+        n = len(data)
+        self.prep(4, n + 1)
+        end = self.cap - self.off - 1
+        self.buf[end - n:end] = data
+        self.off += n + 5
+        _U32.pack_into(self.buf, self.cap - self.off, n)
+        return self.off
 
     def byte_vector(self, data: bytes | memoryview | np.ndarray, align: int) -> int:
         """The bytes of ``data`` (a bytes-like object) as a ``[ubyte]``, its first byte ``align``-aligned."""
@@ -164,12 +177,11 @@ class FlatWriter:
         start = self.off = (self.off + 3) & -4
         if start + 4 * n + 4 > self.cap:
             self._grow(4 * n + 4)
-        self.off += 4 * n
-        _vector_format(n, "I").pack_into(self.buf, self.cap - self.off,
-                         *[start + 4 * (n - i) - o for i, o in enumerate(offsets)])
-        self.off += 4
-        _U32.pack_into(self.buf, self.cap - self.off, n)
-        return self.off
+        end = self.off = start + 4 * n + 4
+        # the length, then each offset relative to its own slot, packed at once
+        packer = _LENGTH_AND_OFFSETS[n] if n < len(_LENGTH_AND_OFFSETS) else struct.Struct(f"<{n + 1}I")
+        packer.pack_into(self.buf, self.cap - end, n, *[start + 4 * (n - i) - o for i, o in enumerate(offsets)])
+        return end
 
     def table(self, slots: int, fields: Sequence[tuple]) -> int:
         """A table of ``slots`` slots holding ``fields`` (written in the order given); its offset.

@@ -134,8 +134,12 @@ def _shape(w: _Writer, s: ShapeRecord) -> int:
 
 
 def _operator(w: _Writer, op: OpRecord) -> int:
-    _check_int32_fields(op)
-    attribute = _attribute(w, op.attribute or op.op, op.fields)
+    if op.fields:
+        _check_int32_fields(op)
+    table = op.attribute or op.op
+    attribute = _attribute(w, table, op.fields) if op.fields else w.written.get(("attribute", table, ()))
+    if attribute is None:   # (an attribute table without fields, the first time: see _attribute)
+        attribute = _attribute(w, table, op.fields)
     inputs, outputs = _strings(w, op.inputs), _strings(w, op.outputs)
     # union member N belongs to op N (a variable access is an IDENTITY with a variable's table)
     values = [S.OP_CODE[op.op], S.OP_CODE[op.attribute or op.op], attribute, inputs, outputs]
@@ -235,4 +239,5 @@ def _aligned_bytes(w: _Writer, data: np.ndarray) -> int:
 
 
 def _strings(w: _Writer, strings: Iterable[str]) -> int:
-    return w.offset_vector(list(map(w.string, strings)))
+    known = w.strings
+    return w.offset_vector([known[s] if s in known else w.string(s) for s in strings])

@@ -116,7 +116,9 @@ class _Lowering:
         if op.op.tosa is None:
             raise EmitError(f"cannot emit {op.op.name}: it is a shape-helper or data-dependent op with no "
                             f"TOSA counterpart; specialize the graph so it folds away first", op.location)
-        ins = [self._operand(op, v) for v in op.operands]
+        defined, known = self.defined, self.known_types
+        ins = [known[id(v.type)] if v in defined and id(v.type) in known else self._operand(op, v)
+               for v in op.operands]    # (the checks of ``_operand``, inline on the common path)
         if op.op in _STATE_OPS:
             try:
                 return variables.lower(self, op, location_text(op.location))

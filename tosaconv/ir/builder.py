@@ -4,10 +4,17 @@ Converters and passes create ops only through a :class:`Builder`. It checks
 operand counts against the op table, runs the op's shape rule, names the
 results after the source node, and stamps the current location (set with
 ``with b.at(location):``), so every op says where it came from.
+
+Equal attributes of plain values become one object, and so do types of one
+normal form (:mod:`.structural`): shape-rule answers, which every builder
+shares, and the verifier's verdicts are then found by the identity of an op's
+attributes and types, without structural keys made per op.
 """
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from itertools import repeat
+from operator import attrgetter
 from typing import TYPE_CHECKING, Optional
 
 import numpy as np
@@ -18,7 +25,7 @@ from .dtypes import DType
 from .graph import Graph, Operation, Value
 from .location import UNKNOWN_LOCATION, Location
 from .ops import Op, OpDef
-from .structural import attrs_key, types_key
+from .structural import RULE_ANSWERS, const_types, interned, is_interned, remember_rule_answer, shared_types, types_key
 from .types import IndexType, TensorType, ValueType
 from .verifier import arity_problem
 
@@ -31,7 +38,6 @@ class Builder:
         self.graph = graph
         self.location = location
         self._rules: dict[tuple[object, ...], tuple[OpDef, tuple[ValueType, ...]]] = {}   # see _result_types
-        self._seen: dict[tuple[object, ...], tuple[tuple[ValueType, ...], tuple[ValueType, ...]]] = {}
 
     def at(self, location: Location) -> "_At":
         """``with b.at(location):`` stamps ``location`` on the ops made inside, then restores the one before."""
@@ -41,39 +47,49 @@ class Builder:
     def create(self, op: OpDef, operands: Iterable[Value] = (), attrs: Optional[A.Attrs] = None, *,
                result_types: Optional[Sequence[ValueType]] = None, name: Optional[str] = None) -> Operation:
         operands = list(operands)
-        _check_arity(op, operands)
-        if attrs is None:
-            attrs = op.attrs()
+        if _ARITY_FITS.get(op) != len(operands) or not all(map(isinstance, operands, repeat(Value))):
+            _check_arity(op, operands)
+        # equal attributes are one object (see .structural); an op's default ones made once; a CONST's hold
+        # an array (no value key, never interned)
+        made, value_key = _default_attrs(op) if attrs is None else (attrs, None) if op is Op.CONST else interned(attrs)
         if result_types is None:
-            result_types = self._result_types(op, [v.type for v in operands], attrs)
+            result_types = self._result_types(op, list(map(_TYPE, operands)), made, value_key)
+        else:
+            result_types = shared_types(result_types)
+        graph = self.graph
         base = name or self.location.value_name or op.name.lower()
-        results = [Value(self.graph.unique_name(base), t) for t in result_types]
-        operation = Operation(op, operands, results, attrs, self.location)
+        if len(result_types) == 1:     # (most ops)
+            results = [Value(graph.unique_name(base), result_types[0])]
+        else:
+            results = [Value(graph.unique_name(base), t) for t in result_types]
+        operation = Operation(op, operands, results, made, self.location)
         for r in results:
             r.producer = operation
-        self.graph.ops.append(operation)
+        graph.ops.append(operation)
         return operation
 
-    def _result_types(self, op: OpDef, types: list[ValueType], attrs: A.Attrs) -> Sequence[ValueType]:
+    def _result_types(self, op: OpDef, types: list[ValueType], attrs: A.Attrs,
+                      value_key: Optional[tuple[object, ...]]) -> Sequence[ValueType]:
         """``op``'s shape rule on ``types``; a rule is a pure function of the op, the attribute values and
         the operand types, so the answer for a structurally equal op made earlier is reused. Operand types
-        are mostly the very objects an earlier op had (results share the rule's answer), so they are
-        looked up by identity first, before their structural key is made (symbolic dims hash slowly)."""
-        value_key = attrs_key(attrs)
+        are mostly the very objects an earlier op had (results share the rule's answer), and attributes
+        interned objects, so they are looked up by identity first (in :data:`.structural.RULE_ANSWERS`,
+        shared by every builder), before their structural key is made (symbolic dims hash slowly).
+        ``value_key``: ``attrs_key(attrs)``."""
         if value_key is None:      # attributes holding arrays or regions: not worth remembering
-            return op.shape_rule(types, attrs)
-        same_objects = (id(op), value_key, *map(id, types))
-        seen = self._seen.get(same_objects)
+            return const_types(attrs) if op is Op.CONST else shared_types(op.shape_rule(types, attrs))
+        same_objects = (id(op), id(attrs), *map(id, types))
+        seen = RULE_ANSWERS.get(same_objects)
         if seen is not None:
-            return seen[1]
+            return seen[1]     # type: ignore[return-value]
         operand_key = types_key(types)
         if operand_key is None:
             return op.shape_rule(types, attrs)
         key = (id(op), value_key, operand_key)
         known = self._rules.get(key)
         if known is None:
-            known = self._rules[key] = (op, tuple(op.shape_rule(types, attrs)))   # holding op keeps its id
-        self._seen[same_objects] = (tuple(types), known[1])    # holding the types keeps their ids
+            known = self._rules[key] = (op, shared_types(op.shape_rule(types, attrs)))   # holding op keeps its id
+        remember_rule_answer(same_objects, (tuple(types), known[1], attrs, op))   # (holding the objects keeps their ids)
         return known[1]
 
     def emit(self, op: OpDef, *operands: Value, attrs: Optional[A.Attrs] = None, name: Optional[str] = None,
@@ -134,3 +150,24 @@ def _check_arity(op: OpDef, operands: list[Value]) -> None:
     for v in operands:
         if not isinstance(v, Value):
             raise TypeError(f"{op.name} operand {v!r} is not an IR value")
+    if all(not o.variadic for o in op.operands):
+        _ARITY_FITS[op] = len(operands)
+
+
+_TYPE = attrgetter("type")
+_ARITY_FITS: dict[OpDef, int] = {}   # op without variadic operands -> its operand count, once an op checked it
+
+
+def _default_attrs(op: OpDef) -> tuple[A.Attrs, Optional[tuple[object, ...]]]:
+    """``interned(op.attrs())``, made once per op (when interned: only those may be shared by ops)."""
+    made = _DEFAULTS.get(op)
+    if made is None:
+        made = interned(op.attrs())
+        if is_interned(made[0]):
+            _DEFAULTS[op] = made
+    return made
+
+
+_DEFAULTS: dict[OpDef, tuple[A.Attrs, Optional[tuple[object, ...]]]] = {}
+
+

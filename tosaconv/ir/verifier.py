@@ -15,16 +15,22 @@ compared structurally with :func:`same_type`, because ``==`` on symbolic dims
 raises when the answer depends on the bindings.
 
 Speed: the pass manager verifies after every pass, so it passes a ``memo``
-dict that lives for one pipeline. An op whose op kind, attributes, operand
-types and result types are the very same (immutable) objects as when it last
-passed its checks is not run through its shape rule again; the memo also notes
+dict that lives for one pipeline. An op whose op kind and attributes are the
+very same (immutable) objects as when it last passed its checks, with as many
+operands and operand and result types equal to those (the same objects, or of
+the same normal form) is not run through its shape rule again; the memo also notes
 which optional checks (equal ranks, static) it passed, so a later verify that
 asks for one more check runs only that one. Within one :func:`verify` call,
 ops whose op kind, attribute values and operand and result types are
 structurally the same (a long chain of ``ADD`` on ``[batch, 16]``) share one
 verdict: the checks are functions of exactly these, and the graph does not
 change while it is verified; a verdict is looked up by the identity of the op's types first (most ops
-share their type objects), by their normal form only when that finds none. Error messages are only
+share their type objects), by their normal form only when that finds none. The builder gives structurally
+equal types and attributes one object (:mod:`.structural`), so for its ops (interned attributes, or a
+CONST) the identity key is the whole story: no structural key is made, and their verdicts by identity
+are kept for the process (a later variant made of the same objects is not checked again). The shape
+rule is not run a second time for an op whose results are the very objects the builder's run of that
+rule gave on its operand types and attributes; its ERROR_IF rules always run. Error messages are only
 formatted when there is a problem.
 """
 from __future__ import annotations
@@ -43,7 +49,7 @@ from .ops import Op, OpDef, Trait
 from .printer import field_types
 from .region_rules import same_type  # noqa: F401  (part of the verifier's API)
 from .shape_rules import ShapeRuleError
-from .structural import attrs_key, types_key
+from .structural import RULE_ANSWERS, interned_key, is_interned, known_const_types, types_key
 from .dtypes import DType
 from .types import IndexType, TensorType, ValueType
 from .variable_rules import variable_problems
@@ -52,9 +58,9 @@ from .variable_rules import variable_problems
 # Anything else a rule raises is a bug in the rule, not a verdict on the operands.
 RULE_ERRORS = (ShapeRuleError, InconclusiveDimension)
 
-# The verify memo: id(op) -> (whether it passed the equal-ranks check, whether it passed the static check,
-# then the objects it passed with: op, op kind, attributes, operand count, operand and result types); see
-# the module docstring. One flat tuple per op (a program has many); holding the objects keeps their ids.
+# The verify memo: id(op) -> (the op kind, attributes, operand count and list of operand and result types
+# it passed with, whether it passed the equal-ranks check, whether it passed the static check, the op);
+# see the module docstring. One flat tuple per op (a program has many); holding the op keeps its id.
 _Memo = dict[int, tuple[object, ...]]
 # The verdicts of one verify call: (check, structural key of an op) -> the objects the key names by id (kept alive).
 _Passed = dict[tuple[object, ...], object]
@@ -96,6 +102,8 @@ def type_problems(op: OpDef, operand_types: list[ValueType], attrs: Attrs,
     if broken:   # helper ops have no TOSA form: their rules are the IR's own
         what = "breaks a TOSA ERROR_IF rule" if op.tosa else "rejects the operands"
         return [f"{'' if op.tosa else 'the shape rule of '}{op.name} {what}: {broken}"]
+    if _rule_answer_is(op, operand_types, attrs, result_types):
+        return []
     try:
         expected = op.shape_rule(list(operand_types), attrs)
     except RULE_ERRORS as e:
@@ -105,6 +113,19 @@ def type_problems(op: OpDef, operand_types: list[ValueType], attrs: Attrs,
     return [f"result {i} has type {got}, but the shape rule of {op.name} gives {want}"
             for i, (got, want) in enumerate(zip(result_types, expected))
             if not same_type(got, want) and not _wider_result(op, got, want)]
+
+
+def _rule_answer_is(op: OpDef, operand_types: list[ValueType], attrs: Attrs,
+                    result_types: Sequence[ValueType]) -> bool:
+    """Whether the builder found that ``op``'s shape rule gives ``result_types`` (these very objects) on
+    these operand type objects and attribute object (:data:`.structural.RULE_ANSWERS`): the rule need
+    not run again."""
+    if op is Op.CONST:     # (keyed by what its rule reads: a CONST's attributes hold an array)
+        answer = known_const_types(attrs)
+    else:
+        known = RULE_ANSWERS.get((id(op), id(attrs), *map(id, operand_types)))
+        answer = known[1] if known is not None else None   # type: ignore[assignment]
+    return answer is not None and len(answer) == len(result_types) and all(map(operator.is_, answer, result_types))
 
 
 # Results the spec lets an op widen beyond its operands' type (TOSA 1.0 MATMUL: fp16 x fp16 -> fp32,
@@ -133,8 +154,14 @@ def _verify(graph: Graph, require_equal_ranks: bool, require_static: bool, memo:
             passed: _Passed) -> list[str]:
     problems = _ssa_problems(graph) + variable_problems(graph)
     holders = set(map(id, ops_with_regions(graph.ops)))   # the rest have no region to verify
+    seen_before: _Memo = memo if memo is not None else {}
     for i, op in enumerate(graph.ops):
-        found = _checked_op_problems(op, memo, require_equal_ranks, require_static, passed)
+        seen = seen_before.get(id(op))    # (an op that passed every check asked for, unchanged since: inline)
+        if seen is not None and (seen[4] or not require_equal_ranks) and (seen[5] or not require_static) \
+                and _unchanged(seen, op, [*map(_TYPE, op.operands), *map(_TYPE, op.results)]):
+            found = []
+        else:
+            found = _checked_op_problems(op, memo, require_equal_ranks, require_static, passed)
         if id(op) in holders:
             found += _region_problems(op, require_equal_ranks, require_static, memo, passed)
         if found:
@@ -246,51 +273,67 @@ def _checked_op_problems(op: Operation, memo: _Memo | None, equal_ranks: bool, s
                          passed: _Passed) -> list[str]:
     """The op's own checks (not its regions'), skipped when ``memo`` saw it pass unchanged or ``passed``
     holds the verdict of a structurally equal op."""
-    types = [v.type for v in op.operands] + [r.type for r in op.results]
-    key = (op, op.op, op.attrs, len(op.operands), *types)
+    types = list(map(_TYPE, op.operands))
+    types += map(_TYPE, op.results)
     seen = memo.get(id(op)) if memo is not None else None
-    base = seen is None or not _same_objects(seen[2:], key)
-    done_ranks, done_static = (False, False) if base else (bool(seen[0]), bool(seen[1]))  # type: ignore[index]
+    base = seen is None or not _unchanged(seen, op, types)
+    done_ranks, done_static = (False, False) if base else (bool(seen[4]), bool(seen[5]))  # type: ignore[index]
+    if not base and (done_ranks or not equal_ranks) and (done_static or not static):
+        return []          # passed every check asked for, unchanged since: the memo entry stands
     keys = _VerdictKeys(op, types) if base or (static and not done_static) else None
     found = _shared_verdict(op, "op", keys, passed) if base else []
     if equal_ranks and not done_ranks:
         found += _rank_problems(op)       # cheaper than finding a shared verdict
     if static and not done_static:
         found += _shared_verdict(op, "static", keys, passed)
-    if memo is not None and not found:
-        memo[id(op)] = (done_ranks or equal_ranks, done_static or static, *key)
+    if memo is not None and not found:    # (holding op keeps its id; types is this call's own list)
+        memo[id(op)] = (op.op, op.attrs, len(op.operands), types, done_ranks or equal_ranks,
+                        done_static or static, op)
     return found
 
 
-def _same_objects(a: tuple[object, ...], b: tuple[object, ...]) -> bool:
-    """The two tuples hold the very same objects, in order (compared by identity, never by ``==``:
-    symbolic dims may not answer it)."""
-    return len(a) == len(b) and all(map(operator.is_, a, b))
+_TYPE = operator.attrgetter("type")
+
+
+def _unchanged(seen: tuple[object, ...], op: Operation, types: list[ValueType]) -> bool:
+    """``op`` still has the op kind and attributes (the very objects) it passed with, as many operands,
+    and operand and result types equal to those it passed with: the same objects (``==`` on a list
+    compares identity first), or types of the same normal form (``TensorType.__eq__``), on which every
+    check gives the same verdict (the verdicts shared between structurally equal ops rest on this too)."""
+    return seen[0] is op.op and seen[1] is op.attrs and seen[2] == len(op.operands) and seen[3] == types
 
 
 _CHECKS = {"op": lambda op: _op_problems(op), "static": lambda op: _static_problems(op)}
 
 
 class _VerdictKeys:
-    """What the per-op checks read of an op (:mod:`.structural`): the op kind (by identity), the attribute
-    values (or the attribute object, by identity), and each operand and result type, two ways: the types
-    by identity (``same``: cheap, and most ops share their type objects with others), and, made only
-    when that finds no verdict, by their normal form (``structural``; None: not keyable)."""
+    """What the per-op checks read of an op (:mod:`.structural`): the op kind (by identity), the attributes
+    and each operand and result type, two ways: by identity (``same``: cheap, and most ops share their
+    type objects with others, and the builder's ops their interned attributes; a CONST's attributes by
+    what its checks read of them, :func:`_const_key`), and, made only when that finds no verdict, by their
+    normal form (``structural``: the attribute values, or the attribute object by identity when they have
+    no key; None: not keyable)."""
 
-    __slots__ = ("types", "attrs", "same", "_structural")
+    __slots__ = ("types", "op", "same", "_structural")
 
     def __init__(self, op: Operation, types: list[ValueType]) -> None:
-        value_key = attrs_key(op.attrs) if op.op is not Op.CONST else _const_key(op.attrs)
-        self.types = types
-        self.attrs = ("id", id(op.attrs)) if value_key is None else value_key
-        self.same: tuple[object, ...] = (id(op.op), len(op.operands), self.attrs, *map(id, types))
+        attrs = op.attrs
+        const_key = _const_key(attrs) if op.op is Op.CONST else None
+        self.types, self.op = types, op
+        self.same: tuple[object, ...] = (id(op.op), len(op.operands), const_key or id(attrs), *map(id, types))
         self._structural: object = _NOT_MADE
 
     def structural(self) -> Optional[tuple[object, ...]]:
         if self._structural is _NOT_MADE:
             types = types_key(self.types)
-            self._structural = None if types is None else (self.same[0], self.same[1], self.attrs, types)
+            self._structural = None if types is None else (self.same[0], self.same[1], self.attrs(), types)
         return self._structural     # type: ignore[return-value]
+
+    def attrs(self) -> tuple[object, ...]:
+        """The attribute part of the structural key."""
+        op = self.op
+        value_key = interned_key(op.attrs) if op.op is not Op.CONST else _const_key(op.attrs)
+        return ("id", id(op.attrs)) if value_key is None else value_key
 
 
 _NOT_MADE = object()
@@ -309,19 +352,47 @@ def _shared_verdict(op: Operation, check: str, keys: Optional[_VerdictKeys], pas
     """The problems ``check`` finds in ``op``; not run again when an op of the same objects or a structurally
     equal op passed it in this verify call."""
     if keys is not None:
-        if (check, "same", keys.same) in passed:
+        same = (check, "same", keys.same)
+        if same in passed or same in _SAME_PASSED:
             return []
-        skey = keys.structural()
+        # A builder's op (interned attributes, or a CONST) structurally equal to one that passed has the
+        # same objects (its types are shared too), so no structural key is made for it.
+        skey = None if _identity_keyed(op, keys) else keys.structural()
         if skey is not None and ((check, skey) in passed or (check, skey) in _STATIC_PASSED):
-            passed[(check, "same", keys.same)] = (keys.types, op.attrs)   # (holding them keeps their ids)
+            passed[same] = (keys.types, op.attrs)   # (holding them keeps their ids)
+            _remember_same(same, op, keys)
             return []
     problems: list[str] = _CHECKS[check](op)
     if keys is not None and not problems:
-        passed[(check, "same", keys.same)] = (keys.types, op.attrs)
+        passed[same] = (keys.types, op.attrs)
+        _remember_same(same, op, keys)
         if skey is not None:
             passed[(check, skey)] = (op.op, op.attrs)
             _remember_static(check, skey, op)
     return problems
+
+
+# Verdicts by identity that outlive one program: (check, "same", key by identity) -> the objects the key
+# names, for ops whose attributes are interned (:func:`.structural.interned`: small, plain values) or a
+# CONST (keyed by its array's dtype and shape, so its array is not held); its types are the builder's
+# shared objects too. A later program (another variant of the same model: ``--bind-grid``, or the next
+# conversion in a process) made of the same objects then has these checks done. Cleared past _STATIC_LIMIT.
+_SAME_PASSED: dict[tuple[object, ...], object] = {}
+
+
+def _identity_keyed(op: Operation, keys: _VerdictKeys) -> bool:
+    """Whether ``op``'s key by identity stands for its structure: a CONST keyed by :func:`_const_key`, or
+    an op with interned attributes."""
+    return type(keys.same[2]) is tuple or is_interned(op.attrs)
+
+
+def _remember_same(same: tuple[object, ...], op: Operation, keys: _VerdictKeys) -> None:
+    const = type(keys.same[2]) is tuple      # a CONST keyed by _const_key (not by its attributes' id)
+    if not const and not is_interned(op.attrs):
+        return
+    if len(_SAME_PASSED) >= _STATIC_LIMIT:
+        _SAME_PASSED.clear()
+    _SAME_PASSED[same] = (keys.types, None if const else op.attrs, op.op)
 
 
 # Verdicts that outlive one program: (check, structural key) -> the op kind (held: the key names it by id),

@@ -20,7 +20,7 @@ from ..ir.graph import Graph, Value, describe_value, walk_graphs
 from ..ir.location import Location
 from ..ir.types import IndexType, TensorType
 from ..limits import MAX_DIM, budget_diagnostic, max_tensor_bytes, nbytes
-from ..symbolic.expr import dim_str, free_symbols, is_static, subs
+from ..symbolic.expr import Dim, Expr, dim_str, free_symbols, is_static, subs
 
 _MAX_REPORTED = 3   # the first few say enough; the rest follow from the same bindings
 
@@ -28,14 +28,18 @@ _MAX_REPORTED = 3   # the first few say enough; the rest follow from the same bi
 def check_budget(graph: Graph, env: dict[str, int]) -> None:
     """Raise a ShapeError listing the values of ``graph`` too big under the bindings ``env``."""
     diags: list[Diagnostic] = []
-    fits: set[tuple[object, ...]] = set()     # (dtype, shape) of tensor types already found within every limit under ``env``
+    # (dtype, shape) of tensor types, (IndexType, value) of index types, already found within every limit
+    # under ``env`` (the verdict is a function of these)
+    fits: set[tuple[object, ...]] = set()
+    dims: dict[Expr, Dim] = {}    # each symbolic dim under ``env`` (shapes share their dims: h/2, w/4...)
     for g in walk_graphs(graph):
         for value, location in _values(g):
             t = value.type
-            key = (t.dtype, t.shape) if type(t) is TensorType else None
+            key = (t.dtype, t.shape) if type(t) is TensorType else (IndexType, t.value) if type(t) is IndexType \
+                else None
             if key is not None and key in fits:
                 continue
-            diag = _value_diagnostic(value, location, env)
+            diag = _value_diagnostic(value, location, env, dims)
             if diag is None and key is not None:
                 fits.add(key)
             if diag is not None:
@@ -54,13 +58,15 @@ def _values(g: Graph) -> Iterator[tuple[Value, Optional[Location]]]:
             yield v, op.location
 
 
-def _value_diagnostic(value: Value, location: Optional[Location], env: dict[str, int]) -> Optional[Diagnostic]:
+def _value_diagnostic(value: Value, location: Optional[Location], env: dict[str, int],
+                      dims: dict[Expr, Dim]) -> Optional[Diagnostic]:
+    """The diagnostic of a value too big under ``env``, or None; ``dims``: symbolic dims already substituted."""
     t = value.type
     if isinstance(t, IndexType):
         return _index_diagnostic(value, location, env)
     if not isinstance(t, TensorType):
         return None
-    concrete = t.subs(env)
+    concrete = TensorType(t.dtype, tuple(_subs_dim(d, env, dims) for d in t.shape))   # ``t.subs(env)``
     if not concrete.is_static:
         return None
     itemsize = np.dtype(t.dtype.numpy).itemsize
@@ -70,6 +76,16 @@ def _value_diagnostic(value: Value, location: Optional[Location], env: dict[str,
     behind = ", ".join(f"{s}={env[s]}" for s in sorted(t.symbols()) if s in env)
     return budget_diagnostic(f"tensor {describe_value(value)} (<{symbolic}>)", concrete.shape,
                              np.dtype(t.dtype.numpy).itemsize, behind, location)
+
+
+def _subs_dim(d: Dim, env: dict[str, int], dims: dict[Expr, Dim]) -> Dim:
+    """``subs(d, env)``, remembered in ``dims`` for a symbolic ``d``."""
+    if not isinstance(d, Expr):
+        return d
+    known = dims.get(d)
+    if known is None:
+        known = dims[d] = subs(d, env)
+    return known
 
 
 def _index_diagnostic(value: Value, location: Optional[Location], env: dict[str, int]) -> Optional[Diagnostic]:

@@ -41,7 +41,7 @@ def fold_constants(graph: Graph) -> bool:
 def fold_op(op: Operation, b: Builder) -> Optional[list[Value]]:
     """Replacement constants for ``op`` when it folds, else None (also used op by op by specialize)."""
     traits = op.op.traits   # (read directly: this runs for every op, several times)
-    if Trait.CONSTANT in traits or Trait.PURE not in traits or keeps_cast(op):
+    if Trait.CONSTANT in traits or Trait.PURE not in traits or (op.op is Op.CAST and keeps_cast(op)):
         return None
     if op.op in _THROUGH_CAST and op.operands and not _is_const(op.operands[0]):
         return _fold_through_cast(op, b)

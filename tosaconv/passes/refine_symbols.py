@@ -12,6 +12,7 @@ when it runs, so they inform its proofs but not the shared types.
 from __future__ import annotations
 
 from ..ir.graph import Graph, op_regions
+from ..ir.structural import shared_type
 from ..symbolic.expr import Dim
 
 
@@ -25,10 +26,11 @@ def refine_symbols(graph: Graph) -> bool:
 
 
 def _substitute(graph: Graph, aliases: dict[str, Dim]) -> None:
+    """(Each new type is the one object of its normal form, as the builder's are: see ir.structural.)"""
     for v in graph.inputs:
-        v.type = v.type.subs(aliases)
+        v.type = shared_type(v.type.subs(aliases))
     for op in graph.ops:
         for r in op.results:
-            r.type = r.type.subs(aliases)
+            r.type = shared_type(r.type.subs(aliases))
         for _, region in op_regions(op):
             _substitute(region, aliases)

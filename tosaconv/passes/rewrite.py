@@ -23,14 +23,15 @@ def rewrite(graph: Graph, visit: Visit) -> bool:
     old_ops, graph.ops = graph.ops, []
     b = Builder(graph)
     replaced: dict[int, Value] = {}
+    keep = graph.ops.append     # (the builder appends its new ops to the same list)
     changed = False
     for op in old_ops:
-        if replaced:
+        if replaced and not replaced.keys().isdisjoint(map(id, op.operands)):
             op.operands = [replaced.get(id(v), v) for v in op.operands]
         b.location = op.location     # what ``with b.at(op.location)`` does, without its cost on every op
         out = visit(op, b)
         if out is None:
-            graph.ops.append(op)
+            keep(op)
             continue
         changed = True
         for old, new in zip(op.results, out):

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from ..ir.graph import Graph, Operation, Value, op_regions, ops_with_regions
 from ..ir.ops import Op
+from ..ir.types import TensorType
 
 MAX_SHARED_BYTES = 4096
 
@@ -23,7 +24,7 @@ def share_constants(graph: Graph) -> None:
     kept: list[Operation] = []
     holders = set(map(id, ops_with_regions(graph.ops)))    # (most programs have none: no call per op)
     for op in graph.ops:
-        if replaced:
+        if replaced and not replaced.keys().isdisjoint(map(id, op.operands)):
             op.operands = [replaced.get(id(v), v) for v in op.operands]
         if id(op) in holders:
             for _, region in op_regions(op):
@@ -45,5 +46,6 @@ def _key(op: Operation) -> tuple[object, ...] | None:
     if values is None or values.nbytes > MAX_SHARED_BYTES:
         return None
     attrs = op.attrs
-    return (str(op.result.type), values.dtype.str, values.shape, values.tobytes(), getattr(attrs, "int48", False),
-            getattr(attrs, "element_type", ""))
+    t = op.result.type     # (a tensor type's dtype and dims say what its text says)
+    return ((t.dtype, t.shape) if type(t) is TensorType else str(t), values.dtype.str, values.shape,
+            values.tobytes(), getattr(attrs, "int48", False), getattr(attrs, "element_type", ""))

@@ -43,8 +43,10 @@ def _perm_of(v: Value) -> Optional[tuple[int, ...]]:
 def _visit(op: Operation, b: Builder) -> Optional[list[Value]]:
     if op.op is Op.TRANSPOSE:
         return _compose(op, b)
-    if op.op.has(Trait.ELEMENTWISE) and op.op.has(Trait.BROADCASTABLE) and not _axis_dependent(op):
-        return _sink(op, b)
+    traits = op.op.traits
+    if Trait.ELEMENTWISE in traits and Trait.BROADCASTABLE in traits and not _axis_dependent(op) \
+            and any(v.producer is not None and v.producer.op is Op.TRANSPOSE for v in op.operands):
+        return _sink(op, b)      # (an op that reads no transpose has none to sink: _sink would say so)
     return None
 
 
@@ -66,23 +68,38 @@ def _compose(op: Operation, b: Builder) -> Optional[list[Value]]:
 
 
 def _sink(op: Operation, b: Builder) -> Optional[list[Value]]:
-    perms = {_perm_of(v) for v in op.operands if v.producer is None or v.producer.op is not Op.CONST}
-    if len(perms) != 1 or None in perms:
+    transposes = {_transpose_attrs(v) for v in op.operands if v.producer is None or v.producer.op is not Op.CONST}
+    if len(transposes) != 1 or None in transposes:
         return None
-    perm = perms.pop()
-    assert perm is not None   # None was refused above
-    inverse = _inverse(perm)
+    attrs = transposes.pop()
+    assert attrs is not None   # None was refused above
+    inverse = _inverse(attrs.perms)
     operands = [_undo(b, v, inverse) for v in op.operands]
     inner = b.create(op.op, operands, op.attrs).result
-    return [b.emit(Op.TRANSPOSE, inner, attrs=A.TransposeAttrs(perm))]
+    return [b.emit(Op.TRANSPOSE, inner, attrs=attrs)]
+
+
+def _transpose_attrs(v: Value) -> Optional[A.TransposeAttrs]:
+    """The attributes of the TRANSPOSE that makes ``v`` (None if another op makes it): the builder interns
+    them, so equal permutations are one object, and the sunk transpose is made with the very object."""
+    p = v.producer
+    return p.attrs_as(A.TransposeAttrs) if p is not None and p.op is Op.TRANSPOSE else None
 
 
 def _inverse(perm: tuple[int, ...]) -> tuple[int, ...]:
     """The permutation that undoes ``perm`` (numpy's argsort of it, without numpy's per-call cost)."""
-    inverse = [0] * len(perm)
-    for i, p in enumerate(perm):
-        inverse[p] = i
-    return tuple(inverse)
+    known = _INVERSES.get(perm)
+    if known is None:
+        inverse = [0] * len(perm)
+        for i, p in enumerate(perm):
+            inverse[p] = i
+        if len(_INVERSES) > 1000:
+            _INVERSES.clear()
+        known = _INVERSES[perm] = tuple(inverse)
+    return known
+
+
+_INVERSES: dict[tuple[int, ...], tuple[int, ...]] = {}   # the inverses of the permutations seen
 
 
 def _undo(b: Builder, v: Value, inverse: tuple[int, ...]) -> Value:

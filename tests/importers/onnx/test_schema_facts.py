@@ -70,3 +70,24 @@ def test_a_table_of_another_onnx_version_is_not_used(monkeypatch, tmp_path):
         assert _same(lookup("Conv", 13), _truth("Conv", 13))
     finally:
         schema_facts._entries.cache_clear()
+
+
+def test_a_table_holding_another_versions_differences_gives_that_versions_ops(monkeypatch, tmp_path):
+    """With the installed onnx among the table's ``other`` versions, its ops are the table's own with those
+    differences: an entry replaced, an op added, an op that version lacks (None) gone; the facts of a
+    changed op are the other version's."""
+    other = tmp_path / "onnx_schemas.json"
+    table = {"onnx": "0.0.0", "ops": {"Abs": "[[1,1,1,{},[]]]", "Conv": "[[1,9,9,{},[]]]", "Old": "[[1,1,1,{},[]]]"},
+             "other": {"9.9.9": {"Conv": "[[1,3,1,{},[]]]", "New": "[[2,1,1,{},[]]]", "Old": None}}}
+    other.write_text(json.dumps(table), encoding="utf-8")
+    monkeypatch.setattr(schema_facts, "TABLE", str(other))
+    monkeypatch.setattr(schema_facts.onnx, "__version__", "9.9.9")
+    for cache in (schema_facts._entries, schema_facts._versions, schema_facts._decoded):
+        cache.cache_clear()
+    try:
+        assert schema_facts._entries() == {"Abs": "[[1,1,1,{},[]]]", "Conv": "[[1,3,1,{},[]]]", "New": "[[2,1,1,{},[]]]"}
+        conv = lookup("Conv", 13)
+        assert conv is not None and (conv.since_version, conv.max_input, conv.min_output) == (1, 3, 1)
+    finally:
+        for cache in (schema_facts._entries, schema_facts._versions, schema_facts._decoded):
+            cache.cache_clear()

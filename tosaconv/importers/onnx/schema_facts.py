@@ -5,8 +5,8 @@ every domain and version: about 18 ms, as long as reading a mid-size model). The
 needs little of it: an op's version at the model's opset, its attributes (type, required,
 default), its input and output counts and the element types each input admits.
 ``onnx_schemas.json`` (written by ``scripts/gen_onnx_schemas.py`` from ``onnx.defs``) holds
-exactly these facts for every op of the default domain, for one onnx version; each op's
-entry is parsed only when a model uses the op. With another onnx version installed, or an
+exactly these facts for every op of the default domain, for one onnx version (and for other
+versions, the ops whose facts differ there); each op's entry is parsed only when a model uses the op. With another onnx version installed, or an
 op the table lacks, :func:`lookup` asks ``onnx.defs`` and derives the same facts from it
 (:func:`facts_of`), so the answers never depend on the table being current.
 ``tests/importers/onnx/test_schema_facts.py`` checks the table against ``onnx.defs``.
@@ -96,14 +96,21 @@ def _from_defs(op_type: str, opset: int) -> Optional[SchemaFacts]:
 
 @functools.lru_cache(maxsize=1)
 def _entries() -> dict[str, str]:
-    """Each op's entry (JSON text, parsed when used); empty when the table is missing or was made from
-    another onnx version."""
+    """Each op's entry (JSON text, parsed when used) for the installed onnx: the table's own version, or one
+    whose differences it holds (``other``: by version, each op whose entry differs, None for an op that
+    version lacks); empty when the table is missing or knows neither."""
     try:
         with open(TABLE, encoding="utf-8") as f:
             table = json.load(f)
     except (OSError, ValueError):
         return {}
-    return table["ops"] if table.get("onnx") == onnx.__version__ else {}
+    if table.get("onnx") == onnx.__version__:
+        return table["ops"]
+    changed = table.get("other", {}).get(onnx.__version__)
+    if changed is None:
+        return {}
+    merged = {**table["ops"], **changed}
+    return {name: entry for name, entry in merged.items() if entry is not None}
 
 
 @functools.lru_cache(maxsize=None)

@@ -30,6 +30,8 @@ from .registry import DEFAULT_DOMAINS
 from .schema_facts import SchemaFacts, facts_of, lookup
 
 _DATA_TYPES = frozenset(TensorProto.DataType.values())
+_STR = frozenset((str,))
+_TENSOR, _GRAPH, _GRAPHS = onnx.AttributeProto.TENSOR, onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS
 
 # element types numpy_helper cannot read (each converter refuses the readable types it cannot use)
 _UNREADABLE = frozenset((TensorProto.UNDEFINED, TensorProto.STRING))
@@ -75,8 +77,11 @@ def _check_graph(g: onnx.GraphProto, path: str, opsets: dict, outer: dict, raw_s
     """``outer``: element types of the enclosing graphs' initializers, by name."""
     known = dict(outer)
     for vi in list(g.input) + list(g.output) + list(g.value_info):
-        _check_name(path, "value", vi.name)
-        _check_elem_type(path, vi)
+        name, t = vi.name, vi.type    # (``_check_name`` and ``_check_elem_type``, inline: one per value)
+        if type(name) is not str:
+            _check_name(path, "value", name)
+        if t.HasField("tensor_type") and t.tensor_type.elem_type not in _DATA_TYPES:
+            _check_elem_type(path, vi)
     inputs = {vi.name: vi.type.tensor_type.elem_type for vi in g.input if vi.type.HasField("tensor_type")}
     for t in g.initializer:
         check_tensor_proto(t, path, "initializer", (raw_sizes or {}).get(t.name))
@@ -108,7 +113,7 @@ def _check_node(node: onnx.NodeProto, path: str, opsets: dict, known: dict, raw_
         for text, what in ((node_name, "node"), (op_type, "op type"), (domain, "domain")):
             _check_name(path, what, text)
     inputs, outputs = list(node.input), list(node.output)
-    if not all(type(name) is str for name in inputs) or not all(type(name) is str for name in outputs):
+    if not _STR.issuperset(map(type, inputs)) or not _STR.issuperset(map(type, outputs)):
         for name in inputs + outputs:
             _check_name(path, f"value (of node '{node_name}')", name)
     value_size = raw_sizes.get(outputs[0]) if raw_sizes and op_type == "Constant" and outputs else None
@@ -123,7 +128,7 @@ def _check_node(node: onnx.NodeProto, path: str, opsets: dict, known: dict, raw_
         opset = opsets.get(domain, opsets.get("", 1))
         _check_arity(op_type, domain, inputs, len(outputs), [(n, k) for _, n, k in attributes], path,
                      opset, where, known)
-        if any(name in graph_inputs for name in inputs):
+        if not graph_inputs.keys().isdisjoint(inputs):
             _check_bool_inputs(node_name, op_type, domain, inputs, path, opset, graph_inputs)
 
 
@@ -132,11 +137,11 @@ def _check_attribute(a: onnx.AttributeProto, name: str, kind: int, path: str, op
     """The attribute's name, and the tensor or graphs it holds."""
     if type(name) is not str:
         _check_name(path, f"attribute (of {where})", name)
-    if kind == onnx.AttributeProto.TENSOR:
+    if kind == _TENSOR:
         check_tensor_proto(a.t, path, f"attribute '{name}' of {where}", value_size if name == "value" else None)
-    if kind == onnx.AttributeProto.GRAPH:
+    if kind == _GRAPH:
         _check_graph(a.g, path, opsets, known)
-    elif kind == onnx.AttributeProto.GRAPHS:   # (graphs in an attribute of another type are never read)
+    elif kind == _GRAPHS:   # (graphs in an attribute of another type are never read)
         for sub in a.graphs:
             _check_graph(sub, path, opsets, known)
 
