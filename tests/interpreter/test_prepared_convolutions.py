@@ -50,12 +50,7 @@ def test_later_runs_give_the_bits_of_the_taps_in_order(channels, m, stride, dila
     bias = np.zeros(channels * m, np.float32) if zero_bias else RNG.standard_normal(channels * m).astype(np.float32)
     shift = RNG.standard_normal(channels * m).astype(np.float32).reshape(1, 1, 1, -1)
     a = A.Conv2dAttrs(pad, stride, dilation, DType.FP32)
-    graph = depthwise_graph(shape, w, bias, a, shift)
-    for _ in range(3):
-        x = RNG.standard_normal(shape).astype(np.float32)
-        want = tap_order_depthwise_f32(x, w, bias, a) + shift
-        np.testing.assert_array_equal(evaluate(graph, {"x": x})["y"].view(np.uint32), want.view(np.uint32))
-    step = [s for s in plan_for(graph, {}).steps if s.opdef.name == "DEPTHWISE_CONV2D"][0]
+    step = _runs_give_the_taps_bits(shape, w, bias, a, shift)
     assert step.call is not step.kernel
 
 
@@ -94,10 +89,17 @@ def test_tiled_weights_above_the_cap_are_not_kept(monkeypatch):
     bias = RNG.standard_normal(channels).astype(np.float32)
     shift = np.full((1, 1, 1, channels), 0.5, np.float32)
     a = A.Conv2dAttrs((1, 1, 1, 1), (1, 1), (1, 1), DType.FP32)
+    step = _runs_give_the_taps_bits(shape, w, bias, a, shift)
+    assert step.call is step.kernel
+
+
+def _runs_give_the_taps_bits(shape: tuple, w: np.ndarray, bias: np.ndarray, a: A.Conv2dAttrs,
+                             shift: np.ndarray) -> object:
+    """Three runs of a depthwise conv + ADD on new inputs, each with the bits of the taps summed in order;
+    the plan's DEPTHWISE_CONV2D step."""
     graph = depthwise_graph(shape, w, bias, a, shift)
     for _ in range(3):
         x = RNG.standard_normal(shape).astype(np.float32)
         want = tap_order_depthwise_f32(x, w, bias, a) + shift
         np.testing.assert_array_equal(evaluate(graph, {"x": x})["y"].view(np.uint32), want.view(np.uint32))
-    step = [s for s in plan_for(graph, {}).steps if s.opdef.name == "DEPTHWISE_CONV2D"][0]
-    assert step.call is step.kernel
+    return [s for s in plan_for(graph, {}).steps if s.opdef.name == "DEPTHWISE_CONV2D"][0]

@@ -106,27 +106,24 @@ def mod(a: Dim, b: Dim) -> Dim:
 
 
 def dmin(a: Dim, b: Dim) -> Dim:
-    if isinstance(a, int) and isinstance(b, int):
-        return min(a, b)
-    d = sub(b, a)
-    lo, hi = bounds(d)
-    if lo >= 0:
-        return a
-    if hi <= 0:
-        return b
-    return atom_expr("min", tuple(sorted((a, b), key=_key)))
+    return _extreme("min", a, b)
 
 
 def dmax(a: Dim, b: Dim) -> Dim:
+    return _extreme("max", a, b)
+
+
+def _extreme(kind: str, a: Dim, b: Dim) -> Dim:
+    """``min`` or ``max`` of two dims: folded when both are numbers or the bounds of ``b - a`` order them,
+    else the atom ``kind(a, b)`` with its arguments in key order (so min(a, b) and min(b, a) are one)."""
     if isinstance(a, int) and isinstance(b, int):
-        return max(a, b)
-    d = sub(b, a)
-    lo, hi = bounds(d)
-    if lo >= 0:
-        return b
-    if hi <= 0:
-        return a
-    return atom_expr("max", tuple(sorted((a, b), key=_key)))
+        return min(a, b) if kind == "min" else max(a, b)
+    lo, hi = bounds(sub(b, a))
+    if lo >= 0:        # a <= b
+        return a if kind == "min" else b
+    if hi <= 0:        # b <= a
+        return b if kind == "min" else a
+    return atom_expr(kind, tuple(sorted((a, b), key=_key)))
 
 
 ATOM_OPS.update(floordiv=floordiv, mod=mod, min=dmin, max=dmax)
