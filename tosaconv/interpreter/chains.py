@@ -20,7 +20,8 @@ reported as ``A``'s (:class:`~.errors.StepFailure`).
 from __future__ import annotations
 
 import copy
-from typing import TYPE_CHECKING
+from operator import itemgetter
+from typing import TYPE_CHECKING, Callable
 
 from ..diagnostics import TosaconvError
 from .errors import StepFailure
@@ -69,14 +70,17 @@ class _Chain:
 
     def __init__(self, op: Operation, call: Kernel, count: int) -> None:
         self.op, self.call, self.count = op, call, count
-        self.links: list = []       # (op, call, sources): per operand, None for the previous result, else an arg index
+        # (op, call, pick): pick is None for a link whose one operand is the previous result, else it picks the
+        # link's operands from the joined args followed by the previous result (index -1)
+        self.links: list = []
 
     def __call__(self, op: Operation, args: Arrays, ctx: KernelContext) -> Arrays:
         results = self.call(self.op, args[:self.count], ctx)
-        for link_op, call, sources in self.links:
-            value = results[0]
+        work = [*args, None]
+        for link_op, call, pick in self.links:
+            work[-1] = results[0]
             try:
-                results = call(link_op, [value if i is None else args[i] for i in sources], ctx)
+                results = call(link_op, [work[-1]] if pick is None else list(pick(work)), ctx)
             except TosaconvError:      # a budget refusal keeps its own exit code
                 raise
             except Exception as e:     # noqa: BLE001 - reported as this link's op's failure
@@ -99,10 +103,19 @@ def _extend(joined: Step, second: Step) -> None:
     sources = []
     for operand in second.operands:
         if operand == name:
-            sources.append(None)
+            sources.append(-1)
         else:
             sources.append(len(joined.operands))
             joined.operands.append(operand)
-    joined.call.links.append((second.op, second.call, sources))
+    pick = None if sources == [-1] else _picker(sources)
+    joined.call.links.append((second.op, second.call, pick))
     joined.names = second.names
     joined.release = [n for n in joined.release if n != name] + [n for n in second.release if n != name]
+
+
+def _picker(sources: list) -> Callable[[list], tuple]:
+    """A function taking the items at ``sources`` of a list, as a tuple (itemgetter, one item included)."""
+    if len(sources) == 1:
+        index = sources[0]
+        return lambda work: (work[index],)
+    return itemgetter(*sources)
