@@ -23,7 +23,8 @@ also notes which results share memory with an operand, so that in a static
 program a float elementwise step may write into an operand that dies with it
 (inplace.py), and a convolution may skip a bias of zeros (zero_bias.py). A static program's
 depthwise and 1x1 convolutions with constant weights get kernels made once for them (convolution.py).
-A warm run's neighbour steps whose intermediate value no one else reads run as one step (chains.py).
+A warm run's neighbour steps whose intermediate value no one else reads run as one step (chains.py), and a
+PAD that its only reader slices back inside the input passes the input on (pad_slices.py).
 """
 from __future__ import annotations
 
@@ -44,6 +45,7 @@ from .chains import chain_steps
 from .convolution import prepared_depthwise, prepared_pointwise
 from .errors import KernelError
 from .inplace import inplace_kernel, keeps_operands, produces_fresh
+from .pad_slices import skip_pads_sliced_away
 from .registry import kernel_for
 from .zero_bias import skip_zero_biases
 
@@ -189,6 +191,8 @@ class Plan:
             step.call = step.kernel if special is None else special
         outputs = {v.name for v in self.ends[0]}
         skip_zero_biases(self.steps, self.constants, outputs)
+        if static:
+            skip_pads_sliced_away(self.steps, outputs)
         self.run_steps = chain_steps(self.run_steps, outputs)
         self.warm = True
 
