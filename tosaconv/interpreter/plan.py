@@ -32,7 +32,6 @@ import math
 import weakref
 from collections import Counter
 from itertools import chain
-from operator import attrgetter
 from typing import TYPE_CHECKING, Callable, Optional
 
 import numpy as np
@@ -119,14 +118,15 @@ def _static_bytes(shape: tuple, itemsize: int) -> int:
     return math.prod(shape) * itemsize
 
 
-# each field is listed on its own: a list of the attributes themselves costs less to make than one of tuples
-_OP_FIELDS = tuple(map(attrgetter, ("op", "attrs", "operands", "results")))
-_VALUE_FIELDS = tuple(map(attrgetter, ("type", "name")))
+def _op_fields(ops: list) -> list:
+    """Each op's kind, attributes, operand list and result list, one list per field (a comprehension reads a
+    slot several times faster than attrgetter, and a list of the fields themselves is cheaper than of tuples)."""
+    return [[o.op for o in ops], [o.attrs for o in ops], [o.operands for o in ops], [o.results for o in ops]]
 
 
-def _fields(getters: tuple, objects: list) -> list:
-    """One list per getter: that field of each object, in order."""
-    return [list(map(get, objects)) for get in getters]
+def _value_fields(values: list) -> list:
+    """Each value's type and name, one list per field (as :func:`_op_fields`)."""
+    return [[v.type for v in values], [v.name for v in values]]
 
 
 def _same(a: list, b: list) -> bool:
@@ -150,9 +150,9 @@ class Plan:
         self.ops: list = list(graph.ops)
         # what the plan depends on, held (so no id is reused): each op's kind, attributes, operand and
         # result lists; each result's type and name; the outputs and assumptions
-        self.fields: list = _fields(_OP_FIELDS, self.ops)
+        self.fields: list = _op_fields(self.ops)
         self.values: list = list(chain.from_iterable(op.results for op in self.ops))
-        self.value_fields: list = _fields(_VALUE_FIELDS, self.values)
+        self.value_fields: list = _value_fields(self.values)
         self.ends: tuple = (list(graph.outputs), list(getattr(graph, "assumptions", ())))
         self.steps = steps
         self.run_steps: list = steps      # a warm run's steps: all but the constants it keeps
@@ -168,9 +168,9 @@ class Plan:
         Passes replace an op's operand list rather than edit it (passes/rewrite.py), so the lists are
         compared as objects; a changed result list means other values, whose types are not looked at."""
         ops = graph.ops
-        return (ops == self.ops and _same(_fields(_OP_FIELDS, ops), self.fields)
+        return (ops == self.ops and _same(_op_fields(ops), self.fields)
                 and (list(graph.outputs), list(getattr(graph, "assumptions", ()))) == self.ends
-                and _same(_fields(_VALUE_FIELDS, self.values), self.value_fields))
+                and _same(_value_fields(self.values), self.value_fields))
 
     def learn(self, step: Step, results: list, args: list) -> None:
         """Record what a cold run saw ``step`` return (its kernel's results, unconverted) from ``args``."""
