@@ -86,7 +86,8 @@ def erf_f32(x: np.ndarray) -> np.ndarray:
     shape = np.shape(x)
     x = np.asarray(x, dtype=np.float32).reshape(-1)     # rank 0 too: numpy's ufuncs give it back as a scalar
     a = np.abs(x)
-    np.fmin(a, _erf_clamps(a.size), out=a)           # a NaN becomes 4 here and NaN again below
+    clamps = _erf_clamps(a.size) if a.size <= _ERF_KEPT_CLAMPS else np.full(a.size, _ERF_CLAMP, np.float32)
+    np.fmin(a, clamps, out=a)                        # a NaN becomes 4 here and NaN again below
     scaled = a * np.float32(_ERF_STEPS)
     scaled += np.float32(0.5)
     grid = scaled.astype(np.int32)                   # the nearest grid point, 0 .. 512
@@ -110,6 +111,7 @@ def erf_f32(x: np.ndarray) -> np.ndarray:
 
 
 _SIGN_BIT = np.uint32(0x80000000)
+_ERF_KEPT_CLAMPS = 1 << 18      # the largest row of clamps kept (1 MB): a bigger ERF makes its own per call
 
 
 @functools.lru_cache(maxsize=16)

@@ -10,7 +10,7 @@ return its input and the SLICE cut that instead, the same values without
 the padded copy (30 us a call on det_small).
 
 The plan (plan.py, once its first run is checked) does so for a trusted
-PAD whose result is no output and has one reader, a trusted SLICE reading
+PAD whose result is no output and has one reader, a trusted SLICE (no output either) reading
 only inside the input, with no padding before (so the start is the same
 on both), when the input does not die with an elementwise step that could
 write into it (inplace.py): nothing can then change the input while the
@@ -43,7 +43,8 @@ def skip_pads_sliced_away(steps: list, outputs: set) -> None:
             continue
         mine, last = readers.get(step.names[0], []), dies.get(step.operands[0])
         # an operand is written in place only by the elementwise step it dies with (inplace.py)
-        if len(mine) == 1 and (last is None or last.opdef.name not in _IN_PLACE) and _slices_inside(step, mine[0]):
+        if (len(mine) == 1 and mine[0].names[0] not in outputs    # no output is a view of the input either
+                and (last is None or last.opdef.name not in _IN_PLACE) and _slices_inside(step, mine[0])):
             step.call = _unpadded
 
 
