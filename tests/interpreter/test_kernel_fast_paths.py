@@ -86,3 +86,31 @@ def test_repeated_nearest_resize_is_fancy_indexing_and_keeps_its_indices():
     for _ in range(3):          # the second and third runs use the cached indices
         got = run_op(Op.RESIZE, [x], a)
         np.testing.assert_array_equal(got, x[:, rows][:, :, cols])
+
+
+def _spec_max_pool(x: np.ndarray, kernel: tuple, ignore_nan: bool) -> np.ndarray:
+    """The spec's loop at stride 1, padded kernel - 1 after each axis: from the lowest value (NaN with IGNORE),
+    apply_max_s of every tap inside the input in row-major order (PROPAGATE: a NaN wins; IGNORE: skipped)."""
+    n, h, w, c = x.shape
+    out = np.empty_like(x)
+    for b, y, xx, ch in np.ndindex(n, h, w, c):
+        acc = np.nan if ignore_nan else -np.inf
+        for v in x[b, y:y + kernel[0], xx:xx + kernel[1], ch].ravel():
+            if ignore_nan:
+                acc = v if np.isnan(acc) else acc if np.isnan(v) else max(acc, v)
+            else:
+                acc = np.nan if np.isnan(acc) or np.isnan(v) else max(acc, v)
+        out[b, y, xx, ch] = acc
+    return out
+
+
+@pytest.mark.parametrize("kernel", [(2, 2), (3, 2), (1, 3)])
+@pytest.mark.parametrize("nan_mode", ["PROPAGATE", "IGNORE"])
+def test_max_pool2d_padded_after_at_stride_1_is_the_spec_loop(kernel, nan_mode):
+    x = RNG.integers(-50, 50, (2, 5, 6, 3)).astype(np.float32)
+    x[0, 1, 1, 0] = x[1, 4, 5, 2] = x[0, 4, 0, 1] = np.nan
+    x[1, 0, :, 1] = np.nan             # a row where IGNORE skips some windows' every tap but one
+    a = A.MaxPool2dAttrs(kernel, (1, 1), (0, kernel[0] - 1, 0, kernel[1] - 1), nan_mode)
+    for data in (x, np.ascontiguousarray(x.transpose(0, 2, 1, 3)).transpose(0, 2, 1, 3)):   # and a strided view
+        got = run_op(Op.MAX_POOL2D, [data], a)
+        np.testing.assert_array_equal(got, _spec_max_pool(x, kernel, nan_mode == "IGNORE"))

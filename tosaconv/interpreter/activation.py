@@ -79,13 +79,15 @@ def erf_f32(x: np.ndarray) -> np.ndarray:
     """erf of each element of a float32 array, in float32 (a NaN stays NaN, erf(-0.0) = -0.0).
 
     Written for speed on numpy's fast paths (each measured several times faster than the plain form):
-    the clamp takes an array, not a scalar; grid indices go through int32; the gathers use
-    ``mode="wrap"`` (the indices are in range, and numpy's default mode checks each one); x's sign is
-    OR-ed into the non-negative result's bits instead of np.copysign."""
+    the clamp takes an array, not a scalar (numpy's fmin has no fast loop for a scalar); grid indices go
+    through int32; the gathers use ``mode="wrap"`` (the indices are in range, and numpy's default mode checks
+    each one) and write into one buffer, ``|x|``'s, no longer needed by then; x's sign is OR-ed into the
+    non-negative result's bits instead of np.copysign, through the grid's memory."""
     shape = np.shape(x)
     x = np.asarray(x, dtype=np.float32).reshape(-1)     # rank 0 too: numpy's ufuncs give it back as a scalar
     a = np.abs(x)
-    np.fmin(a, np.full_like(a, _ERF_CLAMP), out=a)   # a NaN becomes 4 here and NaN again below
+    clamps = _erf_clamps(a.size) if a.size <= _ERF_KEPT_CLAMPS else np.full(a.size, _ERF_CLAMP, np.float32)
+    np.fmin(a, clamps, out=a)                        # a NaN becomes 4 here and NaN again below
     scaled = a * np.float32(_ERF_STEPS)
     scaled += np.float32(0.5)
     grid = scaled.astype(np.int32)                   # the nearest grid point, 0 .. 512
@@ -97,13 +99,27 @@ def erf_f32(x: np.ndarray) -> np.ndarray:
     total = coeffs[_ERF_DEGREE].take(rows, mode="wrap")
     for k in range(_ERF_DEGREE - 1, -1, -1):
         total *= h
-        total += coeffs[k].take(rows, mode="wrap")
+        total += coeffs[k].take(rows, mode="wrap", out=a)
+    signs = grid.view(np.uint32)
+    np.bitwise_and(x.view(np.uint32), _SIGN_BIT, out=signs)
     bits = total.view(np.uint32)                     # erf(|x|) >= +0, so its sign bit is clear
-    bits |= x.view(np.uint32) & np.uint32(0x80000000)
+    bits |= signs
     nan = np.isnan(x)
     if nan.any():
         total[nan] = np.nan
     return total.reshape(shape)
+
+
+_SIGN_BIT = np.uint32(0x80000000)
+_ERF_KEPT_CLAMPS = 1 << 18      # the largest row of clamps kept (1 MB): a bigger ERF makes its own per call
+
+
+@functools.lru_cache(maxsize=16)
+def _erf_clamps(size: int) -> np.ndarray:
+    """``size`` copies of the clamp (read-only), made once per size (a model has a few ERF sizes)."""
+    clamps = np.full(size, _ERF_CLAMP, dtype=np.float32)
+    clamps.flags.writeable = False
+    return clamps
 
 
 @functools.lru_cache(maxsize=None)

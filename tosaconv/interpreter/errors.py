@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Optional
 
 if TYPE_CHECKING:
+    from ..ir.graph import Operation
     from ..ir.location import Location
 
 
@@ -30,3 +31,13 @@ class KernelError(RuntimeError):
         super().__init__(message)
         self.location = location
         self.op_name = op_name
+
+
+class StepFailure(Exception):
+    """A kernel failure inside a chained warm-run step (chains.py), carried out with the op it belongs to,
+    so the evaluator reports it at that op rather than at the chain's first."""
+
+    def __init__(self, op: Operation, error: Exception):
+        super().__init__(str(error))
+        self.op = op
+        self.error = error

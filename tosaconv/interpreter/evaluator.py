@@ -28,7 +28,7 @@ from ..symbolic.expr import dim_str, is_static, subs
 from ..diagnostics import TosaconvError
 from ..limits import check_tensor, max_tensor_bytes
 from .binding import bare_symbol, bind_from_shapes
-from .errors import InputError, KernelError
+from .errors import InputError, KernelError, StepFailure
 from .inputs import prepare_inputs
 from .plan import Plan, Slot, Step, plan_for
 from .registry import KernelContext
@@ -150,8 +150,11 @@ def _run(step: Step, args: list, ctx: KernelContext, budget: int, plan: Optional
 
 
 def _located(step: Step, error: Exception) -> KernelError:
-    """A kernel's failure as a KernelError naming the op and its source location."""
+    """A kernel's failure as a KernelError naming the op and its source location (for a chained step's
+    failure, the op it happened in: chains.py)."""
     op = step.op
+    if isinstance(error, StepFailure):
+        op, error = error.op, error.error
     return KernelError(f"while running {op.op.name} at {op.location}: {error}",
                        location=op.location, op_name=op.op.name)
 

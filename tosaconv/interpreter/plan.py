@@ -23,6 +23,8 @@ also notes which results share memory with an operand, so that in a static
 program a float elementwise step may write into an operand that dies with it
 (inplace.py), and a convolution may skip a bias of zeros (zero_bias.py). A static program's
 depthwise and 1x1 convolutions with constant weights get kernels made once for them (convolution.py).
+A warm run's neighbour steps whose intermediate value no one else reads run as one step (chains.py), and a
+PAD that its only reader slices back inside the input passes the input on (pad_slices.py).
 """
 from __future__ import annotations
 
@@ -30,7 +32,6 @@ import math
 import weakref
 from collections import Counter
 from itertools import chain
-from operator import attrgetter
 from typing import TYPE_CHECKING, Callable, Optional
 
 import numpy as np
@@ -39,9 +40,11 @@ from ..ir.dtypes import DType
 from ..ir.graph import walk_graphs
 from ..ir.types import IndexType
 from ..limits import MAX_DIM
+from .chains import chain_steps
 from .convolution import prepared_depthwise, prepared_pointwise
 from .errors import KernelError
 from .inplace import inplace_kernel, keeps_operands, produces_fresh
+from .pad_slices import skip_pads_sliced_away
 from .registry import kernel_for
 from .zero_bias import skip_zero_biases
 
@@ -115,8 +118,15 @@ def _static_bytes(shape: tuple, itemsize: int) -> int:
     return math.prod(shape) * itemsize
 
 
-_OP_FIELDS = attrgetter("op", "attrs", "operands", "results")
-_VALUE_FIELDS = attrgetter("type", "name")
+def _op_fields(ops: list) -> list:
+    """Each op's kind, attributes, operand list and result list, one list per field (a comprehension reads a
+    slot several times faster than attrgetter, and a list of the fields themselves is cheaper than of tuples)."""
+    return [[o.op for o in ops], [o.attrs for o in ops], [o.operands for o in ops], [o.results for o in ops]]
+
+
+def _value_fields(values: list) -> list:
+    """Each value's type and name, one list per field (as :func:`_op_fields`)."""
+    return [[v.type for v in values], [v.name for v in values]]
 
 
 def _same(a: list, b: list) -> bool:
@@ -140,9 +150,9 @@ class Plan:
         self.ops: list = list(graph.ops)
         # what the plan depends on, held (so no id is reused): each op's kind, attributes, operand and
         # result lists; each result's type and name; the outputs and assumptions
-        self.fields: list = list(map(_OP_FIELDS, self.ops))
+        self.fields: list = _op_fields(self.ops)
         self.values: list = list(chain.from_iterable(op.results for op in self.ops))
-        self.value_fields: list = list(map(_VALUE_FIELDS, self.values))
+        self.value_fields: list = _value_fields(self.values)
         self.ends: tuple = (list(graph.outputs), list(getattr(graph, "assumptions", ())))
         self.steps = steps
         self.run_steps: list = steps      # a warm run's steps: all but the constants it keeps
@@ -158,9 +168,9 @@ class Plan:
         Passes replace an op's operand list rather than edit it (passes/rewrite.py), so the lists are
         compared as objects; a changed result list means other values, whose types are not looked at."""
         ops = graph.ops
-        return (ops == self.ops and _same(list(map(_OP_FIELDS, ops)), self.fields)
+        return (ops == self.ops and _same(_op_fields(ops), self.fields)
                 and (list(graph.outputs), list(getattr(graph, "assumptions", ()))) == self.ends
-                and _same(list(map(_VALUE_FIELDS, self.values)), self.value_fields))
+                and _same(_value_fields(self.values), self.value_fields))
 
     def learn(self, step: Step, results: list, args: list) -> None:
         """Record what a cold run saw ``step`` return (its kernel's results, unconverted) from ``args``."""
@@ -179,7 +189,11 @@ class Plan:
         for step in self.steps:
             special = inplace_kernel(step, owned, self.constants) or (_prepared(step, self.constants) if static else None)
             step.call = step.kernel if special is None else special
-        skip_zero_biases(self.steps, self.constants, {v.name for v in self.ends[0]})
+        outputs = {v.name for v in self.ends[0]}
+        skip_zero_biases(self.steps, self.constants, outputs)
+        if static:
+            skip_pads_sliced_away(self.steps, outputs)
+        self.run_steps = chain_steps(self.run_steps, outputs)
         self.warm = True
 
 

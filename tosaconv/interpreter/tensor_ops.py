@@ -110,7 +110,24 @@ def max_pool2d(op: Operation, args: Arrays, ctx: KernelContext) -> Arrays:
     else:
         fill = int_range(out_dtype(op))[0]
     combine = np.fmax if ignore_nan else np.maximum
+    if tuple(a.stride) == (1, 1) and tuple(a.pad) == (0, a.kernel[0] - 1, 0, a.kernel[1] - 1):
+        return [_trailing_pad_max(x, a.kernel, combine)]
     acc = None
     for _, _, view in taps(pad_hw(x, a.pad, fill), a.kernel, (oh, ow), a.stride):
         acc = view.copy() if acc is None else combine(acc, view, out=acc)
     return [acc]
+
+
+def _trailing_pad_max(x: np.ndarray, kernel: tuple, combine: np.ufunc) -> np.ndarray:
+    """MAX_POOL2D at stride 1 padded by kernel - 1 after each axis (an output per input position): the taps'
+    maximum in the same order without the padded copy. A tap that reads padding combines with a value that
+    never wins (``combine(acc, fill)`` is ``acc``, bit for bit, NaN included), so each tap updates only the
+    outputs whose tap lands inside ``x``."""
+    acc = np.array(x, copy=True, order="C")      # tap (0, 0) is x itself
+    h, w = x.shape[1], x.shape[2]
+    for ky in range(kernel[0]):
+        for kx in range(kernel[1]):
+            if ky or kx:
+                inside = acc[:, :h - ky, :w - kx]
+                combine(inside, x[:, ky:, kx:], out=inside)
+    return acc

@@ -75,7 +75,13 @@ def patches(padded: np.ndarray, kernel: Sequence[int], out: Sequence[int], strid
     axes = padded.strides[1:-1]
     strides = (padded.strides[0], *(a * s for a, s in zip(axes, stride)), *(a * d for a, d in zip(axes, dilation)),
                padded.strides[-1])
-    return as_strided(padded, (n, *out, *kernel, c), strides, writeable=False)
+    shape = (n, *out, *kernel, c)
+    if not padded.flags.c_contiguous:
+        return as_strided(padded, shape, strides, writeable=False)
+    # the same view over a contiguous array's own buffer, without as_strided's Python (5 us of its 7)
+    view = np.ndarray(shape, padded.dtype, padded, 0, strides)
+    view.flags.writeable = False
+    return view
 
 
 def windows_2d(x: np.ndarray, kernel: Sequence[int], out_hw: Sequence[int], stride: Sequence[int],
