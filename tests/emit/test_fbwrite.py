@@ -198,6 +198,7 @@ def test_strided_arrays_copied_column_tiles_at_a_time_keep_c_order(monkeypatch, 
     from tosaconv.emit.fbwrite import FlatPieces
     monkeypatch.setattr(fbwrite, "_TILE", tile)
     monkeypatch.setattr(fbwrite, "_TILED_MIN", 0)
+    monkeypatch.setattr(fbwrite, "_FAR", 0)        # every array here goes through the column tiles
     rng = np.random.default_rng(7)
     w = rng.integers(-1000, 1000, size=(37, 11, 8)).astype(np.int16)
     arrays = [w.transpose(2, 1, 0), w.transpose(0, 2, 1)[:, :, ::-1], w.T[:, :, 1::3],
