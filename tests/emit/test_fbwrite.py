@@ -187,3 +187,24 @@ def test_streamed_strided_arrays_are_written_in_c_order(monkeypatch, tmp_path):
         batch.commit()
         assert (tmp_path / f"m{block}.tosa").read_bytes() == expected
         assert written.sha256 == hashlib.sha256(expected).hexdigest() and written.size == len(expected)
+
+
+@pytest.mark.parametrize("tile", [1, 3, 32])
+def test_strided_arrays_copied_column_tiles_at_a_time_keep_c_order(monkeypatch, tile):
+    """A big array whose last axis is strided (a transposed weight) is copied a few columns at a time
+    (fbwrite._c_order_copy); its streamed bytes are numpy's own C-order bytes of it (``tobytes``), for
+    tiles that divide the columns or not, whole rows or rows split, and a reversed or sliced last axis."""
+    from tosaconv.emit import fbwrite
+    from tosaconv.emit.fbwrite import FlatPieces
+    monkeypatch.setattr(fbwrite, "_TILE", tile)
+    monkeypatch.setattr(fbwrite, "_TILED_MIN", 0)
+    monkeypatch.setattr(fbwrite, "_FAR", 0)        # every array here goes through the column tiles
+    rng = np.random.default_rng(7)
+    w = rng.integers(-1000, 1000, size=(37, 11, 8)).astype(np.int16)
+    arrays = [w.transpose(2, 1, 0), w.transpose(0, 2, 1)[:, :, ::-1], w.T[:, :, 1::3],
+              rng.random((50, 9), dtype=np.float32).T, w.astype(np.float64).transpose(1, 2, 0)]
+    for block in (16, 200, 1 << 22):
+        monkeypatch.setattr(FlatPieces, "BLOCK", block)
+        for a in arrays:
+            assert b"".join(FlatPieces([a])) == a.tobytes()
+    assert bytes(_arrays_file(arrays, 1).tobytes()) == bytes(_arrays_file(arrays, 0))

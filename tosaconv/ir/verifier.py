@@ -157,9 +157,9 @@ def _verify(graph: Graph, require_equal_ranks: bool, require_static: bool, memo:
     seen_before: _Memo = memo if memo is not None else {}
     for i, op in enumerate(graph.ops):
         seen = seen_before.get(id(op))    # (an op that passed every check asked for, unchanged since: inline)
-        if seen is not None and (seen[4] or not require_equal_ranks) and (seen[5] or not require_static) \
-                and _unchanged(seen, op, [*map(_TYPE, op.operands), *map(_TYPE, op.results)]):
-            found = []
+        if seen is not None and (seen[5] or not require_static) \
+                and _unchanged(seen, op, types := [*map(_TYPE, op.operands), *map(_TYPE, op.results)]):
+            found = [] if seen[4] or not require_equal_ranks else _ranks_now(op, types, seen, seen_before)
         else:
             found = _checked_op_problems(op, memo, require_equal_ranks, require_static, passed)
         if id(op) in holders:
@@ -169,6 +169,15 @@ def _verify(graph: Graph, require_equal_ranks: bool, require_static: bool, memo:
     if require_static:
         problems += [f"graph input {v.name!r}: {p}" for v in graph.inputs for p in _static_type_problems(v.type)]
     return problems
+
+
+def _ranks_now(op: Operation, types: list[ValueType], seen: tuple[object, ...], memo: _Memo) -> list[str]:
+    """The rank check alone, for an op unchanged since it passed every other check asked for now (what
+    :func:`_checked_op_problems` does then, without remaking its types); the memo entry notes it passed."""
+    found = _rank_problems(op)
+    if not found:
+        memo[id(op)] = (op.op, op.attrs, len(op.operands), types, True, seen[5], op)
+    return found
 
 
 def rank_problems(graph: Graph) -> list[str]:
@@ -233,9 +242,10 @@ def _ssa_problems(graph: Graph) -> list[str]:
         defs.define(v, "graph input")
     ids, names = defs.ids, defs.names
     for i, op in enumerate(graph.ops):
-        for k, v in enumerate(op.operands):
-            if id(v) not in ids:       # (the checks of ``use`` and ``define``, inline on the common path)
-                defs.use(v, i, op, k)
+        if not ids.issuperset(map(id, op.operands)):   # (the checks of ``use`` and ``define``, inline)
+            for k, v in enumerate(op.operands):
+                if id(v) not in ids:
+                    defs.use(v, i, op, k)
         for r in op.results:
             if id(r) in ids or r.name in names:
                 defs.define(r, _OpLabel(i, op))
