@@ -42,6 +42,7 @@ from ..ir.types import IndexType
 from ..limits import MAX_DIM
 from .chains import chain_steps
 from .convolution import prepared_depthwise, prepared_pointwise, prepared_window
+from .data_layout import prepared_slice
 from .reduction import prepared_reduce_sum
 from .errors import KernelError
 from .inplace import inplace_kernel, keeps_operands, produces_fresh
@@ -201,10 +202,13 @@ class Plan:
 def _prepared(step: Step, constants: dict) -> Optional[Callable]:
     """A kernel made once for a trusted convolution with constant float32 weights (and, for CONV2D, bias) on a
     static float32 input (convolution.prepared_depthwise, prepared_pointwise, prepared_window), or a float32
-    REDUCE_SUM's without the kernel's per-call checks (reduction.prepared_reduce_sum), or None."""
+    REDUCE_SUM's or a SLICE's without the kernel's per-call checks (reduction.prepared_reduce_sum,
+    data_layout.prepared_slice), or None."""
     kind = step.opdef.name
     if step.trusted and kind == "REDUCE_SUM":
         return prepared_reduce_sum(step.op)
+    if step.trusted and kind == "SLICE":
+        return prepared_slice(step.op)
     if not step.trusted or kind not in ("CONV2D", "DEPTHWISE_CONV2D"):
         return None
     weights, bias, x = constants.get(step.operands[1]), constants.get(step.operands[2]), step.op.operands[0].type
