@@ -1,4 +1,5 @@
-"""Convolution kernels made once per plan (convolution.prepared_depthwise, prepared_pointwise) against truth.
+"""Convolution kernels made once per plan (convolution.prepared_depthwise, prepared_pointwise, prepared_window)
+against truth.
 
 From the second run of a static program on, a DEPTHWISE_CONV2D or a 1x1 CONV2D with constant float32
 weights runs a kernel whose geometry (tiled weights, bias row) was made when the plan was checked. Every
@@ -8,6 +9,8 @@ when its bias of zeros is skipped. A 1x1 CONV2D's sums are BLAS's: every run mus
 within float32 rounding, and later runs must give the first (unprepared) run's bits.
 """
 from __future__ import annotations
+
+import copy
 
 import numpy as np
 import pytest
@@ -103,3 +106,62 @@ def _runs_give_the_taps_bits(shape: tuple, w: np.ndarray, bias: np.ndarray, a: A
         want = tap_order_depthwise_f32(x, w, bias, a) + shift
         np.testing.assert_array_equal(evaluate(graph, {"x": x})["y"].view(np.uint32), want.view(np.uint32))
     return [s for s in plan_for(graph, {}).steps if s.opdef.name == "DEPTHWISE_CONV2D"][0]
+
+
+def _windows_conv_f64(x: np.ndarray, w: np.ndarray, a: A.Conv2dAttrs) -> np.ndarray:
+    """CONV2D's sums in float64, one tap at a time over the zero-padded input (the pseudocode's windows)."""
+    (top, bottom, left, right), (sy, sx), (dy, dx) = a.pad, a.stride, a.dilation
+    padded = np.pad(x.astype(np.float64), ((0, 0), (top, bottom), (left, right), (0, 0)))
+    _, kh, kw, _ = w.shape
+    oh = (padded.shape[1] - (kh - 1) * dy - 1) // sy + 1
+    ow = (padded.shape[2] - (kw - 1) * dx - 1) // sx + 1
+    acc = np.zeros((x.shape[0], oh, ow, w.shape[0]))
+    for ky in range(kh):
+        for kx in range(kw):
+            tap = padded[:, ky * dy:ky * dy + (oh - 1) * sy + 1:sy, kx * dx:kx * dx + (ow - 1) * sx + 1:sx, :]
+            acc += tap @ w[:, ky, kx, :].astype(np.float64).T
+    return acc
+
+
+@pytest.mark.parametrize("batch, hw, kernel, stride, dilation, pad, transposed", [
+    (1, (16, 24), (3, 3), (1, 1), (1, 1), (1, 1, 1, 1), False),
+    (1, (32, 48), (3, 3), (2, 2), (1, 1), (1, 1, 1, 1), True),       # a TRANSPOSE's strided view (a model's input)
+    (1, (9, 11), (2, 2), (2, 2), (1, 1), (0, 1, 0, 1), False),       # windows side by side (no overlap)
+    (1, (10, 7), (3, 2), (1, 2), (2, 1), (2, 0, 1, 3), False),
+    (1, (6, 6), (1, 1), (2, 2), (1, 1), (0, 0, 0, 0), False),        # 1x1 at stride 2: windows, not pointwise
+    (2, (8, 8), (3, 3), (1, 1), (1, 1), (1, 1, 1, 1), False),        # two batches: the general kernel
+])
+@pytest.mark.parametrize("zero_bias", [False, True])
+def test_a_windowed_convolution_gives_the_first_runs_bits_on_later_runs(batch, hw, kernel, stride, dilation, pad,
+                                                                          transposed, zero_bias):
+    """A CONV2D with a window (convolution.prepared_window): every run equals the float64 sum within float32
+    rounding, and later runs give the first (unprepared) run's bits, on new inputs too."""
+    channels, outputs = 5, 7
+    graph = Graph()
+    b = Builder(graph, Location("Conv", "kxk", "onnx"))
+    if transposed:
+        x = graph.add_input("x", TensorType(DType.FP32, (batch, channels, *hw)))
+        nhwc = b.emit(Op.TRANSPOSE, x, attrs=A.TransposeAttrs((0, 2, 3, 1)))
+    else:
+        nhwc = x = graph.add_input("x", TensorType(DType.FP32, (batch, *hw, channels)))
+    w = RNG.standard_normal((outputs, *kernel, channels)).astype(np.float32)
+    bias = np.zeros(outputs, np.float32) if zero_bias else RNG.standard_normal(outputs).astype(np.float32)
+    shift = RNG.standard_normal(outputs).astype(np.float32).reshape(1, 1, 1, -1)
+    a = A.Conv2dAttrs(pad, stride, dilation, DType.FP32)
+    y = b.emit(Op.CONV2D, nhwc, b.const(w), b.const(bias), attrs=a)
+    graph.set_outputs([b.emit(Op.ADD, y, b.const(shift))], ["y"])
+    for _ in range(2):
+        data = RNG.standard_normal(tuple(x.type.shape)).astype(np.float32)
+        nhwc_data = data.transpose(0, 2, 3, 1) if transposed else data
+        first = evaluate(graph, {"x": data})["y"]
+        np.testing.assert_allclose(first, _windows_conv_f64(nhwc_data, w, a) + bias + shift, rtol=1e-5, atol=1e-5)
+        for _ in range(2):
+            np.testing.assert_array_equal(evaluate(graph, {"x": data})["y"].view(np.uint32), first.view(np.uint32))
+        step = [s for s in plan_for(graph, {}).steps if s.opdef.name == "CONV2D"][0]
+        assert (step.call is step.kernel) == (batch > 1 and not zero_bias)
+        graph = _copy_of(graph)     # a new graph: its plan's first run is unprepared again
+
+
+def _copy_of(graph: Graph) -> Graph:
+    """The same program as a new graph object (plans are kept per graph)."""
+    return copy.deepcopy(graph)

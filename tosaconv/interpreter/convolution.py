@@ -22,7 +22,7 @@ import numpy as np
 from ..limits import check_tensor, max_tensor_bytes
 from .elementwise_binary import channel_row
 from .numeric import F32, as_int64, f32, float_result, in_dtype, out_dtype, wrap
-from .windows import (Pointwise, RowSum, blas_type, centered, check_window, depthwise_rows, out_size, pad_hw, patches,
+from .windows import (Pointwise, RowSum, WindowProduct, blas_type, centered, check_window, depthwise_rows, out_size, pad_hw, patches,
                       pointwise_gemm, rows, sparse_padding, window_gemm, windows_2d)
 
 if TYPE_CHECKING:
@@ -147,6 +147,29 @@ def prepared_pointwise(op: Operation, weights: np.ndarray, input_shape: tuple, b
         return [acc]
     return run
 
+
+
+def prepared_window(op: Operation, weights: np.ndarray, input_shape: tuple) -> Optional[Kernel]:
+    """CONV2D's kernel for a convolution with a window (not a 1x1 at stride 1 without padding) with constant
+    float32 ``weights`` on a static float32 input of ``input_shape``, its geometry made once (the plan's,
+    plan.py; windows.WindowProduct), or None where the general kernel takes another path (zero points, sparse
+    padding, an input window_gemm splits into blocks). The same rows and product, the same bits."""
+    a = op.attrs
+    out_hw = _output_hw(input_shape, weights.shape[1:3], a)       # checks the attributes as the kernel does
+    if weights.shape[1:3] == (1, 1) and tuple(input_shape[1:3]) == out_hw and not any(a.pad):
+        return None     # conv2d's pointwise product (prepared_pointwise), not the windows'
+    if (weights.dtype != F32 or a.input_zp or a.weight_zp
+            or sparse_padding(np.broadcast_to(np.float32(0), input_shape), weights.shape[1:3], out_hw, a.pad)
+            or not WindowProduct.fits(input_shape, weights.shape, out_hw)):
+        return None
+    product = WindowProduct(weights, input_shape, a.pad, out_hw, a.stride, a.dilation)
+    padded_bytes = math.prod(product.padded_shape) * 4
+
+    def run(op: Operation, args: Arrays, ctx: KernelContext) -> Arrays:
+        if padded_bytes > max_tensor_bytes():
+            check_tensor("the padded input of a window op", product.padded_shape, F32)
+        return [_finish(op, product(args[0]), args[2])]
+    return run
 
 # the most tiled weight elements a prepared depthwise kernel keeps (4 MB)
 _PREPARED_TILED = 1 << 20

@@ -41,7 +41,9 @@ from ..ir.graph import walk_graphs
 from ..ir.types import IndexType
 from ..limits import MAX_DIM
 from .chains import chain_steps
-from .convolution import prepared_depthwise, prepared_pointwise
+from .convolution import prepared_depthwise, prepared_pointwise, prepared_window
+from .data_layout import prepared_slice
+from .reduction import prepared_reduce_sum
 from .errors import KernelError
 from .inplace import inplace_kernel, keeps_operands, produces_fresh
 from .pad_slices import skip_pads_sliced_away
@@ -199,8 +201,14 @@ class Plan:
 
 def _prepared(step: Step, constants: dict) -> Optional[Callable]:
     """A kernel made once for a trusted convolution with constant float32 weights (and, for CONV2D, bias) on a
-    static float32 input (convolution.prepared_depthwise, prepared_pointwise), or None."""
+    static float32 input (convolution.prepared_depthwise, prepared_pointwise, prepared_window), or a float32
+    REDUCE_SUM's or a SLICE's without the kernel's per-call checks (reduction.prepared_reduce_sum,
+    data_layout.prepared_slice), or None."""
     kind = step.opdef.name
+    if step.trusted and kind == "REDUCE_SUM":
+        return prepared_reduce_sum(step.op)
+    if step.trusted and kind == "SLICE":
+        return prepared_slice(step.op)
     if not step.trusted or kind not in ("CONV2D", "DEPTHWISE_CONV2D"):
         return None
     weights, bias, x = constants.get(step.operands[1]), constants.get(step.operands[2]), step.op.operands[0].type
@@ -209,7 +217,8 @@ def _prepared(step: Step, constants: dict) -> Optional[Callable]:
         return None
     if kind == "DEPTHWISE_CONV2D":
         return prepared_depthwise(step.op, weights, tuple(x.shape))
-    return prepared_pointwise(step.op, weights, tuple(x.shape), bias) if isinstance(bias, np.ndarray) else None
+    pointwise = prepared_pointwise(step.op, weights, tuple(x.shape), bias) if isinstance(bias, np.ndarray) else None
+    return pointwise or prepared_window(step.op, weights, tuple(x.shape))
 
 
 def _owned_values(steps: list, shared: set) -> dict:

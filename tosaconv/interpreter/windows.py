@@ -142,6 +142,54 @@ def window_gemm(view: np.ndarray, weights: np.ndarray) -> np.ndarray:
     return acc
 
 
+class WindowProduct:
+    """A CONV2D's product for one static input shape and one set of constant float32 weights ``[M, KH, KW, C]``,
+    its geometry made once per plan (convolution.prepared_window): the padded input, the view of its windows,
+    the im2col rows and the product, as :func:`window_gemm` computes them for an input small enough to take one
+    block (the same rows times the same matrix in one BLAS product: the same bits), without the per-call
+    shape arithmetic, np.pad's Python and the view's construction from scratch."""
+
+    __slots__ = ("matrix", "padded_shape", "inside", "view_shape", "view_strides", "pixels", "depth", "shape")
+
+    def __init__(self, weights: np.ndarray, x_shape: Sequence[int], pad: Sequence[int], out_hw: Sequence[int],
+                 stride: Sequence[int], dilation: Sequence[int]) -> None:
+        m, kh, kw, c = weights.shape
+        n, h, w, _ = x_shape
+        top, bottom, left, right = (int(p) for p in pad)
+        self.depth = kh * kw * c
+        self.matrix = weights.reshape(m, self.depth).T            # as window_gemm passes it to BLAS
+        self.padded_shape = (n, h + top + bottom, w + left + right, c)
+        self.inside = (slice(None), slice(top, top + h), slice(left, left + w))
+        row, item = self.padded_shape[2] * c * 4, 4                # the strides of the C-contiguous padded input
+        (sy, sx), (dy, dx) = stride, dilation
+        self.view_shape = (n, *out_hw, kh, kw, c)
+        self.view_strides = (self.padded_shape[1] * row, row * sy, c * item * sx, row * dy, c * item * dx, item)
+        self.pixels = n * out_hw[0] * out_hw[1]
+        self.shape = (n, *out_hw, m)
+
+    @staticmethod
+    def fits(x_shape: Sequence[int], weights_shape: Sequence[int], out_hw: Sequence[int]) -> bool:
+        """True where :func:`window_gemm` takes the whole input in one block (one batch, one product)."""
+        depth = math.prod(weights_shape[1:])
+        return x_shape[0] == 1 and _CHUNK // max(out_hw[1] * depth, 1) >= out_hw[0]
+
+    def __call__(self, x: np.ndarray) -> np.ndarray:
+        """The sums ``[N, OH, OW, M]`` (no bias) of a float32 input of the plan's shape."""
+        if x.flags.c_contiguous:
+            padded = np.zeros(self.padded_shape, np.float32)
+            padded[self.inside] = x
+        else:       # pad_constant's copy of a channels-last view of channels-first memory is faster
+            top, left = self.inside[1].start, self.inside[2].start
+            padded = pad_constant(x, ((0, 0), (top, self.padded_shape[1] - x.shape[1] - top),
+                                      (left, self.padded_shape[2] - x.shape[2] - left), (0, 0)), np.float32(0))
+        view = np.ndarray(self.view_shape, np.float32, padded, 0, self.view_strides)
+        acc = np.empty(self.shape, np.float32)
+        # a copy unless the windows do not overlap, as in window_gemm (BLAS needs rows that do not alias)
+        rows = np.ascontiguousarray(view.reshape(self.pixels, self.depth))
+        np.matmul(rows, self.matrix, out=acc.reshape(self.pixels, -1))
+        return acc
+
+
 # a 1x1 convolution runs as weights @ pixels^T on at most this many pixels, or on at least this many
 # times as many output channels as pixels (see pointwise_gemm)
 _FEW_PIXELS = 32
