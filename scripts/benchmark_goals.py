@@ -129,7 +129,7 @@ def _run_case(entry) -> list:
                                  lambda: _timed(session.run, None, ort_feeds, clock=time.process_time))
     reference = _reference_cpu(static, feeds)
     shape = ", ".join(f"{k}={'x'.join(map(str, v))}" for k, v in shapes.items())
-    return [entry.name, shape, f"{ours:.3f}", f"{theirs:.4f}", f"{ours / theirs:.1f}x", f"{ours_cpu / theirs_cpu:.1f}x",
+    return [entry.name, shape, f"{ours:.4f}", f"{theirs:.4f}", f"{ours / theirs:.2f}x", f"{ours_cpu / theirs_cpu:.2f}x",
             f"{reference:.2f}", f"{ours_cpu / reference:.3f}x"]
 
 
@@ -196,7 +196,7 @@ def _run_child():
     _table(["model", "inputs", "tosaconv run s", "onnxruntime s", "ratio (goal 3x)", "CPU time ratio",
             "reference model CPU s", "vs reference model (goal 0.1x)"], rows)
     reference = sorted(float(r[-1][:-1]) for r in rows)
-    print(f"median ratio {ratios[len(ratios) // 2]:.1f}x, in CPU time {cpu_ratios[len(cpu_ratios) // 2]:.1f}x; "
+    print(f"median ratio {ratios[len(ratios) // 2]:.2f}x, in CPU time {cpu_ratios[len(cpu_ratios) // 2]:.2f}x; "
           f"vs the reference model's execution (CPU time) {reference[len(reference) // 2]:.3f}x\n")
 
 
@@ -294,14 +294,14 @@ def onnx_conversion():
             for key, value in (("wall", ours / theirs), ("cpu", ours_cpu / theirs_cpu), ("rss", ours_rss / theirs_rss)):
                 ratios[key].append(value)
             rows.append([entry.name, f"{os.path.getsize(path) / 1e6:.1f}", f"{ours:.2f}", f"{theirs:.2f}",
-                         f"{ours / theirs:.1f}x", f"{ours_cpu:.2f}", f"{theirs_cpu:.2f}", f"{ours_cpu / theirs_cpu:.1f}x",
+                         f"{ours / theirs:.2f}x", f"{ours_cpu:.2f}", f"{theirs_cpu:.2f}", f"{ours_cpu / theirs_cpu:.2f}x",
                          f"{ours_rss:.0f}", f"{theirs_rss:.0f}", f"{ours_rss / theirs_rss:.2f}x"])
     print("### ONNX conversion vs onnx.load, fresh processes (best of %d; CPU = user + system; bytecode cached; "
           "run by %s)\n" % (REPEAT, PY))
     _table(["model", "MB", "convert s", "onnx.load s", "wall ratio (goal 2x)", "convert CPU s", "onnx.load CPU s",
             "CPU ratio", "convert RSS MB", "onnx.load RSS MB", "RSS ratio (goal 1.3x)"], rows)
     median = {k: sorted(v)[len(v) // 2] for k, v in ratios.items()}
-    print(f"median wall ratio {median['wall']:.1f}x, median CPU ratio {median['cpu']:.1f}x, "
+    print(f"median wall ratio {median['wall']:.2f}x, median CPU ratio {median['cpu']:.2f}x, "
           f"median RSS ratio {median['rss']:.2f}x\n")
 
 
