@@ -33,13 +33,10 @@ if TYPE_CHECKING:
     from .registry import Arrays, Kernel, KernelContext
 
 
-def chain_steps(steps: list, outputs: set) -> list:
+def chain_steps(steps: list, readers: dict, outputs: set) -> list:
     """``steps`` (a warm plan's, in order) with each run of joinable neighbours (see the module docstring)
-    joined into one step; ``outputs`` names the graph's outputs. The given steps are not changed."""
-    readers: dict = {}
-    for step in steps:
-        for name in step.operands:
-            readers.setdefault(name, set()).add(id(step))
+    joined into one step; ``readers`` lists each value's reading steps among them (plan.readers_of),
+    ``outputs`` names the graph's outputs. The given steps are not changed."""
     chained: list = []
     for step in steps:
         last = chained[-1] if chained else None
@@ -58,8 +55,13 @@ def _joinable(first: Step, second: Step, readers: dict, outputs: set) -> bool:
     if len(first.names) != 1 or not (first.trusted and second.trusted):
         return False
     name = first.names[0]
-    return (name not in outputs and readers.get(name) == {id(second)} and name in second.release
+    return (name not in outputs and _only(readers.get(name), second) and name in second.release
             and not keeps_operands(first) and not keeps_operands(second))
+
+
+def _only(steps: list | None, step: Step) -> bool:
+    """``steps`` is the one step ``step`` (compared by identity)."""
+    return steps is not None and len(steps) == 1 and steps[0] is step
 
 
 class _Chain:

@@ -29,14 +29,12 @@ if TYPE_CHECKING:
 _IN_PLACE = frozenset(("ADD", "SUB", "MUL", "CLAMP"))     # the kinds inplace.py may make write into an operand
 
 
-def skip_pads_sliced_away(steps: list, outputs: set) -> None:
+def skip_pads_sliced_away(steps: list, readers: dict, outputs: set) -> None:
     """Make each PAD of ``steps`` that its only reader slices back inside the input return that input
-    (see the module docstring); ``outputs`` names the graph's outputs."""
-    readers: dict = {}
+    (see the module docstring); ``readers`` lists each value's reading steps (plan.readers_of), ``outputs``
+    names the graph's outputs."""
     dies: dict = {}     # name -> the step after which it is dropped
     for step in steps:
-        for name in set(step.operands):
-            readers.setdefault(name, []).append(step)
         dies.update(dict.fromkeys(step.release, step))
     for step in steps:
         if step.opdef.name != "PAD" or not step.trusted or step.names[0] in outputs:

@@ -192,11 +192,21 @@ class Plan:
             special = inplace_kernel(step, owned, self.constants) or (_prepared(step, self.constants) if static else None)
             step.call = step.kernel if special is None else special
         outputs = {v.name for v in self.ends[0]}
-        skip_zero_biases(self.steps, self.constants, outputs)
+        readers = readers_of(self.steps)
+        skip_zero_biases(self.steps, readers, self.constants, outputs)
         if static:
-            skip_pads_sliced_away(self.steps, outputs)
-        self.run_steps = chain_steps(self.run_steps, outputs)
+            skip_pads_sliced_away(self.steps, readers, outputs)
+        self.run_steps = chain_steps(self.run_steps, readers_of(self.run_steps), outputs)
         self.warm = True
+
+
+def readers_of(steps: list) -> dict:
+    """Each value name read by ``steps`` -> the steps that read it, in order, each once."""
+    readers: dict = {}
+    for step in steps:
+        for name in dict.fromkeys(step.operands):
+            readers.setdefault(name, []).append(step)
+    return readers
 
 
 def _prepared(step: Step, constants: dict) -> Optional[Callable]:

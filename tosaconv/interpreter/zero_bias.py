@@ -34,13 +34,10 @@ _F32 = np.dtype(np.float32)
 _DEPTH = 4      # MULs followed from a convolution's result before giving up
 
 
-def skip_zero_biases(steps: list, constants: dict, outputs: set) -> None:
+def skip_zero_biases(steps: list, readers: dict, constants: dict, outputs: set) -> None:
     """Make each trusted float32 convolution step whose bias is all +0.0 skip it, when the sign of a zero in its
-    result cannot reach one of ``outputs`` (names); ``constants`` holds the plan's kept constants by name."""
-    readers: dict = {}
-    for step in steps:
-        for name in set(step.operands):
-            readers.setdefault(name, []).append(step)
+    result cannot reach one of ``outputs`` (names); ``readers`` lists each value's reading steps
+    (plan.readers_of), ``constants`` holds the plan's kept constants by name."""
     for step in steps:
         if _zero_bias_convolution(step, constants) and _sign_blind(step.names[0], readers, constants, outputs, 0):
             step.call = _without_bias(step.call)
