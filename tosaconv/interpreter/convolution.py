@@ -148,7 +148,6 @@ def prepared_pointwise(op: Operation, weights: np.ndarray, input_shape: tuple, b
     return run
 
 
-
 def prepared_window(op: Operation, weights: np.ndarray, input_shape: tuple) -> Optional[Kernel]:
     """CONV2D's kernel for a convolution with a window (not a 1x1 at stride 1 without padding) with constant
     float32 ``weights`` on a static float32 input of ``input_shape``, its geometry made once (the plan's,
@@ -170,6 +169,7 @@ def prepared_window(op: Operation, weights: np.ndarray, input_shape: tuple) -> O
             check_tensor("the padded input of a window op", product.padded_shape, F32)
         return [_finish(op, product(args[0]), args[2])]
     return run
+
 
 # the most tiled weight elements a prepared depthwise kernel keeps (4 MB)
 _PREPARED_TILED = 1 << 20
