@@ -183,6 +183,24 @@ class FlatWriter:
         packer.pack_into(self.buf, self.cap - end, n, *[start + 4 * (n - i) - o for i, o in enumerate(offsets)])
         return end
 
+    def offset_vector_pair(self, first: list, second: list) -> tuple[int, int]:
+        """``offset_vector(first)``, then ``offset_vector(second)`` (an op's inputs and outputs): the same
+        bytes, packed with one ``struct`` call (the second follows the first with no padding: both end
+        4-aligned). The two offsets."""
+        n, m = len(first), len(second)
+        if self.minalign < 4:
+            self.minalign = 4
+        start = (self.off + 3) & -4
+        if start + 4 * (n + m + 2) > self.cap:
+            self.off = start
+            self._grow(4 * (n + m + 2))
+        mid = start + 4 * n + 4
+        end = self.off = mid + 4 * m + 4
+        _vector_format(n + m + 2, "I").pack_into(
+            self.buf, self.cap - end, m, *[mid + 4 * (m - i) - o for i, o in enumerate(second)],
+            n, *[start + 4 * (n - i) - o for i, o in enumerate(first)])
+        return mid, end
+
     def table(self, slots: int, fields: Sequence[tuple]) -> int:
         """A table of ``slots`` slots holding ``fields`` (written in the order given); its offset.
 
