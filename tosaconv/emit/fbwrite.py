@@ -34,6 +34,7 @@ without a copy of the whole program in memory. The bytes are the same.
 from __future__ import annotations
 
 import struct
+from operator import sub as _sub
 from typing import Iterator, Sequence
 
 import numpy as np
@@ -196,9 +197,10 @@ class FlatWriter:
             self._grow(4 * (n + m + 2))
         mid = start + 4 * n + 4
         end = self.off = mid + 4 * m + 4
+        # each offset relative to its own slot: item i of a vector of n from ``start`` sits at start + 4 * (n - i)
         _vector_format(n + m + 2, "I").pack_into(
-            self.buf, self.cap - end, m, *[mid + 4 * (m - i) - o for i, o in enumerate(second)],
-            n, *[start + 4 * (n - i) - o for i, o in enumerate(first)])
+            self.buf, self.cap - end, m, *map(_sub, range(mid + 4 * m, mid, -4), second),
+            n, *map(_sub, range(start + 4 * n, start, -4), first))
         return mid, end
 
     def table(self, slots: int, fields: Sequence[tuple]) -> int:

@@ -202,20 +202,32 @@ def _attribute(w: _Writer, op_name: str, fields: dict) -> int:
         if off is None:
             off = w.written[key] = _attribute_table(w, layout, fields, {})
         return off
-    entries = []     # (each vector written in slot order, then the table: as _attribute_table writes them)
+    written, values = [], []   # (each vector written in slot order, then the table: as _attribute_table writes them)
     for slot, (name, kind) in enumerate(layout):
         if name not in fields:
             continue
         if kind in _SCALAR_FORMATS:
             value = bool(fields[name]) if kind == S.BOOL else int(fields[name])
             if value:
-                entries.append((slot, _SCALAR_FORMATS[kind], int(value)))
+                written.append((slot, _SCALAR_FORMATS[kind]))
+                values.append(int(value))
         elif kind in _VECTOR_KINDS:
-            entries.append((slot, "U", _field_vector(w, kind, fields[name])))
-    return w.table(len(layout), entries)
+            written.append((slot, "U"))
+            values.append(_field_vector(w, kind, fields[name]))
+    return w.put(_table_layout(len(layout), tuple(written)), values)
 
 
 _VECTOR_KINDS = frozenset((S.INT32_VEC, S.BYTES, S.STRING))
+_TABLE_LAYOUTS: dict[tuple, TableLayout] = {}   # (slots, written fields) -> its layout: a few per op kind
+
+
+def _table_layout(slots: int, written: tuple) -> TableLayout:
+    """The :class:`TableLayout` of an attribute table with ``written`` fields (``put`` then writes what
+    ``table`` would, from a plan made once)."""
+    layout = _TABLE_LAYOUTS.get((slots, written))
+    if layout is None:
+        layout = _TABLE_LAYOUTS[(slots, written)] = TableLayout(slots, written)
+    return layout
 
 
 _VECTOR_FIELDS: dict[str, frozenset] = {}   # op name -> its attribute fields that are vectors (not shared)
