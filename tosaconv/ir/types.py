@@ -59,7 +59,7 @@ class TensorType:
     def static_shape(self) -> tuple[int, ...]:
         if not self.is_static:
             raise ValueError(f"shape {self} is not static")
-        return self.shape      # (its dims are exact ints already)
+        return self.shape      # type: ignore[return-value]  # (its dims are exact ints already)
 
     def __str__(self) -> str:
         dims = "x".join(_dim_text(d) for d in self.shape)
