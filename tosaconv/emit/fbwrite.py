@@ -251,13 +251,14 @@ class FlatWriter:
         obj = start + plan.size
         vtable = self.vtables.get(plan.key)
         if vtable is None:
-            vtable = self.vtables[plan.key] = obj + plan.vtable.size
+            vtable = self.vtables[plan.key] = self.off = obj + plan.vtable.size
             plan.vtable.pack_into(self.buf, self.cap - vtable, *plan.entries)
-        self.off = max(obj, vtable)
+        else:
+            self.off = obj     # (a vtable written before lies nearer the end)
         if self.minalign < 4:
             self.minalign = 4
-        fields = [start + rel - v if rel else v for rel, v in zip(plan.rels, values)]
-        plan.packer.pack_into(self.buf, self.cap - obj, vtable - obj, *fields[::-1])
+        plan.packer.pack_into(self.buf, self.cap - obj, vtable - obj,   # (the fields last-written first)
+                              *[start + rel - v if rel else v for rel, v in zip(plan.rels_last_first, reversed(values))])
         return obj
 
     def finish(self, root: int, identifier: bytes) -> bytearray:
@@ -281,7 +282,7 @@ class FlatWriter:
 class _Plan:
     """Where :meth:`FlatWriter.put` puts a layout's fields when the table starts at one alignment."""
 
-    __slots__ = ("rels", "size", "room", "key", "entries", "vtable", "packer")
+    __slots__ = ("rels_last_first", "size", "room", "key", "entries", "vtable", "packer")
 
     def __init__(self, layout: TableLayout, residue: int) -> None:
         off = residue
@@ -298,7 +299,8 @@ class _Plan:
         self.vtable = struct.Struct(f"<{len(self.entries)}H")
         self.size = obj - residue
         self.room = 8 * len(layout.fields) + 2 * layout.slots + 16      # as ``table`` makes room
-        self.rels = tuple(o - residue if fmt == "U" else 0 for o, (_, fmt) in zip(offs, layout.fields))
+        # where each "U" field sits from the table's start (0: not an offset), the last-written field first
+        self.rels_last_first = tuple(o - residue if fmt == "U" else 0 for o, (_, fmt) in zip(offs, layout.fields))[::-1]
         self.packer = struct.Struct(_table_format(layout.fields, offs, obj))
 
 
