@@ -163,7 +163,7 @@ class Graph:
         while name in used:
             n += 1
             name = f"{base}_{n}"
-        self._counters[base] = n
+        self._counters[base] = n + 1      # (``name`` is used now: the next search starts after it)
         used.add(name)
         return name
 
