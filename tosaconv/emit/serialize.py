@@ -176,7 +176,7 @@ def _check_int32_fields(op: OpRecord) -> None:
         if name not in fields:
             continue
         values = (fields[name],) if scalar else fields[name]
-        if values and (min(values) < -(1 << 31) or max(values) >= (1 << 31)):
+        if len(values) and (min(values) < -(1 << 31) or max(values) >= (1 << 31)):
             bad = next(int(v) for v in values if not -(1 << 31) <= int(v) < (1 << 31))
             where = f" at {op.location}" if op.location else ""
             raise EmitError(f"{op.op}{where}: attribute '{name}' holds {bad}, which does not fit TOSA's int32")
