@@ -291,8 +291,9 @@ def _checked_op_problems(op: Operation, memo: _Memo | None, equal_ranks: bool, s
     if not base and (done_ranks or not equal_ranks) and (done_static or not static):
         return []          # passed every check asked for, unchanged since: the memo entry stands
     same = _same_key(op, types) if base or (static and not done_static) else None
-    if base and _passed_before(same, static):   # type: ignore[arg-type]
-        found = _rank_problems(op) if equal_ranks else []   # (what the rest does, when both verdicts stand)
+    checks = _SAME_PASSED.get(same, _NONE_PASSED)[0] if base else ()   # type: ignore[arg-type]
+    if "op" in checks and (not static or "static" in checks):   # (both verdicts stand: what the rest does)
+        found = _rank_problems(op) if equal_ranks and _BROADCASTABLE in op.op.traits else []
         if memo is not None and not found:
             memo[id(op)] = (op.op, op.attrs, len(op.operands), types, equal_ranks, static, op)
         return found
@@ -309,6 +310,7 @@ def _checked_op_problems(op: Operation, memo: _Memo | None, equal_ranks: bool, s
 
 
 _TYPE = operator.attrgetter("type")
+_BROADCASTABLE = Trait.BROADCASTABLE
 
 
 def _unchanged(seen: tuple[object, ...], op: Operation, types: list[ValueType]) -> bool:
@@ -400,13 +402,6 @@ def _shared_verdict(op: Operation, check: str, keys: Optional[_VerdictKeys], pas
 # conversion in a process) made of the same objects then has these checks done. Cleared past _STATIC_LIMIT.
 _SAME_PASSED: dict[tuple[object, ...], tuple[set[str], object]] = {}
 _NONE_PASSED: tuple[frozenset[str], None] = (frozenset(), None)
-
-
-def _passed_before(same: tuple[object, ...], static: bool) -> bool:
-    """Whether an op of the very objects ``same`` (:func:`_same_key`) names passed the op checks (and the
-    static ones, when asked) before (:data:`_SAME_PASSED`): one look-up for both."""
-    checks = _SAME_PASSED.get(same, _NONE_PASSED)[0]
-    return "op" in checks and (not static or "static" in checks)
 
 
 def _identity_keyed(op: Operation, keys: _VerdictKeys) -> bool:
