@@ -110,7 +110,7 @@ def _clamp(lo: np.float32, hi: np.float32) -> Kernel:
     return run
 
 
-def _clamp_bounds(op: Operation) -> Optional[tuple]:
+def clamp_bounds(op: Operation) -> Optional[tuple]:
     """``(min_val, max_val)`` as float32 when CLAMP's kernel is one ``np.clip``, else None."""
     a = op.attrs
     lo, hi = np.float32(a.min_val), np.float32(a.max_val)
@@ -142,7 +142,7 @@ def inplace_kernel(step: Step, owned: dict, constants: dict) -> Optional[Kernel]
                 return _binary(_UFUNCS[kind], index)
         return _fresh_binary(_UFUNCS[kind], step.operands, constants, shape)
     if kind == "CLAMP" and free(step.operands[0], shape):
-        bounds = _clamp_bounds(op)
+        bounds = clamp_bounds(op)
         return None if bounds is None else _clamp(*bounds)
     return None
 
