@@ -199,7 +199,7 @@ def _binary(step: Step, constants: dict, owned: bool) -> Optional[Link]:
     constant = constants.get(b if a not in constants else a)
     if (a in constants) == (b in constants) or not isinstance(constant, np.ndarray) or constant.dtype != _F32:
         return None
-    into = owned and tuple(step.op.operands[0 if a not in constants else 1].type.shape) == shape
+    into = owned and tuple(step.op.operands[0 if a not in constants else 1].type.shape) == tuple(shape)
     if a in constants:
         return (lambda v, ctx: ufunc(constant, v, out=v)) if into else (lambda v, ctx: ufunc(constant, v))
     return (lambda v, ctx: ufunc(v, constant, out=v)) if into else (lambda v, ctx: ufunc(v, constant))
