@@ -23,11 +23,10 @@ import copy
 from typing import TYPE_CHECKING, Callable, Optional
 
 import numpy as np
-from numpy._core import umath
 
 from ..diagnostics import TosaconvError
 from .errors import StepFailure
-from .inplace import clamp_bounds, keeps_operands
+from .inplace import clamp_bounds, clip_ufunc, keeps_operands
 from .elementwise_binary import channel_row
 
 if TYPE_CHECKING:
@@ -127,7 +126,7 @@ def _binary(ufunc: np.ufunc, constant: np.ndarray, first: bool, shape: tuple) ->
 
 def _clamp(lo: np.float32, hi: np.float32) -> InPlace:
     """CLAMP's plain case in place: the clip ufunc ndarray.clip calls."""
-    clip = umath.clip
+    clip = clip_ufunc
     return lambda acc: clip(acc, lo, hi, out=acc)
 
 

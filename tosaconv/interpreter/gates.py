@@ -38,11 +38,10 @@ import math
 from typing import TYPE_CHECKING, Callable, Optional
 
 import numpy as np
-from numpy._core import umath
 
 from ..diagnostics import TosaconvError
 from .errors import StepFailure
-from .inplace import clamp_bounds, keeps_operands
+from .inplace import clamp_bounds, clip_ufunc, keeps_operands
 from .windows import Pointwise
 from .zero_bias import skips_bias
 
@@ -211,7 +210,7 @@ def _clamp(step: Step, owned: bool) -> Optional[Link]:
     if bounds is None:
         return None
     lo, hi = bounds
-    clip = umath.clip
+    clip = clip_ufunc
     return (lambda v, ctx: clip(v, lo, hi, out=v)) if owned else (lambda v, ctx: clip(v, lo, hi))
 
 

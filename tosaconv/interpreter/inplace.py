@@ -34,8 +34,9 @@ PROPAGATE, a non-zero ``max_val``), where its kernel is one ``np.clip``.
 """
 from __future__ import annotations
 
+import importlib
 import math
-from typing import TYPE_CHECKING, Optional
+from typing import TYPE_CHECKING, Callable, Optional
 
 import numpy as np
 
@@ -100,6 +101,20 @@ def _tiled_row(constant: Optional[np.ndarray], shape: tuple) -> Optional[np.ndar
     if row is not None:
         row.flags.writeable = False
     return row
+
+
+def _clip_ufunc() -> Callable:
+    """numpy's clip ufunc, the one ``ndarray.clip`` calls with two bounds (without its Python wrapper), where
+    numpy 2 (``numpy._core``) or 1.x (``numpy.core``) keeps it; else np.clip, the same operation."""
+    for path in ("numpy._core.umath", "numpy.core.umath"):
+        try:
+            return importlib.import_module(path).clip
+        except (ImportError, AttributeError):
+            continue
+    return np.clip
+
+
+clip_ufunc = _clip_ufunc()
 
 
 def _clamp(lo: np.float32, hi: np.float32) -> Kernel:
