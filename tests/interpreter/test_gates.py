@@ -47,15 +47,18 @@ def se_graph(k: dict, variant: str = "", bias: float = 0.0) -> Graph:
     """y = x * hardsigmoid(conv2(relu(conv1(mean(x)) + a1)) + a2), x = input + 0.5; ``variant`` makes a near miss:
     "read_twice" (the ReLU's input is also added to an output), "output" (the ReLU's result is an output),
     "big" (on a BIG input, the hard sigmoid's shift is one per pixel: a gate of 6144 values), "sub" (x - gate
-    instead of x * gate); ``bias`` is the first convolution's (+0.0 may be skipped: zero_bias.py)."""
+    instead of x * gate), "avg_pool" (the mean as one AVG_POOL2D); ``bias`` is the first convolution's (+0.0 may be skipped: zero_bias.py)."""
     graph = Graph()
     b = Builder(graph, LOC)
     shape = BIG if variant == "big" else SHAPE
     x = b.emit(Op.ADD, graph.add_input("x", TensorType(DType.FP32, shape)), b.const(np.full((1, 1, 1, 1), 0.5, np.float32)))
-    t = b.emit(Op.TRANSPOSE, x, attrs=A.TransposeAttrs((0, 3, 1, 2)))
-    total = b.emit(Op.REDUCE_SUM, b.emit(Op.REDUCE_SUM, t, attrs=A.AxisAttrs(2)), attrs=A.AxisAttrs(3))
-    mean = b.emit(Op.MUL, total, b.const(np.full((1, 1, 1, 1), 1 / 24, np.float32)), attrs=A.MulAttrs())
-    squeezed = b.emit(Op.TRANSPOSE, mean, attrs=A.TransposeAttrs((0, 2, 3, 1)))
+    if variant == "avg_pool":          # MobileNetV3's global average pool (a kernel the gate calls as it is)
+        squeezed = b.emit(Op.AVG_POOL2D, x, attrs=A.AvgPool2dAttrs(shape[1:3], (1, 1), (0, 0, 0, 0), DType.FP32))
+    else:
+        t = b.emit(Op.TRANSPOSE, x, attrs=A.TransposeAttrs((0, 3, 1, 2)))
+        total = b.emit(Op.REDUCE_SUM, b.emit(Op.REDUCE_SUM, t, attrs=A.AxisAttrs(2)), attrs=A.AxisAttrs(3))
+        mean = b.emit(Op.MUL, total, b.const(np.full((1, 1, 1, 1), 1 / 24, np.float32)), attrs=A.MulAttrs())
+        squeezed = b.emit(Op.TRANSPOSE, mean, attrs=A.TransposeAttrs((0, 2, 3, 1)))
     shifted = b.emit(Op.ADD, _conv(b, squeezed, k["w1"], np.full(S, bias, np.float32)), b.const(k["a1"]))
     relu = b.emit(Op.CLAMP, shifted, attrs=A.ClampAttrs(0.0, F32_MAX))
     excited = b.emit(Op.ADD, _conv(b, relu, k["w2"], np.zeros(C, np.float32)), b.const(k["a2"]))
@@ -151,3 +154,15 @@ def test_a_failure_inside_a_gate_names_its_own_op():
     with pytest.raises(KernelError, match=r"while running CLAMP at .*block/se.*broken on purpose") as info:
         evaluate(graph, {"x": x})
     assert info.value.op_name == "CLAMP"
+
+
+def test_a_gate_whose_mean_is_an_average_pool_calls_that_kernel_and_keeps_the_bits():
+    rng = np.random.default_rng(17)
+    k = weights(rng)
+    graph = se_graph(k, "avg_pool")
+    for _ in range(3):
+        x = inputs(rng)
+        assert_same_bits(evaluate(graph, {"x": x}), per_op(lambda: se_graph(k, "avg_pool"), x))
+        np.testing.assert_allclose(evaluate(graph, {"x": x})["y"], float64_truth(x, k), rtol=1e-5, atol=1e-5)
+    [gate] = gates(graph)
+    assert [op.op.name for op, _ in gate.links][:2] == ["AVG_POOL2D", "CONV2D"] and len(gate.links) == 9
