@@ -47,7 +47,7 @@ def se_graph(k: dict, variant: str = "", bias: float = 0.0) -> Graph:
     """y = x * hardsigmoid(conv2(relu(conv1(mean(x)) + a1)) + a2), x = input + 0.5; ``variant`` makes a near miss:
     "read_twice" (the ReLU's input is also added to an output), "output" (the ReLU's result is an output),
     "big" (on a BIG input, the hard sigmoid's shift is one per pixel: a gate of 6144 values), "sub" (x - gate
-    instead of x * gate), "avg_pool" (the mean as one AVG_POOL2D); ``bias`` is the first convolution's (+0.0 may be skipped: zero_bias.py)."""
+    instead of x * gate), "add" (gate + x: an ADD gates too, its operands in that order), "avg_pool" (the mean as one AVG_POOL2D); ``bias`` is the first convolution's (+0.0 may be skipped: zero_bias.py)."""
     graph = Graph()
     b = Builder(graph, LOC)
     shape = BIG if variant == "big" else SHAPE
@@ -65,7 +65,10 @@ def se_graph(k: dict, variant: str = "", bias: float = 0.0) -> Graph:
     scaled = b.emit(Op.MUL, excited, b.const(np.full((1, 1, 1, 1), 1 / 6, np.float32)), attrs=A.MulAttrs())
     shift = np.full((*shape[:3], 1) if variant == "big" else (1, 1, 1, 1), 0.5, np.float32)
     gate = b.emit(Op.CLAMP, b.emit(Op.ADD, scaled, b.const(shift)), attrs=A.ClampAttrs(0.0, 1.0))
-    y = b.emit(Op.SUB, x, gate) if variant == "sub" else b.emit(Op.MUL, x, gate, attrs=A.MulAttrs())
+    if variant in ("sub", "add"):
+        y = b.emit(Op.SUB if variant == "sub" else Op.ADD, *((x, gate) if variant == "sub" else (gate, x)))
+    else:
+        y = b.emit(Op.MUL, x, gate, attrs=A.MulAttrs())
     outputs, names = [y], ["y"]
     if variant == "read_twice":
         outputs, names = [y, b.emit(Op.ADD, shifted, b.const(np.ones((1, 1, 1, S), np.float32)))], ["y", "side"]
@@ -111,6 +114,16 @@ def per_op(graph_of: object, x: np.ndarray) -> dict:
 def assert_same_bits(got: dict, want: dict) -> None:
     for name in want:
         np.testing.assert_array_equal(got[name].view(np.uint32), want[name].view(np.uint32), err_msg=name)
+
+
+def test_a_gate_added_to_x_runs_fused_with_the_per_op_bits():
+    rng = np.random.default_rng(19)
+    k = weights(rng)
+    graph = se_graph(k, "add")
+    for _ in range(3):
+        x = inputs(rng)
+        assert_same_bits(evaluate(graph, {"x": x}), per_op(lambda: se_graph(k, "add"), x))
+    assert len(gates(graph)) == 1 and not gates(graph)[0].x_first
 
 
 @pytest.mark.parametrize("bias", [0.0, -0.0, 0.25])
