@@ -152,7 +152,11 @@ def _reachable(model: TfliteModel) -> list:
 def quantized_op(model: Union[TfliteModel, Subgraph], op: OpInfo) -> bool:
     """Whether ``op`` reads or writes quantized (int8/uint8/int16 with a scale) tensors (``model``: a
     TfliteModel for its main subgraph, or the Subgraph holding ``op``)."""
-    return any(i >= 0 and is_quantized(model.tensors[i]) for i in list(op.inputs) + list(op.outputs))
+    known = op.quantized
+    if known is None:   # (asked twice per op: when the model's ops are checked and when the op converts)
+        tensors = model.tensors
+        known = op.quantized = any(i >= 0 and is_quantized(tensors[i]) for i in (*op.inputs, *op.outputs))
+    return known
 
 
 def _declare_inputs(ctx: TfliteContext, model: TfliteModel) -> None:
@@ -181,9 +185,11 @@ def _input_dim(ctx: TfliteContext, input_name: str, axis: int, d: int) -> Dim:
 
 def _convert_op(ctx: TfliteContext, op: OpInfo) -> None:
     entry = resolve_custom(op.op_type) if op.custom else resolve(op.op_type, quantized_op(ctx.sub, op))
-    loc = Location(op.op_type, "?", source="tflite")
-    with converting(loc, ConvertError):
+    try:
         node = OpReader(op, ctx.keys, ctx.sub.tensors, entry.options)
+    except Exception:    # (its location made only here: reading an op rarely fails)
+        with converting(Location(op.op_type, "?", source="tflite"), ConvertError):
+            raise
     loc = node.location
     with ctx.b.at(loc), converting(loc, ConvertError):
         _check_ranks(ctx, node)

@@ -14,11 +14,14 @@ A damaged file fails here as it does in the generated code: ``struct.error`` for
 from __future__ import annotations
 
 import struct
+from operator import itemgetter
 from typing import Iterator, Optional
 
 import numpy as np
 from flatbuffers import table as generated_table
 
+_ABSENT = (0,) * 16    # the offsets of undeclared slots, after a vtable's own (see Table.offsets)
+_PICKS: dict = {}      # the slots a reader wants -> their itemgetter
 _U16 = struct.Struct("<H").unpack_from
 _I32 = struct.Struct("<i").unpack_from
 _U32 = struct.Struct("<I").unpack_from
@@ -30,7 +33,7 @@ class Table:
     ``vtables`` (shared by every table reached from one root) remembers each vtable read: a writer stores
     one vtable for all tables with the same fields, so a model's tensors and operators share a handful."""
 
-    __slots__ = ("buf", "pos", "slots", "declared", "vtables")
+    __slots__ = ("buf", "pos", "slots", "declared", "padded", "vtables")
 
     def __init__(self, buf: bytes, pos: int, vtables: Optional[dict] = None) -> None:
         vtable = pos - _I32(buf, pos)[0]
@@ -38,7 +41,7 @@ class Table:
         known = vtables.get(vtable)
         if known is None:
             known = vtables[vtable] = _vtable(buf, pos, vtable)
-        self.declared, self.slots = known
+        self.declared, self.slots, self.padded = known
         self.buf, self.pos, self.vtables = buf, pos, vtables
 
     def offset(self, slot: int) -> int:
@@ -49,6 +52,15 @@ class Table:
         if slot < self.declared:
             raise struct.error(f"the vtable entry of field {slot} lies past the end of the file")
         return 0
+
+    def offsets(self, wanted: tuple) -> tuple:
+        """:meth:`offset` of each slot in ``wanted``, in one call (a reader that wants most of a table's
+        fields then reads them with :func:`string_at`, :func:`ints_at` and a ``struct`` at ``pos`` + offset)."""
+        padded = self.padded
+        if padded is not None and len(padded) > max(wanted):
+            pick = _PICKS.get(wanted) or _PICKS.setdefault(wanted, itemgetter(*wanted))
+            return pick(padded)
+        return tuple(self.offset(s) for s in wanted)
 
     def scalar(self, slot: int, unpack: struct.Struct, default: object) -> object:
         """A scalar field read with ``unpack``, or ``default`` when absent."""
@@ -70,18 +82,11 @@ class Table:
 
     def string(self, slot: int) -> Optional[bytes]:
         """The string's bytes (cut at the end of the file, as the generated code does), None when absent."""
-        at = self.ref(slot)
-        if not at:
-            return None
-        size = _U32(self.buf, at)[0]
-        return bytes(self.buf[at + 4:at + 4 + size])
+        return string_at(self.buf, self.pos, self.offset(slot))
 
     def ints(self, slot: int) -> Optional[tuple]:
         """An ``int32`` vector as a tuple of ints, None when absent."""
-        at = self.ref(slot)
-        if not at:
-            return None
-        return struct.unpack_from(f"<{_U32(self.buf, at)[0]}i", self.buf, at + 4)
+        return ints_at(self.buf, self.pos, self.offset(slot))
 
     def array(self, slot: int, dtype: type) -> Optional[np.ndarray]:
         """A vector of ``dtype`` (little-endian) as a zero-copy array view of the buffer, None when absent."""
@@ -105,6 +110,32 @@ class Table:
         """The number of elements of a vector field (0 when absent)."""
         at = self.ref(slot)
         return _U32(self.buf, at)[0] if at else 0
+
+
+def string_at(buf: bytes, pos: int, offset: int) -> Optional[bytes]:
+    """The string field at ``offset`` (from :meth:`Table.offsets`) of the table at ``pos``; None when 0 (absent)."""
+    if not offset:
+        return None
+    at = pos + offset
+    at += _U32(buf, at)[0]
+    return bytes(buf[at + 4:at + 4 + _U32(buf, at)[0]])
+
+
+def ints_at(buf: bytes, pos: int, offset: int) -> Optional[tuple]:
+    """The ``int32`` vector field at ``offset`` of the table at ``pos``, as a tuple; None when 0 (absent)."""
+    if not offset:
+        return None
+    at = pos + offset
+    at += _U32(buf, at)[0]
+    return struct.unpack_from(f"<{_U32(buf, at)[0]}i", buf, at + 4)
+
+
+def table_at(table: Table, offset: int) -> Optional[Table]:
+    """The sub-table field at ``offset`` of ``table``; None when 0 (absent)."""
+    if not offset:
+        return None
+    at = table.pos + offset
+    return Table(table.buf, at + _U32(table.buf, at)[0], table.vtables)
 
 
 class AccessorTable(generated_table.Table):
@@ -139,14 +170,16 @@ def generated(cls: type, table: AccessorTable) -> object:
 
 
 def _vtable(buf: bytes, pos: int, vtable: int) -> tuple:
-    """(declared slots, the offsets of those inside the file) of the vtable at ``vtable``. Slot s is declared
+    """(declared slots, the offsets of those inside the file, the offsets followed by :data:`_ABSENT` or None
+    when some declared entry lies past the end of the file) of the vtable at ``vtable``. Slot s is declared
     when its entry (at 4 + 2s) starts inside the vtable's declared size; one past the end of the file fails
     only when it is asked for (:meth:`Table.offset`)."""
     if vtable < 0:
         raise ValueError(f"a table at {pos} points to its vtable before the start of the file")
     declared = max(_U16(buf, vtable)[0] - 3, 0) // 2
     count = min(declared, max(len(buf) - vtable - 4, 0) // 2)
-    return declared, struct.unpack_from(f"<{count}H", buf, vtable + 4)
+    slots = struct.unpack_from(f"<{count}H", buf, vtable + 4)
+    return declared, slots, slots + _ABSENT if count == declared else None
 
 
 def root(buf: bytes) -> Table:

@@ -37,11 +37,10 @@ def _empty_table(options: str) -> object:
 
 class _Operands(list):
     """An operator's inputs or outputs; reading one the operator does not have is a ConvertError
-    naming the count, so a model with too few operands fails with a message, not an IndexError."""
+    naming the count, so a model with too few operands fails with a message, not an IndexError.
+    (Made by :func:`_operands`: the list's own constructor, no Python ``__init__`` per list.)"""
 
-    def __init__(self, op_type: str, what: str, items: list):
-        super().__init__(items)
-        self.op_type, self.what = op_type, what
+    __slots__ = ("op_type", "what")
 
     def __getitem__(self, i: Union[int, slice]) -> Any:
         if isinstance(i, slice) and i.stop is not None and i.stop > len(self):   # [:3] means three operands
@@ -54,14 +53,34 @@ class _Operands(list):
                                "(the operator has too few operands for its type)") from None
 
 
+def _operands(op_type: str, what: str, items: list) -> _Operands:
+    """``items`` as the operands (``what``: "input" or "output") of an op of type ``op_type``."""
+    operands = _Operands(items)
+    operands.op_type, operands.what = op_type, what
+    return operands
+
+
+_VECTOR, _WINDOW, _SCALAR = "vector", "window", "scalar"
+_FIELD_KINDS: dict = {}   # (options class, field) -> one of the kinds above (opt() reads ~2 fields per op)
+
+
+def _field_kind(cls: type, field: str) -> str:
+    """Whether ``field`` of options class ``cls`` is a vector (read through its AsNumpy), a window size,
+    stride or dilation (each >= 1), or another scalar; remembered per class and field."""
+    kind = _VECTOR if hasattr(cls, f"{field}AsNumpy") else _WINDOW if field.startswith(_WINDOW_FIELDS) else _SCALAR
+    _FIELD_KINDS[cls, field] = kind
+    return kind
+
+
 class OpReader:
     def __init__(self, op: OpInfo, keys: list, tensors: list, options: str | None):
         self.info = op
         self.op_type = op.op_type
-        self.inputs = _Operands(op.op_type, "input", [keys[i] if i >= 0 else None for i in op.inputs])
-        self.outputs = _Operands(op.op_type, "output", [keys[i] for i in op.outputs])
-        self.input_infos = _Operands(op.op_type, "input", [tensors[i] if i >= 0 else None for i in op.inputs])
-        self.output_infos: list[TensorInfo] = _Operands(op.op_type, "output", [tensors[i] for i in op.outputs])
+        op_type = op.op_type
+        self.inputs = _operands(op_type, "input", [keys[i] if i >= 0 else None for i in op.inputs])
+        self.outputs = _operands(op_type, "output", [keys[i] for i in op.outputs])
+        self.input_infos = _operands(op_type, "input", [tensors[i] if i >= 0 else None for i in op.inputs])
+        self.output_infos: list[TensorInfo] = _operands(op_type, "output", [tensors[i] for i in op.outputs])
         self._options = self._read_options(options)
 
     @property
@@ -83,12 +102,12 @@ class OpReader:
     def opt(self, field: str) -> Any:
         if self._options is None:
             raise ConvertError(f"{self.op_type} has no options table to read '{field}' from")
-        vector = getattr(self._options, f"{field}AsNumpy", None)
-        if vector is not None:
-            arr = vector()
+        kind = _FIELD_KINDS.get((type(self._options), field)) or _field_kind(type(self._options), field)
+        if kind is _VECTOR:
+            arr = getattr(self._options, f"{field}AsNumpy")()
             return () if isinstance(arr, int) else tuple(int(x) for x in np.asarray(arr).reshape(-1))
         value = getattr(self._options, field)()
-        if field.startswith(_WINDOW_FIELDS) and isinstance(value, int) and value < 1:
+        if kind is _WINDOW and isinstance(value, int) and value < 1:
             raise ConvertError(f"{self.op_type} has {field} {value}; window sizes, strides and dilations "
                                "must be at least 1")
         return value

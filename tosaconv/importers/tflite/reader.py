@@ -47,6 +47,7 @@ TYPE_NAMES = {v: k for k, v in vars(tflite.TensorType).items() if not k.startswi
 CUSTOM = tflite.BuiltinOperator.CUSTOM
 _PLACEHOLDER = tflite.BuiltinOperator.PLACEHOLDER_FOR_GREATER_OP_CODES
 _F32, _I64 = np.dtype("<f4"), np.dtype("<i8")
+_INT8, _UINT8, _UINT32 = flat.INT8.unpack_from, flat.UINT8.unpack_from, flat.UINT32.unpack_from
 
 
 class ModelReadError(Exception):
@@ -92,6 +93,7 @@ class OpInfo:
     outputs: list
     options: object = None           # the builtin options (flat.AccessorTable), or None
     options_type: int = 0
+    quantized: Optional[bool] = None   # whether it reads or writes quantized tensors (driver.quantized_op's cache)
 
 
 @dataclass
@@ -209,27 +211,38 @@ def _opcode(code: flat.Table) -> tuple:
     return (BUILTIN_OPCODE2NAME.get(builtin, f"BUILTIN_{builtin}"), False, version)
 
 
+# the Tensor fields _tensor reads, in its order: name, shape, shape_signature, quantization, type, is_variable,
+# buffer, sparsity
+_TENSOR_SLOTS = (3, 0, 7, 4, 1, 5, 2, 6)
+
+
 def _tensor(t: flat.Table, index: int, buffers: list, checked: set) -> TensorInfo:
     """One tensor (schema table Tensor: shape, type, buffer, name, quantization, is_variable, sparsity,
-    shape_signature). ``checked``: the (shape, type) pairs whose size is known to be within the budget."""
-    name = (t.string(3) or b"").decode("utf-8", errors="replace") or f"tensor_{index}"
-    shape = t.ints(0) or ()
-    signature = t.ints(7)
-    try:
-        quant = _quant(t.table(4))
-    except ModelReadError as e:
-        raise ModelReadError(f"tensor '{name}': {e}") from None
-    info = TensorInfo(index, name, t.scalar(1, flat.INT8, 0), shape, signature, quant=quant,
-                      is_variable=bool(t.scalar(5, flat.UINT8, 0)))
-    _check_zero_points(info)
+    shape_signature). ``checked``: the (shape, type) pairs whose size is known to be within the budget.
+    (Its fields are read straight at their offsets: a model has hundreds of tensors.)"""
+    buf, pos = t.buf, t.pos
+    at_name, at_shape, at_signature, at_quant, at_type, at_variable, at_buffer, at_sparsity = t.offsets(_TENSOR_SLOTS)
+    name = (flat.string_at(buf, pos, at_name) or b"").decode("utf-8", errors="replace") or f"tensor_{index}"
+    shape = flat.ints_at(buf, pos, at_shape) or ()
+    signature = flat.ints_at(buf, pos, at_signature)
+    quant = None
+    if at_quant:
+        try:
+            quant = _quant(flat.table_at(t, at_quant))
+        except ModelReadError as e:
+            raise ModelReadError(f"tensor '{name}': {e}") from None
+    info = TensorInfo(index, name, _INT8(buf, pos + at_type)[0] if at_type else 0, shape, signature, quant=quant,
+                      is_variable=bool(_UINT8(buf, pos + at_variable)[0]) if at_variable else False)
+    if quant is not None:
+        _check_zero_points(info)
     if info.type in NUMPY_TYPES and (shape, info.type) not in checked:
         # shape (not signature) dims are concrete: the budget applies as declared (once per shape and type)
         check_tensor(f"tensor '{name}'", [max(d, 0) for d in shape], NUMPY_TYPES[info.type])
         checked.add((shape, info.type))
-    buffer = t.scalar(2, flat.UINT32, 0)
+    buffer = _UINT32(buf, pos + at_buffer)[0] if at_buffer else 0
     raw = buffers[buffer] if 0 < buffer < len(buffers) else None
     if raw is not None:
-        info.data = _typed_data(info, raw, _sparsity(t.table(6)))
+        info.data = _typed_data(info, raw, _sparsity(flat.table_at(t, at_sparsity)))
     return info
 
 
@@ -283,17 +296,22 @@ def _quant(q: Optional[flat.Table]) -> Optional[QuantParams]:
     return QuantParams(scale, zp, q.scalar(6, flat.INT32, 0))
 
 
+_OP_SLOTS = (0, 1, 2, 4, 3)   # the Operator fields _op reads, in its order (see there)
+
+
 def _op(op: flat.Table, index: int, codes: list) -> OpInfo:
     """One operator (schema table Operator: opcode_index, inputs, outputs, builtin_options_type,
     builtin_options)."""
-    idx = op.scalar(0, flat.UINT32, 0)
+    buf, pos = op.buf, op.pos
+    at_code, at_inputs, at_outputs, at_options, at_type = op.offsets(_OP_SLOTS)
+    idx = _UINT32(buf, pos + at_code)[0] if at_code else 0
     if not 0 <= idx < len(codes):
         raise ModelReadError(f"operator {index} uses opcode index {idx}, but the model has {len(codes)} codes")
     name, custom, version = codes[idx]
-    inputs = list(op.ints(1) or ())
-    outputs = list(op.ints(2) or ())
-    at = op.ref(4)
-    options, options_type = (flat.AccessorTable(op.buf, at) if at else None), op.scalar(3, flat.UINT8, 0)
+    inputs = list(flat.ints_at(buf, pos, at_inputs) or ())
+    outputs = list(flat.ints_at(buf, pos, at_outputs) or ())
+    at = pos + at_options + _UINT32(buf, pos + at_options)[0] if at_options else 0
+    options, options_type = (flat.AccessorTable(buf, at) if at else None), _UINT8(buf, pos + at_type)[0] if at_type else 0
     try:
         _probe_options(options, options_type)
     except (struct.error, IndexError, ValueError, TypeError, OverflowError, UnicodeDecodeError) as e:
