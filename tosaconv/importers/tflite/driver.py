@@ -191,9 +191,17 @@ def _convert_op(ctx: TfliteContext, op: OpInfo) -> None:
         with converting(Location(op.op_type, "?", source="tflite"), ConvertError):
             raise
     loc = node.location
-    with ctx.b.at(loc), converting(loc, ConvertError):
-        _check_ranks(ctx, node)
+    b = ctx.b
+    saved, b.location = b.location, loc     # what ``with b.at(loc), converting(loc, ...)`` does, in fewer calls
+    try:
+        if node.op_type in _INPUT_RANKS:
+            _check_ranks(ctx, node)
         results = entry.fn(ctx, node)
+    except Exception:
+        with converting(loc, ConvertError):
+            raise
+    finally:
+        b.location = saved
     if not isinstance(results, (list, tuple)):
         results = [results]
     for key, value in zip(node.outputs, results):

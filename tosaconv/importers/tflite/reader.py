@@ -326,6 +326,8 @@ def _probe_options(table: Optional[flat.AccessorTable], options_type: int) -> No
     name = _OPTION_NAMES.get(options_type)
     if table is None or name is None or not hasattr(tflite, name):
         return
+    if _scalar_fields(name) and _scalars_inside(table):
+        return
     obj = flat.generated(getattr(tflite, name), table)
     for reader in _option_fields(name):
         getattr(obj, reader)()
@@ -347,6 +349,25 @@ def _option_fields(name: str) -> tuple:
 
 
 _OPTION_NAMES = {v: k for k, v in vars(tflite.BuiltinOptions).items() if not k.startswith("_")}
+# the names a generated reader of one scalar field uses (besides its ``...Flags`` type and ``bool``)
+_SCALAR_READ = frozenset(("flatbuffers", "number_types", "py_type", "_tab", "Offset", "Get", "Pos"))
+
+
+@functools.lru_cache(maxsize=None)
+def _scalar_fields(name: str) -> bool:
+    """Whether options class ``name`` has fields, each a scalar (no string, vector, table or union)."""
+    cls = getattr(tflite, name)
+    names = [{n for n in getattr(cls, f).__code__.co_names if not n.endswith("Flags") and n != "bool"}
+             for f in _option_fields(name)]
+    return bool(names) and all(n == _SCALAR_READ for n in names)
+
+
+def _scalars_inside(table: flat.AccessorTable) -> bool:
+    """True when every scalar field of ``table`` lies inside the file (its whole vtable does, and 8 bytes
+    from its last field's offset), so reading them cannot fail (the probe's reads are then skipped). A vtable
+    out of the file fails here, as its first field's read would."""
+    fields = table._fields = flat.Table(table.Bytes, table.Pos)   # (the converters read it again)
+    return fields.padded is not None and table.Pos + max(fields.slots, default=0) + 8 <= len(table.Bytes)
 
 
 def _read_signature(model: flat.Table, result: TfliteModel) -> None:
