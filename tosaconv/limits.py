@@ -50,9 +50,9 @@ def nbytes(shape: Iterable[object], itemsize: int) -> int:
 def budget_diagnostic(what: str, shape: Iterable[object], itemsize: int, symbols: str = "",
                       location: Location | None = None) -> Diagnostic | None:
     """A diagnostic if ``what`` (shape, itemsize) breaks the budget or TOSA's int32 dims, else None."""
-    shape = tuple(int(d) for d in shape)
-    if all(0 <= d <= MAX_DIM for d in shape) and nbytes(shape, itemsize) <= max_tensor_bytes():
-        return None   # the common case: no words to spell out
+    shape = tuple(map(int, shape))
+    if (not shape or min(shape) >= 0 and max(shape) <= MAX_DIM) and math.prod(shape) * int(itemsize) <= _BUDGET.get():
+        return None   # the common case (checked per tensor: few calls): no words to spell out
     shown = "x".join(map(str, shape)) or "scalar"
     notes = (f"from the symbols {symbols}",) if symbols else ()
     if any(d < 0 for d in shape):

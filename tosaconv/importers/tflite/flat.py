@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import struct
 from operator import itemgetter
-from typing import Iterator, Optional
+from typing import Callable, Iterator, Optional
 
 import numpy as np
 from flatbuffers import table as generated_table
@@ -155,6 +155,15 @@ class AccessorTable(generated_table.Table):
         if fields is None:
             fields = self._fields = Table(self.Bytes, self.Pos)
         return fields.offset((vtableOffset - 4) >> 1)
+
+    def scalar_field(self, slot: int, unpack: Callable, py_type: type, default: object) -> object:
+        """The scalar in field ``slot`` (``default`` when absent), as a generated accessor reads it through
+        ``Offset`` and ``Get`` (see :func:`.node._direct`)."""
+        fields = self._fields
+        if fields is None:
+            fields = self._fields = Table(self.Bytes, self.Pos)
+        o = fields.offset(slot)
+        return py_type(unpack(self.Bytes, self.Pos + o)[0]) if o else default
 
     def Get(self, flags: object, off: int) -> object:   # noqa: N802
         if off < 0:

@@ -15,7 +15,7 @@ import flatbuffers
 import numpy as np
 
 from ...ir.location import Location
-from .flat import generated
+from .flat import AccessorTable, generated
 from .reader import ConvertError, OpInfo, TensorInfo
 from .schema import tflite
 
@@ -61,15 +61,60 @@ def _operands(op_type: str, what: str, items: list) -> _Operands:
 
 
 _VECTOR, _WINDOW, _SCALAR = "vector", "window", "scalar"
-_FIELD_KINDS: dict = {}   # (options class, field) -> one of the kinds above (opt() reads ~2 fields per op)
+# (options class, field) -> (one of the kinds above, how to read it directly or None); opt() reads ~2 per op
+_FIELD_KINDS: dict = {}
 
 
-def _field_kind(cls: type, field: str) -> str:
+def _field_kind(cls: type, field: str) -> tuple:
     """Whether ``field`` of options class ``cls`` is a vector (read through its AsNumpy), a window size,
-    stride or dilation (each >= 1), or another scalar; remembered per class and field."""
+    stride or dilation (each >= 1), or another scalar, and for a scalar its :func:`_direct` read;
+    remembered per class and field."""
     kind = _VECTOR if hasattr(cls, f"{field}AsNumpy") else _WINDOW if field.startswith(_WINDOW_FIELDS) else _SCALAR
-    _FIELD_KINDS[cls, field] = kind
-    return kind
+    _FIELD_KINDS[cls, field] = known = (kind, None if kind is _VECTOR else _direct(cls, field))
+    return known
+
+
+class _Recorder:
+    """A stand-in table for a generated scalar accessor: records the vtable offset it asks for and the
+    flags (struct and Python type) it reads the value with."""
+
+    Pos = 0
+
+    def __init__(self, present: bool) -> None:
+        self.present, self.calls = present, []
+
+    def Offset(self, offset: int) -> int:   # noqa: N802  (the generated code's names)
+        self.calls.append(offset)
+        return 4 if self.present else 0
+
+    def Get(self, flags: Any, at: int) -> Any:   # noqa: N802
+        self.calls.append(flags)
+        return flags.py_type(0)
+
+
+def _direct(cls: type, field: str) -> Optional[tuple]:
+    """(vtable slot, struct unpack, Python type, default) of a generated accessor that reads one scalar at
+    one vtable offset (the schema's scalar fields), found by running it on recording tables; None for
+    any other accessor (read through the generated code)."""
+    absent, present = _Recorder(False), _Recorder(True)
+    try:
+        default = _run(cls, field, absent)
+        value = _run(cls, field, present)
+    except Exception:
+        return None
+    if len(absent.calls) != 1 or len(present.calls) != 2 or present.calls[0] != absent.calls[0]:
+        return None
+    offset, flags = present.calls
+    if not isinstance(offset, int) or offset < 4 or offset % 2 or value != flags.py_type(0) \
+            or type(value) is not type(flags.py_type(0)) or type(default) not in (int, float, bool):
+        return None
+    return (offset - 4) >> 1, flags.packer_type.unpack_from, flags.py_type, default
+
+
+def _run(cls: type, field: str, table: _Recorder) -> Any:
+    obj = cls()
+    obj._tab = table
+    return getattr(obj, field)()
 
 
 class OpReader:
@@ -102,11 +147,16 @@ class OpReader:
     def opt(self, field: str) -> Any:
         if self._options is None:
             raise ConvertError(f"{self.op_type} has no options table to read '{field}' from")
-        kind = _FIELD_KINDS.get((type(self._options), field)) or _field_kind(type(self._options), field)
+        options = self._options
+        kind, direct = _FIELD_KINDS.get((type(options), field)) or _field_kind(type(options), field)
         if kind is _VECTOR:
-            arr = getattr(self._options, f"{field}AsNumpy")()
+            arr = getattr(options, f"{field}AsNumpy")()
             return () if isinstance(arr, int) else tuple(int(x) for x in np.asarray(arr).reshape(-1))
-        value = getattr(self._options, field)()
+        table = options._tab
+        if direct is not None and type(table) is AccessorTable:
+            value = table.scalar_field(*direct)      # what the generated accessor reads, in fewer calls
+        else:
+            value = getattr(options, field)()
         if kind is _WINDOW and isinstance(value, int) and value < 1:
             raise ConvertError(f"{self.op_type} has {field} {value}; window sizes, strides and dilations "
                                "must be at least 1")
