@@ -127,14 +127,11 @@ class OpReader:
         self.input_infos = _operands(op_type, "input", [tensors[i] if i >= 0 else None for i in op.inputs])
         self.output_infos: list[TensorInfo] = _operands(op_type, "output", [tensors[i] for i in op.outputs])
         self._options = self._read_options(options)
-
-    @property
-    def name(self) -> str:
-        return self.output_infos[0].name if self.output_infos else f"op_{self.info.index}"
+        self.name = tensors[op.outputs[0]].name if op.outputs else f"op_{op.index}"
 
     @property
     def location(self) -> Location:
-        return Location(self.op_type, self.name, source="tflite")
+        return Location(self.op_type, self.name, "tflite")
 
     @property
     def version(self) -> int:
