@@ -67,7 +67,7 @@ def import_tflite(path: str, npu_fast: bool = False, int_io: bool = False) -> Gr
 def _custom_options(model: TfliteModel) -> dict:
     """The options of the model's custom ops (ops/custom.py, imported only for a model that has one)."""
     from .ops.custom import read_custom_options
-    return read_custom_options(model.data)
+    return read_custom_options(model.data, [op.index for op in model.ops if op.custom])
 
 
 def convert_ops(ctx: TfliteContext, ops: Sequence[OpInfo]) -> None:

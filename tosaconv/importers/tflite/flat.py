@@ -106,6 +106,12 @@ class Table:
             entry = at + 4 + 4 * j
             yield Table(buf, entry + _U32(buf, entry)[0], self.vtables)
 
+    def element(self, slot: int, j: int) -> "Table":
+        """Table ``j`` of the vector of tables in the field (which holds more than ``j``), as :meth:`tables`
+        opens it."""
+        at = self.ref(slot) + 4 + 4 * j
+        return Table(self.buf, at + _U32(self.buf, at)[0], self.vtables)
+
     def length(self, slot: int) -> int:
         """The number of elements of a vector field (0 when absent)."""
         at = self.ref(slot)
