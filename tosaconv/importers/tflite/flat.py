@@ -106,6 +106,26 @@ class Table:
             entry = at + 4 + 4 * j
             yield Table(buf, entry + _U32(buf, entry)[0], self.vtables)
 
+    def tables_fields(self, slot: int, wanted: tuple) -> Iterator[tuple]:
+        """``(position, offsets of the fields wanted)`` of each table of a vector of tables, in order, as
+        :meth:`tables` then :meth:`offsets` give them, without a Table object each (a model's hundreds of
+        tensors and operators)."""
+        at = self.ref(slot)
+        if not at:
+            return
+        buf, vtables = self.buf, self.vtables
+        pick = _PICKS.get(wanted) or _PICKS.setdefault(wanted, itemgetter(*wanted))
+        need = max(wanted)
+        for j in range(_U32(buf, at)[0]):
+            entry = at + 4 + 4 * j
+            pos = entry + _U32(buf, entry)[0]
+            vtable = pos - _I32(buf, pos)[0]
+            known = vtables.get(vtable)
+            if known is None:
+                known = vtables[vtable] = _vtable(buf, pos, vtable)
+            padded = known[2]
+            yield pos, pick(padded) if padded is not None and len(padded) > need else Table(buf, pos, vtables).offsets(wanted)
+
     def element(self, slot: int, j: int) -> "Table":
         """Table ``j`` of the vector of tables in the field (which holds more than ``j``), as :meth:`tables`
         opens it."""
@@ -136,12 +156,12 @@ def ints_at(buf: bytes, pos: int, offset: int) -> Optional[tuple]:
     return struct.unpack_from(f"<{_U32(buf, at)[0]}i", buf, at + 4)
 
 
-def table_at(table: Table, offset: int) -> Optional[Table]:
-    """The sub-table field at ``offset`` of ``table``; None when 0 (absent)."""
+def table_at(buf: bytes, pos: int, offset: int, vtables: dict) -> Optional[Table]:
+    """The sub-table field at ``offset`` of the table at ``pos``; None when 0 (absent)."""
     if not offset:
         return None
-    at = table.pos + offset
-    return Table(table.buf, at + _U32(table.buf, at)[0], table.vtables)
+    at = pos + offset
+    return Table(buf, at + _U32(buf, at)[0], vtables)
 
 
 class AccessorTable(generated_table.Table):

@@ -25,7 +25,7 @@ from typing import Optional
 
 import numpy as np
 
-from ...limits import check_tensor
+from ...limits import check_tensor, max_tensor_bytes
 from ...lowering.errors import ConvertError  # noqa: F401  (one error type for every importer's converters)
 from . import flat
 from .operand_checks import operand_problem
@@ -44,6 +44,7 @@ NUMPY_TYPES = {
     tflite.TensorType.UINT32: np.uint32, tflite.TensorType.UINT64: np.uint64,
 }
 TYPE_NAMES = {v: k for k, v in vars(tflite.TensorType).items() if not k.startswith("_")}
+_ITEMSIZES = {k: np.dtype(v).itemsize for k, v in NUMPY_TYPES.items()}
 CUSTOM = tflite.BuiltinOperator.CUSTOM
 _PLACEHOLDER = tflite.BuiltinOperator.PLACEHOLDER_FOR_GREATER_OP_CODES
 _F32, _I64 = np.dtype("<f4"), np.dtype("<i8")
@@ -150,8 +151,9 @@ def _read(data: bytes) -> TfliteModel:
 def _subgraph(sg: flat.Table, k: int, buffers: list, codes: list) -> Subgraph:
     """Subgraph ``k`` (schema table SubGraph: tensors, inputs, outputs, operators, name)."""
     checked: set = set()
-    tensors = [_tensor(t, i, buffers, checked) for i, t in enumerate(sg.tables(0))]
-    ops = [_op(op, i, codes) for i, op in enumerate(sg.tables(3))]
+    tensors = [_tensor(sg, at, fields, i, buffers, checked)
+               for i, (at, fields) in enumerate(sg.tables_fields(0, _TENSOR_SLOTS))]
+    ops = [_op(sg, at, fields, i, codes) for i, (at, fields) in enumerate(sg.tables_fields(3, _OP_SLOTS))]
     inputs = list(sg.ints(1) or ())
     outputs = list(sg.ints(2) or ())
     where = "" if k == 0 else f" in subgraph {k}"
@@ -216,19 +218,20 @@ def _opcode(code: flat.Table) -> tuple:
 _TENSOR_SLOTS = (3, 0, 7, 4, 1, 5, 2, 6)
 
 
-def _tensor(t: flat.Table, index: int, buffers: list, checked: set) -> TensorInfo:
+def _tensor(sg: flat.Table, pos: int, fields: tuple, index: int, buffers: list, checked: set) -> TensorInfo:
     """One tensor (schema table Tensor: shape, type, buffer, name, quantization, is_variable, sparsity,
-    shape_signature). ``checked``: the (shape, type) pairs whose size is known to be within the budget.
-    (Its fields are read straight at their offsets: a model has hundreds of tensors.)"""
-    buf, pos = t.buf, t.pos
-    at_name, at_shape, at_signature, at_quant, at_type, at_variable, at_buffer, at_sparsity = t.offsets(_TENSOR_SLOTS)
+    shape_signature) of subgraph ``sg``, at ``pos`` with the offsets of :data:`_TENSOR_SLOTS` (``fields``).
+    ``checked``: the (shape, type) pairs whose size is known to be within the budget. (Its fields are read
+    straight at their offsets: a model has hundreds of tensors.)"""
+    buf = sg.buf
+    at_name, at_shape, at_signature, at_quant, at_type, at_variable, at_buffer, at_sparsity = fields
     name = (flat.string_at(buf, pos, at_name) or b"").decode("utf-8", errors="replace") or f"tensor_{index}"
     shape = flat.ints_at(buf, pos, at_shape) or ()
     signature = flat.ints_at(buf, pos, at_signature)
     quant = None
     if at_quant:
         try:
-            quant = _quant(flat.table_at(t, at_quant))
+            quant = _quant(flat.table_at(buf, pos, at_quant, sg.vtables))
         except ModelReadError as e:
             raise ModelReadError(f"tensor '{name}': {e}") from None
     info = TensorInfo(index, name, _INT8(buf, pos + at_type)[0] if at_type else 0, shape, signature, quant=quant,
@@ -236,13 +239,15 @@ def _tensor(t: flat.Table, index: int, buffers: list, checked: set) -> TensorInf
     if quant is not None:
         _check_zero_points(info)
     if info.type in NUMPY_TYPES and (shape, info.type) not in checked:
-        # shape (not signature) dims are concrete: the budget applies as declared (once per shape and type)
-        check_tensor(f"tensor '{name}'", [max(d, 0) for d in shape], NUMPY_TYPES[info.type])
+        # shape (not signature) dims are concrete: the budget applies as declared (once per shape and type;
+        # int32 dims never pass TOSA's limit, so only a size over the budget needs the full check's words)
+        if min(shape, default=0) < 0 or math.prod(shape) * _ITEMSIZES[info.type] > max_tensor_bytes():
+            check_tensor(f"tensor '{name}'", [max(d, 0) for d in shape], NUMPY_TYPES[info.type])
         checked.add((shape, info.type))
     buffer = _UINT32(buf, pos + at_buffer)[0] if at_buffer else 0
     raw = buffers[buffer] if 0 < buffer < len(buffers) else None
     if raw is not None:
-        info.data = _typed_data(info, raw, _sparsity(flat.table_at(t, at_sparsity)))
+        info.data = _typed_data(info, raw, _sparsity(flat.table_at(buf, pos, at_sparsity, sg.vtables)))
     return info
 
 
@@ -299,11 +304,11 @@ def _quant(q: Optional[flat.Table]) -> Optional[QuantParams]:
 _OP_SLOTS = (0, 1, 2, 4, 3)   # the Operator fields _op reads, in its order (see there)
 
 
-def _op(op: flat.Table, index: int, codes: list) -> OpInfo:
+def _op(sg: flat.Table, pos: int, fields: tuple, index: int, codes: list) -> OpInfo:
     """One operator (schema table Operator: opcode_index, inputs, outputs, builtin_options_type,
-    builtin_options)."""
-    buf, pos = op.buf, op.pos
-    at_code, at_inputs, at_outputs, at_options, at_type = op.offsets(_OP_SLOTS)
+    builtin_options) of subgraph ``sg``, at ``pos`` with the offsets of :data:`_OP_SLOTS` (``fields``)."""
+    buf = sg.buf
+    at_code, at_inputs, at_outputs, at_options, at_type = fields
     idx = _UINT32(buf, pos + at_code)[0] if at_code else 0
     if not 0 <= idx < len(codes):
         raise ModelReadError(f"operator {index} uses opcode index {idx}, but the model has {len(codes)} codes")
