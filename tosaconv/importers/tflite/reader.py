@@ -318,20 +318,20 @@ def _op(sg: flat.Table, pos: int, fields: tuple, index: int, codes: list) -> OpI
     at = pos + at_options + _UINT32(buf, pos + at_options)[0] if at_options else 0
     options, options_type = (flat.AccessorTable(buf, at) if at else None), _UINT8(buf, pos + at_type)[0] if at_type else 0
     try:
-        _probe_options(options, options_type)
+        _probe_options(options, options_type, sg.vtables)
     except (struct.error, IndexError, ValueError, TypeError, OverflowError, UnicodeDecodeError) as e:
         raise ModelReadError(f"operator {index} ({name}): its options table is damaged or reaches outside "
                              f"the file ({type(e).__name__}: {e})") from None
     return OpInfo(index, name, custom, version, inputs, outputs, options, options_type)
 
 
-def _probe_options(table: Optional[flat.AccessorTable], options_type: int) -> None:
+def _probe_options(table: Optional[flat.AccessorTable], options_type: int, vtables: Optional[dict] = None) -> None:
     """Read every field of an operator's options once, so a table reaching outside the file fails
     here (struct.error, caught by read_model) and not in a converter."""
     name = _OPTION_NAMES.get(options_type)
     if table is None or name is None or not hasattr(tflite, name):
         return
-    if _scalar_fields(name) and _scalars_inside(table):
+    if _scalar_fields(name) and _scalars_inside(table, vtables):
         return
     obj = flat.generated(getattr(tflite, name), table)
     for reader in _option_fields(name):
@@ -367,11 +367,12 @@ def _scalar_fields(name: str) -> bool:
     return bool(names) and all(n == _SCALAR_READ for n in names)
 
 
-def _scalars_inside(table: flat.AccessorTable) -> bool:
+def _scalars_inside(table: flat.AccessorTable, vtables: Optional[dict]) -> bool:
     """True when every scalar field of ``table`` lies inside the file (its whole vtable does, and 8 bytes
     from its last field's offset), so reading them cannot fail (the probe's reads are then skipped). A vtable
-    out of the file fails here, as its first field's read would."""
-    fields = table._fields = flat.Table(table.Bytes, table.Pos)   # (the converters read it again)
+    out of the file fails here, as its first field's read would. ``vtables``: the vtables read so far (the
+    model's options tables share a few)."""
+    fields = table._fields = flat.Table(table.Bytes, table.Pos, vtables)   # (the converters read it again)
     return fields.padded is not None and table.Pos + max(fields.slots, default=0) + 8 <= len(table.Bytes)
 
 
