@@ -76,7 +76,7 @@ def convert_ops(ctx: TfliteContext, ops: Sequence[OpInfo]) -> None:
     skip = ctx.int_io.bypass if ctx.int_io is not None else ()
     refusals = Refusals()     # a refused op does not stop the walk: one run lists every refusal
     for op in ops:
-        if op.index in skip or refusals.blocks(op.inputs, op.outputs, op.op_type in _CALLS):
+        if op.index in skip or refusals.missing and refusals.blocks(op.inputs, op.outputs, op.op_type in _CALLS):
             continue
         try:
             _convert_op(ctx, op)

@@ -125,9 +125,14 @@ class OpReader:
         self.inputs = _operands(op_type, "input", [keys[i] if i >= 0 else None for i in op.inputs])
         self.outputs = _operands(op_type, "output", [keys[i] for i in op.outputs])
         self.input_infos = _operands(op_type, "input", [tensors[i] if i >= 0 else None for i in op.inputs])
-        self.output_infos: list[TensorInfo] = _operands(op_type, "output", [tensors[i] for i in op.outputs])
+        self._tensors = tensors
         self._options = self._read_options(options)
         self.name = tensors[op.outputs[0]].name if op.outputs else f"op_{op.index}"
+
+    @functools.cached_property
+    def output_infos(self) -> list[TensorInfo]:
+        """The outputs' TensorInfos (made when first read: mostly by the quantized converters)."""
+        return _operands(self.op_type, "output", [self._tensors[i] for i in self.info.outputs])
 
     @property
     def location(self) -> Location:
