@@ -45,6 +45,8 @@ NUMPY_TYPES = {
 }
 TYPE_NAMES = {v: k for k, v in vars(tflite.TensorType).items() if not k.startswith("_")}
 _ITEMSIZES = {k: np.dtype(v).itemsize for k, v in NUMPY_TYPES.items()}
+_INT_LIMITS = {k: np.iinfo(v) for k, v in NUMPY_TYPES.items() if np.issubdtype(v, np.integer)}
+_TINY = np.finfo(np.float32).tiny
 CUSTOM = tflite.BuiltinOperator.CUSTOM
 _PLACEHOLDER = tflite.BuiltinOperator.PLACEHOLDER_FOR_GREATER_OP_CODES
 _F32, _I64 = np.dtype("<f4"), np.dtype("<i8")
@@ -260,11 +262,12 @@ def _sparsity(table: Optional[flat.Table]) -> Optional[tflite.SparsityParameters
 
 def _check_zero_points(info: TensorInfo) -> None:
     """A quantized integer tensor's zero points lie in its own type's range."""
-    dtype = NUMPY_TYPES.get(info.type)
-    if info.quant is None or dtype is None or not np.issubdtype(dtype, np.integer):
+    limits = _INT_LIMITS.get(info.type)
+    if info.quant is None or limits is None:
         return
-    limits = np.iinfo(dtype)
     zp = info.quant.zero_point.reshape(-1)
+    if zp.size == 1 and limits.min <= zp[0] <= limits.max:   # (per-tensor: the common case, without arrays)
+        return
     bad = zp[(zp < limits.min) | (zp > limits.max)]
     if bad.size:
         raise ModelReadError(f"tensor '{info.name}' ({info.type_name}) has zero point {int(bad[0])}, outside "
@@ -294,7 +297,9 @@ def _quant(q: Optional[flat.Table]) -> Optional[QuantParams]:
     scale = np.asarray(scale, np.float32)
     zp = q.array(3, _I64)
     zp = np.zeros(scale.shape, np.int64) if zp is None or zp.size == 0 else np.asarray(zp, np.int64)
-    ok = np.isfinite(scale) & (scale >= np.finfo(np.float32).tiny)
+    if scale.size == 1 and math.isfinite(scale[0]) and scale[0] >= _TINY:   # (per-tensor: without arrays)
+        return QuantParams(scale, zp, q.scalar(6, flat.INT32, 0))
+    ok = np.isfinite(scale) & (scale >= _TINY)
     if not np.all(ok):
         raise ModelReadError(f"a quantization scale is {scale[~ok][0]}; scales must be finite, positive "
                              "normal float32 numbers")
