@@ -125,13 +125,14 @@ def tosa_multipliers(reals: Union[float, Sequence[float], np.ndarray]) -> list:
     exact steps) for the usual many positive finite reals of a per-channel weight; one by one otherwise, so
     a bad multiplier raises as there."""
     reals = np.asarray(reals, dtype=np.float64).reshape(-1)
-    if reals.size < 8 or not np.all(np.isfinite(reals) & (reals > 0.0)):
+    # (below ~40 reals the Python steps cost less than numpy's calls; a NaN fails both tests)
+    if reals.size < 40 or not (reals.min() > 0.0 and math.isfinite(reals.max())):
         return [tosa_multiplier(r) for r in reals]
     q, exponent = np.frexp(reals)
     fixed = np.floor(q * (1 << 31) + 0.5).astype(np.int64)   # exact, as in quantize_multiplier
     carry = fixed == 1 << 31
     fixed, exponent = np.where(carry, fixed // 2, fixed), exponent + carry
-    if np.any(exponent < -31) or np.any(exponent > 29):      # (a 0 multiplier, or a shift below 2)
+    if exponent.min() < -31 or exponent.max() > 29:          # (a 0 multiplier, or a shift below 2)
         return [tosa_multiplier(r) for r in reals]
     return list(zip(fixed.tolist(), (31 - exponent).tolist()))
 
