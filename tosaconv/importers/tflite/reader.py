@@ -19,6 +19,7 @@ from __future__ import annotations
 import functools
 import math
 import struct
+from collections import Counter
 from dataclasses import field
 from ...records import dataclass   # dataclasses' classes, built faster (issue 13)
 from typing import Optional
@@ -80,6 +81,7 @@ class TensorInfo:
     data: Optional[np.ndarray] = None
     quant: Optional[QuantParams] = None
     is_variable: bool = False
+    own_data: bool = False           # ``data`` is memory no other tensor holds, read by one operator input (_own_data)
 
     @property
     def type_name(self) -> str:
@@ -144,6 +146,8 @@ def _read(data: bytes) -> TfliteModel:
     codes = [_opcode(c) for c in model.tables(1)]
     graphs = [_subgraph(sg, k, buffers, codes) for k, sg in enumerate(model.tables(2))]
     main = graphs[0]
+    if len(graphs) == 1:    # (a body may capture an enclosing tensor by name: see .captures)
+        _own_data(main)
     result = TfliteModel(main.tensors, main.ops, main.inputs, main.outputs, subgraphs=len(graphs),
                          version=model.scalar(0, flat.UINT32, 0), graphs=graphs)
     _read_signature(model, result)
@@ -174,6 +178,24 @@ def _subgraph(sg: flat.Table, k: int, buffers: list, codes: list) -> Subgraph:
     _fill_empty_constants(tensors, ops, inputs)
     name = (sg.string(4) or b"").decode("utf-8", errors="replace") or f"subgraph_{k}"
     return Subgraph(k, name, tensors, ops, inputs, outputs)
+
+
+def _own_data(sub: Subgraph) -> None:
+    """Mark the constant tensors whose data no other tensor views (TFLite writers share one buffer between
+    equal constants) and that exactly one operator input reads, and which are no graph output: a converter
+    may put such data in a CONST without copying it, as no other CONST of the program can then view the
+    same memory (the writer stores CONSTs that view one memory once: a copy keeps them apart)."""
+    readers = Counter(i for op in sub.ops for i in op.inputs)
+    held = Counter(_address(t.data) for t in sub.tensors if t.data is not None)
+    outputs = set(sub.outputs)
+    for t in sub.tensors:
+        if t.data is not None and t.data.size and held[_address(t.data)] == 1 and readers[t.index] == 1 \
+                and t.index not in outputs:
+            t.own_data = True
+
+
+def _address(data: np.ndarray) -> int:
+    return data.__array_interface__["data"][0]
 
 
 def _fill_empty_constants(tensors: list, ops: list, inputs: list) -> None:
