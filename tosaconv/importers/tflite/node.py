@@ -43,14 +43,18 @@ class _Operands(list):
     __slots__ = ("op_type", "what")
 
     def __getitem__(self, i: Union[int, slice]) -> Any:
-        if isinstance(i, slice) and i.stop is not None and i.stop > len(self):   # [:3] means three operands
+        if type(i) is not int and isinstance(i, slice) and i.stop is not None and i.stop > len(self):
+            # [:3] means three operands
             raise ConvertError(f"{self.op_type} has {len(self)} {self.what}s; it needs at least {i.stop} "
                                "(the operator has too few operands for its type)")
         try:
-            return super().__getitem__(i)
+            return _LIST_ITEM(self, i)
         except IndexError:
             raise ConvertError(f"{self.op_type} has {len(self)} {self.what}s; {self.what} {i} is missing "
                                "(the operator has too few operands for its type)") from None
+
+
+_LIST_ITEM = list.__getitem__   # (called directly: ``super()`` costs a lookup per operand read)
 
 
 def _operands(op_type: str, what: str, items: list) -> _Operands:
