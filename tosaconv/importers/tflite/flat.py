@@ -124,7 +124,10 @@ class Table:
             if known is None:
                 known = vtables[vtable] = _vtable(buf, pos, vtable)
             padded = known[2]
-            yield pos, pick(padded) if padded is not None and len(padded) > need else Table(buf, pos, vtables).offsets(wanted)
+            if padded is not None and len(padded) > need:
+                yield pos, pick(padded)
+            else:    # a vtable cut by the end of the file: each field as :meth:`offset` reads (and fails) it
+                yield pos, Table(buf, pos, vtables).offsets(wanted)
 
     def element(self, slot: int, j: int) -> "Table":
         """Table ``j`` of the vector of tables in the field (which holds more than ``j``), as :meth:`tables`

@@ -124,8 +124,7 @@ def _run(cls: type, field: str, table: _Recorder) -> Any:
 class OpReader:
     def __init__(self, op: OpInfo, keys: list, tensors: list, options: str | None):
         self.info = op
-        self.op_type = op.op_type
-        op_type = op.op_type
+        self.op_type = op_type = op.op_type
         self.inputs = _operands(op_type, "input", [keys[i] if i >= 0 else None for i in op.inputs])
         self.outputs = _operands(op_type, "output", [keys[i] for i in op.outputs])
         self.input_infos = _operands(op_type, "input", [tensors[i] if i >= 0 else None for i in op.inputs])
