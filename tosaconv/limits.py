@@ -50,9 +50,9 @@ def nbytes(shape: Iterable[SupportsInt], itemsize: int) -> int:
 def budget_diagnostic(what: str, shape: Iterable[SupportsInt], itemsize: int, symbols: str = "",
                       location: Location | None = None) -> Diagnostic | None:
     """A diagnostic if ``what`` (shape, itemsize) breaks the budget or TOSA's int32 dims, else None."""
-    dims = tuple(int(d) for d in shape)
-    if all(0 <= d <= MAX_DIM for d in dims) and nbytes(dims, itemsize) <= max_tensor_bytes():
-        return None   # the common case: no words to spell out
+    dims = tuple(map(int, shape))
+    if (not dims or min(dims) >= 0 and max(dims) <= MAX_DIM) and math.prod(dims) * int(itemsize) <= _BUDGET.get():
+        return None   # the common case (checked per tensor: few calls): no words to spell out
     shown = "x".join(map(str, dims)) or "scalar"
     notes = (f"from the symbols {symbols}",) if symbols else ()
     if any(d < 0 for d in dims):
