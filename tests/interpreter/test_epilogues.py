@@ -12,9 +12,7 @@ import numpy as np
 import pytest
 
 from tosaconv.interpreter import KernelError, evaluate
-from tosaconv.interpreter.chains import _Chain
 from tosaconv.interpreter.epilogues import _Epilogue
-from tosaconv.interpreter.plan import plan_for
 from tosaconv.ir import attrs as A
 from tosaconv.ir.builder import Builder
 from tosaconv.ir.dtypes import DType
@@ -22,6 +20,8 @@ from tosaconv.ir.graph import Graph
 from tosaconv.ir.location import Location
 from tosaconv.ir.ops import Op
 from tosaconv.ir.types import TensorType
+
+from .helpers import fused_steps
 
 LOC = Location("Conv", "block/conv", "onnx")
 SHAPE = (1, 6, 7, 5)
@@ -61,11 +61,7 @@ def conv_bn_relu(kind: str, variant: str = "") -> Graph:
 
 def epilogues(graph: Graph) -> list:
     """The joined convolution steps of the graph's warm plan (top-level steps and chain links)."""
-    found = []
-    for step in plan_for(graph, {}).run_steps:
-        calls = [step.call] + ([step.call.call] + [c for _, c, _ in step.call.links] if isinstance(step.call, _Chain) else [])
-        found += [c for c in calls if isinstance(c, _Epilogue)]
-    return found
+    return fused_steps(graph, _Epilogue)
 
 
 def inputs(rng: np.random.Generator) -> np.ndarray:

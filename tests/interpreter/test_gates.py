@@ -13,9 +13,7 @@ import numpy as np
 import pytest
 
 from tosaconv.interpreter import KernelError, evaluate
-from tosaconv.interpreter.chains import _Chain
 from tosaconv.interpreter.gates import _Gate
-from tosaconv.interpreter.plan import plan_for
 from tosaconv.ir import attrs as A
 from tosaconv.ir.builder import Builder
 from tosaconv.ir.dtypes import DType
@@ -23,6 +21,8 @@ from tosaconv.ir.graph import Graph
 from tosaconv.ir.location import Location
 from tosaconv.ir.ops import Op
 from tosaconv.ir.types import TensorType
+
+from .helpers import fused_steps
 
 LOC = Location("SE", "block/se", "onnx")
 C, S = 8, 4          # channels, squeezed channels
@@ -80,11 +80,7 @@ def se_graph(k: dict, variant: str = "", bias: float = 0.0) -> Graph:
 
 def gates(graph: Graph) -> list:
     """The fused gates of the graph's warm plan (top-level steps and chain links)."""
-    found = []
-    for step in plan_for(graph, {}).run_steps:
-        calls = [step.call] + ([step.call.call] + [c for _, c, _ in step.call.links] if isinstance(step.call, _Chain) else [])
-        found += [c for c in calls if isinstance(c, _Gate)]
-    return found
+    return fused_steps(graph, _Gate)
 
 
 def inputs(rng: np.random.Generator, shape: tuple = SHAPE) -> np.ndarray:
@@ -116,13 +112,23 @@ def assert_same_bits(got: dict, want: dict) -> None:
         np.testing.assert_array_equal(got[name].view(np.uint32), want[name].view(np.uint32), err_msg=name)
 
 
-def test_a_gate_added_to_x_runs_fused_with_the_per_op_bits():
-    rng = np.random.default_rng(19)
+def runs_keep_the_bits(variant: str, seed: int, truth: bool = False) -> Graph:
+    """Three runs of ``variant``'s graph (one cold, two warm) equal a cold per-op run bit for bit, and
+    float64 within 1e-5 when ``truth``; returns the graph, whose plan is warm."""
+    rng = np.random.default_rng(seed)
     k = weights(rng)
-    graph = se_graph(k, "add")
+    graph = se_graph(k, variant)
     for _ in range(3):
         x = inputs(rng)
-        assert_same_bits(evaluate(graph, {"x": x}), per_op(lambda: se_graph(k, "add"), x))
+        got = evaluate(graph, {"x": x})
+        assert_same_bits(got, per_op(lambda: se_graph(k, variant), x))
+        if truth:
+            np.testing.assert_allclose(got["y"], float64_truth(x, k), rtol=1e-5, atol=1e-5)
+    return graph
+
+
+def test_a_gate_added_to_x_runs_fused_with_the_per_op_bits():
+    graph = runs_keep_the_bits("add", 19)
     assert len(gates(graph)) == 1 and not gates(graph)[0].x_first
 
 
@@ -170,12 +176,6 @@ def test_a_failure_inside_a_gate_names_its_own_op():
 
 
 def test_a_gate_whose_mean_is_an_average_pool_calls_that_kernel_and_keeps_the_bits():
-    rng = np.random.default_rng(17)
-    k = weights(rng)
-    graph = se_graph(k, "avg_pool")
-    for _ in range(3):
-        x = inputs(rng)
-        assert_same_bits(evaluate(graph, {"x": x}), per_op(lambda: se_graph(k, "avg_pool"), x))
-        np.testing.assert_allclose(evaluate(graph, {"x": x})["y"], float64_truth(x, k), rtol=1e-5, atol=1e-5)
+    graph = runs_keep_the_bits("avg_pool", 17, truth=True)
     [gate] = gates(graph)
     assert [op.op.name for op, _ in gate.links][:2] == ["AVG_POOL2D", "CONV2D"] and len(gate.links) == 9
