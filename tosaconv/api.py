@@ -13,20 +13,22 @@ into inputs and outputs the caller carries. Every failure is a
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Literal, Mapping, Optional, overload
 
 import numpy as np
 
 from .diagnostics import ConversionError, ShapeError, TosaconvError, UsageError
 from .io_dtypes import fit_random
 from .ir.graph import Graph, walk_graphs
-from .ir.types import TensorType
+from .ir.types import TensorType, ValueType
 from .limits import check_tensor
-from .passes import needed_symbols, run_pipeline
-from .passes import specialize as _specialize
+from .passes.manager import run_pipeline
+from .passes.specialize import needed_symbols
+from .passes.specialize import specialize as _specialize
 from .symbolic.expr import dim_str, free_symbols, subs
 
 if TYPE_CHECKING:
+    from .emit.fbwrite import FlatPieces
     from .emit.symbolic import SymbolicTosa
     from .ir.io_quant import EdgeQuant
     from .symbolic.constraints import Constraint
@@ -79,7 +81,8 @@ def _kind(path: str) -> str:
 
 
 def _parse_tosair(path: str) -> Graph:
-    from .ir.parser import ParseError, parse_graph
+    from .ir.lexer import ParseError
+    from .ir.parser import parse_graph
     try:
         with open(path, encoding="utf-8") as f:
             graph = parse_graph(f.read())
@@ -90,7 +93,13 @@ def _parse_tosair(path: str) -> Graph:
 
 
 def _check_tensor_outputs(graph: Graph, path: str) -> None:
-    """A program to run or convert returns tensors; an index value has no TOSA form to hand back."""
+    """A program to run or convert takes and returns tensors; an index value has no TOSA form to pass in or
+    hand back (a shape the program needs comes from a tensor input's dims, GET_DIM)."""
+    for v in graph.inputs:
+        if not isinstance(v.type, TensorType):
+            raise ConversionError.one("E-TOSAIR", f"'{path}' takes '{v.name}', an index value ({v.type}); "
+                                      "program inputs must be tensors",
+                                      hint="take a tensor and read the size with GET_DIM")
     for name, v in zip(graph.output_names, graph.outputs):
         if not isinstance(v.type, TensorType):
             raise ConversionError.one("E-TOSAIR", f"'{path}' returns '{name}', an index value ({v.type}); "
@@ -98,7 +107,8 @@ def _check_tensor_outputs(graph: Graph, path: str) -> None:
 
 
 def _read_tosa(path: str) -> Graph:
-    from .emit import ReadError, read_tosa
+    from .emit import ReadError
+    from .emit.reader import read_tosa
     try:
         with open(path, "rb") as f:
             graph = read_tosa(f.read())
@@ -108,12 +118,18 @@ def _read_tosa(path: str) -> Graph:
     return run_pipeline(graph) if graph.scope.symbols else graph
 
 
-def specialize(graph: Graph, bindings: dict) -> Graph:
+def specialize(graph: Graph, bindings: Mapping[str, int]) -> Graph:
     """Bind every symbol and return the static program (raises ShapeError)."""
     return _specialize(graph, bindings)
 
 
-def emit(graph: Graph, stream: bool = False) -> bytes:
+@overload
+def emit(graph: Graph, stream: Literal[False] = False) -> bytes: ...
+@overload
+def emit(graph: Graph, stream: bool) -> bytes | FlatPieces: ...
+
+
+def emit(graph: Graph, stream: bool = False) -> bytes | FlatPieces:
     """The TOSA 1.0 flatbuffer of a static program (``stream``: see :func:`tosaconv.emit.write_tosa`)."""
     from .emit import EmitError, write_tosa
     try:
@@ -122,20 +138,20 @@ def emit(graph: Graph, stream: bool = False) -> bytes:
         raise ConversionError.one("E-EMIT", str(e), getattr(e, "location", None)) from None
 
 
-def keep_symbols(graph: Graph, bindings: dict) -> Graph:
+def keep_symbols(graph: Graph, bindings: Mapping[str, int]) -> Graph:
     """Bind the symbols of ``bindings`` and keep every other one (``convert --keep-symbols``)."""
     from .passes.keep_symbols import keep_symbols as partial
     return partial(graph, bindings)
 
 
-def emit_symbolic(graph: Graph, bindings: dict, kind: str = "tosa") -> SymbolicTosa:
+def emit_symbolic(graph: Graph, bindings: Mapping[str, int], kind: str = "tosa") -> SymbolicTosa:
     """A :class:`~tosaconv.emit.symbolic.SymbolicTosa`: the TOSA 1.1-draft bytes of a program that keeps
     symbols (EXT-SHAPE operators, -1 dims), and the constraints its asserts check or leave unchecked.
     ``kind`` "mlir" gives the same program as TOSA MLIR text (``?`` dims, ``!tosa.shape`` values)."""
     from .emit import EmitError
     from .emit.symbolic import write_symbolic_mlir, write_symbolic_tosa
     try:
-        return (write_symbolic_mlir if kind == "mlir" else write_symbolic_tosa)(graph, bindings)
+        return (write_symbolic_mlir if kind == "mlir" else write_symbolic_tosa)(graph, dict(bindings))
     except EmitError as e:
         raise ConversionError.one("E-EMIT", str(e), getattr(e, "location", None)) from None
 
@@ -150,14 +166,14 @@ def emit_mlir(graph: Graph) -> bytes:
         raise ConversionError.one("E-EMIT", str(e), getattr(e, "location", None)) from None
 
 
-def state_as_io(graph: Graph) -> dict:
+def state_as_io(graph: Graph) -> dict[str, np.ndarray[Any, Any]]:
     """Turn each TOSA variable of ``graph`` (in place) into the input ``state_in:NAME`` and the output
     ``state_out:NAME``; returns the initial state ``{NAME: array}``, to pass to :func:`run` as ``state``.
 
     The program then needs no ``variable`` extension: the caller carries the state from one step to the
     next (see :mod:`tosaconv.passes.state_as_io`)."""
     from .ir.verifier import verify
-    from .passes import PassError
+    from .passes.manager import PassError
     from .passes.state_as_io import state_as_io as rewrite
     initial = rewrite(graph)
     problems = verify(graph)
@@ -178,7 +194,8 @@ def print_ir(graph: Graph) -> str:
                                        "yet; the .tosa is complete without it)") from None
 
 
-def run(graph: Graph, inputs: dict, bindings: dict | None = None, state: dict | None = None) -> dict:
+def run(graph: Graph, inputs: Mapping[str, Any], bindings: Optional[Mapping[str, int]] = None,
+        state: Optional[dict[str, Any]] = None) -> dict[str, np.ndarray[Any, Any]]:
     """Run the numpy reference interpreter; symbols bind from the inputs' shapes.
 
     ``state`` (a dict, updated in place) carries a stateful program's variables from one call to the
@@ -188,9 +205,10 @@ def run(graph: Graph, inputs: dict, bindings: dict | None = None, state: dict | 
     from .interpreter import InputError, KernelError, evaluate
     from .passes.state_as_io import carry_in, carry_out
     try:
+        known = None if bindings is None else dict(bindings)
         if state is None:
-            return evaluate(graph, inputs, bindings, state)
-        outputs = evaluate(graph, carry_in(graph, inputs, state), bindings, state)
+            return evaluate(graph, dict(inputs), known, state)
+        outputs = evaluate(graph, carry_in(graph, inputs, state), known, state)
         carry_out(graph, outputs, state)
         return outputs
     except InputError as e:
@@ -199,7 +217,7 @@ def run(graph: Graph, inputs: dict, bindings: dict | None = None, state: dict | 
         raise ConversionError.one("E-RUN", str(e), getattr(e, "location", None)) from None
 
 
-def solve_bindings(graph: Graph, shapes: dict) -> dict:
+def solve_bindings(graph: Graph, shapes: Mapping[str, Any]) -> dict[str, int]:
     """Symbol values from whole input shapes (``{"x": (2, 16)}``; any subset of the inputs)."""
     from .interpreter import InputError, bind_from_shapes
     unknown = [n for n in shapes if n not in {v.name for v in graph.inputs}]
@@ -213,7 +231,7 @@ def solve_bindings(graph: Graph, shapes: dict) -> dict:
         raise ShapeError.one("E-INPUT-SHAPE", str(e)) from None
 
 
-def random_inputs(graph: Graph, bindings: dict, seed: int = 0) -> dict:
+def random_inputs(graph: Graph, bindings: Mapping[str, int], seed: int = 0) -> dict[str, np.ndarray[Any, Any]]:
     """Deterministic random inputs for every graph input at the bound shapes."""
     rng = np.random.default_rng(seed)
     out = {}
@@ -222,14 +240,22 @@ def random_inputs(graph: Graph, bindings: dict, seed: int = 0) -> dict:
         raise ShapeError.one("E-UNBOUND-SYMBOL", f"random inputs need every symbol bound; unbound: {', '.join(missing)}",
                              hint=" ".join(f"--bind {s}=N" for s in missing))
     for v in graph.inputs:
-        shape = tuple(int(subs(d, bindings)) for d in v.type.shape)
-        behind = ", ".join(f"{s}={bindings[s]}" for s in sorted(v.type.symbols()) if s in bindings)
-        check_tensor(f"random input '{v.name}'", shape, v.type.dtype.numpy, behind)
-        out[v.name] = _random_array(rng, v.type, shape)
+        t = _tensor_type(v.type)
+        shape = tuple(int(subs(d, bindings)) for d in t.shape)
+        behind = ", ".join(f"{s}={bindings[s]}" for s in sorted(t.symbols()) if s in bindings)
+        check_tensor(f"random input '{v.name}'", shape, t.dtype.numpy, behind)
+        out[v.name] = _random_array(rng, t, shape)
     return fit_random(graph, out)   # valid data of the model's type (uint8 values, int4...)
 
 
-def _random_array(rng: np.random.Generator, t: TensorType, shape: tuple) -> np.ndarray:
+def _tensor_type(t: ValueType) -> TensorType:
+    """A graph input's or output's type: a tensor (an index value is never one, see _check_tensor_outputs)."""
+    if not isinstance(t, TensorType):
+        raise TypeError(f"a program's inputs and outputs are tensors, not {t}")
+    return t
+
+
+def _random_array(rng: np.random.Generator, t: TensorType, shape: tuple[int, ...]) -> np.ndarray[Any, Any]:
     if t.dtype.is_float:
         return rng.standard_normal(shape).astype(t.dtype.numpy)
     if t.dtype.name == "BOOL":
@@ -238,13 +264,13 @@ def _random_array(rng: np.random.Generator, t: TensorType, shape: tuple) -> np.n
     return rng.integers(max(info.min, -128), min(info.max, 127) + 1, shape).astype(t.dtype.numpy)
 
 
-def describe(graph: Graph) -> dict:
+def describe(graph: Graph) -> dict[str, Any]:
     """Everything ``tosaconv inspect`` shows, as plain data."""
     return {
         "source": graph.source,
-        "inputs": [_value_info(v.name, v.type, graph.input_quant.get(v.name), graph.input_dtypes.get(v.name))
+        "inputs": [_value_info(v.name, _tensor_type(v.type), graph.input_quant.get(v.name), graph.input_dtypes.get(v.name))
                    for v in graph.inputs],
-        "outputs": [_value_info(n, v.type, graph.output_quant.get(n), graph.output_dtypes.get(n))
+        "outputs": [_value_info(n, _tensor_type(v.type), graph.output_quant.get(n), graph.output_dtypes.get(n))
                     for n, v in zip(graph.output_names, graph.outputs)],
         "int_io": graph.int_io,
         "symbols": [_symbol_info(i) for i in graph.scope.symbols.values()],
@@ -255,7 +281,7 @@ def describe(graph: Graph) -> dict:
     }
 
 
-def tosa_summary(graph: Graph, level: str = "8K") -> dict:
+def tosa_summary(graph: Graph, level: str = "8K") -> dict[str, Any]:
     """The profiles and extensions ``graph`` needs, its float islands, and whether it fits ``level``."""
     from .analysis import summary
     return summary(graph, level)
@@ -290,10 +316,10 @@ def _is_static(graph: Graph) -> bool:
                for g in walk_graphs(graph) for op in g.ops)
 
 
-def _value_info(name: str, t: TensorType, quant: EdgeQuant | None = None, own: str | None = None) -> dict:
+def _value_info(name: str, t: TensorType, quant: EdgeQuant | None = None, own: str | None = None) -> dict[str, Any]:
     """One input or output; a quantized one also has its scale, zero point and the model's own dtype, and
     one the program stores in another type (``own``: uint8, int64...) the model's dtype."""
-    info = {"name": name, "dtype": t.dtype.value, "shape": [d if isinstance(d, int) else dim_str(d) for d in t.shape],
+    info: dict[str, Any] = {"name": name, "dtype": t.dtype.value, "shape": [d if isinstance(d, int) else dim_str(d) for d in t.shape],
             "symbols": sorted(t.symbols())}
     if quant is not None:
         info.update({"scale": quant.scale, "zero_point": quant.zero_point, "source_dtype": quant.source_dtype,
@@ -303,13 +329,13 @@ def _value_info(name: str, t: TensorType, quant: EdgeQuant | None = None, own: s
     return info
 
 
-def _symbol_info(info: SymbolInfo) -> dict:
+def _symbol_info(info: SymbolInfo) -> dict[str, Any]:
     # "kind" is the report's name for the extent; "extent" is kept for existing consumers
     return {"name": info.name, "origin": info.origin, "kind": info.kind.value, "extent": info.kind.value,
             "bound": None if info.bound is None else dim_str(info.bound), "data_dependent": info.data_dependent}
 
 
-def _constraint_info(c: Constraint) -> dict:
+def _constraint_info(c: Constraint) -> dict[str, Any]:
     # "text" is the report's name; "constraint" is kept for existing consumers
     p = c.provenance
     return {"text": c.text(), "constraint": c.text(), "kind": c.kind.value, "status": c.status.value,
@@ -317,9 +343,9 @@ def _constraint_info(c: Constraint) -> dict:
             "symbols": sorted(free_symbols(c.lhs) | free_symbols(c.rhs))}
 
 
-def _histogram(graph: Graph) -> dict:
+def _histogram(graph: Graph) -> dict[str, dict[str, int]]:
     """source op type -> {TOSA op -> count}."""
-    out: dict = {}
+    out: dict[str, dict[str, int]] = {}
     for op in graph.ops:
         for loc in op.location.parts():
             row = out.setdefault(loc.op_type, {})

@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from dataclasses import field, replace
 from .records import dataclass   # dataclasses' classes, built faster (issue 13)
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 from .diagnostics import ShapeError, TosaconvError, UsageError
 from .fileio import read_bytes
@@ -24,7 +24,10 @@ from .limits import MAX_DIM
 if TYPE_CHECKING:
     from .ir.graph import Graph
 
-    Solver = Callable[[Graph, dict], dict]   # input shapes -> the symbol values they fix
+    from .symbolic.scope import SymbolInfo
+
+    Shapes = dict[str, tuple[int, ...]]   # input name -> its shape
+    Solver = Callable[[Graph, Shapes], dict[str, int]]   # input shapes -> the symbol values they fix
 
 
 @dataclass(frozen=True)
@@ -38,7 +41,7 @@ class Binding:
 class BindingSet:
     """Bindings by symbol name; adding a different value for a bound name is an error."""
 
-    by_name: dict = field(default_factory=dict)
+    by_name: dict[str, Binding] = field(default_factory=dict)
 
     def add(self, binding: Binding) -> None:
         known = self.by_name.get(binding.name)
@@ -47,13 +50,13 @@ class BindingSet:
         elif known.value != binding.value:
             raise _conflict(known, binding)
 
-    def values(self) -> dict:
+    def values(self) -> dict[str, int]:
         return {name: b.value for name, b in self.by_name.items()}
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[Binding]:
         return iter(self.by_name.values())
 
-    def __len__(self):
+    def __len__(self) -> int:
         return len(self.by_name)
 
 
@@ -111,7 +114,7 @@ def _json_int(text: str) -> int | str:
     return _NotInteger(text) if len(text) > 4000 else int(text)
 
 
-def _json_pairs(pairs: list) -> dict:
+def _json_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     names = [name for name, _ in pairs]
     duplicate = next((n for n in names if names.count(n) > 1), None)
     if duplicate is not None:
@@ -136,7 +139,7 @@ def _nesting(raw: bytes) -> int:
     return deepest
 
 
-def load_bindings_file(path: str) -> list:
+def load_bindings_file(path: str) -> list[Binding]:
     """The bindings of a JSON object file ``{"batch": 2, "seq": 16}``.
 
     Numbers are taken exactly as written: ``2.0``, ``1E2``, ``NaN``, ``Infinity`` and integers of more
@@ -157,12 +160,12 @@ def load_bindings_file(path: str) -> list:
     return [Binding(name, value, path) for name, value in validate_bindings_doc(doc, path).items()]
 
 
-def validate_bindings_doc(doc: object, path: str) -> dict:
+def validate_bindings_doc(doc: object, path: str) -> dict[str, int]:
     """``doc`` as name → int, by the rules of schemas/bindings.schema.json."""
     if not isinstance(doc, dict):
         raise UsageError.one("E-BINDINGS-FILE", f"bindings file '{path}' must hold a JSON object, "
                              f"not {type(doc).__name__}", hint='for example {"batch": 2, "seq": 16}')
-    out = {}
+    out: dict[str, int] = {}
     for name, value in doc.items():
         if not name:
             raise UsageError.one("E-BINDINGS-FILE", f"bindings file '{path}' has an empty symbol name")
@@ -177,7 +180,7 @@ def validate_bindings_doc(doc: object, path: str) -> dict:
     return out
 
 
-def parse_input_shape(text: str) -> tuple:
+def parse_input_shape(text: str) -> tuple[str, tuple[int, ...]]:
     """``INPUT=2,16`` from ``--input-shape`` as (input name, shape tuple); ``x=`` is a scalar."""
     name, eq, dims = text.rpartition("=")
     if not eq or not name.strip():
@@ -192,10 +195,10 @@ def parse_input_shape(text: str) -> tuple:
 class BindingSources:
     """The raw binding options of one command, before the model is known."""
 
-    binds: tuple = ()          # --bind texts
-    files: tuple = ()          # --bindings paths
-    input_shapes: tuple = ()   # --input-shape texts
-    arrays: dict = field(default_factory=dict)   # --inputs arrays by name
+    binds: tuple[str, ...] = ()          # --bind texts
+    files: tuple[str, ...] = ()          # --bindings paths
+    input_shapes: tuple[str, ...] = ()   # --input-shape texts
+    arrays: dict[str, Any] = field(default_factory=dict)   # --inputs arrays by name
     arrays_path: str = ""
 
     def any(self) -> bool:
@@ -235,7 +238,7 @@ def _add_representatives(out: BindingSet, graph: Graph) -> None:
                                            f"'{name}')"))
 
 
-def _add_solved(out: BindingSet, solve: Solver, graph: Graph, shapes: dict, source: str) -> None:
+def _add_solved(out: BindingSet, solve: Solver, graph: Graph, shapes: Shapes, source: str) -> None:
     try:
         solved = solve(graph, shapes)
     except TosaconvError as e:
@@ -246,7 +249,7 @@ def _add_solved(out: BindingSet, solve: Solver, graph: Graph, shapes: dict, sour
         out.add(Binding(name, int(value), source))
 
 
-def _check_symbol(b: Binding, symbols: dict) -> None:
+def _check_symbol(b: Binding, symbols: dict[str, SymbolInfo]) -> None:
     if b.name in symbols:
         return
     names = sorted(symbols)

@@ -21,20 +21,20 @@ def escape(path: str) -> str:
     return path.replace("$", "$$").replace("#", "\\#").replace(" ", "\\ ")
 
 
-def depfile_text(targets: list, prerequisites: list) -> str:
+def depfile_text(targets: list[str], prerequisites: list[str]) -> str:
     """The rule ``targets: prerequisites`` (each list in order, without repeats), continued over lines."""
     lines = [escape(t) for t in dict.fromkeys(targets)]
     deps = [escape(p) for p in dict.fromkeys(prerequisites)]
     return " \\\n  ".join(lines) + ":" + "".join(f" \\\n  {d}" for d in deps) + "\n"
 
 
-def inputs_read(model: str, binding_files: Iterable[str] = (), inputs_path: str | None = None) -> list:
+def inputs_read(model: str, binding_files: Iterable[str] = (), inputs_path: str | None = None) -> list[str]:
     """Every file a conversion of ``model`` reads: the model, its external data, the bindings files, the
     inputs archive."""
     return [model, *external_data_files(model), *binding_files, *([inputs_path] if inputs_path else [])]
 
 
-def external_data_files(model: str) -> list:
+def external_data_files(model: str) -> list[str]:
     """The side files an ``.onnx`` model keeps tensors in (paths as the model's directory joined with each
     location, in first-use order); none for any other format."""
     if os.path.splitext(model)[1].lower() != ".onnx":

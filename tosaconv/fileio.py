@@ -15,10 +15,9 @@ from __future__ import annotations
 
 import io
 import os
-import zlib
 from dataclasses import field
 from .records import dataclass   # dataclasses' classes, built faster (issue 13)
-from typing import IO, TYPE_CHECKING, Callable
+from typing import IO, TYPE_CHECKING, Any, Callable
 
 import numpy as np
 
@@ -27,9 +26,14 @@ from .limits import check_tensor, nbytes
 
 if TYPE_CHECKING:
     import zipfile
+    from collections.abc import Iterable
+    from typing import Union
+
     from .emit.fbwrite import FlatPieces
 
-Expect = Callable[[str, tuple, np.dtype], None]   # sees a member's name, shape and dtype before its data
+    _Data = Union[bytes, bytearray, memoryview, FlatPieces]   # what an output is written from
+
+Expect = Callable[[str, tuple[int, ...], "np.dtype[Any]"], None]   # sees a member's name, shape and dtype before its data
 
 _ZIP_EPOCH = (1980, 1, 1, 0, 0, 0)   # the earliest zip date; fixed so .npz bytes are reproducible
 
@@ -46,11 +50,11 @@ class WrittenFile:
 class OutputBatch:
     """Outputs staged in temporary files, moved into place together by ``commit``."""
 
-    _staged: list = field(default_factory=list)   # (temp path, final path)
-    written: list = field(default_factory=list)   # WrittenFile, in staging order
+    _staged: list[tuple[str, str]] = field(default_factory=list)   # (temp path, final path)
+    written: list[WrittenFile] = field(default_factory=list)   # in staging order
     hash_outputs: bool = True   # False: no report lists the files, so their sha256 is left empty
 
-    def stage(self, path: str, data: bytes, kind: str) -> WrittenFile:
+    def stage(self, path: str, data: _Data, kind: str) -> WrittenFile:
         """Write ``data`` next to ``path`` (not yet visible under that name). ``data`` is bytes-like, or
         an object with ``len`` whose iteration gives the bytes-like parts (emit.fbwrite.FlatPieces)."""
         final = os.path.abspath(path)
@@ -73,11 +77,11 @@ class OutputBatch:
             _unlink_quietly(temp)
 
 
-def _parts(data: bytes | bytearray | memoryview | FlatPieces) -> tuple:
+def _parts(data: _Data) -> Iterable[bytes | bytearray | memoryview]:
     return (data,) if isinstance(data, (bytes, bytearray, memoryview)) else data
 
 
-def _sha256(data: bytes | bytearray | memoryview | FlatPieces) -> str:
+def _sha256(data: _Data) -> str:
     import hashlib   # here: a conversion without --report hashes nothing (start-up, issue 13)
     digest = hashlib.sha256()
     for part in _parts(data):
@@ -85,7 +89,7 @@ def _sha256(data: bytes | bytearray | memoryview | FlatPieces) -> str:
     return digest.hexdigest()
 
 
-def _write_temp(final: str, data: bytes) -> str:
+def _write_temp(final: str, data: _Data) -> str:
     directory, base = os.path.split(final)
     fd, temp = _new_temp(directory, base)
     try:
@@ -144,7 +148,7 @@ def sha256_file(path: str) -> str:
     return digest.hexdigest()
 
 
-def npz_bytes(arrays: dict) -> bytes:
+def npz_bytes(arrays: dict[str, Any]) -> bytes:
     """An uncompressed ``.npz`` holding ``arrays`` under their own names, byte-reproducible."""
     import zipfile   # here and in load_npz: a convert reads and writes no .npz (start-up, issue 13)
     buffer = io.BytesIO()
@@ -152,7 +156,8 @@ def npz_bytes(arrays: dict) -> bytes:
         for name, array in arrays.items():
             member = io.BytesIO()
             # C order always: the official tools' npy reader refuses Fortran-order arrays.
-            np.lib.format.write_array(member, np.asarray(array, order="C"), allow_pickle=False)
+            np.lib.format.write_array(member, np.asarray(array, order="C"),  # type: ignore[no-untyped-call]
+                                      allow_pickle=False)
             zf.writestr(zipfile.ZipInfo(f"{name}.npy", _ZIP_EPOCH), member.getvalue())
     return buffer.getvalue()
 
@@ -161,7 +166,7 @@ _NPZ_HINT = "pass an .npz written by numpy.savez or by 'tosaconv run'"
 _ARRAY_KINDS = "biuf"   # bool, signed and unsigned integers, floats: the dtypes a model input can have
 
 
-def load_npz(path: str, expect: Expect | None = None) -> dict:
+def load_npz(path: str, expect: Expect | None = None) -> dict[str, np.ndarray[Any, Any]]:
     """The arrays of an ``.npz`` file by name; a UsageError if it is missing or unreadable.
 
     The archive is checked before any array is read: every member must be an uncompressed or
@@ -172,6 +177,7 @@ def load_npz(path: str, expect: Expect | None = None) -> dict:
     (the run's check against the model's declared inputs).
     """
     import zipfile
+    import zlib   # (its error type only)
     if not os.path.isfile(path):
         raise UsageError.one("E-NPZ-READ", f"inputs file '{path}' does not exist", hint=_NPZ_HINT)
     if not zipfile.is_zipfile(path):
@@ -197,9 +203,9 @@ def _not_zip_reason(path: str) -> str:
     return "it is not a zip archive"
 
 
-def _npz_members(path: str, zf: zipfile.ZipFile) -> dict:
+def _npz_members(path: str, zf: zipfile.ZipFile) -> dict[str, zipfile.ZipInfo]:
     import zipfile   # loaded by load_npz already
-    members = {}
+    members: dict[str, zipfile.ZipInfo] = {}
     for info in zf.infolist():
         if not info.filename.endswith(".npy"):
             raise _npz_error(path, "every member must be a .npy array", info.filename)
@@ -215,7 +221,7 @@ def _npz_members(path: str, zf: zipfile.ZipFile) -> dict:
 
 
 def _read_member(path: str, zf: zipfile.ZipFile, info: zipfile.ZipInfo,
-                 expect: Expect | None = None) -> np.ndarray:
+                 expect: Expect | None = None) -> np.ndarray[Any, Any]:
     name = info.filename[:-4]
     with zf.open(info) as f:
         shape, fortran, dtype = _npy_header(path, info.filename, f)
@@ -231,13 +237,13 @@ def _read_member(path: str, zf: zipfile.ZipFile, info: zipfile.ZipInfo,
     return np.ascontiguousarray(array, dtype=dtype.newbyteorder("="))
 
 
-def _npy_header(path: str, member: str, f: IO[bytes]) -> tuple:
+def _npy_header(path: str, member: str, f: IO[bytes]) -> tuple[tuple[int, ...], bool, np.dtype[Any]]:
     """(shape, fortran order, dtype) from the header of one ``.npy`` member, checked."""
-    version = np.lib.format.read_magic(f)
+    version = np.lib.format.read_magic(f)   # type: ignore[no-untyped-call]
     if version not in ((1, 0), (2, 0), (3, 0)):
         raise _npz_error(path, f".npy format version {version} is not supported", member)
     reader = np.lib.format.read_array_header_1_0 if version == (1, 0) else np.lib.format.read_array_header_2_0
-    shape, fortran, dtype = reader(f)
+    shape, fortran, dtype = reader(f)   # type: ignore[no-untyped-call]
     if dtype.hasobject or dtype.kind not in _ARRAY_KINDS or dtype.fields is not None:
         raise _npz_error(path, f"dtype {dtype} is not a numeric array type (bool, integer or float)", member)
     return tuple(shape), bool(fortran), dtype

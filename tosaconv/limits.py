@@ -14,7 +14,7 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import math
-from typing import TYPE_CHECKING, Iterable, Iterator
+from typing import TYPE_CHECKING, Any, Iterable, Iterator, SupportsInt
 
 import numpy as np
 
@@ -42,27 +42,27 @@ def max_tensor_bytes() -> int:
     return _BUDGET.get()
 
 
-def nbytes(shape: Iterable[object], itemsize: int) -> int:
+def nbytes(shape: Iterable[SupportsInt], itemsize: int) -> int:
     """The exact byte size of a tensor (Python ints: no overflow)."""
     return math.prod(int(d) for d in shape) * int(itemsize)
 
 
-def budget_diagnostic(what: str, shape: Iterable[object], itemsize: int, symbols: str = "",
+def budget_diagnostic(what: str, shape: Iterable[SupportsInt], itemsize: int, symbols: str = "",
                       location: Location | None = None) -> Diagnostic | None:
     """A diagnostic if ``what`` (shape, itemsize) breaks the budget or TOSA's int32 dims, else None."""
-    shape = tuple(int(d) for d in shape)
-    if all(0 <= d <= MAX_DIM for d in shape) and nbytes(shape, itemsize) <= max_tensor_bytes():
-        return None   # the common case: no words to spell out
-    shown = "x".join(map(str, shape)) or "scalar"
+    dims = tuple(map(int, shape))
+    if (not dims or min(dims) >= 0 and max(dims) <= MAX_DIM) and math.prod(dims) * int(itemsize) <= _BUDGET.get():
+        return None   # the common case (checked per tensor: few calls): no words to spell out
+    shown = "x".join(map(str, dims)) or "scalar"
     notes = (f"from the symbols {symbols}",) if symbols else ()
-    if any(d < 0 for d in shape):
+    if any(d < 0 for d in dims):
         return Diagnostic("E-TENSOR-SHAPE", f"{what} has a negative dim: <{shown}>", location, notes,
                           "check the bindings and the model's shapes")
-    big = [d for d in shape if d > MAX_DIM]
+    big = [d for d in dims if d > MAX_DIM]
     if big:
         return Diagnostic("E-TENSOR-DIM", f"{what} <{shown}> has a dim of {big[0]}, above TOSA's int32 limit "
                           f"{MAX_DIM}", location, notes, "bind the symbols to smaller sizes")
-    size, budget = nbytes(shape, itemsize), max_tensor_bytes()
+    size, budget = nbytes(dims, itemsize), max_tensor_bytes()
     if size > budget:
         return Diagnostic("E-TENSOR-BUDGET", f"{what} <{shown}> would take {_human(size)}, more than "
                           f"--max-tensor-bytes {budget} ({_human(budget)})", location, notes,
@@ -70,7 +70,7 @@ def budget_diagnostic(what: str, shape: Iterable[object], itemsize: int, symbols
     return None
 
 
-def check_tensor(what: str, shape: Iterable[object], dtype: np.dtype | type, symbols: str = "",
+def check_tensor(what: str, shape: Iterable[SupportsInt], dtype: np.dtype[Any] | type, symbols: str = "",
                  location: Location | None = None) -> None:
     """Raise a ShapeError (exit 4) if a tensor of ``shape`` and ``dtype`` may not be allocated."""
     diag = budget_diagnostic(what, shape, np.dtype(dtype).itemsize, symbols, location)
@@ -81,8 +81,9 @@ def check_tensor(what: str, shape: Iterable[object], dtype: np.dtype | type, sym
 def _human(size: int) -> str:
     if size >= 1 << 60:
         return f"about 2^{size.bit_length() - 1} bytes"
+    scaled = float(size)
     for unit in ("bytes", "KiB", "MiB", "GiB", "TiB", "PiB"):
-        if size < 1024 or unit == "PiB":
-            return f"{size:.0f} {unit}" if unit == "bytes" else f"{size:.1f} {unit}"
-        size /= 1024
+        if scaled < 1024 or unit == "PiB":
+            return f"{scaled:.0f} {unit}" if unit == "bytes" else f"{scaled:.1f} {unit}"
+        scaled /= 1024
     return f"{size} bytes"

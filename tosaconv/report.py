@@ -19,15 +19,17 @@ import time
 from contextlib import contextmanager
 from dataclasses import field
 from .records import dataclass   # dataclasses' classes, built faster (issue 13)
-from typing import TYPE_CHECKING, Iterator, Optional
+from typing import TYPE_CHECKING, Any, Iterator, Mapping, Optional
 
 import numpy as np
 
 from .ir.io_quant import describe_io
-from .symbolic.expr import dim_str, free_symbols, subs
+from .symbolic.expr import dim_str, subs
 
 if TYPE_CHECKING:
     from .bindings import BindingSet
+    from .diagnostics import Diagnostic
+    from .fileio import WrittenFile
     from .ir.graph import Graph
     from .passes.state_as_io import StatePair
     from .symbolic.constraints import Constraint
@@ -40,7 +42,7 @@ def tool_version() -> str:
     return __version__
 
 
-def dumps(doc: dict) -> str:
+def dumps(doc: Mapping[str, Any]) -> str:
     """The report as JSON text (stable key order, as built)."""
     import json   # here: a conversion that prints no JSON need not load it (start-up, issue 13)
     return json.dumps(doc, indent=2, default=str) + "\n"
@@ -50,7 +52,7 @@ def dumps(doc: dict) -> str:
 class StageClock:
     """Wall time per named stage, in the order the stages ran."""
 
-    stages: list = field(default_factory=list)   # (name, seconds)
+    stages: list[tuple[str, float]] = field(default_factory=list)   # (name, seconds)
     _start: float = field(default_factory=time.perf_counter)
 
     @contextmanager
@@ -72,64 +74,71 @@ class ReportData:
     command: str
     model_path: str
     model_sha256: Optional[str]            # None: hashed when the document is built (cli.steps.write_report)
-    graph: object = None                  # the loaded (symbolic or static) Graph
-    static: object = None                 # the specialized Graph, if any
-    bindings: object = None               # tosaconv.bindings.BindingSet
-    histogram: dict = field(default_factory=dict)
-    written: list = field(default_factory=list)    # fileio.WrittenFile
-    run: Optional[dict] = None
-    symbolic: Optional[dict] = None       # convert --keep-symbols: constraints the file asserts / leaves unchecked
+    graph: Optional[Graph] = None         # the loaded (symbolic or static) Graph; set before any document
+    static: Optional[Graph] = None        # the specialized Graph, if any
+    bindings: Optional[BindingSet] = None
+    histogram: dict[str, int] = field(default_factory=dict)
+    written: list[WrittenFile] = field(default_factory=list)
+    run: Optional[dict[str, Any]] = None
+    symbolic: Optional[dict[str, Any]] = None   # convert --keep-symbols: constraints the file asserts / leaves unchecked
     clock: StageClock = field(default_factory=StageClock)
 
-    def document(self) -> dict:
+    def document(self) -> dict[str, Any]:
         from .analysis import summary as tosa_summary   # lazy, as tool_version
         values = self.bindings.values() if self.bindings is not None else {}
+        loaded, program = self.loaded(), self.program()
         return {
             "ok": True, "exit_code": 0, "schema_version": REPORT_SCHEMA_VERSION,
             "tool": {"name": "tosaconv", "version": tool_version()},
             "command": self.command,
             "model": {"path": self.model_path, "sha256": self.model_sha256,
-                      "source": getattr(self.graph, "source", "") or ""},
+                      "source": loaded.source or ""},
             "bindings": [{"name": b.name, "value": b.value, "source": b.source} for b in self.bindings or ()],
-            "symbols": symbols_section(self.graph, self.bindings),
-            "constraints": [constraint_entry(c, values) for c in self.graph.ledger.entries],
+            "symbols": symbols_section(loaded, self.bindings),
+            "constraints": [constraint_entry(c, values) for c in loaded.ledger.entries],
             "op_histogram": self.histogram,
             "static_ops": dict(sorted(self.static.histogram().items())) if self.static is not None else None,
-            "tosa": tosa_summary(self.static if self.static is not None else self.graph),
+            "tosa": tosa_summary(program),
             "outputs_written": [{"path": w.path, "kind": w.kind, "bytes": w.size, "sha256": w.sha256}
                                 for w in self.written],
             "timings": {"stages": [{"stage": n, "seconds": round(s, 6)} for n, s in self.clock.stages],
                         "total_seconds": round(self.clock.total(), 6)},
             "run": self.run,
-            "state_io": [state_entry(p) for p in _state_pairs(self.program())],
+            "state_io": [state_entry(p) for p in _state_pairs(program)],
             "warnings": [d.to_json() for d in self.warnings()],
-            "io": describe_io(self.static if self.static is not None else self.graph),
+            "io": describe_io(program),
             **({"symbolic_tosa": self.symbolic} if self.symbolic is not None else {}),
         }
 
+    def loaded(self) -> Graph:
+        """The program the command loaded (every command sets it before it builds a report)."""
+        if self.graph is None:
+            raise ValueError(f"the {self.command} report has no loaded program")
+        return self.graph
+
     def program(self) -> Graph:
         """The program the command produced: the static one if any, else the loaded one."""
-        return self.static if self.static is not None else self.graph
+        return self.static if self.static is not None else self.loaded()
 
-    def warnings(self) -> list:
+    def warnings(self) -> list[Diagnostic]:
         """Diagnostics of severity warning about that program."""
         from .passes.state_as_io import variable_warnings   # lazy: the CLI loads this module at start-up
         program = self.program()
         return variable_warnings(program) + list(getattr(program, "import_warnings", ()))
 
 
-def _state_pairs(graph: Graph | None) -> list:
+def _state_pairs(graph: Graph) -> list[StatePair]:
     from .passes.state_as_io import state_pairs   # lazy, as in ReportData.warnings
-    return state_pairs(graph) if graph is not None else []
+    return state_pairs(graph)
 
 
-def state_entry(pair: StatePair) -> dict:
+def state_entry(pair: StatePair) -> dict[str, Any]:
     """One variable carried as I/O: the input and output that carry it, and its type."""
     return {"variable": pair.variable, "input": pair.input, "output": pair.output,
             "dtype": pair.type.dtype.value, "shape": [d if isinstance(d, int) else dim_str(d) for d in pair.type.shape]}
 
 
-def symbols_section(graph: Graph, bindings: BindingSet | None) -> list:
+def symbols_section(graph: Graph, bindings: BindingSet | None) -> list[dict[str, Any]]:
     bound = bindings.by_name if bindings is not None else {}
     out = []
     for name, info in graph.scope.symbols.items():
@@ -140,20 +149,20 @@ def symbols_section(graph: Graph, bindings: BindingSet | None) -> list:
     return out
 
 
-def constraint_entry(c: Constraint, values: dict) -> dict:
+def constraint_entry(c: Constraint, values: Mapping[str, int]) -> dict[str, Any]:
     """One ledger entry with its provenance and, when every symbol is bound, its values."""
-    checked = free_symbols(c.lhs) | free_symbols(c.rhs) <= set(values)
-    lhs = subs(c.lhs, values) if checked else None
-    rhs = subs(c.rhs, values) if checked else None
+    lhs, rhs = subs(c.lhs, values), subs(c.rhs, values)
+    checked = isinstance(lhs, int) and isinstance(rhs, int)   # (a symbol left unbound: an expression remains)
     return {"text": c.text(), "kind": c.kind.value, "status": c.status.value, "op_type": c.provenance.op_type,
             "node": c.provenance.node, "location": c.provenance.where(), "reason": c.provenance.reason,
-            "lhs_value": lhs, "rhs_value": rhs, "holds": c.holds(lhs, rhs) if checked else None}
+            "lhs_value": lhs if checked else None, "rhs_value": rhs if checked else None,
+            "holds": c.holds(lhs, rhs) if isinstance(lhs, int) and isinstance(rhs, int) else None}
 
 
-def array_summary(name: str, array: np.ndarray, origin: str = "") -> dict:
+def array_summary(name: str, array: np.ndarray[Any, Any], origin: str = "") -> dict[str, Any]:
     """Name, shape, dtype and finite statistics of one array (JSON-safe: no NaN)."""
     a = np.asarray(array)
-    entry = {"name": name, "shape": list(a.shape), "dtype": str(a.dtype)}
+    entry: dict[str, Any] = {"name": name, "shape": list(a.shape), "dtype": str(a.dtype)}
     if origin:
         entry["origin"] = origin
     numeric = a.astype(np.float64) if a.size else a
@@ -164,7 +173,7 @@ def array_summary(name: str, array: np.ndarray, origin: str = "") -> dict:
     return entry
 
 
-def run_section(inputs: dict, outputs: dict, origin: str, npz_path: str) -> dict:
+def run_section(inputs: Mapping[str, Any], outputs: Mapping[str, Any], origin: str, npz_path: str) -> dict[str, Any]:
     return {"npz": npz_path,
             "inputs": [array_summary(n, a, origin) for n, a in inputs.items()],
             "outputs": [array_summary(n, a) for n, a in outputs.items()]}

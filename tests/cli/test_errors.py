@@ -153,3 +153,27 @@ def test_unknown_file_type_exits_3(cli, tmp_path):
     r = cli("inspect", "model.pb")
     assert_clean_failure(r, 3)
     assert "model.pb" in r.stderr
+
+
+_INDEX_IO = """tosair 1
+func @main(%x: index<4>, %y: tensor<2xf32>) {
+  %z = ABS(%y) : tensor<2xf32> loc(test Abs "z")
+  %n = GET_DIM(%y) {dim_index = 0} : index<2> loc(test Shape "n")
+  return %OUT
+}
+"""
+
+
+@pytest.mark.parametrize("inputs, out, what", [("%x: index<4>, %y", "%z as out", "takes 'x'"),
+                                               ("%y", "%n as n", "returns 'n'")])
+@pytest.mark.parametrize("command", ["inspect", "run", "convert"])
+def test_tosair_with_index_io_is_refused_at_load(cli, tmp_path, inputs, out, what, command):
+    """A program's inputs and outputs are tensors: an index one (no TOSA form) is refused when the file is
+    read, by every command, with the value named (an index input was an internal error in inspect and run)."""
+    text = _INDEX_IO.replace("%x: index<4>, %y", inputs).replace("%OUT", out)
+    (tmp_path / "p.tosair").write_text(text)
+    extra = {"inspect": (), "run": ("-o", "o.npz"), "convert": ("-o", "o.tosa")}[command]
+    r = cli(command, "p.tosair", *extra)
+    assert_clean_failure(r, 3)
+    assert "E-TOSAIR" in r.stderr and what in r.stderr and "index value" in r.stderr
+    assert not (tmp_path / "o.npz").exists() and not (tmp_path / "o.tosa").exists()

@@ -48,7 +48,8 @@ def test_unknown_command_is_a_usage_error():
 
 # What a plain convert must not import, each needed only in a rarer case (start-up, issue 13).
 NOT_ON_CONVERT = ["rich", "tosaconv.importers.onnx.legacy", "tosaconv.importers.onnx.scan8",
-                  "tosaconv.importers.onnx.int_io_moves"]   # a summary line; opset < MIN_OPSET; --int-io
+                  "tosaconv.importers.onnx.int_io_moves",   # a summary line; opset < MIN_OPSET; --int-io
+                  "tosaconv.depfile"]   # no --depfile
 NOT_ON_TFLITE_CONVERT = ["tempfile", "zipfile",   # (onnx itself imports both) no .npz is read or written
                          "tosaconv.importers.tflite.ops.custom", "tosaconv.importers.tflite.ops.variables",
                          "tosaconv.importers.tflite.captures", "tosaconv.lowering.control",   # no subgraph

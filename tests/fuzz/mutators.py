@@ -32,7 +32,7 @@ def mutate_bytes(data: bytes, rnd: random.Random, rounds: int = 0) -> bytes:
     for _ in range(rounds or rnd.choice((1, 1, 2, 3, 8))):
         if not buf:
             break
-        how = rnd.randrange(6)
+        how = rnd.randrange(8)
         at = rnd.randrange(len(buf))
         if how == 0:
             buf[at] ^= 1 << rnd.randrange(8)
@@ -224,12 +224,15 @@ def _invalid_utf8_name(data: bytes) -> bytes:
 
 
 _NUMBER = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?(?:e-?\d+)?")
+_TYPE = re.compile(r"(?:tensor|index)<[^<>]*>")   # a value type: swapped for another type of the text
+_ELEMENT = re.compile(r"x(?:f32|f16|bf16|i1|i4|i8|i16|i32|i48|i64)>")
+_ELEMENTS = ("xf32>", "xf16>", "xbf16>", "xi1>", "xi8>", "xi16>", "xi32>", "xi48>", "xi64>")
 
 
 def mutate_text(text: str, rnd: random.Random) -> str:
     lines = text.split("\n")
     for _ in range(rnd.choice((1, 1, 2, 4))):
-        how = rnd.randrange(6)
+        how = rnd.randrange(8)
         i = rnd.randrange(len(lines))
         if how <= 1:
             spans = [mt.span() for mt in _NUMBER.finditer(lines[i])]
@@ -243,6 +246,10 @@ def mutate_text(text: str, rnd: random.Random) -> str:
         elif how == 4:
             j = rnd.randrange(len(lines))
             lines[i], lines[j] = lines[j], lines[i]
+        elif how >= 6:
+            if rnd.random() < 0.5:   # half the time the signature: the types that enter the program
+                i = next((k for k, line in enumerate(lines) if line.startswith("func ")), i)
+            lines[i] = _swap_type(lines[i], text, rnd) if how == 6 else _swap_element(lines[i], rnd)
         else:
             words = re.findall(r"[A-Z][A-Z_0-9]+|%[\w.]+", lines[i])
             if words:
@@ -252,6 +259,27 @@ def mutate_text(text: str, rnd: random.Random) -> str:
         if not lines:
             lines = [""]
     return "\n".join(lines)
+
+
+def _swap_type(line: str, text: str, rnd: random.Random) -> str:
+    """One value type of ``line`` replaced by a type from anywhere in the program (a tensor for an index
+    value, another shape or element type): types that parse but do not fit where they stand."""
+    spans = [mt.span() for mt in _TYPE.finditer(line)]
+    if not spans:
+        return line
+    a, b = rnd.choice(spans)
+    others = [t for t in _TYPE.findall(text) if t[0] != line[a]]   # the other kind (index for tensor)
+    pool = others if others and rnd.random() < 0.5 else _TYPE.findall(text) + ["index<4>", "tensor<f32>"]
+    return line[:a] + rnd.choice(pool) + line[b:]
+
+
+def _swap_element(line: str, rnd: random.Random) -> str:
+    """One tensor element type of ``line`` changed (f32 -> i8, i48...)."""
+    spans = [mt.span() for mt in _ELEMENT.finditer(line)]
+    if not spans:
+        return line
+    a, b = rnd.choice(spans)
+    return line[:a] + rnd.choice(_ELEMENTS) + line[b:]
 
 
 def tosair_case(rnd: random.Random) -> Case:

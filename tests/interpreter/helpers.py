@@ -10,6 +10,8 @@ from __future__ import annotations
 import numpy as np
 
 from tosaconv.interpreter import evaluate
+from tosaconv.interpreter.chains import _Chain
+from tosaconv.interpreter.plan import plan_for
 from tosaconv.ir.builder import Builder
 from tosaconv.ir.dtypes import DType
 from tosaconv.ir.graph import Graph
@@ -51,3 +53,12 @@ def run_op(op, operands, attrs=None, result_type=None, types=None) -> np.ndarray
 
 def tensor(dtype: DType, shape) -> TensorType:
     return TensorType(dtype, tuple(shape))
+
+
+def fused_steps(graph: Graph, kind: type) -> list:
+    """The warm-plan calls of ``kind`` (a fused step's class) in ``graph``: top-level steps and chain links."""
+    found = []
+    for step in plan_for(graph, {}).run_steps:
+        calls = [step.call] + ([step.call.call] + [c for _, c, _ in step.call.links] if isinstance(step.call, _Chain) else [])
+        found += [c for c in calls if isinstance(c, kind)]
+    return found

@@ -68,3 +68,22 @@ def test_sigmoid_and_tanh():
     sig = [1.0 / (1.0 + math.exp(-v)) for v in (-100.0, -1.0, 0.0, 2.0)] + [1.0]
     np.testing.assert_allclose(run_op(Op.SIGMOID, [x]), sig, rtol=1e-6, atol=1e-30)
     np.testing.assert_allclose(run_op(Op.TANH, [x]), [math.tanh(v) for v in x.astype(float)], rtol=1e-6)
+
+
+def test_erf_is_the_degree_3_horner_form_around_the_nearest_grid_point_bit_for_bit():
+    # erf_f32 gathers a grid point's four coefficients as one record and reads them as strided columns; the
+    # result must be the plain float32 Horner form of the module docstring, each step rounded, then x's sign
+    from tosaconv.interpreter.activation import _erf_taylor_table, erf_f32
+    bits = np.arange(0, 1 << 32, 4099, dtype=np.uint64).astype(np.uint32)
+    x = np.concatenate([bits.view(np.float32), np.array([0.0, -0.0, 4.0, -4.0, np.inf, -np.inf, np.nan], np.float32)])
+    with np.errstate(all="ignore"):
+        a = np.fmin(np.abs(x), np.float32(4.0))
+        grid = ((a * np.float32(128)) + np.float32(0.5)).astype(np.int32)
+        h = grid.astype(np.float32) * np.float32(-1.0 / 128) + a
+        table = _erf_taylor_table()
+        total = table[3][grid]
+        for k in (2, 1, 0):
+            total = total * h + table[k][grid]
+        want = np.where(np.isnan(x), np.float32(np.nan), np.copysign(total, x)).astype(np.float32)
+        got = erf_f32(x)
+    np.testing.assert_array_equal(got.view(np.uint32), want.view(np.uint32))

@@ -119,6 +119,22 @@ def test_pointwise_conv2d_int8_exact_and_float_against_loops():
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-4)
 
 
+@pytest.mark.parametrize("channels, outputs", [(192, 48), (48, 192), (384, 96), (7, 5), (2, 2), (1, 8), (8, 1)])
+def test_a_one_pixel_pointwise_product_is_matmuls_product_bit_for_bit(channels, outputs):
+    # one pixel takes np.dot's gemv; it must give the bits of the [M, C] @ [C, 1] matmul it replaces (the same
+    # BLAS call), on a contiguous pixel, a strided view of one, and weights given as a transposed view
+    rng = np.random.default_rng(channels * 1000 + outputs)
+    for _ in range(20):
+        w = rng.standard_normal((outputs, 1, 1, channels)).astype(np.float32)
+        for weights in (w, np.ascontiguousarray(w.transpose(3, 1, 2, 0)).transpose(3, 1, 2, 0)):
+            x = rng.standard_normal((1, channels, 1, 1)).astype(np.float32)
+            for pixel in (np.ascontiguousarray(x.transpose(0, 2, 3, 1)), x.transpose(0, 2, 3, 1)):
+                matrix = weights.reshape(outputs, -1)
+                want = np.ascontiguousarray(np.matmul(matrix, np.ascontiguousarray(pixel.reshape(1, -1)).T).T)
+                got = windows.Pointwise(weights, pixel.shape)(pixel)
+                np.testing.assert_array_equal(got.view(np.uint32), want.reshape(1, 1, 1, outputs).view(np.uint32))
+
+
 def test_conv3d_int8_exact_with_stride_and_dilation():
     x, w = extreme_int8((1, 5, 6, 7, 3)), extreme_int8((2, 2, 3, 2, 3))
     bias = np.array([7, -7], np.int32)

@@ -149,6 +149,21 @@ def test_transpose_conv2d_kernel_equal_to_stride(out_pad):
     np.testing.assert_allclose(got, naive_transpose_conv2d(x, w, bias, out_pad, a.stride), rtol=1e-5, atol=1e-5)
 
 
+@pytest.mark.parametrize("oc, kernel", [(1, (2, 2)), (2, (2, 2)), (1, (2, 1)), (4, (1, 1)), (1, (3, 3)), (3, (2, 2))])
+def test_transpose_conv2d_kernel_equal_to_stride_is_exact(oc, kernel):
+    # runs of KW*OC values of at most 16 bytes are laid side by side as one item each: small integers keep every
+    # float32 sum exact, so the result must be the naive loop's bits (zeros included: +0.0, as added into zeros)
+    x = RNG.integers(-3, 4, (2, 3, 4, 5)).astype(np.float32)
+    w = RNG.integers(-3, 4, (oc, *kernel, 5)).astype(np.float32)
+    w[0, 0, 0] = -0.0
+    bias = RNG.integers(-3, 4, oc).astype(np.float32)
+    for out_pad in [(0, 0, 0, 0), (0, 1, 2, 0)] + ([(-1, 1, 1, -1)] if min(kernel) > 1 else []):
+        a = A.TransposeConv2dAttrs(out_pad, kernel, DType.FP32)
+        got = run_op(Op.TRANSPOSE_CONV2D, [x, w, bias], a)
+        want = naive_transpose_conv2d(x, w, bias, out_pad, a.stride).astype(np.float32)
+        np.testing.assert_array_equal(got.view(np.uint32), want.view(np.uint32))
+
+
 def test_transpose_conv2d_int8_zero_points():
     x = RNG.integers(-128, 128, (1, 3, 3, 2)).astype(np.int8)
     w = RNG.integers(-128, 128, (2, 2, 3, 2)).astype(np.int8)

@@ -13,7 +13,6 @@ from typing import TYPE_CHECKING
 
 import click
 
-from .. import depfile as depfile_module
 from ..diagnostics import UsageError
 from ..fileio import npz_bytes, sha256_file
 from ..report import ReportData, run_section
@@ -116,8 +115,16 @@ def convert(session: Session, model: str, output: str, binds: tuple[str, ...], b
         files[ir_path] = (steps.print_ir(session, data.graph).encode("utf-8"), "tosair")
     if npz_path:
         files[npz_path] = (_run(session, data, sources, seed, npz_path, state), "npz")
-    deps = depfile and (depfile, depfile_module.inputs_read(model, binding_files, inputs_path))
-    return _finish(session, data, files, report_path, output, deps)
+    return _finish(session, data, files, report_path, output, _depfile_inputs(depfile, model, binding_files, inputs_path))
+
+
+def _depfile_inputs(depfile: str | None, model: str, binding_files: tuple[str, ...],
+                    inputs_path: str | None) -> tuple[str, list[str]] | None:
+    """(the --depfile path, every file the conversion read), or None without --depfile."""
+    if not depfile:
+        return None
+    from ..depfile import inputs_read   # here, as depfile_text in _finish: only --depfile needs them (issue 13)
+    return depfile, inputs_read(model, binding_files, inputs_path)
 
 
 def _check_keep_symbols(bind_grid: tuple[str, ...], runs: bool | str | None, state_as_io: bool) -> None:
@@ -137,14 +144,15 @@ def _run(session: Session, data: ReportData, sources: BindingSources, seed: int,
 
 
 def _finish(session: Session, data: ReportData, files: dict, report_path: str | None, output: str,
-            deps: list[str] | None = None) -> Outcome:
+            deps: tuple[str, list[str]] | None = None) -> Outcome:
     """Stage every output (the report last, so it can list the others) and summarize."""
     data.histogram = steps.histogram(data.graph)
     data.written = [session.write(path, blob, kind) for path, (blob, kind) in files.items()]
     doc = steps.write_report(session, data, report_path)
     if deps:
+        from ..depfile import depfile_text
         targets = list(files) + ([report_path] if report_path else []) + [deps[0]]
-        session.write(deps[0], depfile_module.depfile_text(targets, deps[1]).encode("utf-8"), "depfile")
+        session.write(deps[0], depfile_text(targets, deps[1]).encode("utf-8"), "depfile")
     n_files = len(files) + bool(report_path)
     summary = (f"converted {os.path.basename(data.model_path)} → {output}: "
                f"{steps.plural(len(data.static.ops), 'op')}, {steps.bindings_text(data.bindings)}, "

@@ -12,7 +12,7 @@ from __future__ import annotations
 import enum
 from dataclasses import field
 from ..records import dataclass   # dataclasses' classes, built faster (issue 13)
-from typing import TYPE_CHECKING, Iterable, Optional
+from typing import TYPE_CHECKING, Any, Iterable, Optional, TypeVar
 
 if TYPE_CHECKING:
     from ..ir.location import Location
@@ -28,12 +28,12 @@ class Severity(enum.Enum):
 class Diagnostic:
     code: str
     message: str
-    location: Optional[object] = None   # tosaconv.ir.location.Location
-    notes: tuple = ()
+    location: Optional[Location] = None   # (imported for type checking only: diagnostics sit below ir)
+    notes: tuple[str, ...] = ()
     hint: Optional[str] = None
     severity: Severity = Severity.ERROR
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         loc = self.location
         return {
             "severity": self.severity.value,
@@ -53,11 +53,14 @@ EXIT_CONVERSION = 3
 EXIT_SHAPE = 4
 
 
+_E = TypeVar("_E", bound="TosaconvError")
+
+
 @dataclass
 class TosaconvError(Exception):
     """Base of every error the CLI reports without a traceback."""
 
-    diagnostics: list = field(default_factory=list)
+    diagnostics: list[Diagnostic] = field(default_factory=list)
     exit_code = EXIT_INTERNAL
 
     def __post_init__(self) -> None:
@@ -67,8 +70,8 @@ class TosaconvError(Exception):
         return "; ".join(d.message for d in self.diagnostics)
 
     @classmethod
-    def one(cls, code: str, message: str, location: Location | None = None, notes: Iterable[str] = (),
-            hint: str | None = None) -> TosaconvError:
+    def one(cls: type[_E], code: str, message: str, location: Location | None = None, notes: Iterable[str] = (),
+            hint: str | None = None) -> _E:
         return cls([Diagnostic(code, message, location, tuple(notes), hint)])
 
 

@@ -34,6 +34,7 @@ without a copy of the whole program in memory. The bytes are the same.
 from __future__ import annotations
 
 import struct
+from operator import sub as _sub
 from typing import Iterator, Sequence
 
 import numpy as np
@@ -183,6 +184,25 @@ class FlatWriter:
         packer.pack_into(self.buf, self.cap - end, n, *[start + 4 * (n - i) - o for i, o in enumerate(offsets)])
         return end
 
+    def offset_vector_pair(self, first: list, second: list) -> tuple[int, int]:
+        """``offset_vector(first)``, then ``offset_vector(second)`` (an op's inputs and outputs): the same
+        bytes, packed with one ``struct`` call (the second follows the first with no padding: both end
+        4-aligned). The two offsets."""
+        n, m = len(first), len(second)
+        if self.minalign < 4:
+            self.minalign = 4
+        start = (self.off + 3) & -4
+        if start + 4 * (n + m + 2) > self.cap:
+            self.off = start
+            self._grow(4 * (n + m + 2))
+        mid = start + 4 * n + 4
+        end = self.off = mid + 4 * m + 4
+        # each offset relative to its own slot: item i of a vector of n from ``start`` sits at start + 4 * (n - i)
+        _vector_format(n + m + 2, "I").pack_into(
+            self.buf, self.cap - end, m, *map(_sub, range(mid + 4 * m, mid, -4), second),
+            n, *map(_sub, range(start + 4 * n, start, -4), first))
+        return mid, end
+
     def table(self, slots: int, fields: Sequence[tuple]) -> int:
         """A table of ``slots`` slots holding ``fields`` (written in the order given); its offset.
 
@@ -231,13 +251,14 @@ class FlatWriter:
         obj = start + plan.size
         vtable = self.vtables.get(plan.key)
         if vtable is None:
-            vtable = self.vtables[plan.key] = obj + plan.vtable.size
+            vtable = self.vtables[plan.key] = self.off = obj + plan.vtable.size
             plan.vtable.pack_into(self.buf, self.cap - vtable, *plan.entries)
-        self.off = max(obj, vtable)
+        else:
+            self.off = obj     # (a vtable written before lies nearer the end)
         if self.minalign < 4:
             self.minalign = 4
-        fields = [start + rel - v if rel else v for rel, v in zip(plan.rels, values)]
-        plan.packer.pack_into(self.buf, self.cap - obj, vtable - obj, *fields[::-1])
+        plan.packer.pack_into(self.buf, self.cap - obj, vtable - obj,   # (the fields last-written first)
+                              *[start + rel - v if rel else v for rel, v in zip(plan.rels_last_first, reversed(values))])
         return obj
 
     def finish(self, root: int, identifier: bytes) -> bytearray:
@@ -261,7 +282,7 @@ class FlatWriter:
 class _Plan:
     """Where :meth:`FlatWriter.put` puts a layout's fields when the table starts at one alignment."""
 
-    __slots__ = ("rels", "size", "room", "key", "entries", "vtable", "packer")
+    __slots__ = ("rels_last_first", "size", "room", "key", "entries", "vtable", "packer")
 
     def __init__(self, layout: TableLayout, residue: int) -> None:
         off = residue
@@ -278,7 +299,8 @@ class _Plan:
         self.vtable = struct.Struct(f"<{len(self.entries)}H")
         self.size = obj - residue
         self.room = 8 * len(layout.fields) + 2 * layout.slots + 16      # as ``table`` makes room
-        self.rels = tuple(o - residue if fmt == "U" else 0 for o, (_, fmt) in zip(offs, layout.fields))
+        # where each "U" field sits from the table's start (0: not an offset), the last-written field first
+        self.rels_last_first = tuple(o - residue if fmt == "U" else 0 for o, (_, fmt) in zip(offs, layout.fields))[::-1]
         self.packer = struct.Struct(_table_format(layout.fields, offs, obj))
 
 

@@ -40,7 +40,39 @@ def scalar_param(role: str, value: float | int | bool, dtype: DType, unsigned: b
 
     With ``unsigned`` (RESCALE's input/output_unsigned), INT8/INT16 zero points may be given as
     unsigned values (128, 32768): they are stored as the same bits, which the spec zero-extends.
+    An int ``value`` (a zero point, a shift: a program has a few, on every convolution) gives one shared,
+    read-only Param per role, value and type, made once (:data:`_SCALARS`).
     """
+    key = (role, value, dtype, unsigned) if type(value) is int else None
+    known = _SCALARS.get(key) if key is not None else None
+    if known is not None:
+        return known
+    param = _scalar_param(role, value, dtype, unsigned)
+    if key is not None and len(_SCALARS) < _SCALARS_LIMIT:
+        param.values.flags.writeable = False
+        _SCALARS[key] = param
+        _KEYS[id(param)] = _content_key(param)
+    return param
+
+
+_SCALARS: dict[tuple[object, ...], Param] = {}   # (role, int value, dtype, unsigned) -> its Param, kept for the process
+_SCALARS_LIMIT = 4096
+_KEYS: dict[int, tuple[object, ...]] = {}        # id of a Param in _SCALARS (alive for good) -> param_key of it
+
+
+def param_key(param: Param) -> tuple[object, ...]:
+    """What makes two params one constant in a block: their type, shape and bytes (worked out once for a
+    shared scalar Param)."""
+    key = _KEYS.get(id(param))
+    return key if key is not None else _content_key(param)
+
+
+def _content_key(param: Param) -> tuple[object, ...]:
+    values = np.asarray(param.values)
+    return ("param", param.dtype, values.shape, values.dtype.str, values.tobytes())
+
+
+def _scalar_param(role: str, value: float | int | bool, dtype: DType, unsigned: bool) -> Param:
     if dtype.is_float:
         return Param(role, dtype, np.array([float(value)], dtype=np.float32))
     ints = int(value)

@@ -140,7 +140,11 @@ def _operator(w: _Writer, op: OpRecord) -> int:
     attribute = _attribute(w, table, op.fields) if op.fields else w.written.get(("attribute", table, ()))
     if attribute is None:   # (an attribute table without fields, the first time: see _attribute)
         attribute = _attribute(w, table, op.fields)
-    inputs, outputs = _strings(w, op.inputs), _strings(w, op.outputs)
+    known = w.strings
+    try:     # (every name is a tensor's, written before the ops: both vectors at once)
+        inputs, outputs = w.offset_vector_pair([known[s] for s in op.inputs], [known[s] for s in op.outputs])
+    except KeyError:   # (a name not written yet: its string goes between the vectors, as ever)
+        inputs, outputs = _strings(w, op.inputs), _strings(w, op.outputs)
     # union member N belongs to op N (a variable access is an IDENTITY with a variable's table)
     values = [S.OP_CODE[op.op], S.OP_CODE[op.attribute or op.op], attribute, inputs, outputs]
     if op.location is None:
@@ -167,16 +171,26 @@ _LOCATION = TableLayout(S.LocationSlot.COUNT, ((S.LocationSlot.TEXT, "U"),))
 
 def _check_int32_fields(op: OpRecord) -> None:
     """Every int32 attribute value fits int32 (a model's 2^40 stride or pad is refused, not wrapped)."""
-    if not op.fields:
-        return
-    for name, kind in S.attr_layout(op.attribute or op.op):
-        if name not in op.fields or kind not in (S.INT32, S.INT32_VEC):
+    fields = op.fields
+    for name, scalar in _int32_fields(op.attribute or op.op):
+        if name not in fields:
             continue
-        values = [op.fields[name]] if kind == S.INT32 else list(op.fields[name])
-        bad = next((int(v) for v in values if not -(1 << 31) <= int(v) < (1 << 31)), None)
-        if bad is not None:
+        values = (fields[name],) if scalar else fields[name]
+        if len(values) and (min(values) < -(1 << 31) or max(values) >= (1 << 31)):
+            bad = next(int(v) for v in values if not -(1 << 31) <= int(v) < (1 << 31))
             where = f" at {op.location}" if op.location else ""
             raise EmitError(f"{op.op}{where}: attribute '{name}' holds {bad}, which does not fit TOSA's int32")
+
+
+_INT32_FIELDS: dict[str, tuple] = {}   # op name -> (field name, whether a scalar) of its int32 fields
+
+
+def _int32_fields(op_name: str) -> tuple:
+    found = _INT32_FIELDS.get(op_name)
+    if found is None:
+        found = _INT32_FIELDS[op_name] = tuple(
+            (name, kind == S.INT32) for name, kind in S.attr_layout(op_name) if kind in (S.INT32, S.INT32_VEC))
+    return found
 
 
 def _attribute(w: _Writer, op_name: str, fields: dict) -> int:
@@ -188,9 +202,32 @@ def _attribute(w: _Writer, op_name: str, fields: dict) -> int:
         if off is None:
             off = w.written[key] = _attribute_table(w, layout, fields, {})
         return off
-    vectors = {name: _field_vector(w, kind, fields[name])
-               for name, kind in layout if kind in (S.INT32_VEC, S.BYTES, S.STRING) and name in fields}
-    return _attribute_table(w, layout, fields, vectors)
+    written, values = [], []   # (each vector written in slot order, then the table: as _attribute_table writes them)
+    for slot, (name, kind) in enumerate(layout):
+        if name not in fields:
+            continue
+        if kind in _SCALAR_FORMATS:
+            value = bool(fields[name]) if kind == S.BOOL else int(fields[name])
+            if value:
+                written.append((slot, _SCALAR_FORMATS[kind]))
+                values.append(int(value))
+        elif kind in _VECTOR_KINDS:
+            written.append((slot, "U"))
+            values.append(_field_vector(w, kind, fields[name]))
+    return w.put(_table_layout(len(layout), tuple(written)), values)
+
+
+_VECTOR_KINDS = frozenset((S.INT32_VEC, S.BYTES, S.STRING))
+_TABLE_LAYOUTS: dict[tuple, TableLayout] = {}   # (slots, written fields) -> its layout: a few per op kind
+
+
+def _table_layout(slots: int, written: tuple) -> TableLayout:
+    """The :class:`TableLayout` of an attribute table with ``written`` fields (``put`` then writes what
+    ``table`` would, from a plan made once)."""
+    layout = _TABLE_LAYOUTS.get((slots, written))
+    if layout is None:
+        layout = _TABLE_LAYOUTS[(slots, written)] = TableLayout(slots, written)
+    return layout
 
 
 _VECTOR_FIELDS: dict[str, frozenset] = {}   # op name -> its attribute fields that are vectors (not shared)

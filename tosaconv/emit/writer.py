@@ -33,6 +33,7 @@ from ..ir.types import TensorType
 from . import variables
 from .codecs import CODECS, MULTI_RESULT_OPS
 from .errors import EmitError
+from .params import param_key
 from .records import BlockRecord, OpRecord, ShapeRecord, TensorRecord
 from .serialize import serialize, too_big
 from .tensor_data import le_array, to_le_bytes
@@ -213,8 +214,7 @@ class _Lowering:
         return _Lowering(region, self, name)
 
     def _param(self, owner: str, param: Param, location: Location) -> str:
-        values = np.asarray(param.values)
-        key = ("param", param.dtype, values.shape, values.dtype.str, values.tobytes())
+        key = param_key(param)
         name = self.shared.get(key)
         if name is not None:
             return name

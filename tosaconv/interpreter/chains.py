@@ -83,8 +83,8 @@ class _Chain:
             work[-1] = results[0]
             try:
                 results = call(link_op, [work[-1]] if pick is None else list(pick(work)), ctx)
-            except TosaconvError:      # a budget refusal keeps its own exit code
-                raise
+            except (TosaconvError, StepFailure):   # a budget refusal keeps its own exit code; a fused gate's
+                raise                               # link (gates.py) is reported at its own op
             except Exception as e:     # noqa: BLE001 - reported as this link's op's failure
                 raise StepFailure(link_op, e) from e
         return results

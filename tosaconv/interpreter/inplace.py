@@ -34,8 +34,9 @@ PROPAGATE, a non-zero ``max_val``), where its kernel is one ``np.clip``.
 """
 from __future__ import annotations
 
+import importlib
 import math
-from typing import TYPE_CHECKING, Optional
+from typing import TYPE_CHECKING, Callable, Optional
 
 import numpy as np
 
@@ -102,6 +103,20 @@ def _tiled_row(constant: Optional[np.ndarray], shape: tuple) -> Optional[np.ndar
     return row
 
 
+def _clip_ufunc() -> Callable:
+    """numpy's clip ufunc, the one ``ndarray.clip`` calls with two bounds (without its Python wrapper), where
+    numpy 2 (``numpy._core``) or 1.x (``numpy.core``) keeps it; else np.clip, the same operation."""
+    for path in ("numpy._core.umath", "numpy.core.umath"):
+        try:
+            return importlib.import_module(path).clip
+        except (ImportError, AttributeError):
+            continue
+    return np.clip
+
+
+clip_ufunc = _clip_ufunc()
+
+
 def _clamp(lo: np.float32, hi: np.float32) -> Kernel:
     """CLAMP's plain case, written into its operand."""
     def run(op: Operation, args: Arrays, ctx: KernelContext) -> Arrays:
@@ -110,7 +125,7 @@ def _clamp(lo: np.float32, hi: np.float32) -> Kernel:
     return run
 
 
-def _clamp_bounds(op: Operation) -> Optional[tuple]:
+def clamp_bounds(op: Operation) -> Optional[tuple]:
     """``(min_val, max_val)`` as float32 when CLAMP's kernel is one ``np.clip``, else None."""
     a = op.attrs
     lo, hi = np.float32(a.min_val), np.float32(a.max_val)
@@ -142,7 +157,7 @@ def inplace_kernel(step: Step, owned: dict, constants: dict) -> Optional[Kernel]
                 return _binary(_UFUNCS[kind], index)
         return _fresh_binary(_UFUNCS[kind], step.operands, constants, shape)
     if kind == "CLAMP" and free(step.operands[0], shape):
-        bounds = _clamp_bounds(op)
+        bounds = clamp_bounds(op)
         return None if bounds is None else _clamp(*bounds)
     return None
 

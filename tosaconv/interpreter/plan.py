@@ -23,8 +23,10 @@ also notes which results share memory with an operand, so that in a static
 program a float elementwise step may write into an operand that dies with it
 (inplace.py), and a convolution may skip a bias of zeros (zero_bias.py). A static program's
 depthwise and 1x1 convolutions with constant weights get kernels made once for them (convolution.py).
-A warm run's neighbour steps whose intermediate value no one else reads run as one step (chains.py), and a
-PAD that its only reader slices back inside the input passes the input on (pad_slices.py).
+A warm run's neighbour steps whose intermediate value no one else reads run as one step (chains.py), a
+squeeze-excitation gate's tiny branch runs as one step too (gates.py), as do a convolution and the constant
+elementwise steps after it (epilogues.py), and a PAD that its only reader slices
+back inside the input passes the input on (pad_slices.py).
 """
 from __future__ import annotations
 
@@ -44,7 +46,9 @@ from .chains import chain_steps
 from .convolution import prepared_depthwise, prepared_pointwise, prepared_window
 from .data_layout import prepared_slice
 from .reduction import prepared_reduce_sum
+from .epilogues import fuse_epilogues
 from .errors import KernelError
+from .gates import fuse_gates
 from .inplace import inplace_kernel, keeps_operands, produces_fresh
 from .pad_slices import skip_pads_sliced_away
 from .registry import kernel_for
@@ -196,6 +200,8 @@ class Plan:
         skip_zero_biases(self.steps, readers, self.constants, outputs)
         if static:
             skip_pads_sliced_away(self.steps, readers, outputs)
+            self.run_steps = fuse_gates(self.run_steps, readers, self.constants, outputs)
+            self.run_steps = fuse_epilogues(self.run_steps, readers, self.constants, outputs, owned)
         self.run_steps = chain_steps(self.run_steps, readers_of(self.run_steps), outputs)
         self.warm = True
 

@@ -212,7 +212,7 @@ class Pointwise:
     192 channels the plain product is faster again). The sums are the same; only their float32 rounding
     differs."""
 
-    __slots__ = ("matrix", "pixels", "shape", "transposed")
+    __slots__ = ("matrix", "pixels", "shape", "transposed", "vector")
 
     def __init__(self, weights: np.ndarray, x_shape: Sequence[int]) -> None:
         m = weights.shape[0]
@@ -220,8 +220,15 @@ class Pointwise:
         self.pixels = math.prod(x_shape[:-1])
         self.shape = (*x_shape[:-1], m)
         self.transposed = self.pixels <= _FEW_PIXELS or m >= _MANY_CHANNELS * self.pixels
+        # one pixel and a C-contiguous matrix (of at least 2 x 2: numpy's matmul makes a 1-row or 1-column product
+        # a dot): matmul's [M, C] @ [C, 1] is the gemv np.dot runs for [M, C] . [C], the same BLAS call and bits,
+        # without matmul's transposes and copies (1 us of a squeeze-excitation block's 3-5 us product)
+        self.vector = (self.pixels == 1 and m > 1 and self.matrix.shape[1] > 1 and self.matrix.flags.c_contiguous
+                       and self.matrix.dtype == np.float32)
 
     def __call__(self, x: np.ndarray) -> np.ndarray:
+        if self.vector and x.dtype == np.float32:
+            return np.dot(self.matrix, np.ascontiguousarray(x.reshape(-1))).reshape(self.shape)
         pixels = np.ascontiguousarray(x.reshape(self.pixels, -1))
         if self.transposed:
             return np.ascontiguousarray(np.matmul(self.matrix, pixels.T).T).reshape(self.shape)

@@ -39,8 +39,13 @@ def skip_zero_biases(steps: list, readers: dict, constants: dict, outputs: set) 
     result cannot reach one of ``outputs`` (names); ``readers`` lists each value's reading steps
     (plan.readers_of), ``constants`` holds the plan's kept constants by name."""
     for step in steps:
-        if _zero_bias_convolution(step, constants) and _sign_blind(step.names[0], readers, constants, outputs, 0):
+        if skips_bias(step, readers, constants, outputs):
             step.call = _without_bias(step.call)
+
+
+def skips_bias(step: Step, readers: dict, constants: dict, outputs: set) -> bool:
+    """True when :func:`skip_zero_biases` makes ``step`` skip its bias (the same arguments)."""
+    return _zero_bias_convolution(step, constants) and _sign_blind(step.names[0], readers, constants, outputs, 0)
 
 
 def _zero_bias_convolution(step: Step, constants: dict) -> bool:

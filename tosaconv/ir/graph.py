@@ -163,7 +163,7 @@ class Graph:
         while name in used:
             n += 1
             name = f"{base}_{n}"
-        self._counters[base] = n
+        self._counters[base] = n + 1      # (``name`` is used now: the next search starts after it)
         used.add(name)
         return name
 
@@ -240,6 +240,6 @@ def ops_with_regions(ops: Iterable[Operation]) -> list[Operation]:
 def walk_graphs(graph: Graph) -> Iterator[Graph]:
     """``graph`` and every region nested in it, outermost first."""
     yield graph
-    for op in graph.ops:
+    for op in ops_with_regions(graph.ops):    # (most ops hold no region: no call per op)
         for _, region in op_regions(op):
             yield from walk_graphs(region)

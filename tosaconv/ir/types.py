@@ -36,7 +36,10 @@ class TensorType:
 
     @property
     def is_static(self) -> bool:
-        return all(is_static(d) for d in self.shape)
+        for d in self.shape:     # (a dim is an exact ``int`` or an Expr, see __post_init__: a loop, no calls)
+            if type(d) is not int:
+                return False
+        return True
 
     def symbols(self) -> frozenset[str]:
         out: frozenset[str] = frozenset()
@@ -56,7 +59,7 @@ class TensorType:
     def static_shape(self) -> tuple[int, ...]:
         if not self.is_static:
             raise ValueError(f"shape {self} is not static")
-        return tuple(int(d) for d in self.shape)
+        return self.shape      # type: ignore[return-value]  # (its dims are exact ints already)
 
     def __str__(self) -> str:
         dims = "x".join(_dim_text(d) for d in self.shape)

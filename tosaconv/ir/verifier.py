@@ -290,7 +290,14 @@ def _checked_op_problems(op: Operation, memo: _Memo | None, equal_ranks: bool, s
     done_ranks, done_static = (False, False) if base else (bool(seen[4]), bool(seen[5]))  # type: ignore[index]
     if not base and (done_ranks or not equal_ranks) and (done_static or not static):
         return []          # passed every check asked for, unchanged since: the memo entry stands
-    keys = _VerdictKeys(op, types) if base or (static and not done_static) else None
+    same = _same_key(op, types) if base or (static and not done_static) else None
+    checks = _SAME_PASSED.get(same, _NONE_PASSED)[0] if base else ()   # type: ignore[arg-type]
+    if "op" in checks and (not static or "static" in checks):   # (both verdicts stand: what the rest does)
+        found = _rank_problems(op) if equal_ranks and _BROADCASTABLE in op.op.traits else []
+        if memo is not None and not found:
+            memo[id(op)] = (op.op, op.attrs, len(op.operands), types, equal_ranks, static, op)
+        return found
+    keys = _VerdictKeys(op, types, same) if same is not None else None
     found = _shared_verdict(op, "op", keys, passed) if base else []
     if equal_ranks and not done_ranks:
         found += _rank_problems(op)       # cheaper than finding a shared verdict
@@ -303,6 +310,7 @@ def _checked_op_problems(op: Operation, memo: _Memo | None, equal_ranks: bool, s
 
 
 _TYPE = operator.attrgetter("type")
+_BROADCASTABLE = Trait.BROADCASTABLE
 
 
 def _unchanged(seen: tuple[object, ...], op: Operation, types: list[ValueType]) -> bool:
@@ -326,11 +334,9 @@ class _VerdictKeys:
 
     __slots__ = ("types", "op", "same", "_structural")
 
-    def __init__(self, op: Operation, types: list[ValueType]) -> None:
-        attrs = op.attrs
-        const_key = _const_key(attrs) if op.op is Op.CONST else None
+    def __init__(self, op: Operation, types: list[ValueType], same: tuple[object, ...]) -> None:
         self.types, self.op = types, op
-        self.same: tuple[object, ...] = (id(op.op), len(op.operands), const_key or id(attrs), *map(id, types))
+        self.same = same     # (:func:`_same_key`)
         self._structural: object = _NOT_MADE
 
     def structural(self) -> Optional[tuple[object, ...]]:
@@ -349,6 +355,13 @@ class _VerdictKeys:
 _NOT_MADE = object()
 
 
+def _same_key(op: Operation, types: list[ValueType]) -> tuple[object, ...]:
+    """The key by identity of what the per-op checks read of ``op`` (see :class:`_VerdictKeys`)."""
+    attrs = op.attrs
+    const_key = _const_key(attrs) if op.op is Op.CONST else None
+    return (id(op.op), len(op.operands), const_key or id(attrs), *map(id, types))
+
+
 def _const_key(attrs: Attrs) -> Optional[tuple[object, ...]]:
     """What a CONST's checks read of its attributes: the values' array type, dtype and shape (never the
     values), and the element-type fields; None when the values are not an array."""
@@ -363,31 +376,32 @@ def _shared_verdict(op: Operation, check: str, keys: Optional[_VerdictKeys], pas
     equal op passed it in this verify call."""
     if keys is not None:
         same = (check, "same", keys.same)
-        if same in passed or same in _SAME_PASSED:
+        if same in passed or check in _SAME_PASSED.get(keys.same, _NONE_PASSED)[0]:
             return []
         # A builder's op (interned attributes, or a CONST) structurally equal to one that passed has the
         # same objects (its types are shared too), so no structural key is made for it.
         skey = None if _identity_keyed(op, keys) else keys.structural()
         if skey is not None and ((check, skey) in passed or (check, skey) in _STATIC_PASSED):
             passed[same] = (keys.types, op.attrs)   # (holding them keeps their ids)
-            _remember_same(same, op, keys)
+            _remember_same(check, op, keys)
             return []
     problems: list[str] = _CHECKS[check](op)
     if keys is not None and not problems:
         passed[same] = (keys.types, op.attrs)
-        _remember_same(same, op, keys)
+        _remember_same(check, op, keys)
         if skey is not None:
             passed[(check, skey)] = (op.op, op.attrs)
             _remember_static(check, skey, op)
     return problems
 
 
-# Verdicts by identity that outlive one program: (check, "same", key by identity) -> the objects the key
-# names, for ops whose attributes are interned (:func:`.structural.interned`: small, plain values) or a
+# Verdicts by identity that outlive one program: key by identity -> (the checks it passed, the objects the
+# key names), for ops whose attributes are interned (:func:`.structural.interned`: small, plain values) or a
 # CONST (keyed by its array's dtype and shape, so its array is not held); its types are the builder's
 # shared objects too. A later program (another variant of the same model: ``--bind-grid``, or the next
 # conversion in a process) made of the same objects then has these checks done. Cleared past _STATIC_LIMIT.
-_SAME_PASSED: dict[tuple[object, ...], object] = {}
+_SAME_PASSED: dict[tuple[object, ...], tuple[set[str], object]] = {}
+_NONE_PASSED: tuple[frozenset[str], None] = (frozenset(), None)
 
 
 def _identity_keyed(op: Operation, keys: _VerdictKeys) -> bool:
@@ -396,13 +410,16 @@ def _identity_keyed(op: Operation, keys: _VerdictKeys) -> bool:
     return type(keys.same[2]) is tuple or is_interned(op.attrs)
 
 
-def _remember_same(same: tuple[object, ...], op: Operation, keys: _VerdictKeys) -> None:
+def _remember_same(check: str, op: Operation, keys: _VerdictKeys) -> None:
     const = type(keys.same[2]) is tuple      # a CONST keyed by _const_key (not by its attributes' id)
     if not const and not is_interned(op.attrs):
         return
-    if len(_SAME_PASSED) >= _STATIC_LIMIT:
-        _SAME_PASSED.clear()
-    _SAME_PASSED[same] = (keys.types, None if const else op.attrs, op.op)
+    known = _SAME_PASSED.get(keys.same)
+    if known is None:
+        if len(_SAME_PASSED) >= _STATIC_LIMIT:
+            _SAME_PASSED.clear()
+        known = _SAME_PASSED[keys.same] = (set(), (keys.types, None if const else op.attrs, op.op))
+    known[0].add(check)
 
 
 # Verdicts that outlive one program: (check, structural key) -> the op kind (held: the key names it by id),

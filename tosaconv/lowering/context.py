@@ -24,12 +24,11 @@ from ..ir.dtypes import DType
 from ..ir.graph import Graph, Value, describe_value
 from ..ir.ops import Op
 from ..ir.types import TensorType
-from ..symbolic.constraints import Kind, Provenance
+from ..symbolic.constraints import Decision, Kind, Provenance
 from .const_eval import const_eval
 from .errors import ConvertError
 
 if TYPE_CHECKING:
-    from ..symbolic.constraints import Decision
     from ..symbolic.expr import Dim
 
 MAX_SHAPE_TENSOR = 16   # int vectors longer than this are data, not shapes
@@ -65,6 +64,7 @@ class LoweringContext:
         self.index_cache: dict = {}           # dim expression key -> Index value computing it
         self.int_io = None                    # with --int-io, the importer's edge plan (main graph only)
         self._derived: dict = {}              # (graph id, key) -> CONST derived from import-time constants
+        self.static_fits: dict = {}           # (static H and W, Window) -> their fits (lowering.window.fit_window)
 
     # -- an importer's own constant store (ONNX initializers); the base has none ------
     def _has_initializer(self, name: str) -> bool:
@@ -213,9 +213,21 @@ class LoweringContext:
 
     # -- ledger ----------------------------------------------------------------------
     def require(self, kind: Kind, a: Dim, b: Dim, reason: str) -> Decision:
+        if type(a) is int and type(b) is int and _HOLDS.get(kind, _never)(a, b):
+            return _YES     # static dims that satisfy it: what the ledger decides, without its records
         loc = self.b.location
         return self.graph.ledger.require(kind, a, b, Provenance(loc.op_type, loc.name, reason),
                                          self.graph.scope)
+
+
+def _never(a: int, b: int) -> bool:
+    return False
+
+
+# the kinds whose truth on two ints :meth:`LoweringContext.require` tests itself (the ledger says YES to them)
+_HOLDS: dict = {Kind.EQ: lambda a, b: a == b, Kind.GE: lambda a, b: a >= b,
+                Kind.BROADCASTABLE: lambda a, b: a == b or a == 1 or b == 1}
+_YES = Decision.YES
 
 
 def _narrow(arr: np.ndarray) -> np.ndarray:

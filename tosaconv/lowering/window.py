@@ -177,9 +177,16 @@ def _pick(keep: Optional[Dim], size: Dim) -> Dim:
 
 
 def fit_window(ctx: LoweringContext, x_nhwc: Value, w: Window, pad_value: float) -> tuple[Value, tuple]:
-    """ONNX's geometry for both spatial axes, fitted and applied; returns (x, TOSA pad)."""
+    """ONNX's geometry for both spatial axes, fitted and applied; returns (x, TOSA pad). The fits of static
+    H and W are remembered per window (a model repeats a few geometries over many convolutions): they are
+    a pure function of them, and the one ledger fact they need holds (it raised the first time if not)."""
     hw = x_nhwc.type.shape[1:3]
-    fits = [fit(hw[i], w.span(i), w.stride[i], geometry(ctx, hw[i], w, i)) for i in range(2)]
+    key = (hw, w) if type(hw[0]) is int and type(hw[1]) is int else None
+    fits = ctx.static_fits.get(key) if key is not None else None
+    if fits is None:
+        fits = [fit(hw[i], w.span(i), w.stride[i], geometry(ctx, hw[i], w, i)) for i in range(2)]
+        if key is not None:
+            ctx.static_fits[key] = fits
     return apply_fits(ctx, x_nhwc, fits, pad_value)
 
 

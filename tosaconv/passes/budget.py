@@ -32,16 +32,19 @@ def check_budget(graph: Graph, env: dict[str, int]) -> None:
     # under ``env`` (the verdict is a function of these)
     fits: set[tuple[object, ...]] = set()
     dims: dict[Expr, Dim] = {}    # each symbolic dim under ``env`` (shapes share their dims: h/2, w/4...)
+    fit_ids: set[int] = set()     # ids of type objects in ``fits`` (values share type objects: no key made)
     for g in walk_graphs(graph):
-        for value, location in _values(g):
+        for value, location in _values(g, fit_ids):
             t = value.type
             key = (t.dtype, t.shape) if type(t) is TensorType else (IndexType, t.value) if type(t) is IndexType \
                 else None
             if key is not None and key in fits:
+                fit_ids.add(id(t))
                 continue
             diag = _value_diagnostic(value, location, env, dims)
             if diag is None and key is not None:
                 fits.add(key)
+                fit_ids.add(id(t))
             if diag is not None:
                 diags.append(diag)
                 if len(diags) >= _MAX_REPORTED:
@@ -50,12 +53,15 @@ def check_budget(graph: Graph, env: dict[str, int]) -> None:
         raise ShapeError(diags)
 
 
-def _values(g: Graph) -> Iterator[tuple[Value, Optional[Location]]]:
+def _values(g: Graph, known: set[int]) -> Iterator[tuple[Value, Optional[Location]]]:
+    """The inputs and op results of ``g`` with where they are made, but the op results whose type object
+    is in ``known`` (found within every limit already; the graph holds its types, so their ids stay theirs)."""
     for v in g.inputs:
         yield v, None
     for op in g.ops:
         for v in op.results:
-            yield v, op.location
+            if id(v.type) not in known:
+                yield v, op.location
 
 
 def _value_diagnostic(value: Value, location: Optional[Location], env: dict[str, int],
@@ -66,7 +72,10 @@ def _value_diagnostic(value: Value, location: Optional[Location], env: dict[str,
         return _index_diagnostic(value, location, env)
     if not isinstance(t, TensorType):
         return None
-    concrete = TensorType(t.dtype, tuple(_subs_dim(d, env, dims) for d in t.shape))   # ``t.subs(env)``
+    if all(type(d) is int for d in t.shape):
+        concrete = t      # (``t.subs(env)`` is ``t``: no new type made)
+    else:
+        concrete = TensorType(t.dtype, tuple(_subs_dim(d, env, dims) for d in t.shape))   # ``t.subs(env)``
     if not concrete.is_static:
         return None
     itemsize = np.dtype(t.dtype.numpy).itemsize

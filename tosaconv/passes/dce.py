@@ -14,9 +14,12 @@ def eliminate_dead_code(graph: Graph) -> bool:
     live = {id(v) for v in graph.outputs}
     checked = {a.data for a in graph.assumptions}
     kept: list[Operation] = []
+    pure = Trait.PURE
     for op in reversed(graph.ops):
-        if Trait.PURE not in op.op.traits or not live.isdisjoint(map(id, op.results)) \
-                or (checked and any(r.name in checked for r in op.results)):
+        results = op.results    # (one result, the common case: a set lookup, no map)
+        if pure not in op.op.traits or (id(results[0]) in live if len(results) == 1 else
+                                        not live.isdisjoint(map(id, results))) \
+                or (checked and any(r.name in checked for r in results)):
             kept.append(op)
             live.update(map(id, op.operands))
     changed = len(kept) != len(graph.ops)

@@ -12,6 +12,8 @@ never reads an upper bound as a true size (:mod:`.contracts`).
 """
 from __future__ import annotations
 
+import operator
+
 from ..records import dataclass   # dataclasses' classes, built faster (issue 13)
 from typing import Callable, Optional
 
@@ -61,18 +63,28 @@ DEFAULT_PIPELINE = [
 
 
 @fewer_collections
-def run_pipeline(graph: Graph, pipeline: Optional[list[Pass]] = None, *, require_static: bool = False) -> Graph:
+def run_pipeline(graph: Graph, pipeline: Optional[list[Pass]] = None, *, require_static: bool = False,
+                 settled: frozenset[str] = frozenset()) -> Graph:
     """Run the passes, verifying the IR after the first and after each one that changed it (a pass that
     reports no change and left every op list and the outputs as they were has nothing new to check,
-    unless it asks for more than the checks before it: equal ranks, then checked alone)."""
+    unless it asks for more than the checks before it: equal ranks, then checked alone).
+
+    ``settled``: names of passes the caller knows have nothing to do on ``graph`` as given (one it just
+    ran, say); they are not run until a pass changes the graph."""
     memo: VerifyMemo = {}    # ops already verified and unchanged since are not re-checked (see ir/verifier.py)
     verdicts: VerifyVerdicts = {}   # nor are new ops structurally equal to ones that passed (a pass's rebuilt ops)
     checked_ranks = None
     for p in pipeline or DEFAULT_PIPELINE:
         check_contract(p, graph)
         before = _fingerprint(graph)
-        changed = p.run(graph) if p.recurses else run_everywhere(p.run, graph)
-        unchanged = checked_ranks is not None and not changed and _same(before, _fingerprint(graph))
+        if p.name in settled:
+            changed = False
+        else:
+            changed = p.run(graph) if p.recurses else run_everywhere(p.run, graph)
+        same = not changed and _same(before, _fingerprint(graph))
+        if not same:
+            settled = frozenset()
+        unchanged = checked_ranks is not None and same
         if unchanged and (checked_ranks or not p.equal_ranks_after):
             continue
         if unchanged:
@@ -120,7 +132,7 @@ def _fingerprint(graph: Graph) -> list[object]:
 
 
 def _same(before: list[object], after: list[object]) -> bool:
-    return len(before) == len(after) and all(a is b for a, b in zip(before, after))
+    return len(before) == len(after) and all(map(operator.is_, before, after))   # (no Python call per item)
 
 
 def run_everywhere(run: Callable[[Graph], bool], graph: Graph) -> bool:

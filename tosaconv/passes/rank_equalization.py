@@ -18,16 +18,22 @@ from .rewrite import rewrite
 
 
 def equalize_ranks(graph: Graph) -> bool:
+    broadcastable = Trait.BROADCASTABLE    # (most programs have nothing to equalize: one look at each op)
+    if not any(broadcastable in op.op.traits and _unequal(op) for op in graph.ops):
+        return False
     return rewrite(graph, _visit)
 
 
-def _visit(op: Operation, b: Builder) -> Optional[list[Value]]:
-    if Trait.BROADCASTABLE not in op.op.traits:
-        return None
+def _unequal(op: Operation) -> bool:
+    """Whether ``op``'s operands differ in rank."""
     ranks = [v.tensor_type.rank for v in op.operands]
-    rank = max(ranks)
-    if min(ranks) == rank:
+    return bool(ranks) and min(ranks) != max(ranks)
+
+
+def _visit(op: Operation, b: Builder) -> Optional[list[Value]]:
+    if Trait.BROADCASTABLE not in op.op.traits or not _unequal(op):
         return None
+    rank = max(v.tensor_type.rank for v in op.operands)
     operands = [_expand(b, v, rank) for v in op.operands]
     return b.create(op.op, operands, op.attrs).results
 

@@ -45,7 +45,12 @@ def rebuild_ops(graph: Graph, b: Builder, env: dict[str, int], mapping: dict[int
         b.location = saved
 
 
-def rebuild_op(op: Operation, operands: list[Value], b: Builder, env: dict[str, int]) -> list[Value]:
+def rebuild_op(op: Operation, operands: list[Value], b: Builder, env: dict[str, int],
+               declined: Optional[set[int]] = None) -> list[Value]:
+    """The values that replace ``op``'s results: the op made again (or decayed by its rule), folded when its
+    operands are constants. ``declined`` (optional) receives the id of each op made here that constant
+    folding was offered and left as it is (:func:`.specialize.specialize` then knows the constant-folding
+    pass has nothing to do)."""
     rule = rule_for(op.op)
     try:
         if rule is not None:
@@ -53,7 +58,7 @@ def rebuild_op(op: Operation, operands: list[Value], b: Builder, env: dict[str, 
             results = rule(op, operands, b, env)
             last = b.graph.ops[-1] if b.graph.ops else None
             if len(results) == 1 and last is not None and results[0].producer is last:
-                return _fold_last(b) or results   # a decayed op on constants is a constant (a loop's condition)
+                return _fold_last(b, declined) or results   # a decayed op on constants is a constant (a loop's condition)
             return results
         b.create(op.op, operands, op.attrs)
     except DataDependentDim as e:
@@ -61,15 +66,19 @@ def rebuild_op(op: Operation, operands: list[Value], b: Builder, env: dict[str, 
                              hint="this dim depends on tensor values; tosaconv cannot make it static") from None
     except ShapeRuleError as e:
         raise ShapeError.one("E-SHAPE", f"shape error at {op.location} after binding: {e}", op.location) from None
-    return _fold_last(b) or b.graph.ops[-1].results
+    return _fold_last(b, declined) or b.graph.ops[-1].results
 
 
-def _fold_last(b: Builder) -> Optional[list[Value]]:
-    """Replace the op just built by its constant value when it folds; the replacement, or None."""
+def _fold_last(b: Builder, declined: Optional[set[int]] = None) -> Optional[list[Value]]:
+    """Replace the op just built by its constant value when it folds; the replacement, or None (then the
+    op's id goes to ``declined``, when given)."""
     position = len(b.graph.ops) - 1
-    folded = constant_fold.fold_op(b.graph.ops[position], b)
+    last = b.graph.ops[position]
+    folded = constant_fold.fold_op(last, b)
     if folded is not None:
         del b.graph.ops[position]
+    elif declined is not None:
+        declined.add(id(last))
     return folded
 
 

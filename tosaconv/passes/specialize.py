@@ -12,17 +12,18 @@ the control-flow rules reuse for regions). The result is verified to be static.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from functools import partial
 
 from ..diagnostics import Diagnostic, ShapeError
 from ..gc_tuning import fewer_collections
 from ..ir.builder import Builder
-from ..ir.graph import Graph, Value
+from ..ir.graph import Graph, Value, ops_with_regions
 from .budget import check_budget
 from .canonical_names import canonical_names
 from .shared_constants import share_constants
 from .dce import eliminate_dead_code
 from .manager import DEFAULT_PIPELINE, run_pipeline
-from .rebuild import check_ledger, rebuild_ops
+from .rebuild import check_ledger, rebuild_op, rebuild_ops
 
 
 @fewer_collections
@@ -31,11 +32,13 @@ def specialize(graph: Graph, bindings: Mapping[str, int]) -> Graph:
     _check_bound(graph, env)
     check_ledger(graph, env)
     check_budget(graph, env)
-    static = _rebuild(graph, env)
+    declined: set[int] = set()
+    static = _rebuild(graph, env, declined)
     check_ledger(graph, env)
     # Dead INDEX_CONSTs must go before the pipeline: its verifier demands a static program after every pass.
     eliminate_dead_code(static)
-    static = run_pipeline(static, [p for p in DEFAULT_PIPELINE if not p.symbolic_only], require_static=True)
+    static = run_pipeline(static, [p for p in DEFAULT_PIPELINE if not p.symbolic_only], require_static=True,
+                          settled=_settled(static, declined))
     share_constants(static)   # one CONST per value, as a .tosa read back has it
     canonical_names(static)   # the same static program has the same tensor names, however it was reached
     return static
@@ -64,11 +67,23 @@ def _check_bound(graph: Graph, env: dict[str, int]) -> None:
         raise ShapeError(diags)
 
 
-def _rebuild(graph: Graph, env: dict[str, int]) -> Graph:
+def _settled(static: Graph, declined: set[int]) -> frozenset[str]:
+    """The pipeline passes with nothing to do on the rebuilt program as it is (see ``run_pipeline``):
+    dead-code elimination, which just ran, and constant folding when the rebuild offered every op of the
+    program to it and it left each as it is (:func:`.constant_fold.fold_op` is a function of the op and
+    its operands, and these have not changed since). Not for a program with regions (their ops are
+    rebuilt by the control-flow rules)."""
+    if ops_with_regions(static.ops) or not all(id(op) in declined for op in static.ops):
+        return frozenset({"dead-code"})
+    return frozenset({"dead-code", "constant-fold"})
+
+
+def _rebuild(graph: Graph, env: dict[str, int], declined: set[int]) -> Graph:
+    """The program rebuilt under ``env``; ``declined`` receives the ids of the ops constant folding left."""
     new = graph.copy_shell()
     mapping: dict[int, Value] = {}
     for v in graph.inputs:
         mapping[id(v)] = new.add_input(v.name, v.type.subs(env))
-    rebuild_ops(graph, Builder(new), env, mapping)
+    rebuild_ops(graph, Builder(new), env, mapping, partial(rebuild_op, declined=declined))
     new.set_outputs([mapping[id(v)] for v in graph.outputs], graph.output_names)
     return new

@@ -115,6 +115,22 @@ def _check_options(fast: flat.AccessorTable, plain: flatbuffers.table.Table, opt
             continue
         a, b = getattr(ours, attr)(), getattr(reference, attr)()
         assert np.array_equal(a, b) if isinstance(a, np.ndarray) else a == b, (name, attr)
+        if type(b) in (int, float, bool):
+            _check_opt(fast, name, attr, b)
+
+
+def _check_opt(fast: flat.AccessorTable, name: str, attr: str, want: object) -> None:
+    """OpReader.opt's direct read of a scalar option (AccessorTable.scalar_field) gives the generated value."""
+    from tosaconv.importers.tflite.node import OpReader
+    from tosaconv.importers.tflite.reader import OpInfo
+    options_type = getattr(tflite.BuiltinOptions, name)
+    node = OpReader(OpInfo(0, "X", False, 1, [], [], fast, options_type), [], [], name)
+    try:
+        got = node.opt(attr)
+    except Exception as e:     # a window size, stride or dilation below 1 is refused by opt
+        assert attr.startswith(("Stride", "Filter", "Dilation")) and want < 1, (name, attr, e)
+        return
+    assert got == want and type(got) is type(want), (name, attr)
 
 
 def _check_signature(ours: object, model: "tflite.Model") -> None:

@@ -83,11 +83,43 @@ def _check_graph(g: onnx.GraphProto, path: str, opsets: dict, outer: dict, raw_s
         if t.HasField("tensor_type") and t.tensor_type.elem_type not in _DATA_TYPES:
             _check_elem_type(path, vi)
     inputs = {vi.name: vi.type.tensor_type.elem_type for vi in g.input if vi.type.HasField("tensor_type")}
+    defined = _graph_names(g, path)
     for t in g.initializer:
         check_tensor_proto(t, path, "initializer", (raw_sizes or {}).get(t.name))
         known[t.name] = t.data_type
     for node in g.node:
-        _check_node(node, path, opsets, known, raw_sizes, inputs)
+        _check_node(node, path, opsets, known, raw_sizes, inputs, defined)
+
+
+def _graph_names(g: onnx.GraphProto, path: str) -> dict:
+    """What defines each name of the graph before its nodes: its inputs (each non-empty and declared once) and
+    its initializers (each once; one may share an input's name: before IR version 4 an initializer is listed
+    among the inputs too), as ``onnx.checker`` demands. The nodes then define each of their outputs once more
+    (:func:`_check_defined`): a graph is in SSA form."""
+    defined: dict = {}
+    for vi in g.input:
+        if not vi.name or vi.name in defined:
+            _fail(path, "a graph input has an empty name" if not vi.name else
+                  f"graph input '{vi.name}' is declared twice", hint="give each graph input its own name")
+        defined[vi.name] = "a graph input"
+    initializers: set = set()
+    for t in g.initializer:
+        if t.name in initializers:
+            _fail(path, f"initializer '{t.name}' is declared twice", hint="give each initializer its own name")
+        initializers.add(t.name)
+        defined.setdefault(t.name, "an initializer")
+    return defined
+
+
+def _check_defined(path: str, where: str, outputs: list, defined: dict) -> None:
+    """Each of a node's outputs defines a new name (an empty one is an omitted optional output)."""
+    for name in outputs:
+        if not name:
+            continue
+        if name in defined:
+            _fail(path, f"{where} writes '{name}', which {defined[name]} already defines; an ONNX graph "
+                  "defines each value once (SSA form)", hint="rename one of the two, or re-export the model")
+        defined[name] = where
 
 
 def _check_name(path: str, what: str, name: Union[str, bytes]) -> None:
@@ -104,10 +136,11 @@ def _check_elem_type(path: str, vi: onnx.ValueInfoProto) -> None:
 
 
 def _check_node(node: onnx.NodeProto, path: str, opsets: dict, known: dict, raw_sizes: "dict | None",
-                graph_inputs: dict) -> None:
+                graph_inputs: dict, defined: dict) -> None:
     """``raw_sizes``: data sizes of the Constant values that lazy_weights took out of the message, by output;
-    ``graph_inputs``: the element types of the graph's inputs. (Each protobuf field is read once: a read
-    costs a call and, for a repeated field, a new container.)"""
+    ``graph_inputs``: the element types of the graph's inputs; ``defined``: what defines each name so far
+    (:func:`_graph_names`). (Each protobuf field is read once: a read costs a call and, for a repeated field,
+    a new container.)"""
     node_name, op_type, domain = node.name, node.op_type, node.domain
     if type(node_name) is not str or type(op_type) is not str or type(domain) is not str:
         for text, what in ((node_name, "node"), (op_type, "op type"), (domain, "domain")):
@@ -118,6 +151,7 @@ def _check_node(node: onnx.NodeProto, path: str, opsets: dict, known: dict, raw_
             _check_name(path, f"value (of node '{node_name}')", name)
     value_size = raw_sizes.get(outputs[0]) if raw_sizes and op_type == "Constant" and outputs else None
     where = f"node '{node_name}' ({op_type})"
+    _check_defined(path, where, outputs, defined)
     default = domain in DEFAULT_DOMAINS
     attributes = [(a, a.name, a.type) for a in node.attribute]
     for a, name, kind in attributes:

@@ -67,7 +67,7 @@ def import_tflite(path: str, npu_fast: bool = False, int_io: bool = False) -> Gr
 def _custom_options(model: TfliteModel) -> dict:
     """The options of the model's custom ops (ops/custom.py, imported only for a model that has one)."""
     from .ops.custom import read_custom_options
-    return read_custom_options(model.data)
+    return read_custom_options(model.data, [op.index for op in model.ops if op.custom])
 
 
 def convert_ops(ctx: TfliteContext, ops: Sequence[OpInfo]) -> None:
@@ -76,7 +76,7 @@ def convert_ops(ctx: TfliteContext, ops: Sequence[OpInfo]) -> None:
     skip = ctx.int_io.bypass if ctx.int_io is not None else ()
     refusals = Refusals()     # a refused op does not stop the walk: one run lists every refusal
     for op in ops:
-        if op.index in skip or refusals.blocks(op.inputs, op.outputs, op.op_type in _CALLS):
+        if op.index in skip or refusals.missing and refusals.blocks(op.inputs, op.outputs, op.op_type in _CALLS):
             continue
         try:
             _convert_op(ctx, op)
@@ -152,7 +152,11 @@ def _reachable(model: TfliteModel) -> list:
 def quantized_op(model: Union[TfliteModel, Subgraph], op: OpInfo) -> bool:
     """Whether ``op`` reads or writes quantized (int8/uint8/int16 with a scale) tensors (``model``: a
     TfliteModel for its main subgraph, or the Subgraph holding ``op``)."""
-    return any(i >= 0 and is_quantized(model.tensors[i]) for i in list(op.inputs) + list(op.outputs))
+    known = op.quantized
+    if known is None:   # (asked twice per op: when the model's ops are checked and when the op converts)
+        tensors = model.tensors
+        known = op.quantized = any(i >= 0 and is_quantized(tensors[i]) for i in (*op.inputs, *op.outputs))
+    return known
 
 
 def _declare_inputs(ctx: TfliteContext, model: TfliteModel) -> None:
@@ -181,13 +185,23 @@ def _input_dim(ctx: TfliteContext, input_name: str, axis: int, d: int) -> Dim:
 
 def _convert_op(ctx: TfliteContext, op: OpInfo) -> None:
     entry = resolve_custom(op.op_type) if op.custom else resolve(op.op_type, quantized_op(ctx.sub, op))
-    loc = Location(op.op_type, "?", source="tflite")
-    with converting(loc, ConvertError):
+    try:
         node = OpReader(op, ctx.keys, ctx.sub.tensors, entry.options)
+    except Exception:    # (its location made only here: reading an op rarely fails)
+        with converting(Location(op.op_type, "?", source="tflite"), ConvertError):
+            raise
     loc = node.location
-    with ctx.b.at(loc), converting(loc, ConvertError):
-        _check_ranks(ctx, node)
+    b = ctx.b
+    saved, b.location = b.location, loc     # what ``with b.at(loc), converting(loc, ...)`` does, in fewer calls
+    try:
+        if node.op_type in _INPUT_RANKS:
+            _check_ranks(ctx, node)
         results = entry.fn(ctx, node)
+    except Exception:
+        with converting(loc, ConvertError):
+            raise
+    finally:
+        b.location = saved
     if not isinstance(results, (list, tuple)):
         results = [results]
     for key, value in zip(node.outputs, results):

@@ -14,11 +14,14 @@ A damaged file fails here as it does in the generated code: ``struct.error`` for
 from __future__ import annotations
 
 import struct
-from typing import Iterator, Optional
+from operator import itemgetter
+from typing import Callable, Iterator, Optional
 
 import numpy as np
 from flatbuffers import table as generated_table
 
+_ABSENT = (0,) * 16    # the offsets of undeclared slots, after a vtable's own (see Table.offsets)
+_PICKS: dict = {}      # the slots a reader wants -> their itemgetter
 _U16 = struct.Struct("<H").unpack_from
 _I32 = struct.Struct("<i").unpack_from
 _U32 = struct.Struct("<I").unpack_from
@@ -30,7 +33,7 @@ class Table:
     ``vtables`` (shared by every table reached from one root) remembers each vtable read: a writer stores
     one vtable for all tables with the same fields, so a model's tensors and operators share a handful."""
 
-    __slots__ = ("buf", "pos", "slots", "declared", "vtables")
+    __slots__ = ("buf", "pos", "slots", "declared", "padded", "vtables")
 
     def __init__(self, buf: bytes, pos: int, vtables: Optional[dict] = None) -> None:
         vtable = pos - _I32(buf, pos)[0]
@@ -38,7 +41,7 @@ class Table:
         known = vtables.get(vtable)
         if known is None:
             known = vtables[vtable] = _vtable(buf, pos, vtable)
-        self.declared, self.slots = known
+        self.declared, self.slots, self.padded = known
         self.buf, self.pos, self.vtables = buf, pos, vtables
 
     def offset(self, slot: int) -> int:
@@ -49,6 +52,15 @@ class Table:
         if slot < self.declared:
             raise struct.error(f"the vtable entry of field {slot} lies past the end of the file")
         return 0
+
+    def offsets(self, wanted: tuple) -> tuple:
+        """:meth:`offset` of each slot in ``wanted``, in one call (a reader that wants most of a table's
+        fields then reads them with :func:`string_at`, :func:`ints_at` and a ``struct`` at ``pos`` + offset)."""
+        padded = self.padded
+        if padded is not None and len(padded) > max(wanted):
+            pick = _PICKS.get(wanted) or _PICKS.setdefault(wanted, itemgetter(*wanted))
+            return pick(padded)
+        return tuple(self.offset(s) for s in wanted)
 
     def scalar(self, slot: int, unpack: struct.Struct, default: object) -> object:
         """A scalar field read with ``unpack``, or ``default`` when absent."""
@@ -70,18 +82,11 @@ class Table:
 
     def string(self, slot: int) -> Optional[bytes]:
         """The string's bytes (cut at the end of the file, as the generated code does), None when absent."""
-        at = self.ref(slot)
-        if not at:
-            return None
-        size = _U32(self.buf, at)[0]
-        return bytes(self.buf[at + 4:at + 4 + size])
+        return string_at(self.buf, self.pos, self.offset(slot))
 
     def ints(self, slot: int) -> Optional[tuple]:
         """An ``int32`` vector as a tuple of ints, None when absent."""
-        at = self.ref(slot)
-        if not at:
-            return None
-        return struct.unpack_from(f"<{_U32(self.buf, at)[0]}i", self.buf, at + 4)
+        return ints_at(self.buf, self.pos, self.offset(slot))
 
     def array(self, slot: int, dtype: type) -> Optional[np.ndarray]:
         """A vector of ``dtype`` (little-endian) as a zero-copy array view of the buffer, None when absent."""
@@ -101,10 +106,65 @@ class Table:
             entry = at + 4 + 4 * j
             yield Table(buf, entry + _U32(buf, entry)[0], self.vtables)
 
+    def tables_fields(self, slot: int, wanted: tuple) -> Iterator[tuple]:
+        """``(position, offsets of the fields wanted)`` of each table of a vector of tables, in order, as
+        :meth:`tables` then :meth:`offsets` give them, without a Table object each (a model's hundreds of
+        tensors and operators)."""
+        at = self.ref(slot)
+        if not at:
+            return
+        buf, vtables = self.buf, self.vtables
+        pick = _PICKS.get(wanted) or _PICKS.setdefault(wanted, itemgetter(*wanted))
+        need = max(wanted)
+        for j in range(_U32(buf, at)[0]):
+            entry = at + 4 + 4 * j
+            pos = entry + _U32(buf, entry)[0]
+            vtable = pos - _I32(buf, pos)[0]
+            known = vtables.get(vtable)
+            if known is None:
+                known = vtables[vtable] = _vtable(buf, pos, vtable)
+            padded = known[2]
+            if padded is not None and len(padded) > need:
+                yield pos, pick(padded)
+            else:    # a vtable cut by the end of the file: each field as :meth:`offset` reads (and fails) it
+                yield pos, Table(buf, pos, vtables).offsets(wanted)
+
+    def element(self, slot: int, j: int) -> "Table":
+        """Table ``j`` of the vector of tables in the field (which holds more than ``j``), as :meth:`tables`
+        opens it."""
+        at = self.ref(slot) + 4 + 4 * j
+        return Table(self.buf, at + _U32(self.buf, at)[0], self.vtables)
+
     def length(self, slot: int) -> int:
         """The number of elements of a vector field (0 when absent)."""
         at = self.ref(slot)
         return _U32(self.buf, at)[0] if at else 0
+
+
+def string_at(buf: bytes, pos: int, offset: int) -> Optional[bytes]:
+    """The string field at ``offset`` (from :meth:`Table.offsets`) of the table at ``pos``; None when 0 (absent)."""
+    if not offset:
+        return None
+    at = pos + offset
+    at += _U32(buf, at)[0]
+    return bytes(buf[at + 4:at + 4 + _U32(buf, at)[0]])
+
+
+def ints_at(buf: bytes, pos: int, offset: int) -> Optional[tuple]:
+    """The ``int32`` vector field at ``offset`` of the table at ``pos``, as a tuple; None when 0 (absent)."""
+    if not offset:
+        return None
+    at = pos + offset
+    at += _U32(buf, at)[0]
+    return struct.unpack_from(f"<{_U32(buf, at)[0]}i", buf, at + 4)
+
+
+def table_at(buf: bytes, pos: int, offset: int, vtables: dict) -> Optional[Table]:
+    """The sub-table field at ``offset`` of the table at ``pos``; None when 0 (absent)."""
+    if not offset:
+        return None
+    at = pos + offset
+    return Table(buf, at + _U32(buf, at)[0], vtables)
 
 
 class AccessorTable(generated_table.Table):
@@ -125,6 +185,15 @@ class AccessorTable(generated_table.Table):
             fields = self._fields = Table(self.Bytes, self.Pos)
         return fields.offset((vtableOffset - 4) >> 1)
 
+    def scalar_field(self, slot: int, unpack: Callable, py_type: type, default: object) -> object:
+        """The scalar in field ``slot`` (``default`` when absent), as a generated accessor reads it through
+        ``Offset`` and ``Get`` (see :func:`.node._direct`)."""
+        fields = self._fields
+        if fields is None:
+            fields = self._fields = Table(self.Bytes, self.Pos)
+        o = fields.offset(slot)
+        return py_type(unpack(self.Bytes, self.Pos + o)[0]) if o else default
+
     def Get(self, flags: object, off: int) -> object:   # noqa: N802
         if off < 0:
             raise TypeError(f"offset {off} is negative")
@@ -139,14 +208,16 @@ def generated(cls: type, table: AccessorTable) -> object:
 
 
 def _vtable(buf: bytes, pos: int, vtable: int) -> tuple:
-    """(declared slots, the offsets of those inside the file) of the vtable at ``vtable``. Slot s is declared
+    """(declared slots, the offsets of those inside the file, the offsets followed by :data:`_ABSENT` or None
+    when some declared entry lies past the end of the file) of the vtable at ``vtable``. Slot s is declared
     when its entry (at 4 + 2s) starts inside the vtable's declared size; one past the end of the file fails
     only when it is asked for (:meth:`Table.offset`)."""
     if vtable < 0:
         raise ValueError(f"a table at {pos} points to its vtable before the start of the file")
     declared = max(_U16(buf, vtable)[0] - 3, 0) // 2
     count = min(declared, max(len(buf) - vtable - 4, 0) // 2)
-    return declared, struct.unpack_from(f"<{count}H", buf, vtable + 4)
+    slots = struct.unpack_from(f"<{count}H", buf, vtable + 4)
+    return declared, slots, slots + _ABSENT if count == declared else None
 
 
 def root(buf: bytes) -> Table:

@@ -34,7 +34,7 @@ from ...ir import attrs as A
 from ...ir.dtypes import DType
 from ...ir.ops import Op
 from ...lowering.int32_ops import identity_rescale
-from .quant import QUANT_TYPES, rescale, scale, tosa_multiplier, unsigned, value_range, zero_point
+from .quant import QUANT_TYPES, rescale, scale, tosa_multipliers, unsigned, value_range, zero_point
 from .reader import ConvertError
 from .schema import tflite
 
@@ -169,7 +169,7 @@ def fit_rescale_input(ctx: TfliteContext, acc: Value, reals: Union[float, Sequen
     For a multiplier above 1 TOSA requires ``|acc| < 2**(30 - exponent)``; any such value already
     saturates every 8/16-bit output, so the clamp changes no result where TFLite's own
     ``acc << exponent`` does not overflow int32."""
-    shifts = np.array([tosa_multiplier(r)[1] for r in np.reshape(reals, -1)])
+    shifts = np.array([shift for _, shift in tosa_multipliers(reals)])
     half = np.minimum(np.left_shift(np.int64(1), shifts - 1), 1 << 31)
     if max_abs < half.min():
         return acc

@@ -19,13 +19,14 @@ from __future__ import annotations
 import functools
 import math
 import struct
+from collections import Counter
 from dataclasses import field
 from ...records import dataclass   # dataclasses' classes, built faster (issue 13)
 from typing import Optional
 
 import numpy as np
 
-from ...limits import check_tensor
+from ...limits import check_tensor, max_tensor_bytes
 from ...lowering.errors import ConvertError  # noqa: F401  (one error type for every importer's converters)
 from . import flat
 from .operand_checks import operand_problem
@@ -44,9 +45,13 @@ NUMPY_TYPES = {
     tflite.TensorType.UINT32: np.uint32, tflite.TensorType.UINT64: np.uint64,
 }
 TYPE_NAMES = {v: k for k, v in vars(tflite.TensorType).items() if not k.startswith("_")}
+_ITEMSIZES = {k: np.dtype(v).itemsize for k, v in NUMPY_TYPES.items()}
+_INT_LIMITS = {k: np.iinfo(v) for k, v in NUMPY_TYPES.items() if np.issubdtype(v, np.integer)}
+_TINY = np.finfo(np.float32).tiny
 CUSTOM = tflite.BuiltinOperator.CUSTOM
 _PLACEHOLDER = tflite.BuiltinOperator.PLACEHOLDER_FOR_GREATER_OP_CODES
 _F32, _I64 = np.dtype("<f4"), np.dtype("<i8")
+_INT8, _UINT8, _UINT32 = flat.INT8.unpack_from, flat.UINT8.unpack_from, flat.UINT32.unpack_from
 
 
 class ModelReadError(Exception):
@@ -76,6 +81,7 @@ class TensorInfo:
     data: Optional[np.ndarray] = None
     quant: Optional[QuantParams] = None
     is_variable: bool = False
+    own_data: bool = False           # ``data`` is memory no other tensor holds, read by one operator input (_own_data)
 
     @property
     def type_name(self) -> str:
@@ -92,6 +98,7 @@ class OpInfo:
     outputs: list
     options: object = None           # the builtin options (flat.AccessorTable), or None
     options_type: int = 0
+    quantized: Optional[bool] = None   # whether it reads or writes quantized tensors (driver.quantized_op's cache)
 
 
 @dataclass
@@ -139,6 +146,8 @@ def _read(data: bytes) -> TfliteModel:
     codes = [_opcode(c) for c in model.tables(1)]
     graphs = [_subgraph(sg, k, buffers, codes) for k, sg in enumerate(model.tables(2))]
     main = graphs[0]
+    if len(graphs) == 1:    # (a body may capture an enclosing tensor by name: see .captures)
+        _own_data(main)
     result = TfliteModel(main.tensors, main.ops, main.inputs, main.outputs, subgraphs=len(graphs),
                          version=model.scalar(0, flat.UINT32, 0), graphs=graphs)
     _read_signature(model, result)
@@ -148,8 +157,9 @@ def _read(data: bytes) -> TfliteModel:
 def _subgraph(sg: flat.Table, k: int, buffers: list, codes: list) -> Subgraph:
     """Subgraph ``k`` (schema table SubGraph: tensors, inputs, outputs, operators, name)."""
     checked: set = set()
-    tensors = [_tensor(t, i, buffers, checked) for i, t in enumerate(sg.tables(0))]
-    ops = [_op(op, i, codes) for i, op in enumerate(sg.tables(3))]
+    tensors = [_tensor(sg, at, fields, i, buffers, checked)
+               for i, (at, fields) in enumerate(sg.tables_fields(0, _TENSOR_SLOTS))]
+    ops = [_op(sg, at, fields, i, codes) for i, (at, fields) in enumerate(sg.tables_fields(3, _OP_SLOTS))]
     inputs = list(sg.ints(1) or ())
     outputs = list(sg.ints(2) or ())
     where = "" if k == 0 else f" in subgraph {k}"
@@ -168,6 +178,24 @@ def _subgraph(sg: flat.Table, k: int, buffers: list, codes: list) -> Subgraph:
     _fill_empty_constants(tensors, ops, inputs)
     name = (sg.string(4) or b"").decode("utf-8", errors="replace") or f"subgraph_{k}"
     return Subgraph(k, name, tensors, ops, inputs, outputs)
+
+
+def _own_data(sub: Subgraph) -> None:
+    """Mark the constant tensors whose data no other tensor views (TFLite writers share one buffer between
+    equal constants) and that exactly one operator input reads, and which are no graph output: a converter
+    may put such data in a CONST without copying it, as no other CONST of the program can then view the
+    same memory (the writer stores CONSTs that view one memory once: a copy keeps them apart)."""
+    readers = Counter(i for op in sub.ops for i in op.inputs)
+    held = Counter(_address(t.data) for t in sub.tensors if t.data is not None)
+    outputs = set(sub.outputs)
+    for t in sub.tensors:
+        if t.data is not None and t.data.size and held[_address(t.data)] == 1 and readers[t.index] == 1 \
+                and t.index not in outputs:
+            t.own_data = True
+
+
+def _address(data: np.ndarray) -> int:
+    return data.__array_interface__["data"][0]
 
 
 def _fill_empty_constants(tensors: list, ops: list, inputs: list) -> None:
@@ -209,27 +237,41 @@ def _opcode(code: flat.Table) -> tuple:
     return (BUILTIN_OPCODE2NAME.get(builtin, f"BUILTIN_{builtin}"), False, version)
 
 
-def _tensor(t: flat.Table, index: int, buffers: list, checked: set) -> TensorInfo:
+# the Tensor fields _tensor reads, in its order: name, shape, shape_signature, quantization, type, is_variable,
+# buffer, sparsity
+_TENSOR_SLOTS = (3, 0, 7, 4, 1, 5, 2, 6)
+
+
+def _tensor(sg: flat.Table, pos: int, fields: tuple, index: int, buffers: list, checked: set) -> TensorInfo:
     """One tensor (schema table Tensor: shape, type, buffer, name, quantization, is_variable, sparsity,
-    shape_signature). ``checked``: the (shape, type) pairs whose size is known to be within the budget."""
-    name = (t.string(3) or b"").decode("utf-8", errors="replace") or f"tensor_{index}"
-    shape = t.ints(0) or ()
-    signature = t.ints(7)
-    try:
-        quant = _quant(t.table(4))
-    except ModelReadError as e:
-        raise ModelReadError(f"tensor '{name}': {e}") from None
-    info = TensorInfo(index, name, t.scalar(1, flat.INT8, 0), shape, signature, quant=quant,
-                      is_variable=bool(t.scalar(5, flat.UINT8, 0)))
-    _check_zero_points(info)
+    shape_signature) of subgraph ``sg``, at ``pos`` with the offsets of :data:`_TENSOR_SLOTS` (``fields``).
+    ``checked``: the (shape, type) pairs whose size is known to be within the budget. (Its fields are read
+    straight at their offsets: a model has hundreds of tensors.)"""
+    buf = sg.buf
+    at_name, at_shape, at_signature, at_quant, at_type, at_variable, at_buffer, at_sparsity = fields
+    name = (flat.string_at(buf, pos, at_name) or b"").decode("utf-8", errors="replace") or f"tensor_{index}"
+    shape = flat.ints_at(buf, pos, at_shape) or ()
+    signature = flat.ints_at(buf, pos, at_signature)
+    quant = None
+    if at_quant:
+        try:
+            quant = _quant(flat.table_at(buf, pos, at_quant, sg.vtables))
+        except ModelReadError as e:
+            raise ModelReadError(f"tensor '{name}': {e}") from None
+    info = TensorInfo(index, name, _INT8(buf, pos + at_type)[0] if at_type else 0, shape, signature, quant=quant,
+                      is_variable=bool(_UINT8(buf, pos + at_variable)[0]) if at_variable else False)
+    if quant is not None:
+        _check_zero_points(info)
     if info.type in NUMPY_TYPES and (shape, info.type) not in checked:
-        # shape (not signature) dims are concrete: the budget applies as declared (once per shape and type)
-        check_tensor(f"tensor '{name}'", [max(d, 0) for d in shape], NUMPY_TYPES[info.type])
+        # shape (not signature) dims are concrete: the budget applies as declared (once per shape and type;
+        # int32 dims never pass TOSA's limit, so only a size over the budget needs the full check's words)
+        if min(shape, default=0) < 0 or math.prod(shape) * _ITEMSIZES[info.type] > max_tensor_bytes():
+            check_tensor(f"tensor '{name}'", [max(d, 0) for d in shape], NUMPY_TYPES[info.type])
         checked.add((shape, info.type))
-    buffer = t.scalar(2, flat.UINT32, 0)
+    buffer = _UINT32(buf, pos + at_buffer)[0] if at_buffer else 0
     raw = buffers[buffer] if 0 < buffer < len(buffers) else None
     if raw is not None:
-        info.data = _typed_data(info, raw, _sparsity(t.table(6)))
+        info.data = _typed_data(info, raw, _sparsity(flat.table_at(buf, pos, at_sparsity, sg.vtables)))
     return info
 
 
@@ -242,11 +284,12 @@ def _sparsity(table: Optional[flat.Table]) -> Optional[tflite.SparsityParameters
 
 def _check_zero_points(info: TensorInfo) -> None:
     """A quantized integer tensor's zero points lie in its own type's range."""
-    dtype = NUMPY_TYPES.get(info.type)
-    if info.quant is None or dtype is None or not np.issubdtype(dtype, np.integer):
+    limits = _INT_LIMITS.get(info.type)
+    if info.quant is None or limits is None:
         return
-    limits = np.iinfo(dtype)
     zp = info.quant.zero_point.reshape(-1)
+    if zp.size == 1 and limits.min <= zp[0] <= limits.max:   # (per-tensor: the common case, without arrays)
+        return
     bad = zp[(zp < limits.min) | (zp > limits.max)]
     if bad.size:
         raise ModelReadError(f"tensor '{info.name}' ({info.type_name}) has zero point {int(bad[0])}, outside "
@@ -276,37 +319,46 @@ def _quant(q: Optional[flat.Table]) -> Optional[QuantParams]:
     scale = np.asarray(scale, np.float32)
     zp = q.array(3, _I64)
     zp = np.zeros(scale.shape, np.int64) if zp is None or zp.size == 0 else np.asarray(zp, np.int64)
-    ok = np.isfinite(scale) & (scale >= np.finfo(np.float32).tiny)
+    if scale.size == 1 and math.isfinite(scale[0]) and scale[0] >= _TINY:   # (per-tensor: without arrays)
+        return QuantParams(scale, zp, q.scalar(6, flat.INT32, 0))
+    ok = np.isfinite(scale) & (scale >= _TINY)
     if not np.all(ok):
         raise ModelReadError(f"a quantization scale is {scale[~ok][0]}; scales must be finite, positive "
                              "normal float32 numbers")
     return QuantParams(scale, zp, q.scalar(6, flat.INT32, 0))
 
 
-def _op(op: flat.Table, index: int, codes: list) -> OpInfo:
+_OP_SLOTS = (0, 1, 2, 4, 3)   # the Operator fields _op reads, in its order (see there)
+
+
+def _op(sg: flat.Table, pos: int, fields: tuple, index: int, codes: list) -> OpInfo:
     """One operator (schema table Operator: opcode_index, inputs, outputs, builtin_options_type,
-    builtin_options)."""
-    idx = op.scalar(0, flat.UINT32, 0)
+    builtin_options) of subgraph ``sg``, at ``pos`` with the offsets of :data:`_OP_SLOTS` (``fields``)."""
+    buf = sg.buf
+    at_code, at_inputs, at_outputs, at_options, at_type = fields
+    idx = _UINT32(buf, pos + at_code)[0] if at_code else 0
     if not 0 <= idx < len(codes):
         raise ModelReadError(f"operator {index} uses opcode index {idx}, but the model has {len(codes)} codes")
     name, custom, version = codes[idx]
-    inputs = list(op.ints(1) or ())
-    outputs = list(op.ints(2) or ())
-    at = op.ref(4)
-    options, options_type = (flat.AccessorTable(op.buf, at) if at else None), op.scalar(3, flat.UINT8, 0)
+    inputs = list(flat.ints_at(buf, pos, at_inputs) or ())
+    outputs = list(flat.ints_at(buf, pos, at_outputs) or ())
+    at = pos + at_options + _UINT32(buf, pos + at_options)[0] if at_options else 0
+    options, options_type = (flat.AccessorTable(buf, at) if at else None), _UINT8(buf, pos + at_type)[0] if at_type else 0
     try:
-        _probe_options(options, options_type)
+        _probe_options(options, options_type, sg.vtables)
     except (struct.error, IndexError, ValueError, TypeError, OverflowError, UnicodeDecodeError) as e:
         raise ModelReadError(f"operator {index} ({name}): its options table is damaged or reaches outside "
                              f"the file ({type(e).__name__}: {e})") from None
     return OpInfo(index, name, custom, version, inputs, outputs, options, options_type)
 
 
-def _probe_options(table: Optional[flat.AccessorTable], options_type: int) -> None:
+def _probe_options(table: Optional[flat.AccessorTable], options_type: int, vtables: Optional[dict] = None) -> None:
     """Read every field of an operator's options once, so a table reaching outside the file fails
     here (struct.error, caught by read_model) and not in a converter."""
     name = _OPTION_NAMES.get(options_type)
     if table is None or name is None or not hasattr(tflite, name):
+        return
+    if _scalar_fields(name) and _scalars_inside(table, vtables):
         return
     obj = flat.generated(getattr(tflite, name), table)
     for reader in _option_fields(name):
@@ -329,6 +381,26 @@ def _option_fields(name: str) -> tuple:
 
 
 _OPTION_NAMES = {v: k for k, v in vars(tflite.BuiltinOptions).items() if not k.startswith("_")}
+# the names a generated reader of one scalar field uses (besides its ``...Flags`` type and ``bool``)
+_SCALAR_READ = frozenset(("flatbuffers", "number_types", "py_type", "_tab", "Offset", "Get", "Pos"))
+
+
+@functools.lru_cache(maxsize=None)
+def _scalar_fields(name: str) -> bool:
+    """Whether options class ``name`` has fields, each a scalar (no string, vector, table or union)."""
+    cls = getattr(tflite, name)
+    names = [{n for n in getattr(cls, f).__code__.co_names if not n.endswith("Flags") and n != "bool"}
+             for f in _option_fields(name)]
+    return bool(names) and all(n == _SCALAR_READ for n in names)
+
+
+def _scalars_inside(table: flat.AccessorTable, vtables: Optional[dict]) -> bool:
+    """True when every scalar field of ``table`` lies inside the file (its whole vtable does, and 8 bytes
+    from its last field's offset), so reading them cannot fail (the probe's reads are then skipped). A vtable
+    out of the file fails here, as its first field's read would. ``vtables``: the vtables read so far (the
+    model's options tables share a few)."""
+    fields = table._fields = flat.Table(table.Bytes, table.Pos, vtables)   # (the converters read it again)
+    return fields.padded is not None and table.Pos + max(fields.slots, default=0) + 8 <= len(table.Bytes)
 
 
 def _read_signature(model: flat.Table, result: TfliteModel) -> None:

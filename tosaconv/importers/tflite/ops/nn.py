@@ -43,7 +43,7 @@ def _weight(ctx: TfliteContext, node: OpReader, i: int, dtype: DType) -> Union[n
     """Filter or weights: a numpy array when constant (the usual case), else the IR value."""
     w = ctx.const(node.inputs[i])
     if w is not None:
-        return np.asarray(w).astype(dtype.numpy)
+        return np.asarray(w).astype(dtype.numpy, copy=not _own(ctx, node.inputs[i], w))
     v = ctx.tensor(node.inputs[i])
     if not v.type.is_static:
         raise ConvertError(f"{node.op_type} weights with symbolic dims {v.type} are not supported")
@@ -59,7 +59,15 @@ def _bias(ctx: TfliteContext, node: OpReader, i: int, channels: int, dtype: DTyp
     if key is None:
         return ctx.b.const(np.zeros((channels,), dtype.numpy))
     c = ctx.const(key)
-    return ctx.b.const(np.asarray(c).astype(dtype.numpy)) if c is not None else ctx.tensor(key)
+    return ctx.b.const(np.asarray(c).astype(dtype.numpy, copy=not _own(ctx, key, c))) if c is not None else \
+        ctx.tensor(key)
+
+
+def _own(ctx: TfliteContext, key: str, value: object) -> bool:
+    """Whether ``value`` is tensor ``key``'s data as read and only this op reads that memory (reader.TensorInfo's
+    ``own_data``): then its CONST may view the file's bytes, uncopied (a copy of BirdNET's weights cost ~40 ms)."""
+    info = ctx.infos.get(key)
+    return info is not None and info.own_data and value is info.data
 
 
 def _value(ctx: TfliteContext, w: Union[np.ndarray, Value]) -> Value:

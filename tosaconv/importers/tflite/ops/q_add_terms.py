@@ -107,10 +107,10 @@ def pair_forms(infos: Sequence[TensorInfo], left_shift: int, sign: int, real_out
         options.append([exact] if exact is not None else _near_forms(left_shift, r))
     m_out, s_out = tosa_multiplier(real_out)
     try:
-        want = _scaled_sums(terms[0], terms[1], sign, m_out, s_out)
+        _check_sums(terms[0], terms[1], sign, m_out, s_out)
         for f0 in options[0]:
             for f1 in options[1]:
-                if np.array_equal(_scaled_sums(f0.apply(ds[0]), f1.apply(ds[1]), sign, m_out, s_out), want):
+                if _same_sums((f0.apply(ds[0]), f1.apply(ds[1])), terms, sign, m_out, s_out):
                     return f0, f1
     except ValueError:      # a sum outside apply_scale_32's range: leave it to the general form
         return None
@@ -119,6 +119,28 @@ def pair_forms(infos: Sequence[TensorInfo], left_shift: int, sign: int, real_out
 
 def _scaled_sums(a: np.ndarray, b: np.ndarray, sign: int, m: int, shift: int) -> np.ndarray:
     return apply_scale_32(a[:, None] + sign * b[None, :], m, shift, double_round=True)
+
+
+def _check_sums(a: np.ndarray, b: np.ndarray, sign: int, m: int, shift: int) -> None:
+    """The ValueError ``_scaled_sums(a, b, ...)`` raises (a multiplier or shift out of range, a sum outside
+    apply_scale_32's range), decided without making the 65,536 sums: from one of them and the extremes."""
+    _scaled_sums(a[:1], b[:1], sign, m, shift)
+    signed = sign * b
+    bound = 1 << (shift - 1)
+    if int(a.min()) + int(signed.min()) < -bound or int(a.max()) + int(signed.max()) >= bound:
+        raise ValueError("a sum of the terms lies outside apply_scale_32's range")
+
+
+def _same_sums(got: tuple, terms: Sequence[np.ndarray], sign: int, m: int, shift: int) -> bool:
+    """Whether the candidate terms ``got`` give TFLite's output (the terms ``terms``) on every pair of stored
+    values, i.e. ``_scaled_sums(*got) == _scaled_sums(*terms)`` (and its ValueError). A sum can differ only
+    in a row or column where a candidate term differs from TFLite's (a few: a form is off by one on a few
+    values, if any), so only those rows and columns are computed."""
+    (a, b), (ta, tb) = got, terms
+    _check_sums(a, b, sign, m, shift)
+    rows, cols = a != ta, b != tb
+    return (np.array_equal(_scaled_sums(a[rows], b, sign, m, shift), _scaled_sums(ta[rows], tb, sign, m, shift))
+            and np.array_equal(_scaled_sums(a, b[cols], sign, m, shift), _scaled_sums(ta, tb[cols], sign, m, shift)))
 
 
 def _near_forms(left_shift: int, real: float) -> list:

@@ -165,6 +165,9 @@ def convert_transpose(ctx: TfliteContext, node: OpReader) -> Converted:
     return ctx.b.emit(Op.TRANSPOSE, x, attrs=A.TransposeAttrs(perm))
 
 
+_TO_FP32 = A.CastAttrs(DType.FP32)   # one object for every fp16 weight's CAST (the builder finds it by identity)
+
+
 @converter("DEQUANTIZE")
 def convert_dequantize(ctx: TfliteContext, node: OpReader) -> Converted:
     """float16 weights behind DEQUANTIZE stay an FP16 CONST and a CAST to FP32 (small ones, and all with
@@ -175,7 +178,7 @@ def convert_dequantize(ctx: TfliteContext, node: OpReader) -> Converted:
         if c is not None and not keeps_narrow(np.asarray(c)):
             ctx.set_const(node.outputs[0], np.asarray(c, np.float32))
             return None
-        return ctx.b.emit(Op.CAST, ctx.tensor(node.inputs[0]), attrs=A.CastAttrs(DType.FP32))
+        return ctx.b.emit(Op.CAST, ctx.tensor(node.inputs[0]), attrs=_TO_FP32)
     raise ConvertError(f"DEQUANTIZE of {info.type_name} (quantized) tensors is not supported yet; "
                        "only float16 weights dequantize")
 
