@@ -390,37 +390,52 @@ def _tflite_row(label: str, path: str, bindings: dict, work: str) -> list:
     env = _compiled_env(os.path.join(work, "pycache"))
     peer_env = {k: v for k, v in env.items() if k != "PYTHONPATH"}   # its venv only, not this repository
     floor = [PY, "-c", "import numpy"]   # what any numpy-based converter pays before its first line of work
-    (mw, mc), (sw, sc), (pw, pc), (fw, _) = _best_pair(
-        lambda: _both([module], env), lambda: _both([script], env), lambda: _both(peer, peer_env),
-        lambda: _both([floor], env))
+    (mw, mc), (sw, sc), (vw, _), (pw, pc), (fw, _) = _best_pair(
+        lambda: _both([module], env), lambda: _both([script], env), lambda: _both([script], _served_env(work)),
+        lambda: _both(peer, peer_env), lambda: _both([floor], env))
     import json
     done = subprocess.run([PY, "-c", _INPROC, path, json.dumps(bindings), str(REPEAT)], env=env,
                           capture_output=True, text=True, check=True)
     iw, ic = json.loads(done.stdout)
     return [label, f"{os.path.getsize(path) / 1e6:.2f}", f"{mw:.2f}", f"{mc:.2f}", f"{sw:.2f}", f"{pw:.2f}",
             f"{pc:.2f}", f"{mw / pw:.2f}x", f"{mc / pc:.2f}x", f"{sw / pw:.2f}x", f"{iw:.3f}", f"{iw / pw:.2f}x",
-            f"{ic / pc:.2f}x", f"{fw:.2f}", f"{fw / pw:.2f}x"]
+            f"{ic / pc:.2f}x", f"{fw:.2f}", f"{fw / pw:.2f}x", f"{vw:.3f}", f"{vw / pw:.2f}x"]
+
+
+def _served_env(work: str) -> dict:
+    """The script's environment with the conversion server on (TOSACONV_SERVER=1), its socket under ``work``."""
+    return {**_compiled_env(os.path.join(work, "pycache")), "TOSACONV_SERVER": "1",
+            "TOSACONV_SERVER_DIR": os.path.join(work, "server")}
+
+
+def _server(work: str, action: str) -> None:
+    """``tosaconv server start|stop`` for the served column (started once, before the first row)."""
+    script = os.path.join(os.path.dirname(PY), "tosaconv")
+    subprocess.run([script, "server", action, "--quiet"], env=_served_env(work), check=True)
 
 
 def tflite_conversion(only: list = ()):
     models = [m for m in tflite_models() if not only or m[0] in only]
     rows = []
     with tempfile.TemporaryDirectory() as work:
+        _server(work, "start")
         for label, path, bindings in models:
             try:
                 rows.append(_tflite_row(label, path, bindings, work))
             except subprocess.CalledProcessError as e:
                 print(f"{label}: {' '.join(map(str, e.cmd[:2]))} failed (exit {e.returncode}); left out",
                       file=sys.stderr)
+        _server(work, "stop")
     print(f"### TFLite conversion vs tosa-converter-for-tflite + tosa-opt --tosa-serialize, fresh processes "
           f"(best of {REPEAT}; bytecode cached; {len(rows)} of {len(models)} distinct real models; tosaconv run by "
           f"{PY})\n")
     head = ["model", "MB", "python -m tosaconv wall s", "its CPU s", "tosaconv script wall s", "peer wall s",
             "peer CPU s", "wall ratio (goal 1.0x)", "CPU ratio", "script wall ratio", "in-process s",
-            "in-process / peer wall", "in-process CPU / peer CPU", "import numpy wall s", "numpy floor / peer wall"]
+            "in-process / peer wall", "in-process CPU / peer CPU", "import numpy wall s", "numpy floor / peer wall",
+            "served script wall s", "served wall ratio"]
     _table(head, rows)
     medians = {h: sorted(float(r[i][:-1]) for r in rows)[len(rows) // 2] for i, h in enumerate(head) if i in
-               (7, 8, 9, 11, 12, 14)}
+               (7, 8, 9, 11, 12, 14, 16)}
     print("medians: " + ", ".join(f"{h} {v:.2f}x" for h, v in medians.items()) + "\n")
 
 

@@ -220,3 +220,37 @@ def test_start_is_idempotent_and_stop_without_a_server_is_harmless(server):
     assert again.returncode == 0 and "already running" in again.stdout
     assert tosaconv(["server", "stop"], server / "elsewhere", served=False).stdout.strip() == \
         "tosaconv server: not running"
+
+
+def test_commands_at_once_get_a_worker_each(server, tmp_path):
+    """``make -j``: six commands at once, each served by its own worker, all writing the in-process bytes."""
+    want = tmp_path / "direct.tosa"
+    assert tosaconv(["convert", TFLITE, "-o", str(want), "-q"], server, served=False).returncode == 0
+    commands = [subprocess.Popen([sys.executable, "-m", "tosaconv", "convert", TFLITE, "-o", str(tmp_path / f"{i}.tosa"),
+                                  "-q"], env=environment(server, True), cwd=REPO) for i in range(6)]
+    assert [c.wait(300) for c in commands] == [0] * 6
+    assert all((tmp_path / f"{i}.tosa").read_bytes() == want.read_bytes() for i in range(6))
+    assert status(server)["served"] == 6
+
+
+def test_the_readme_makefile_with_the_server_builds_the_same_files(server, tmp_path):
+    """The README's Makefile under ``make -j2`` with TOSACONV_SERVER=1: every model's command is served and the
+    outputs (variants and depfiles) are byte for byte those of the in-process build."""
+    import shutil
+
+    from tests.cli.test_grid import readme_makefile
+    assert shutil.which("make"), "GNU make is needed to run the README's Makefile example; install make"
+    built = {}
+    for served in (False, True):
+        work = tmp_path / str(served)
+        (work / "models").mkdir(parents=True)
+        for model in (ONNX, str(REPO / "sample_models" / "small_cnn.onnx")):
+            shutil.copy(model, work / "models")
+        (work / "models" / "small_cnn.json").write_text('{"N": 1, "W": 16}')
+        (work / "Makefile").write_text(readme_makefile())
+        done = subprocess.run(["make", "-j2", f"TOSACONV={sys.executable} -m tosaconv"], cwd=work,
+                              env=environment(server, served), capture_output=True, text=True, timeout=600)
+        assert done.returncode == 0, done.stderr
+        built[served] = {p.name: p.read_bytes() for p in (work / "out").iterdir()}
+    assert len(built[True]) == 8 and built[True] == built[False]
+    assert status(server)["served"] == 2

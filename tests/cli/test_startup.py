@@ -94,3 +94,16 @@ def test_the_command_process_runs_with_fewer_collections_and_a_library_keeps_its
     assert frozen[0] > 1000 and frozen[1] <= frozen[0]   # start-up's objects, frozen by the first stage only
     before, after, numpy_loaded, frozen = json.loads(got["tosaconv.cli, tosaconv.api"])
     assert after == before and numpy_loaded and frozen == [0, 0]
+
+
+def test_the_served_command_path_imports_no_numpy_click_or_typing():
+    """With TOSACONV_SERVER=1 the command is a client of the conversion server: it must cost little more than the
+    interpreter itself, so it imports only built-in modules and ours (tosaconv.serve.wire's docstring)."""
+    import subprocess
+    import sys
+    code = "import sys, tosaconv.__main__, tosaconv.serve.client; print(' '.join(sorted(sys.modules)))"
+    proc = subprocess.run([sys.executable, "-S", "-c", code], capture_output=True, text=True, cwd=REPO,
+                          env={"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin"}, timeout=300)
+    loaded = set(proc.stdout.split())
+    assert "tosaconv.serve.client" in loaded, proc.stderr
+    assert not loaded & {"numpy", "click", "typing", "enum", "re", "socket", "signal", "functools", "json"}

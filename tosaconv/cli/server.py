@@ -92,17 +92,28 @@ def _run_command(argv: list) -> int:
 def warm_up() -> None:
     """Import what commands use (see WARM_PACKAGES) and compile what their first use would compile."""
     import importlib
-    import pkgutil
 
     from .. import records
     for name in WARM_MODULES:
         importlib.import_module(name)
     for package in WARM_PACKAGES:
-        root = importlib.import_module(package)
-        for info in pkgutil.walk_packages(root.__path__, f"{package}."):
-            if not info.name.startswith(("tosaconv.__main__", "tosaconv.serve")):
-                importlib.import_module(info.name)
+        for name in _modules_under(package):
+            if not name.startswith(("tosaconv.__main__", "tosaconv.serve")):
+                importlib.import_module(name)
     records.compile_waiting()
+
+
+def _modules_under(package: str) -> list[str]:
+    """Every module of ``package`` found on disk (pkgutil skips ``importers/onnx``, a namespace package)."""
+    import importlib
+    root = os.path.dirname(importlib.import_module(package).__file__ or "")
+    names = []
+    for directory, subdirs, files in os.walk(root):
+        subdirs[:] = sorted(d for d in subdirs if d != "__pycache__")
+        relative = os.path.relpath(directory, root)
+        prefix = ".".join([package, *([] if relative == "." else relative.split(os.sep))])
+        names += [f"{prefix}.{f[:-3]}" if f != "__init__.py" else prefix for f in sorted(files) if f.endswith(".py")]
+    return names
 
 
 def _foreground(idle: int, quiet: bool) -> int:

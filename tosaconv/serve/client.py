@@ -18,6 +18,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
+EXIT_INTERRUPTED = 130   # as tosaconv.cli
 FIRST_FRAME_TIMEOUT = 60.0   # seconds for the server to fork the worker; longer means it is wedged: run in-process
 _FORWARDED = ("SIGINT", "SIGTERM", "SIGHUP", "SIGQUIT")
 # The limits the worker takes from the command (tosaconv.serve.worker); resource is a small C module.
@@ -28,29 +29,50 @@ def served(argv: list[str]) -> int | None:
     """Run ``tosaconv ARGV`` on the server: its exit code, or None to run it in-process."""
     if not wire.supported() or not wire.runs_no_interpreter(argv):
         return None
-    sock = _connect()
+    problem = wire.private_dir_problem(wire.socket_dir())
+    path = wire.socket_path()
+    if problem not in (None, wire.MISSING) or len(path.encode()) >= wire.MAX_SOCKET_PATH:
+        return None   # no server can run there: `tosaconv server start` says why
+    sock = None if problem else _connect(path)
     if sock is None:
-        _start_server()
+        if not _server_starting(path):
+            _start_server()
         return None
     try:
         return _converse(sock, argv)
+    except KeyboardInterrupt:   # before the worker ran (after, signals go to it)
+        return EXIT_INTERRUPTED
     finally:
         sock.close()
 
 
-def _connect() -> _socket.socket | None:
-    """A connection to this tosaconv's server, or None: no server, or one we must not trust."""
-    if wire.private_dir_problem(wire.socket_dir()) is not None:
-        return None
+def _connect(path: str) -> _socket.socket | None:
+    """A connection to the server at ``path`` if one listens there and runs as this user."""
     sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
     try:
-        sock.connect(wire.socket_path())
+        sock.connect(path)
         if wire.peer_uid(sock) == os.getuid():
             return sock
     except OSError:
         pass
     sock.close()
     return None
+
+
+def _server_starting(path: str) -> bool:
+    """Whether a server holds the socket's lock (one is importing its modules): then start no other."""
+    import fcntl
+    try:
+        fd = os.open(path + ".lock", os.O_RDONLY | os.O_CLOEXEC)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        return False
+    except OSError:
+        return True
+    finally:
+        os.close(fd)   # closing drops a lock we took
 
 
 def _converse(sock: _socket.socket, argv: list[str]) -> int | None:
@@ -138,9 +160,9 @@ def _start_server() -> None:
 def control(what: str) -> dict[str, Any] | None:
     """Ask the server (``"status"`` or ``"stop"``): its status, or None when none runs."""
     import marshal
-    if not wire.supported():
+    if not wire.supported() or wire.private_dir_problem(wire.socket_dir()) is not None:
         return None
-    sock = _connect()
+    sock = _connect(wire.socket_path())
     if sock is None:
         return None
     try:

@@ -191,8 +191,11 @@ class Server:
     def fork(self, conn: socket.socket, fds: list[int], request: dict[str, Any]) -> None:
         pid = os.fork()
         if pid == 0:
-            inherited = self.private + [c.fileno() for c in self.workers.values()]
-            worker.become_and_run(conn, fds, request, self.run, inherited)
+            try:
+                inherited = self.private + [c.fileno() for c in self.workers.values()]
+                worker.become_and_run(conn, fds, request, self.run, inherited)
+            finally:
+                os._exit(1)   # never back into the server's loop
         self.workers[pid] = conn
         self.served += 1
 

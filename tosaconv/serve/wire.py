@@ -46,6 +46,8 @@ FRAME = struct.Struct("!cq")
 LENGTH = struct.Struct("!I")
 MAX_REQUEST = 16 << 20   # bytes of one request: an environment of a few hundred kB is already unusual
 STREAMS = (0, 1, 2)
+MAX_SOCKET_PATH = 108   # bytes of a unix socket's path, with its NUL (sun_path)
+MISSING = "it does not exist"   # private_dir_problem of a directory not made yet: the server makes it
 
 
 def command_of(argv: list[str]) -> str | None:
@@ -93,7 +95,7 @@ def private_dir_problem(path: str) -> str | None:
     try:
         st = os.lstat(path)
     except FileNotFoundError:
-        return "it does not exist"
+        return MISSING
     except OSError as e:
         return f"it cannot be read ({e.strerror})"
     if (st.st_mode & 0o170000) != 0o040000:

@@ -61,6 +61,10 @@ def _run(run: Runner, argv: list[str]) -> int:
         code = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
     except KeyboardInterrupt:
         code = 130
+    except BaseException:   # the command line reports its own errors; this is a last resort
+        import traceback
+        traceback.print_exc()
+        code = 1
     return int(code or 0) & 0xFF
 
 
