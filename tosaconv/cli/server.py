@@ -157,6 +157,7 @@ def _daemon(idle: int, write: int) -> None:
     os.setsid()
     if os.fork():
         os._exit(0)
+    os.chdir("/")   # pin no directory (a mount, a build tree being deleted); workers take their command's
     null = os.open(os.devnull, os.O_RDWR)
     for fd in wire.STREAMS:
         os.dup2(null, fd)

@@ -102,7 +102,8 @@ def request(argv: list[str]) -> dict[str, Any]:
     """What the worker needs to act as this process."""
     umask = os.umask(0o22)
     os.umask(umask)
-    return {"argv": list(argv), "identity": wire.identity(), "cwd": os.getcwd(), "env": dict(os.environ), "umask": umask,
+    return {"argv": list(argv), "identity": wire.identity(), "path0": sys.path[0], "cwd": os.getcwd(),
+            "env": dict(os.environ), "umask": umask,
             "limits": _limits(), "encodings": [(s.encoding, s.errors) if s is not None else None
                                                for s in (sys.stdin, sys.stdout, sys.stderr)]}
 

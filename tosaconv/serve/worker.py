@@ -85,6 +85,7 @@ def _take_over(fds: list[int], request: dict[str, Any], inherited: list[int]) ->
     _environment_changed()
     _take_streams(fds, request["encodings"])
     sys.argv = ["tosaconv", *request["argv"]]
+    sys.path[0] = request["path0"]   # the script's directory, or the working directory under `python -m`
 
 
 def _take_limits(limits: dict[str, tuple[int, int]]) -> None:
