@@ -280,29 +280,36 @@ def _best_wall_and_cpu(env: dict, *cmds) -> list:
 def onnx_conversion():
     from tests.real_models.catalog import MODELS
     from tests.real_models.fetch import model_path
-    rows, ratios = [], {"wall": [], "cpu": [], "rss": []}
+    rows, ratios = [], {"wall": [], "cpu": [], "rss": [], "served": []}
     with tempfile.TemporaryDirectory() as work:
         env = _compiled_env(os.path.join(work, "pycache"))
+        _server(work, "start")
         for entry in (e for e in MODELS if e.name in ONNX_MODELS):
             path = str(model_path(entry))
             shapes = [f"{k}={','.join(map(str, v))}" for k, v in entry.shapes[0].items()]
             convert = [PY, "-m", "tosaconv", "convert", path, "-o", os.path.join(work, "m.tosa"), "-q",
                        *[a for s in shapes for a in ("--input-shape", s)]]
             load = [PY, "-c", _LOAD, path]
-            (ours, ours_cpu), (theirs, theirs_cpu) = _best_wall_and_cpu(env, convert, load)
+            (ours, ours_cpu), (theirs, theirs_cpu), (served, _) = _best_pair(
+                lambda c=convert: _both([c], env), lambda c=load: _both([c], env),
+                lambda c=convert: _both([c], _served_env(work)))
             ours_rss, theirs_rss = _rss_of(convert, env), _rss_of(load, env)
-            for key, value in (("wall", ours / theirs), ("cpu", ours_cpu / theirs_cpu), ("rss", ours_rss / theirs_rss)):
+            for key, value in (("wall", ours / theirs), ("cpu", ours_cpu / theirs_cpu), ("rss", ours_rss / theirs_rss),
+                               ("served", served / theirs)):
                 ratios[key].append(value)
             rows.append([entry.name, f"{os.path.getsize(path) / 1e6:.1f}", f"{ours:.2f}", f"{theirs:.2f}",
                          f"{ours / theirs:.2f}x", f"{ours_cpu:.2f}", f"{theirs_cpu:.2f}", f"{ours_cpu / theirs_cpu:.2f}x",
-                         f"{ours_rss:.0f}", f"{theirs_rss:.0f}", f"{ours_rss / theirs_rss:.2f}x"])
+                         f"{ours_rss:.0f}", f"{theirs_rss:.0f}", f"{ours_rss / theirs_rss:.2f}x", f"{served:.2f}",
+                         f"{served / theirs:.2f}x"])
+        _server(work, "stop")
     print("### ONNX conversion vs onnx.load, fresh processes (best of %d; CPU = user + system; bytecode cached; "
           "run by %s)\n" % (REPEAT, PY))
     _table(["model", "MB", "convert s", "onnx.load s", "wall ratio (goal 2x)", "convert CPU s", "onnx.load CPU s",
-            "CPU ratio", "convert RSS MB", "onnx.load RSS MB", "RSS ratio (goal 1.3x)"], rows)
+            "CPU ratio", "convert RSS MB", "onnx.load RSS MB", "RSS ratio (goal 1.3x)", "served convert s",
+            "served wall ratio"], rows)
     median = {k: sorted(v)[len(v) // 2] for k, v in ratios.items()}
     print(f"median wall ratio {median['wall']:.2f}x, median CPU ratio {median['cpu']:.2f}x, "
-          f"median RSS ratio {median['rss']:.2f}x\n")
+          f"median RSS ratio {median['rss']:.2f}x, median served wall ratio {median['served']:.2f}x (TOSACONV_SERVER=1)\n")
 
 
 # -- TFLite conversion against Arm's tosa-converter-for-tflite + tosa-opt ---------------------------

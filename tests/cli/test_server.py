@@ -254,3 +254,46 @@ def test_the_readme_makefile_with_the_server_builds_the_same_files(server, tmp_p
         built[served] = {p.name: p.read_bytes() for p in (work / "out").iterdir()}
     assert len(built[True]) == 8 and built[True] == built[False]
     assert status(server)["served"] == 2
+
+
+def _raw(directory: Path, data: bytes, fds: tuple = ()) -> bytes:
+    """Send ``data`` (with ``fds``) to the server as a client would, then read whatever it answers."""
+    import socket
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+        sock.connect(str(next(directory.glob("*.sock"))))
+        sock.settimeout(30)
+        if fds:
+            sock.sendmsg([data[:1]], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array_of(fds))])
+            data = data[1:]
+        sock.sendall(data)
+        sock.shutdown(socket.SHUT_WR)
+        parts = []
+        while part := sock.recv(4096):
+            parts.append(part)
+        return b"".join(parts)
+
+
+def array_of(fds: tuple) -> bytes:
+    import struct
+    return struct.pack(f"{len(fds)}i", *fds)
+
+
+def _framed(payload: bytes) -> bytes:
+    return wire.LENGTH.pack(len(payload)) + payload
+
+
+@pytest.mark.parametrize("data", [
+    b"", b"\x00", b"\xff\xff\xff\xff", _framed(b"not marshal"), _framed(b"\x00" * 5),
+    _framed(__import__("marshal").dumps([1, 2])), _framed(__import__("marshal").dumps({"argv": "convert"})),
+    _framed(__import__("marshal").dumps({"argv": ["convert", "x.onnx", "-o", "x.tosa"]})),
+    _framed(__import__("marshal").dumps({"argv": ["convert"], "identity": 3, "env": None})),
+    _framed(__import__("marshal").dumps({"control": "no such thing"}))[:-2],
+], ids=["empty", "short", "huge length", "not marshal", "zeros", "list", "argv str", "no fields", "wrong types",
+        "truncated"])
+def test_a_malformed_request_gets_no_worker_and_the_server_lives_on(server, tmp_path, data):
+    """Nothing a client sends makes the server fork a worker for it or stop: the next command is served."""
+    answer = _raw(server, data, fds=(0, 1, 2) if len(data) > 4 else ())
+    assert answer == b"" or answer[:1] == b"F", answer
+    assert status(server)["served"] == 0
+    good = tosaconv(["convert", TFLITE, "-o", str(tmp_path / "m.tosa"), "-q"], server, served=True)
+    assert good.returncode == 0 and status(server)["served"] == 1
