@@ -297,3 +297,34 @@ def test_a_malformed_request_gets_no_worker_and_the_server_lives_on(server, tmp_
     assert status(server)["served"] == 0
     good = tosaconv(["convert", TFLITE, "-o", str(tmp_path / "m.tosa"), "-q"], server, served=True)
     assert good.returncode == 0 and status(server)["served"] == 1
+
+
+def test_an_idle_server_stops(tmp_path):
+    directory = tmp_path / "srv"
+    assert tosaconv(["server", "start", "--idle", "1", "-q"], directory, served=False).returncode == 0
+    pid = status(directory)["pid"]
+    _wait_gone(pid, limit=60)
+    assert not status(directory)["running"] and not list(directory.glob("*.sock"))
+
+
+def test_an_upgraded_installation_is_not_served_by_the_old_server(tmp_path):
+    """tosaconv's files change under a running server (an upgrade, an edit): the next command runs in-process with
+    the new files, and the server stops."""
+    import shutil
+    copy = tmp_path / "site"
+    shutil.copytree(REPO / "tosaconv", copy / "tosaconv", ignore=shutil.ignore_patterns("__pycache__"))
+    env = {"PYTHONPATH": str(copy)}
+    directory = tmp_path / "srv"
+    assert tosaconv(["server", "start", "-q"], directory, served=False, env=env, cwd=tmp_path).returncode == 0
+    pid = status_with(directory, env)["pid"]
+    source = copy / "tosaconv" / "emit" / "writer.py"
+    os.utime(source, ns=(source.stat().st_atime_ns, source.stat().st_mtime_ns + 10**9))
+    got = tosaconv(["convert", TFLITE, "-o", str(tmp_path / "m.tosa"), "-q"], directory, served=True, env=env,
+                   cwd=tmp_path)   # not the repository, whose tosaconv `python -m` would import first
+    assert got.returncode == 0 and (tmp_path / "m.tosa").stat().st_size > 0, got.stderr
+    _wait_gone(pid)
+
+
+def status_with(directory: Path, env: dict) -> dict:
+    got = tosaconv(["server", "status", "--json"], directory, served=False, env=env, cwd=directory.parent)
+    return json.loads(got.stdout)
