@@ -12,6 +12,7 @@ import json
 import os
 import sys
 import time
+from typing import Any
 
 import click
 
@@ -83,7 +84,7 @@ def _say(quiet: bool, text: str) -> None:
         click.echo(text)
 
 
-def _run_command(argv: list) -> int:
+def _run_command(argv: list[str]) -> int:
     """A served command, run as ``python -m tosaconv`` runs it."""
     from . import cli
     return int(cli.main(argv, prog_name="tosaconv", standalone_mode=False) or 0)
@@ -119,7 +120,7 @@ def _modules_under(package: str) -> list[str]:
 def _foreground(idle: int, quiet: bool) -> int:
     from ..serve.server import ServerError, serve
 
-    def ready(stats: dict) -> None:
+    def ready(stats: dict[str, Any]) -> None:
         _say(quiet, f"tosaconv server: listening on {stats['socket']} (pid {stats['pid']})")
         sys.stdout.flush()
     try:
@@ -165,7 +166,7 @@ def _daemon(idle: int, write: int) -> None:
     os.closerange(write + 1, os.sysconf("SC_OPEN_MAX"))
     from ..serve.server import ServerError, serve
 
-    def ready(stats: dict) -> None:
+    def ready(stats: dict[str, Any]) -> None:
         os.write(write, f"ok:pid {stats['pid']}, socket {stats['socket']}".encode())
         os.close(write)
     code = 0
