@@ -174,16 +174,20 @@ def test_signals_reach_the_worker_and_its_end_reaches_the_command(server, tmp_pa
     command = subprocess.Popen([sys.executable, "-m", "tosaconv", "convert", ONNX, "--bindings", str(fifo), "-o",
                                 str(tmp_path / "m.tosa")], env=environment(server, True), cwd=REPO, stdout=subprocess.PIPE,
                                stderr=subprocess.PIPE, text=True)
-    worker = _worker_of(status(server)["pid"])
-    time.sleep(0.3)   # the worker reaches the FIFO's open
-    if how == "kill the worker":
-        os.kill(worker, signal.SIGKILL)
-        assert command.wait(60) == -signal.SIGKILL
-    else:
-        command.send_signal(signal.SIGINT)
-        assert command.wait(60) == 130
-    _wait_gone(worker)
-    assert not (tmp_path / "m.tosa").exists()
+    try:
+        worker = _worker_of(status(server)["pid"])
+        time.sleep(0.3)   # the worker reaches the FIFO's open
+        if how == "kill the worker":
+            os.kill(worker, signal.SIGKILL)
+            assert command.wait(60) == -signal.SIGKILL
+        else:
+            command.send_signal(signal.SIGINT)
+            assert command.wait(60) == 130
+        _wait_gone(worker)
+        assert not (tmp_path / "m.tosa").exists()
+    finally:
+        if command.poll() is None:   # a failed check leaves no process blocked on the FIFO
+            command.kill()
 
 
 def test_without_a_server_the_command_runs_and_starts_one(tmp_path):
