@@ -185,9 +185,12 @@ def test_signals_reach_the_worker_and_its_end_reaches_the_command(server, tmp_pa
             assert command.wait(60) == 130
         _wait_gone(worker)
         assert not (tmp_path / "m.tosa").exists()
-    finally:
-        if command.poll() is None:   # a failed check leaves no process blocked on the FIFO
+    finally:   # a failed check leaves no process blocked on the FIFO
+        if command.poll() is None:
             command.kill()
+        server_pid = status(server)["pid"]
+        for child in Path(f"/proc/{server_pid}/task/{server_pid}/children").read_text().split():
+            os.kill(int(child), signal.SIGKILL)
 
 
 def test_without_a_server_the_command_runs_and_starts_one(tmp_path):
