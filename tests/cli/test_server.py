@@ -272,11 +272,14 @@ def _raw(directory: Path, data: bytes, fds: tuple = ()) -> bytes:
         if fds:
             sock.sendmsg([data[:1]], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array_of(fds))])
             data = data[1:]
-        sock.sendall(data)
-        sock.shutdown(socket.SHUT_WR)
         parts = []
-        while part := sock.recv(4096):
-            parts.append(part)
+        try:
+            sock.sendall(data)
+            sock.shutdown(socket.SHUT_WR)
+            while part := sock.recv(4096):
+                parts.append(part)
+        except (ConnectionResetError, BrokenPipeError):   # the server hung up on a request it refused
+            pass
         return b"".join(parts)
 
 
@@ -335,3 +338,29 @@ def test_an_upgraded_installation_is_not_served_by_the_old_server(tmp_path):
 def status_with(directory: Path, env: dict) -> dict:
     got = tosaconv(["server", "status", "--json"], directory, served=False, env=env, cwd=directory.parent)
     return json.loads(got.stdout)
+
+
+def test_random_bytes_never_get_a_worker_or_stop_the_server(server):
+    """Property-based: whatever bytes arrive (a length prefix and a marshal body of random content, or raw noise),
+    the server forks no worker and answers the next status."""
+    import marshal
+
+    from hypothesis import HealthCheck, given, settings
+    from hypothesis import strategies as st
+
+    bodies = st.one_of(st.binary(max_size=64),
+                       st.dictionaries(st.sampled_from(["argv", "env", "cwd", "identity", "control", "umask",
+                                                        "limits", "encodings", "path0"]),
+                                       st.one_of(st.none(), st.integers(), st.text(max_size=8),
+                                                 st.lists(st.text(max_size=8), max_size=3)), max_size=9)
+                       .filter(lambda d: d.get("control") != "stop")   # that one is a real request
+                       .map(lambda d: _framed(marshal.dumps(d))))
+
+    @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+    @given(bodies)
+    def check(data):
+        answer = _raw(server, data)
+        assert answer == b"" or answer[:1] in (b"F", b"I")
+    check()
+    got = status(server)
+    assert got["served"] == 0 and got["pid"] > 0
