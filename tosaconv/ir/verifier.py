@@ -42,11 +42,10 @@ from typing import Any, Optional, Union
 import numpy as np
 
 from ..symbolic.expr import Expr, InconclusiveDimension, is_static
-from .attrs import Attrs
+from .attrs import Attrs, field_types
 from .error_if import error_if
 from .graph import Graph, Operation, Value, op_regions, ops_with_regions
 from .ops import Op, OpDef, Trait
-from .printer import field_types
 from .region_rules import same_type  # noqa: F401  (part of the verifier's API)
 from .shape_rules import ShapeRuleError
 from .structural import RULE_ANSWERS, interned_key, is_interned, known_const_types, types_key
