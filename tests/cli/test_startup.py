@@ -58,7 +58,7 @@ NOT_ON_CONVERT = ["rich", "tosaconv.importers.onnx.legacy", "tosaconv.importers.
 NOT_ON_TFLITE_CONVERT = ["tempfile", "zipfile",   # (onnx itself imports both) no .npz is read or written
                          "tosaconv.importers.tflite.ops.custom", "tosaconv.importers.tflite.ops.variables",
                          "tosaconv.importers.tflite.captures", "tosaconv.lowering.control",   # no subgraph
-                         "tosaconv.importers.tflite.qmath",   # no --int-io
+                         "tosaconv.importers.tflite.qmath", "tosaconv.importers.int_io",   # no --int-io
                          "json", "base64",   # no JSON printed, no constant printed as text
                          "tosaconv.lowering.dft", "tosaconv.importers.tflite.ops.fft",   # no RFFT2D
                          "tosaconv.importers.tflite.sparse",   # no sparse constant
