@@ -50,7 +50,6 @@ def test_unknown_command_is_a_usage_error():
 NOT_ON_CONVERT = ["rich", "tosaconv.importers.onnx.legacy", "tosaconv.importers.onnx.scan8",
                   "tosaconv.importers.onnx.int_io_moves",   # a summary line; opset < MIN_OPSET; --int-io
                   "tosaconv.depfile",   # no --depfile
-                  "difflib",   # click's close-match suggestions for -o tried as a long option (cli.common.Command)
                   "tosaconv.ir.printer",   # no program printed as text (the verifier takes field_types from ir.attrs)
                   "tosaconv.interpreter.interpolation", "tosaconv.ir.count_rescale",   # no INTERP_MATRIX, COUNT_RESCALE
                   "tosaconv.diagnostics.assumption",   # no --bind that contradicts the data

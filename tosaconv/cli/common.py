@@ -35,28 +35,6 @@ INT_IO = click.option(
          "program takes and returns the int8 tensors a device feeds; the report gives their scales and "
          "zero points (uint8 is carried as int8 with the zero point minus 128).")
 
-# click tries each short option (``-q``, ``-o``) as a long one first, and the NoSuchOption it raises for
-# that (then caught) imports difflib to suggest close long names: ~1 ms of every convert's start-up
-# (issue 13). The parser below skips the suggestions where click retries the option as short ones.
-_Parser = getattr(click.parser, "_OptionParser", None) or click.parser.OptionParser   # click >= 8.2 / 8.1
-
-
-class _ShortOptionsFirstParser(_Parser):   # type: ignore[misc,valid-type]
-    def _match_long_opt(self, opt: str, explicit_value: Optional[str], state: object) -> None:
-        if opt not in self._long_opt and opt[:2] not in self._opt_prefixes:
-            raise click.NoSuchOption(opt, ctx=self.ctx)   # click's _process_opts retries it as short options
-        super()._match_long_opt(opt, explicit_value, state)
-
-
-class Command(click.Command):
-    """A click command with :class:`_ShortOptionsFirstParser` (same parse, same errors, no difflib)."""
-
-    def make_parser(self, ctx: click.Context) -> _ShortOptionsFirstParser:
-        parser = _ShortOptionsFirstParser(ctx)
-        for param in self.get_params(ctx):
-            param.add_to_parser(parser, ctx)
-        return parser
-
 
 @dataclass
 class Outcome:

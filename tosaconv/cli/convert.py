@@ -19,7 +19,6 @@ from ..report import ReportData, run_section
 from . import steps
 from .formats import emit_file, output_kind
 from .common import FP32_WEIGHTS
-from .common import Command
 from .common import (DFT, IN_PATH, INT_IO, MODEL_PATH, NPU_FAST, OUT_PATH, Outcome, binding_options, check_outputs,
                      guarded, output_options, target_options)
 
@@ -46,7 +45,7 @@ written atomically, and only if every step succeeded.
 """
 
 
-@click.command("convert", cls=Command, help=HELP)
+@click.command("convert", help=HELP)
 @click.argument("model", type=MODEL_PATH)
 @click.option("-o", "--output", required=True, type=OUT_PATH, metavar="OUT.tosa",
               help="The TOSA file to write: .tosa (flatbuffer) or .mlir (TOSA MLIR text).")
