@@ -26,7 +26,8 @@ depthwise and 1x1 convolutions with constant weights get kernels made once for t
 A warm run's neighbour steps whose intermediate value no one else reads run as one step (chains.py), a
 squeeze-excitation gate's tiny branch runs as one step too (gates.py), as do a convolution and the constant
 elementwise steps after it (epilogues.py), and a PAD that its only reader slices
-back inside the input passes the input on (pad_slices.py).
+back inside the input passes the input on (pad_slices.py). A later run finds its plan still valid without
+comparing every op when no op or value of a planned graph was assigned to since (watch.py).
 """
 from __future__ import annotations
 
@@ -52,6 +53,7 @@ from .gates import fuse_gates
 from .inplace import inplace_kernel, keeps_operands, produces_fresh
 from .pad_slices import skip_pads_sliced_away
 from .registry import kernel_for
+from .watch import edits, watch
 from .zero_bias import skip_zero_biases
 
 if TYPE_CHECKING:
@@ -149,15 +151,18 @@ class Plan:
     values another's result shares memory with (so which operands a step may overwrite)."""
 
     __slots__ = ("ref", "ops", "fields", "values", "value_fields", "ends", "steps", "run_steps", "constants",
-                 "warm", "max_bytes", "shared")
+                 "warm", "max_bytes", "shared", "edits")
 
     def __init__(self, ref: weakref.ref, steps: list, graph: Graph) -> None:
         self.ref = ref
         self.ops: list = list(graph.ops)
+        self.values: list = list(chain.from_iterable(op.results for op in self.ops))
+        # the edit count (watch.py) under which the fields below were read, or None when some op or value
+        # cannot be watched; watched first, so that any later assignment to them changes the count
+        self.edits: Optional[int] = edits() if watch(chain(self.ops, self.values)) else None
         # what the plan depends on, held (so no id is reused): each op's kind, attributes, operand and
         # result lists; each result's type and name; the outputs and assumptions
         self.fields: list = _op_fields(self.ops)
-        self.values: list = list(chain.from_iterable(op.results for op in self.ops))
         self.value_fields: list = _value_fields(self.values)
         self.ends: tuple = (list(graph.outputs), list(getattr(graph, "assumptions", ())))
         self.steps = steps
@@ -172,11 +177,20 @@ class Plan:
     def matches(self, graph: Graph) -> bool:
         """True when ``graph`` still has the ops, attributes, values and types the plan was built from.
         Passes replace an op's operand list rather than edit it (passes/rewrite.py), so the lists are
-        compared as objects; a changed result list means other values, whose types are not looked at."""
+        compared as objects; a changed result list means other values, whose types are not looked at.
+        The graph's op list, outputs and assumptions are compared every time; the ops' and values' fields
+        only when some watched op or value was assigned to since they last matched (watch.py)."""
         ops = graph.ops
-        return (ops == self.ops and _same(_op_fields(ops), self.fields)
-                and (list(graph.outputs), list(getattr(graph, "assumptions", ()))) == self.ends
-                and _same(_value_fields(self.values), self.value_fields))
+        if not (ops == self.ops and (list(graph.outputs), list(getattr(graph, "assumptions", ()))) == self.ends):
+            return False
+        seen = edits()
+        if seen == self.edits:
+            return True
+        if not (_same(_op_fields(ops), self.fields) and _same(_value_fields(self.values), self.value_fields)):
+            return False
+        if self.edits is not None:
+            self.edits = seen           # the fields matched as of this count
+        return True
 
     def learn(self, step: Step, results: list, args: list) -> None:
         """Record what a cold run saw ``step`` return (its kernel's results, unconverted) from ``args``."""
