@@ -22,7 +22,7 @@ import numpy as np
 from ..limits import check_tensor, max_tensor_bytes
 from .elementwise_binary import channel_row
 from .numeric import F32, as_int64, f32, float_result, in_dtype, out_dtype, wrap
-from .windows import (Pointwise, RowSum, WindowProduct, blas_type, centered, check_window, depthwise_rows, out_size, pad_hw, patches,
+from .windows import (PaddedBuffers, Pointwise, RowSum, WindowProduct, blas_type, centered, check_window, depthwise_rows, out_size, pad_hw, patches,
                       pointwise_gemm, rows, sparse_padding, window_gemm, windows_2d)
 
 if TYPE_CHECKING:
@@ -194,16 +194,19 @@ def prepared_depthwise(op: Operation, weights: np.ndarray, input_shape: tuple) -
         return None
     inside = (slice(None), slice(top, top + h), slice(left, left + w))
     padded_bytes = math.prod(padded_shape) * 4
+    buffers = PaddedBuffers(padded_shape, inside)     # zeros around the inside, which each call overwrites
 
     def run(op: Operation, args: Arrays, ctx: KernelContext) -> Arrays:
         if padded_bytes > max_tensor_bytes():
             check_tensor("the padded input of a window op", padded_shape, F32)
-        padded = np.zeros(padded_shape, F32)
         if m == 1:
-            padded[inside] = args[0]
+            padded = buffers.filled(args[0])
         else:                           # input channel c feeds outputs c*M .. c*M + M-1
+            padded = buffers.take()
             padded[inside].reshape(n, h, w, c, m)[...] = args[0][..., None]
-        return [_finish(op, rows(padded).reshape(n, oh, ow, c * m), args[2])]
+        sums = rows(padded)                 # a new array (the row sum only reads the padded input)
+        buffers.done(padded)
+        return [_finish(op, sums.reshape(n, oh, ow, c * m), args[2])]
     return run
 
 
