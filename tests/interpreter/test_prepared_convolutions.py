@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 
 from tosaconv.interpreter import convolution, evaluate, windows
+from tosaconv.interpreter import plan as plan_module
 from tosaconv.interpreter.plan import plan_for
 from tosaconv.ir import attrs as A
 from tosaconv.ir.builder import Builder
@@ -238,3 +239,25 @@ def test_padded_buffers_above_the_cap_are_not_kept(monkeypatch):
         np.testing.assert_array_equal(got.view(np.uint32), (tap_order_depthwise_f32(x, w, bias, a) + shift).view(np.uint32))
     step = next(s for s in plan_for(graph, {}).steps if s.opdef.name == "DEPTHWISE_CONV2D")
     assert _padded_buffers(step).free == []
+
+
+def test_a_plan_keeps_padded_buffers_up_to_its_budget_in_op_order(monkeypatch):
+    """Two depthwise convolutions, a plan budget for the first one's buffer only: the second makes its own
+    per call; both give the tap-order bits on every run."""
+    shape, a = (1, 6, 7, 4), A.Conv2dAttrs((1, 1, 1, 1), (1, 1), (1, 1), DType.FP32)
+    padded_bytes = 1 * 8 * 9 * 4 * 4
+    monkeypatch.setattr(plan_module, "KEPT_PADDED_PER_PLAN", padded_bytes + 4)
+    w1, w2 = (RNG.standard_normal((3, 3, 4, 1)).astype(np.float32) for _ in range(2))
+    b1, b2 = (RNG.standard_normal(4).astype(np.float32) for _ in range(2))
+    graph = Graph()
+    b = Builder(graph, Location("Conv", "dw", "onnx"))
+    x = graph.add_input("x", TensorType(DType.FP32, shape))
+    y = b.emit(Op.DEPTHWISE_CONV2D, x, b.const(w1), b.const(b1), attrs=a)
+    graph.set_outputs([b.emit(Op.DEPTHWISE_CONV2D, y, b.const(w2), b.const(b2), attrs=a)], ["y"])
+    for _ in range(3):
+        data = RNG.standard_normal(shape).astype(np.float32)
+        want = tap_order_depthwise_f32(tap_order_depthwise_f32(data, w1, b1, a), w2, b2, a)
+        np.testing.assert_array_equal(evaluate(graph, {"x": data})["y"].view(np.uint32), want.view(np.uint32))
+    first, second = (_padded_buffers(s) for s in plan_for(graph, {}).steps if s.opdef.name == "DEPTHWISE_CONV2D")
+    assert (first.keep, len(first.free)) == (True, 1)
+    assert (second.keep, second.free) == (False, [])

@@ -54,6 +54,7 @@ from .inplace import inplace_kernel, keeps_operands, produces_fresh
 from .pad_slices import skip_pads_sliced_away
 from .registry import kernel_for
 from .watch import edits, watch
+from .windows import KEPT_PADDED_PER_PLAN, KeptBytes
 from .zero_bias import skip_zero_biases
 
 if TYPE_CHECKING:
@@ -206,8 +207,10 @@ class Plan:
         # under symbols, a later binding may make a view where the first made a copy
         static = all(step.checkable for step in self.steps)
         owned = _owned_values(self.steps, self.shared) if static else {}
+        kept = KeptBytes(KEPT_PADDED_PER_PLAN)       # the padded input buffers its convolutions keep
         for step in self.steps:
-            special = inplace_kernel(step, owned, self.constants) or (_prepared(step, self.constants) if static else None)
+            special = inplace_kernel(step, owned, self.constants) or (_prepared(step, self.constants, kept)
+                                                                      if static else None)
             step.call = step.kernel if special is None else special
         outputs = {v.name for v in self.ends[0]}
         readers = readers_of(self.steps)
@@ -229,7 +232,7 @@ def readers_of(steps: list) -> dict:
     return readers
 
 
-def _prepared(step: Step, constants: dict) -> Optional[Callable]:
+def _prepared(step: Step, constants: dict, kept: KeptBytes) -> Optional[Callable]:
     """A kernel made once for a trusted convolution with constant float32 weights (and, for CONV2D, bias) on a
     static float32 input (convolution.prepared_depthwise, prepared_pointwise, prepared_window), or a float32
     REDUCE_SUM's or a SLICE's without the kernel's per-call checks (reduction.prepared_reduce_sum,
@@ -246,9 +249,9 @@ def _prepared(step: Step, constants: dict) -> Optional[Callable]:
             or not set(map(type, x.shape)) <= _INT:
         return None
     if kind == "DEPTHWISE_CONV2D":
-        return prepared_depthwise(step.op, weights, tuple(x.shape))
+        return prepared_depthwise(step.op, weights, tuple(x.shape), kept)
     pointwise = prepared_pointwise(step.op, weights, tuple(x.shape), bias) if isinstance(bias, np.ndarray) else None
-    return pointwise or prepared_window(step.op, weights, tuple(x.shape))
+    return pointwise or prepared_window(step.op, weights, tuple(x.shape), kept)
 
 
 def _owned_values(steps: list, shared: set) -> dict:

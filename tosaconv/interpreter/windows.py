@@ -143,8 +143,26 @@ def window_gemm(view: np.ndarray, weights: np.ndarray) -> np.ndarray:
 
 
 # the largest zero-padded input buffer a prepared convolution keeps for its next call (1 MB; bigger ones are made
-# per call, so that a big model's plan does not hold hundreds of MB)
+# per call), and the most bytes of them one plan keeps (8 MB, given out in op order; the real models' plans keep
+# at most 7 MB), so that a big model's plan does not hold hundreds of MB
 _KEPT_PADDED = 1 << 20
+KEPT_PADDED_PER_PLAN = 8 << 20
+
+
+class KeptBytes:
+    """How many more bytes of padded input buffers (:class:`PaddedBuffers`) one plan may keep."""
+
+    __slots__ = ("left",)
+
+    def __init__(self, limit: int) -> None:
+        self.left = limit
+
+    def reserve(self, nbytes: int) -> bool:
+        """Take ``nbytes`` of what is left, if that much is left."""
+        if nbytes > self.left:
+            return False
+        self.left -= nbytes
+        return True
 
 
 class PaddedBuffers:
@@ -154,15 +172,16 @@ class PaddedBuffers:
     border, so the border is still the zeros ``np.zeros`` made: the buffer holds what a fresh zeroed buffer with
     the input copied in holds, without zeroing it again (21 buffers, 66 us of a det_small run). The kernel only
     reads it and hands it back (:meth:`done`) when it is finished with it; a call finding none free (the first,
-    or a second one running meanwhile in another thread) makes one. Only buffers of at most
-    :data:`_KEPT_PADDED` bytes are kept."""
+    or a second one running meanwhile in another thread) makes one. One buffer is kept, of at most
+    :data:`_KEPT_PADDED` bytes, while the plan's ``kept`` allows it (none without ``kept``)."""
 
     __slots__ = ("shape", "inside", "free", "keep")
 
-    def __init__(self, shape: tuple, inside: tuple) -> None:
+    def __init__(self, shape: tuple, inside: tuple, kept: Optional[KeptBytes]) -> None:
         self.shape, self.inside = shape, inside
         self.free: list = []
-        self.keep = math.prod(shape) * 4 <= _KEPT_PADDED
+        nbytes = math.prod(shape) * 4
+        self.keep = kept is not None and nbytes <= _KEPT_PADDED and kept.reserve(nbytes)
 
     def take(self) -> np.ndarray:
         """A buffer of zeros outside the inside (and anything inside, which the caller overwrites in full)."""
@@ -177,7 +196,7 @@ class PaddedBuffers:
 
     def done(self, padded: np.ndarray) -> None:
         """``padded`` (from :meth:`take`) is no longer read: a later call may reuse it."""
-        if self.keep:
+        if self.keep and not self.free:
             self.free.append(padded)
 
 
@@ -192,7 +211,7 @@ class WindowProduct:
                  "buffers")
 
     def __init__(self, weights: np.ndarray, x_shape: Sequence[int], pad: Sequence[int], out_hw: Sequence[int],
-                 stride: Sequence[int], dilation: Sequence[int]) -> None:
+                 stride: Sequence[int], dilation: Sequence[int], kept: Optional[KeptBytes] = None) -> None:
         m, kh, kw, c = weights.shape
         n, h, w, _ = x_shape
         top, bottom, left, right = (int(p) for p in pad)
@@ -200,7 +219,7 @@ class WindowProduct:
         self.matrix = weights.reshape(m, self.depth).T            # as window_gemm passes it to BLAS
         self.padded_shape = (n, h + top + bottom, w + left + right, c)
         self.inside = (slice(None), slice(top, top + h), slice(left, left + w))
-        self.buffers = PaddedBuffers(self.padded_shape, self.inside)
+        self.buffers = PaddedBuffers(self.padded_shape, self.inside, kept)
         row, item = self.padded_shape[2] * c * 4, 4                # the strides of the C-contiguous padded input
         (sy, sx), (dy, dx) = stride, dilation
         self.view_shape = (n, *out_hw, kh, kw, c)
