@@ -157,7 +157,8 @@ class Plan:
     def __init__(self, ref: weakref.ref, steps: list, graph: Graph) -> None:
         self.ref = ref
         self.ops: list = list(graph.ops)
-        self.values: list = list(chain.from_iterable(op.results for op in self.ops))
+        # the graph's inputs (a prepared kernel's geometry comes from its operands' types) and each op's results
+        self.values: list = list(chain(graph.inputs, chain.from_iterable(op.results for op in self.ops)))
         # the edit count (watch.py) under which the fields below were read, or None when some op or value
         # cannot be watched; watched first, so that any later assignment to them changes the count
         self.edits: Optional[int] = edits() if watch(chain(self.ops, self.values)) else None
@@ -165,7 +166,7 @@ class Plan:
         # result lists; each result's type and name; the outputs and assumptions
         self.fields: list = _op_fields(self.ops)
         self.value_fields: list = _value_fields(self.values)
-        self.ends: tuple = (list(graph.outputs), list(getattr(graph, "assumptions", ())))
+        self.ends: tuple = (list(graph.outputs), list(getattr(graph, "assumptions", ())), list(graph.inputs))
         self.steps = steps
         self.run_steps: list = steps      # a warm run's steps: all but the constants it keeps
         self.constants: dict = {}
@@ -176,13 +177,14 @@ class Plan:
         self.max_bytes: float = math.inf if any(n < 0 for n in sizes) else max(sizes, default=0)
 
     def matches(self, graph: Graph) -> bool:
-        """True when ``graph`` still has the ops, attributes, values and types the plan was built from.
+        """True when ``graph`` still has the inputs, ops, attributes, values and types the plan was built from.
         Passes replace an op's operand list rather than edit it (passes/rewrite.py), so the lists are
         compared as objects; a changed result list means other values, whose types are not looked at.
-        The graph's op list, outputs and assumptions are compared every time; the ops' and values' fields
+        The graph's op list, inputs, outputs and assumptions are compared every time; the ops' and values' fields
         only when some watched op or value was assigned to since they last matched (watch.py)."""
         ops = graph.ops
-        if not (ops == self.ops and (list(graph.outputs), list(getattr(graph, "assumptions", ()))) == self.ends):
+        if not (ops == self.ops and self.ends == (list(graph.outputs), list(getattr(graph, "assumptions", ())),
+                                                  list(graph.inputs))):
             return False
         seen = edits()
         if seen == self.edits:
