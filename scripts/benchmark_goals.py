@@ -280,29 +280,36 @@ def _best_wall_and_cpu(env: dict, *cmds) -> list:
 def onnx_conversion():
     from tests.real_models.catalog import MODELS
     from tests.real_models.fetch import model_path
-    rows, ratios = [], {"wall": [], "cpu": [], "rss": []}
+    rows, ratios = [], {"wall": [], "cpu": [], "rss": [], "served": []}
     with tempfile.TemporaryDirectory() as work:
         env = _compiled_env(os.path.join(work, "pycache"))
+        _server(work, "start")
         for entry in (e for e in MODELS if e.name in ONNX_MODELS):
             path = str(model_path(entry))
             shapes = [f"{k}={','.join(map(str, v))}" for k, v in entry.shapes[0].items()]
             convert = [PY, "-m", "tosaconv", "convert", path, "-o", os.path.join(work, "m.tosa"), "-q",
                        *[a for s in shapes for a in ("--input-shape", s)]]
             load = [PY, "-c", _LOAD, path]
-            (ours, ours_cpu), (theirs, theirs_cpu) = _best_wall_and_cpu(env, convert, load)
+            (ours, ours_cpu), (theirs, theirs_cpu), (served, _) = _best_pair(
+                lambda c=convert: _both([c], env), lambda c=load: _both([c], env),
+                lambda c=convert: _both([c], _served_env(work)))
             ours_rss, theirs_rss = _rss_of(convert, env), _rss_of(load, env)
-            for key, value in (("wall", ours / theirs), ("cpu", ours_cpu / theirs_cpu), ("rss", ours_rss / theirs_rss)):
+            for key, value in (("wall", ours / theirs), ("cpu", ours_cpu / theirs_cpu), ("rss", ours_rss / theirs_rss),
+                               ("served", served / theirs)):
                 ratios[key].append(value)
             rows.append([entry.name, f"{os.path.getsize(path) / 1e6:.1f}", f"{ours:.2f}", f"{theirs:.2f}",
                          f"{ours / theirs:.2f}x", f"{ours_cpu:.2f}", f"{theirs_cpu:.2f}", f"{ours_cpu / theirs_cpu:.2f}x",
-                         f"{ours_rss:.0f}", f"{theirs_rss:.0f}", f"{ours_rss / theirs_rss:.2f}x"])
+                         f"{ours_rss:.0f}", f"{theirs_rss:.0f}", f"{ours_rss / theirs_rss:.2f}x", f"{served:.2f}",
+                         f"{served / theirs:.2f}x"])
+        _server(work, "stop")
     print("### ONNX conversion vs onnx.load, fresh processes (best of %d; CPU = user + system; bytecode cached; "
           "run by %s)\n" % (REPEAT, PY))
     _table(["model", "MB", "convert s", "onnx.load s", "wall ratio (goal 2x)", "convert CPU s", "onnx.load CPU s",
-            "CPU ratio", "convert RSS MB", "onnx.load RSS MB", "RSS ratio (goal 1.3x)"], rows)
+            "CPU ratio", "convert RSS MB", "onnx.load RSS MB", "RSS ratio (goal 1.3x)", "served convert s",
+            "served wall ratio"], rows)
     median = {k: sorted(v)[len(v) // 2] for k, v in ratios.items()}
     print(f"median wall ratio {median['wall']:.2f}x, median CPU ratio {median['cpu']:.2f}x, "
-          f"median RSS ratio {median['rss']:.2f}x\n")
+          f"median RSS ratio {median['rss']:.2f}x, median served wall ratio {median['served']:.2f}x (TOSACONV_SERVER=1)\n")
 
 
 # -- TFLite conversion against Arm's tosa-converter-for-tflite + tosa-opt ---------------------------
@@ -390,37 +397,52 @@ def _tflite_row(label: str, path: str, bindings: dict, work: str) -> list:
     env = _compiled_env(os.path.join(work, "pycache"))
     peer_env = {k: v for k, v in env.items() if k != "PYTHONPATH"}   # its venv only, not this repository
     floor = [PY, "-c", "import numpy"]   # what any numpy-based converter pays before its first line of work
-    (mw, mc), (sw, sc), (pw, pc), (fw, _) = _best_pair(
-        lambda: _both([module], env), lambda: _both([script], env), lambda: _both(peer, peer_env),
-        lambda: _both([floor], env))
+    (mw, mc), (sw, sc), (vw, _), (pw, pc), (fw, _) = _best_pair(
+        lambda: _both([module], env), lambda: _both([script], env), lambda: _both([script], _served_env(work)),
+        lambda: _both(peer, peer_env), lambda: _both([floor], env))
     import json
     done = subprocess.run([PY, "-c", _INPROC, path, json.dumps(bindings), str(REPEAT)], env=env,
                           capture_output=True, text=True, check=True)
     iw, ic = json.loads(done.stdout)
     return [label, f"{os.path.getsize(path) / 1e6:.2f}", f"{mw:.2f}", f"{mc:.2f}", f"{sw:.2f}", f"{pw:.2f}",
             f"{pc:.2f}", f"{mw / pw:.2f}x", f"{mc / pc:.2f}x", f"{sw / pw:.2f}x", f"{iw:.3f}", f"{iw / pw:.2f}x",
-            f"{ic / pc:.2f}x", f"{fw:.2f}", f"{fw / pw:.2f}x"]
+            f"{ic / pc:.2f}x", f"{fw:.2f}", f"{fw / pw:.2f}x", f"{vw:.3f}", f"{vw / pw:.2f}x"]
+
+
+def _served_env(work: str) -> dict:
+    """The script's environment with the conversion server on (TOSACONV_SERVER=1), its socket under ``work``."""
+    return {**_compiled_env(os.path.join(work, "pycache")), "TOSACONV_SERVER": "1",
+            "TOSACONV_SERVER_DIR": os.path.join(work, "server")}
+
+
+def _server(work: str, action: str) -> None:
+    """``tosaconv server start|stop`` for the served column (started once, before the first row)."""
+    script = os.path.join(os.path.dirname(PY), "tosaconv")
+    subprocess.run([script, "server", action, "--quiet"], env=_served_env(work), check=True)
 
 
 def tflite_conversion(only: list = ()):
     models = [m for m in tflite_models() if not only or m[0] in only]
     rows = []
     with tempfile.TemporaryDirectory() as work:
+        _server(work, "start")
         for label, path, bindings in models:
             try:
                 rows.append(_tflite_row(label, path, bindings, work))
             except subprocess.CalledProcessError as e:
                 print(f"{label}: {' '.join(map(str, e.cmd[:2]))} failed (exit {e.returncode}); left out",
                       file=sys.stderr)
+        _server(work, "stop")
     print(f"### TFLite conversion vs tosa-converter-for-tflite + tosa-opt --tosa-serialize, fresh processes "
           f"(best of {REPEAT}; bytecode cached; {len(rows)} of {len(models)} distinct real models; tosaconv run by "
           f"{PY})\n")
     head = ["model", "MB", "python -m tosaconv wall s", "its CPU s", "tosaconv script wall s", "peer wall s",
             "peer CPU s", "wall ratio (goal 1.0x)", "CPU ratio", "script wall ratio", "in-process s",
-            "in-process / peer wall", "in-process CPU / peer CPU", "import numpy wall s", "numpy floor / peer wall"]
+            "in-process / peer wall", "in-process CPU / peer CPU", "import numpy wall s", "numpy floor / peer wall",
+            "served script wall s", "served wall ratio"]
     _table(head, rows)
     medians = {h: sorted(float(r[i][:-1]) for r in rows)[len(rows) // 2] for i, h in enumerate(head) if i in
-               (7, 8, 9, 11, 12, 14)}
+               (7, 8, 9, 11, 12, 14, 16)}
     print("medians: " + ", ".join(f"{h} {v:.2f}x" for h, v in medians.items()) + "\n")
 
 

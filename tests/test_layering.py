@@ -34,6 +34,9 @@ FORBIDDEN = [
                                            "tosaconv.emit", "tosaconv.analysis")],
     *[(lower, upper) for lower in _BELOW_API for upper in ("tosaconv.api", "tosaconv.cli")],
     ("tosaconv.api", "tosaconv.cli"),
+    # the conversion server runs the command line it is given (tosaconv.cli.server passes it in)
+    ("tosaconv.serve", "tosaconv.cli"), ("tosaconv.serve", "tosaconv.api"),
+    *[(lower, "tosaconv.serve") for lower in (*_BELOW_API, "tosaconv.api")],
     ("tosaconv.emit", "tosaconv.importers"), ("tosaconv.emit", "tosaconv.passes"),
     ("tosaconv.emit", "tosaconv.interpreter"),
     ("tosaconv.passes", "tosaconv.importers"), ("tosaconv.passes", "tosaconv.emit"),

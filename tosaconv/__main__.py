@@ -10,6 +10,11 @@ a real model's conversion and serves no one. Code that calls
 The process runs with the garbage collector's higher thresholds from its first import on
 (:func:`tosaconv.gc_tuning.for_the_whole_process`).
 
+With ``TOSACONV_SERVER=1`` in the environment, a command that runs no interpreter goes to the
+conversion server (:mod:`tosaconv.serve`), which forks a warm worker for it; this module then
+imports neither click nor numpy. When no server runs, one is started in the background and the
+command runs in-process.
+
 A command that will not run the numpy interpreter (``convert`` without ``--run`` or
 ``--outputs``, ``import``, ``specialize``, ``inspect``, ``ops``) sets
 ``OPENBLAS_NUM_THREADS=1`` before numpy is imported, unless the environment sets it: OpenBLAS
@@ -22,27 +27,27 @@ import sys
 
 from tosaconv.gc_tuning import for_the_whole_process
 
-for_the_whole_process()   # before the imports below: they are most of a small conversion's collections
-
-from tosaconv.cli import cli  # noqa: E402
-
-# Commands that never run the interpreter on a model's inputs, and the options that make convert run it.
-_NO_RUN_COMMANDS = ("convert", "import", "specialize", "inspect", "ops")
-_RUN_OPTIONS = ("--run", "--outputs")
+for_the_whole_process()   # before the imports of run(): they are most of a small conversion's collections
 
 
-def _blas_threads(argv: list) -> None:
+def _blas_threads(argv: list[str]) -> None:
     """One OpenBLAS thread for a command that runs no interpreter (see the module docstring)."""
-    command = next((a for a in argv if not a.startswith("-")), None)
-    runs = any(a in _RUN_OPTIONS or a.startswith("--outputs=") for a in argv)
-    if command in _NO_RUN_COMMANDS and not runs and "numpy" not in sys.modules:
+    from tosaconv.serve.wire import runs_no_interpreter
+    if runs_no_interpreter(argv) and "numpy" not in sys.modules:
         os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 
 def run() -> None:
     """Run the command line on ``sys.argv`` and exit with its code, skipping the interpreter's teardown."""
-    _blas_threads(sys.argv[1:])
-    code = cli.main(sys.argv[1:], prog_name="tosaconv", standalone_mode=False) or 0
+    argv = sys.argv[1:]
+    code = None
+    if os.environ.get("TOSACONV_SERVER", "0") not in ("", "0"):
+        from tosaconv.serve.client import served
+        code = served(argv)
+    if code is None:
+        _blas_threads(argv)
+        from tosaconv.cli import cli
+        code = cli.main(argv, prog_name="tosaconv", standalone_mode=False) or 0
     try:
         sys.stdout.flush()
         sys.stderr.flush()

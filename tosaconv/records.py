@@ -101,7 +101,23 @@ def _build(cls: type[T], eq: bool, frozen: bool, slots: bool = False) -> type[T]
         members.update(_frozen_methods(cls, names))
     for name, value in members.items():
         setattr(cls, name, value)
+    _WAITING.append(cls)
     return cls
+
+
+_WAITING: list[type] = []   # classes built with a lazy __init__, some perhaps compiled since
+
+
+def compile_waiting() -> int:
+    """Compile now the ``__init__`` of every class not instantiated yet; the number compiled. The conversion
+    server (tosaconv.serve) calls it once, so that the workers it forks do not each compile them again."""
+    compiled = 0
+    while _WAITING:
+        cls = _WAITING.pop()
+        if getattr(cls.__dict__.get("__init__"), "__record_lazy__", False):
+            type.__setattr__(cls, "__init__", _compile_init(cls))
+            compiled += 1
+    return compiled
 
 
 def _with_slots(cls: type[T], names: tuple[str, ...]) -> type[T]:
@@ -175,6 +191,7 @@ def _lazy_init(cls: type) -> Callable[..., None]:
         type.__setattr__(cls, "__init__", init)
         init(self, *args, **kwargs)
     __init__.__qualname__ = f"{cls.__qualname__}.__init__"
+    __init__.__record_lazy__ = True   # type: ignore[attr-defined]   # compile_waiting's mark
     return __init__
 
 

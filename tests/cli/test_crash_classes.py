@@ -476,6 +476,11 @@ CASES = [
     ("onnx: invalid UTF-8 name", {"m.onnx": _onnx([helper.make_node("Relu", ["x"], ["y"], name="abc")],
                                                   [_x()]).replace(b"abc", b"a\xffc")},
      ["inspect", "{dir}/m.onnx"], 3, "not valid UTF-8"),
+    ("onnx: invalid UTF-8 dim_param (was an internal error; fuzz.py --seed 20261213)",
+     {"m.onnx": _onnx([helper.make_node("Relu", ["x"], ["y"], name="r")], [_x(("dimabc", 3))]).replace(
+         b"dimabc", b"dim\xffbc")},
+     ["run", "{dir}/m.onnx", "-o", "{dir}/o.npz", "--bind", "x.0=2"], 3,
+     "the dim_param of graph input 'x' axis 0 is not valid UTF-8 text"),
     ("onnx: window stride 0", {"m.onnx": _onnx([helper.make_node("MaxPool", ["x"], ["y"], name="mp",
                                                                  kernel_shape=[2, 2], strides=[0, 1])],
                                                [_x((1, 1, 4, 4))])},

@@ -49,13 +49,20 @@ def test_unknown_command_is_a_usage_error():
 # What a plain convert must not import, each needed only in a rarer case (start-up, issue 13).
 NOT_ON_CONVERT = ["rich", "tosaconv.importers.onnx.legacy", "tosaconv.importers.onnx.scan8",
                   "tosaconv.importers.onnx.int_io_moves",   # a summary line; opset < MIN_OPSET; --int-io
-                  "tosaconv.depfile"]   # no --depfile
+                  "tosaconv.depfile",   # no --depfile
+                  "tosaconv.ir.printer",   # no program printed as text (the verifier takes field_types from ir.attrs)
+                  "tosaconv.interpreter.interpolation", "tosaconv.ir.count_rescale",   # no INTERP_MATRIX, COUNT_RESCALE
+                  "tosaconv.diagnostics.assumption",   # no --bind that contradicts the data
+                  "tosaconv.lowering.const_eval"]   # no shape computed from constants
 NOT_ON_TFLITE_CONVERT = ["tempfile", "zipfile",   # (onnx itself imports both) no .npz is read or written
                          "tosaconv.importers.tflite.ops.custom", "tosaconv.importers.tflite.ops.variables",
                          "tosaconv.importers.tflite.captures", "tosaconv.lowering.control",   # no subgraph
-                         "tosaconv.importers.tflite.qmath",   # no --int-io
+                         "tosaconv.importers.tflite.qmath", "tosaconv.importers.int_io",   # no --int-io
                          "json", "base64",   # no JSON printed, no constant printed as text
-                         "tosaconv.lowering.dft", "tosaconv.importers.tflite.ops.fft"]   # no RFFT2D
+                         "tosaconv.lowering.dft", "tosaconv.importers.tflite.ops.fft",   # no RFFT2D
+                         "tosaconv.importers.tflite.sparse",   # no sparse constant
+                         "tosaconv.lowering.lrn", "tosaconv.lowering.strided", "tosaconv.lowering.pad",
+                         "tosaconv.lowering.index_elements"]   # no LRN, STRIDED_SLICE, PAD, paddings from shapes
 
 
 @pytest.mark.parametrize("model, extra, driver", [
@@ -94,3 +101,16 @@ def test_the_command_process_runs_with_fewer_collections_and_a_library_keeps_its
     assert frozen[0] > 1000 and frozen[1] <= frozen[0]   # start-up's objects, frozen by the first stage only
     before, after, numpy_loaded, frozen = json.loads(got["tosaconv.cli, tosaconv.api"])
     assert after == before and numpy_loaded and frozen == [0, 0]
+
+
+def test_the_served_command_path_imports_no_numpy_click_or_typing():
+    """With TOSACONV_SERVER=1 the command is a client of the conversion server: it must cost little more than the
+    interpreter itself, so it imports only built-in modules and ours (tosaconv.serve.wire's docstring)."""
+    import subprocess
+    import sys
+    code = "import sys, tosaconv.__main__, tosaconv.serve.client; print(' '.join(sorted(sys.modules)))"
+    proc = subprocess.run([sys.executable, "-S", "-c", code], capture_output=True, text=True, cwd=REPO,
+                          env={"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin"}, timeout=300)
+    loaded = set(proc.stdout.split())
+    assert "tosaconv.serve.client" in loaded, proc.stderr
+    assert not loaded & {"numpy", "click", "typing", "enum", "re", "socket", "signal", "functools", "json"}

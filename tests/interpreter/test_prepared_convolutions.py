@@ -15,7 +15,8 @@ import copy
 import numpy as np
 import pytest
 
-from tosaconv.interpreter import convolution, evaluate
+from tosaconv.interpreter import convolution, evaluate, windows
+from tosaconv.interpreter import plan as plan_module
 from tosaconv.interpreter.plan import plan_for
 from tosaconv.ir import attrs as A
 from tosaconv.ir.builder import Builder
@@ -165,3 +166,98 @@ def test_a_windowed_convolution_gives_the_first_runs_bits_on_later_runs(batch, h
 def _copy_of(graph: Graph) -> Graph:
     """The same program as a new graph object (plans are kept per graph)."""
     return copy.deepcopy(graph)
+
+
+def _padded_buffers(step: object) -> windows.PaddedBuffers:
+    """The reused padded-input buffers of a prepared convolution step (held by its kernel)."""
+    for cell in step.call.__closure__ or ():
+        held = cell.cell_contents
+        if isinstance(held, windows.WindowProduct):
+            held = held.buffers
+        if isinstance(held, windows.PaddedBuffers):
+            return held
+    raise AssertionError("the step's kernel keeps no padded buffers")
+
+
+def _conv_graph(kind: str, shape: tuple, m: int, a: A.Conv2dAttrs) -> tuple:
+    """A depthwise (multiplier ``m``) or kxk convolution of x + shift; its weights, bias and shift."""
+    channels = shape[-1]
+    if kind == "depthwise":
+        w = RNG.standard_normal((3, 3, channels, m)).astype(np.float32)
+        outputs = channels * m
+    else:
+        w = RNG.standard_normal((m, 3, 3, channels)).astype(np.float32)
+        outputs = m
+    bias = RNG.standard_normal(outputs).astype(np.float32)
+    shift = RNG.standard_normal(outputs).astype(np.float32).reshape(1, 1, 1, -1)
+    if kind == "depthwise":
+        return depthwise_graph(shape, w, bias, a, shift), w, bias, shift
+    graph = Graph()
+    b = Builder(graph, Location("Conv", "kxk", "onnx"))
+    x = graph.add_input("x", TensorType(DType.FP32, shape))
+    y = b.emit(Op.CONV2D, x, b.const(w), b.const(bias), attrs=a)
+    graph.set_outputs([b.emit(Op.ADD, y, b.const(shift))], ["y"])
+    return graph, w, bias, shift
+
+
+@pytest.mark.parametrize("kind, m", [("depthwise", 1), ("depthwise", 3), ("window", 6)])
+def test_a_reused_padded_buffer_shows_nothing_of_an_earlier_call(kind, m):
+    """Later runs take the padded input buffer an earlier run left (windows.PaddedBuffers): whatever that buffer
+    held inside (here NaN, put there on purpose) must be overwritten, its border must still be zeros, and every
+    run must give the bits of a fresh computation (the tap-order depthwise sum; the first, unprepared run)."""
+    shape, a = (1, 6, 7, 4), A.Conv2dAttrs((2, 1, 1, 2), (1, 1), (1, 1), DType.FP32)
+    graph, w, bias, shift = _conv_graph(kind, shape, m, a)
+    fresh = _copy_of(graph)
+    evaluate(graph, {"x": RNG.standard_normal(shape).astype(np.float32)})
+    step = next(s for s in plan_for(graph, {}).steps if s.opdef.name in ("CONV2D", "DEPTHWISE_CONV2D"))
+    buffers = _padded_buffers(step)
+    for run in range(3):
+        x = RNG.standard_normal(shape).astype(np.float32) * 10 ** run
+        if run == 2:
+            x[0, 1, 2, :] = np.inf
+        got = evaluate(graph, {"x": x})["y"]
+        if kind == "depthwise":
+            want = tap_order_depthwise_f32(x, w, bias, a) + shift
+        else:
+            want = evaluate(_copy_of(fresh), {"x": x})["y"]      # a new graph's first run: no buffer kept
+        np.testing.assert_array_equal(got.view(np.uint32), want.view(np.uint32), err_msg=f"run {run}")
+        assert len(buffers.free) == 1
+        kept = buffers.free[0]
+        border = np.ones(kept.shape, bool)
+        border[buffers.inside] = False
+        assert not kept[border].any()
+        kept[buffers.inside] = np.nan       # what the next run must overwrite
+
+
+def test_padded_buffers_above_the_cap_are_not_kept(monkeypatch):
+    monkeypatch.setattr(windows, "_KEPT_PADDED", 0)
+    shape, a = (1, 6, 7, 4), A.Conv2dAttrs((1, 1, 1, 1), (1, 1), (1, 1), DType.FP32)
+    graph, w, bias, shift = _conv_graph("depthwise", shape, 1, a)
+    for _ in range(3):
+        x = RNG.standard_normal(shape).astype(np.float32)
+        got = evaluate(graph, {"x": x})["y"]
+        np.testing.assert_array_equal(got.view(np.uint32), (tap_order_depthwise_f32(x, w, bias, a) + shift).view(np.uint32))
+    step = next(s for s in plan_for(graph, {}).steps if s.opdef.name == "DEPTHWISE_CONV2D")
+    assert _padded_buffers(step).free == []
+
+
+def test_a_plan_keeps_padded_buffers_up_to_its_budget_in_op_order(monkeypatch):
+    """Two depthwise convolutions, a plan budget for the first one's buffer only: the second makes its own
+    per call; both give the tap-order bits on every run."""
+    shape, a = (1, 6, 7, 4), A.Conv2dAttrs((1, 1, 1, 1), (1, 1), (1, 1), DType.FP32)
+    padded_bytes = 1 * 8 * 9 * 4 * 4
+    monkeypatch.setattr(plan_module, "KEPT_PADDED_PER_PLAN", padded_bytes + 4)
+    w1, w2 = (RNG.standard_normal((3, 3, 4, 1)).astype(np.float32) for _ in range(2))
+    b1, b2 = (RNG.standard_normal(4).astype(np.float32) for _ in range(2))
+    graph = Graph()
+    b = Builder(graph, Location("Conv", "dw", "onnx"))
+    x = graph.add_input("x", TensorType(DType.FP32, shape))
+    y = b.emit(Op.DEPTHWISE_CONV2D, x, b.const(w1), b.const(b1), attrs=a)
+    graph.set_outputs([b.emit(Op.DEPTHWISE_CONV2D, y, b.const(w2), b.const(b2), attrs=a)], ["y"])
+    for _ in range(3):
+        data = RNG.standard_normal(shape).astype(np.float32)
+        want = tap_order_depthwise_f32(tap_order_depthwise_f32(data, w1, b1, a), w2, b2, a)
+        np.testing.assert_array_equal(evaluate(graph, {"x": data})["y"].view(np.uint32), want.view(np.uint32))
+    first, second = (_padded_buffers(s) for s in plan_for(graph, {}).steps if s.opdef.name == "DEPTHWISE_CONV2D")
+    assert (first.keep, len(first.free)) == (True, 1)
+    assert (second.keep, second.free) == (False, [])

@@ -209,3 +209,15 @@ def test_rescale_to_int8_verifies():
     y = b.emit(Op.RESCALE, x, attrs=A.RescaleAttrs((1 << 30,), (31,)), result_type=tensor(I8, 1, 4))
     g.set_outputs([y], ["q"])
     assert verify(g) == []
+
+
+def test_the_static_check_reads_the_tuple_fields_the_evaluated_annotations_give():
+    """tuple_fields (the annotations' text, read by the static check) names exactly the fields whose
+    evaluated type (typing.get_type_hints, through field_types) is a tuple, for every attribute class."""
+    import typing
+    classes = typing.get_args(A.Attrs)   # every attribute class
+    assert len(classes) > 30
+    for cls in classes:
+        assert A.tuple_fields(cls) == tuple(name for name, t in A.field_types(cls) if t is tuple), cls.__name__
+    assert "pad" in A.tuple_fields(A.Conv2dAttrs) and "acc_type" not in A.tuple_fields(A.Conv2dAttrs)
+

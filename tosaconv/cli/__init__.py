@@ -30,6 +30,7 @@ COMMANDS = {
     "inspect": ("info", "inspect", "Show FILE's inputs and outputs (with the scale and zero point of quantized ones)."),
     "ops": ("info", "ops", "List the ONNX ops tosaconv converts (with the model opsets and op versions each covers)."),
     "run": ("commands", "run", "Run FILE (.onnx, .tflite, .tosair or .tosa) with the numpy reference interpreter."),
+    "server": ("server", "server", "Start, stop or query the conversion server that TOSACONV_SERVER=1 commands use."),
     "specialize": ("commands", "specialize", "Bind the symbols of a program or model and write static TOSA 1.0 "
                                              "(.tosa or .mlir)."),
 }

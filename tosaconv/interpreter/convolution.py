@@ -22,7 +22,7 @@ import numpy as np
 from ..limits import check_tensor, max_tensor_bytes
 from .elementwise_binary import channel_row
 from .numeric import F32, as_int64, f32, float_result, in_dtype, out_dtype, wrap
-from .windows import (Pointwise, RowSum, WindowProduct, blas_type, centered, check_window, depthwise_rows, out_size, pad_hw, patches,
+from .windows import (KeptBytes, PaddedBuffers, Pointwise, RowSum, WindowProduct, blas_type, centered, check_window, depthwise_rows, out_size, pad_hw, patches,
                       pointwise_gemm, rows, sparse_padding, window_gemm, windows_2d)
 
 if TYPE_CHECKING:
@@ -148,7 +148,8 @@ def prepared_pointwise(op: Operation, weights: np.ndarray, input_shape: tuple, b
     return run
 
 
-def prepared_window(op: Operation, weights: np.ndarray, input_shape: tuple) -> Optional[Kernel]:
+def prepared_window(op: Operation, weights: np.ndarray, input_shape: tuple,
+                    kept: Optional[KeptBytes] = None) -> Optional[Kernel]:
     """CONV2D's kernel for a convolution with a window (not a 1x1 at stride 1 without padding) with constant
     float32 ``weights`` on a static float32 input of ``input_shape``, its geometry made once (the plan's,
     plan.py; windows.WindowProduct), or None where the general kernel takes another path (zero points, sparse
@@ -161,7 +162,7 @@ def prepared_window(op: Operation, weights: np.ndarray, input_shape: tuple) -> O
             or sparse_padding(np.broadcast_to(np.float32(0), input_shape), weights.shape[1:3], out_hw, a.pad)
             or not WindowProduct.fits(input_shape, weights.shape, out_hw)):
         return None
-    product = WindowProduct(weights, input_shape, a.pad, out_hw, a.stride, a.dilation)
+    product = WindowProduct(weights, input_shape, a.pad, out_hw, a.stride, a.dilation, kept)
     padded_bytes = math.prod(product.padded_shape) * 4
 
     def run(op: Operation, args: Arrays, ctx: KernelContext) -> Arrays:
@@ -175,7 +176,8 @@ def prepared_window(op: Operation, weights: np.ndarray, input_shape: tuple) -> O
 _PREPARED_TILED = 1 << 20
 
 
-def prepared_depthwise(op: Operation, weights: np.ndarray, input_shape: tuple) -> Optional[Kernel]:
+def prepared_depthwise(op: Operation, weights: np.ndarray, input_shape: tuple,
+                       kept: Optional[KeptBytes] = None) -> Optional[Kernel]:
     """DEPTHWISE_CONV2D's kernel for constant float32 ``weights`` and a static float32 input of
     ``input_shape``, with the row sum's tiled weights and geometry made once (the plan's, plan.py), or None
     where the general kernel takes another path. Each call pads into a zeroed buffer and sums; the same bits."""
@@ -194,16 +196,19 @@ def prepared_depthwise(op: Operation, weights: np.ndarray, input_shape: tuple) -
         return None
     inside = (slice(None), slice(top, top + h), slice(left, left + w))
     padded_bytes = math.prod(padded_shape) * 4
+    buffers = PaddedBuffers(padded_shape, inside, kept)     # zeros around the inside, which calls overwrite
 
     def run(op: Operation, args: Arrays, ctx: KernelContext) -> Arrays:
         if padded_bytes > max_tensor_bytes():
             check_tensor("the padded input of a window op", padded_shape, F32)
-        padded = np.zeros(padded_shape, F32)
         if m == 1:
-            padded[inside] = args[0]
+            padded = buffers.filled(args[0])
         else:                           # input channel c feeds outputs c*M .. c*M + M-1
+            padded = buffers.take()
             padded[inside].reshape(n, h, w, c, m)[...] = args[0][..., None]
-        return [_finish(op, rows(padded).reshape(n, oh, ow, c * m), args[2])]
+        sums = rows(padded)                 # a new array (the row sum only reads the padded input)
+        buffers.done(padded)
+        return [_finish(op, sums.reshape(n, oh, ow, c * m), args[2])]
     return run
 
 

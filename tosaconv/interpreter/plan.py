@@ -26,7 +26,8 @@ depthwise and 1x1 convolutions with constant weights get kernels made once for t
 A warm run's neighbour steps whose intermediate value no one else reads run as one step (chains.py), a
 squeeze-excitation gate's tiny branch runs as one step too (gates.py), as do a convolution and the constant
 elementwise steps after it (epilogues.py), and a PAD that its only reader slices
-back inside the input passes the input on (pad_slices.py).
+back inside the input passes the input on (pad_slices.py). A later run finds its plan still valid without
+comparing every op when no op or value of a planned graph was assigned to since (watch.py).
 """
 from __future__ import annotations
 
@@ -52,6 +53,8 @@ from .gates import fuse_gates
 from .inplace import inplace_kernel, keeps_operands, produces_fresh
 from .pad_slices import skip_pads_sliced_away
 from .registry import kernel_for
+from .watch import edits, watch
+from .windows import KEPT_PADDED_PER_PLAN, KeptBytes
 from .zero_bias import skip_zero_biases
 
 if TYPE_CHECKING:
@@ -149,17 +152,21 @@ class Plan:
     values another's result shares memory with (so which operands a step may overwrite)."""
 
     __slots__ = ("ref", "ops", "fields", "values", "value_fields", "ends", "steps", "run_steps", "constants",
-                 "warm", "max_bytes", "shared")
+                 "warm", "max_bytes", "shared", "edits")
 
     def __init__(self, ref: weakref.ref, steps: list, graph: Graph) -> None:
         self.ref = ref
         self.ops: list = list(graph.ops)
+        # the graph's inputs (a prepared kernel's geometry comes from its operands' types) and each op's results
+        self.values: list = list(chain(graph.inputs, chain.from_iterable(op.results for op in self.ops)))
+        # the edit count (watch.py) under which the fields below were read, or None when some op or value
+        # cannot be watched; watched first, so that any later assignment to them changes the count
+        self.edits: Optional[int] = edits() if watch(chain(self.ops, self.values)) else None
         # what the plan depends on, held (so no id is reused): each op's kind, attributes, operand and
         # result lists; each result's type and name; the outputs and assumptions
         self.fields: list = _op_fields(self.ops)
-        self.values: list = list(chain.from_iterable(op.results for op in self.ops))
         self.value_fields: list = _value_fields(self.values)
-        self.ends: tuple = (list(graph.outputs), list(getattr(graph, "assumptions", ())))
+        self.ends: tuple = (list(graph.outputs), list(getattr(graph, "assumptions", ())), list(graph.inputs))
         self.steps = steps
         self.run_steps: list = steps      # a warm run's steps: all but the constants it keeps
         self.constants: dict = {}
@@ -170,13 +177,23 @@ class Plan:
         self.max_bytes: float = math.inf if any(n < 0 for n in sizes) else max(sizes, default=0)
 
     def matches(self, graph: Graph) -> bool:
-        """True when ``graph`` still has the ops, attributes, values and types the plan was built from.
+        """True when ``graph`` still has the inputs, ops, attributes, values and types the plan was built from.
         Passes replace an op's operand list rather than edit it (passes/rewrite.py), so the lists are
-        compared as objects; a changed result list means other values, whose types are not looked at."""
+        compared as objects; a changed result list means other values, whose types are not looked at.
+        The graph's op list, inputs, outputs and assumptions are compared every time; the ops' and values' fields
+        only when some watched op or value was assigned to since they last matched (watch.py)."""
         ops = graph.ops
-        return (ops == self.ops and _same(_op_fields(ops), self.fields)
-                and (list(graph.outputs), list(getattr(graph, "assumptions", ()))) == self.ends
-                and _same(_value_fields(self.values), self.value_fields))
+        if not (ops == self.ops and self.ends == (list(graph.outputs), list(getattr(graph, "assumptions", ())),
+                                                  list(graph.inputs))):
+            return False
+        seen = edits()
+        if seen == self.edits:
+            return True
+        if not (_same(_op_fields(ops), self.fields) and _same(_value_fields(self.values), self.value_fields)):
+            return False
+        if self.edits is not None:
+            self.edits = seen           # the fields matched as of this count
+        return True
 
     def learn(self, step: Step, results: list, args: list) -> None:
         """Record what a cold run saw ``step`` return (its kernel's results, unconverted) from ``args``."""
@@ -192,8 +209,10 @@ class Plan:
         # under symbols, a later binding may make a view where the first made a copy
         static = all(step.checkable for step in self.steps)
         owned = _owned_values(self.steps, self.shared) if static else {}
+        kept = KeptBytes(KEPT_PADDED_PER_PLAN)       # the padded input buffers its convolutions keep
         for step in self.steps:
-            special = inplace_kernel(step, owned, self.constants) or (_prepared(step, self.constants) if static else None)
+            special = inplace_kernel(step, owned, self.constants) or (_prepared(step, self.constants, kept)
+                                                                      if static else None)
             step.call = step.kernel if special is None else special
         outputs = {v.name for v in self.ends[0]}
         readers = readers_of(self.steps)
@@ -215,7 +234,7 @@ def readers_of(steps: list) -> dict:
     return readers
 
 
-def _prepared(step: Step, constants: dict) -> Optional[Callable]:
+def _prepared(step: Step, constants: dict, kept: KeptBytes) -> Optional[Callable]:
     """A kernel made once for a trusted convolution with constant float32 weights (and, for CONV2D, bias) on a
     static float32 input (convolution.prepared_depthwise, prepared_pointwise, prepared_window), or a float32
     REDUCE_SUM's or a SLICE's without the kernel's per-call checks (reduction.prepared_reduce_sum,
@@ -232,9 +251,9 @@ def _prepared(step: Step, constants: dict) -> Optional[Callable]:
             or not set(map(type, x.shape)) <= _INT:
         return None
     if kind == "DEPTHWISE_CONV2D":
-        return prepared_depthwise(step.op, weights, tuple(x.shape))
+        return prepared_depthwise(step.op, weights, tuple(x.shape), kept)
     pointwise = prepared_pointwise(step.op, weights, tuple(x.shape), bias) if isinstance(bias, np.ndarray) else None
-    return pointwise or prepared_window(step.op, weights, tuple(x.shape))
+    return pointwise or prepared_window(step.op, weights, tuple(x.shape), kept)
 
 
 def _owned_values(steps: list, shared: set) -> dict:

@@ -142,6 +142,64 @@ def window_gemm(view: np.ndarray, weights: np.ndarray) -> np.ndarray:
     return acc
 
 
+# the largest zero-padded input buffer a prepared convolution keeps for its next call (1 MB; bigger ones are made
+# per call), and the most bytes of them one plan keeps (8 MB, given out in op order; the real models' plans keep
+# at most 7 MB), so that a big model's plan does not hold hundreds of MB
+_KEPT_PADDED = 1 << 20
+KEPT_PADDED_PER_PLAN = 8 << 20
+
+
+class KeptBytes:
+    """How many more bytes of padded input buffers (:class:`PaddedBuffers`) one plan may keep."""
+
+    __slots__ = ("left",)
+
+    def __init__(self, limit: int) -> None:
+        self.left = limit
+
+    def reserve(self, nbytes: int) -> bool:
+        """Take ``nbytes`` of what is left, if that much is left."""
+        if nbytes > self.left:
+            return False
+        self.left -= nbytes
+        return True
+
+
+class PaddedBuffers:
+    """Zero-padded float32 input buffers of one shape for a kernel made once per plan, reused from call to call.
+
+    A call takes a buffer (:meth:`filled`), which writes the whole input into the inside and nothing into the
+    border, so the border is still the zeros ``np.zeros`` made: the buffer holds what a fresh zeroed buffer with
+    the input copied in holds, without zeroing it again (21 buffers, 66 us of a det_small run). The kernel only
+    reads it and hands it back (:meth:`done`) when it is finished with it; a call finding none free (the first,
+    or a second one running meanwhile in another thread) makes one. One buffer is kept, of at most
+    :data:`_KEPT_PADDED` bytes, while the plan's ``kept`` allows it (none without ``kept``)."""
+
+    __slots__ = ("shape", "inside", "free", "keep")
+
+    def __init__(self, shape: tuple, inside: tuple, kept: Optional[KeptBytes]) -> None:
+        self.shape, self.inside = shape, inside
+        self.free: list = []
+        nbytes = math.prod(shape) * 4
+        self.keep = kept is not None and nbytes <= _KEPT_PADDED and kept.reserve(nbytes)
+
+    def take(self) -> np.ndarray:
+        """A buffer of zeros outside the inside (and anything inside, which the caller overwrites in full)."""
+        free = self.free
+        return free.pop() if free else np.zeros(self.shape, np.float32)
+
+    def filled(self, x: np.ndarray) -> np.ndarray:
+        """A buffer with ``x`` (of the inside's shape) inside and zeros around it."""
+        padded = self.take()
+        padded[self.inside] = x
+        return padded
+
+    def done(self, padded: np.ndarray) -> None:
+        """``padded`` (from :meth:`take`) is no longer read: a later call may reuse it."""
+        if self.keep and not self.free:
+            self.free.append(padded)
+
+
 class WindowProduct:
     """A CONV2D's product for one static input shape and one set of constant float32 weights ``[M, KH, KW, C]``,
     its geometry made once per plan (convolution.prepared_window): the padded input, the view of its windows,
@@ -149,10 +207,11 @@ class WindowProduct:
     block (the same rows times the same matrix in one BLAS product: the same bits), without the per-call
     shape arithmetic, np.pad's Python and the view's construction from scratch."""
 
-    __slots__ = ("matrix", "padded_shape", "inside", "view_shape", "view_strides", "pixels", "depth", "shape")
+    __slots__ = ("matrix", "padded_shape", "inside", "view_shape", "view_strides", "pixels", "depth", "shape",
+                 "buffers")
 
     def __init__(self, weights: np.ndarray, x_shape: Sequence[int], pad: Sequence[int], out_hw: Sequence[int],
-                 stride: Sequence[int], dilation: Sequence[int]) -> None:
+                 stride: Sequence[int], dilation: Sequence[int], kept: Optional[KeptBytes] = None) -> None:
         m, kh, kw, c = weights.shape
         n, h, w, _ = x_shape
         top, bottom, left, right = (int(p) for p in pad)
@@ -160,6 +219,7 @@ class WindowProduct:
         self.matrix = weights.reshape(m, self.depth).T            # as window_gemm passes it to BLAS
         self.padded_shape = (n, h + top + bottom, w + left + right, c)
         self.inside = (slice(None), slice(top, top + h), slice(left, left + w))
+        self.buffers = PaddedBuffers(self.padded_shape, self.inside, kept)
         row, item = self.padded_shape[2] * c * 4, 4                # the strides of the C-contiguous padded input
         (sy, sx), (dy, dx) = stride, dilation
         self.view_shape = (n, *out_hw, kh, kw, c)
@@ -175,9 +235,9 @@ class WindowProduct:
 
     def __call__(self, x: np.ndarray) -> np.ndarray:
         """The sums ``[N, OH, OW, M]`` (no bias) of a float32 input of the plan's shape."""
-        if x.flags.c_contiguous:
-            padded = np.zeros(self.padded_shape, np.float32)
-            padded[self.inside] = x
+        reused = x.flags.c_contiguous
+        if reused:
+            padded = self.buffers.filled(x)
         else:       # pad_constant's copy of a channels-last view of channels-first memory is faster
             top, left = self.inside[1].start, self.inside[2].start
             padded = pad_constant(x, ((0, 0), (top, self.padded_shape[1] - x.shape[1] - top),
@@ -187,6 +247,8 @@ class WindowProduct:
         # a copy unless the windows do not overlap, as in window_gemm (BLAS needs rows that do not alias)
         rows = np.ascontiguousarray(view.reshape(self.pixels, self.depth))
         np.matmul(rows, self.matrix, out=acc.reshape(self.pixels, -1))
+        if reused:
+            self.buffers.done(padded)      # read by the product alone (rows is a copy or a view of it)
         return acc
 
 

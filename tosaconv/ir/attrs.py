@@ -10,9 +10,10 @@ Defaults are filled by the readers that build these, not at call sites.
 """
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable
 from dataclasses import fields
-from typing import TYPE_CHECKING, Any, Union
+from typing import TYPE_CHECKING, Any, Union, get_origin, get_type_hints
 
 from ..records import dataclass   # the standard classes, built without per-class exec (start-up, issue 13)
 from ..symbolic.expr import Dim, Expr  # noqa: F401  (Expr: Dim's forward reference, for get_type_hints)
@@ -403,3 +404,26 @@ Attrs = Union[
     IotaAttrs, InterpMatrixAttrs, Conv3dAttrs, RecurrentAttrs, CondIfAttrs, WhileLoopAttrs, LoopAttrs,
     NonZeroAttrs, VariableAttrs, VariableRefAttrs, DynPadAttrs, Fft2dAttrs, Rfft2dAttrs,
 ]
+
+
+@functools.lru_cache(maxsize=None)
+def field_types(attrs_class: type) -> tuple[tuple[str, Any], ...]:
+    """``(name, type)`` of each field of an attribute dataclass, in declaration order; a generic type
+    stands as its class (``tuple[int, ...]`` as ``tuple``, ``NDArray[Any]`` as ``np.ndarray``).
+    Here, not in the printer, so the verifier's static check does not import the printer (start-up, issue 13)."""
+    hints = get_type_hints(attrs_class)
+    return tuple((f.name, get_origin(hints[f.name]) or hints[f.name]) for f in fields(attrs_class))
+
+
+@functools.lru_cache(maxsize=None)
+def tuple_fields(attrs_class: type) -> tuple[str, ...]:
+    """The fields of an attribute dataclass declared as tuples: those :func:`field_types` gives as ``tuple``,
+    read from the annotations' text without evaluating them all (``get_type_hints`` cost the verifier's
+    static check ~0.1 ms per attribute class in every conversion, start-up, issue 13)."""
+    return tuple(f.name for f in fields(attrs_class) if _declares_tuple(f.type))
+
+
+def _declares_tuple(annotation: object) -> bool:
+    if isinstance(annotation, str):   # ``from __future__ import annotations``: the text as written
+        return annotation == "tuple" or annotation.startswith("tuple[")
+    return (get_origin(annotation) or annotation) is tuple

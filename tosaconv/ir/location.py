@@ -11,10 +11,11 @@ from collections.abc import Iterable
 from ..records import dataclass   # dataclasses' classes, built faster (issue 13)
 
 # A location read back from a .tosa file holds the text we wrote there, "MatMul 'm'" (or several joined
-# by " + "): it is shown as it is, not quoted again inside the TOSA op's own name.
-_WRITTEN = re.compile(r"\S+ '.*'")
+# by " + "): it is shown as it is, not quoted again inside the TOSA op's own name. (Patterns, compiled by
+# ``re`` when a read-back location first needs them: a conversion from a model never does, issue 13.)
+_WRITTEN = r"\S+ '.*'"
 # Its first part's node name: "MatMul 'm'" or "MatMul 'm' + Add 'a'" -> m.
-_FIRST_NAME = re.compile(r"\S+ '(.*?)'(?: \+ \S+ '.*')?")
+_FIRST_NAME = r"\S+ '(.*?)'(?: \+ \S+ '.*')?"
 
 
 @dataclass(frozen=True)
@@ -32,7 +33,7 @@ class Location:
     def __str__(self) -> str:
         if self.fused:
             return " + ".join(str(f) for f in self.fused)
-        if self.source == "tosa" and _WRITTEN.fullmatch(self.name):
+        if self.source == "tosa" and re.fullmatch(_WRITTEN, self.name):
             return self.name
         return f"{self.op_type} '{self.name}'"
 
@@ -41,7 +42,7 @@ class Location:
         """The base name of values made at this location: the node's name. A read-back location's name is
         the text we wrote, so its values take the node name inside it, as they did before writing."""
         if self.source == "tosa":
-            m = _FIRST_NAME.fullmatch(self.name)
+            m = re.fullmatch(_FIRST_NAME, self.name)
             if m:
                 return m.group(1)
         return self.name

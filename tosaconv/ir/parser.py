@@ -28,8 +28,8 @@ from .dtypes import DType
 from .graph import Graph, Operation, Value
 from .location import Location
 from .ops import OPS, OpDef
-from .printer import FORMAT_VERSION, field_types
-from .attrs import Attrs
+from .printer import FORMAT_VERSION
+from .attrs import Attrs, field_types
 from .types import IndexType, TensorType, ValueType
 from .verifier import arity_problem, type_problems
 from .io_quant import EdgeQuant

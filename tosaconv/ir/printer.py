@@ -16,18 +16,16 @@ Output is deterministic: it depends only on the graph.
 """
 from __future__ import annotations
 
-import functools
 import re
 from collections.abc import Callable, Iterable
-from dataclasses import fields
-from typing import TYPE_CHECKING, Any, Optional, get_origin, get_type_hints
+from typing import TYPE_CHECKING, Any, Optional
 
 import numpy as np
 
 from ..symbolic.constraints import Constraint, Status
 from ..symbolic.expr import Dim, dim_str, format_symbol
 from ..symbolic.scope import SymbolInfo
-from .attrs import Attrs
+from .attrs import Attrs, field_types
 from .dtypes import DType
 from .graph import Graph, Operation
 from .io_quant import dtype_text, edge_text
@@ -42,14 +40,6 @@ PREVIEW_LIMIT = 8  # constants with at most this many elements also show their v
 _BARE_VALUE = re.compile(r"[A-Za-z0-9_.]+\Z")
 _BARE_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_.]*\Z")
 _ARRAY_KINDS = {"b": "bool", "i": "i", "u": "u", "f": "f"}
-
-
-@functools.lru_cache(maxsize=None)
-def field_types(attrs_class: type) -> tuple[tuple[str, Any], ...]:
-    """``(name, type)`` of each field of an attribute dataclass, in declaration order; a generic type
-    stands as its class (``tuple[int, ...]`` as ``tuple``, ``NDArray[Any]`` as ``np.ndarray``)."""
-    hints = get_type_hints(attrs_class)
-    return tuple((f.name, get_origin(hints[f.name]) or hints[f.name]) for f in fields(attrs_class))
 
 
 def quote(text: str) -> str:

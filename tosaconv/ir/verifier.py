@@ -42,11 +42,10 @@ from typing import Any, Optional, Union
 import numpy as np
 
 from ..symbolic.expr import Expr, InconclusiveDimension, is_static
-from .attrs import Attrs
+from .attrs import Attrs, tuple_fields
 from .error_if import error_if
 from .graph import Graph, Operation, Value, op_regions, ops_with_regions
 from .ops import Op, OpDef, Trait
-from .printer import field_types
 from .region_rules import same_type  # noqa: F401  (part of the verifier's API)
 from .shape_rules import ShapeRuleError
 from .structural import RULE_ANSWERS, interned_key, is_interned, known_const_types, types_key
@@ -483,9 +482,9 @@ def _rank_problems(op: Operation) -> list[str]:
 
 def _static_problems(op: Operation) -> list[str]:
     problems = [] if op.op.tosa is not None else ["is a helper op with no TOSA form; it must decay first"]
-    for name, t in field_types(op.op.attrs):
+    for name in tuple_fields(op.op.attrs):
         value = getattr(op.attrs, name, ())
-        if t is tuple and not all(is_static(d) for d in value):
+        if not all(is_static(d) for d in value):
             problems.append(f"attribute {name} = {[str(d) for d in value]} is symbolic")
     for r in op.results:
         problems += [f"result %{r.name}: {p}" for p in _static_type_problems(r.type)]

@@ -25,7 +25,6 @@ from ..ir.graph import Graph, Value, describe_value
 from ..ir.ops import Op
 from ..ir.types import TensorType
 from ..symbolic.constraints import Decision, Kind, Provenance
-from .const_eval import const_eval
 from .errors import ConvertError
 
 if TYPE_CHECKING:
@@ -181,6 +180,7 @@ class LoweringContext:
         c = self.const(name)
         if c is None and isinstance(v, Value) and isinstance(v.type, TensorType) and v.type.dtype.is_int \
                 and v.type.rank <= 1:
+            from .const_eval import const_eval   # only for computed shapes: not on every convert (issue 13)
             c = const_eval(v)     # shape arithmetic on constants (Equal/Where/Mul ...), folded here
         if c is not None and c.dtype.kind in "iu" and c.ndim <= 1 and c.size <= MAX_SHAPE_TENSOR:
             return ShapeTensor([self.b.index(int(x)) for x in c.reshape(-1)], scalar=c.ndim == 0)

@@ -25,7 +25,6 @@ from ..symbolic.constraints import Kind
 from ..symbolic.expr import add, dmax, sub
 from .dims import slice_
 from .errors import ConvertError
-from .index_elements import traced_elements
 
 if TYPE_CHECKING:
     from ..ir.graph import Value
@@ -154,6 +153,8 @@ def paddings_pairs(ctx: LoweringContext, name: str, rank: int, what: str) -> tup
     or Index values traced back to shapes (``SHAPE -> ... -> PACK``); amounts must be >= 0 (the ledger
     checks symbolic ones)."""
     c = ctx.const(name)
+    if c is None:
+        from .index_elements import traced_elements   # traced amounts are rare: not on every convert (issue 13)
     flat = [int(v) for v in c.reshape(-1)] if c is not None else traced_elements(ctx, name)
     if flat is None:
         raise ConvertError(f"{what} '{name}' must be a constant or computed from tensor shapes: TOSA PAD takes "

@@ -22,12 +22,9 @@ from typing import Optional, Protocol, TypeVar, cast
 
 import numpy as np
 
-from ..diagnostics.assumption import assumption_error
 from ..ir import attrs as A
-from ..ir.count_rescale import mean_multiplier, rescale_for
 from ..ir.builder import Builder
 from ..ir.graph import Assumption, Operation, Value, describe_value
-from ..interpreter.interpolation import interp_matrix
 from ..ir.ops import Op, OpDef, resolve
 from ..ir.types import TensorType
 from ..lowering.limits import SIZE_FROM_DATA
@@ -156,6 +153,7 @@ def decay_extract_dim(op: Operation, operands: list[Value], b: Builder, env: dic
                                SIZE_FROM_DATA)
     value = int(np.asarray(src.producer.attrs_as(A.ConstAttrs).values).reshape(-1)[dim_index])
     if name in env and env[name] != value:
+        from ..diagnostics.assumption import assumption_error   # only for this refusal (start-up, issue 13)
         raise assumption_error(name, env[name], value, op.location, describe_value(_data_origin(op.operands[0])),
                                dim_index)
     env[name] = value
@@ -171,6 +169,7 @@ def _data_origin(v: Value) -> Value:
 
 @decays(Op.COUNT_RESCALE, needs=EXACT)
 def decay_count_rescale(op: Operation, operands: list[Value], b: Builder, env: dict[str, int]) -> list[Value]:
+    from ..ir.count_rescale import mean_multiplier, rescale_for   # a rare op: not on every convert (issue 13)
     a = op.attrs_as(A.CountRescaleAttrs)
     m, e = mean_multiplier(a.multiplier, a.exponent, index_value(op, operands[1]))
     rescale, bounds = rescale_for(m, e, a.output_zp, a.output_dtype)
@@ -184,5 +183,6 @@ def decay_count_rescale(op: Operation, operands: list[Value], b: Builder, env: d
 
 @decays(Op.INTERP_MATRIX, needs=EXACT)
 def decay_interp_matrix(op: Operation, operands: list[Value], b: Builder, env: dict[str, int]) -> list[Value]:
+    from ..interpreter.interpolation import interp_matrix   # a rare op: not on every convert (issue 13)
     sizes = [index_value(op, v) for v in operands]
     return [b.const(interp_matrix(op, sizes, None)[0])]

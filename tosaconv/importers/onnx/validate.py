@@ -83,6 +83,7 @@ def _check_graph(g: onnx.GraphProto, path: str, opsets: dict, outer: dict, raw_s
         if t.HasField("tensor_type") and t.tensor_type.elem_type not in _DATA_TYPES:
             _check_elem_type(path, vi)
     inputs = {vi.name: vi.type.tensor_type.elem_type for vi in g.input if vi.type.HasField("tensor_type")}
+    _check_dim_params(g, path)
     defined = _graph_names(g, path)
     for t in g.initializer:
         check_tensor_proto(t, path, "initializer", (raw_sizes or {}).get(t.name))
@@ -120,6 +121,16 @@ def _check_defined(path: str, where: str, outputs: list, defined: dict) -> None:
             _fail(path, f"{where} writes '{name}', which {defined[name]} already defines; an ONNX graph "
                   "defines each value once (SSA form)", hint="rename one of the two, or re-export the model")
         defined[name] = where
+
+
+def _check_dim_params(g: onnx.GraphProto, path: str) -> None:
+    """Each graph input's ``dim_param`` (it names a symbol) is text: protobuf hands invalid UTF-8 over as bytes."""
+    for vi in g.input:
+        for axis, d in enumerate(vi.type.tensor_type.shape.dim):
+            if d.HasField("dim_param") and type(d.dim_param) is not str:
+                shown = bytes(d.dim_param)[:60].decode("utf-8", "replace")
+                _fail(path, f"the dim_param of graph input '{vi.name}' axis {axis} is not valid UTF-8 text "
+                      f"('{shown}')", hint="name the dim in UTF-8, or re-export the model")
 
 
 def _check_name(path: str, what: str, name: Union[str, bytes]) -> None:

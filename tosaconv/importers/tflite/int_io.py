@@ -26,7 +26,6 @@ from ...records import dataclass   # dataclasses' classes, built faster (issue 1
 from typing import TYPE_CHECKING, Optional, Union
 
 from ...ir.location import Location
-from ..int_io import float_input, float_output, mixed_input, refuse, retype_input, signed_edge
 from ...ir.io_quant import EdgeQuant
 from .quant import QUANT_TYPES, is_quantized, scale, unsigned, zero_point
 
@@ -64,6 +63,8 @@ def _dtype(info: TensorInfo) -> str:
 def plan(model: TfliteModel, names: dict) -> Plan:
     """The edges of ``model``'s main subgraph that ``--int-io`` makes integer (``names``: tensor index ->
     the program's name for each input and output); every edge it cannot is refused in one error."""
+    # here and below: the shared int-io helpers, only for --int-io and uint8 edges (start-up, issue 13)
+    from ..int_io import refuse
     sub, out, problems = model.graphs[0] if model.graphs else model, Plan(), []
     for index in sub.inputs:
         problems += _plan_input(sub, index, names[index], out)
@@ -74,6 +75,7 @@ def plan(model: TfliteModel, names: dict) -> Plan:
 
 
 def _plan_input(sub: Union[Subgraph, TfliteModel], index: int, name: str, out: Plan) -> list:
+    from ..int_io import float_input, mixed_input
     t = sub.tensors[index]
     readers = [op for op in sub.ops if index in op.inputs]
     quantizes = [op for op in readers if _is(op, "QUANTIZE") and _per_tensor(sub.tensors[op.outputs[0]])]
@@ -89,6 +91,7 @@ def _plan_input(sub: Union[Subgraph, TfliteModel], index: int, name: str, out: P
 
 
 def _plan_output(sub: Union[Subgraph, TfliteModel], index: int, name: str, out: Plan) -> list:
+    from ..int_io import float_output
     t = sub.tensors[index]
     p = next((op for op in sub.ops if index in op.outputs), None)
     source = sub.tensors[p.inputs[0]] if p is not None and p.inputs else None
@@ -101,6 +104,7 @@ def _plan_output(sub: Union[Subgraph, TfliteModel], index: int, name: str, out: 
 
 def _edge(info: TensorInfo, source_dtype: str, signed: bool) -> EdgeQuant:
     if signed:
+        from ..int_io import signed_edge
         return signed_edge(scale(info), zero_point(info), source_dtype, 128 if unsigned(info) else 0)
     return EdgeQuant(scale(info), zero_point(info), source_dtype, unsigned(info))
 
@@ -115,6 +119,7 @@ def declare_input(ctx: TfliteContext, index: int, name: str) -> None:
     if ctx.int_io is None or (q is None and not unsigned(t)):
         ctx.graph.input_quant[name] = _edge(t, _dtype(t), signed=False)
         return
+    from ..int_io import retype_input
     from .qmath import to_unsigned   # here and below: only --int-io and uint8 edges need it (start-up, issue 13)
     key = ctx.keys[q.outputs[0]] if q is not None else ctx.keys[index]
     ctx.values.pop(ctx.keys[index], None)

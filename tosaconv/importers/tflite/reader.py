@@ -31,7 +31,6 @@ from ...lowering.errors import ConvertError  # noqa: F401  (one error type for e
 from . import flat
 from .operand_checks import operand_problem
 from .schema import tflite
-from .sparse import SparseError, densify
 
 BUILTIN_OPCODE2NAME = tflite.utils.BUILTIN_OPCODE2NAME
 
@@ -132,8 +131,6 @@ def read_model(data: bytes) -> TfliteModel:
         raise ModelReadError("the file has no TFLite identifier ('TFL3' at byte 4)")
     try:
         return _read(data)
-    except SparseError as e:
-        raise ModelReadError(str(e)) from None
     except (struct.error, IndexError, ValueError, TypeError, UnicodeDecodeError, OverflowError) as e:
         raise ModelReadError(f"the flatbuffer is damaged or truncated ({type(e).__name__}: {e})") from None
 
@@ -296,6 +293,15 @@ def _check_zero_points(info: TensorInfo) -> None:
                              f"{limits.min}..{limits.max}")
 
 
+def _densified(values: np.ndarray, info: TensorInfo, sparsity: tflite.SparsityParameters) -> np.ndarray:
+    """The dense values of a sparse constant; the sparse reader is imported only for one (start-up, issue 13)."""
+    from .sparse import SparseError, densify
+    try:
+        return densify(values, info.shape, sparsity, info.name)
+    except SparseError as e:
+        raise ModelReadError(str(e)) from None
+
+
 def _typed_data(info: TensorInfo, raw: np.ndarray, sparsity: Optional[tflite.SparsityParameters]) -> np.ndarray:
     if info.type not in NUMPY_TYPES:
         raise ModelReadError(f"constant tensor '{info.name}' has type {info.type_name}, which tosaconv cannot read")
@@ -305,7 +311,7 @@ def _typed_data(info: TensorInfo, raw: np.ndarray, sparsity: Optional[tflite.Spa
                              f"{dtype.name} values")
     values = raw.view(dtype)           # zero-copy: a view of the file's bytes
     if sparsity is not None:
-        return densify(values, info.shape, sparsity, info.name)
+        return _densified(values, info, sparsity)
     if values.size != math.prod(info.shape):
         raise ModelReadError(f"constant tensor '{info.name}' has {values.size} values for shape {list(info.shape)}")
     return values.reshape(info.shape)

@@ -17,8 +17,6 @@ from typing import TYPE_CHECKING
 from ....ir import attrs as A
 from ....ir.ops import Op
 from ....lowering.elementwise import hard_sigmoid
-from ....lowering.lrn import local_response
-from ....lowering.reduce import reduce_chain
 from ....lowering.typed import clamp, compare, mul
 from ..registry import converter
 from .common import ACT, activation, fused
@@ -111,6 +109,7 @@ def convert_elu(ctx: TfliteContext, node: OpReader) -> Converted:
 
 
 def _shifted(ctx: TfliteContext, node: OpReader, beta: float = 1.0) -> tuple[Value, Value, Value]:
+    from ....lowering.reduce import reduce_chain   # here and below: only some activations reduce (start-up, issue 13)
     x = _x(ctx, node)
     axis = [x.type.rank - 1]
     shifted = ctx.b.emit(Op.SUB, x, reduce_chain(ctx, Op.REDUCE_MAX, x, axis))
@@ -134,6 +133,7 @@ def convert_log_softmax(ctx: TfliteContext, node: OpReader) -> Converted:
 
 @converter("L2_NORMALIZATION", options="L2NormOptions")
 def convert_l2_normalization(ctx: TfliteContext, node: OpReader) -> Converted:
+    from ....lowering.reduce import reduce_chain
     x = _x(ctx, node)
     total = reduce_chain(ctx, Op.REDUCE_SUM, mul(ctx, x, x), [x.type.rank - 1])
     total = ctx.b.emit(Op.MAXIMUM, total, _c(ctx, L2_EPSILON, x), attrs=A.NanModeAttrs())
@@ -142,6 +142,7 @@ def convert_l2_normalization(ctx: TfliteContext, node: OpReader) -> Converted:
 
 @converter("LOCAL_RESPONSE_NORMALIZATION", options="LocalResponseNormalizationOptions")
 def convert_local_response_normalization(ctx: TfliteContext, node: OpReader) -> Converted:
+    from ....lowering.lrn import local_response
     x = _x(ctx, node)
     radius = int(node.opt("Radius"))
     return local_response(ctx, x, radius, radius, float(node.opt("Alpha")), float(node.opt("Bias")),

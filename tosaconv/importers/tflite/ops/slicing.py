@@ -25,9 +25,6 @@ import numpy as np
 from ....ir import attrs as A
 from ....ir.ops import Op
 from ....lowering.dims import index_op, norm_axis, reshape, slice_, split_along
-from ....lowering.pad import pad_by, paddings_pairs
-from ....lowering.reduce import mean_over, reduce_chain
-from ....lowering.strided import BIG, strided_axis, take_every
 from ....symbolic.constraints import Kind
 from ....symbolic.expr import add, sub
 from ..context import ShapeTensor
@@ -163,6 +160,7 @@ def _slice_dims(ctx: TfliteContext, x: Value, dims: Sequence[tuple]) -> Value:
                                "index counts from the size; bind the symbol first")
         else:   # clamped bounds or a stride other than 1: the extent is a dim expression (lowering.strided)
             deferred.append((axis, _unmasked(b, bmask, -s), _unmasked(e, emask, s), s))
+    from ....lowering.strided import strided_axis, take_every   # here and below: by the op that needs it (issue 13)
     y = slice_(ctx, x, starts, sizes)
     for axis, step in enumerate(steps):
         if step == 1:
@@ -181,6 +179,7 @@ def _nonneg_int(v: Dim) -> bool:
 
 def _unmasked(v: Dim, masked: bool, direction: int) -> Dim:
     """A masked bound as the Python slice bound that means the same: past the end in ``direction``."""
+    from ....lowering.strided import BIG
     return (BIG if direction > 0 else -BIG) if masked else v
 
 
@@ -246,6 +245,7 @@ def convert_pad(ctx: TfliteContext, node: OpReader) -> Converted:
 
 def pad(ctx: TfliteContext, node: OpReader, value: float) -> Value:
     """PAD/PADV2's input padded with ``value`` (for integer data: the stored value)."""
+    from ....lowering.pad import pad_by, paddings_pairs
     x = ctx.tensor(node.inputs[0])
     before, after = paddings_pairs(ctx, node.inputs[1], x.type.rank, f"{node.op_type} paddings")
     return pad_by(ctx, x, before, after, "constant", value)
@@ -283,6 +283,7 @@ def _reduce(op: Optional[OpDef]) -> Callable[[TfliteContext, OpReader], Converte
             return st
         x = ctx.tensor(node.inputs[0])
         axes = sorted({norm_axis(a, x.type.rank) for a in _ints(ctx, node.inputs[1], f"{node.op_type} axes")})
+        from ....lowering.reduce import mean_over, reduce_chain
         y = mean_over(ctx, x, axes) if op is None else reduce_chain(ctx, op, x, axes)
         if node.opt("KeepDims") or not axes:
             return y
