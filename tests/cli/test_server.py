@@ -364,3 +364,28 @@ def test_random_bytes_never_get_a_worker_or_stop_the_server(server):
     check()
     got = status(server)
     assert got["served"] == 0 and got["pid"] > 0
+
+
+def test_the_started_server_imports_the_tosaconv_its_command_imported(tmp_path):
+    """A console script run in a directory holding another ``tosaconv`` package (a source checkout): the server it
+    starts must import the script's tosaconv, not the directory's, or it would never serve the script."""
+    script = tmp_path / "bin" / "tosaconv"
+    script.parent.mkdir()
+    script.write_text(f"#!{sys.executable}\nfrom tosaconv.__main__ import run\nrun()\n")
+    script.chmod(0o755)
+    work = tmp_path / "checkout"
+    (work / "tosaconv").mkdir(parents=True)
+    (work / "tosaconv" / "__init__.py").write_text("raise ImportError('the checkout, not the installed tosaconv')\n")
+    directory = tmp_path / "srv"
+    env = environment(directory, True)
+    for name in ("a", "b"):
+        got = subprocess.run([str(script), "convert", TFLITE, "-o", str(tmp_path / f"{name}.tosa"), "-q"], cwd=work,
+                             env=env, capture_output=True, text=True, timeout=300)
+        assert got.returncode == 0, got.stderr
+        end = time.monotonic() + 120
+        while name == "a" and not status(directory)["running"] and time.monotonic() < end:
+            time.sleep(0.1)
+    got = status(directory)
+    assert got["served"] == 1, got
+    tosaconv(["server", "stop", "-q"], directory, served=False)
+    _wait_gone(got["pid"])

@@ -145,15 +145,22 @@ def _lost(pid: int) -> int:
     return 1
 
 
+# The server's command line: this process's interpreter and module path, sys.path[0] included (the console
+# script's directory, or the working directory under `python -m`), so that it imports the tosaconv this
+# command imported. `python -m tosaconv` would look in the working directory first: run in a source
+# checkout, the console script's server would import the checkout's tosaconv and never be found.
+_SERVER_MAIN = "import sys; sys.path[0] = sys.argv.pop(1); from tosaconv.__main__ import run; run()"
+
+
 def _start_server() -> None:
     """Start a server in the background for the next command, detached from ours: its own session and
     /dev/null for stdio, so no pipe of ours (a build log, ``$(shell ...)``) waits on it."""
     null = os.devnull
     actions = [(os.POSIX_SPAWN_OPEN, 0, null, os.O_RDONLY, 0), (os.POSIX_SPAWN_OPEN, 1, null, os.O_WRONLY, 0),
                (os.POSIX_SPAWN_OPEN, 2, null, os.O_WRONLY, 0)]
+    argv = [sys.executable, "-c", _SERVER_MAIN, sys.path[0], "server", "start", "--quiet"]
     try:
-        os.posix_spawn(sys.executable, [sys.executable, "-m", "tosaconv", "server", "start", "--quiet"],
-                       os.environ, file_actions=actions, setsid=True)
+        os.posix_spawn(sys.executable, argv, os.environ, file_actions=actions, setsid=True)
     except OSError:
         pass   # the command still runs in-process; `tosaconv server start` reports why a server cannot
 
