@@ -200,7 +200,7 @@ class Server:
         self.served += 1
 
     def reap(self) -> bool:
-        """Collect ended workers; tell the client of a killed one its signal. Whether any ended."""
+        """Collect the workers that ended; whether any did."""
         ended = False
         while self.workers:
             try:
@@ -210,15 +210,21 @@ class Server:
             if pid == 0:
                 break
             ended = True
-            conn = self.workers.pop(pid, None)
-            if conn is not None:
-                kind, value = (b"S", os.WTERMSIG(status)) if os.WIFSIGNALED(status) else (b"X", os.waitstatus_to_exitcode(status))
-                try:
-                    wire.send_frame(conn, kind, value)
-                except OSError:
-                    pass
-                conn.close()
+            self._ended(pid, status)
         return ended
+
+    def _ended(self, pid: int, status: int) -> None:
+        """Tell a worker's client how it ended: the signal that killed it, else its exit code (which the worker
+        has sent too, unless it died before)."""
+        conn = self.workers.pop(pid, None)
+        if conn is None:
+            return
+        ending = (b"S", os.WTERMSIG(status)) if os.WIFSIGNALED(status) else (b"X", os.waitstatus_to_exitcode(status))
+        try:
+            wire.send_frame(conn, *ending)
+        except OSError:
+            pass
+        conn.close()
 
     def control(self, conn: socket.socket, what: object) -> None:
         if what == "stop":
@@ -248,14 +254,7 @@ class Server:
             return
         except InterruptedError:
             return
-        conn = self.workers.pop(pid, None)
-        if conn is not None:
-            if os.WIFSIGNALED(status):
-                try:
-                    wire.send_frame(conn, b"S", os.WTERMSIG(status))
-                except OSError:
-                    pass
-            conn.close()
+        self._ended(pid, status)
 
 
 def _differences(got: tuple[tuple[str, str], ...], ours: tuple[tuple[str, str], ...]) -> list[str]:
