@@ -41,8 +41,8 @@ def tosaconv(args: list, directory: Path, served: bool, cwd: Path | None = None,
                           env=environment(directory, served, env), cwd=cwd or REPO, umask=umask, timeout=timeout)
 
 
-def status(directory: Path) -> dict:
-    got = tosaconv(["server", "status", "--json"], directory, served=False)
+def status(directory: Path, env: dict | None = None, cwd: Path | None = None) -> dict:
+    got = tosaconv(["server", "status", "--json"], directory, served=False, env=env, cwd=cwd)
     assert got.returncode == 0, got.stderr
     return json.loads(got.stdout)
 
@@ -326,18 +326,13 @@ def test_an_upgraded_installation_is_not_served_by_the_old_server(tmp_path):
     env = {"PYTHONPATH": str(copy)}
     directory = tmp_path / "srv"
     assert tosaconv(["server", "start", "-q"], directory, served=False, env=env, cwd=tmp_path).returncode == 0
-    pid = status_with(directory, env)["pid"]
+    pid = status(directory, env, cwd=tmp_path)["pid"]
     source = copy / "tosaconv" / "emit" / "writer.py"
     os.utime(source, ns=(source.stat().st_atime_ns, source.stat().st_mtime_ns + 10**9))
     got = tosaconv(["convert", TFLITE, "-o", str(tmp_path / "m.tosa"), "-q"], directory, served=True, env=env,
                    cwd=tmp_path)   # not the repository, whose tosaconv `python -m` would import first
     assert got.returncode == 0 and (tmp_path / "m.tosa").stat().st_size > 0, got.stderr
     _wait_gone(pid)
-
-
-def status_with(directory: Path, env: dict) -> dict:
-    got = tosaconv(["server", "status", "--json"], directory, served=False, env=env, cwd=directory.parent)
-    return json.loads(got.stdout)
 
 
 def test_random_bytes_never_get_a_worker_or_stop_the_server(server):

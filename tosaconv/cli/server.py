@@ -117,8 +117,17 @@ def _modules_under(package: str) -> list[str]:
     return names
 
 
+def _failure(e: Exception) -> tuple[int, str]:
+    """The exit code and message of a server that could not run: usage (2) when it says why (ServerError),
+    else an internal error (1) named by its type."""
+    from ..serve.server import ServerError
+    if isinstance(e, ServerError):
+        return EXIT_USAGE, str(e)
+    return 1, f"{type(e).__name__}: {e}"
+
+
 def _foreground(idle: int, quiet: bool) -> int:
-    from ..serve.server import ServerError, serve
+    from ..serve.server import serve
 
     def ready(stats: dict[str, Any]) -> None:
         _say(quiet, f"tosaconv server: listening on {stats['socket']} (pid {stats['pid']})")
@@ -127,8 +136,9 @@ def _foreground(idle: int, quiet: bool) -> int:
         if not serve(_run_command, warm_up, idle, ready):
             _say(quiet, "tosaconv server: already running")
     except Exception as e:   # ServerError and what importing the modules could raise
-        click.echo(f"tosaconv server: {e if isinstance(e, ServerError) else f'{type(e).__name__}: {e}'}", err=True)
-        return EXIT_USAGE if isinstance(e, ServerError) else 1
+        code, text = _failure(e)
+        click.echo(f"tosaconv server: {text}", err=True)
+        return code
     return 0
 
 
@@ -164,7 +174,7 @@ def _daemon(idle: int, write: int) -> None:
         os.dup2(null, fd)
     os.closerange(3, write)
     os.closerange(write + 1, os.sysconf("SC_OPEN_MAX"))
-    from ..serve.server import ServerError, serve
+    from ..serve.server import serve
 
     def ready(stats: dict[str, Any]) -> None:
         os.write(write, f"ok:pid {stats['pid']}, socket {stats['socket']}".encode())
@@ -174,10 +184,9 @@ def _daemon(idle: int, write: int) -> None:
         if not serve(_run_command, warm_up, idle, ready):
             os.write(write, b"running:")
     except Exception as e:
-        usage = isinstance(e, ServerError)
-        code = 2 if usage else 1
+        code, text = _failure(e)
         try:
-            os.write(write, f"{'usage' if usage else 'error'}:{e if usage else f'{type(e).__name__}: {e}'}".encode())
+            os.write(write, f"{'usage' if code == EXIT_USAGE else 'error'}:{text}".encode())
         except OSError:
             pass
     os._exit(code)

@@ -30,7 +30,8 @@ def served(argv: list[str]) -> int | None:
     if not wire.supported() or not wire.runs_no_interpreter(argv):
         return None
     problem = wire.private_dir_problem(wire.socket_dir())
-    path = wire.socket_path()
+    ident = wire.identity()
+    path = wire.socket_path(ident)
     if problem not in (None, wire.MISSING) or len(path.encode()) >= wire.MAX_SOCKET_PATH:
         return None   # no server can run there: `tosaconv server start` says why
     sock = None if problem else _connect(path)
@@ -39,7 +40,7 @@ def served(argv: list[str]) -> int | None:
             _start_server()
         return None
     try:
-        return _converse(sock, argv)
+        return _converse(sock, argv, ident)
     except KeyboardInterrupt:   # before the worker ran (after, signals go to it)
         return EXIT_INTERRUPTED
     finally:
@@ -75,10 +76,10 @@ def _server_starting(path: str) -> bool:
         os.close(fd)   # closing drops a lock we took
 
 
-def _converse(sock: _socket.socket, argv: list[str]) -> int | None:
+def _converse(sock: _socket.socket, argv: list[str], ident: str) -> int | None:
     """Send the request and follow the worker to its end."""
     try:
-        wire.send_request(sock, request(argv), wire.STREAMS)
+        wire.send_request(sock, request(argv, ident), wire.STREAMS)
         sock.settimeout(FIRST_FRAME_TIMEOUT)
         kind, pid, _ = wire.recv_frame(sock)
     except (OSError, ValueError):
@@ -98,11 +99,11 @@ def _converse(sock: _socket.socket, argv: list[str]) -> int | None:
     return _lost(pid)
 
 
-def request(argv: list[str]) -> dict[str, Any]:
-    """What the worker needs to act as this process."""
+def request(argv: list[str], ident: str) -> dict[str, Any]:
+    """What the worker needs to act as this process (``ident``: :func:`wire.identity`)."""
     umask = os.umask(0o22)
     os.umask(umask)
-    return {"argv": list(argv), "identity": wire.identity(), "path0": sys.path[0], "cwd": os.getcwd(),
+    return {"argv": list(argv), "identity": ident, "path0": sys.path[0], "cwd": os.getcwd(),
             "env": dict(os.environ), "umask": umask,
             "limits": _limits(), "encodings": [(s.encoding, s.errors) if s is not None else None
                                                for s in (sys.stdin, sys.stdout, sys.stderr)]}

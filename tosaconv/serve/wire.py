@@ -84,9 +84,10 @@ def identity() -> str:
     return "\0".join([__version__, package, sys.executable, sys.version, repr(tuple(sys.flags)), *sys.path[1:]])
 
 
-def socket_path() -> str:
-    """The socket of the server for this tosaconv and interpreter (a hash of :func:`identity`)."""
-    return os.path.join(socket_dir(), f"{zlib.crc32(identity().encode()):08x}.sock")
+def socket_path(ident: str | None = None) -> str:
+    """The socket of the server for this tosaconv and interpreter: a hash of :func:`identity` (``ident`` when the
+    caller has it already)."""
+    return os.path.join(socket_dir(), f"{zlib.crc32((ident or identity()).encode()):08x}.sock")
 
 
 def private_dir_problem(path: str) -> str | None:
